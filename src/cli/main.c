@@ -1,0 +1,95 @@
+/*
+ * main.c - kvmscope: see inside KVM guests from the host.
+ *
+ * Dispatches "kvmscope <command> ..." to cmd_<command>() (one file each).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "stat", cmd_stat, "exit, MMIO, I/O port and MSR statistics per reason, VM and vCPU" },
+	{ "dump", cmd_dump, "print the events of any input in trace-cmd report's layout" },
+	{ NULL, NULL, NULL },
+};
+
+_Noreturn void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("kvmscope: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("kvmscope: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+_Noreturn void usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "kvmscope %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see 'kvmscope %s --help'.\n", cmd);
+	exit(2);
+}
+
+static void usage(FILE *out)
+{
+	const struct command *c;
+
+	fputs("usage: kvmscope <command> [options]\n\n"
+	      "See inside KVM virtual machines from the host.\n\n"
+	      "Commands:\n", out);
+	for (c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->help);
+	fputs("\nRun 'kvmscope <command> --help' for a command's options; "
+	      "'man kvmscope-stat' for details.\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("kvmscope 0.1");
+		return 0;
+	}
+	for (c = commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	fprintf(stderr, "kvmscope: '%s' is not a kvmscope command; see 'kvmscope --help'.\n", argv[1]);
+	return 2;
+}

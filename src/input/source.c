@@ -1,0 +1,81 @@
+/*
+ * source.c - input type detection and the generic ks_source_* entry points.
+ *
+ * The type comes from the first bytes of the file, so a perf.data named
+ * "trace.txt" still opens as perf.data.  Everything that is neither perf.data
+ * nor trace.dat is handed to the ftrace text reader, which rejects binary
+ * garbage with a clear error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source_impl.h"
+
+static int sniff(const char *path, char *head, size_t len, size_t *got, struct ks_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+	n = read(fd, head, len);
+	close(fd);
+	if (n < 0)
+		return ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+	*got = (size_t)n;
+	return 0;
+}
+
+int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err)
+{
+	char head[16];
+	size_t got = 0;
+
+	*out = NULL;
+	if (sniff(path, head, sizeof(head), &got, err) < 0)
+		return -1;
+	if (got >= 8 && memcmp(head, KS_PERF_MAGIC, 8) == 0)
+		return ks_perfdata_open(out, path, err);
+	if (got >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
+		return ks_tracedat_open(out, path, err);
+	if (got == 0)
+		return ks_error_at(err, path, 0, "the file is empty");
+	return ks_ftrace_text_open(out, path, err);
+}
+
+int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err)
+{
+	int r = src->ops->next(src, rec, err);
+
+	if (r > 0)
+		src->stats.records++;
+	return r;
+}
+
+void ks_source_close(struct ks_source *src)
+{
+	if (src)
+		src->ops->close(src);
+}
+
+const char *ks_source_path(const struct ks_source *src)
+{
+	return src->path;
+}
+
+struct tep_handle *ks_source_tep(const struct ks_source *src)
+{
+	return src->tep;
+}
+
+const struct ks_source_info *ks_source_info(const struct ks_source *src)
+{
+	return &src->info;
+}
+
+const struct ks_source_stats *ks_source_stats(const struct ks_source *src)
+{
+	return &src->stats;
+}

@@ -1,0 +1,40 @@
+/*
+ * source_impl.h - what a reader implements to become a struct ks_source.
+ *
+ * A reader embeds struct ks_source as its FIRST member, fills in ops, path,
+ * tep, info and keeps stats up to date.  source.c detects the input type and
+ * calls the matching *_open function below.
+ */
+#ifndef KVMSCOPE_SOURCE_IMPL_H
+#define KVMSCOPE_SOURCE_IMPL_H
+
+#include <stddef.h>
+
+#include "kvmscope/source.h"
+
+struct ks_source_ops {
+	const char *name;
+	int (*next)(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
+	void (*close)(struct ks_source *src); /* frees everything incl. the struct */
+};
+
+struct ks_source {
+	const struct ks_source_ops *ops;
+	char *path;                  /* owned (strdup) by the reader; freed by close */
+	struct tep_handle *tep;      /* owned by the reader */
+	struct ks_source_info info;
+	struct ks_source_stats stats;
+};
+
+/* Each reader: open PATH whose first bytes are HEAD (HEAD_LEN of them, may be
+ * fewer than asked for a short file).  Returns 0 or a negative value with err
+ * set ("FILE: offset N: ..."). */
+int ks_perfdata_open(struct ks_source **out, const char *path, struct ks_error *err);
+int ks_tracedat_open(struct ks_source **out, const char *path, struct ks_error *err);
+int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err);
+
+/* Sniff helpers (source.c uses them; readers may too). */
+#define KS_PERF_MAGIC "PERFILE2"
+#define KS_TRACEDAT_MAGIC "\x17\x08\x44tracing"
+
+#endif

@@ -1,0 +1,43 @@
+#!/bin/bash
+# run.sh BUILD - run every test program and test script, print the totals.
+#
+# Test programs: BUILD/tests/*/test_*.  Test scripts: tests/*/*_test.sh, run
+# with KVMSCOPE (the binary), KS_BUILD, KS_SHARED and KS_TMP in the
+# environment.  Every line "ok X" / "not ok X: why" / "skip X: why" counts.
+# The last line is "N passed, N failed, N skipped"; exit 1 if any failed.
+set -u
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export KS_BUILD="$root/$build"
+export KVMSCOPE="$KS_BUILD/kvmscope"
+export KS_SHARED=${KS_SHARED:-$root/../shared}
+export KS_TMP=${KS_TMP:-$(mktemp -d /tmp/kvmscope-test.XXXXXX)}
+[ -d "$KS_SHARED/data" ] || echo "note: $KS_SHARED/data is absent: tests on real recordings will be skipped"
+pass=0 fail=0 skip=0
+log="$KS_TMP/run.log"
+: > "$log"
+run_one() {
+	local name=$1; shift
+	local out rc
+	out=$("$@" 2>"$KS_TMP/stderr.txt"); rc=$?
+	printf '%s\n' "$out" | sed "s|^|[$name] |" | tee -a "$log" | grep -E '^\[[^]]*\] (not ok|skip)' || true
+	local p f s
+	p=$(printf '%s\n' "$out" | grep -c '^ok ')
+	f=$(printf '%s\n' "$out" | grep -c '^not ok ')
+	s=$(printf '%s\n' "$out" | grep -c '^skip ')
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "[$name] not ok $name: exited with status $rc: $(tail -3 "$KS_TMP/stderr.txt" | tr '\n' ' ')"
+		f=1
+	fi
+	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+}
+for t in $(find "$KS_BUILD/tests" -type f -name 'test_*' -perm -u+x | sort); do
+	run_one "${t#$KS_BUILD/tests/}" "$t"
+done
+for t in $(find tests -name '*_test.sh' | sort); do
+	run_one "$t" bash "$t"
+done
+echo "log: $log"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
