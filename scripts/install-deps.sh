@@ -5,12 +5,12 @@
 #          zlib1g-dev libelf-dev libdw-dev
 # Oracles: linux-perf (perf kvm stat report), trace-cmd (trace-cmd report)
 # Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
-#          (man page check), zstd, gzip, python3-free tools only.
+#          (man page check), zstd, gzip, tmux, python3 (JSON/CSV checks).
 # Only missing packages are installed; with all present this is a no-op.
 set -eu
 PKGS="gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev zlib1g-dev \
 libelf-dev libdw-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
-zstd gzip tmux"
+zstd gzip tmux python3"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -1,0 +1,134 @@
+/*
+ * stat.h - exit / MMIO / I/O port / MSR accounting (kvmscope stat).
+ *
+ * The accounting is the one `perf kvm stat report` does, so numbers can be
+ * compared one to one: an event class (vmexit, mmio, ioport, msr) has begin
+ * and end tracepoints per architecture; the time of one occurrence runs from
+ * its begin to the next end on the same host thread, and is keyed by what the
+ * begin (or end) event says (exit reason, guest physical address, port, MSR).
+ *
+ *	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
+ *	cfg.event_class = "vmexit";
+ *	struct ks_stat *st = ks_stat_new(&cfg, ks_source_info(src), &err);
+ *	while (ks_source_next(src, &rec, &err) > 0) ks_stat_add(st, &rec);
+ *	ks_stat_finish(st);  ... ks_stat_rows(st, view, ...) ... ks_stat_free(st);
+ *
+ * Rows are kept per "view": a set of dimensions (VM, vCPU, key) chosen before
+ * the run, updated in event order, so a view over "key" alone has exactly
+ * perf's floating-point statistics.
+ */
+#ifndef KVMSCOPE_STAT_H
+#define KVMSCOPE_STAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "record.h"
+
+struct ks_source;
+struct ks_stat;
+
+/* Dimensions of a view (bit mask). */
+enum {
+	KS_DIM_VM = 1,    /* host process (tgid) */
+	KS_DIM_VCPU = 2,  /* vCPU id */
+	KS_DIM_KEY = 4,   /* exit reason / address / port / MSR */
+};
+
+#define KS_STAT_MAX_VIEWS 4
+#define KS_MAX_PIDS 64
+
+enum ks_measure {
+	KS_MEASURE_HANDLING, /* begin (exit) -> end (entry): time in the host */
+	KS_MEASURE_RUN,      /* reserved for entry -> exit (guest run time) */
+};
+
+struct ks_stat_config {
+	const char *event_class;    /* "vmexit" (default), "mmio", "ioport", "msr" */
+	int vcpu;                   /* only this vCPU; -1 = all */
+	int npids;                  /* only these host processes; 0 = all */
+	int32_t pids[KS_MAX_PIDS];
+	unsigned views[KS_STAT_MAX_VIEWS]; /* KS_DIM_* masks; 0 ends the list */
+	bool perf_compat;           /* perf 6.1 semantics where they differ:
+				     * a thread's vCPU is fixed by its first kvm_entry */
+};
+
+#define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }
+
+/* Statistics of one row.  Welford's running mean/M2 in doubles, exactly as
+ * perf's update_stats(), so that perf-format output matches perf. */
+struct ks_stat_row {
+	int32_t vm;          /* -1 unless the view has KS_DIM_VM (or unknown) */
+	int32_t vcpu;        /* -1 unless the view has KS_DIM_VCPU (or unknown) */
+	uint64_t key;
+	int32_t info;        /* read/write flag of mmio, ioport, msr keys */
+	uint64_t seq;        /* creation order (perf's tie order) */
+	uint64_t count;
+	uint64_t total_ns;
+	uint64_t min_ns, max_ns;
+	double n, mean, m2;  /* Welford */
+	uint32_t *hist[64];  /* log-linear latency histogram, chunks on demand */
+};
+
+/* Counters of unmatched and odd events, for the report's footer. */
+struct ks_stat_anomalies {
+	uint64_t before_first_entry;  /* a thread's events before its first kvm_entry */
+	uint64_t end_without_begin;   /* end event with no begin pending */
+	uint64_t begin_replaced;      /* a keyed begin overwritten by another begin */
+	uint64_t end_before_begin;    /* end timestamp earlier than its begin */
+	uint64_t short_payloads;      /* payloads too short for the fields read */
+	uint64_t lost_events;         /* LOST records seen in the stream */
+};
+
+/* INFO: what the input says about its machine (arch, CPUID), used to pick
+ * the architecture's tables. */
+struct ks_source_info;
+struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_source_info *info,
+			    struct ks_error *err);
+void ks_stat_add(struct ks_stat *st, const struct ks_record *rec);
+void ks_stat_free(struct ks_stat *st);
+
+/* The class in use: its name ("vmexit") and perf's column title ("VM-EXIT"). */
+const char *ks_stat_class_name(const struct ks_stat *st);
+const char *ks_stat_class_title(const struct ks_stat *st);
+/* The exit-reason table chosen ("VMX", "SVM", ...). */
+const char *ks_stat_isa_name(const struct ks_stat *st);
+
+/* Human name of a row's key: exit reason ("HLT", "UNKNOWN(0x1234)"), or
+ * "0xfee00000:W" style keys.  PERF_STYLE prints what perf 6.1 prints
+ * ("UNKNOWN" for unknown exit codes). */
+void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row,
+		      bool perf_style, char *buf, size_t len);
+
+/* Number of views and the KS_DIM_* mask of view V. */
+int ks_stat_nviews(const struct ks_stat *st);
+unsigned ks_stat_view_dims(const struct ks_stat *st, int view);
+
+/* The rows of view V (index into cfg.views) with count > 0, in perf's
+ * iteration order.  The array belongs to st. */
+size_t ks_stat_rows(const struct ks_stat *st, int view, struct ks_stat_row ***rows);
+
+/* False when the row's key (exit code) is not in the architecture's table. */
+bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row);
+
+/* Sort ROWS by KEY: sample, time, mean_t, max_t, min_t, ev_name, p99 (all
+ * descending but ev_name); ties keep their order.  In perf_compat mode
+ * "time" means mean time, as in perf 6.1. */
+int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, const char *key,
+		 struct ks_error *err);
+
+const struct ks_stat_anomalies *ks_stat_anomalies(const struct ks_stat *st);
+
+/* A VM's or thread's name as learnt from COMM records; NULL if unknown. */
+const char *ks_stat_comm(const struct ks_stat *st, int32_t tid);
+
+/* Row statistics. */
+double ks_stat_row_stddev_pct(const struct ks_stat_row *row); /* perf's "+-" */
+/* Q in [0,1]; value within 1% (log-linear buckets of 1/128 relative width). */
+uint64_t ks_stat_row_quantile(const struct ks_stat_row *row, double q);
+/* log2 histogram: counts of values in [2^i, 2^(i+1)) ns, i = 0..63. */
+void ks_stat_row_log2_hist(const struct ks_stat_row *row, uint64_t out[64]);
+
+#endif

@@ -1,0 +1,58 @@
+#!/bin/bash
+# fuzz.sh SECONDS - build every tests/fuzz/fuzz_*.c with libFuzzer and run each
+# for SECONDS.  The library is compiled with clang and coverage
+# instrumentation into build-fuzz/.  Seed corpora: tests/fuzz/corpus/<name>/
+# (small committed inputs) plus the real recordings in ../shared/data.  A
+# crash leaves its input in build-fuzz/crashes/<name>/ and fails the run;
+# such inputs become regression cases under tests/fuzz/regress/<name>/.
+set -eu
+secs=${1:-60}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=build-fuzz
+shared=${KS_SHARED:-$root/../shared}
+CC=${FUZZ_CC:-clang}
+flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf libdw)"
+san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf libdw) -lm -lpthread"
+mkdir -p "$out/obj"
+objs=()
+for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort); do
+	o="$out/obj/$(echo "$src" | tr / _).o"
+	if [ ! -f "$o" ] || [ "$src" -nt "$o" ]; then
+		$CC $flags $san -fsanitize=fuzzer-no-link -c "$src" -o "$o"
+	fi
+	objs+=("$o")
+done
+status=0
+for f in tests/fuzz/fuzz_*.c; do
+	[ -e "$f" ] || continue
+	name=$(basename "$f" .c)
+	bin="$out/$name"
+	$CC $flags $san -fsanitize=fuzzer "$f" "${objs[@]}" $libs -o "$bin"
+	corpus="$out/corpus/$name"
+	mkdir -p "$corpus" "$out/crashes/$name"
+	[ -d "tests/fuzz/corpus/$name" ] && cp -n tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
+	if [ -d "$shared/data" ] && [ -f "tests/fuzz/seeds-$name.txt" ]; then
+		while read -r rel; do
+			[ -f "$shared/data/$rel" ] && head -c 1048576 "$shared/data/$rel" > "$corpus/shared-$(basename "$rel")"
+		done < "tests/fuzz/seeds-$name.txt"
+	fi
+	regress=()
+	[ -d "tests/fuzz/regress/$name" ] && regress=(tests/fuzz/regress/"$name"/*)
+	if [ ${#regress[@]} -gt 0 ]; then
+		"$bin" -runs=0 "${regress[@]}" >/dev/null 2>&1 || { echo "$name: a regression input fails"; status=1; }
+	fi
+	log="$out/$name.log"
+	if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
+		-artifact_prefix="$out/crashes/$name/" "$corpus" >"$log" 2>&1; then
+		execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+		[ -n "$execs" ] || execs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#')
+		echo "$name: ${execs:-?} executions in ${secs}s, no finding"
+	else
+		echo "$name: FINDING, see $log and $out/crashes/$name/"
+		tail -30 "$log"
+		status=1
+	fi
+done
+exit $status

@@ -1,0 +1,166 @@
+/*
+ * x86_kvm.c - x86 (Intel VMX, AMD SVM) event classes for kvmscope stat.
+ *
+ * The begin/end rules are perf's (tools/perf/arch/x86/util/kvm-stat.c):
+ *   vmexit: kvm_exit (key exit_reason) -> kvm_entry
+ *   mmio:   write: kvm_mmio(type=W) -> kvm_entry; read: kvm_exit -> kvm_mmio(type=R)
+ *   ioport: kvm_pio (key port, rw) -> kvm_entry
+ *   msr:    kvm_msr (key ecx, write) -> kvm_entry
+ * Exit reason names come from the kernel's tables in x86_exit_reasons.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch.h"
+#include "x86.h"
+
+#define KVM_TRACE_MMIO_READ 1
+#define KVM_TRACE_MMIO_WRITE 2
+#define VMX_EXIT_REASON_MASK 0xffffULL
+#define VMX_FAILED_VMENTRY 0x80000000ULL
+
+/* perf 6.1 knows fewer reasons than newer kernels print, and looks the whole
+ * exit_reason up (so VMX flag bits make a code unknown). */
+static const char *perf61_exit_name(int isa, uint64_t code)
+{
+	static const uint64_t newer_vmx[] = { 77, 84, 85 };      /* TDCALL, MSR_*_IMM */
+	static const uint64_t newer_svm[] = { 0xa5, 0xa6, 0xffffffff }; /* buslock, idle-halt, err */
+	const uint64_t *newer = isa == KS_ISA_VMX ? newer_vmx : newer_svm;
+	size_t i, n = 3; /* both lists */
+
+	if (isa == KS_ISA_VMX && code > VMX_EXIT_REASON_MASK)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (newer[i] == code)
+			return NULL;
+	return ks_x86_exit_name(isa, code);
+}
+
+static void exit_reason_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			     bool perf_style, char *buf, size_t len)
+{
+	const char *name;
+
+	(void)info;
+	if (perf_style) {
+		name = perf61_exit_name(ctx->isa, key);
+		snprintf(buf, len, "%s", name ? name : "UNKNOWN");
+		return;
+	}
+	if (ctx->isa == KS_ISA_VMX && (key & ~VMX_EXIT_REASON_MASK)) {
+		name = ks_x86_exit_name(ctx->isa, key & VMX_EXIT_REASON_MASK);
+		if (name && (key & ~VMX_EXIT_REASON_MASK) == VMX_FAILED_VMENTRY) {
+			snprintf(buf, len, "%s|FAILED_VMENTRY", name);
+			return;
+		}
+		name = NULL;
+	} else {
+		name = ks_x86_exit_name(ctx->isa, key);
+	}
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "UNKNOWN(0x%llx)", (unsigned long long)key);
+}
+
+static bool exit_reason_known(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ks_x86_exit_name(ctx->isa, key) != NULL;
+}
+
+static void mmio_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			  bool perf_style, char *buf, size_t len)
+{
+	(void)ctx;
+	(void)perf_style;
+	snprintf(buf, len, "%#lx:%s", (unsigned long)key, info == KVM_TRACE_MMIO_WRITE ? "W" : "R");
+}
+
+static void ioport_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			    bool perf_style, char *buf, size_t len)
+{
+	(void)ctx;
+	(void)perf_style;
+	snprintf(buf, len, "%#llx:%s", (unsigned long long)key, info ? "POUT" : "PIN");
+}
+
+static void msr_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			 bool perf_style, char *buf, size_t len)
+{
+	(void)ctx;
+	(void)perf_style;
+	snprintf(buf, len, "%#llx:%s", (unsigned long long)key, info ? "W" : "R");
+}
+
+static const struct ks_event_class x86_classes[] = {
+	{
+		.name = "vmexit", .title = "VM-EXIT",
+		.begin = { { "kvm", "kvm_exit", NULL, 0, "exit_reason", NULL } },
+		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL } },
+		.key_name = exit_reason_name,
+		.key_known = exit_reason_known,
+	},
+	{
+		.name = "mmio", .title = "MMIO Access",
+		.begin = { { "kvm", "kvm_exit", NULL, 0, NULL, NULL },
+			   { "kvm", "kvm_mmio", "type", KVM_TRACE_MMIO_WRITE, "gpa", "type" } },
+		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL },
+			 { "kvm", "kvm_mmio", "type", KVM_TRACE_MMIO_READ, "gpa", "type" } },
+		.key_name = mmio_key_name,
+	},
+	{
+		.name = "ioport", .title = "IO Port Access",
+		.begin = { { "kvm", "kvm_pio", NULL, 0, "port", "rw" } },
+		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL } },
+		.key_name = ioport_key_name,
+	},
+	{
+		.name = "msr", .title = "MSR Access",
+		.begin = { { "kvm", "kvm_msr", NULL, 0, "ecx", "write" } },
+		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL } },
+		.key_name = msr_key_name,
+	},
+	{ .name = NULL },
+};
+
+const struct ks_arch ks_arch_x86 = {
+	.name = "x86",
+	.entry_system = "kvm",
+	.entry_name = "kvm_entry",
+	.entry_vcpu_field = "vcpu_id",
+	.classes = x86_classes,
+};
+
+int ks_x86_isa_from_cpuid(const char *cpuid)
+{
+	if (!cpuid)
+		return KS_ISA_UNKNOWN;
+	if (strstr(cpuid, "Intel"))
+		return KS_ISA_VMX;
+	if (strstr(cpuid, "AMD") || strstr(cpuid, "Hygon"))
+		return KS_ISA_SVM;
+	return KS_ISA_UNKNOWN;
+}
+
+const char *ks_x86_isa_name(int isa)
+{
+	return isa == KS_ISA_VMX ? "VMX" : isa == KS_ISA_SVM ? "SVM" : "unknown";
+}
+
+const struct ks_arch *ks_arch_for(const char *arch, const char *cpuid)
+{
+	(void)arch;
+	(void)cpuid;
+	/* Only x86 so far; other architectures add their tables here. */
+	return &ks_arch_x86;
+}
+
+const struct ks_event_class *ks_arch_class(const struct ks_arch *arch, const char *name)
+{
+	const struct ks_event_class *c;
+
+	for (c = arch->classes; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}

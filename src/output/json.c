@@ -1,0 +1,179 @@
+/*
+ * json.c - streaming JSON writer (see include/kvmscope/json.h).
+ */
+#include <inttypes.h>
+#include <math.h>
+
+#include "kvmscope/json.h"
+
+void ks_json_init(struct ks_json *j, FILE *out, bool pretty)
+{
+	j->out = out;
+	j->depth = 0;
+	j->need_comma[0] = false;
+	j->after_key = false;
+	j->pretty = pretty;
+}
+
+static void indent(struct ks_json *j)
+{
+	int i;
+
+	if (!j->pretty)
+		return;
+	fputc('\n', j->out);
+	for (i = 0; i < j->depth; i++)
+		fputs("  ", j->out);
+}
+
+/* Called before every value or key: separators and indentation. */
+static void before_item(struct ks_json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (j->need_comma[j->depth])
+		fputc(',', j->out);
+	if (j->depth > 0)
+		indent(j);
+	j->need_comma[j->depth] = true;
+}
+
+static void open_scope(struct ks_json *j, char c)
+{
+	before_item(j);
+	fputc(c, j->out);
+	if (j->depth < KS_JSON_MAX_DEPTH - 1)
+		j->depth++;
+	j->need_comma[j->depth] = false;
+}
+
+static void close_scope(struct ks_json *j, char c)
+{
+	bool had_items = j->need_comma[j->depth];
+
+	if (j->depth > 0)
+		j->depth--;
+	if (had_items)
+		indent(j);
+	fputc(c, j->out);
+}
+
+void ks_json_begin_object(struct ks_json *j)
+{
+	open_scope(j, '{');
+}
+
+void ks_json_end_object(struct ks_json *j)
+{
+	close_scope(j, '}');
+}
+
+void ks_json_begin_array(struct ks_json *j)
+{
+	open_scope(j, '[');
+}
+
+void ks_json_end_array(struct ks_json *j)
+{
+	close_scope(j, ']');
+}
+
+static void put_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc('"', out);
+	for (; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\r': fputs("\\r", out); break;
+		case '\t': fputs("\\t", out); break;
+		default:
+			if (*p < 0x20)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+void ks_json_key(struct ks_json *j, const char *key)
+{
+	before_item(j);
+	put_string(j->out, key);
+	fputs(j->pretty ? ": " : ":", j->out);
+	j->after_key = true;
+}
+
+void ks_json_string(struct ks_json *j, const char *s)
+{
+	before_item(j);
+	put_string(j->out, s);
+}
+
+void ks_json_u64(struct ks_json *j, uint64_t v)
+{
+	before_item(j);
+	fprintf(j->out, "%" PRIu64, v);
+}
+
+void ks_json_i64(struct ks_json *j, int64_t v)
+{
+	before_item(j);
+	fprintf(j->out, "%" PRId64, v);
+}
+
+void ks_json_double(struct ks_json *j, double v)
+{
+	before_item(j);
+	if (isfinite(v))
+		fprintf(j->out, "%.6g", v);
+	else
+		fputs("null", j->out);
+}
+
+void ks_json_bool(struct ks_json *j, bool v)
+{
+	before_item(j);
+	fputs(v ? "true" : "false", j->out);
+}
+
+void ks_json_null(struct ks_json *j)
+{
+	before_item(j);
+	fputs("null", j->out);
+}
+
+void ks_json_finish(struct ks_json *j)
+{
+	fputc('\n', j->out);
+}
+
+void ks_json_kv_string(struct ks_json *j, const char *key, const char *s)
+{
+	ks_json_key(j, key);
+	ks_json_string(j, s);
+}
+
+void ks_json_kv_u64(struct ks_json *j, const char *key, uint64_t v)
+{
+	ks_json_key(j, key);
+	ks_json_u64(j, v);
+}
+
+void ks_json_kv_i64(struct ks_json *j, const char *key, int64_t v)
+{
+	ks_json_key(j, key);
+	ks_json_i64(j, v);
+}
+
+void ks_json_kv_double(struct ks_json *j, const char *key, double v)
+{
+	ks_json_key(j, key);
+	ks_json_double(j, v);
+}

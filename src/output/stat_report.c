@@ -1,0 +1,445 @@
+/*
+ * stat_report.c - kvmscope stat output: human table, JSON, CSV and perf 6.1's
+ * exact `perf kvm stat report` layout.
+ *
+ * Every format prints every view of the run (e.g. by reason, by vCPU) and a
+ * footer with unmatched/lost/out-of-order counts: nothing is dropped silently.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvmscope/json.h"
+#include "kvmscope/stat_report.h"
+
+#define NSEC_PER_USEC 1000L
+
+struct view_rows {
+	struct ks_stat_row **rows;
+	size_t n;
+	uint64_t total_count, total_ns;
+	unsigned dims;
+};
+
+static int collect(const struct ks_stat *st, int vi, unsigned dims, const char *sort_key,
+		   struct view_rows *v, struct ks_error *err)
+{
+	struct ks_stat_row **rows;
+	size_t i, n = ks_stat_rows(st, vi, &rows);
+
+	memset(v, 0, sizeof(*v));
+	v->dims = dims;
+	v->n = n;
+	v->rows = malloc((n + 1) * sizeof(*v->rows));
+	if (!v->rows)
+		return ks_error_set(err, "out of memory");
+	memcpy(v->rows, rows, n * sizeof(*rows));
+	for (i = 0; i < n; i++) {
+		v->total_count += v->rows[i]->count;
+		v->total_ns += v->rows[i]->total_ns;
+	}
+	return ks_stat_sort(st, v->rows, n, sort_key ? sort_key : "sample", err);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* ---- perf 6.1 layout (builtin-kvm.c print_result) ---- */
+
+static void perf_header(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o)
+{
+	fputs("\n\nAnalyze events for ", out);
+	if (o->pid_arg)
+		fprintf(out, "pid(s) %s, ", o->pid_arg);
+	else
+		fputs("all VMs, ", out);
+	if (o->vcpu < 0)
+		fputs("all VCPUs:\n\n", out);
+	else
+		fprintf(out, "VCPU %d:\n\n", o->vcpu);
+	fprintf(out, "%*s ", 20, ks_stat_class_title(st));
+	fprintf(out, "%10s ", "Samples");
+	fprintf(out, "%9s ", "Samples%");
+	fprintf(out, "%9s ", "Time%");
+	fprintf(out, "%11s ", "Min Time");
+	fprintf(out, "%11s ", "Max Time");
+	fprintf(out, "%16s ", "Avg time");
+	fputs("\n\n", out);
+}
+
+static int print_perf(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
+		      struct ks_error *err)
+{
+	struct view_rows v;
+	size_t i;
+
+	if (collect(st, 0, KS_DIM_KEY, o->sort_key, &v, err) < 0) {
+		free(v.rows);
+		return -1;
+	}
+	perf_header(out, st, o);
+	for (i = 0; i < v.n; i++) {
+		const struct ks_stat_row *r = v.rows[i];
+		char name[20]; /* perf's decode_str_len: names are cut at 19 */
+
+		ks_stat_key_name(st, r, true, name, sizeof(name));
+		fprintf(out, "%*s ", 20, name);
+		fprintf(out, "%10llu ", (unsigned long long)r->count);
+		fprintf(out, "%8.2f%% ", (double)r->count / (double)v.total_count * 100);
+		fprintf(out, "%8.2f%% ", (double)r->total_ns / (double)v.total_ns * 100);
+		fprintf(out, "%9.2fus ", (double)r->min_ns / NSEC_PER_USEC);
+		fprintf(out, "%9.2fus ", (double)r->max_ns / NSEC_PER_USEC);
+		fprintf(out, "%9.2fus ( +-%7.2f%% )",
+			(double)r->total_ns / (double)r->count / NSEC_PER_USEC,
+			ks_stat_row_stddev_pct(r));
+		fputc('\n', out);
+	}
+	fprintf(out, "\nTotal Samples:%" PRIu64 ", Total events handled time:%.2fus.\n\n",
+		v.total_count, (double)v.total_ns / (double)NSEC_PER_USEC);
+	free(v.rows);
+	return 0;
+}
+
+/* ---- shared row labels ---- */
+
+static const char *dims_label(unsigned dims)
+{
+	switch (dims) {
+	case KS_DIM_KEY: return "reason";
+	case KS_DIM_VCPU: return "vcpu";
+	case KS_DIM_VM: return "vm";
+	case KS_DIM_VM | KS_DIM_VCPU: return "vm,vcpu";
+	case KS_DIM_VM | KS_DIM_KEY: return "vm,reason";
+	case KS_DIM_VCPU | KS_DIM_KEY: return "vcpu,reason";
+	default: return "vm,vcpu,reason";
+	}
+}
+
+static void vm_label(const struct ks_stat *st, int32_t vm, char *buf, size_t len)
+{
+	const char *name = vm > 0 ? ks_stat_comm(st, vm) : NULL;
+
+	if (vm < 0)
+		snprintf(buf, len, "unknown");
+	else if (name)
+		snprintf(buf, len, "%d(%s)", vm, name);
+	else
+		snprintf(buf, len, "%d", vm);
+}
+
+static void key_label(const struct ks_stat *st, const struct ks_stat_row *r, unsigned dims,
+		      char *buf, size_t len)
+{
+	if (dims & KS_DIM_KEY)
+		ks_stat_key_name(st, r, false, buf, len);
+	else
+		snprintf(buf, len, "all");
+}
+
+/* ---- human table ---- */
+
+static void print_hist(FILE *out, const struct ks_stat_row *r)
+{
+	uint64_t h[64], maxc = 0;
+	int i, lo = 64, hi = -1;
+
+	ks_stat_row_log2_hist(r, h);
+	for (i = 0; i < 64; i++) {
+		if (!h[i])
+			continue;
+		if (i < lo)
+			lo = i;
+		hi = i;
+		if (h[i] > maxc)
+			maxc = h[i];
+	}
+	for (i = lo; i <= hi; i++) {
+		int bar = maxc ? (int)(h[i] * 40 / maxc) : 0;
+
+		fprintf(out, "    %12" PRIu64 " - %-12" PRIu64 " ns %10" PRIu64 " |%.*s\n",
+			(uint64_t)(i ? 1ULL << i : 0), (uint64_t)((1ULL << (i + 1)) - 1), h[i], bar,
+			"########################################");
+	}
+}
+
+static void print_table_view(FILE *out, const struct ks_stat *st, const struct view_rows *v,
+			     bool hist)
+{
+	size_t i;
+
+	fprintf(out, "\n%s by %s\n\n", ks_stat_class_title(st), dims_label(v->dims));
+	if (v->dims & KS_DIM_VM)
+		fprintf(out, "%-24s ", "VM");
+	if (v->dims & KS_DIM_VCPU)
+		fprintf(out, "%5s ", "vCPU");
+	fprintf(out, "%-22s %10s %9s %9s %10s %10s %10s %10s %10s %8s\n", "Reason", "Samples",
+		"Samples%", "Time%", "Min(us)", "p50(us)", "p99(us)", "Max(us)", "Avg(us)", "+-%");
+	for (i = 0; i < v->n; i++) {
+		const struct ks_stat_row *r = v->rows[i];
+		char key[64], vm[64];
+
+		key_label(st, r, v->dims, key, sizeof(key));
+		if (v->dims & KS_DIM_VM) {
+			vm_label(st, r->vm, vm, sizeof(vm));
+			fprintf(out, "%-24s ", vm);
+		}
+		if (v->dims & KS_DIM_VCPU) {
+			if (r->vcpu >= 0)
+				fprintf(out, "%5d ", r->vcpu);
+			else
+				fprintf(out, "%5s ", "?");
+		}
+		fprintf(out, "%-22s %10" PRIu64 " %8.2f%% %8.2f%% %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f%%\n",
+			key, r->count, pct(r->count, v->total_count), pct(r->total_ns, v->total_ns),
+			r->min_ns / 1e3, ks_stat_row_quantile(r, 0.5) / 1e3,
+			ks_stat_row_quantile(r, 0.99) / 1e3, r->max_ns / 1e3,
+			(double)r->total_ns / (double)r->count / 1e3, ks_stat_row_stddev_pct(r));
+		if (hist)
+			print_hist(out, r);
+	}
+	fprintf(out, "\nTotal: %" PRIu64 " samples, %.2f us handling time.\n", v->total_count,
+		v->total_ns / 1e3);
+}
+
+struct footer_item {
+	const char *what;
+	uint64_t n;
+};
+
+static size_t footer_items(const struct ks_stat *st, const struct ks_stat_report_opts *o,
+			   uint64_t unknown, struct footer_item *it)
+{
+	const struct ks_stat_anomalies *a = ks_stat_anomalies(st);
+	const struct ks_source_stats *s = o->src_stats;
+	struct footer_item all[] = {
+		{ "events before their thread's first kvm_entry (ignored)", a->before_first_entry },
+		{ "end events without a begin (ignored)", a->end_without_begin },
+		{ "begin events replaced by a later begin", a->begin_replaced },
+		{ "end events earlier than their begin (ignored)", a->end_before_begin },
+		{ "occurrences with an exit code not in the table", unknown },
+		{ "lost events", s ? s->lost_events : 0 },
+		{ "lost-event records", s ? s->lost_records : 0 },
+		{ "records out of time order", s ? s->out_of_order : 0 },
+		{ "events with no format in the input", s ? s->unknown_events : 0 },
+		{ "records of kinds not decoded", s ? s->skipped : 0 },
+	};
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i].n)
+			it[n++] = all[i];
+	return n;
+}
+
+static uint64_t unknown_occurrences(const struct ks_stat *st, const struct view_rows *key_view)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	if (!(key_view->dims & KS_DIM_KEY))
+		return 0;
+	for (i = 0; i < key_view->n; i++)
+		if (!ks_stat_key_known(st, key_view->rows[i]))
+			n += key_view->rows[i]->count;
+	return n;
+}
+
+static void print_footer(FILE *out, const struct footer_item *it, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	fputs("\nNot counted or questionable:\n", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "  %12" PRIu64 "  %s\n", it[i].n, it[i].what);
+}
+
+/* ---- JSON ---- */
+
+static void json_row(struct ks_json *j, const struct ks_stat *st, const struct view_rows *v,
+		     const struct ks_stat_row *r, bool hist)
+{
+	char buf[64];
+
+	ks_json_begin_object(j);
+	if (v->dims & KS_DIM_VM) {
+		const char *name = r->vm > 0 ? ks_stat_comm(st, r->vm) : NULL;
+
+		ks_json_kv_i64(j, "vm", r->vm);
+		ks_json_key(j, "vm_name");
+		if (name)
+			ks_json_string(j, name);
+		else
+			ks_json_null(j);
+	}
+	if (v->dims & KS_DIM_VCPU)
+		ks_json_kv_i64(j, "vcpu", r->vcpu);
+	if (v->dims & KS_DIM_KEY) {
+		key_label(st, r, v->dims, buf, sizeof(buf));
+		ks_json_kv_string(j, "key", buf);
+		ks_json_kv_u64(j, "key_value", r->key);
+		ks_json_kv_i64(j, "info", r->info);
+	}
+	ks_json_kv_u64(j, "samples", r->count);
+	ks_json_kv_double(j, "samples_pct", pct(r->count, v->total_count));
+	ks_json_kv_double(j, "time_pct", pct(r->total_ns, v->total_ns));
+	ks_json_kv_u64(j, "total_ns", r->total_ns);
+	ks_json_kv_u64(j, "min_ns", r->min_ns);
+	ks_json_kv_u64(j, "p50_ns", ks_stat_row_quantile(r, 0.5));
+	ks_json_kv_u64(j, "p99_ns", ks_stat_row_quantile(r, 0.99));
+	ks_json_kv_u64(j, "max_ns", r->max_ns);
+	ks_json_kv_u64(j, "avg_ns", r->total_ns / r->count);
+	ks_json_kv_double(j, "rse_pct", ks_stat_row_stddev_pct(r));
+	if (hist) {
+		uint64_t h[64];
+		int i;
+
+		ks_stat_row_log2_hist(r, h);
+		ks_json_key(j, "log2_hist");
+		ks_json_begin_array(j);
+		for (i = 0; i < 64; i++) {
+			if (!h[i])
+				continue;
+			ks_json_begin_array(j);
+			ks_json_u64(j, i ? 1ULL << i : 0);
+			ks_json_u64(j, h[i]);
+			ks_json_end_array(j);
+		}
+		ks_json_end_array(j);
+	}
+	ks_json_end_object(j);
+}
+
+static void json_views(struct ks_json *j, const struct ks_stat *st, const struct view_rows *vs,
+		       int nv, bool hist)
+{
+	int vi;
+	size_t i;
+
+	ks_json_key(j, "views");
+	ks_json_begin_array(j);
+	for (vi = 0; vi < nv; vi++) {
+		ks_json_begin_object(j);
+		ks_json_kv_string(j, "by", dims_label(vs[vi].dims));
+		ks_json_kv_u64(j, "total_samples", vs[vi].total_count);
+		ks_json_kv_u64(j, "total_ns", vs[vi].total_ns);
+		ks_json_key(j, "rows");
+		ks_json_begin_array(j);
+		for (i = 0; i < vs[vi].n; i++)
+			json_row(j, st, &vs[vi], vs[vi].rows[i], hist);
+		ks_json_end_array(j);
+		ks_json_end_object(j);
+	}
+	ks_json_end_array(j);
+}
+
+static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
+		       const struct view_rows *vs, int nv, const struct footer_item *it, size_t nit)
+{
+	struct ks_json j;
+	size_t i;
+
+	ks_json_init(&j, out, true);
+	ks_json_begin_object(&j);
+	ks_json_kv_string(&j, "input", o->input);
+	ks_json_kv_string(&j, "input_format", o->src_info ? o->src_info->format : NULL);
+	ks_json_kv_string(&j, "event", ks_stat_class_name(st));
+	ks_json_kv_string(&j, "isa", ks_stat_isa_name(st));
+	ks_json_kv_i64(&j, "vcpu_filter", o->vcpu);
+	json_views(&j, st, vs, nv, o->hist);
+	ks_json_key(&j, "not_counted");
+	ks_json_begin_object(&j);
+	for (i = 0; i < nit; i++)
+		ks_json_kv_u64(&j, it[i].what, it[i].n);
+	ks_json_end_object(&j);
+	ks_json_end_object(&j);
+	ks_json_finish(&j);
+}
+
+/* ---- CSV ---- */
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (strpbrk(s, ",\"\n")) {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
+	} else {
+		fputs(s, out);
+	}
+}
+
+static void print_csv(FILE *out, const struct ks_stat *st, const struct view_rows *vs, int nv)
+{
+	int vi;
+	size_t i;
+
+	fputs("view,vm,vm_name,vcpu,key,samples,samples_pct,time_pct,total_ns,min_ns,p50_ns,"
+	      "p99_ns,max_ns,avg_ns,rse_pct\n", out);
+	for (vi = 0; vi < nv; vi++) {
+		for (i = 0; i < vs[vi].n; i++) {
+			const struct ks_stat_row *r = vs[vi].rows[i];
+			const char *name = r->vm > 0 ? ks_stat_comm(st, r->vm) : NULL;
+			char key[64];
+
+			key_label(st, r, vs[vi].dims, key, sizeof(key));
+			csv_field(out, dims_label(vs[vi].dims));
+			fprintf(out, ",%d,", r->vm);
+			csv_field(out, name ? name : "");
+			fprintf(out, ",%d,", r->vcpu);
+			csv_field(out, key);
+			fprintf(out, ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f\n",
+				r->count, pct(r->count, vs[vi].total_count),
+				pct(r->total_ns, vs[vi].total_ns), r->total_ns, r->min_ns,
+				ks_stat_row_quantile(r, 0.5), ks_stat_row_quantile(r, 0.99),
+				r->max_ns, r->total_ns / r->count, ks_stat_row_stddev_pct(r));
+		}
+	}
+}
+
+/* ---- entry point ---- */
+
+int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
+		   struct ks_error *err)
+{
+	struct view_rows vs[KS_STAT_MAX_VIEWS];
+	struct footer_item items[16];
+	uint64_t unknown = 0;
+	size_t nit;
+	int nv, vi, rc = 0;
+
+	if (o->format == KS_STAT_PERF)
+		return print_perf(out, st, o, err);
+	nv = ks_stat_nviews(st);
+	memset(vs, 0, sizeof(vs));
+	for (vi = 0; vi < nv && rc == 0; vi++) {
+		rc = collect(st, vi, ks_stat_view_dims(st, vi), o->sort_key, &vs[vi], err);
+		if (!unknown)
+			unknown = unknown_occurrences(st, &vs[vi]);
+	}
+	if (rc == 0) {
+		nit = footer_items(st, o, unknown, items);
+		if (o->format == KS_STAT_JSON) {
+			print_json(out, st, o, vs, nv, items, nit);
+		} else if (o->format == KS_STAT_CSV) {
+			print_csv(out, st, vs, nv);
+		} else {
+			fprintf(out, "%s: %s, %s exit reasons\n", o->input,
+				o->src_info ? o->src_info->format : "?", ks_stat_isa_name(st));
+			for (vi = 0; vi < nv; vi++)
+				print_table_view(out, st, &vs[vi], o->hist);
+			print_footer(out, items, nit);
+		}
+	}
+	for (vi = 0; vi < nv; vi++)
+		free(vs[vi].rows);
+	return rc;
+}
