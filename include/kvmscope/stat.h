@@ -107,7 +107,10 @@ int ks_stat_nviews(const struct ks_stat *st);
 unsigned ks_stat_view_dims(const struct ks_stat *st, int view);
 
 /* The rows of view V (index into cfg.views) with count > 0, in perf's
- * iteration order.  The array belongs to st. */
+ * iteration order.  The array belongs to st.  V = KS_STAT_BEGINS gives the
+ * count of keyed begin events (every kvm_exit by reason, matched or not):
+ * rows with count only, no times. */
+#define KS_STAT_BEGINS (-1)
 size_t ks_stat_rows(const struct ks_stat *st, int view, struct ks_stat_row ***rows);
 
 /* False when the row's key (exit code) is not in the architecture's table. */

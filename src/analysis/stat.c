@@ -80,6 +80,7 @@ struct ks_stat {
 
 	int nviews;
 	struct view views[KS_STAT_MAX_VIEWS];
+	struct view begins;            /* keyed begin events counted one by one */
 };
 
 /* ---- small open-addressing helpers ---- */
@@ -513,6 +514,25 @@ static void pick_isa(struct ks_stat *st, const struct event_role *r, const struc
 	st->key_ctx.isa = (int)ks_field_u64(&r->isa, rec);
 }
 
+/* Every keyed begin event (e.g. each kvm_exit), whether or not its thread
+ * is known yet: the count kvm_stat shows, and all a trace without end events
+ * (kvm_exit lines only) can tell. */
+static void count_begin(struct ks_stat *st, const struct event_role *r, const struct thread *t,
+			const struct ks_record *rec)
+{
+	const struct ks_match *m = &st->cls->begin[r->begin];
+	static const struct thread nobody = { .vm = -1, .vcpu = -1 };
+	int32_t vcpu = r->exit_vcpu.present ? (int32_t)ks_field_u64(&r->exit_vcpu, rec) : t->vcpu;
+
+	if (!r->begin_key.present || !cond_holds(&r->begin_cond, m, rec))
+		return;
+	if (st->cfg.vcpu >= 0 && vcpu >= 0 && vcpu != st->cfg.vcpu)
+		return;
+	pick_isa(st, r, rec);
+	find_create_row(st, &st->begins, &nobody, ks_field_u64(&r->begin_key, rec),
+			(int32_t)ks_field_u64(&r->begin_info, rec))->count++;
+}
+
 static void handle_event(struct ks_stat *st, const struct ks_record *rec)
 {
 	struct event_role *r = role_of(st, rec->event);
@@ -537,6 +557,8 @@ static void handle_event(struct ks_stat *st, const struct ks_record *rec)
 		if (first)
 			return;
 	}
+	if (r->begin >= 0)
+		count_begin(st, r, t, rec);
 	if (!t->known) {
 		st->anomalies.before_first_entry++;
 		return;
@@ -632,6 +654,7 @@ struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_so
 	st->nviews = i ? i : 1;
 	if (!i)
 		st->views[0].dims = KS_DIM_KEY;
+	st->begins.dims = KS_DIM_KEY;
 	grow_roles(st);
 	grow_threads(st);
 	return st;
@@ -653,12 +676,14 @@ void ks_stat_free(struct ks_stat *st)
 
 	if (!st)
 		return;
-	for (i = 0; i < st->nviews; i++) {
-		for (j = 0; j < st->views[i].cap; j++)
-			if (st->views[i].slots[j])
-				free_row(st->views[i].slots[j]);
-		free(st->views[i].slots);
-		free(st->views[i].sorted);
+	for (i = 0; i <= st->nviews; i++) {
+		struct view *v = i < st->nviews ? &st->views[i] : &st->begins;
+
+		for (j = 0; j < v->cap; j++)
+			if (v->slots[j])
+				free_row(v->slots[j]);
+		free(v->slots);
+		free(v->sorted);
 	}
 	free(st->roles);
 	free(st->threads);
@@ -718,9 +743,9 @@ size_t ks_stat_rows(const struct ks_stat *cst, int vi, struct ks_stat_row ***row
 	size_t j;
 
 	*rows = NULL;
-	if (vi < 0 || vi >= st->nviews)
+	if (vi < KS_STAT_BEGINS || vi >= st->nviews)
 		return 0;
-	v = &st->views[vi];
+	v = vi == KS_STAT_BEGINS ? &st->begins : &st->views[vi];
 	if (!v->sorted) {
 		v->sorted = xcalloc(v->used + 1, sizeof(*v->sorted));
 		for (j = 0; j < v->cap; j++)
@@ -759,7 +784,7 @@ struct sort_item {
 	char name[64];
 };
 
-enum { BY_SAMPLE, BY_TIME, BY_MEAN, BY_MAX, BY_MIN, BY_NAME, BY_P99 };
+enum { BY_SAMPLE, BY_TIME, BY_MEAN, BY_MAX, BY_MIN, BY_NAME, BY_P99, BY_PERF_MEAN };
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
@@ -780,6 +805,9 @@ static int sort_cmp(const void *a, const void *b, void *ctx)
 		break;
 	case BY_MEAN:
 		c = x->row->mean > y->row->mean ? -1 : x->row->mean < y->row->mean ? 1 : 0;
+		break;
+	case BY_PERF_MEAN: /* perf 6.1 compares the mean truncated to u64 ns */
+		c = cmp_u64_desc((uint64_t)x->row->mean, (uint64_t)y->row->mean);
 		break;
 	case BY_MAX:
 		c = cmp_u64_desc(x->row->max_ns, y->row->max_ns);
@@ -804,7 +832,7 @@ int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, 
 		 struct ks_error *err)
 {
 	static const struct { const char *name; int mode; int perf_mode; } keys[] = {
-		{ "sample", BY_SAMPLE, BY_SAMPLE }, { "time", BY_TIME, BY_MEAN },
+		{ "sample", BY_SAMPLE, BY_SAMPLE }, { "time", BY_TIME, BY_PERF_MEAN },
 		{ "mean_t", BY_MEAN, BY_MEAN },     { "max_t", BY_MAX, BY_MAX },
 		{ "min_t", BY_MIN, BY_MIN },        { "ev_name", BY_NAME, BY_NAME },
 		{ "p99", BY_P99, BY_P99 },

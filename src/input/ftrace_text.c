@@ -1,10 +1,1569 @@
 /*
- * ftrace_text.c - ftrace text reader (placeholder until the reader lands).
+ * ftrace_text.c - reader for ftrace text: `cat trace`, `trace_pipe`,
+ * `trace-cmd report` (with or without -t, -l, [CPU], multi-file "name:"
+ * prefixes, raw counter timestamps).
+ *
+ * Each event line becomes a struct ks_record that looks exactly like one read
+ * from a binary trace: the reader owns a tep_handle holding built-in formats
+ * (written from the TRACE_EVENT definitions of Linux 6.1, x86_64 layout) for
+ * the kvm and sched events below, and turns the printed fields back into a
+ * binary payload in that format.  A KS_REC_COMM precedes the first event of
+ * every thread and every change of its name.  Lines of other events are
+ * counted in stats.unknown_events, undecodable lines in stats.skipped.
+ *
+ * Opened by ks_source_open() (source.c) for anything that is not perf.data
+ * or trace.dat.  Reads with a fixed-size buffer: memory does not grow with
+ * the file (only with the number of distinct threads).
  */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+
+#include "arch/x86.h"
+#include "input/ftrace_text.h"
 #include "source_impl.h"
+
+#define LINE_MAX_LEN (64 * 1024)   /* longer lines are skipped as malformed */
+#define READ_CHUNK (256 * 1024)
+#define SNIFF_BYTES (64 * 1024)    /* how much of the head open() checks */
+#define SNIFF_LINES 64             /* a recognisable line must come this early */
+#define COMM_LEN 32
+#define MAX_FIELDS 12
+#define PAYLOAD_MAX 128
+#define REASON_CACHE 32
+
+/* ------------------------------------------------------------------ */
+/* Buffered line reader                                                 */
+
+struct line_reader {
+	int fd;
+	char *buf;          /* READ_CHUNK + LINE_MAX_LEN + 1 bytes */
+	size_t cap;
+	size_t start, end;  /* unread bytes are buf[start, end) */
+	uint64_t offset;    /* file offset of buf[start] */
+	bool eof;
+	bool skipping;      /* inside an over-long line */
+};
+
+/* One line: NUL-terminated, without its '\n'. */
+struct line {
+	char *text;
+	size_t len;
+	uint64_t offset;
+	bool too_long;
+};
+
+static int reader_fill(struct line_reader *lr)
+{
+	ssize_t n;
+
+	if (lr->start > 0) {
+		memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
+		lr->end -= lr->start;
+		lr->start = 0;
+	}
+	do {
+		n = read(lr->fd, lr->buf + lr->end, lr->cap - 1 - lr->end);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		lr->eof = true;
+	lr->end += (size_t)n;
+	return 0;
+}
+
+/* Returns 1 with *ln set, 0 at the end, -1 on a read error. */
+static int reader_next(struct line_reader *lr, struct line *ln)
+{
+	for (;;) {
+		char *p = lr->buf + lr->start;
+		size_t avail = lr->end - lr->start;
+		char *nl = avail ? memchr(p, '\n', avail) : NULL;
+		size_t len;
+
+		if (!nl && !lr->eof && avail < LINE_MAX_LEN) {
+			if (reader_fill(lr) < 0)
+				return -1;
+			continue;
+		}
+		if (!nl && avail == 0)
+			return 0;
+		len = nl ? (size_t)(nl - p) : (avail < LINE_MAX_LEN ? avail : LINE_MAX_LEN);
+		ln->text = p;
+		ln->len = len;
+		ln->offset = lr->offset;
+		ln->too_long = lr->skipping || (!nl && avail >= LINE_MAX_LEN);
+		lr->skipping = !nl && ln->too_long;
+		p[len] = '\0'; /* cap keeps one spare byte past end */
+		len += nl ? 1 : 0;
+		lr->start += len;
+		lr->offset += len;
+		if (ln->len && ln->text[ln->len - 1] == '\r')
+			ln->text[--ln->len] = '\0';
+		return 1;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Built-in event formats                                               */
+
+#define COMMON_FIELDS \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+#define FIELD(decl, off, size, sgn) \
+	"\tfield:" decl ";\toffset:" #off ";\tsize:" #size ";\tsigned:" #sgn ";\n"
+
+/* kvm_exit's print fmt is built at open from the tables in arch/x86.h. */
+static const char kvm_exit_fields[] =
+	FIELD("unsigned int exit_reason", 8, 4, 0)
+	FIELD("unsigned long guest_rip", 16, 8, 0)
+	FIELD("u32 isa", 24, 4, 0)
+	FIELD("u64 info1", 32, 8, 0)
+	FIELD("u64 info2", 40, 8, 0)
+	FIELD("u32 intr_info", 48, 4, 0)
+	FIELD("u32 error_code", 52, 4, 0)
+	FIELD("unsigned int vcpu_id", 56, 4, 0);
+
+static const char kvm_entry_fmt[] =
+	FIELD("unsigned int vcpu_id", 8, 4, 0)
+	FIELD("unsigned long rip", 16, 8, 0)
+	FIELD("bool immediate_exit", 24, 1, 0)
+	"\nprint fmt: \"vcpu %u, rip 0x%lx%s\", REC->vcpu_id, REC->rip, "
+	"REC->immediate_exit ? \"[immediate exit]\" : \"\"\n";
+
+static const char kvm_mmio_fmt[] =
+	FIELD("u32 type", 8, 4, 0)
+	FIELD("u32 len", 12, 4, 0)
+	FIELD("u64 gpa", 16, 8, 0)
+	FIELD("u64 val", 24, 8, 0)
+	"\nprint fmt: \"mmio %s len %u gpa 0x%llx val 0x%llx\", __print_symbolic(REC->type, "
+	"{ 0, \"unsatisfied-read\" }, { 1, \"read\" }, { 2, \"write\" }), REC->len, REC->gpa, "
+	"REC->val\n";
+
+static const char kvm_pio_fmt[] =
+	FIELD("unsigned int rw", 8, 4, 0)
+	FIELD("unsigned int port", 12, 4, 0)
+	FIELD("unsigned int size", 16, 4, 0)
+	FIELD("unsigned int count", 20, 4, 0)
+	FIELD("unsigned int val", 24, 4, 0)
+	"\nprint fmt: \"pio_%s at 0x%x size %d count %d val 0x%x %s\", REC->rw ? \"write\" : "
+	"\"read\", REC->port, REC->size, REC->count, REC->val, REC->count > 1 ? \"(...)\" : \"\"\n";
+
+static const char kvm_msr_fmt[] =
+	FIELD("unsigned write", 8, 4, 0)
+	FIELD("u32 ecx", 12, 4, 0)
+	FIELD("u64 data", 16, 8, 0)
+	FIELD("u8 exception", 24, 1, 0)
+	"\nprint fmt: \"msr_%s %x = 0x%llx%s\", REC->write ? \"write\" : \"read\", REC->ecx, "
+	"REC->data, REC->exception ? \" (#GP)\" : \"\"\n";
+
+#define ERSN(n, x) "{ " #n ", \"KVM_EXIT_" #x "\" }"
+static const char kvm_userspace_exit_fmt[] =
+	FIELD("__u32 reason", 8, 4, 0)
+	FIELD("int errno", 12, 4, 1)
+	"\nprint fmt: \"reason %s (%d)\", REC->errno < 0 ? (REC->errno == -4 ? \"restart\" : "
+	"\"error\") : __print_symbolic(REC->reason, "
+	ERSN(0, UNKNOWN) ", " ERSN(1, EXCEPTION) ", " ERSN(2, IO) ", " ERSN(3, HYPERCALL) ", "
+	ERSN(4, DEBUG) ", " ERSN(5, HLT) ", " ERSN(6, MMIO) ", " ERSN(7, IRQ_WINDOW_OPEN) ", "
+	ERSN(8, SHUTDOWN) ", " ERSN(9, FAIL_ENTRY) ", " ERSN(10, INTR) ", " ERSN(11, SET_TPR) ", "
+	ERSN(12, TPR_ACCESS) ", " ERSN(13, S390_SIEIC) ", " ERSN(14, S390_RESET) ", "
+	ERSN(15, DCR) ", " ERSN(16, NMI) ", " ERSN(17, INTERNAL_ERROR) ", " ERSN(18, OSI) ", "
+	ERSN(19, PAPR_HCALL) ", " ERSN(20, S390_UCONTROL) ", " ERSN(21, WATCHDOG) ", "
+	ERSN(22, S390_TSCH) ", " ERSN(23, EPR) ", " ERSN(24, SYSTEM_EVENT) ", "
+	ERSN(25, S390_STSI) ", " ERSN(26, IOAPIC_EOI) ", " ERSN(27, HYPERV) ", "
+	ERSN(28, ARM_NISV) ", " ERSN(29, X86_RDMSR) ", " ERSN(30, X86_WRMSR)
+	"), REC->errno < 0 ? -REC->errno : REC->reason\n";
+
+static const char kvm_write_tsc_offset_fmt[] =
+	FIELD("unsigned int vcpu_id", 8, 4, 0)
+	FIELD("__u64 previous_tsc_offset", 16, 8, 0)
+	FIELD("__u64 next_tsc_offset", 24, 8, 0)
+	"\nprint fmt: \"vcpu=%u prev=%llu next=%llu\", REC->vcpu_id, REC->previous_tsc_offset, "
+	"REC->next_tsc_offset\n";
+
+/* TASK_REPORT_MAX is 0x100 in 6.1: S D T t X Z P I are bits 0..7. */
+static const char sched_switch_fmt[] =
+	FIELD("char prev_comm[16]", 8, 16, 0)
+	FIELD("pid_t prev_pid", 24, 4, 1)
+	FIELD("int prev_prio", 28, 4, 1)
+	FIELD("long prev_state", 32, 8, 1)
+	FIELD("char next_comm[16]", 40, 16, 0)
+	FIELD("pid_t next_pid", 56, 4, 1)
+	FIELD("int next_prio", 60, 4, 1)
+	"\nprint fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s "
+	"next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, "
+	"(REC->prev_state & (0x100 - 1)) ? __print_flags(REC->prev_state & (0x100 - 1), \"|\", "
+	"{ 0x01, \"S\" }, { 0x02, \"D\" }, { 0x04, \"T\" }, { 0x08, \"t\" }, { 0x10, \"X\" }, "
+	"{ 0x20, \"Z\" }, { 0x40, \"P\" }, { 0x80, \"I\" }) : \"R\", "
+	"REC->prev_state & 0x100 ? \"+\" : \"\", REC->next_comm, REC->next_pid, REC->next_prio\n";
+
+static const char sched_wakeup_fmt[] =
+	FIELD("char comm[16]", 8, 16, 0)
+	FIELD("pid_t pid", 24, 4, 1)
+	FIELD("int prio", 28, 4, 1)
+	FIELD("int target_cpu", 32, 4, 1)
+	"\nprint fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, "
+	"REC->prio, REC->target_cpu\n";
+
+/* ------------------------------------------------------------------ */
+/* Reader state                                                         */
+
+struct slot {
+	int32_t offset, size;
+};
+
+struct text_source;
+typedef int (*fields_parser)(struct text_source *s, const char *f, uint8_t *p,
+			     const struct slot *sl);
+
+struct text_event {
+	const char *system, *name;
+	const char *body;            /* field lines + print fmt (NULL: built) */
+	const char *const *fields;   /* names of the slots the parser fills */
+	fields_parser parse;
+	struct tep_event *ev;        /* in the reader's tep */
+	uint32_t size;               /* payload size */
+	struct slot slots[MAX_FIELDS];
+};
+
+struct comm_entry {
+	int32_t tid;     /* -1 = empty */
+	char comm[COMM_LEN];
+};
+
+struct reason_cache_entry {
+	char name[40];
+	int isa;
+	uint64_t code;
+};
+
+struct text_source {
+	struct ks_source base;
+	struct line_reader lr;
+	struct text_event *events;
+	size_t nr_events;
+	uint8_t payload[PAYLOAD_MAX];
+	/* tid -> last delivered name */
+	struct comm_entry *comms;
+	size_t comm_cap, comm_used;
+	char rec_comm[COMM_LEN];
+	struct ks_record pending;
+	bool has_pending;
+	uint64_t last_ts;
+	int last_isa;
+	uint64_t malformed, first_malformed;
+	struct reason_cache_entry reasons[REASON_CACHE];
+	size_t nr_reasons;
+};
+
+/* The header of an event line. */
+struct line_hdr {
+	const char *comm;
+	size_t comm_len;
+	int32_t tid, tgid, cpu;
+	uint64_t ts;
+	bool raw;
+	uint8_t flags, preempt;
+	const char *name;
+	size_t name_len;
+	const char *fields;
+};
+
+/* ------------------------------------------------------------------ */
+/* Small parsing helpers                                                */
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
+}
+
+/* Unsigned number in BASE (0: C rules) at P; *end after it.  -1 if none. */
+static int parse_u64(const char *p, int base, uint64_t *v, const char **end)
+{
+	char *e;
+
+	if (!p || !(is_digit(*p) || (base == 16 && ((*p >= 'a' && *p <= 'f') ||
+						   (*p >= 'A' && *p <= 'F')))))
+		return -1;
+	errno = 0;
+	*v = strtoull(p, &e, base);
+	if (errno || e == p)
+		return -1;
+	if (end)
+		*end = e;
+	return 0;
+}
+
+static int parse_i64(const char *p, int64_t *v, const char **end)
+{
+	uint64_t u;
+	bool neg = *p == '-';
+
+	if (parse_u64(p + neg, 10, &u, end) < 0 || u > INT64_MAX)
+		return -1;
+	*v = neg ? -(int64_t)u : (int64_t)u;
+	return 0;
+}
+
+/* The value after "KEY" where KEY starts the string or follows a space
+ * (KEY includes its separator, e.g. "rip " or "pid="); NULL if absent. */
+static const char *find_key(const char *f, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = f;
+
+	while ((p = strstr(p, key)) != NULL) {
+		if (p == f || p[-1] == ' ')
+			return p + klen;
+		p += 1;
+	}
+	return NULL;
+}
+
+static int key_u64(const char *f, const char *key, int base, uint64_t *v)
+{
+	return parse_u64(find_key(f, key), base, v, NULL);
+}
+
+static int key_i64(const char *f, const char *key, int64_t *v)
+{
+	const char *p = find_key(f, key);
+
+	return p ? parse_i64(p, v, NULL) : -1;
+}
+
+static void put_u(uint8_t *p, const struct slot *sl, uint64_t v)
+{
+	switch (sl->size) {
+	case 1: { uint8_t x = (uint8_t)v; memcpy(p + sl->offset, &x, 1); break; }
+	case 2: { uint16_t x = (uint16_t)v; memcpy(p + sl->offset, &x, 2); break; }
+	case 4: { uint32_t x = (uint32_t)v; memcpy(p + sl->offset, &x, 4); break; }
+	case 8: memcpy(p + sl->offset, &v, 8); break;
+	default: break;
+	}
+}
+
+/* Copy a char[N] field: at most N-1 bytes, NUL padded. */
+static void put_str(uint8_t *p, const struct slot *sl, const char *s, size_t len)
+{
+	size_t n = len < (size_t)sl->size - 1 ? len : (size_t)sl->size - 1;
+
+	memset(p + sl->offset, 0, (size_t)sl->size);
+	memcpy(p + sl->offset, s, n);
+}
+
+static const char *skip_spaces(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Field parsers, one per built-in event                                */
+
+enum { EXIT_REASON, EXIT_RIP, EXIT_ISA, EXIT_INFO1, EXIT_INFO2, EXIT_INTR, EXIT_ERR, EXIT_VCPU };
+static const char *const kvm_exit_names[] = { "exit_reason", "guest_rip", "isa", "info1",
+	"info2", "intr_info", "error_code", "vcpu_id", NULL };
+
+static int lookup_reason(struct text_source *s, const char *name, int *isa, uint64_t *code)
+{
+	struct reason_cache_entry *c;
+
+	for (size_t i = 0; i < s->nr_reasons; i++) {
+		if (strcmp(s->reasons[i].name, name) == 0) {
+			*isa = s->reasons[i].isa;
+			*code = s->reasons[i].code;
+			return 0;
+		}
+	}
+	if (ks_x86_exit_code(name, isa, code) < 0)
+		return -1;
+	c = &s->reasons[s->nr_reasons < REASON_CACHE ? s->nr_reasons++ : REASON_CACHE - 1];
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->isa = *isa;
+	c->code = *code;
+	return 0;
+}
+
+/* "reason NAME[ FAILED_VMENTRY] rip ..." -> isa, code */
+static int parse_exit_reason(struct text_source *s, const char *f, int *isa, uint64_t *code)
+{
+	const char *r = find_key(f, "reason "), *e;
+	char name[40];
+	size_t len;
+	uint64_t flags = 0;
+
+	if (!r)
+		return -1;
+	e = strstr(r, " rip ");
+	len = e ? (size_t)(e - r) : strlen(r);
+	while (len && r[len - 1] == ' ')
+		len--;
+	if (len >= 15 && memcmp(r + len - 15, " FAILED_VMENTRY", 15) == 0) {
+		flags = KS_X86_VMX_FAILED_VMENTRY;
+		len -= 15;
+	}
+	if (len == 0 || len >= sizeof(name))
+		return -1;
+	memcpy(name, r, len);
+	name[len] = '\0';
+	if (lookup_reason(s, name, isa, code) == 0) {
+		*code |= flags;
+		return 0;
+	}
+	/* an unnamed code is printed as a number */
+	if (parse_u64(name, 0, code, &e) < 0 || *e)
+		return -1;
+	*isa = s->last_isa ? s->last_isa : KS_X86_ISA_VMX;
+	*code |= flags;
+	return 0;
+}
+
+static int parse_kvm_exit(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
+{
+	uint64_t code, rip, vcpu = 0, info1 = 0, info2 = 0, intr = 0, err = 0;
+	const char *info;
+	int isa;
+
+	if (parse_exit_reason(s, f, &isa, &code) < 0 || key_u64(f, "rip ", 0, &rip) < 0)
+		return -1;
+	key_u64(f, "vcpu ", 10, &vcpu);
+	info = find_key(f, "info ");
+	if (info) {
+		const char *e;
+
+		/* trace-cmd's kvm plugin: "info %llx %llx" */
+		if (parse_u64(info, 16, &info1, &e) < 0 ||
+		    parse_u64(skip_spaces(e), 16, &info2, NULL) < 0)
+			return -1;
+	} else {
+		key_u64(f, "info1 ", 0, &info1);
+		key_u64(f, "info2 ", 0, &info2);
+	}
+	key_u64(f, "intr_info ", 0, &intr);
+	key_u64(f, "error_code ", 0, &err);
+	s->last_isa = isa;
+	put_u(p, &sl[EXIT_REASON], code);
+	put_u(p, &sl[EXIT_RIP], rip);
+	put_u(p, &sl[EXIT_ISA], (uint64_t)isa);
+	put_u(p, &sl[EXIT_INFO1], info1);
+	put_u(p, &sl[EXIT_INFO2], info2);
+	put_u(p, &sl[EXIT_INTR], intr);
+	put_u(p, &sl[EXIT_ERR], err);
+	put_u(p, &sl[EXIT_VCPU], vcpu);
+	return 0;
+}
+
+static const char *const kvm_entry_names[] = { "vcpu_id", "rip", "immediate_exit", NULL };
+
+/* "vcpu 0, rip 0x...[immediate exit]" or trace-cmd's "vcpu 0 rip 0x..." */
+static int parse_kvm_entry(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
+{
+	uint64_t vcpu, rip;
+
+	(void)s;
+	if (key_u64(f, "vcpu ", 10, &vcpu) < 0 || key_u64(f, "rip ", 0, &rip) < 0)
+		return -1;
+	put_u(p, &sl[0], vcpu);
+	put_u(p, &sl[1], rip);
+	put_u(p, &sl[2], strstr(f, "[immediate exit]") != NULL);
+	return 0;
+}
+
+static const char *const kvm_mmio_names[] = { "type", "len", "gpa", "val", NULL };
+
+static int parse_kvm_mmio(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
+{
+	static const char *const types[] = { "unsatisfied-read ", "read ", "write " };
+	const char *t = find_key(f, "mmio ");
+	uint64_t len, gpa, val, type = 3;
+
+	(void)s;
+	if (!t)
+		return -1;
+	for (uint64_t i = 0; i < 3; i++)
+		if (strncmp(t, types[i], strlen(types[i])) == 0)
+			type = i;
+	if (type == 3 && parse_u64(t, 0, &type, NULL) < 0)
+		return -1;
+	if (key_u64(f, "len ", 10, &len) < 0 || key_u64(f, "gpa ", 0, &gpa) < 0 ||
+	    key_u64(f, "val ", 0, &val) < 0)
+		return -1;
+	put_u(p, &sl[0], type);
+	put_u(p, &sl[1], len);
+	put_u(p, &sl[2], gpa);
+	put_u(p, &sl[3], val);
+	return 0;
+}
+
+static const char *const kvm_pio_names[] = { "rw", "port", "size", "count", "val", NULL };
+
+static int parse_kvm_pio(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
+{
+	uint64_t rw, port, size, count, val = 0;
+
+	(void)s;
+	if (strncmp(f, "pio_read ", 9) == 0)
+		rw = 0;
+	else if (strncmp(f, "pio_write ", 10) == 0)
+		rw = 1;
+	else
+		return -1;
+	if (key_u64(f, "at ", 0, &port) < 0 || key_u64(f, "size ", 10, &size) < 0 ||
+	    key_u64(f, "count ", 10, &count) < 0)
+		return -1;
+	key_u64(f, "val ", 0, &val);
+	put_u(p, &sl[0], rw);
+	put_u(p, &sl[1], port);
+	put_u(p, &sl[2], size);
+	put_u(p, &sl[3], count);
+	put_u(p, &sl[4], val);
+	return 0;
+}
+
+static const char *const kvm_msr_names[] = { "write", "ecx", "data", "exception", NULL };
+
+/* "msr_write 6e0 = 0x2aa2a8403b1c[ (#GP)]" */
+static int parse_kvm_msr(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
+{
+	uint64_t write, ecx, data;
+	const char *e;
+
+	(void)s;
+	if (strncmp(f, "msr_read ", 9) == 0)
+		write = 0;
+	else if (strncmp(f, "msr_write ", 10) == 0)
+		write = 1;
+	else
+		return -1;
+	if (parse_u64(f + 9 + write, 16, &ecx, &e) < 0 || strncmp(e, " = ", 3) != 0 ||
+	    parse_u64(e + 3, 0, &data, NULL) < 0)
+		return -1;
+	put_u(p, &sl[0], write);
+	put_u(p, &sl[1], ecx);
+	put_u(p, &sl[2], data);
+	put_u(p, &sl[3], strstr(e, "(#GP)") != NULL);
+	return 0;
+}
+
+static const char *const kvm_userspace_exit_names[] = { "reason", "errno", NULL };
+
+/* "reason KVM_EXIT_MMIO (6)", "reason restart (4)", "reason error (14)" */
+static int parse_kvm_userspace_exit(struct text_source *s, const char *f, uint8_t *p,
+				    const struct slot *sl)
+{
+	const char *r = find_key(f, "reason "), *paren;
+	int64_t num;
+	uint64_t reason = 0;
+	int64_t err = 0;
+
+	(void)s;
+	if (!r || !(paren = strrchr(r, '(')) || parse_i64(paren + 1, &num, NULL) < 0)
+		return -1;
+	if (strncmp(r, "restart ", 8) == 0 || strncmp(r, "error ", 6) == 0)
+		err = -num;
+	else
+		reason = (uint64_t)num;
+	put_u(p, &sl[0], reason);
+	put_u(p, &sl[1], (uint64_t)err);
+	return 0;
+}
+
+static const char *const kvm_write_tsc_offset_names[] = { "vcpu_id", "previous_tsc_offset",
+	"next_tsc_offset", NULL };
+
+static int parse_kvm_write_tsc_offset(struct text_source *s, const char *f, uint8_t *p,
+				      const struct slot *sl)
+{
+	uint64_t vcpu, prev, next;
+
+	(void)s;
+	if (key_u64(f, "vcpu=", 10, &vcpu) < 0 || key_u64(f, "prev=", 10, &prev) < 0 ||
+	    key_u64(f, "next=", 10, &next) < 0)
+		return -1;
+	put_u(p, &sl[0], vcpu);
+	put_u(p, &sl[1], prev);
+	put_u(p, &sl[2], next);
+	return 0;
+}
+
+/* "S", "R+", "D|W", "I" -> 6.1 prev_state bits; -1 if not a state. */
+static int64_t parse_task_state(const char *s, size_t len)
+{
+	static const char letters[] = "SDTtXZPI";
+	int64_t v = 0;
+
+	if (len == 0)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		const char *l = strchr(letters, s[i]);
+
+		if (s[i] == '+')
+			v |= 0x100;
+		else if (l && s[i])
+			v |= (int64_t)1 << (l - letters);
+		else if (s[i] != 'R' && s[i] != '|' && s[i] != 'W' && s[i] != 'K' && s[i] != 'N')
+			return -1;
+	}
+	return v;
+}
+
+/* Text between KEY and the following END (both found after FROM). */
+static const char *between(const char *from, const char *key, const char *end, size_t *len)
+{
+	const char *a = find_key(from, key), *b;
+
+	if (!a || !(b = strstr(a, end)))
+		return NULL;
+	*len = (size_t)(b - a);
+	return a;
+}
+
+/* trace-cmd's "comm:pid [prio]" -> parts; returns the text after ']' */
+static const char *parse_comm_pid_prio(const char *s, size_t len, const char **comm,
+				       size_t *comm_len, int64_t *pid, int64_t *prio)
+{
+	const char *lb = NULL, *colon = NULL, *e;
+
+	for (size_t i = len; i-- > 0;) {
+		if (!lb && s[i] == '[')
+			lb = s + i;
+		else if (lb && s[i] == ':') {
+			colon = s + i;
+			break;
+		}
+	}
+	if (!lb || !colon || parse_i64(colon + 1, pid, &e) < 0 ||
+	    parse_i64(lb + 1, prio, &e) < 0 || *e != ']')
+		return NULL;
+	*comm = s;
+	*comm_len = (size_t)(colon - s);
+	return e + 1;
+}
+
+static const char *const sched_switch_names[] = { "prev_comm", "prev_pid", "prev_prio",
+	"prev_state", "next_comm", "next_pid", "next_prio", NULL };
+
+static int parse_switch_kernel(const char *f, uint8_t *p, const struct slot *sl)
+{
+	const char *pc, *nc, *st;
+	size_t pcl, ncl, stl;
+	int64_t ppid, pprio, npid, nprio, state;
+
+	if (!(pc = between(f, "prev_comm=", " prev_pid=", &pcl)) ||
+	    !(st = between(pc, "prev_state=", " ==> ", &stl)) ||
+	    !(nc = between(st, "next_comm=", " next_pid=", &ncl)) ||
+	    key_i64(pc, "prev_pid=", &ppid) < 0 || key_i64(pc, "prev_prio=", &pprio) < 0 ||
+	    key_i64(nc, "next_pid=", &npid) < 0 || key_i64(nc, "next_prio=", &nprio) < 0 ||
+	    (state = parse_task_state(st, stl)) < 0)
+		return -1;
+	put_str(p, &sl[0], pc, pcl);
+	put_u(p, &sl[1], (uint64_t)ppid);
+	put_u(p, &sl[2], (uint64_t)pprio);
+	put_u(p, &sl[3], (uint64_t)state);
+	put_str(p, &sl[4], nc, ncl);
+	put_u(p, &sl[5], (uint64_t)npid);
+	put_u(p, &sl[6], (uint64_t)nprio);
+	return 0;
+}
+
+/* trace-cmd plugin: "prev:pid [prio] S ==> next:pid [prio]" */
+static int parse_switch_plugin(const char *f, uint8_t *p, const struct slot *sl)
+{
+	const char *arrow = strstr(f, " ==> "), *pc, *nc, *rest;
+	size_t pcl, ncl;
+	int64_t ppid, pprio, npid, nprio, state;
+
+	if (!arrow)
+		return -1;
+	rest = parse_comm_pid_prio(f, (size_t)(arrow - f), &pc, &pcl, &ppid, &pprio);
+	if (!rest)
+		return -1;
+	rest = skip_spaces(rest);
+	if ((state = parse_task_state(rest, (size_t)(arrow - rest))) < 0)
+		return -1;
+	if (!parse_comm_pid_prio(arrow + 5, strlen(arrow + 5), &nc, &ncl, &npid, &nprio))
+		return -1;
+	put_str(p, &sl[0], pc, pcl);
+	put_u(p, &sl[1], (uint64_t)ppid);
+	put_u(p, &sl[2], (uint64_t)pprio);
+	put_u(p, &sl[3], (uint64_t)state);
+	put_str(p, &sl[4], nc, ncl);
+	put_u(p, &sl[5], (uint64_t)npid);
+	put_u(p, &sl[6], (uint64_t)nprio);
+	return 0;
+}
+
+static int parse_sched_switch(struct text_source *s, const char *f, uint8_t *p,
+			      const struct slot *sl)
+{
+	(void)s;
+	if (strncmp(f, "prev_comm=", 10) == 0)
+		return parse_switch_kernel(f, p, sl);
+	return parse_switch_plugin(f, p, sl);
+}
+
+static const char *const sched_wakeup_names[] = { "comm", "pid", "prio", "target_cpu", NULL };
+
+/* "comm=X pid=N prio=N [success=1 ]target_cpu=NNN" or trace-cmd's
+ * "X:N [prio] [success=1 ]CPU:NNN" */
+static int parse_sched_wakeup(struct text_source *s, const char *f, uint8_t *p,
+			      const struct slot *sl)
+{
+	const char *comm, *cpu;
+	size_t comm_len;
+	int64_t pid, prio, target;
+
+	(void)s;
+	if (strncmp(f, "comm=", 5) == 0) {
+		if (!(comm = between(f, "comm=", " pid=", &comm_len)) ||
+		    key_i64(comm, "pid=", &pid) < 0 || key_i64(comm, "prio=", &prio) < 0 ||
+		    key_i64(comm, "target_cpu=", &target) < 0)
+			return -1;
+	} else {
+		cpu = strstr(f, " CPU:");
+		if (!cpu || !parse_comm_pid_prio(f, (size_t)(cpu - f), &comm, &comm_len, &pid, &prio) ||
+		    parse_i64(cpu + 5, &target, NULL) < 0)
+			return -1;
+	}
+	put_str(p, &sl[0], comm, comm_len);
+	put_u(p, &sl[1], (uint64_t)pid);
+	put_u(p, &sl[2], (uint64_t)prio);
+	put_u(p, &sl[3], (uint64_t)target);
+	return 0;
+}
+
+static const struct text_event builtin_events[] = {
+	{ "kvm", "kvm_exit", NULL, kvm_exit_names, parse_kvm_exit, NULL, 0, {{0, 0}} },
+	{ "kvm", "kvm_entry", kvm_entry_fmt, kvm_entry_names, parse_kvm_entry, NULL, 0, {{0, 0}} },
+	{ "kvm", "kvm_mmio", kvm_mmio_fmt, kvm_mmio_names, parse_kvm_mmio, NULL, 0, {{0, 0}} },
+	{ "kvm", "kvm_pio", kvm_pio_fmt, kvm_pio_names, parse_kvm_pio, NULL, 0, {{0, 0}} },
+	{ "kvm", "kvm_msr", kvm_msr_fmt, kvm_msr_names, parse_kvm_msr, NULL, 0, {{0, 0}} },
+	{ "kvm", "kvm_userspace_exit", kvm_userspace_exit_fmt, kvm_userspace_exit_names,
+	  parse_kvm_userspace_exit, NULL, 0, {{0, 0}} },
+	{ "kvm", "kvm_write_tsc_offset", kvm_write_tsc_offset_fmt, kvm_write_tsc_offset_names,
+	  parse_kvm_write_tsc_offset, NULL, 0, {{0, 0}} },
+	{ "sched", "sched_switch", sched_switch_fmt, sched_switch_names, parse_sched_switch,
+	  NULL, 0, {{0, 0}} },
+	{ "sched", "sched_wakeup", sched_wakeup_fmt, sched_wakeup_names, parse_sched_wakeup,
+	  NULL, 0, {{0, 0}} },
+};
+#define NR_BUILTIN (sizeof(builtin_events) / sizeof(builtin_events[0]))
+
+/* ------------------------------------------------------------------ */
+/* Building the tep handle                                              */
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int sb_add(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sb_add(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -1;
+		if (b->s && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return 0;
+		}
+		size_t cap = (b->cap + (size_t)n + 1) * 2;
+		char *s = realloc(b->s, cap);
+
+		if (!s)
+			return -1;
+		b->s = s;
+		b->cap = cap;
+	}
+}
+
+static int sb_add_symbols(struct strbuf *b, const struct ks_x86_exit_reason *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (sb_add(b, ", { 0x%llx, \"%s\" }", (unsigned long long)t[i].code, t[i].name) < 0)
+			return -1;
+	return 0;
+}
+
+/* kvm_exit of Linux 6.1 with its isa-dependent __print_symbolic. */
+static int build_kvm_exit_body(struct strbuf *b)
+{
+	if (sb_add(b, "%s\nprint fmt: \"vcpu %%u reason %%s%%s%%s rip 0x%%lx info1 0x%%016llx "
+		   "info2 0x%%016llx intr_info 0x%%08x error_code 0x%%08x\", REC->vcpu_id, "
+		   "(REC->isa == 1) ? __print_symbolic(REC->exit_reason & 0xffff",
+		   kvm_exit_fields) < 0 ||
+	    sb_add_symbols(b, ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count) < 0 ||
+	    sb_add(b, ") : __print_symbolic(REC->exit_reason") < 0 ||
+	    sb_add_symbols(b, ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count) < 0 ||
+	    sb_add(b, "), (REC->isa == 1 && REC->exit_reason & ~0xffff) ? \" \" : \"\", "
+		   "(REC->isa == 1) ? __print_flags(REC->exit_reason & ~0xffff, \" \", "
+		   "{ 0x80000000, \"FAILED_VMENTRY\" }) : \"\", REC->guest_rip, REC->info1, "
+		   "REC->info2, REC->intr_info, REC->error_code\n") < 0)
+		return -1;
+	return 0;
+}
+
+static int payload_size(struct tep_event *ev, uint32_t *size)
+{
+	struct tep_format_field **fields = tep_event_fields(ev);
+	uint32_t end = 8, align = 4;
+
+	if (!fields)
+		return -1;
+	for (int i = 0; fields[i]; i++) {
+		uint32_t e = (uint32_t)(fields[i]->offset + fields[i]->size);
+
+		if (e > end)
+			end = e;
+		if (fields[i]->size == 8)
+			align = 8;
+	}
+	free(fields);
+	*size = (end + align - 1) & ~(align - 1);
+	return *size <= PAYLOAD_MAX ? 0 : -1;
+}
+
+static int resolve_slots(struct text_event *te)
+{
+	for (int i = 0; te->fields[i]; i++) {
+		struct tep_format_field *f = tep_find_field(te->ev, te->fields[i]);
+
+		if (!f || i >= MAX_FIELDS)
+			return -1;
+		te->slots[i].offset = f->offset;
+		te->slots[i].size = f->size;
+	}
+	return payload_size(te->ev, &te->size);
+}
+
+static int add_event(struct tep_handle *tep, struct text_event *te, int id)
+{
+	struct strbuf b = { 0 };
+	int r = -1;
+
+	if (sb_add(&b, "name: %s\nID: %d\nformat:\n%s", te->name, id, COMMON_FIELDS) < 0)
+		goto out;
+	if (te->body ? sb_add(&b, "%s", te->body) < 0 : build_kvm_exit_body(&b) < 0)
+		goto out;
+	if (tep_parse_format(tep, &te->ev, b.s, b.len, te->system) != 0 || !te->ev)
+		goto out;
+	r = resolve_slots(te);
+out:
+	free(b.s);
+	return r;
+}
+
+static int build_tep(struct text_source *s)
+{
+	int host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+
+	s->base.tep = tep_alloc();
+	if (!s->base.tep)
+		return -1;
+	tep_set_long_size(s->base.tep, 8);
+	tep_set_page_size(s->base.tep, 4096);
+	tep_set_file_bigendian(s->base.tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(s->base.tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	s->events = malloc(sizeof(builtin_events));
+	if (!s->events)
+		return -1;
+	memcpy(s->events, builtin_events, sizeof(builtin_events));
+	s->nr_events = NR_BUILTIN;
+	for (size_t i = 0; i < NR_BUILTIN; i++)
+		if (add_event(s->base.tep, &s->events[i], (int)i + 1) < 0)
+			return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Line header: [file: ] comm-pid [(tgid)] [[cpu]] [flags] ts: name: fields */
+
+/* "1234.567890:" / "303280081900681:" at P -> ns; *end after the ':'. */
+static int parse_ts(const char *p, uint64_t *ts, bool *raw, const char **end)
+{
+	uint64_t sec = 0, frac = 0;
+	int nd = 0, nf = 0;
+
+	while (is_digit(*p)) {
+		if (++nd > 20 || sec > (UINT64_MAX - 9) / 10)
+			return -1;
+		sec = sec * 10 + (uint64_t)(*p++ - '0');
+	}
+	if (nd == 0)
+		return -1;
+	*raw = *p != '.';
+	if (*p == '.') {
+		p++;
+		while (is_digit(*p)) {
+			if (nf < 9) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				nf++;
+			}
+			p++;
+		}
+		if (nf == 0)
+			return -1;
+		for (int i = nf; i < 9; i++)
+			frac *= 10;
+		if (sec > (UINT64_MAX - frac) / 1000000000ull)
+			return -1;
+		sec = sec * 1000000000ull + frac;
+	}
+	if (*p != ':' || (p[1] != ' ' && p[1] != '\0'))
+		return -1;
+	*ts = sec;
+	*end = p + 1;
+	return 0;
+}
+
+/* Find the timestamp: a number after a space or ']' (or at the start),
+ * followed by ':' and a space. */
+static const char *find_ts(const char *line, uint64_t *ts, bool *raw, const char **after)
+{
+	for (const char *p = line; *p; p++) {
+		if (!is_digit(*p) || (p > line && p[-1] != ' ' && p[-1] != ']'))
+			continue;
+		if (parse_ts(p, ts, raw, after) == 0)
+			return p;
+		while (is_digit(p[1]) || p[1] == '.')
+			p++;
+	}
+	return NULL;
+}
+
+static bool is_flag_token(const char *s, size_t len)
+{
+	if (len < 3 || len > 6)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(".dDbXNnpZzHhs0123456789abcdef", s[i]) || !s[i])
+			return false;
+	return true;
+}
+
+static uint8_t hex_nibble(char c)
+{
+	if (is_digit(c))
+		return (uint8_t)(c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (uint8_t)(c - 'a' + 10);
+	return 0;
+}
+
+/* Latency columns "dNs3." -> common_flags / common_preempt_count. */
+static void parse_flags(const char *s, size_t len, struct line_hdr *h)
+{
+	static const char irq[] = "dDbX";
+	static const uint8_t irq_bits[] = { 0x01, 0x81, 0x80, 0x02 };
+	static const char resched[] = "Nnp";
+	static const uint8_t resched_bits[] = { 0x24, 0x04, 0x20 };
+	static const char ctx[] = "ZzHhs";
+	static const uint8_t ctx_bits[] = { 0x48, 0x40, 0x18, 0x08, 0x10 };
+	const char *c;
+
+	if (len > 0 && s[0] && (c = strchr(irq, s[0])))
+		h->flags |= irq_bits[c - irq];
+	if (len > 1 && s[1] && (c = strchr(resched, s[1])))
+		h->flags |= resched_bits[c - resched];
+	if (len > 2 && s[2] && (c = strchr(ctx, s[2])))
+		h->flags |= ctx_bits[c - ctx];
+	if (len > 3)
+		h->preempt |= hex_nibble(s[3]);
+	if (len > 4)
+		h->preempt |= (uint8_t)(hex_nibble(s[4]) << 4);
+}
+
+static size_t trim_right(const char *s, size_t e)
+{
+	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+		e--;
+	return e;
+}
+
+/* Strip "[cpu]", "(tgid)" and the latency token from the end of [0, e). */
+static int parse_columns(const char *s, size_t *pe, struct line_hdr *h)
+{
+	size_t e = trim_right(s, *pe), t = e;
+	uint64_t v;
+	const char *end;
+
+	while (t > 0 && s[t - 1] != ' ' && s[t - 1] != ']' && s[t - 1] != ')')
+		t--;
+	if (t < e && t > 0 && is_flag_token(s + t, e - t)) {
+		parse_flags(s + t, e - t, h);
+		e = trim_right(s, t);
+	}
+	if (e > 0 && s[e - 1] == ']') {
+		size_t b = e - 1;
+
+		while (b > 0 && s[b] != '[')
+			b--;
+		if (s[b] != '[' || parse_u64(s + b + 1, 10, &v, &end) < 0 || *end != ']' ||
+		    v > INT32_MAX)
+			return -1;
+		h->cpu = (int32_t)v;
+		e = trim_right(s, b);
+	}
+	if (e > 0 && s[e - 1] == ')') {
+		size_t b = e - 1;
+
+		while (b > 0 && s[b] != '(')
+			b--;
+		if (s[b] != '(')
+			return -1;
+		if (parse_u64(skip_spaces(s + b + 1), 10, &v, &end) == 0 && v <= INT32_MAX)
+			h->tgid = (int32_t)v;
+		e = trim_right(s, b);
+	}
+	*pe = e;
+	return 0;
+}
+
+/* "  [file.dat: ]comm-pid" in [0, e) -> comm, tid */
+static int parse_comm_pid(const char *s, size_t e, struct line_hdr *h)
+{
+	size_t d = e, b;
+	uint64_t v;
+	const char *c, *colon;
+
+	while (d > 0 && is_digit(s[d - 1]))
+		d--;
+	if (d == e || d == 0 || s[d - 1] != '-' || e - d > 10)
+		return -1;
+	if (parse_u64(s + d, 10, &v, NULL) < 0 || v > INT32_MAX)
+		return -1;
+	h->tid = (int32_t)v;
+	c = skip_spaces(s);
+	b = (size_t)(c - s);
+	/* a multi-file report's "name: " prefix: one word, then ": " */
+	colon = memmem(c, d - 1 - b, ": ", 2);
+	if (colon && !memchr(c, ' ', (size_t)(colon - c)))
+		c = skip_spaces(colon + 2);
+	if ((size_t)(c - s) > d - 1)
+		return -1;
+	h->comm = c;
+	h->comm_len = (size_t)(s + d - 1 - c);
+	return 0;
+}
+
+/* After the timestamp: " name: fields" or " system:name: fields". */
+static void parse_name(const char *p, struct line_hdr *h)
+{
+	const char *n = skip_spaces(p), *q = n;
+
+	while (is_name_char(*q))
+		q++;
+	if (*q == ':' && is_name_char(q[1])) { /* system:name: */
+		n = q + 1;
+		for (q = n; is_name_char(*q);)
+			q++;
+	}
+	if (q == n || *q != ':') { /* e.g. a function tracer line */
+		h->name = n;
+		h->name_len = 0;
+		h->fields = n;
+		return;
+	}
+	h->name = n;
+	h->name_len = (size_t)(q - n);
+	h->fields = skip_spaces(q + 1);
+}
+
+static int parse_header(const char *line, struct line_hdr *h)
+{
+	const char *after;
+	const char *tsp;
+	size_t e;
+
+	memset(h, 0, sizeof(*h));
+	h->cpu = -1;
+	h->tgid = -1;
+	tsp = find_ts(line, &h->ts, &h->raw, &after);
+	if (!tsp)
+		return -1;
+	e = (size_t)(tsp - line);
+	if (parse_columns(line, &e, h) < 0 || parse_comm_pid(line, e, h) < 0)
+		return -1;
+	parse_name(after, h);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Non-event lines                                                      */
+
+enum line_kind { LINE_EMPTY, LINE_META, LINE_LOST, LINE_EVENT, LINE_BAD };
+
+/* Skip a multi-file "name: " prefix when followed by what TAIL matches. */
+static const char *after_prefix(const char *s, const char *tail)
+{
+	const char *c = strstr(s, ": ");
+
+	if (c && !memchr(s, ' ', (size_t)(c - s)) && strncmp(skip_spaces(c + 2), tail,
+								strlen(tail)) == 0)
+		return skip_spaces(c + 2);
+	return s;
+}
+
+/* "cpus=N" -> N, else -1 */
+static int64_t cpus_line(const char *s)
+{
+	uint64_t v;
+	const char *e;
+
+	s = after_prefix(s, "cpus=");
+	if (strncmp(s, "cpus=", 5) != 0 || parse_u64(s + 5, 10, &v, &e) < 0 || *skip_spaces(e))
+		return -1;
+	return v > 100000 ? -1 : (int64_t)v;
+}
+
+/* "CPU:3 [LOST 12 EVENTS]" (ftrace) or "CPU:3 [12 EVENTS DROPPED]"; the
+ * number of lost events, 0 if none is printed, -1 if not such a line. */
+static int64_t lost_line(const char *s)
+{
+	const char *b;
+	uint64_t v = 0;
+
+	s = after_prefix(s, "CPU:");
+	if (strncmp(s, "CPU:", 4) != 0 || !(b = strchr(s, '[')) ||
+	    (!strstr(b, "LOST") && !strstr(b, "DROPPED")))
+		return -1;
+	for (b++; *b && *b != ']' && !is_digit(*b); b++)
+		;
+	if (is_digit(*b))
+		parse_u64(b, 10, &v, NULL);
+	return v > INT64_MAX ? 0 : (int64_t)v;
+}
+
+static bool meta_line(const char *s)
+{
+	uint64_t v;
+	const char *e;
+
+	if (s[0] == '#' || cpus_line(s) >= 0 || strncmp(s, "version = ", 10) == 0)
+		return true;
+	/* trace-cmd: "CPU 3 is empty", "CPU0 data recorded at offset=..." */
+	s = after_prefix(s, "CPU");
+	if (strncmp(s, "CPU", 3) == 0 && parse_u64(skip_spaces(s + 3), 10, &v, &e) == 0 &&
+	    (strcmp(e, " is empty") == 0 || strncmp(e, " data recorded", 14) == 0))
+		return true;
+	return false;
+}
+
+static enum line_kind classify(const char *text, struct line_hdr *h)
+{
+	const char *s = skip_spaces(text);
+
+	if (*s == '\0')
+		return LINE_EMPTY;
+	if (*s == '#')
+		return LINE_META;
+	if (parse_header(text, h) == 0)
+		return LINE_EVENT;
+	if (meta_line(s))
+		return LINE_META;
+	return lost_line(s) >= 0 ? LINE_LOST : LINE_BAD;
+}
+
+/* ------------------------------------------------------------------ */
+/* Thread names                                                         */
+
+static size_t comm_hash(int32_t tid, size_t cap)
+{
+	return ((uint32_t)tid * 2654435761u) & (cap - 1);
+}
+
+static struct comm_entry *comm_slot(struct text_source *s, int32_t tid)
+{
+	size_t i = comm_hash(tid, s->comm_cap);
+
+	while (s->comms[i].tid != -1 && s->comms[i].tid != tid)
+		i = (i + 1) & (s->comm_cap - 1);
+	return &s->comms[i];
+}
+
+static int comm_grow(struct text_source *s)
+{
+	struct comm_entry *old = s->comms;
+	size_t old_cap = s->comm_cap;
+	size_t cap = old_cap ? old_cap * 2 : 256;
+
+	s->comms = malloc(cap * sizeof(*s->comms));
+	if (!s->comms) {
+		s->comms = old;
+		return -1;
+	}
+	for (size_t i = 0; i < cap; i++)
+		s->comms[i].tid = -1;
+	s->comm_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].tid != -1)
+			*comm_slot(s, old[i].tid) = old[i];
+	free(old);
+	return 0;
+}
+
+/* True when TID's name differs from the last one delivered (and records
+ * the new one). */
+static int comm_changed(struct text_source *s, const struct line_hdr *h, bool *changed)
+{
+	struct comm_entry *c;
+	size_t n = h->comm_len < COMM_LEN - 1 ? h->comm_len : COMM_LEN - 1;
+
+	*changed = false;
+	if (h->comm_len == 0 || (h->comm_len == 5 && memcmp(h->comm, "<...>", 5) == 0))
+		return 0;
+	if ((s->comm_used + 1) * 2 > s->comm_cap && comm_grow(s) < 0)
+		return -1;
+	c = comm_slot(s, h->tid);
+	if (c->tid == h->tid && strlen(c->comm) == n && memcmp(c->comm, h->comm, n) == 0)
+		return 0;
+	if (c->tid == -1)
+		s->comm_used++;
+	c->tid = h->tid;
+	memcpy(c->comm, h->comm, n);
+	c->comm[n] = '\0';
+	*changed = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                              */
+
+static void count_malformed(struct text_source *s, uint64_t offset)
+{
+	if (s->malformed++ == 0)
+		s->first_malformed = offset;
+	s->base.stats.skipped++;
+}
+
+static struct text_event *find_event(struct text_source *s, const struct line_hdr *h)
+{
+	for (size_t i = 0; i < s->nr_events; i++)
+		if (strlen(s->events[i].name) == h->name_len &&
+		    memcmp(s->events[i].name, h->name, h->name_len) == 0)
+			return &s->events[i];
+	return NULL;
+}
+
+static void fill_common(struct ks_record *rec, const struct line_hdr *h, uint64_t offset)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->ts = h->ts;
+	rec->raw_ts = h->ts;
+	rec->cpu = h->cpu;
+	rec->tid = h->tid;
+	rec->pid = h->tgid;
+	rec->offset = offset;
+}
+
+/* Build the payload of a known event; -1 if its fields do not parse. */
+static int build_event(struct text_source *s, struct text_event *te, const struct line_hdr *h,
+		       struct ks_record *rec, uint64_t offset)
+{
+	uint16_t type = (uint16_t)te->ev->id;
+	int32_t pid = h->tid;
+
+	memset(s->payload, 0, te->size);
+	if (te->parse(s, h->fields, s->payload, te->slots) < 0)
+		return -1;
+	memcpy(s->payload, &type, 2);
+	s->payload[2] = h->flags;
+	s->payload[3] = h->preempt;
+	memcpy(s->payload + 4, &pid, 4);
+	fill_common(rec, h, offset);
+	rec->type = KS_REC_EVENT;
+	rec->event = te->ev;
+	rec->data = s->payload;
+	rec->size = te->size;
+	return 0;
+}
+
+/* An event line: 1 with *rec set (a COMM first when the name changed), 0
+ * when nothing is delivered, -1 on memory exhaustion. */
+static int event_line(struct text_source *s, const struct line_hdr *h, uint64_t offset,
+		      struct ks_record *rec)
+{
+	struct text_event *te = h->name_len ? find_event(s, h) : NULL;
+	struct ks_record ev;
+	bool changed;
+
+	if (te && build_event(s, te, h, &ev, offset) < 0) {
+		count_malformed(s, offset);
+		return 0;
+	}
+	if (!te)
+		s->base.stats.unknown_events++;
+	if (comm_changed(s, h, &changed) < 0)
+		return -1;
+	if (te) {
+		if (h->ts < s->last_ts)
+			s->base.stats.out_of_order++;
+		else
+			s->last_ts = h->ts;
+	}
+	if (changed) {
+		fill_common(rec, h, offset);
+		rec->type = KS_REC_COMM;
+		snprintf(s->rec_comm, sizeof(s->rec_comm), "%.*s", (int)h->comm_len, h->comm);
+		rec->comm = s->rec_comm;
+		if (te) {
+			s->pending = ev;
+			s->has_pending = true;
+		}
+		return 1;
+	}
+	if (!te)
+		return 0;
+	*rec = ev;
+	return 1;
+}
+
+static int lost_record(struct text_source *s, const char *text, uint64_t offset,
+		       struct ks_record *rec)
+{
+	int64_t n = lost_line(skip_spaces(text));
+	const char *c = strstr(text, "CPU:");
+	uint64_t cpu;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->type = KS_REC_LOST;
+	rec->ts = rec->raw_ts = s->last_ts;
+	rec->cpu = c && parse_u64(c + 4, 10, &cpu, NULL) == 0 && cpu <= INT32_MAX ? (int32_t)cpu : -1;
+	rec->tid = rec->pid = -1;
+	rec->lost = n > 0 ? (uint64_t)n : 0;
+	rec->offset = offset;
+	s->base.stats.lost_events += rec->lost;
+	s->base.stats.lost_records++;
+	return 1;
+}
+
+static void meta_record(struct text_source *s, const char *text)
+{
+	const char *p = strstr(text, "#P:");
+	int64_t n = cpus_line(skip_spaces(text));
+	uint64_t v;
+
+	if (n < 0 && p && text[0] == '#' && parse_u64(p + 3, 10, &v, NULL) == 0 && v <= 100000)
+		n = (int64_t)v;
+	if (n > s->base.info.nr_cpus)
+		s->base.info.nr_cpus = (int)n;
+}
+
+static int handle_line(struct text_source *s, struct line *ln, struct ks_record *rec)
+{
+	struct line_hdr h;
+
+	if (ln->too_long || memchr(ln->text, '\0', ln->len)) {
+		count_malformed(s, ln->offset);
+		return 0;
+	}
+	switch (classify(ln->text, &h)) {
+	case LINE_EMPTY:
+		return 0;
+	case LINE_META:
+		meta_record(s, ln->text);
+		return 0;
+	case LINE_LOST:
+		return lost_record(s, ln->text, ln->offset, rec);
+	case LINE_EVENT:
+		return event_line(s, &h, ln->offset, rec);
+	case LINE_BAD:
+	default:
+		count_malformed(s, ln->offset);
+		return 0;
+	}
+}
+
+static int text_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err)
+{
+	struct text_source *s = (struct text_source *)src;
+	struct line ln;
+	int r;
+
+	if (s->has_pending) {
+		*rec = s->pending;
+		s->has_pending = false;
+		return 1;
+	}
+	for (;;) {
+		r = reader_next(&s->lr, &ln);
+		if (r < 0)
+			return ks_error_at(err, src->path, s->lr.offset, "cannot read: %s",
+					   strerror(errno));
+		if (r == 0)
+			return 0;
+		r = handle_line(s, &ln, rec);
+		if (r < 0)
+			return ks_error_at(err, src->path, ln.offset, "out of memory");
+		if (r > 0)
+			return 1;
+	}
+}
+
+static void text_close(struct ks_source *src)
+{
+	struct text_source *s = (struct text_source *)src;
+
+	if (s->lr.fd >= 0)
+		close(s->lr.fd);
+	free(s->lr.buf);
+	free(s->comms);
+	free(s->events);
+	if (src->tep)
+		tep_free(src->tep);
+	free(src->path);
+	free(s);
+}
+
+static const struct ks_source_ops text_ops = {
+	.name = "ftrace text",
+	.next = text_next,
+	.close = text_close,
+};
+
+uint64_t ks_ftrace_text_malformed(const struct ks_source *src, uint64_t *first_offset)
+{
+	const struct text_source *s = (const struct text_source *)src;
+
+	if (!src || src->ops != &text_ops)
+		return 0;
+	if (first_offset && s->malformed)
+		*first_offset = s->first_malformed;
+	return s->malformed;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open                                                                 */
+
+/* x86 exit reason names in kvm_exit lines of the head tell the arch (the
+ * built-in formats are the x86_64 ones). */
+static void head_arch(struct ks_source_info *info, const char *first, size_t rest_len,
+		      const char *rest)
+{
+	const char *p = strstr(first, " kvm_exit: ");
+	int isa;
+	uint64_t code;
+
+	if (!p && rest)
+		p = memmem(rest, rest_len, " kvm_exit: ", 11);
+	if (!p || !(p = strstr(p, "reason ")))
+		return;
+	p += 7;
+	char name[40];
+	size_t n = strcspn(p, " \n");
+
+	if (n >= sizeof(name))
+		return;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	if (ks_x86_exit_code(name, &isa, &code) == 0)
+		snprintf(info->arch, sizeof(info->arch), "x86_64");
+}
+
+/* The head must be text with a recognisable line among its first lines. */
+static int sniff(int fd, const char *path, struct ks_source_info *info, struct ks_error *err)
+{
+	char *head = malloc(SNIFF_BYTES + 1);
+	ssize_t n;
+	int lines = 0, r = -1;
+	char *p, *nul;
+	struct line_hdr h;
+
+	if (!head)
+		return ks_error_set(err, "%s: out of memory", path);
+	n = pread(fd, head, SNIFF_BYTES, 0);
+	if (n < 0) {
+		ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	head[n] = '\0';
+	if ((nul = memchr(head, '\0', (size_t)n)) != NULL) {
+		ks_error_at(err, path, (uint64_t)(nul - head),
+			    "not a trace.dat, perf.data or ftrace text file");
+		goto out;
+	}
+	for (p = head; *p && lines < SNIFF_LINES; lines++) {
+		char *nl = strchr(p, '\n');
+		enum line_kind k;
+
+		if (nl)
+			*nl = '\0';
+		else if (n == SNIFF_BYTES)
+			break; /* a cut line: not evidence either way */
+		k = classify(p, &h);
+		if (k == LINE_META || k == LINE_LOST || k == LINE_EVENT) {
+			r = 0;
+			head_arch(info, p, nl ? (size_t)(head + n - (nl + 1)) : 0, nl ? nl + 1 : NULL);
+			goto out;
+		}
+		if (k == LINE_EMPTY)
+			lines--;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	ks_error_at(err, path, 0, "not a trace.dat, perf.data or ftrace text file");
+out:
+	free(head);
+	return r;
+}
 
 int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err)
 {
+	struct text_source *s;
+
 	*out = NULL;
-	return ks_error_at(err, path, 0, "reading ftrace text files is not implemented yet");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ks_error_set(err, "%s: out of memory", path);
+	s->base.ops = &text_ops;
+	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
+	s->base.path = strdup(path);
+	if (s->lr.fd < 0) {
+		ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!s->base.path)
+		goto nomem;
+	if (sniff(s->lr.fd, path, &s->base.info, err) < 0)
+		goto fail;
+	s->lr.cap = READ_CHUNK + LINE_MAX_LEN + 1;
+	s->lr.buf = malloc(s->lr.cap);
+	if (!s->lr.buf || comm_grow(s) < 0)
+		goto nomem;
+	if (build_tep(s) < 0) {
+		ks_error_set(err, "%s: cannot set up the built-in event formats", path);
+		goto fail;
+	}
+	s->base.info.format = "ftrace text";
+	*out = &s->base;
+	return 0;
+nomem:
+	ks_error_set(err, "%s: out of memory", path);
+fail:
+	text_close(&s->base);
+	return -1;
 }

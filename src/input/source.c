@@ -36,7 +36,8 @@ int ks_source_open(struct ks_source **out, const char *path, struct ks_error *er
 	*out = NULL;
 	if (sniff(path, head, sizeof(head), &got, err) < 0)
 		return -1;
-	if (got >= 8 && memcmp(head, KS_PERF_MAGIC, 8) == 0)
+	if (got >= 8 && (memcmp(head, KS_PERF_MAGIC, 8) == 0 ||
+			 memcmp(head, KS_PERF_MAGIC_SWAPPED, 8) == 0))
 		return ks_perfdata_open(out, path, err);
 	if (got >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
 		return ks_tracedat_open(out, path, err);

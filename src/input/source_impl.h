@@ -35,6 +35,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_erro
 
 /* Sniff helpers (source.c uses them; readers may too). */
 #define KS_PERF_MAGIC "PERFILE2"
+#define KS_PERF_MAGIC_SWAPPED "2ELIFREP" /* written by a big-endian host */
 #define KS_TRACEDAT_MAGIC "\x17\x08\x44tracing"
 
 #endif

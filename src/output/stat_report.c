@@ -246,6 +246,25 @@ static uint64_t unknown_occurrences(const struct ks_stat *st, const struct view_
 	return n;
 }
 
+/* Exits counted one by one (no times): the whole report when the input has
+ * no end events, e.g. a text of kvm_exit lines only. */
+static void print_begin_counts(FILE *out, const struct ks_stat *st, const struct view_rows *b)
+{
+	size_t i;
+
+	fprintf(out, "\n%s events by reason (counted; the input has no end events, so no times)\n\n",
+		ks_stat_class_title(st));
+	fprintf(out, "%-22s %10s %9s\n", "Reason", "Count", "Count%");
+	for (i = 0; i < b->n; i++) {
+		char key[64];
+
+		ks_stat_key_name(st, b->rows[i], false, key, sizeof(key));
+		fprintf(out, "%-22s %10" PRIu64 " %8.2f%%\n", key, b->rows[i]->count,
+			pct(b->rows[i]->count, b->total_count));
+	}
+	fprintf(out, "\nTotal: %" PRIu64 " events.\n", b->total_count);
+}
+
 static void print_footer(FILE *out, const struct footer_item *it, size_t n)
 {
 	size_t i;
@@ -336,8 +355,33 @@ static void json_views(struct ks_json *j, const struct ks_stat *st, const struct
 	ks_json_end_array(j);
 }
 
+static void json_begin_counts(struct ks_json *j, const struct ks_stat *st, const struct view_rows *b)
+{
+	size_t i;
+
+	ks_json_key(j, "begin_counts");
+	ks_json_begin_object(j);
+	ks_json_kv_u64(j, "total", b->total_count);
+	ks_json_key(j, "rows");
+	ks_json_begin_array(j);
+	for (i = 0; i < b->n; i++) {
+		char key[64];
+
+		ks_stat_key_name(st, b->rows[i], false, key, sizeof(key));
+		ks_json_begin_object(j);
+		ks_json_kv_string(j, "key", key);
+		ks_json_kv_u64(j, "key_value", b->rows[i]->key);
+		ks_json_kv_i64(j, "info", b->rows[i]->info);
+		ks_json_kv_u64(j, "count", b->rows[i]->count);
+		ks_json_end_object(j);
+	}
+	ks_json_end_array(j);
+	ks_json_end_object(j);
+}
+
 static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
-		       const struct view_rows *vs, int nv, const struct footer_item *it, size_t nit)
+		       const struct view_rows *vs, int nv, const struct view_rows *b,
+		       const struct footer_item *it, size_t nit)
 {
 	struct ks_json j;
 	size_t i;
@@ -350,6 +394,7 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 	ks_json_kv_string(&j, "isa", ks_stat_isa_name(st));
 	ks_json_kv_i64(&j, "vcpu_filter", o->vcpu);
 	json_views(&j, st, vs, nv, o->hist);
+	json_begin_counts(&j, st, b);
 	ks_json_key(&j, "not_counted");
 	ks_json_begin_object(&j);
 	for (i = 0; i < nit; i++)
@@ -376,7 +421,8 @@ static void csv_field(FILE *out, const char *s)
 	}
 }
 
-static void print_csv(FILE *out, const struct ks_stat *st, const struct view_rows *vs, int nv)
+static void print_csv(FILE *out, const struct ks_stat *st, const struct view_rows *vs, int nv,
+		      const struct view_rows *b)
 {
 	int vi;
 	size_t i;
@@ -403,6 +449,16 @@ static void print_csv(FILE *out, const struct ks_stat *st, const struct view_row
 				r->max_ns, r->total_ns / r->count, ks_stat_row_stddev_pct(r));
 		}
 	}
+	/* Begin events counted one by one: count only, the time fields empty. */
+	for (i = 0; i < b->n; i++) {
+		char key[64];
+
+		ks_stat_key_name(st, b->rows[i], false, key, sizeof(key));
+		fputs("begins,-1,,-1,", out);
+		csv_field(out, key);
+		fprintf(out, ",%" PRIu64 ",%.4f,,,,,,,,\n", b->rows[i]->count,
+			pct(b->rows[i]->count, b->total_count));
+	}
 }
 
 /* ---- entry point ---- */
@@ -410,7 +466,7 @@ static void print_csv(FILE *out, const struct ks_stat *st, const struct view_row
 int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
 		   struct ks_error *err)
 {
-	struct view_rows vs[KS_STAT_MAX_VIEWS];
+	struct view_rows vs[KS_STAT_MAX_VIEWS], begins;
 	struct footer_item items[16];
 	uint64_t unknown = 0;
 	size_t nit;
@@ -420,6 +476,7 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 		return print_perf(out, st, o, err);
 	nv = ks_stat_nviews(st);
 	memset(vs, 0, sizeof(vs));
+	rc = collect(st, KS_STAT_BEGINS, KS_DIM_KEY, "sample", &begins, err);
 	for (vi = 0; vi < nv && rc == 0; vi++) {
 		rc = collect(st, vi, ks_stat_view_dims(st, vi), o->sort_key, &vs[vi], err);
 		if (!unknown)
@@ -428,17 +485,25 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 	if (rc == 0) {
 		nit = footer_items(st, o, unknown, items);
 		if (o->format == KS_STAT_JSON) {
-			print_json(out, st, o, vs, nv, items, nit);
+			print_json(out, st, o, vs, nv, &begins, items, nit);
 		} else if (o->format == KS_STAT_CSV) {
-			print_csv(out, st, vs, nv);
+			print_csv(out, st, vs, nv, &begins);
 		} else {
 			fprintf(out, "%s: %s, %s exit reasons\n", o->input,
 				o->src_info ? o->src_info->format : "?", ks_stat_isa_name(st));
-			for (vi = 0; vi < nv; vi++)
-				print_table_view(out, st, &vs[vi], o->hist);
+			if (!vs[0].total_count && begins.total_count)
+				print_begin_counts(out, st, &begins);
+			else
+				for (vi = 0; vi < nv; vi++)
+					print_table_view(out, st, &vs[vi], o->hist);
+			if (begins.total_count != vs[0].total_count)
+				fprintf(out, "\n%" PRIu64 " %s begin events in all, %" PRIu64
+					" of them with a matching end.\n", begins.total_count,
+					ks_stat_class_name(st), vs[0].total_count);
 			print_footer(out, items, nit);
 		}
 	}
+	free(begins.rows);
 	for (vi = 0; vi < nv; vi++)
 		free(vs[vi].rows);
 	return rc;

@@ -19,8 +19,9 @@ fi
 # The report block: from "Analyze events" to the "Total Samples" line, minus
 # perf's per-row "unknown kvm exit code" diagnostics (stderr noise).
 block() { sed -n '/^Analyze events/,/^Total Samples/p' | grep -v '^unknown kvm exit code'; }
-# Mask the Min Time column (5th numeric column) for --vcpu runs.
-mask_min() { sed -E 's/^( *[^ ].{19} +[0-9]+ +[0-9.]+% +[0-9.]+% +)[0-9.]+us/\1MINus/'; }
+# Mask the Min Time column for --vcpu runs: rows are fixed-width ("%20s %10llu
+# %8.2f%% %8.2f%% %9.2fus ..."), so Min Time is the 11 characters at 52.
+mask_min() { sed -E '/us \( \+-/s/^(.{52}).{11}/\1   MIN_TIME/'; }
 
 compare() { # name file args...
 	local name=$1 f=$2; shift 2

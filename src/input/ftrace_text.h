@@ -1,0 +1,20 @@
+/*
+ * ftrace_text.h - extras of the ftrace text reader (ftrace_text.c).
+ *
+ * The reader is opened through ks_source_open(); this header only exposes
+ * what the generic struct ks_source has no room for.
+ */
+#ifndef KVMSCOPE_FTRACE_TEXT_H
+#define KVMSCOPE_FTRACE_TEXT_H
+
+#include <stdint.h>
+
+struct ks_source;
+
+/* Lines that looked like trace text but could not be decoded (they are
+ * also counted in stats.skipped).  Returns that count and stores the byte
+ * offset of the first one in *first_offset (when non-NULL and count > 0).
+ * Returns 0 for a source that is not ftrace text. */
+uint64_t ks_ftrace_text_malformed(const struct ks_source *src, uint64_t *first_offset);
+
+#endif

@@ -1,0 +1,275 @@
+/*
+ * tracing_data.c - the ftrace metadata block of perf.data / trace.dat v6
+ * (see tracing_data.h), loaded into a tep_handle with libtraceevent.
+ *
+ * A bounds-checked cursor walks the block; every size read from the file is
+ * checked against the bytes left before anything is allocated or parsed.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "tracing_data.h"
+
+struct td_cursor {
+	const uint8_t *buf;
+	uint64_t len;
+	uint64_t pos;
+	bool big_endian;  /* numbers in the block are big-endian */
+	const char *path;
+	uint64_t base;    /* file offset of buf[0] */
+	struct ks_error *err;
+};
+
+static int td_fail(struct td_cursor *c, const char *what)
+{
+	return ks_error_at(c->err, c->path, c->base + c->pos, "tracing data: %s", what);
+}
+
+static bool td_have(const struct td_cursor *c, uint64_t n)
+{
+	return n <= c->len - c->pos;
+}
+
+static int td_u32(struct td_cursor *c, uint32_t *v, const char *what)
+{
+	uint32_t x;
+
+	if (!td_have(c, 4))
+		return td_fail(c, what);
+	memcpy(&x, c->buf + c->pos, 4);
+	if (c->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		x = __builtin_bswap32(x);
+	*v = x;
+	c->pos += 4;
+	return 0;
+}
+
+static int td_u64(struct td_cursor *c, uint64_t *v, const char *what)
+{
+	uint64_t x;
+
+	if (!td_have(c, 8))
+		return td_fail(c, what);
+	memcpy(&x, c->buf + c->pos, 8);
+	if (c->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		x = __builtin_bswap64(x);
+	*v = x;
+	c->pos += 8;
+	return 0;
+}
+
+/* A NUL-terminated string inside the block; *s points into the buffer. */
+static int td_string(struct td_cursor *c, const char **s, const char *what)
+{
+	const uint8_t *start = c->buf + c->pos;
+	const uint8_t *nul = memchr(start, 0, c->len - c->pos);
+
+	if (!nul)
+		return td_fail(c, what);
+	*s = (const char *)start;
+	c->pos += (uint64_t)(nul - start) + 1;
+	return 0;
+}
+
+/* Take SIZE bytes; checks they are there. */
+static int td_take(struct td_cursor *c, uint64_t size, const uint8_t **p, const char *what)
+{
+	if (!td_have(c, size))
+		return td_fail(c, what);
+	*p = c->buf + c->pos;
+	c->pos += size;
+	return 0;
+}
+
+/* A NUL-terminated heap copy for the libtraceevent calls that want one. */
+static char *td_strdup(const uint8_t *p, uint64_t size)
+{
+	char *s = malloc(size + 1);
+
+	if (s) {
+		memcpy(s, p, size);
+		s[size] = 0;
+	}
+	return s;
+}
+
+static int td_preamble(struct td_cursor *c, struct tep_handle *tep, bool *has_cmdlines)
+{
+	const char *version = "";
+	const uint8_t *p = NULL;
+	uint32_t page_size = 0;
+	uint8_t endian, long_size;
+
+	if (!td_have(c, 10) || memcmp(c->buf, "\027\010\104tracing", 10) != 0)
+		return td_fail(c, "bad magic (expected \\027\\010\\104tracing)");
+	c->pos = 10;
+	if (td_string(c, &version, "unterminated version string") < 0)
+		return -1;
+	*has_cmdlines = strtod(version, NULL) >= 0.6;
+	if (td_take(c, 2, &p, "truncated after the version") < 0)
+		return -1;
+	endian = p[0];
+	long_size = p[1];
+	if (endian > 1)
+		return ks_error_at(c->err, c->path, c->base + c->pos - 2,
+				   "tracing data: bad endian byte %u", endian);
+	if (long_size != 4 && long_size != 8)
+		return ks_error_at(c->err, c->path, c->base + c->pos - 1,
+				   "tracing data: bad long size %u", long_size);
+	c->big_endian = endian == 1;
+	if (td_u32(c, &page_size, "truncated page size") < 0)
+		return -1;
+	if (page_size == 0 || page_size > (1u << 24) || (page_size & (page_size - 1)))
+		return ks_error_at(c->err, c->path, c->base + c->pos - 4,
+				   "tracing data: bad page size %u", page_size);
+	tep_set_file_bigendian(tep, c->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
+				TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(tep, long_size);
+	tep_set_page_size(tep, (int)page_size);
+	return 0;
+}
+
+static int td_header_files(struct td_cursor *c, struct tep_handle *tep)
+{
+	const uint8_t *p = NULL;
+	uint64_t size = 0;
+	char *text;
+
+	if (td_take(c, 12, &p, "truncated header_page") < 0)
+		return -1;
+	if (memcmp(p, "header_page", 12) != 0)
+		return ks_error_at(c->err, c->path, c->base + c->pos - 12,
+				   "tracing data: missing header_page");
+	if (td_u64(c, &size, "truncated header_page size") < 0 ||
+	    td_take(c, size, &p, "header_page runs past the end") < 0)
+		return -1;
+	text = td_strdup(p, size);
+	if (!text)
+		return ks_error_set(c->err, "%s: out of memory", c->path);
+	if (tep_parse_header_page(tep, text, size, tep_get_long_size(tep)) == 0)
+		tep_set_long_size(tep, tep_get_header_page_size(tep));
+	free(text);
+
+	if (td_take(c, 13, &p, "truncated header_event") < 0)
+		return -1;
+	if (memcmp(p, "header_event", 13) != 0)
+		return ks_error_at(c->err, c->path, c->base + c->pos - 13,
+				   "tracing data: missing header_event");
+	if (td_u64(c, &size, "truncated header_event size") < 0 ||
+	    td_take(c, size, &p, "header_event runs past the end") < 0)
+		return -1;
+	return 0;
+}
+
+/* COUNT formats, each u64 size + text, of system SYS. */
+static int td_formats(struct td_cursor *c, struct tep_handle *tep, const char *sys,
+		      uint32_t count)
+{
+	const uint8_t *p = NULL;
+	uint64_t size = 0;
+	uint32_t i;
+
+	for (i = 0; i < count; i++) {
+		if (td_u64(c, &size, "truncated event format size") < 0 ||
+		    td_take(c, size, &p, "event format runs past the end") < 0)
+			return -1;
+		/* An event libtraceevent cannot parse is left out, not fatal. */
+		tep_parse_event(tep, (const char *)p, size, sys);
+	}
+	return 0;
+}
+
+static int td_events(struct td_cursor *c, struct tep_handle *tep)
+{
+	uint32_t count = 0, systems = 0, i;
+	const char *sys = "";
+
+	if (td_u32(c, &count, "truncated ftrace format count") < 0)
+		return -1;
+	if (count > c->len / 8)
+		return td_fail(c, "absurd ftrace format count");
+	if (td_formats(c, tep, "ftrace", count) < 0)
+		return -1;
+	if (td_u32(c, &systems, "truncated event system count") < 0)
+		return -1;
+	if (systems > c->len)
+		return td_fail(c, "absurd event system count");
+	for (i = 0; i < systems; i++) {
+		if (td_string(c, &sys, "unterminated event system name") < 0 ||
+		    td_u32(c, &count, "truncated event count") < 0)
+			return -1;
+		if (count > c->len / 8)
+			return td_fail(c, "absurd event count");
+		if (td_formats(c, tep, sys, count) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+typedef int (*td_text_parser)(struct tep_handle *tep, const char *text);
+
+/* A text block (kallsyms, printk formats, cmdlines) handed to PARSE. */
+static int td_text(struct td_cursor *c, struct tep_handle *tep, uint64_t size,
+		   td_text_parser parse, const char *what)
+{
+	const uint8_t *p = NULL;
+	char *text;
+
+	if (td_take(c, size, &p, what) < 0)
+		return -1;
+	if (size == 0)
+		return 0;
+	text = td_strdup(p, size);
+	if (!text)
+		return ks_error_set(c->err, "%s: out of memory", c->path);
+	parse(tep, text);
+	free(text);
+	return 0;
+}
+
+static int td_tail(struct td_cursor *c, struct tep_handle *tep, bool has_cmdlines)
+{
+	uint32_t size32 = 0;
+	uint64_t size64 = 0;
+
+	if (td_u32(c, &size32, "truncated kallsyms size") < 0 ||
+	    td_text(c, tep, size32, tep_parse_kallsyms, "kallsyms run past the end") < 0)
+		return -1;
+	if (td_u32(c, &size32, "truncated printk formats size") < 0 ||
+	    td_text(c, tep, size32, tep_parse_printk_formats,
+		    "printk formats run past the end") < 0)
+		return -1;
+	if (!has_cmdlines)
+		return 0;
+	if (td_u64(c, &size64, "truncated saved cmdlines size") < 0 ||
+	    td_text(c, tep, size64, tep_parse_saved_cmdlines,
+		    "saved cmdlines run past the end") < 0)
+		return -1;
+	return 0;
+}
+
+int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64_t len,
+			      const char *path, uint64_t file_offset, uint64_t *consumed,
+			      struct ks_error *err)
+{
+	struct td_cursor c = { .buf = buf, .len = len, .path = path,
+			       .base = file_offset, .err = err };
+	bool has_cmdlines = false;
+
+	if (td_preamble(&c, tep, &has_cmdlines) < 0 || td_header_files(&c, tep) < 0 ||
+	    td_events(&c, tep) < 0 || td_tail(&c, tep, has_cmdlines) < 0)
+		return -1;
+	if (consumed)
+		*consumed = c.pos;
+	return 0;
+}
+
+int ks_tracing_data_parse(struct tep_handle *tep, const uint8_t *buf, uint64_t len,
+			  const char *path, uint64_t file_offset, struct ks_error *err)
+{
+	return ks_tracing_data_parse_len(tep, buf, len, path, file_offset, NULL, err);
+}

@@ -1,0 +1,1325 @@
+/*
+ * test_perfdata.c - tests of the perf.data reader (src/input/perfdata.c)
+ * and of tracing_data.c.
+ *
+ * Oracles: files recorded at test time with perf (skipped when perf or
+ * tracing permissions are missing), checked against `perf report
+ * --header-only`, `perf script` and /sys/kernel/tracing formats; a
+ * big-endian copy made by the byte swapper below must give the same
+ * records; crafted files check perf 6.1's round ordering (against perf
+ * script on the same file) and every error class.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "kvmscope/field.h"
+#include "kvmscope/source.h"
+#include "../lib/ktest.h"
+#include "input/source_impl.h"
+#include "input/tracing_data.h"
+
+/* ---- helpers ---- */
+
+static bool have_perf(void)
+{
+	int st = -1;
+	char *out = kt_run("perf version 2>/dev/null", &st);
+	bool ok = out && st == 0 && strstr(out, "perf version");
+
+	free(out);
+	return ok;
+}
+
+/* Run "perf ARGS" with "@" replaced by kt_tmpdir()/NAME, once per run;
+ * returns the file, or NULL when perf is missing or the recording failed. */
+static const char *record(const char *name, const char *args)
+{
+	static char path[8][4096];
+	static int used;
+	char cmd[8192];
+	const char *at = strchr(args, '@');
+	char *out;
+	int st = -1, i;
+
+	for (i = 0; i < used; i++)
+		if (!strcmp(strrchr(path[i], '/') + 1, name))
+			return path[i];
+	if (!at || !have_perf() || used == 8)
+		return NULL;
+	snprintf(path[used], sizeof(path[used]), "%s/%s", kt_tmpdir(), name);
+	snprintf(cmd, sizeof(cmd), "perf %.*s%s%s >/dev/null 2>&1", (int)(at - args), args,
+		 path[used], at + 1);
+	out = kt_run(cmd, &st);
+	free(out);
+	if (st != 0)
+		return NULL;
+	return path[used++];
+}
+
+struct recs {
+	struct ks_record *r;
+	char **names;     /* event name (or comm) per record */
+	uint64_t **chains;
+	size_t n;
+	struct ks_source_stats stats;
+};
+
+static void recs_free(struct recs *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++) {
+		free(v->names[i]);
+		free(v->chains[i]);
+	}
+	free(v->r);
+	free(v->names);
+	free(v->chains);
+	memset(v, 0, sizeof(*v));
+}
+
+/* Read every record of PATH; returns the ks_source_next() result. */
+static int read_all(const char *path, struct recs *v, struct ks_error *err)
+{
+	struct ks_source *src;
+	struct ks_record rec;
+	size_t cap = 0;
+	int r;
+
+	memset(v, 0, sizeof(*v));
+	if (ks_perfdata_open(&src, path, err) < 0)
+		return -1;
+	while ((r = ks_source_next(src, &rec, err)) > 0) {
+		if (v->n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			v->r = realloc(v->r, cap * sizeof(*v->r));
+			v->names = realloc(v->names, cap * sizeof(*v->names));
+			v->chains = realloc(v->chains, cap * sizeof(*v->chains));
+		}
+		v->r[v->n] = rec;
+		v->names[v->n] = strdup(rec.event ? rec.event->name : rec.comm ? rec.comm : "");
+		v->chains[v->n] = NULL;
+		if (rec.nr_callchain) {
+			v->chains[v->n] = malloc(rec.nr_callchain * sizeof(uint64_t));
+			memcpy(v->chains[v->n], rec.callchain, rec.nr_callchain * sizeof(uint64_t));
+		}
+		v->r[v->n].callchain = v->chains[v->n];
+		v->r[v->n].data = NULL;
+		v->r[v->n].comm = NULL;
+		v->n++;
+	}
+	v->stats = *ks_source_stats(src);
+	ks_source_close(src);
+	return r;
+}
+
+/* "# KEY : VALUE" from perf report --header-only output. */
+static bool header_value(const char *out, const char *key, char *val, size_t cap)
+{
+	char pat[128];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(pat, sizeof(pat), "# %s : ", key);
+	p = strstr(out, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	while (p[n] && p[n] != '\n' && n + 1 < cap) {
+		val[n] = p[n];
+		n++;
+	}
+	while (n && val[n - 1] == ' ')
+		n--;
+	val[n] = 0;
+	return true;
+}
+
+/* ---- header / features / tracing data vs perf report --header-only ---- */
+
+static void t_kvm_header(void)
+{
+	const char *f = record("kvm.data", "kvm stat record -a -o @ sleep 0.2");
+	struct ks_source *src;
+	struct ks_error err;
+	const struct ks_source_info *info;
+	char cmd[4200], val[256];
+	char *out;
+	int st;
+
+	if (!f) {
+		kt_skip("perf kvm stat record is not available here");
+		return;
+	}
+	KT_REQUIRE(ks_perfdata_open(&src, f, &err) == 0);
+	snprintf(cmd, sizeof(cmd), "perf report --header-only -i %s 2>/dev/null", f);
+	out = kt_run(cmd, &st);
+	KT_REQUIRE(out);
+	info = ks_source_info(src);
+	KT_EQ_STR(info->format, "perf.data");
+	KT_EQ_STR(info->clock, "perf");
+	KT_EXPECT(!info->big_endian);
+	if (header_value(out, "hostname", val, sizeof(val)))
+		KT_EQ_STR(info->hostname, val);
+	if (header_value(out, "os release", val, sizeof(val)))
+		KT_EQ_STR(info->osrelease, val);
+	KT_REQUIRE(header_value(out, "arch", val, sizeof(val)));
+	KT_EQ_STR(info->arch, val);
+	KT_REQUIRE(header_value(out, "cpuid", val, sizeof(val)));
+	KT_EQ_STR(info->cpuid, val);
+	KT_REQUIRE(header_value(out, "nrcpus avail", val, sizeof(val)));
+	KT_EQ_INT(info->nr_cpus, atoi(val));
+	free(out);
+	ks_source_close(src);
+}
+
+/* Compare kvm:kvm_exit field offsets/sizes with the live tracefs format. */
+static void t_kvm_tracing_data(void)
+{
+	const char *f = record("kvm.data", "kvm stat record -a -o @ sleep 0.2");
+	const char *fmt_path = "/sys/kernel/tracing/events/kvm/kvm_exit/format";
+	struct ks_source *src;
+	struct ks_error err;
+	struct tep_event *ev;
+	struct tep_format_field **fields;
+	char *fmt, *line, *save = NULL;
+	int checked = 0;
+
+	if (!f) {
+		kt_skip("perf kvm stat record is not available here");
+		return;
+	}
+	fmt = kt_read_file(fmt_path, NULL);
+	if (!fmt) {
+		kt_skip("%s is not readable", fmt_path);
+		return;
+	}
+	KT_REQUIRE(ks_perfdata_open(&src, f, &err) == 0);
+	ev = tep_find_event_by_name(ks_source_tep(src), "kvm", "kvm_exit");
+	KT_REQUIRE(ev);
+	fields = tep_event_fields(ev);
+	KT_REQUIRE(fields);
+	for (line = strtok_r(fmt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char decl[256], *name;
+		int off, size, i;
+
+		if (sscanf(line, " field:%255[^;]; offset:%d; size:%d;", decl, &off, &size) != 3)
+			continue;
+		name = strrchr(decl, ' ');
+		name = name ? name + 1 : decl;
+		if (strchr(name, '['))
+			*strchr(name, '[') = 0;
+		if (!strncmp(name, "common_", 7))
+			continue;
+		for (i = 0; fields[i]; i++) {
+			if (!strcmp(fields[i]->name, name)) {
+				KT_EQ_INT(fields[i]->offset, off);
+				KT_EQ_INT(fields[i]->size, size);
+				checked++;
+			}
+		}
+	}
+	KT_EXPECT(checked >= 5);
+	/* the attr of kvm_exit found its format once: attr config == event id */
+	KT_EXPECT(tep_find_event(ks_source_tep(src), ev->id) == ev);
+	free(fields);
+	free(fmt);
+	ks_source_close(src);
+}
+
+/* The kvm file has no samples, but COMM records and no error. */
+static void t_kvm_records(void)
+{
+	const char *f = record("kvm.data", "kvm stat record -a -o @ sleep 0.2");
+	struct recs v;
+	struct ks_error err;
+	size_t i, comms = 0, events = 0;
+
+	if (!f) {
+		kt_skip("perf kvm stat record is not available here");
+		return;
+	}
+	KT_REQUIRE(read_all(f, &v, &err) == 0);
+	for (i = 0; i < v.n; i++) {
+		comms += v.r[i].type == KS_REC_COMM;
+		events += v.r[i].type == KS_REC_EVENT;
+	}
+	KT_EXPECT(comms > 0);
+	KT_EQ_U64(events, 0);
+	recs_free(&v);
+}
+
+/* ---- samples vs perf script ---- */
+
+struct script_line {
+	int tid, cpu;
+	uint64_t ts;
+	char event[64];
+};
+
+static size_t parse_script(char *out, struct script_line **lines)
+{
+	size_t n = 0, cap = 0;
+	char *line, *save = NULL;
+
+	*lines = NULL;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct script_line l;
+		unsigned long long sec, nsec;
+
+		if (sscanf(line, " %d [%d] %llu.%llu: %63[^: ]:%*[^:]:", &l.tid, &l.cpu, &sec,
+			   &nsec, l.event) != 5)
+			continue;
+		{
+			/* event is "sys:name:"; keep the name */
+			char *c = strstr(line, "]");
+			char sys_name[128];
+
+			c = strchr(c, ':');
+			if (!c || sscanf(c + 1, " %127[^ ]", sys_name) != 1)
+				continue;
+			sys_name[strlen(sys_name) - 1] = 0;
+			snprintf(l.event, sizeof(l.event), "%s", strchr(sys_name, ':') ?
+				 strchr(sys_name, ':') + 1 : sys_name);
+		}
+		l.ts = sec * 1000000000ull + nsec;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			*lines = realloc(*lines, cap * sizeof(**lines));
+		}
+		(*lines)[n++] = l;
+	}
+	return n;
+}
+
+static void compare_with_script(const char *f)
+{
+	struct recs v;
+	struct ks_error err;
+	struct script_line *lines;
+	char cmd[4200];
+	char *out;
+	size_t n, i, k = 0, bad = 0;
+	int st;
+
+	KT_REQUIRE(read_all(f, &v, &err) == 0);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F tid,cpu,time,event --ns 2>/dev/null", f);
+	out = kt_run(cmd, &st);
+	KT_REQUIRE(out && st == 0);
+	n = parse_script(out, &lines);
+	KT_EXPECT(n > 0);
+	for (i = 0; i < v.n; i++) {
+		if (v.r[i].type != KS_REC_EVENT)
+			continue;
+		if (k < n && (v.r[i].tid != lines[k].tid || v.r[i].cpu != lines[k].cpu ||
+			      v.r[i].ts != lines[k].ts || strcmp(v.names[i], lines[k].event))) {
+			if (!bad++)
+				kt_fail(__FILE__, __LINE__, "sample %zu: %d [%d] %llu %s, perf: %d [%d] %llu %s",
+					k, v.r[i].tid, v.r[i].cpu, (unsigned long long)v.r[i].ts,
+					v.names[i], lines[k].tid, lines[k].cpu,
+					(unsigned long long)lines[k].ts, lines[k].event);
+		}
+		k++;
+	}
+	KT_EQ_U64(k, n);
+	KT_EQ_U64(bad, 0);
+	free(lines);
+	free(out);
+	recs_free(&v);
+}
+
+static void t_sched_samples(void)
+{
+	const char *f = record("sched.data", "record -e sched:sched_switch -e sched:sched_wakeup "
+				"-a -o @ sleep 0.3");
+
+	if (!f) {
+		kt_skip("perf record of sched tracepoints is not available here");
+		return;
+	}
+	compare_with_script(f);
+}
+
+/* Raw callchains vs the "FP chain" dump of perf script -D (printed when
+ * each sample is delivered, so in delivery order). */
+static void t_callchains(void)
+{
+	const char *f = record("cc.data", "record -g -e cpu-clock -F 999 -o @ -- sh -c "
+				"'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'");
+	struct recs v;
+	struct ks_error err;
+	char cmd[4200];
+	char *out, *line, *save = NULL;
+	size_t i = 0, j = 0, chains = 0, entries = 0, bad = 0;
+	int st;
+
+	if (!f) {
+		kt_skip("perf record -g is not available here");
+		return;
+	}
+	KT_REQUIRE(read_all(f, &v, &err) == 0);
+	snprintf(cmd, sizeof(cmd), "perf script -D -i %s 2>/dev/null | "
+		 "grep -E '(chain: nr:|^\\.\\.\\.\\.\\. +[0-9]+: )'", f);
+	out = kt_run(cmd, &st);
+	KT_REQUIRE(out);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long nr, val;
+		unsigned idx;
+
+		if (sscanf(line, "... FP chain: nr:%llu", &nr) == 1) {
+			while (i < v.n && v.r[i].type != KS_REC_EVENT)
+				i++;
+			if (i == v.n || v.r[i].nr_callchain != nr)
+				bad++;
+			chains++;
+			j = i++;
+			continue;
+		}
+		if (sscanf(line, "..... %u: %llx", &idx, &val) == 2 && j < v.n &&
+		    idx < v.r[j].nr_callchain) {
+			entries++;
+			if (v.r[j].callchain[idx] != val)
+				bad++;
+		}
+	}
+	KT_EXPECT(chains > 0);
+	KT_EXPECT(entries >= chains);
+	while (i < v.n && v.r[i].type != KS_REC_EVENT)
+		i++;
+	KT_EQ_U64(i, v.n); /* no sample left over */
+	KT_EQ_U64(bad, 0);
+	free(out);
+	recs_free(&v);
+}
+
+/* ---- crafted files ---- */
+
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void put(struct buf *b, const void *d, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 256;
+		b->p = realloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void put64(struct buf *b, uint64_t v) { put(b, &v, 8); }
+static void put32(struct buf *b, uint32_t v) { put(b, &v, 4); }
+
+static void rec_header(struct buf *b, uint32_t type, uint16_t size)
+{
+	uint16_t misc = 0;
+
+	put32(b, type);
+	put(b, &misc, 2);
+	put(b, &size, 2);
+}
+
+#define ST_SW (1u << 0 | 1u << 1 | 1u << 2 | 1u << 7 | 1u << 8) /* IP TID TIME CPU PERIOD */
+
+/* A software-event sample with IP|TID|TIME|CPU|PERIOD. */
+static void sw_sample(struct buf *b, uint32_t tid, uint64_t ts, uint32_t cpu)
+{
+	rec_header(b, 9, 8 + 40);
+	put64(b, 0x1000 + ts % 97);
+	put32(b, tid);
+	put32(b, tid);
+	put64(b, ts);
+	put32(b, cpu);
+	put32(b, 0);
+	put64(b, 1);
+}
+
+static void finished_round(struct buf *b)
+{
+	rec_header(b, 68, 8);
+}
+
+/* Write header + one cpu-clock attr + DATA to PATH.  ATTR_SIZE/SAMPLE_TYPE
+ * are those of the attr; features: NRCPUS = 4. */
+static void write_perf_file(const char *path, const struct buf *data, uint64_t sample_type,
+			    bool with_features)
+{
+	struct buf f = { 0 };
+	uint8_t attr[128] = { 0 };
+	uint64_t attr_off = 104, attr_size = 128 + 16, data_off = attr_off + attr_size;
+	uint64_t feat_off = data_off + data->n, v;
+	uint32_t u;
+	FILE *fp;
+
+	put(&f, "PERFILE2", 8);
+	put64(&f, 104);
+	put64(&f, attr_size);
+	put64(&f, attr_off);
+	put64(&f, attr_size);
+	put64(&f, data_off);
+	put64(&f, data->n);
+	put64(&f, 0);
+	put64(&f, 0);
+	put64(&f, with_features ? 1ull << 7 : 0); /* HEADER_NRCPUS */
+	put64(&f, 0);
+	put64(&f, 0);
+	put64(&f, 0);
+	u = 1; /* PERF_TYPE_SOFTWARE, cpu-clock */
+	memcpy(attr, &u, 4);
+	u = 128;
+	memcpy(attr + 4, &u, 4);
+	memcpy(attr + 24, &sample_type, 8);
+	v = 1ull << 18; /* sample_id_all */
+	memcpy(attr + 40, &v, 8);
+	put(&f, attr, 128);
+	put64(&f, 0); /* no ids */
+	put64(&f, 0);
+	put(&f, data->p, data->n);
+	if (with_features) {
+		put64(&f, feat_off + 16);
+		put64(&f, 8);
+		put32(&f, 4);
+		put32(&f, 4);
+	}
+	fp = fopen(path, "wb");
+	fwrite(f.p, 1, f.n, fp);
+	fclose(fp);
+	free(f.p);
+}
+
+/* kt_tmpdir()/NAME; the string stays valid for the next 7 calls. */
+static const char *tmp_path(const char *name)
+{
+	static char p[8][4096];
+	static unsigned k;
+	char *r = p[k++ % 8];
+
+	snprintf(r, 4096, "%s/%s", kt_tmpdir(), name);
+	return r;
+}
+
+static void check_order_against_perf(const char *path, size_t expected);
+
+/* Rounds of per-CPU sorted chunks, samples late by one or two rounds,
+ * equal timestamps, untimed (ts 0) samples and empty rounds: our order and
+ * out-of-order count must equal perf's on the same file. */
+static void t_round_ordering(void)
+{
+	struct buf d = { 0 };
+	const char *path = tmp_path("rounds.data");
+	unsigned seed = 7;
+	uint64_t base = 1000000, late[64];
+	size_t r, c, i, nlate = 0, tid = 100;
+
+	for (r = 0; r < 40; r++) {
+		for (c = 0; c < 3; c++) {
+			uint64_t t = base + c * 7;
+			size_t k, cnt;
+
+			seed = seed * 1103515245 + 12345;
+			cnt = (seed >> 8) % 9;
+			for (k = 0; k < cnt; k++) {
+				seed = seed * 1103515245 + 12345;
+				t += (seed >> 10) % 4 == 0 ? 0 : (seed >> 12) % 300;
+				if ((seed >> 16) % 23 == 0 && nlate < 64)
+					late[nlate++] = t;   /* written one round later */
+				else
+					sw_sample(&d, (uint32_t)tid++, (seed >> 20) % 31 == 0 ? 0 : t,
+						  (uint32_t)c);
+			}
+		}
+		for (i = 0; i < nlate && r % 2; i++)
+			sw_sample(&d, (uint32_t)tid++, late[i], 3);
+		if (r % 2)
+			nlate = 0;
+		finished_round(&d);
+		if (r % 7 == 3)
+			finished_round(&d);          /* an empty round */
+		base += 1000;
+	}
+	write_perf_file(path, &d, ST_SW, true);
+	free(d.p);
+	check_order_against_perf(path, tid - 100);
+}
+
+static void check_order_against_perf(const char *path, size_t expected)
+{
+	struct recs v;
+	struct ks_error err;
+	char cmd[4200];
+	char *out;
+	struct script_line *lines;
+	size_t i, n;
+
+	KT_REQUIRE(read_all(path, &v, &err) == 0);
+	KT_EQ_U64(v.n, expected);
+	if (!have_perf()) {
+		kt_skip("perf is missing: ordering not compared");
+		recs_free(&v);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F tid,cpu,time,event --ns 2>/dev/null",
+		 path);
+	out = kt_run(cmd, NULL);
+	KT_REQUIRE(out);
+	n = parse_script(out, &lines);
+	KT_EQ_U64(n, v.n);
+	for (i = 0; i < n && i < v.n; i++) {
+		KT_EQ_INT(v.r[i].tid, lines[i].tid);
+		KT_EQ_U64(v.r[i].ts, lines[i].ts);
+	}
+	/* perf report warns "N out of order events recorded." */
+	free(out);
+	snprintf(cmd, sizeof(cmd), "perf report --stdio -i %s 2>&1 >/dev/null | "
+		 "sed -n 's/^\\([0-9]*\\) out of order events.*/\\1/p'", path);
+	out = kt_run(cmd, NULL);
+	KT_REQUIRE(out);
+	KT_EQ_U64(v.stats.out_of_order, strtoull(out, NULL, 10));
+	KT_EXPECT(v.stats.out_of_order > 0);
+	free(out);
+	free(lines);
+	recs_free(&v);
+}
+
+/* ---- byte swapper: a big-endian copy of a little-endian perf.data ---- */
+
+struct swapper {
+	uint8_t *p;
+	size_t n;
+	struct tep_handle *tep;
+	uint64_t sample_type[64];
+	uint32_t attr_type[64];
+	uint64_t attr_config[64];
+	bool sample_id_all;
+	int nr_attrs;
+	uint64_t ids[4096];
+	int id_attr[4096];
+	int nr_ids;
+};
+
+static int swapper_attr(const struct swapper *w, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ids; i++)
+		if (w->ids[i] == id)
+			return w->id_attr[i];
+	return 0;
+}
+
+static void sw16(uint8_t *p) { uint16_t v; memcpy(&v, p, 2); v = __builtin_bswap16(v); memcpy(p, &v, 2); }
+static void sw32(uint8_t *p) { uint32_t v; memcpy(&v, p, 4); v = __builtin_bswap32(v); memcpy(p, &v, 4); }
+static void sw64(uint8_t *p) { uint64_t v; memcpy(&v, p, 8); v = __builtin_bswap64(v); memcpy(p, &v, 8); }
+static uint64_t le64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint32_t le32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint16_t le16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+
+static void swap_attr(uint8_t *a)
+{
+	static const int u64s[] = { 8, 16, 24, 32, 56, 64, 72, 80, 96, 120 };
+	uint64_t flags = le64(a + 40), rev = 0;
+	size_t i;
+
+	sw32(a);
+	sw32(a + 4);
+	for (i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++)
+		sw64(a + u64s[i]);
+	for (i = 0; i < 64; i++)   /* big-endian bitfields start at the top bit */
+		if (flags >> i & 1)
+			rev |= 1ull << (63 - i);
+	rev = __builtin_bswap64(rev);
+	memcpy(a + 40, &rev, 8);
+	sw32(a + 48);
+	sw32(a + 52);
+	sw32(a + 88);
+	sw32(a + 92);
+	sw32(a + 104);
+	sw16(a + 108);
+	sw32(a + 112);
+}
+
+/* Swap the scalar fields of a tracepoint payload. */
+static void swap_payload(struct swapper *w, uint64_t config, uint8_t *d, uint32_t size)
+{
+	struct tep_event *ev = tep_find_event(w->tep, (int)config);
+	struct tep_format_field *f;
+	int pass;
+
+	if (!ev)
+		return;
+	for (pass = 0; pass < 2; pass++) {
+		f = pass ? ev->format.fields : ev->format.common_fields;
+		for (; f; f = f->next) {
+			if ((f->flags & TEP_FIELD_IS_ARRAY) && !(f->flags & TEP_FIELD_IS_DYNAMIC))
+				continue;
+			if ((uint32_t)f->offset + (uint32_t)f->size > size)
+				continue;
+			if (f->size == 2)
+				sw16(d + f->offset);
+			else if (f->size == 4)
+				sw32(d + f->offset);
+			else if (f->size == 8)
+				sw64(d + f->offset);
+		}
+	}
+}
+
+static void swap_sample(struct swapper *w, uint8_t *p, uint8_t *end)
+{
+	int a = 0;
+	uint64_t t, nr, i;
+
+	if (w->nr_attrs > 1 && (w->sample_type[0] & (1u << 16)))
+		a = swapper_attr(w, le64(p));
+	t = w->sample_type[a];
+	if (t & (1u << 16)) { sw64(p); p += 8; }
+	if (t & (1u << 0)) { sw64(p); p += 8; }
+	if (t & (1u << 1)) { sw32(p); sw32(p + 4); p += 8; }
+	if (t & (1u << 2)) { sw64(p); p += 8; }
+	if (t & (1u << 3)) { sw64(p); p += 8; }
+	if (t & (1u << 6)) { sw64(p); p += 8; }
+	if (t & (1u << 9)) { sw64(p); p += 8; }
+	if (t & (1u << 7)) { sw32(p); sw32(p + 4); p += 8; }
+	if (t & (1u << 8)) { sw64(p); p += 8; }
+	if (t & (1u << 5)) {
+		nr = le64(p);
+		for (i = 0; i <= nr && p + 8 <= end; i++, p += 8)
+			sw64(p);
+	}
+	if (t & (1u << 10)) {
+		uint32_t size = le32(p);
+
+		sw32(p);
+		swap_payload(w, w->attr_config[a], p + 4, size);
+	}
+}
+
+static void swap_trailer(struct swapper *w, uint8_t *end)
+{
+	uint64_t t = w->sample_type[0];
+	int n = __builtin_popcountll(t & ((1u << 1) | (1u << 2) | (1u << 6) | (1u << 9) |
+					  (1u << 7) | (1u << 16)));
+	uint8_t *p = end - 8 * n;
+
+	if (!w->sample_id_all)
+		return;
+	if (t & (1u << 1)) { sw32(p); sw32(p + 4); p += 8; }
+	if (t & (1u << 2)) { sw64(p); p += 8; }
+	if (t & (1u << 6)) { sw64(p); p += 8; }
+	if (t & (1u << 9)) { sw64(p); p += 8; }
+	if (t & (1u << 7)) { sw32(p); sw32(p + 4); p += 8; }
+	if (t & (1u << 16)) { sw64(p); p += 8; }
+}
+
+static void swap_record(struct swapper *w, uint8_t *p)
+{
+	uint32_t type = le32(p);
+	uint16_t size = le16(p + 6);
+	uint8_t *end = p + size;
+	uint64_t i, nr;
+
+	sw32(p);
+	sw16(p + 4);
+	sw16(p + 6);
+	if (type == 9) {
+		swap_sample(w, p + 8, end);
+		return;
+	}
+	if (type >= 64) {
+		if (type == 69) { /* ID_INDEX: all u64 */
+			nr = le64(p + 8);
+			for (i = 0; i < 1 + 4 * nr; i++)
+				sw64(p + 8 + 8 * i);
+		}
+		return;
+	}
+	if (type == 3) { sw32(p + 8); sw32(p + 12); }
+	if (type == 4 || type == 7) { sw32(p + 8); sw32(p + 12); sw32(p + 16); sw32(p + 20); sw64(p + 24); }
+	if (type == 2) { sw64(p + 8); sw64(p + 16); }
+	if (type == 13) sw64(p + 8);
+	swap_trailer(w, end);
+}
+
+/* The tracing data block: numbers to big-endian, endian byte = 1. */
+static void swap_tracing(uint8_t *p)
+{
+	uint32_t i, j, count, systems;
+	uint8_t *q;
+
+	q = p + 10;
+	q += strlen((char *)q) + 1;
+	q[0] = 1;
+	q += 2;
+	sw32(q); q += 4;                           /* page size */
+	q += 12;
+	{
+		uint64_t size = le64(q);
+
+		sw64(q); q += 8 + size;            /* header_page */
+		q += 13;
+		size = le64(q);
+		sw64(q); q += 8 + size;            /* header_event */
+	}
+	count = le32(q);
+	sw32(q); q += 4;
+	for (i = 0; i < count; i++) {
+		uint64_t size = le64(q);
+
+		sw64(q); q += 8 + size;
+	}
+	systems = le32(q);
+	sw32(q); q += 4;
+	for (i = 0; i < systems; i++) {
+		q += strlen((char *)q) + 1;
+		count = le32(q);
+		sw32(q); q += 4;
+		for (j = 0; j < count; j++) {
+			uint64_t size = le64(q);
+
+			sw64(q); q += 8 + size;
+		}
+	}
+	count = le32(q); sw32(q); q += 4 + count;  /* kallsyms */
+	count = le32(q); sw32(q); q += 4 + count;  /* printk */
+	sw64(q);                                   /* saved cmdlines size */
+}
+
+static void swap_features(struct swapper *w, uint64_t table, const uint64_t *bits)
+{
+	int feat;
+
+	for (feat = 1; feat < 256; feat++) {
+		uint64_t off, size;
+
+		if (!(bits[feat / 64] >> (feat % 64) & 1))
+			continue;
+		off = le64(w->p + table);
+		size = le64(w->p + table + 8);
+		sw64(w->p + table);
+		sw64(w->p + table + 8);
+		table += 16;
+		if (feat == 1)
+			swap_tracing(w->p + off);
+		else if (feat == 3 || feat == 4 || feat == 6 || feat == 9 || feat == 5 ||
+			 feat == 8 || feat == 11)
+			sw32(w->p + off);          /* string length (cmdline: count) */
+		else if (feat == 7) {
+			sw32(w->p + off);
+			sw32(w->p + off + 4);
+		} else if (feat == 21) {
+			sw64(w->p + off);
+			sw64(w->p + off + 8);
+		}
+		(void)size;
+	}
+}
+
+/* Make SRC's big-endian twin at DST (SRC must be little-endian, one
+ * tracepoint attr or software attrs, all attrs with the same sample_type). */
+static int swap_file(const char *src, const char *dst)
+{
+	static struct swapper w;
+
+	struct ks_source *s;
+	struct ks_error err;
+	uint64_t attr_size, attrs_off, attrs_size, data_off, data_size, bits[4], off;
+	int i;
+	FILE *fp;
+
+	memset(&w, 0, sizeof(w));
+	if (ks_perfdata_open(&s, src, &err) < 0)
+		return -1;
+	w.tep = ks_source_tep(s);
+	w.p = (uint8_t *)kt_read_file(src, &w.n);
+	attr_size = le64(w.p + 16);
+	attrs_off = le64(w.p + 24);
+	attrs_size = le64(w.p + 32);
+	data_off = le64(w.p + 40);
+	data_size = le64(w.p + 48);
+	for (i = 0; i < 4; i++)
+		bits[i] = le64(w.p + 72 + 8 * i);
+	w.nr_attrs = (int)(attrs_size / attr_size);
+	for (i = 0; i < w.nr_attrs && i < 64; i++) {
+		uint8_t *a = w.p + attrs_off + i * attr_size;
+		uint64_t ids_off = le64(a + attr_size - 16), ids_size = le64(a + attr_size - 8), j;
+
+		w.attr_type[i] = le32(a);
+		w.attr_config[i] = le64(a + 8);
+		w.sample_type[i] = le64(a + 24);
+		if (i == 0)
+			w.sample_id_all = le64(a + 40) >> 18 & 1;
+		for (j = 0; j < ids_size / 8; j++) {
+			if (w.nr_ids < 4096) {
+				w.ids[w.nr_ids] = le64(w.p + ids_off + 8 * j);
+				w.id_attr[w.nr_ids++] = i;
+			}
+			sw64(w.p + ids_off + 8 * j);
+		}
+		sw64(a + attr_size - 16);
+		sw64(a + attr_size - 8);
+		swap_attr(a);
+	}
+	for (off = data_off; off < data_off + data_size;) {
+		uint16_t size = le16(w.p + off + 6);
+
+		swap_record(&w, w.p + off);
+		off += size;
+	}
+	swap_features(&w, data_off + data_size, bits);
+	memcpy(w.p, "2ELIFREP", 8);
+	for (i = 1; i < 13; i++)
+		sw64(w.p + 8 * i);
+	fp = fopen(dst, "wb");
+	fwrite(w.p, 1, w.n, fp);
+	fclose(fp);
+	free(w.p);
+	ks_source_close(s);
+	return 0;
+}
+
+/* Compare two sources record by record, tracepoint fields included. */
+static void compare_sources(struct ks_source *a, struct ks_source *b)
+{
+	struct ks_record ra, rb;
+	struct ks_error err;
+	uint64_t n = 0, bad = 0, fields = 0;
+	int x, y;
+
+	for (;;) {
+		x = ks_source_next(a, &ra, &err);
+		y = ks_source_next(b, &rb, &err);
+		KT_EQ_INT(x, y);
+		if (x <= 0 || y <= 0)
+			break;
+		n++;
+		if (ra.type != rb.type || ra.ts != rb.ts || ra.cpu != rb.cpu || ra.tid != rb.tid ||
+		    ra.pid != rb.pid || ra.ip != rb.ip || ra.period != rb.period || ra.id != rb.id ||
+		    ra.misc != rb.misc || ra.size != rb.size || ra.lost != rb.lost ||
+		    ra.ppid != rb.ppid || ra.ptid != rb.ptid || ra.offset != rb.offset ||
+		    ra.nr_callchain != rb.nr_callchain || !ra.event != !rb.event ||
+		    (ra.nr_callchain && memcmp(ra.callchain, rb.callchain, 8 * ra.nr_callchain)) ||
+		    (ra.comm && (!rb.comm || strcmp(ra.comm, rb.comm))) ||
+		    (ra.event && strcmp(ra.event->name, rb.event->name)))
+			bad++;
+		if (ra.event && rb.event) {
+			struct tep_format_field *f;
+			int pass;
+
+			for (pass = 0; pass < 2; pass++) {
+				f = pass ? ra.event->format.fields : ra.event->format.common_fields;
+				for (; f; f = f->next) {
+					struct ks_field fa, fb;
+
+					if (ks_field_resolve(&fa, ra.event, f->name) < 0 ||
+					    ks_field_resolve(&fb, rb.event, f->name) < 0)
+						continue;
+					fields++;
+					if (ks_field_u64(&fa, &ra) != ks_field_u64(&fb, &rb))
+						bad++;
+				}
+			}
+		}
+	}
+	KT_EXPECT(n > 0);
+	KT_EQ_U64(bad, 0);
+	printf("# compared %llu records, %llu tracepoint field values\n",
+	       (unsigned long long)n, (unsigned long long)fields);
+}
+
+static void check_swapped(const char *f, const char *name)
+{
+	const char *dst = tmp_path(name);
+	char copy[4096];
+	struct ks_source *a, *b;
+	struct ks_error err;
+
+	snprintf(copy, sizeof(copy), "%s", dst);
+	KT_REQUIRE(swap_file(f, copy) == 0);
+	KT_REQUIRE(ks_perfdata_open(&a, f, &err) == 0);
+	if (ks_perfdata_open(&b, copy, &err) < 0) {
+		kt_fail(__FILE__, __LINE__, "swapped copy: %s", err.msg);
+		ks_source_close(a);
+		return;
+	}
+	KT_EXPECT(ks_source_info(b)->big_endian);
+	KT_EQ_STR(ks_source_info(b)->cpuid, ks_source_info(a)->cpuid);
+	KT_EQ_STR(ks_source_info(b)->hostname, ks_source_info(a)->hostname);
+	KT_EQ_INT(ks_source_info(b)->nr_cpus, ks_source_info(a)->nr_cpus);
+	KT_EXPECT(tep_is_file_bigendian(ks_source_tep(b)));
+	compare_sources(a, b);
+	ks_source_close(a);
+	ks_source_close(b);
+}
+
+static void t_swapped_sched(void)
+{
+	const char *f = record("sched.data", "record -e sched:sched_switch -e sched:sched_wakeup "
+				"-a -o @ sleep 0.3");
+
+	if (!f) {
+		kt_skip("perf record of sched tracepoints is not available here");
+		return;
+	}
+	check_swapped(f, "sched-be.data");
+}
+
+static void t_swapped_callchains(void)
+{
+	const char *f = record("cc.data", "record -g -e cpu-clock -F 999 -o @ -- sh -c "
+				"'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'");
+
+	if (!f) {
+		kt_skip("perf record -g is not available here");
+		return;
+	}
+	check_swapped(f, "cc-be.data");
+}
+
+static void t_swapped_crafted(void)
+{
+	struct buf d = { 0 };
+	const char *path = tmp_path("crafted-le.data");
+	char le[4096];
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		sw_sample(&d, (uint32_t)(10 + i % 7), 1000 + (uint64_t)(i * 37 % 101), (uint32_t)(i % 4));
+		if (i % 10 == 9)
+			finished_round(&d);
+	}
+	snprintf(le, sizeof(le), "%s", path);
+	write_perf_file(le, &d, ST_SW, true);
+	free(d.p);
+	check_swapped(le, "crafted-be.data");
+}
+
+/* ---- tracing data block on its own ---- */
+
+/* The TRACING_DATA feature section of a little-endian perf.data. */
+static uint8_t *tracing_block(const char *f, size_t *len, uint64_t *off)
+{
+	size_t n;
+	uint8_t *p = (uint8_t *)kt_read_file(f, &n);
+	uint64_t table, bits;
+	uint8_t *blk;
+
+	if (!p || n < 104)
+		return free(p), NULL;
+	bits = le64(p + 72);
+	table = le64(p + 40) + le64(p + 48);
+	if (!(bits & 2) || table + 16 > n)
+		return free(p), NULL;
+	*off = le64(p + table);
+	*len = le64(p + table + 8);
+	if (*off + *len > n)
+		return free(p), NULL;
+	blk = malloc(*len);
+	memcpy(blk, p + *off, *len);
+	free(p);
+	return blk;
+}
+
+static void t_tracing_data_block(void)
+{
+	const char *f = record("kvm.data", "kvm stat record -a -o @ sleep 0.2");
+	struct tep_handle *tep;
+	struct ks_error err;
+	uint64_t off, used = 0, cut;
+	size_t len;
+	uint8_t *blk;
+	int fails = 0, tries = 0;
+
+	if (!f) {
+		kt_skip("perf kvm stat record is not available here");
+		return;
+	}
+	blk = tracing_block(f, &len, &off);
+	KT_REQUIRE(blk);
+	tep = tep_alloc();
+	KT_EQ_INT(ks_tracing_data_parse_len(tep, blk, len, f, off, &used, &err), 0);
+	KT_EQ_U64(used, len);  /* perf writes exactly the block */
+	KT_EXPECT(tep_find_event_by_name(tep, "kvm", "kvm_entry") != NULL);
+	KT_EQ_INT(tep_get_long_size(tep), 8);
+	tep_free(tep);
+	/* every truncation is an error with the file offset, never a crash */
+	for (cut = 0; cut < len; cut += 1 + cut / 3) {
+		tep = tep_alloc();
+		tries++;
+		if (ks_tracing_data_parse(tep, blk, cut, f, off, &err) < 0 && strstr(err.msg, "offset"))
+			fails++;
+		tep_free(tep);
+	}
+	KT_EQ_INT(fails, tries);
+	/* a corrupt size field */
+	blk[len / 2] ^= 0x5a;
+	memset(blk + 10 + 4 + 2 + 4 + 12, 0xff, 8); /* header_page size */
+	tep = tep_alloc();
+	KT_EXPECT(ks_tracing_data_parse(tep, blk, len, f, off, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "tracing data") != NULL);
+	tep_free(tep);
+	free(blk);
+}
+
+/* ---- error classes ---- */
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+	FILE *fp = fopen(path, "wb");
+
+	fwrite(p, 1, n, fp);
+	fclose(fp);
+}
+
+/* Open PATH expecting failure at open (or at the first records when
+ * AT_NEXT); the message must be "PATH: offset N: ...WANT...". */
+static void expect_error(const char *path, bool at_next, const char *want)
+{
+	struct ks_source *src;
+	struct ks_error err;
+	struct ks_record rec;
+	char prefix[4200];
+	int r = 0;
+
+	err.msg[0] = 0;
+	if (ks_perfdata_open(&src, path, &err) < 0) {
+		KT_EXPECT(!at_next);
+	} else {
+		KT_EXPECT(at_next);
+		while ((r = ks_source_next(src, &rec, &err)) > 0)
+			;
+		KT_EXPECT(r < 0);
+		ks_source_close(src);
+	}
+	snprintf(prefix, sizeof(prefix), "%s: offset ", path);
+	if (strncmp(err.msg, prefix, strlen(prefix)) || !strstr(err.msg, want))
+		kt_fail(__FILE__, __LINE__, "error \"%s\", expected \"%s...%s\"", err.msg, prefix, want);
+	printf("# %s\n", err.msg);
+}
+
+/* A good crafted file as bytes (see write_perf_file). */
+static uint8_t *good_file(const struct buf *d, size_t *n)
+{
+	const char *path = tmp_path("good.data");
+
+	write_perf_file(path, d, ST_SW, true);
+	return (uint8_t *)kt_read_file(path, n);
+}
+
+static void t_errors_header(void)
+{
+	struct buf d = { 0 };
+	const char *path = tmp_path("bad.data");
+	uint8_t *g;
+	size_t n;
+	uint64_t v;
+
+	sw_sample(&d, 1, 100, 0);
+	g = good_file(&d, &n);
+	KT_REQUIRE(g);
+
+	write_bytes(path, "PERFILE3xxxxxxxxxxxxxxxxxxxxxxxxxxx", 32);
+	expect_error(path, false, "not a perf.data file");
+	write_bytes(path, g, 60);
+	expect_error(path, false, "truncated");
+	memcpy(&v, g + 8, 8);
+	v = 16;
+	memcpy(g + 8, &v, 8);
+	write_bytes(path, g, n);
+	expect_error(path, false, "pipe-mode");
+	v = 104;
+	memcpy(g + 8, &v, 8);
+	v = 1ull << 40;             /* data size */
+	memcpy(g + 48, &v, 8);
+	write_bytes(path, g, n);
+	expect_error(path, false, "outside the file");
+	v = d.n;
+	memcpy(g + 48, &v, 8);
+	v = 12;                     /* attr_size */
+	memcpy(g + 16, &v, 8);
+	write_bytes(path, g, n);
+	expect_error(path, false, "absurd attr size");
+	v = 144;
+	memcpy(g + 16, &v, 8);
+	v = 144 + 5;                /* attrs size not a multiple */
+	memcpy(g + 32, &v, 8);
+	write_bytes(path, g, n);
+	expect_error(path, false, "absurd attrs");
+	v = 144;
+	memcpy(g + 32, &v, 8);
+	v = (uint64_t)n;            /* ids section outside the file */
+	memcpy(g + 104 + 128, &v, 8);
+	v = 64;
+	memcpy(g + 104 + 136, &v, 8);
+	write_bytes(path, g, n);
+	expect_error(path, false, "outside the file");
+	v = 0;
+	memcpy(g + 104 + 128, &v, 8);
+	memcpy(g + 104 + 136, &v, 8);
+	write_bytes(path, g, n - 4);  /* feature section cut */
+	expect_error(path, false, "outside the file");
+	write_bytes(path, g, n);     /* sanity: the good file opens */
+	{
+		struct recs v2;
+		struct ks_error err;
+
+		KT_EQ_INT(read_all(path, &v2, &err), 0);
+		KT_EQ_U64(v2.n, 1);
+		recs_free(&v2);
+	}
+	free(g);
+	free(d.p);
+}
+
+static void t_errors_records(void)
+{
+	const char *path = tmp_path("bad.data");
+	struct buf d = { 0 };
+
+	sw_sample(&d, 1, 100, 0);
+	rec_header(&d, 3, 4);          /* size < 8 */
+	write_perf_file(path, &d, ST_SW, true);
+	expect_error(path, true, "smaller than its header");
+	free(d.p);
+
+	memset(&d, 0, sizeof(d));
+	sw_sample(&d, 1, 100, 0);
+	rec_header(&d, 3, 64);         /* past the data section */
+	put64(&d, 0);
+	write_perf_file(path, &d, ST_SW, true);
+	expect_error(path, true, "runs past the data section");
+	free(d.p);
+
+	memset(&d, 0, sizeof(d));
+	rec_header(&d, 9, 8 + 16);     /* sample needs 40 bytes */
+	put64(&d, 1);
+	put64(&d, 2);
+	write_perf_file(path, &d, ST_SW, true);
+	expect_error(path, true, "shorter than its sample_type needs");
+	free(d.p);
+
+	memset(&d, 0, sizeof(d));      /* RAW size beyond the record */
+	rec_header(&d, 9, 8 + 8 + 8 + 8);
+	put64(&d, 5);                  /* TIME */
+	put32(&d, 1000);               /* RAW size */
+	put32(&d, 0);
+	put64(&d, 0);
+	write_perf_file(path, &d, (1u << 2) | (1u << 10), true);
+	expect_error(path, true, "RAW");
+	free(d.p);
+
+	memset(&d, 0, sizeof(d));      /* callchain nr beyond the record */
+	rec_header(&d, 9, 8 + 8 + 8 + 8);
+	put64(&d, 5);
+	put64(&d, 1ull << 60);
+	put64(&d, 0);
+	write_perf_file(path, &d, (1u << 2) | (1u << 5), true);
+	expect_error(path, true, "CALLCHAIN");
+	free(d.p);
+}
+
+/* Truncations and byte flips of a real file: errors, never crashes. */
+static void t_mutations(void)
+{
+	const char *f = record("sched.data", "record -e sched:sched_switch -e sched:sched_wakeup "
+				"-a -o @ sleep 0.3");
+	const char *path = tmp_path("mut.data");
+	struct ks_source *src;
+	struct ks_record rec;
+	struct ks_error err;
+	uint8_t *p, *m;
+	size_t n, i, cut;
+	unsigned seed = 12345;
+	int r, runs = 0;
+
+	if (!f) {
+		kt_skip("perf record of sched tracepoints is not available here");
+		return;
+	}
+	p = (uint8_t *)kt_read_file(f, &n);
+	KT_REQUIRE(p);
+	m = malloc(n);
+	for (i = 0; i < 300; i++) {
+		memcpy(m, p, n);
+		cut = n;
+		if (i % 3 == 0) {
+			seed = seed * 1103515245 + 12345;
+			cut = seed % n;
+		} else {
+			int k;
+
+			for (k = 0; k < 4; k++) {
+				seed = seed * 1103515245 + 12345;
+				m[(seed >> 4) % n] ^= (uint8_t)(1u << (seed % 8));
+			}
+		}
+		write_bytes(path, m, cut);
+		if (ks_perfdata_open(&src, path, &err) == 0) {
+			while ((r = ks_source_next(src, &rec, &err)) > 0)
+				;
+			ks_source_close(src);
+		}
+		runs++;
+	}
+	KT_EQ_INT(runs, 300);
+	free(m);
+	free(p);
+}
+
+/* ---- generator (tools/gen-perfdata) vs perf, and speed ---- */
+
+static void t_generated_rounds(void)
+{
+	const char *tmpl = record("kvm.data", "kvm stat record -a -o @ sleep 0.2");
+	const char *gen_dir = getenv("KS_BUILD");
+	const char *out = tmp_path("gen.data");
+	char gen[4096], cmd[12288];
+	char *o;
+	int st = -1;
+
+	if (!tmpl || !gen_dir) {
+		kt_skip("needs perf and KS_BUILD");
+		return;
+	}
+	snprintf(gen, sizeof(gen), "%s/tools/gen-perfdata", gen_dir);
+	if (!kt_read_file(gen, NULL)) {
+		kt_skip("%s is not built", gen);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "%s --template %s -o %s --pairs 3000 --rounds --ooo --lost 3 "
+		 "--cpus 4 >/dev/null 2>&1", gen, tmpl, out);
+	o = kt_run(cmd, &st);
+	free(o);
+	if (st != 0) {
+		kt_skip("gen-perfdata failed");
+		return;
+	}
+	compare_with_script(out);
+}
+
+int main(void)
+{
+	static const struct kt_case cases[] = {
+		KT_CASE(t_kvm_header),
+		KT_CASE(t_kvm_tracing_data),
+		KT_CASE(t_kvm_records),
+		KT_CASE(t_sched_samples),
+		KT_CASE(t_callchains),
+		KT_CASE(t_round_ordering),
+		KT_CASE(t_swapped_crafted),
+		KT_CASE(t_swapped_sched),
+		KT_CASE(t_swapped_callchains),
+		KT_CASE(t_tracing_data_block),
+		KT_CASE(t_errors_header),
+		KT_CASE(t_errors_records),
+		KT_CASE(t_mutations),
+		KT_CASE(t_generated_rounds),
+		{ 0 },
+	};
+
+	return kt_main(cases);
+}
