@@ -13,6 +13,7 @@ export KS_BUILD="$root/$build"
 export KVMSCOPE="$KS_BUILD/kvmscope"
 export KS_SHARED=${KS_SHARED:-$root/../shared}
 export KS_TMP=${KS_TMP:-$(mktemp -d /tmp/kvmscope-test.XXXXXX)}
+export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 [ -d "$KS_SHARED/data" ] || echo "note: $KS_SHARED/data is absent: tests on real recordings will be skipped"
 pass=0 fail=0 skip=0
 log="$KS_TMP/run.log"

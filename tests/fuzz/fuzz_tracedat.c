@@ -1,0 +1,42 @@
+/*
+ * fuzz_tracedat.c - libFuzzer target for the trace.dat reader.
+ *
+ * The input bytes are written to a temporary file (the reader works on
+ * files), opened with ks_tracedat_open(), read to the end and closed.  Build:
+ *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+ *     -I/usr/include/traceevent tests/fuzz/fuzz_tracedat.c LIBOBJS... \
+ *     -ltraceevent -lz -lzstd
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "input/source_impl.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[] = "/tmp/fuzz_tracedat.XXXXXX";
+	struct ks_source *src;
+	struct ks_record rec;
+	struct ks_error err;
+	int fd = mkstemp(path), n = 0;
+
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	close(fd);
+	if (ks_tracedat_open(&src, path, &err) == 0) {
+		while (n++ < 1000000 && ks_source_next(src, &rec, &err) > 0)
+			;
+		ks_source_close(src);
+	}
+	unlink(path);
+	return 0;
+}
