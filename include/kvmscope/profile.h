@@ -1,0 +1,106 @@
+/*
+ * profile.h - guest profile from the host (kvmscope report).
+ *
+ * Guest instruction pointers come from perf PMU samples taken in guest mode
+ * (cpumode from the misc bits, callchains split at PERF_CONTEXT_GUEST*
+ * markers) and from exit tracepoints (x86 kvm_exit guest_rip, powerpc
+ * kvm_hv:kvm_guest_exit pc, arm64 kvm_exit vcpu_pc).  Exits also get their
+ * handling time (exit -> next entry of the same host thread, the stat engine's
+ * rule).  Symbols are per VM (symbols/symtab.h) and resolved once per
+ * distinct address at the end.
+ *
+ *	struct ks_profile *p = ks_profile_new(&cfg, ks_source_info(src), &err);
+ *	ks_profile_bind_thread(p, tid, vm, vcpu);         (optional, GUEST option)
+ *	while (ks_source_next(src, &rec, &err) > 0) ks_profile_add(p, &rec);
+ *	ks_profile_set_symbols(p, vm, kernel_symtab, user_symtab);
+ *	n = ks_profile_rows(p, KS_PROF_SYM | KS_PROF_VM, true, &rows);
+ */
+#ifndef KVMSCOPE_PROFILE_H
+#define KVMSCOPE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "record.h"
+
+struct ks_source_info;
+struct ks_symtab;
+struct ks_profile;
+
+#define KS_PROF_MAX_SAMPLE_EXITS 32
+#define KS_PROF_MAX_FRAMES 64
+
+struct ks_profile_config {
+	/* Only these exit reasons are samples (names as in the trace, e.g.
+	 * "HLT"); 0 = every exit (x86, arm64) or HV_DECREMENTER (powerpc). */
+	int nsample_exits;
+	const char *sample_exits[KS_PROF_MAX_SAMPLE_EXITS];
+	bool stacks;      /* keep stacks for --folded / --flamegraph */
+};
+
+/* Row dimensions (bit mask) for ks_profile_rows(). */
+enum {
+	KS_PROF_VM = 1,
+	KS_PROF_VCPU = 2,
+	KS_PROF_SYM = 4,     /* mode + DSO + symbol */
+	KS_PROF_DSO = 8,     /* mode + DSO */
+	KS_PROF_REASON = 16, /* exit reason */
+	KS_PROF_ADDR = 32,   /* exact address (symbol+offset) */
+};
+
+enum { KS_MODE_GUEST_KERNEL = 1, KS_MODE_GUEST_USER = 2 };
+
+#define KS_SYM_UNKNOWN "[unknown]"
+#define KS_DSO_GUEST_USER "[guest user]"
+
+struct ks_profile_row {
+	int32_t vm, vcpu;        /* -1 unless in the dimensions */
+	int mode;                /* KS_MODE_*; 0 unless SYM/DSO/ADDR */
+	const char *dso;         /* NULL unless SYM/DSO/ADDR */
+	const char *sym;         /* NULL unless SYM/ADDR */
+	uint64_t addr, offset;   /* ADDR only */
+	bool has_reason;
+	uint64_t reason;         /* REASON only; name via ks_profile_reason_name */
+	uint64_t samples;        /* sample rows: samples; exit rows: exits */
+	uint64_t handled;        /* exits with a matching entry */
+	uint64_t time_ns;        /* their total handling time */
+};
+
+struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
+				  const struct ks_source_info *info, struct ks_error *err);
+void ks_profile_free(struct ks_profile *p);
+/* Host thread TID runs vCPU VCPU of VM (GUEST option of a trace.dat). */
+void ks_profile_bind_thread(struct ks_profile *p, int32_t tid, int32_t vm, int32_t vcpu);
+void ks_profile_set_vm_name(struct ks_profile *p, int32_t vm, const char *name);
+void ks_profile_add(struct ks_profile *p, const struct ks_record *rec);
+
+/* Symbols of VM (tables stay owned by the caller; NULL = none).  VM -1 =
+ * the default for VMs without their own. */
+void ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_symtab *kernel,
+			    const struct ks_symtab *user);
+
+/* VMs seen (ids), their names (COMM of the VM or GUEST name; may be NULL). */
+size_t ks_profile_vms(const struct ks_profile *p, const int32_t **vms);
+const char *ks_profile_vm_name(const struct ks_profile *p, int32_t vm);
+
+/* Aggregated rows, sorted by samples (descending), then keys.  EXITS =
+ * rows of exit-tracepoint entries (all exits, counts and times); otherwise
+ * sample rows.  The array is malloc'd (free it); strings belong to p or the
+ * symbol tables. */
+size_t ks_profile_rows(struct ks_profile *p, unsigned dims, bool exits,
+		       struct ks_profile_row **rows);
+void ks_profile_reason_name(const struct ks_profile *p, uint64_t reason, char *buf, size_t len);
+
+/* Totals: samples, host-mode samples skipped, exits seen. */
+struct ks_profile_totals {
+	uint64_t samples, exits, host_samples, pmu_samples, exit_samples;
+};
+void ks_profile_totals(const struct ks_profile *p, struct ks_profile_totals *t);
+
+/* Folded stacks ("vm;frame;...;leaf COUNT" per line, root first). */
+typedef void (*ks_folded_fn)(void *ctx, const char *stack, uint64_t count);
+int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx);
+
+#endif

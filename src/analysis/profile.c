@@ -1,0 +1,1015 @@
+/*
+ * profile.c - guest profile engine behind `kvmscope report` (profile.h).
+ *
+ * Hot path: one hash lookup per sample into a table of distinct
+ * (VM, vCPU, mode, reason, address) entries with counts and handling times.
+ * Symbols are resolved once per entry when rows are built.  Threads are
+ * tracked for their vCPU (kvm_entry vcpu_id, GUEST option, "CPU N/KVM"
+ * comm) and their pending exit (exit -> entry handling time).
+ */
+#include <event-parse.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "arch/x86.h"
+#include "kvmscope/field.h"
+#include "kvmscope/profile.h"
+#include "kvmscope/source.h"
+#include "symbols/symtab.h"
+
+/* include/uapi/linux/perf_event.h */
+#define MISC_CPUMODE_MASK 7
+#define MISC_GUEST_KERNEL 4
+#define MISC_GUEST_USER 5
+#define CTX_GUEST ((uint64_t)-2048)
+#define CTX_GUEST_KERNEL ((uint64_t)-2176)
+#define CTX_GUEST_USER ((uint64_t)-2560)
+#define CTX_MAX ((uint64_t)-4095)
+
+/* Reason keys: kind in bits 40..47, code below. */
+#define RK_NONE UINT64_MAX
+#define RK_X86 (1ull << 40)   /* | isa << 32 | basic exit reason */
+#define RK_PPC (2ull << 40)   /* | trap */
+#define RK_ARM (3ull << 40)   /* | esr_ec */
+#define RK_KIND(k) ((k) >> 40)
+#define PPC_HV_DECREMENTER 0x980
+#define PPC_HV_BIT (1ull << (63 - 3))
+#define PPC_PR_BIT (1ull << (63 - 49))
+
+enum ev_kind { EV_OTHER = 0, EV_X86_EXIT, EV_X86_ENTRY, EV_PPC_EXIT, EV_PPC_ENTRY,
+	       EV_ARM_EXIT, EV_ARM_ENTRY };
+
+struct ev_info {          /* per tracepoint format, cached by event pointer */
+	struct tep_event *ev;
+	enum ev_kind kind;
+	struct ks_field f_reason, f_isa, f_ip, f_msr, f_vcpu;
+};
+
+struct entry {
+	int32_t vm, vcpu;
+	uint64_t ip, reason;
+	uint8_t mode;
+	uint64_t count, handled, time_ns;
+	/* resolved at row time */
+	const char *dso, *sym;
+	uint64_t offset;
+};
+
+/* Hash slot: the address, a tag of the other key parts and the count, so
+ * that a repeated sample touches one cache line. */
+struct eslot {
+	uint64_t ip;
+	uint32_t tag, idx;
+	uint64_t count;
+};
+
+struct thread {
+	int32_t tid, vm, vcpu;
+	int64_t pending;       /* entry index of the exit waiting for its entry, -1 */
+	uint64_t pending_ts;
+	bool used;
+};
+
+struct stack {
+	int32_t vm;
+	uint32_t nframes;
+	uint64_t user_mask;    /* bit i: frame i is guest user */
+	uint64_t count;
+	uint64_t *frames;      /* leaf first */
+};
+
+struct vm_syms {
+	int32_t vm;
+	const struct ks_symtab *kernel, *user;
+};
+
+struct vm_name {
+	int32_t vm;
+	char *name;
+};
+
+struct ks_profile {
+	struct ks_profile_config cfg;
+	int default_isa;
+	uint64_t sample_keys[KS_PROF_MAX_SAMPLE_EXITS];
+	int nsample_keys;
+
+	struct ev_info evs[16];
+	int nevs;
+
+	struct entry *entries;
+	size_t nentries, entcap;
+	struct eslot *ehash;     /* idx = index + 1; 0 = empty */
+	size_t ehash_cap;
+
+	struct thread *threads;
+	size_t nthreads, thcap;  /* open addressing by tid */
+
+	struct stack *stacks;
+	size_t nstacks, stcap;
+	uint32_t *shash;
+	size_t shash_cap;
+
+	struct vm_syms syms[256];
+	int nsyms;
+	struct vm_name *names;
+	size_t nnames;
+	int32_t *vms;
+	size_t nvms;
+
+	struct ks_profile_totals tot;
+};
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* ---- threads ---- */
+
+static struct thread *thread_get(struct ks_profile *p, int32_t tid);
+
+static int threads_grow(struct ks_profile *p)
+{
+	size_t cap = p->thcap ? p->thcap * 2 : 256, i;
+	struct thread *old = p->threads, *n = calloc(cap, sizeof(*n));
+	size_t oldcap = p->thcap;
+
+	if (!n)
+		return -1;
+	p->threads = n;
+	p->thcap = cap;
+	p->nthreads = 0;
+	for (i = 0; i < oldcap; i++) {
+		if (old[i].used) {
+			struct thread *t = thread_get(p, old[i].tid);
+
+			if (t)
+				*t = old[i];
+		}
+	}
+	free(old);
+	return 0;
+}
+
+static struct thread *thread_get(struct ks_profile *p, int32_t tid)
+{
+	size_t i;
+
+	if ((p->nthreads + 1) * 2 > p->thcap && threads_grow(p) < 0)
+		return NULL;
+	for (i = mix((uint64_t)(uint32_t)tid) & (p->thcap - 1);; i = (i + 1) & (p->thcap - 1)) {
+		struct thread *t = &p->threads[i];
+
+		if (t->used && t->tid == tid)
+			return t;
+		if (!t->used) {
+			t->used = true;
+			t->tid = tid;
+			t->vm = tid;
+			t->vcpu = -1;
+			t->pending = -1;
+			p->nthreads++;
+			return t;
+		}
+	}
+}
+
+void ks_profile_bind_thread(struct ks_profile *p, int32_t tid, int32_t vm, int32_t vcpu)
+{
+	struct thread *t = thread_get(p, tid);
+
+	if (t) {
+		t->vm = vm;
+		t->vcpu = vcpu;
+	}
+}
+
+void ks_profile_set_vm_name(struct ks_profile *p, int32_t vm, const char *name)
+{
+	struct vm_name *n;
+	size_t i;
+
+	for (i = 0; i < p->nnames; i++) {
+		if (p->names[i].vm == vm) {
+			char *s = strdup(name);
+
+			if (s) {
+				free(p->names[i].name);
+				p->names[i].name = s;
+			}
+			return;
+		}
+	}
+	n = realloc(p->names, (p->nnames + 1) * sizeof(*n));
+	if (!n)
+		return;
+	p->names = n;
+	n[p->nnames].vm = vm;
+	n[p->nnames].name = strdup(name);
+	if (n[p->nnames].name)
+		p->nnames++;
+}
+
+const char *ks_profile_vm_name(const struct ks_profile *p, int32_t vm)
+{
+	size_t i;
+
+	for (i = 0; i < p->nnames; i++)
+		if (p->names[i].vm == vm)
+			return p->names[i].name;
+	return NULL;
+}
+
+static void note_vm(struct ks_profile *p, int32_t vm)
+{
+	size_t i;
+
+	for (i = p->nvms; i-- > 0;)
+		if (p->vms[i] == vm)
+			return;
+	int32_t *n = realloc(p->vms, (p->nvms + 1) * sizeof(*n));
+	if (!n)
+		return;
+	p->vms = n;
+	p->vms[p->nvms++] = vm;
+}
+
+size_t ks_profile_vms(const struct ks_profile *p, const int32_t **vms)
+{
+	*vms = p->vms;
+	return p->nvms;
+}
+
+/* ---- entries ---- */
+
+static uint32_t entry_tag(int32_t vm, int32_t vcpu, uint8_t mode, uint64_t reason)
+{
+	return (uint32_t)mix(reason ^ ((uint64_t)(uint32_t)vm << 32) ^ (uint64_t)(uint32_t)vcpu ^
+			     ((uint64_t)mode << 60));
+}
+
+static int ehash_grow(struct ks_profile *p)
+{
+	size_t cap = p->ehash_cap ? p->ehash_cap * 2 : 1024, i;
+	struct eslot *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -1;
+	for (i = 0; i < p->ehash_cap; i++) {
+		const struct eslot *o = &p->ehash[i];
+		size_t j;
+
+		if (!o->idx)
+			continue;
+		j = mix(o->ip ^ o->tag) & (cap - 1);
+		while (h[j].idx)
+			j = (j + 1) & (cap - 1);
+		h[j] = *o;
+	}
+	free(p->ehash);
+	p->ehash = h;
+	p->ehash_cap = cap;
+	return 0;
+}
+
+/* The slot of the entry (created with count 0 if new); NULL on memory. */
+static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t mode,
+			       uint64_t reason, uint64_t ip)
+{
+	uint32_t tag = entry_tag(vm, vcpu, mode, reason);
+	size_t j;
+
+	if ((p->nentries + 1) * 2 > p->ehash_cap && ehash_grow(p) < 0)
+		return NULL;
+	for (j = mix(ip ^ tag) & (p->ehash_cap - 1);; j = (j + 1) & (p->ehash_cap - 1)) {
+		struct eslot *sl = &p->ehash[j];
+		const struct entry *e;
+
+		if (!sl->idx)
+			break;
+		if (sl->ip != ip || sl->tag != tag)
+			continue;
+		e = &p->entries[sl->idx - 1];
+		if (e->reason == reason && e->vm == vm && e->vcpu == vcpu && e->mode == mode)
+			return sl;
+	}
+	if (p->nentries == p->entcap) {
+		size_t cap = p->entcap ? p->entcap * 2 : 1024;
+		struct entry *n = realloc(p->entries, cap * sizeof(*n));
+
+		if (!n || cap > UINT32_MAX - 1)
+			return NULL;
+		p->entries = n;
+		p->entcap = cap;
+	}
+	p->entries[p->nentries] = (struct entry){ .vm = vm, .vcpu = vcpu, .mode = mode,
+						  .reason = reason, .ip = ip };
+	p->ehash[j] = (struct eslot){ .ip = ip, .tag = tag, .idx = (uint32_t)p->nentries + 1 };
+	p->nentries++;
+	note_vm(p, vm);
+	return &p->ehash[j];
+}
+
+/* Copy the slot counts into the entries (before building rows). */
+static void sync_counts(struct ks_profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->ehash_cap; i++)
+		if (p->ehash[i].idx)
+			p->entries[p->ehash[i].idx - 1].count = p->ehash[i].count;
+}
+
+/* ---- stacks ---- */
+
+static uint64_t stack_hash(int32_t vm, const uint64_t *f, uint32_t n, uint64_t umask)
+{
+	uint64_t h = mix((uint64_t)(uint32_t)vm ^ umask ^ ((uint64_t)n << 40));
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		h = mix(h ^ f[i]);
+	return h;
+}
+
+static int shash_grow(struct ks_profile *p)
+{
+	size_t cap = p->shash_cap ? p->shash_cap * 2 : 1024, i;
+	uint32_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -1;
+	for (i = 0; i < p->nstacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		size_t j = stack_hash(s->vm, s->frames, s->nframes, s->user_mask) & (cap - 1);
+
+		while (h[j])
+			j = (j + 1) & (cap - 1);
+		h[j] = (uint32_t)i + 1;
+	}
+	free(p->shash);
+	p->shash = h;
+	p->shash_cap = cap;
+	return 0;
+}
+
+static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint32_t n,
+		      uint64_t umask)
+{
+	size_t j;
+
+	if ((p->nstacks + 1) * 2 > p->shash_cap && shash_grow(p) < 0)
+		return;
+	for (j = stack_hash(vm, f, n, umask) & (p->shash_cap - 1);;
+	     j = (j + 1) & (p->shash_cap - 1)) {
+		uint32_t k = p->shash[j];
+		struct stack *s;
+
+		if (!k)
+			break;
+		s = &p->stacks[k - 1];
+		if (s->vm == vm && s->nframes == n && s->user_mask == umask &&
+		    !memcmp(s->frames, f, n * sizeof(*f))) {
+			s->count++;
+			return;
+		}
+	}
+	if (p->nstacks == p->stcap) {
+		size_t cap = p->stcap ? p->stcap * 2 : 1024;
+		struct stack *ns = realloc(p->stacks, cap * sizeof(*ns));
+
+		if (!ns)
+			return;
+		p->stacks = ns;
+		p->stcap = cap;
+	}
+	struct stack *s = &p->stacks[p->nstacks];
+	s->frames = malloc(n * sizeof(*f));
+	if (!s->frames)
+		return;
+	memcpy(s->frames, f, n * sizeof(*f));
+	s->vm = vm;
+	s->nframes = n;
+	s->user_mask = umask;
+	s->count = 1;
+	p->shash[j] = (uint32_t)p->nstacks + 1;
+	p->nstacks++;
+}
+
+/* ---- setup ---- */
+
+static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
+{
+	int i;
+
+	for (i = 0; i < p->cfg.nsample_exits; i++) {
+		const char *name = p->cfg.sample_exits[i];
+		uint64_t code;
+		int isa;
+
+		if (ks_x86_exit_code(name, &isa, &code) == 0) {
+			p->sample_keys[p->nsample_keys++] = RK_X86 | ((uint64_t)isa << 32) | code;
+		} else if (!strcmp(name, "HV_DECREMENTER")) {
+			p->sample_keys[p->nsample_keys++] = RK_PPC | PPC_HV_DECREMENTER;
+		} else {
+			char *end;
+			unsigned long long v = strtoull(name, &end, 0);
+
+			if (!*name || *end)
+				return ks_error_set(err, "unknown exit reason '%s'", name);
+			/* a number: the code in any table */
+			p->sample_keys[p->nsample_keys++] = RK_X86 | (1ull << 32) | v;
+			if (p->nsample_keys < KS_PROF_MAX_SAMPLE_EXITS)
+				p->sample_keys[p->nsample_keys++] = RK_X86 | (2ull << 32) | v;
+			if (p->nsample_keys < KS_PROF_MAX_SAMPLE_EXITS)
+				p->sample_keys[p->nsample_keys++] = RK_PPC | v;
+		}
+	}
+	return 0;
+}
+
+struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
+				  const struct ks_source_info *info, struct ks_error *err)
+{
+	struct ks_profile *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
+	p->cfg = *cfg;
+	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_X86_ISA_VMX;
+	if (!p->default_isa)
+		p->default_isa = KS_X86_ISA_VMX;
+	if (parse_sample_exits(p, err) < 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void ks_profile_free(struct ks_profile *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nstacks; i++)
+		free(p->stacks[i].frames);
+	for (i = 0; i < p->nnames; i++)
+		free(p->names[i].name);
+	free(p->stacks);
+	free(p->shash);
+	free(p->entries);
+	free(p->ehash);
+	free(p->threads);
+	free(p->names);
+	free(p->vms);
+	free(p);
+}
+
+void ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_symtab *kernel,
+			    const struct ks_symtab *user)
+{
+	int i;
+
+	for (i = 0; i < p->nsyms; i++)
+		if (p->syms[i].vm == vm)
+			break;
+	if (i == p->nsyms) {
+		if (p->nsyms == (int)(sizeof(p->syms) / sizeof(p->syms[0])))
+			return;
+		p->nsyms++;
+	}
+	p->syms[i] = (struct vm_syms){ vm, kernel, user };
+}
+
+/* ---- event classification ---- */
+
+static struct ev_info *ev_info(struct ks_profile *p, struct tep_event *ev)
+{
+	struct ev_info *e;
+	int i;
+
+	for (i = 0; i < p->nevs; i++)
+		if (p->evs[i].ev == ev)
+			return &p->evs[i];
+	if (p->nevs == (int)(sizeof(p->evs) / sizeof(p->evs[0])))
+		memmove(p->evs, p->evs + 1, sizeof(p->evs) - sizeof(p->evs[0])), p->nevs--;
+	e = &p->evs[p->nevs++];
+	memset(e, 0, sizeof(*e));
+	e->ev = ev;
+	if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_exit")) {
+		if (ks_field_resolve(&e->f_ip, ev, "guest_rip") == 0) {
+			e->kind = EV_X86_EXIT;
+			ks_field_resolve(&e->f_reason, ev, "exit_reason");
+			ks_field_resolve(&e->f_isa, ev, "isa");
+			ks_field_resolve(&e->f_vcpu, ev, "vcpu_id");
+		} else if (ks_field_resolve(&e->f_ip, ev, "vcpu_pc") == 0) {
+			e->kind = EV_ARM_EXIT;
+			ks_field_resolve(&e->f_reason, ev, "esr_ec");
+		}
+	} else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_entry")) {
+		e->kind = ks_field_resolve(&e->f_vcpu, ev, "vcpu_id") == 0 ? EV_X86_ENTRY
+									  : EV_ARM_ENTRY;
+	} else if (!strcmp(ev->system, "kvm_hv") && !strcmp(ev->name, "kvm_guest_exit")) {
+		e->kind = EV_PPC_EXIT;
+		ks_field_resolve(&e->f_ip, ev, "pc");
+		ks_field_resolve(&e->f_reason, ev, "trap");
+		ks_field_resolve(&e->f_msr, ev, "msr");
+		ks_field_resolve(&e->f_vcpu, ev, "vcpu_id");
+	} else if (!strcmp(ev->system, "kvm_hv") && !strcmp(ev->name, "kvm_guest_enter")) {
+		e->kind = EV_PPC_ENTRY;
+		ks_field_resolve(&e->f_vcpu, ev, "vcpu_id");
+	}
+	return e;
+}
+
+static uint8_t mode_of_address(uint64_t ip)
+{
+	return (ip >> 63) ? KS_MODE_GUEST_KERNEL : KS_MODE_GUEST_USER;
+}
+
+static bool is_sample_reason(const struct ks_profile *p, uint64_t reason)
+{
+	int i;
+
+	if (reason == RK_NONE)
+		return true;
+	if (!p->nsample_keys)
+		return RK_KIND(reason) != RK_KIND(RK_PPC) ||
+		       (reason & 0xffffffffull) == PPC_HV_DECREMENTER;
+	for (i = 0; i < p->nsample_keys; i++)
+		if (p->sample_keys[i] == reason)
+			return true;
+	return false;
+}
+
+static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct thread *t,
+		    uint8_t mode, uint64_t reason, uint64_t ip)
+{
+	struct eslot *sl = entry_get(p, t->vm, t->vcpu, mode, reason, ip);
+
+	p->tot.exits++;
+	if (!sl)
+		return;
+	sl->count++;
+	t->pending = (int64_t)sl->idx - 1;
+	t->pending_ts = rec->ts;
+	if (is_sample_reason(p, reason)) {
+		p->tot.samples++;
+		p->tot.exit_samples++;
+		if (p->cfg.stacks)
+			stack_add(p, t->vm, &ip, 1, mode == KS_MODE_GUEST_USER ? 1 : 0);
+	}
+}
+
+static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct thread *t,
+		     const struct ev_info *e)
+{
+	if (e->f_vcpu.present && t->vcpu < 0)
+		t->vcpu = (int32_t)ks_field_u64(&e->f_vcpu, rec);
+	if (t->pending >= 0 && rec->ts >= t->pending_ts) {
+		struct entry *en = &p->entries[t->pending];
+
+		en->handled++;
+		en->time_ns += rec->ts - t->pending_ts;
+	}
+	t->pending = -1;
+}
+
+static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec)
+{
+	struct ev_info *e = ev_info(p, rec->event);
+	struct thread *t;
+	uint64_t ip, reason, v;
+
+	if (e->kind == EV_OTHER || rec->tid < 0 || !(t = thread_get(p, rec->tid)))
+		return;
+	switch (e->kind) {
+	case EV_X86_EXIT: {
+		int isa = e->f_isa.present ? (int)ks_field_u64(&e->f_isa, rec) : p->default_isa;
+
+		v = ks_field_u64(&e->f_reason, rec);
+		if (isa == KS_X86_ISA_VMX)
+			v &= KS_X86_VMX_BASIC_MASK;
+		reason = RK_X86 | ((uint64_t)(isa & 0xff) << 32) | (v & 0xffffffffull);
+		ip = ks_field_u64(&e->f_ip, rec);
+		on_vm_exit(p, rec, t, mode_of_address(ip), reason, ip);
+		break;
+	}
+	case EV_ARM_EXIT:
+		reason = RK_ARM | (ks_field_u64(&e->f_reason, rec) & 0xffffffffull);
+		ip = ks_field_u64(&e->f_ip, rec);
+		on_vm_exit(p, rec, t, mode_of_address(ip), reason, ip);
+		break;
+	case EV_PPC_EXIT: {
+		uint64_t msr = ks_field_u64(&e->f_msr, rec);
+		uint8_t mode = (!(msr & PPC_HV_BIT) && (msr & PPC_PR_BIT)) ? KS_MODE_GUEST_USER
+									    : KS_MODE_GUEST_KERNEL;
+
+		if (e->f_vcpu.present && t->vcpu < 0)
+			t->vcpu = (int32_t)ks_field_u64(&e->f_vcpu, rec);
+		reason = RK_PPC | (ks_field_u64(&e->f_reason, rec) & 0xffffffffull);
+		on_vm_exit(p, rec, t, mode, reason, ks_field_u64(&e->f_ip, rec));
+		break;
+	}
+	case EV_X86_ENTRY:
+	case EV_ARM_ENTRY:
+	case EV_PPC_ENTRY:
+		on_entry(p, rec, t, e);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Guest frames of a callchain: after GUEST_KERNEL / GUEST_USER markers. */
+static uint32_t guest_frames(const struct ks_record *rec, uint64_t *f, uint64_t *umask)
+{
+	uint32_t i, n = 0;
+	int ctx = 0; /* 0 = host or none, 1 guest kernel, 2 guest user */
+
+	*umask = 0;
+	for (i = 0; i < rec->nr_callchain && n < KS_PROF_MAX_FRAMES; i++) {
+		uint64_t ip = rec->callchain[i];
+
+		if (ip >= CTX_MAX) {
+			ctx = ip == CTX_GUEST_KERNEL ? 1 : ip == CTX_GUEST_USER ? 2 :
+			      ip == CTX_GUEST ? ctx : 0;
+			continue;
+		}
+		if (!ctx)
+			continue;
+		if (ctx == 2)
+			*umask |= 1ull << n;
+		f[n++] = ip;
+	}
+	return n;
+}
+
+static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
+{
+	unsigned cpumode = rec->misc & MISC_CPUMODE_MASK;
+	uint64_t frames[KS_PROF_MAX_FRAMES], umask;
+	struct thread *t;
+	uint8_t mode;
+	struct eslot *sl;
+	uint32_t n;
+
+	if (cpumode != MISC_GUEST_KERNEL && cpumode != MISC_GUEST_USER) {
+		p->tot.host_samples++;
+		return;
+	}
+	if (!(t = thread_get(p, rec->tid)))
+		return;
+	if (rec->pid > 0 && t->vm == t->tid)
+		t->vm = rec->pid;
+	mode = cpumode == MISC_GUEST_USER ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL;
+	sl = entry_get(p, t->vm, t->vcpu, mode, RK_NONE, rec->ip);
+	if (!sl)
+		return;
+	sl->count++;
+	p->tot.samples++;
+	p->tot.pmu_samples++;
+	if (!p->cfg.stacks)
+		return;
+	n = guest_frames(rec, frames, &umask);
+	if (!n) {
+		frames[0] = rec->ip;
+		umask = mode == KS_MODE_GUEST_USER;
+		n = 1;
+	}
+	stack_add(p, t->vm, frames, n, umask);
+}
+
+/* "CPU 3/KVM" -> 3 */
+static void on_comm(struct ks_profile *p, const struct ks_record *rec)
+{
+	struct thread *t;
+	unsigned vcpu;
+
+	if (rec->tid < 0 || !rec->comm || !(t = thread_get(p, rec->tid)))
+		return;
+	if (rec->pid > 0)
+		t->vm = rec->pid;
+	if (sscanf(rec->comm, "CPU %u/KVM", &vcpu) == 1)
+		t->vcpu = (int32_t)vcpu;
+	if (rec->tid == rec->pid && !ks_profile_vm_name(p, rec->pid))
+		ks_profile_set_vm_name(p, rec->pid, rec->comm);
+}
+
+void ks_profile_add(struct ks_profile *p, const struct ks_record *rec)
+{
+	if (rec->type == KS_REC_COMM) {
+		on_comm(p, rec);
+		return;
+	}
+	if (rec->type != KS_REC_EVENT)
+		return;
+	if (rec->event)
+		on_tracepoint(p, rec);
+	else
+		on_pmu_sample(p, rec);
+}
+
+/* ---- resolution and rows ---- */
+
+static const struct vm_syms *syms_for(const struct ks_profile *p, int32_t vm)
+{
+	const struct vm_syms *def = NULL;
+	int i;
+
+	for (i = 0; i < p->nsyms; i++) {
+		if (p->syms[i].vm == vm)
+			return &p->syms[i];
+		if (p->syms[i].vm == -1)
+			def = &p->syms[i];
+	}
+	return def;
+}
+
+static void resolve(const struct ks_profile *p, int32_t vm, uint8_t mode, uint64_t ip,
+		    const char **dso, const char **sym, uint64_t *offset)
+{
+	const struct vm_syms *vs = syms_for(p, vm);
+	const struct ks_symtab *t = NULL;
+	struct ks_resolved r = { 0 };
+
+	if (vs)
+		t = mode == KS_MODE_GUEST_USER ? vs->user : vs->kernel;
+	if (t)
+		ks_symtab_lookup(t, ip, &r);
+	*sym = r.name ? r.name : KS_SYM_UNKNOWN;
+	*dso = r.dso ? r.dso : mode == KS_MODE_GUEST_USER ? KS_DSO_GUEST_USER :
+	       (t ? KS_DSO_KERNEL : KS_SYM_UNKNOWN);
+	*offset = r.name ? r.offset : 0;
+}
+
+static void resolve_entries(struct ks_profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nentries; i++) {
+		struct entry *e = &p->entries[i];
+
+		if (!e->sym)
+			resolve(p, e->vm, e->mode, e->ip, &e->dso, &e->sym, &e->offset);
+	}
+}
+
+static void row_key(const struct entry *e, unsigned dims, struct ks_profile_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->vm = dims & KS_PROF_VM ? e->vm : -1;
+	r->vcpu = dims & KS_PROF_VCPU ? e->vcpu : -1;
+	if (dims & (KS_PROF_SYM | KS_PROF_DSO | KS_PROF_ADDR)) {
+		r->mode = e->mode;
+		r->dso = e->dso;
+	}
+	if (dims & (KS_PROF_SYM | KS_PROF_ADDR))
+		r->sym = e->sym;
+	if (dims & KS_PROF_ADDR) {
+		r->addr = e->ip;
+		r->offset = e->offset;
+	}
+	if (dims & KS_PROF_REASON) {
+		r->has_reason = e->reason != RK_NONE;
+		r->reason = e->reason;
+	}
+}
+
+static bool same_key(const struct ks_profile_row *a, const struct ks_profile_row *b)
+{
+	return a->vm == b->vm && a->vcpu == b->vcpu && a->mode == b->mode && a->dso == b->dso &&
+	       a->sym == b->sym && a->addr == b->addr && a->has_reason == b->has_reason &&
+	       a->reason == b->reason;
+}
+
+static uint64_t row_hash(const struct ks_profile_row *r)
+{
+	return mix((uint64_t)(uintptr_t)r->sym ^ mix((uint64_t)(uintptr_t)r->dso) ^
+		   mix(r->addr ^ ((uint64_t)(uint32_t)r->vm << 32) ^ (uint32_t)r->vcpu) ^
+		   mix(r->reason + (uint64_t)r->mode));
+}
+
+static int str_cmp(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct ks_profile_row *a = x, *b = y;
+	int c;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	if (a->vm != b->vm)
+		return a->vm < b->vm ? -1 : 1;
+	if (a->vcpu != b->vcpu)
+		return a->vcpu < b->vcpu ? -1 : 1;
+	if (a->reason != b->reason)
+		return a->reason < b->reason ? -1 : 1;
+	if ((c = str_cmp(a->sym, b->sym)) || (c = str_cmp(a->dso, b->dso)))
+		return c;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->mode - b->mode;
+}
+
+size_t ks_profile_rows(struct ks_profile *p, unsigned dims, bool exits,
+		       struct ks_profile_row **rows)
+{
+	size_t cap = 16, n = 0, i, j, hcap = 16;
+	struct ks_profile_row *out, key;
+	uint32_t *h;
+
+	sync_counts(p);
+	resolve_entries(p);
+	while (hcap < p->nentries * 2 + 2)
+		hcap *= 2;
+	out = malloc(cap * sizeof(*out));
+	h = calloc(hcap, sizeof(*h));
+	if (!out || !h) {
+		free(out);
+		free(h);
+		*rows = NULL;
+		return 0;
+	}
+	for (i = 0; i < p->nentries; i++) {
+		const struct entry *e = &p->entries[i];
+
+		if (exits ? e->reason == RK_NONE : !is_sample_reason(p, e->reason))
+			continue;
+		row_key(e, dims, &key);
+		for (j = row_hash(&key) & (hcap - 1); h[j]; j = (j + 1) & (hcap - 1))
+			if (same_key(&out[h[j] - 1], &key))
+				break;
+		if (!h[j]) {
+			if (n == cap) {
+				struct ks_profile_row *no = realloc(out, cap * 2 * sizeof(*no));
+
+				if (!no)
+					break;
+				out = no;
+				cap *= 2;
+			}
+			out[n] = key;
+			h[j] = (uint32_t)++n;
+		}
+		out[h[j] - 1].samples += e->count;
+		out[h[j] - 1].handled += e->handled;
+		out[h[j] - 1].time_ns += e->time_ns;
+	}
+	free(h);
+	qsort(out, n, sizeof(*out), row_cmp);
+	*rows = out;
+	return n;
+}
+
+static const char *ppc_trap_name(uint64_t trap)
+{
+	switch (trap) {
+	case 0x100: return "SYSTEM_RESET";
+	case 0x200: return "MACHINE_CHECK";
+	case 0x300: return "DATA_STORAGE";
+	case 0x380: return "DATA_SEGMENT";
+	case 0x400: return "INST_STORAGE";
+	case 0x480: return "INST_SEGMENT";
+	case 0x500: return "EXTERNAL";
+	case 0x502: return "EXTERNAL_HV";
+	case 0x600: return "ALIGNMENT";
+	case 0x700: return "PROGRAM";
+	case 0x800: return "FP_UNAVAIL";
+	case 0x900: return "DECREMENTER";
+	case 0x980: return "HV_DECREMENTER";
+	case 0xc00: return "SYSCALL";
+	case 0xd00: return "TRACE";
+	case 0xe00: return "H_DATA_STORAGE";
+	case 0xe20: return "H_INST_STORAGE";
+	case 0xe40: return "H_EMUL_ASSIST";
+	case 0xf00: return "PERFMON";
+	case 0xf20: return "ALTIVEC";
+	case 0xf40: return "VSX";
+	default: return NULL;
+	}
+}
+
+void ks_profile_reason_name(const struct ks_profile *p, uint64_t reason, char *buf, size_t len)
+{
+	uint64_t code = reason & 0xffffffffull;
+	const char *n = NULL;
+
+	(void)p;
+	if (reason == RK_NONE) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	switch (RK_KIND(reason)) {
+	case 1:
+		n = ks_x86_exit_name((int)((reason >> 32) & 0xff), code);
+		break;
+	case 2:
+		n = ppc_trap_name(code);
+		break;
+	case 3:
+		snprintf(buf, len, "EC_0x%llx", (unsigned long long)code);
+		return;
+	}
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "UNKNOWN(0x%llx)", (unsigned long long)code);
+}
+
+void ks_profile_totals(const struct ks_profile *p, struct ks_profile_totals *t)
+{
+	*t = p->tot;
+}
+
+/* ---- folded stacks ---- */
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int sb_add(struct strbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		char *ns = realloc(b->s, cap);
+
+		if (!ns)
+			return -1;
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n + 1);
+	b->len += n;
+	return 0;
+}
+
+/* Folded frames have no ';' nor spaces problems: ';' in names becomes ':'. */
+static void add_frame(struct strbuf *b, const char *name, bool kernel)
+{
+	size_t start = b->len, i;
+
+	sb_add(b, ";");
+	sb_add(b, name);
+	for (i = start + 1; i < b->len; i++)
+		if (b->s[i] == ';')
+			b->s[i] = ':';
+	if (kernel)
+		sb_add(b, "_[k]");
+}
+
+int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
+{
+	struct strbuf b = { 0 };
+	char vmname[64];
+	size_t i;
+
+	for (i = 0; i < p->nstacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		const char *name = ks_profile_vm_name(p, s->vm);
+		uint32_t k;
+
+		b.len = 0;
+		if (name && *name)
+			snprintf(vmname, sizeof(vmname), "%s(%d)", name, s->vm);
+		else
+			snprintf(vmname, sizeof(vmname), "vm-%d", s->vm);
+		for (k = 0; vmname[k]; k++)
+			if (vmname[k] == ';' || vmname[k] == ' ')
+				vmname[k] = '_';
+		if (sb_add(&b, vmname) < 0)
+			break;
+		for (k = s->nframes; k-- > 0;) {
+			bool user = (s->user_mask >> k) & 1;
+			const char *dso, *sym;
+			uint64_t off;
+
+			resolve(p, s->vm, user ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL,
+				s->frames[k], &dso, &sym, &off);
+			if (user && !strcmp(sym, KS_SYM_UNKNOWN))
+				sym = KS_DSO_GUEST_USER;
+			add_frame(&b, sym, !user);
+		}
+		if (!b.s)
+			break;
+		fn(ctx, b.s, s->count);
+	}
+	free(b.s);
+	return 0;
+}

@@ -1,0 +1,702 @@
+/*
+ * cmd_report.c - kvmscope report: where guests run and which guest code
+ * causes exits, seen from the host.
+ *
+ * Reads any input (perf.data with guest PMU samples, trace.dat or ftrace text
+ * with exit tracepoints), runs the profile engine (profile.h), resolves guest
+ * addresses per VM (symbols/symtab.h) and prints a perf-report-like table, the
+ * exits-by-guest-code table, JSON or CSV, folded stacks or an SVG flame graph.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "kvmscope/json.h"
+#include "kvmscope/profile.h"
+#include "kvmscope/source.h"
+#include "kvmscope/tracedat.h"
+#include "output/flamegraph.h"
+#include "symbols/symtab.h"
+
+static const char usage_text[] =
+	"usage: kvmscope report [-i FILE] [options]\n"
+	"\n"
+	"Guest profile from the host: guest PMU samples of a perf.data ('perf kvm\n"
+	"record', cycles:G) and guest addresses of exit tracepoints (x86 kvm_exit rip,\n"
+	"powerpc HV_DECREMENTER exits, arm64 kvm_exit pc), resolved per VM.\n"
+	"\n"
+	"  -i, --input FILE         input (default perf.data.guest)\n"
+	"      --guest-kallsyms F   guest /proc/kallsyms (all VMs without their own)\n"
+	"      --guest-modules F    guest /proc/modules (module ranges)\n"
+	"      --guest-vmlinux F    guest vmlinux ELF, relocated by _stext of the kallsyms\n"
+	"      --guest-kaslr-offset N  add N to the vmlinux addresses (no kallsyms)\n"
+	"      --guest-binary P[:A] guest user program P loaded at address A\n"
+	"      --guest-mount DIR    per VM: DIR/<pid or name>/{kallsyms,modules,vmlinux}\n"
+	"      --guest-trace F      a guest's trace.dat: its kallsyms for that guest (VM\n"
+	"                           found through the input's GUEST option); repeatable\n"
+	"      --sample-exits LIST  only these exit reasons are samples (e.g. HLT,\n"
+	"                           EXTERNAL_INTERRUPT); default every exit (powerpc:\n"
+	"                           HV_DECREMENTER)\n"
+	"      --by DIMS            split rows by vm and/or vcpu (e.g. vm,vcpu)\n"
+	"  -s, --sort KEY           sym (default), dso or reason\n"
+	"      --offsets            rows per address (symbol+offset)\n"
+	"      --no-exits           do not print the exits-by-guest-code table\n"
+	"      --json | --csv       machine-readable output\n"
+	"      --folded FILE        folded stacks (FlameGraph format; - = stdout)\n"
+	"      --flamegraph FILE    self-contained interactive SVG flame graph\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"Unresolved addresses show as [unknown]; guest user addresses without a\n"
+	"--guest-binary as [guest user].  See kvmscope-report(1).\n";
+
+#define MAX_LIST 16
+
+enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
+
+struct report_args {
+	const char *input;
+	const char *kallsyms, *modules, *vmlinux, *mount;
+	uint64_t kaslr_offset;
+	const char *binaries[MAX_LIST];
+	int nbinaries;
+	const char *guest_traces[MAX_LIST];
+	int nguest_traces;
+	unsigned by;
+	const char *sort;
+	bool offsets, no_exits;
+	enum out_format format;
+	const char *folded, *flamegraph;
+	struct ks_profile_config cfg;
+	char *sample_exits_buf;
+};
+
+/* Everything loaded, freed at the end. */
+struct loaded {
+	struct ks_symtab *tabs[256];
+	int ntabs;
+	struct ks_source *guest_srcs[MAX_LIST];
+	int nguest_srcs;
+};
+
+static struct ks_symtab *new_tab(struct loaded *l)
+{
+	struct ks_symtab *t;
+
+	if (l->ntabs == (int)(sizeof(l->tabs) / sizeof(l->tabs[0])))
+		die("too many symbol tables");
+	t = ks_symtab_new();
+	if (!t)
+		die("out of memory");
+	l->tabs[l->ntabs++] = t;
+	return t;
+}
+
+static uint64_t parse_u64(const char *opt, const char *arg)
+{
+	char *end;
+	unsigned long long v = strtoull(arg, &end, 0);
+
+	if (!*arg || *end)
+		usage_error("report", "%s needs a number, not '%s'", opt, arg);
+	return v;
+}
+
+static unsigned parse_by(const char *arg)
+{
+	char buf[128], *tok, *save = NULL;
+	unsigned dims = 0;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "vm") || !strcmp(tok, "pid"))
+			dims |= KS_PROF_VM;
+		else if (!strcmp(tok, "vcpu"))
+			dims |= KS_PROF_VCPU;
+		else
+			usage_error("report", "--by takes vm and vcpu, not '%s'", tok);
+	}
+	return dims;
+}
+
+static void parse_sample_exits(struct report_args *a, const char *arg)
+{
+	char *tok, *save = NULL;
+
+	free(a->sample_exits_buf);
+	a->sample_exits_buf = strdup(arg);
+	if (!a->sample_exits_buf)
+		die("out of memory");
+	a->cfg.nsample_exits = 0;
+	for (tok = strtok_r(a->sample_exits_buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (a->cfg.nsample_exits == KS_PROF_MAX_SAMPLE_EXITS)
+			usage_error("report", "at most %d --sample-exits", KS_PROF_MAX_SAMPLE_EXITS);
+		a->cfg.sample_exits[a->cfg.nsample_exits++] = tok;
+	}
+}
+
+static void add_list(const char **list, int *n, const char *v, const char *opt)
+{
+	if (*n == MAX_LIST)
+		usage_error("report", "at most %d %s", MAX_LIST, opt);
+	list[(*n)++] = v;
+}
+
+static void parse_args(struct report_args *a, int argc, char **argv)
+{
+	enum { O_KALLSYMS = 256, O_MODULES, O_VMLINUX, O_KASLR, O_BINARY, O_MOUNT, O_GTRACE,
+	       O_SAMPLE_EXITS, O_BY, O_OFFSETS, O_NO_EXITS, O_JSON, O_CSV, O_FOLDED, O_FLAME };
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "guest-kallsyms", required_argument, NULL, O_KALLSYMS },
+		{ "guestkallsyms", required_argument, NULL, O_KALLSYMS },
+		{ "guest-modules", required_argument, NULL, O_MODULES },
+		{ "guestmodules", required_argument, NULL, O_MODULES },
+		{ "guest-vmlinux", required_argument, NULL, O_VMLINUX },
+		{ "guestvmlinux", required_argument, NULL, O_VMLINUX },
+		{ "guest-kaslr-offset", required_argument, NULL, O_KASLR },
+		{ "guest-binary", required_argument, NULL, O_BINARY },
+		{ "guest-mount", required_argument, NULL, O_MOUNT },
+		{ "guestmount", required_argument, NULL, O_MOUNT },
+		{ "guest-trace", required_argument, NULL, O_GTRACE },
+		{ "sample-exits", required_argument, NULL, O_SAMPLE_EXITS },
+		{ "by", required_argument, NULL, O_BY },
+		{ "sort", required_argument, NULL, 's' },
+		{ "offsets", no_argument, NULL, O_OFFSETS },
+		{ "no-exits", no_argument, NULL, O_NO_EXITS },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "folded", required_argument, NULL, O_FOLDED },
+		{ "flamegraph", required_argument, NULL, O_FLAME },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	a->sort = "sym";
+	while ((c = getopt_long(argc, argv, "i:s:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': a->input = optarg; break;
+		case O_KALLSYMS: a->kallsyms = optarg; break;
+		case O_MODULES: a->modules = optarg; break;
+		case O_VMLINUX: a->vmlinux = optarg; break;
+		case O_KASLR: a->kaslr_offset = parse_u64("--guest-kaslr-offset", optarg); break;
+		case O_BINARY: add_list(a->binaries, &a->nbinaries, optarg, "--guest-binary"); break;
+		case O_MOUNT: a->mount = optarg; break;
+		case O_GTRACE:
+			add_list(a->guest_traces, &a->nguest_traces, optarg, "--guest-trace");
+			break;
+		case O_SAMPLE_EXITS: parse_sample_exits(a, optarg); break;
+		case O_BY: a->by |= parse_by(optarg); break;
+		case 's': a->sort = optarg; break;
+		case O_OFFSETS: a->offsets = true; break;
+		case O_NO_EXITS: a->no_exits = true; break;
+		case O_JSON: a->format = OUT_JSON; break;
+		case O_CSV: a->format = OUT_CSV; break;
+		case O_FOLDED: a->folded = optarg; break;
+		case O_FLAME: a->flamegraph = optarg; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: usage_error("report", "unknown option");
+		}
+	}
+	if (optind < argc && !a->input)
+		a->input = argv[optind++];
+	if (optind < argc)
+		usage_error("report", "unexpected argument '%s'", argv[optind]);
+	if (strcmp(a->sort, "sym") && strcmp(a->sort, "dso") && strcmp(a->sort, "reason"))
+		usage_error("report", "--sort takes sym, dso or reason, not '%s'", a->sort);
+	if (!a->input)
+		a->input = "perf.data.guest";
+	a->cfg.stacks = a->folded || a->flamegraph;
+}
+
+/* ---- symbols ---- */
+
+static void load_or_die(int r, const struct ks_error *err)
+{
+	if (r < 0)
+		die("%s", err->msg);
+}
+
+/* vmlinux relocated by the _stext the kernel table already knows. */
+static void load_vmlinux(struct ks_symtab *t, const char *path, uint64_t extra_offset)
+{
+	struct ks_error err;
+	uint64_t runtime = 0, elf_stext = 0, bias = extra_offset;
+	struct ks_symtab *probe = ks_symtab_new();
+
+	if (!probe)
+		die("out of memory");
+	load_or_die(ks_elf_symbols_load(probe, path, 0, KS_DSO_KERNEL, &elf_stext, &err), &err);
+	ks_symtab_free(probe);
+	if (elf_stext && (ks_symtab_addr_of(t, "_stext", &runtime) ||
+			  ks_symtab_addr_of(t, "_text", &runtime)))
+		bias = runtime - elf_stext;
+	load_or_die(ks_elf_symbols_load(t, path, bias, KS_DSO_KERNEL, NULL, &err), &err);
+}
+
+static void load_binary(struct ks_symtab *user, const char *spec)
+{
+	char path[4096], *colon;
+	uint64_t load = 0, vaddr = 0, bias = 0;
+	struct ks_error err;
+	const char *base;
+
+	snprintf(path, sizeof(path), "%s", spec);
+	colon = strrchr(path, ':');
+	if (colon) {
+		*colon = '\0';
+		load = parse_u64("--guest-binary", colon + 1);
+		load_or_die(ks_elf_min_vaddr(path, &vaddr, &err), &err);
+		bias = load - vaddr;
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	load_or_die(ks_elf_symbols_load(user, path, bias, base, NULL, &err), &err);
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* DIR/<id or name>/{kallsyms,modules,vmlinux}; false if none exists. */
+static bool load_mount_dir(struct ks_symtab *t, const char *dir)
+{
+	char path[4096];
+	struct ks_error err;
+	bool any = false;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	if (file_exists(path)) {
+		load_or_die(ks_kallsyms_load(t, path, &err), &err);
+		any = true;
+	}
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	if (file_exists(path)) {
+		load_or_die(ks_modules_load(t, path, &err), &err);
+		any = true;
+	}
+	snprintf(path, sizeof(path), "%s/vmlinux", dir);
+	if (file_exists(path)) {
+		load_vmlinux(t, path, 0);
+		any = true;
+	}
+	return any;
+}
+
+static void setup_default_symbols(struct report_args *a, struct ks_profile *p, struct loaded *l)
+{
+	struct ks_symtab *k = NULL, *u = NULL;
+	struct ks_error err;
+	int i;
+
+	if (a->kallsyms || a->modules || a->vmlinux) {
+		k = new_tab(l);
+		if (a->kallsyms)
+			load_or_die(ks_kallsyms_load(k, a->kallsyms, &err), &err);
+		if (a->modules)
+			load_or_die(ks_modules_load(k, a->modules, &err), &err);
+		if (a->vmlinux)
+			load_vmlinux(k, a->vmlinux, a->kaslr_offset);
+		ks_symtab_finish(k);
+	}
+	if (a->nbinaries) {
+		u = new_tab(l);
+		for (i = 0; i < a->nbinaries; i++)
+			load_binary(u, a->binaries[i]);
+		ks_symtab_finish(u);
+	}
+	if (k || u)
+		ks_profile_set_symbols(p, -1, k, u);
+}
+
+/* Bind the GUEST option's vCPU threads; a VM is named after the guest and
+ * identified by its first vCPU thread. */
+static void bind_guests(struct ks_profile *p, const struct ks_tracedat_meta *m)
+{
+	uint32_t g, v;
+
+	for (g = 0; m && g < m->nr_guests; g++) {
+		const struct ks_tracedat_guest *gu = &m->guests[g];
+
+		if (!gu->nr_vcpus)
+			continue;
+		for (v = 0; v < gu->nr_vcpus; v++)
+			ks_profile_bind_thread(p, (int32_t)gu->vcpus[v].host_tid,
+					       (int32_t)gu->vcpus[0].host_tid,
+					       (int32_t)gu->vcpus[v].vcpu);
+		if (gu->name && *gu->name)
+			ks_profile_set_vm_name(p, (int32_t)gu->vcpus[0].host_tid, gu->name);
+	}
+}
+
+static void setup_guest_traces(struct report_args *a, struct ks_profile *p, struct loaded *l,
+			       const struct ks_tracedat_meta *host)
+{
+	int i;
+
+	for (i = 0; i < a->nguest_traces; i++) {
+		const struct ks_tracedat_meta *gm;
+		struct ks_source *gs;
+		struct ks_symtab *k;
+		struct ks_error err;
+		int32_t vm = -2;
+		uint32_t g;
+
+		load_or_die(ks_source_open(&gs, a->guest_traces[i], &err), &err);
+		l->guest_srcs[l->nguest_srcs++] = gs;
+		gm = ks_tracedat_meta(gs);
+		if (!gm || !gm->has_trace_id)
+			die("%s: not a trace.dat with a trace id (TRACEID option)", a->guest_traces[i]);
+		for (g = 0; host && g < host->nr_guests; g++)
+			if (host->guests[g].trace_id == gm->trace_id && host->guests[g].nr_vcpus)
+				vm = (int32_t)host->guests[g].vcpus[0].host_tid;
+		if (vm == -2)
+			die("%s: its trace id 0x%" PRIx64 " is not a guest of %s (GUEST option)",
+			    a->guest_traces[i], gm->trace_id, a->input);
+		k = new_tab(l);
+		load_or_die(ks_symtab_from_tep(k, ks_source_tep(gs), &err), &err);
+		ks_symtab_finish(k);
+		ks_profile_set_symbols(p, vm, k, NULL);
+	}
+}
+
+static void setup_mount(struct report_args *a, struct ks_profile *p, struct loaded *l)
+{
+	const int32_t *vms;
+	size_t n = ks_profile_vms(p, &vms), i;
+
+	for (i = 0; i < n; i++) {
+		const char *name = ks_profile_vm_name(p, vms[i]);
+		struct ks_symtab *t = new_tab(l);
+		char dir[4096];
+		bool ok;
+
+		snprintf(dir, sizeof(dir), "%s/%d", a->mount, vms[i]);
+		ok = load_mount_dir(t, dir);
+		if (!ok && name) {
+			snprintf(dir, sizeof(dir), "%s/%s", a->mount, name);
+			ok = load_mount_dir(t, dir);
+		}
+		if (ok) {
+			ks_symtab_finish(t);
+			ks_profile_set_symbols(p, vms[i], t, NULL);
+		}
+	}
+}
+
+/* ---- output ---- */
+
+static const char *mode_tag(int mode)
+{
+	return mode == KS_MODE_GUEST_USER ? "[g.u]" : mode == KS_MODE_GUEST_KERNEL ? "[g.k]" : "";
+}
+
+static void sym_text(const struct ks_profile_row *r, char *buf, size_t len)
+{
+	if (!r->sym)
+		snprintf(buf, len, "%s", "");
+	else if (r->addr && strcmp(r->sym, KS_SYM_UNKNOWN))
+		snprintf(buf, len, "%s+0x%" PRIx64, r->sym, r->offset);
+	else if (r->addr)
+		snprintf(buf, len, "%s 0x%" PRIx64, r->sym, r->addr);
+	else
+		snprintf(buf, len, "%s", r->sym);
+}
+
+static unsigned sample_dims(const struct report_args *a)
+{
+	unsigned d = a->by;
+
+	if (!strcmp(a->sort, "reason"))
+		return d | KS_PROF_REASON;
+	if (!strcmp(a->sort, "dso"))
+		return d | KS_PROF_DSO;
+	return d | (a->offsets ? KS_PROF_ADDR : KS_PROF_SYM);
+}
+
+static void print_table(const struct report_args *a, struct ks_profile *p,
+			const struct ks_profile_row *rows, size_t n, uint64_t total)
+{
+	unsigned d = sample_dims(a);
+	char sym[512], reason[64];
+	size_t i;
+
+	printf("# Overhead  Samples");
+	if (d & KS_PROF_VM)
+		printf("  %-8s", "VM");
+	if (d & KS_PROF_VCPU)
+		printf("  vCPU");
+	if (d & KS_PROF_REASON)
+		printf("  Reason\n");
+	else
+		printf("  Mode   %-20s  Symbol\n", "DSO");
+	for (i = 0; i < n; i++) {
+		const struct ks_profile_row *r = &rows[i];
+
+		printf("%9.2f%%  %7" PRIu64, total ? 100.0 * (double)r->samples / (double)total : 0,
+		       r->samples);
+		if (d & KS_PROF_VM)
+			printf("  %-8d", r->vm);
+		if (d & KS_PROF_VCPU)
+			printf("  %4d", r->vcpu);
+		if (d & KS_PROF_REASON) {
+			ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
+			printf("  %s\n", r->has_reason ? reason : "[PMU sample]");
+			continue;
+		}
+		sym_text(r, sym, sizeof(sym));
+		printf("  %-5s  %-20s  %s\n", mode_tag(r->mode), r->dso ? r->dso : "", sym);
+	}
+}
+
+static void print_exits(const struct report_args *a, struct ks_profile *p,
+			const struct ks_profile_row *rows, size_t n)
+{
+	char sym[512], reason[64];
+	size_t i;
+
+	printf("\n# Exits by guest code\n# %-22s", "Reason");
+	if (a->by & KS_PROF_VM)
+		printf("  %-8s", "VM");
+	if (a->by & KS_PROF_VCPU)
+		printf("  vCPU");
+	printf("  %7s  %7s  %14s  %10s  Mode   %-20s  Symbol\n", "Exits", "Handled", "Time(ns)",
+	       "Mean(ns)", "DSO");
+	for (i = 0; i < n; i++) {
+		const struct ks_profile_row *r = &rows[i];
+
+		ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
+		sym_text(r, sym, sizeof(sym));
+		printf("  %-22s", reason);
+		if (a->by & KS_PROF_VM)
+			printf("  %-8d", r->vm);
+		if (a->by & KS_PROF_VCPU)
+			printf("  %4d", r->vcpu);
+		printf("  %7" PRIu64 "  %7" PRIu64 "  %14" PRIu64 "  %10" PRIu64 "  %-5s  %-20s  %s\n",
+		       r->samples, r->handled, r->time_ns, r->handled ? r->time_ns / r->handled : 0,
+		       mode_tag(r->mode), r->dso, sym);
+	}
+}
+
+static void csv_field(const char *s)
+{
+	bool q = strpbrk(s, ",\"\n") != NULL;
+
+	if (!q) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void csv_row(struct ks_profile *p, const char *table, const struct ks_profile_row *r,
+		    uint64_t total)
+{
+	char reason[64];
+
+	ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
+	printf("%s,%d,%d,%s,%s,", table, r->vm, r->vcpu, r->has_reason ? reason : "",
+	       r->mode ? mode_tag(r->mode) : "");
+	csv_field(r->dso ? r->dso : "");
+	putchar(',');
+	csv_field(r->sym ? r->sym : "");
+	printf(",0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%.4f,%" PRIu64 ",%" PRIu64 "\n", r->addr,
+	       r->offset, r->samples, total ? 100.0 * (double)r->samples / (double)total : 0,
+	       r->handled, r->time_ns);
+}
+
+static void json_row(struct ks_json *j, struct ks_profile *p, const struct ks_profile_row *r,
+		     uint64_t total, bool exits)
+{
+	char reason[64];
+
+	ks_json_begin_object(j);
+	if (r->vm != -1)
+		ks_json_kv_i64(j, "vm", r->vm);
+	if (r->vcpu != -1 || (!exits && 0))
+		ks_json_kv_i64(j, "vcpu", r->vcpu);
+	if (r->has_reason) {
+		ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
+		ks_json_kv_string(j, "reason", reason);
+	}
+	if (r->mode)
+		ks_json_kv_string(j, "mode", r->mode == KS_MODE_GUEST_USER ? "guest_user"
+									   : "guest_kernel");
+	if (r->dso)
+		ks_json_kv_string(j, "dso", r->dso);
+	if (r->sym)
+		ks_json_kv_string(j, "symbol", r->sym);
+	if (r->addr) {
+		ks_json_kv_u64(j, "address", r->addr);
+		ks_json_kv_u64(j, "offset", r->offset);
+	}
+	ks_json_kv_u64(j, exits ? "exits" : "samples", r->samples);
+	if (exits) {
+		ks_json_kv_u64(j, "handled", r->handled);
+		ks_json_kv_u64(j, "time_ns", r->time_ns);
+	} else {
+		ks_json_kv_double(j, "overhead_pct",
+				  total ? 100.0 * (double)r->samples / (double)total : 0);
+	}
+	ks_json_end_object(j);
+}
+
+static void print_json(struct ks_profile *p, const struct report_args *a,
+		       const struct ks_profile_row *rows, size_t n,
+		       const struct ks_profile_row *ex, size_t nex,
+		       const struct ks_profile_totals *t)
+{
+	struct ks_json j;
+	size_t i;
+
+	ks_json_init(&j, stdout, true);
+	ks_json_begin_object(&j);
+	ks_json_kv_string(&j, "input", a->input);
+	ks_json_kv_u64(&j, "samples", t->samples);
+	ks_json_kv_u64(&j, "pmu_samples", t->pmu_samples);
+	ks_json_kv_u64(&j, "exit_samples", t->exit_samples);
+	ks_json_kv_u64(&j, "host_samples_skipped", t->host_samples);
+	ks_json_kv_u64(&j, "exits", t->exits);
+	ks_json_key(&j, "rows");
+	ks_json_begin_array(&j);
+	for (i = 0; i < n; i++)
+		json_row(&j, p, &rows[i], t->samples, false);
+	ks_json_end_array(&j);
+	ks_json_key(&j, "exits_by_guest_code");
+	ks_json_begin_array(&j);
+	for (i = 0; i < nex; i++)
+		json_row(&j, p, &ex[i], t->samples, true);
+	ks_json_end_array(&j);
+	ks_json_end_object(&j);
+	ks_json_finish(&j);
+}
+
+/* ---- folded / flame graph ---- */
+
+static void folded_to_file(void *ctx, const char *stack, uint64_t count)
+{
+	fprintf(ctx, "%s %" PRIu64 "\n", stack, count);
+}
+
+static void folded_to_flame(void *ctx, const char *stack, uint64_t count)
+{
+	if (ks_flame_add(ctx, stack, count) < 0)
+		die("out of memory building the flame graph");
+}
+
+static void write_stacks(const struct report_args *a, struct ks_profile *p)
+{
+	struct ks_error err;
+
+	if (a->folded) {
+		FILE *f = strcmp(a->folded, "-") ? fopen(a->folded, "w") : stdout;
+
+		if (!f)
+			die("%s: cannot create", a->folded);
+		ks_profile_folded(p, folded_to_file, f);
+		if (f != stdout && fclose(f) != 0)
+			die("%s: write error", a->folded);
+	}
+	if (a->flamegraph) {
+		struct ks_flame *fl = ks_flame_new();
+		char title[512];
+		FILE *f;
+
+		if (!fl)
+			die("out of memory");
+		ks_profile_folded(p, folded_to_flame, fl);
+		f = fopen(a->flamegraph, "w");
+		if (!f)
+			die("%s: cannot create", a->flamegraph);
+		snprintf(title, sizeof(title), "Guest profile: %s", a->input);
+		if (ks_flame_write_svg(fl, f, title, &err) < 0)
+			die("%s: %s", a->flamegraph, err.msg);
+		if (fclose(f) != 0)
+			die("%s: write error", a->flamegraph);
+		ks_flame_free(fl);
+	}
+}
+
+static void run(struct report_args *a)
+{
+	struct ks_profile_row *rows = NULL, *ex = NULL;
+	const struct ks_tracedat_meta *meta;
+	struct ks_profile_totals t;
+	struct loaded l = { 0 };
+	struct ks_source *src;
+	struct ks_profile *p;
+	struct ks_record rec;
+	struct ks_error err;
+	size_t n, nex = 0;
+	int r, i;
+
+	load_or_die(ks_source_open(&src, a->input, &err), &err);
+	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
+	if (!p)
+		usage_error("report", "%s", err.msg);
+	meta = ks_tracedat_meta(src);
+	bind_guests(p, meta);
+	while ((r = ks_source_next(src, &rec, &err)) > 0)
+		ks_profile_add(p, &rec);
+	if (r < 0)
+		die("%s", err.msg);
+	setup_default_symbols(a, p, &l);
+	setup_guest_traces(a, p, &l, meta);
+	if (a->mount)
+		setup_mount(a, p, &l);
+	ks_profile_totals(p, &t);
+	n = ks_profile_rows(p, sample_dims(a), false, &rows);
+	if (!a->no_exits && t.exits)
+		nex = ks_profile_rows(p, a->by | KS_PROF_REASON |
+				      (a->offsets ? KS_PROF_ADDR : KS_PROF_SYM), true, &ex);
+	if (a->format == OUT_JSON) {
+		print_json(p, a, rows, n, ex, nex, &t);
+	} else if (a->format == OUT_CSV) {
+		printf("table,vm,vcpu,reason,mode,dso,symbol,address,offset,samples,overhead_pct,"
+		       "handled,time_ns\n");
+		for (size_t k = 0; k < n; k++)
+			csv_row(p, "samples", &rows[k], t.samples);
+		for (size_t k = 0; k < nex; k++)
+			csv_row(p, "exits", &ex[k], t.samples);
+	} else if (!a->folded || strcmp(a->folded, "-")) {
+		printf("# Input: %s\n# Samples: %" PRIu64 " (PMU %" PRIu64 ", exit tracepoints %"
+		       PRIu64 "); host-mode samples skipped: %" PRIu64 "\n#\n", a->input,
+		       t.samples, t.pmu_samples, t.exit_samples, t.host_samples);
+		print_table(a, p, rows, n, t.samples);
+		if (nex)
+			print_exits(a, p, ex, nex);
+	}
+	write_stacks(a, p);
+	free(rows);
+	free(ex);
+	ks_profile_free(p);
+	for (i = 0; i < l.ntabs; i++)
+		ks_symtab_free(l.tabs[i]);
+	for (i = 0; i < l.nguest_srcs; i++)
+		ks_source_close(l.guest_srcs[i]);
+	ks_source_close(src);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { 0 };
+
+	parse_args(&a, argc, argv);
+	run(&a);
+	free(a.sample_exits_buf);
+	return 0;
+}
