@@ -29,6 +29,15 @@
  *                     like perf record (not globally time-sorted)
  *   --ooo             with --rounds: some samples are written two rounds late,
  *                     which perf's round logic reports as out of order
+ *   --pmu-guest       guests run perf: on some exits a vCPU "context switches"
+ *                     and reprograms its vPMU, one MSR exit (MSR_WRITE/READ,
+ *                     SVM msr) with a kvm_msr event per access: GLOBAL_CTRL=0,
+ *                     read PMC0/1, PERFEVTSEL0/1 (alternating two tasks' event
+ *                     selects), PMC0/1 = -period, FIXED_CTR_CTRL, GLOBAL_CTRL;
+ *                     AMD: PERF_CTL/CTR 0xc0010200.. and PERF_CNTR_GLOBAL_CTL;
+ *                     Intel: every 4th switch toggles DEBUGCTL.LBR on, the next
+ *                     one off.  -v then also prints pmu_msr, evtsel_en, lbr_on,
+ *                     lbr_off and ctx_switches.
  *   -v                print the counts: "exits=N entries=N mmio=N ..."
  *
  * Samples carry IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER (whatever the template
@@ -114,7 +123,7 @@ static void *xcalloc(size_t n, size_t size)
 /* ---- options ---- */
 struct options {
 	const char *template_path, *output_path;
-	bool amd, migrate, no_comm, unmatched, rounds, ooo, verbose;
+	bool amd, migrate, no_comm, unmatched, rounds, ooo, verbose, pmu_guest;
 	uint64_t seed, pairs, unknown, lost;
 	uint32_t vms, vcpus, cpus;
 };
@@ -570,6 +579,7 @@ struct ctx {
 	uint64_t first_ts, last_ts;
 	uint64_t n_exit, n_entry, n_mmio, n_mmio_read, n_mmio_write, n_pio, n_msr, n_pairs, n_comm, n_fork, n_lost,
 		n_ooo, n_unknown, n_anomalies, n_samples;
+	uint64_t n_pmu_msr, n_evtsel_en, n_lbr_on, n_lbr_off, n_switches; /* --pmu-guest */
 };
 
 static uint64_t id_for(const struct tattr *a, uint32_t cpu) { return a->ids[cpu % a->nids]; }
@@ -730,6 +740,11 @@ struct vthread {
 	struct pending q[MAXPEND];
 	int qhead, qlen;
 	bool done;
+	/* --pmu-guest: MSR accesses still to emit, one exit each */
+	struct pmu_access { uint32_t ecx; uint64_t data; bool write; } script[16];
+	int nscript, spos;
+	uint32_t switches;
+	bool lbr_on;
 };
 
 static void push(struct vthread *th, enum ev_kind k, const struct vals *v, uint64_t gap)
@@ -817,6 +832,87 @@ struct sched {
 	uint64_t anomaly_kind, lost_done, unknown_done;
 };
 
+
+/* ---- --pmu-guest: a guest perf session reprogramming counters on every
+ * context switch (Intel SDM / AMD APM MSR numbers) ---- */
+#define PMU_EN (1ull << 22)
+#define PMU_USR (1ull << 16)
+#define PMU_OS (1ull << 17)
+#define PMU_INT (1ull << 20)
+#define PMU_CTR_MASK ((1ull << 48) - 1)
+
+static void script_add(struct vthread *th, uint32_t ecx, uint64_t data, bool write)
+{
+	if (th->nscript >= (int)(sizeof(th->script) / sizeof(th->script[0])))
+		die("internal: pmu script full");
+	th->script[th->nscript++] = (struct pmu_access){ ecx, data, write };
+}
+
+/* The outgoing task's counters are read, the incoming task's programmed. */
+static void start_context_switch(struct ctx *x, struct vthread *th)
+{
+	bool amd = x->o.amd, task_b = th->switches % 2;
+	/* task A: cycles + instructions (usr+os); task B: LLC misses + branch misses (usr) */
+	uint64_t ev0 = amd ? (task_b ? 0x0043 : 0x0076) : (task_b ? 0x412e : 0x003c);
+	uint64_t ev1 = amd ? (task_b ? 0x00c3 : 0x00c0) : (task_b ? 0x00c5 : 0x00c0);
+	uint64_t mode = task_b ? PMU_USR : PMU_USR | PMU_OS;
+	uint32_t sel0 = amd ? 0xc0010200 : 0x186, sel1 = amd ? 0xc0010202 : 0x187;
+	uint32_t ctr0 = amd ? 0xc0010201 : 0xc1, ctr1 = amd ? 0xc0010203 : 0xc2;
+	uint32_t global = amd ? 0xc0000301 : 0x38f;
+	uint64_t period = 100000 + rnd_below(900000);
+
+	th->nscript = th->spos = 0;
+	script_add(th, global, 0, true);
+	script_add(th, ctr0, rnd() & PMU_CTR_MASK, false);
+	script_add(th, ctr1, rnd() & PMU_CTR_MASK, false);
+	script_add(th, sel0, ev0 | mode | PMU_INT | PMU_EN, true);
+	script_add(th, ctr0, (0 - period) & PMU_CTR_MASK, true);
+	script_add(th, sel1, ev1 | mode | PMU_INT | PMU_EN, true);
+	script_add(th, ctr1, (0 - period) & PMU_CTR_MASK, true);
+	if (!amd)
+		script_add(th, 0x38d, task_b ? 0x0a0 : 0x0b0, true);   /* FIXED_CTR1: usr(+os), pmi */
+	script_add(th, global, amd ? 0x3 : 0x200000003ull, true);
+	if (!amd && th->switches % 4 == 0) {
+		script_add(th, 0x1d9, 1, true);                          /* DEBUGCTL.LBR on */
+		th->lbr_on = true;
+	} else if (!amd && th->lbr_on) {
+		script_add(th, 0x1d9, 0, true);                          /* and off again */
+		th->lbr_on = false;
+	}
+	th->switches++;
+	x->n_switches++;
+}
+
+/* One scripted MSR access: exit, kvm_msr, entry. */
+static void gen_pmu_block(struct ctx *x, struct sched *s, struct vthread *th)
+{
+	const struct pmu_access *a = &th->script[th->spos++];
+	uint64_t run = rnd_duration(1500, 0.5, 200, 1e5);
+	uint64_t handle = rnd_duration(a->write ? 1400 : 900, 0.4, 150, 1e5);
+	uint32_t code = x->o.amd ? 0x07c : (a->write ? 32 : 31);
+	struct vals v = { 0 };
+
+	s->blocks++;
+	if (a->ecx == 0x1d9) {
+		x->n_lbr_on += a->data & 1;
+		x->n_lbr_off += !(a->data & 1);
+	} else {
+		x->n_pmu_msr++;
+	}
+	x->n_evtsel_en += (a->ecx == 0x186 || a->ecx == 0x187 || a->ecx == 0xc0010200 ||
+			   a->ecx == 0xc0010202) && (a->data & PMU_EN);
+	push_exit(x, th, code, x->o.amd ? a->write : 0, 0, run);
+	if (x->ev[EV_MSR].present) {
+		val(&v, F_WRITE, a->write);
+		val(&v, F_ECX, a->ecx);
+		val(&v, F_DATA, a->data);
+		val(&v, F_EXCEPTION, 0);
+		push(th, EV_MSR, &v, handle / 4);
+	}
+	push_entry(x, th, handle - handle / 4);
+	x->n_pairs++;
+}
+
 /* One guest run followed by one exit ... entry block. */
 static void gen_block(struct ctx *x, struct sched *s, struct vthread *th)
 {
@@ -826,7 +922,13 @@ static void gen_block(struct ctx *x, struct sched *s, struct vthread *th)
 	uint64_t info1 = 0, info2 = 0;
 	bool write = rnd_below(2);
 	uint64_t handle = rnd_duration(r->median_ns, r->sigma, 150, 2e6);
-	uint64_t blockno = s->blocks++;
+	uint64_t blockno;
+
+	if (x->o.pmu_guest && th->spos < th->nscript) {
+		gen_pmu_block(x, s, th);
+		return;
+	}
+	blockno = s->blocks++;
 
 	if (x->o.unknown && s->unknown_done < x->o.unknown && blockno % s->unknown_every == 1) {
 		code = x->o.amd ? PICK(svm_unknown_codes) : PICK(vmx_unknown_codes);
@@ -869,6 +971,8 @@ static void gen_block(struct ctx *x, struct sched *s, struct vthread *th)
 		th->cpu = (uint32_t)((th->cpu + 1 + rnd_below(x->o.cpus - 1)) % x->o.cpus);
 	push_entry(x, th, handle - handle / 4 - (r->action == ACT_MMIO && !write ? handle / 2 : 0));
 	x->n_pairs++;
+	if (x->o.pmu_guest && rnd_below(12) == 0)
+		start_context_switch(x, th);
 }
 
 static uint64_t head_ts(const struct sched *s, uint32_t i)
@@ -1109,7 +1213,7 @@ static uint64_t parse_num(const char *s, const char *opt, uint64_t max)
 static void parse_options(struct options *o, int argc, char **argv)
 {
 	enum { O_TEMPLATE = 256, O_VENDOR, O_SEED, O_VMS, O_VCPUS, O_PAIRS, O_CPUS, O_MIGRATE,
-	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO };
+	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO, O_PMU_GUEST };
 	static const struct option lo[] = {
 		{ "template", 1, 0, O_TEMPLATE }, { "output", 1, 0, 'o' }, { "vendor", 1, 0, O_VENDOR },
 		{ "seed", 1, 0, O_SEED }, { "vms", 1, 0, O_VMS }, { "vcpus", 1, 0, O_VCPUS },
@@ -1117,6 +1221,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "no-comm", 0, 0, O_NOCOMM }, { "unknown", 1, 0, O_UNKNOWN },
 		{ "unmatched", 0, 0, O_UNMATCHED }, { "lost", 1, 0, O_LOST },
 		{ "rounds", 0, 0, O_ROUNDS }, { "ooo", 0, 0, O_OOO }, { "verbose", 0, 0, 'v' },
+		{ "pmu-guest", 0, 0, O_PMU_GUEST },
 		{ 0, 0, 0, 0 }
 	};
 	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2 };
@@ -1143,6 +1248,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case O_LOST: o->lost = parse_num(optarg, "--lost", 1ull << 40); break;
 		case O_ROUNDS: o->rounds = true; break;
 		case O_OOO: o->ooo = o->rounds = true; break;
+		case O_PMU_GUEST: o->pmu_guest = true; break;
 		case 'v': o->verbose = true; break;
 		default: die("unknown option '%s' (see the comment at the top of gen-perfdata.c)",
 			     argv[optind - 1]);
@@ -1208,5 +1314,10 @@ int main(int argc, char **argv)
 		       (unsigned long long)x.n_lost, (unsigned long long)x.n_ooo,
 		       (unsigned long long)x.n_unknown, (unsigned long long)x.n_anomalies,
 		       (unsigned long long)x.n_samples, (unsigned long long)x.w.data_bytes);
+	if (x.o.verbose && x.o.pmu_guest)
+		printf("pmu_msr=%llu evtsel_en=%llu lbr_on=%llu lbr_off=%llu ctx_switches=%llu\n",
+		       (unsigned long long)x.n_pmu_msr, (unsigned long long)x.n_evtsel_en,
+		       (unsigned long long)x.n_lbr_on, (unsigned long long)x.n_lbr_off,
+		       (unsigned long long)x.n_switches);
 	return 0;
 }

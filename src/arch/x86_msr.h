@@ -1,0 +1,28 @@
+/*
+ * x86_msr.h - names and kinds of x86 model-specific registers, for the MSR
+ * rows of `kvmscope stat --event msr` and the vPMU analysis (`kvmscope pmu`).
+ *
+ *	ks_x86_msr_name(0x6e0) -> "IA32_TSC_DEADLINE"
+ *	ks_x86_msr_name(0x186) -> "IA32_PERFEVTSEL0"
+ *	ks_x86_msr_kind(0x186) -> KS_MSR_PMU_EVTSEL
+ */
+#ifndef KVMSCOPE_ARCH_X86_MSR_H
+#define KVMSCOPE_ARCH_X86_MSR_H
+
+#include <stdint.h>
+
+enum ks_msr_kind {
+	KS_MSR_OTHER = 0,
+	KS_MSR_PMU_EVTSEL,      /* IA32_PERFEVTSELx, AMD PERF_CTLx */
+	KS_MSR_PMU_COUNTER,     /* IA32_PMCx / A_PMCx, AMD PERF_CTRx */
+	KS_MSR_PMU_FIXED,       /* IA32_FIXED_CTRx */
+	KS_MSR_PMU_GLOBAL,      /* FIXED_CTR_CTRL, PERF_GLOBAL_CTRL/STATUS/OVF_CTRL... */
+	KS_MSR_LBR,             /* DEBUGCTL, LBR_SELECT, LBR_TOS, LBR FROM/TO/INFO */
+};
+
+/* The MSR's architectural name (with its index for numbered families,
+ * "IA32_PMC3"), or NULL if unknown. */
+const char *ks_x86_msr_name(uint32_t msr);
+enum ks_msr_kind ks_x86_msr_kind(uint32_t msr);
+
+#endif
