@@ -38,6 +38,9 @@ void ks_json_string(struct ks_json *j, const char *s);
 void ks_json_u64(struct ks_json *j, uint64_t v);
 void ks_json_i64(struct ks_json *j, int64_t v);
 void ks_json_double(struct ks_json *j, double v); /* non-finite -> null */
+/* V / 10^DECIMALS written exactly, e.g. (123456, 3) -> 123.456: for
+ * microsecond timestamps with nanosecond precision.  DECIMALS <= 9. */
+void ks_json_decimal(struct ks_json *j, int64_t v, unsigned decimals);
 void ks_json_bool(struct ks_json *j, bool v);
 void ks_json_null(struct ks_json *j);
 void ks_json_finish(struct ks_json *j);

@@ -172,6 +172,24 @@ void ks_json_kv_i64(struct ks_json *j, const char *key, int64_t v)
 	ks_json_i64(j, v);
 }
 
+void ks_json_decimal(struct ks_json *j, int64_t v, unsigned decimals)
+{
+	uint64_t scale = 1, mag;
+	unsigned i;
+
+	if (decimals > 9)
+		decimals = 9;
+	for (i = 0; i < decimals; i++)
+		scale *= 10;
+	before_item(j);
+	mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	if (decimals == 0)
+		fprintf(j->out, "%s%llu", v < 0 ? "-" : "", (unsigned long long)mag);
+	else
+		fprintf(j->out, "%s%llu.%0*llu", v < 0 ? "-" : "", (unsigned long long)(mag / scale),
+			(int)decimals, (unsigned long long)(mag % scale));
+}
+
 void ks_json_kv_double(struct ks_json *j, const char *key, double v)
 {
 	ks_json_key(j, key);

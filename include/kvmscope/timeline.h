@@ -1,0 +1,136 @@
+/*
+ * timeline.h - vCPU states over time, from a host trace and its guests.
+ *
+ *	struct ks_timeline *tl = ks_timeline_new(m);   // m: an open ks_merge
+ *	while (ks_merge_next(m, &r, &err) > 0) ks_timeline_feed(tl, &r);
+ *	ks_timeline_finish(tl);
+ *	ks_timeline_print_summary(tl, stdout);
+ *	ks_timeline_write_json(tl, out);   // perfetto.c
+ *	ks_timeline_write_html(tl, out);   // timeline_html.c
+ *
+ * States, computed the way Trace Compass's virtual machine analysis does:
+ *  RUNNING    in the guest (kvm_entry .. kvm_exit) with a guest task running
+ *  IDLE       in the guest while the guest runs its idle task (needs the
+ *             guest's sched_switch events)
+ *  HOST       in the host handling an exit (the interval carries the reason)
+ *  HALTED     after an HLT (VMX/SVM) exit, until the next kvm_entry
+ *  PREEMPTED  switched out by the host scheduler while runnable, not in guest
+ *  BLOCKED    switched out sleeping, not in guest and not halted
+ * A vCPU is a host thread that ran kvm_entry; its VM is the guest trace
+ * whose GUEST option names that thread, else the threads whose tid minus
+ * vcpu_id are equal (vCPU threads are created one after the other).
+ */
+#ifndef KVMSCOPE_TIMELINE_H
+#define KVMSCOPE_TIMELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "merge.h"
+
+enum ks_vstate {
+	KS_VS_RUNNING,
+	KS_VS_IDLE,
+	KS_VS_HOST,
+	KS_VS_HALTED,
+	KS_VS_PREEMPTED,
+	KS_VS_BLOCKED,
+	KS_VS_COUNT
+};
+
+const char *ks_vstate_name(enum ks_vstate s);
+
+struct ks_tl_interval {
+	uint64_t start, end;   /* host ns */
+	uint32_t vcpu;         /* index in tl->vcpus */
+	uint16_t state;        /* enum ks_vstate */
+	uint16_t reason;       /* index in tl->reasons (HOST/HALTED), else 0 */
+};
+
+/* What ran on a host CPU: a vCPU in guest mode. */
+struct ks_tl_cpu_slice {
+	uint64_t start, end;
+	int32_t cpu;
+	uint32_t vcpu;
+};
+
+/* A guest task running on a vCPU, or a guest event (end == start). */
+struct ks_tl_guest_item {
+	uint64_t start, end;
+	uint32_t vcpu;
+	uint32_t name;         /* index in tl->names */
+};
+
+struct ks_tl_longest {
+	uint64_t dur, start;
+};
+
+struct ks_tl_vcpu {
+	int32_t tid;
+	uint32_t vcpu_id;
+	uint32_t vm;           /* index in tl->vms */
+	char comm[32];
+	uint64_t state_ns[KS_VS_COUNT];
+	struct ks_tl_longest longest[KS_VS_COUNT];
+	/* state machine */
+	uint16_t cur_state, cur_reason;
+	bool has_state, in_guest, halted;
+	uint64_t since;
+	uint64_t guest_since;  /* kvm_entry time while in guest */
+	int32_t guest_cpu;
+	uint64_t exit_ts;      /* start of the current exit */
+	uint16_t exit_reason;
+	int32_t gtask;         /* current guest task (index in names), -1 */
+	bool gtask_idle;
+	uint64_t gtask_since;
+};
+
+struct ks_tl_vm {
+	char name[96];
+	int guest_input;       /* merge input of its trace, or -1 */
+	int64_t key;
+};
+
+/* Exit cost per (guest task, reason). */
+struct ks_tl_cost {
+	uint32_t task;         /* index in names */
+	uint16_t reason;
+	uint64_t ns, count;
+};
+
+struct ks_timeline {
+	struct ks_merge *merge;
+	struct ks_tl_vcpu *vcpus; uint32_t nr_vcpus;
+	struct ks_tl_vm *vms; uint32_t nr_vms;
+	struct ks_tl_interval *iv; uint64_t nr_iv, cap_iv;
+	struct ks_tl_cpu_slice *cpu; uint64_t nr_cpu, cap_cpu;
+	struct ks_tl_guest_item *gtasks; uint64_t nr_gtasks, cap_gtasks;
+	struct ks_tl_guest_item *gevents; uint64_t nr_gevents, cap_gevents;
+	uint64_t max_gevents;  /* guest instant events kept (default 100000) */
+	uint64_t dropped_gevents;
+	struct ks_tl_cost *costs; uint32_t nr_costs, cap_costs;
+	char **names; uint32_t nr_names, cap_names;     /* strings: tasks, events */
+	char **reasons; uint32_t nr_reasons, cap_reasons; /* [0] = "" */
+	uint64_t first_ts, last_ts;
+	bool have_ts;
+	bool oom;
+	void *priv;
+};
+
+struct ks_timeline *ks_timeline_new(struct ks_merge *m);
+void ks_timeline_free(struct ks_timeline *tl);
+void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r);
+/* Closes every open interval at the last timestamp seen. */
+void ks_timeline_finish(struct ks_timeline *tl);
+
+/* Per vCPU: time and % in each state, longest interval of each; then the
+ * exit cost per guest task. */
+void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out);
+
+/* Chrome / Perfetto trace-event JSON (perfetto.c). */
+void ks_timeline_write_json(const struct ks_timeline *tl, FILE *out);
+/* A self-contained HTML page drawing the timeline (timeline_html.c). */
+void ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
+
+#endif

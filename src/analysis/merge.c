@@ -1,0 +1,597 @@
+/*
+ * merge.c - a host trace and its guests' traces as one stream in host time
+ * (see merge.h).  Used by `kvmscope merge` and `kvmscope timeline`.
+ *
+ * Each input is a ks_source; the next record of every input is held and the
+ * one with the smallest host time goes out (ties: the input given first).
+ * Guest timestamps are recomputed from the records' raw counter values with
+ * a ks_timesync (TimeShift, or kvm_write_tsc_offset events found by a first
+ * pass over the host trace), then converted to nanoseconds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+
+#include "kvmscope/dump.h"
+#include "kvmscope/field.h"
+#include "kvmscope/merge.h"
+#include "kvmscope/source.h"
+#include "kvmscope/tracedat.h"
+
+/* A host vCPU thread, for the sync checks. */
+struct vthread {
+	int32_t tid;
+	int guest;            /* input index of its guest */
+	bool in_guest;
+	bool seen_exit;
+	uint64_t last_exit;
+	uint64_t *pending;    /* guest events seen while outside the guest */
+	uint32_t nr_pending, cap_pending;
+};
+
+struct input {
+	char *path;
+	char *name;
+	char prefix[256];
+	struct ks_source *src;
+	const struct ks_tracedat_meta *meta;
+	struct ks_dump *dump;
+	bool after_lost;
+	struct ks_record rec;
+	bool has;
+	/* guests */
+	struct ks_timesync *sync;
+	const struct ks_tracedat_meta *ns_meta; /* whose TSC2NSEC converts host raw */
+	bool to_ns;
+	uint32_t nr_vcpus;
+	int32_t *vcpu_tid;    /* [nr_vcpus] host thread, -1 unknown */
+	int32_t *vcpu_vt;     /* [nr_vcpus] index in vthreads, -1 */
+};
+
+struct ks_merge {
+	struct ks_merge_opts opts;
+	int n;
+	struct input *in;
+	struct vthread *vt;
+	uint32_t nr_vt;
+	struct tep_event *kvm_entry, *kvm_exit;
+	struct ks_field exit_rip, entry_rip;
+	int last;             /* input whose record went out last */
+	bool have_host_first;
+	uint64_t host_first;
+	struct ks_merge_quality q;
+	char *line;
+	size_t line_cap;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* "PATH@NAME": split at the last '@' if what follows is not a path. */
+static int split_spec(struct input *in, const char *spec)
+{
+	const char *at = strrchr(spec, '@');
+
+	if (at && at[1] && !strchr(at, '/')) {
+		in->path = strndup(spec, (size_t)(at - spec));
+		in->name = strdup(at + 1);
+	} else {
+		in->path = strdup(spec);
+		in->name = in->path ? strdup(base_name(in->path)) : NULL;
+	}
+	return in->path && in->name ? 0 : -1;
+}
+
+static void set_prefixes(struct ks_merge *m)
+{
+	int i, width = 0;
+
+	for (i = 0; i < m->n; i++) {
+		int len = (int)strlen(m->in[i].name);
+		if (len > width)
+			width = len;
+	}
+	for (i = 0; i < m->n; i++)
+		snprintf(m->in[i].prefix, sizeof(m->in[i].prefix), "%*s: ", width, m->in[i].name);
+}
+
+/* ------------------------------------------------------------------ */
+/* guests: vCPU threads and time sync */
+
+static const struct ks_tracedat_guest *find_guest(const struct ks_merge *m,
+						  const struct input *g)
+{
+	const struct ks_tracedat_meta *h = m->in[0].meta;
+	uint32_t i;
+
+	if (!h)
+		return NULL;
+	for (i = 0; i < h->nr_guests; i++)
+		if (g->meta && g->meta->has_trace_id && h->guests[i].trace_id == g->meta->trace_id)
+			return &h->guests[i];
+	for (i = 0; i < h->nr_guests; i++)
+		if (h->guests[i].name && !strcmp(h->guests[i].name, g->name))
+			return &h->guests[i];
+	return NULL;
+}
+
+static int vthread_index(struct ks_merge *m, int32_t tid, int guest)
+{
+	uint32_t i;
+	struct vthread *v;
+
+	for (i = 0; i < m->nr_vt; i++)
+		if (m->vt[i].tid == tid)
+			return (int)i;
+	v = realloc(m->vt, (m->nr_vt + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	m->vt = v;
+	memset(&v[m->nr_vt], 0, sizeof(*v));
+	v[m->nr_vt].tid = tid;
+	v[m->nr_vt].guest = guest;
+	return (int)m->nr_vt++;
+}
+
+static int map_vcpus(struct ks_merge *m, int gi, struct ks_error *err)
+{
+	struct input *g = &m->in[gi];
+	const struct ks_tracedat_guest *hg = find_guest(m, g);
+	const struct ks_source_info *info = ks_source_info(g->src);
+	uint32_t n = hg ? hg->nr_vcpus : 0, v;
+
+	if (info->nr_cpus > 0 && (uint32_t)info->nr_cpus > n)
+		n = (uint32_t)info->nr_cpus;
+	if (n > 4096)
+		n = 4096;
+	g->nr_vcpus = n;
+	g->vcpu_tid = malloc((n ? n : 1) * sizeof(int32_t));
+	g->vcpu_vt = malloc((n ? n : 1) * sizeof(int32_t));
+	if (!g->vcpu_tid || !g->vcpu_vt)
+		return ks_error_set(err, "out of memory");
+	for (v = 0; v < n; v++)
+		g->vcpu_tid[v] = g->vcpu_vt[v] = -1;
+	for (v = 0; hg && v < hg->nr_vcpus; v++) {
+		uint32_t cpu = hg->vcpus[v].vcpu;
+		if (cpu >= n)
+			continue;
+		g->vcpu_tid[cpu] = (int32_t)hg->vcpus[v].host_tid;
+		g->vcpu_vt[cpu] = vthread_index(m, g->vcpu_tid[cpu], gi);
+		if (g->vcpu_vt[cpu] < 0)
+			return ks_error_set(err, "out of memory");
+	}
+	return 0;
+}
+
+/* First pass over the host trace: its kvm_write_tsc_offset events. */
+static int scan_tsc_offsets(struct ks_merge *m, struct ks_timesync *ts, struct ks_error *err)
+{
+	struct ks_source *src;
+	struct ks_record rec;
+	struct tep_event *ev = NULL;
+	struct ks_field vcpu, prev, next;
+	int r;
+
+	if (ks_source_open(&src, m->in[0].path, err) < 0)
+		return -1;
+	while ((r = ks_source_next(src, &rec, err)) > 0) {
+		if (rec.type != KS_REC_EVENT || !rec.event)
+			continue;
+		if (!ev) {
+			if (strcmp(rec.event->name, "kvm_write_tsc_offset"))
+				continue;
+			ev = rec.event;
+			ks_field_resolve(&vcpu, ev, "vcpu_id");
+			ks_field_resolve(&prev, ev, "previous_tsc_offset");
+			ks_field_resolve(&next, ev, "next_tsc_offset");
+		}
+		if (rec.event != ev)
+			continue;
+		if (ks_timesync_add_tsc_offset(ts, (uint32_t)ks_field_u64(&vcpu, &rec), rec.raw_ts,
+					       ks_field_u64(&prev, &rec),
+					       ks_field_u64(&next, &rec)) < 0) {
+			r = ks_error_set(err, "out of memory");
+			break;
+		}
+	}
+	ks_source_close(src);
+	return r < 0 ? -1 : 0;
+}
+
+static int setup_sync(struct ks_merge *m, int gi, struct ks_error *err)
+{
+	struct input *g = &m->in[gi];
+	uint32_t i;
+
+	g->sync = ks_timesync_new();
+	if (!g->sync)
+		return ks_error_set(err, "out of memory");
+	if (m->opts.no_sync)
+		return 0;
+	if (g->meta && g->meta->has_time_shift && g->meta->tsync_nr_cpus > 0) {
+		g->ns_meta = g->meta;        /* trace-cmd: the guest's own TSC2NSEC */
+		g->to_ns = g->meta->ts_in_ns;
+		return ks_timesync_use_timeshift(g->sync, g->meta, err);
+	}
+	for (i = 0; i < m->opts.nr_offsets; i++)
+		if (ks_timesync_set_fixed_offset(g->sync, m->opts.offsets[i].vcpu,
+						 m->opts.offsets[i].offset) < 0)
+			return ks_error_set(err, "out of memory");
+	if (!m->opts.nr_offsets && scan_tsc_offsets(m, g->sync, err) < 0)
+		return -1;
+	/* the offsets are host TSC ticks: the host's conversion applies */
+	g->ns_meta = m->in[0].meta;
+	g->to_ns = m->in[0].meta && m->in[0].meta->ts_in_ns;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the stream */
+
+static uint64_t guest_host_ts(const struct input *g, const struct ks_record *rec)
+{
+	uint64_t raw;
+
+	if (ks_timesync_kind(g->sync) == KS_TSYNC_NONE)
+		return rec->ts;
+	raw = ks_timesync_to_host(g->sync, rec->cpu >= 0 ? (uint32_t)rec->cpu : 0, rec->raw_ts);
+	return g->to_ns ? ks_timesync_tsc2nsec(g->ns_meta, raw) : raw;
+}
+
+static int pull(struct ks_merge *m, int i, struct ks_error *err)
+{
+	struct input *in = &m->in[i];
+	int r = ks_source_next(in->src, &in->rec, err);
+
+	if (r < 0)
+		return -1;
+	in->has = r > 0;
+	if (in->has && i > 0)
+		in->rec.ts = guest_host_ts(in, &in->rec);
+	return 0;
+}
+
+static void resolve_kvm_events(struct ks_merge *m)
+{
+	struct tep_handle *tep = ks_source_tep(m->in[0].src);
+
+	if (!tep)
+		return;
+	m->kvm_entry = tep_find_event_by_name(tep, "kvm", "kvm_entry");
+	m->kvm_exit = tep_find_event_by_name(tep, "kvm", "kvm_exit");
+	ks_field_resolve(&m->entry_rip, m->kvm_entry, "rip");
+	ks_field_resolve(&m->exit_rip, m->kvm_exit, "guest_rip");
+}
+
+int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
+		  const struct ks_merge_opts *opts, struct ks_error *err)
+{
+	struct ks_merge *m = calloc(1, sizeof(*m));
+	int i;
+
+	*out = NULL;
+	if (!m || n <= 0 || !(m->in = calloc((size_t)n, sizeof(*m->in)))) {
+		free(m);
+		return ks_error_set(err, n <= 0 ? "no input" : "out of memory");
+	}
+	m->n = n;
+	m->last = -1;
+	if (opts)
+		m->opts = *opts;
+	for (i = 0; i < n; i++) {
+		if (split_spec(&m->in[i], specs[i]) < 0) {
+			ks_merge_close(m);
+			return ks_error_set(err, "out of memory");
+		}
+		if (ks_source_open(&m->in[i].src, m->in[i].path, err) < 0) {
+			ks_merge_close(m);
+			return -1;
+		}
+		m->in[i].meta = ks_tracedat_meta(m->in[i].src);
+	}
+	set_prefixes(m);
+	resolve_kvm_events(m);
+	for (i = 1; i < n; i++)
+		if (map_vcpus(m, i, err) < 0 || setup_sync(m, i, err) < 0) {
+			ks_merge_close(m);
+			return -1;
+		}
+	for (i = 0; i < n; i++)
+		if (pull(m, i, err) < 0) {
+			ks_merge_close(m);
+			return -1;
+		}
+	m->have_host_first = m->in[0].has;
+	m->host_first = m->in[0].rec.ts;
+	*out = m;
+	return 0;
+}
+
+static void free_input(struct input *in)
+{
+	free(in->path);
+	free(in->name);
+	if (in->dump)
+		ks_dump_free(in->dump);
+	if (in->src)
+		ks_source_close(in->src);
+	ks_timesync_free(in->sync);
+	free(in->vcpu_tid);
+	free(in->vcpu_vt);
+}
+
+void ks_merge_close(struct ks_merge *m)
+{
+	int i;
+	uint32_t t;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->n; i++)
+		free_input(&m->in[i]);
+	for (t = 0; t < m->nr_vt; t++)
+		free(m->vt[t].pending);
+	free(m->vt);
+	free(m->in);
+	free(m->line);
+	free(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* sync checks */
+
+static void note_outside(struct ks_merge *m, const struct vthread *v, uint64_t ts,
+			 uint64_t dist)
+{
+	if (dist == 0)
+		return;
+	m->q.outside++;
+	if (dist > m->q.worst_ns) {
+		m->q.worst_ns = dist;
+		m->q.worst_ts = ts;
+		m->q.worst_input = v->guest;
+	}
+}
+
+/* The guest events that waited for this thread's next kvm_entry at ENTRY
+ * (or for the end of the trace when ENTRY is 0). */
+static void settle_pending(struct ks_merge *m, struct vthread *v, uint64_t entry, bool at_end)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nr_pending; i++) {
+		uint64_t ts = v->pending[i];
+		uint64_t to_exit = v->seen_exit ? ts - v->last_exit : UINT64_MAX;
+		uint64_t to_entry = at_end ? UINT64_MAX : entry - ts;
+		uint64_t dist = to_exit < to_entry ? to_exit : to_entry;
+		note_outside(m, v, ts, dist == UINT64_MAX ? 0 : dist);
+	}
+	v->nr_pending = 0;
+}
+
+static void check_host(struct ks_merge *m, const struct ks_record *rec)
+{
+	uint32_t i;
+
+	if (!rec->event || (rec->event != m->kvm_entry && rec->event != m->kvm_exit))
+		return;
+	for (i = 0; i < m->nr_vt; i++) {
+		struct vthread *v = &m->vt[i];
+		if (v->tid != rec->tid)
+			continue;
+		if (rec->event == m->kvm_entry) {
+			settle_pending(m, v, rec->ts, false);
+			v->in_guest = true;
+		} else {
+			v->in_guest = false;
+			v->seen_exit = true;
+			v->last_exit = rec->ts;
+		}
+		return;
+	}
+}
+
+static void check_guest(struct ks_merge *m, const struct input *g, const struct ks_merge_rec *r)
+{
+	struct vthread *v;
+
+	if (r->vcpu < 0 || (uint32_t)r->vcpu >= g->nr_vcpus || g->vcpu_vt[r->vcpu] < 0)
+		return;
+	if (r->rec->type != KS_REC_EVENT)
+		return;
+	v = &m->vt[g->vcpu_vt[r->vcpu]];
+	m->q.checked++;
+	if (!m->have_host_first || r->rec->ts < m->host_first) {
+		m->q.before_host++;
+		return;
+	}
+	if (v->in_guest || (v->seen_exit && r->rec->ts == v->last_exit))
+		return;
+	if (v->nr_pending == v->cap_pending) {
+		uint32_t cap = v->cap_pending ? v->cap_pending * 2 : 64;
+		uint64_t *p = realloc(v->pending, cap * sizeof(*p));
+		if (!p) {
+			note_outside(m, v, r->rec->ts, 1);
+			return;
+		}
+		v->pending = p;
+		v->cap_pending = cap;
+	}
+	v->pending[v->nr_pending++] = r->rec->ts;
+}
+
+int ks_merge_next(struct ks_merge *m, struct ks_merge_rec *r, struct ks_error *err)
+{
+	int i, best = -1;
+	struct input *in;
+
+	/* the input that went out last time moves on only now, so that its
+	 * record stayed valid until this call */
+	if (m->last >= 0 && pull(m, m->last, err) < 0)
+		return -1;
+	m->last = -1;
+	for (i = 0; i < m->n; i++)
+		if (m->in[i].has && (best < 0 || m->in[i].rec.ts < m->in[best].rec.ts))
+			best = i;
+	if (best < 0)
+		return 0;
+	in = &m->in[best];
+	r->input = best;
+	r->rec = &in->rec;
+	r->vcpu = best > 0 ? in->rec.cpu : -1;
+	r->host_tid = -1;
+	if (best > 0 && in->rec.cpu >= 0 && (uint32_t)in->rec.cpu < in->nr_vcpus)
+		r->host_tid = in->vcpu_tid[in->rec.cpu];
+	if (best == 0)
+		check_host(m, &in->rec);
+	else
+		check_guest(m, in, r);
+	m->last = best;
+	return 1;
+}
+
+void ks_merge_quality(struct ks_merge *m, struct ks_merge_quality *q)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nr_vt; i++)
+		settle_pending(m, &m->vt[i], 0, true);
+	*q = m->q;
+}
+
+/* ------------------------------------------------------------------ */
+/* accessors */
+
+int ks_merge_nr_inputs(const struct ks_merge *m)
+{
+	return m->n;
+}
+
+struct ks_source *ks_merge_source(const struct ks_merge *m, int input)
+{
+	return input >= 0 && input < m->n ? m->in[input].src : NULL;
+}
+
+const char *ks_merge_name(const struct ks_merge *m, int input)
+{
+	return input >= 0 && input < m->n ? m->in[input].name : NULL;
+}
+
+enum ks_timesync_kind ks_merge_sync_kind(const struct ks_merge *m, int input)
+{
+	return input > 0 && input < m->n ? ks_timesync_kind(m->in[input].sync) : KS_TSYNC_NONE;
+}
+
+int32_t ks_merge_vcpu_tid(const struct ks_merge *m, int input, uint32_t vcpu)
+{
+	if (input <= 0 || input >= m->n || vcpu >= m->in[input].nr_vcpus)
+		return -1;
+	return m->in[input].vcpu_tid[vcpu];
+}
+
+uint32_t ks_merge_nr_vcpus(const struct ks_merge *m, int input)
+{
+	return input > 0 && input < m->n ? m->in[input].nr_vcpus : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* printing */
+
+static struct ks_dump *input_dump(struct ks_merge *m, struct input *in)
+{
+	if (!in->dump)
+		in->dump = ks_dump_new(in->src, &(struct ks_dump_opts){ .nsec = m->opts.nsec });
+	return in->dump;
+}
+
+void ks_merge_print_headers(struct ks_merge *m, FILE *out)
+{
+	int i;
+
+	for (i = 0; i < m->n; i++) {
+		struct ks_dump *d = input_dump(m, &m->in[i]);
+		if (d)
+			ks_dump_print_header(d, out, m->n > 1 ? m->in[i].prefix : NULL);
+	}
+}
+
+/* The guest whose vCPU thread TID is, or -1. */
+static int guest_of_tid(const struct ks_merge *m, int32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nr_vt; i++)
+		if (m->vt[i].tid == tid)
+			return m->vt[i].guest;
+	return -1;
+}
+
+/* trace-cmd names the guest function at a kvm_entry/kvm_exit rip of a vCPU
+ * thread: " rip 0xADDR" becomes " rip 0xADDR func" or "... func+0xOFF". */
+static const char *annotate_rip(struct ks_merge *m, const struct ks_record *rec,
+				const char *text, size_t *len)
+{
+	const struct ks_field *f = rec->event == m->kvm_entry ? &m->entry_rip : &m->exit_rip;
+	char needle[40], sym[300];
+	const char *at, *func;
+	unsigned long long rip, start;
+	struct tep_handle *gtep;
+	size_t pre, need;
+	int g;
+
+	g = guest_of_tid(m, rec->tid);
+	if (g < 0 || !f->present || !(gtep = ks_source_tep(m->in[g].src)))
+		return text;
+	rip = ks_field_u64(f, rec);
+	func = tep_find_function(gtep, rip);
+	if (!func)
+		return text;
+	start = tep_find_function_address(gtep, rip);
+	snprintf(needle, sizeof(needle), " rip 0x%llx", rip);
+	at = strstr(text, needle);
+	if (!at)
+		return text;
+	if (start != rip)
+		snprintf(sym, sizeof(sym), " %s+0x%llx", func, rip - start);
+	else
+		snprintf(sym, sizeof(sym), " %s", func);
+	pre = (size_t)(at - text) + strlen(needle);
+	need = *len + strlen(sym) + 1;
+	if (need > m->line_cap) {
+		char *p = realloc(m->line, need);
+		if (!p)
+			return text;
+		m->line = p;
+		m->line_cap = need;
+	}
+	memmove(m->line, text, pre);
+	memcpy(m->line + pre, sym, strlen(sym));
+	memcpy(m->line + pre + strlen(sym), text + pre, *len - pre);
+	*len += strlen(sym);
+	m->line[*len] = 0;
+	return m->line;
+}
+
+void ks_merge_print(struct ks_merge *m, const struct ks_merge_rec *r, FILE *out)
+{
+	struct input *in = &m->in[r->input];
+	struct ks_dump *d = input_dump(m, in);
+	const char *text;
+	size_t len;
+
+	if (!d || !(text = ks_dump_format(d, r->rec, &len)))
+		return;
+	if (r->input == 0 && r->rec->event && m->nr_vt &&
+	    (r->rec->event == m->kvm_entry || r->rec->event == m->kvm_exit))
+		text = annotate_rip(m, r->rec, text, &len);
+	/* trace-cmd prints a dropped-events notice and the next event as one */
+	if (m->n > 1 && !in->after_lost)
+		fputs(in->prefix, out);
+	in->after_lost = r->rec->type == KS_REC_LOST;
+	fwrite(text, 1, len, out);
+	fputc('\n', out);
+}

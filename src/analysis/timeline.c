@@ -1,0 +1,616 @@
+/*
+ * timeline.c - vCPU state machine over a merged host+guest stream (see
+ * timeline.h).  Used by `kvmscope timeline`; the outputs are in
+ * src/output/perfetto.c and src/output/timeline_html.c.
+ *
+ * Host kvm_entry/kvm_exit/sched_switch drive the vCPU states; the guests'
+ * sched_switch events (already on host time) tell which guest task is on
+ * each vCPU, and every other guest event becomes an instant event.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+
+#include "arch/x86.h"
+#include "kvmscope/field.h"
+#include "kvmscope/source.h"
+#include "kvmscope/timeline.h"
+
+enum ev_kind { EV_OTHER, EV_ENTRY, EV_EXIT, EV_SWITCH, EV_WFX };
+
+/* Fields of one event format, resolved once. */
+struct ev_info {
+	const struct tep_event *ev;
+	int input;
+	enum ev_kind kind;
+	struct ks_field a, b, c;   /* entry: vcpu_id; exit: exit_reason, isa;
+				      switch: prev_pid, prev_state, next_pid */
+	int32_t next_comm_off, next_comm_len;
+};
+
+struct tl_priv {
+	struct ev_info *ev;
+	uint32_t nr_ev, cap_ev;
+	int host_isa;
+};
+
+static const char *const state_names[KS_VS_COUNT] = {
+	"RUNNING", "IDLE", "HOST", "HALTED", "PREEMPTED", "BLOCKED",
+};
+
+const char *ks_vstate_name(enum ks_vstate s)
+{
+	return (unsigned)s < KS_VS_COUNT ? state_names[s] : "?";
+}
+
+/* Grow an array of N elements of SIZE to hold one more. */
+static void *grow(struct ks_timeline *tl, void *arr, uint64_t n, uint64_t *cap, size_t size)
+{
+	void *p;
+	uint64_t c;
+
+	if (n < *cap)
+		return arr;
+	c = *cap ? *cap * 2 : 256;
+	p = realloc(arr, c * size);
+	if (!p) {
+		tl->oom = true;
+		return NULL;
+	}
+	*cap = c;
+	return p;
+}
+
+static uint32_t intern(struct ks_timeline *tl, char ***arr, uint32_t *n, uint32_t *cap,
+		       const char *s)
+{
+	uint32_t i;
+	uint64_t c = *cap;
+	void *p;
+
+	for (i = *n; i-- > 0;)
+		if (!strcmp((*arr)[i], s))
+			return i;
+	p = grow(tl, *arr, *n, &c, sizeof(char *));
+	if (!p)
+		return 0;
+	*arr = p;
+	*cap = (uint32_t)c;
+	(*arr)[*n] = strdup(s);
+	if (!(*arr)[*n]) {
+		tl->oom = true;
+		return 0;
+	}
+	return (*n)++;
+}
+
+static uint32_t name_id(struct ks_timeline *tl, const char *s)
+{
+	return intern(tl, &tl->names, &tl->nr_names, &tl->cap_names, s);
+}
+
+static uint16_t reason_id(struct ks_timeline *tl, const char *s)
+{
+	uint32_t id = intern(tl, &tl->reasons, &tl->nr_reasons, &tl->cap_reasons, s);
+	return id > 0xffff ? 0 : (uint16_t)id;
+}
+
+struct ks_timeline *ks_timeline_new(struct ks_merge *m)
+{
+	struct ks_timeline *tl = calloc(1, sizeof(*tl));
+	struct tl_priv *p = calloc(1, sizeof(*p));
+	const struct ks_source_info *info;
+
+	if (!tl || !p) {
+		free(tl);
+		free(p);
+		return NULL;
+	}
+	tl->merge = m;
+	tl->priv = p;
+	tl->max_gevents = 100000;
+	reason_id(tl, "");
+	info = ks_source_info(ks_merge_source(m, 0));
+	p->host_isa = strstr(info->cpuid, "AuthenticAMD") || strstr(info->cpuid, "HygonGenuine")
+			      ? KS_X86_ISA_SVM : KS_X86_ISA_VMX;
+	return tl;
+}
+
+void ks_timeline_free(struct ks_timeline *tl)
+{
+	uint32_t i;
+	struct tl_priv *p;
+
+	if (!tl)
+		return;
+	p = tl->priv;
+	for (i = 0; i < tl->nr_names; i++)
+		free(tl->names[i]);
+	for (i = 0; i < tl->nr_reasons; i++)
+		free(tl->reasons[i]);
+	free(tl->names);
+	free(tl->reasons);
+	free(tl->vcpus);
+	free(tl->vms);
+	free(tl->iv);
+	free(tl->cpu);
+	free(tl->gtasks);
+	free(tl->gevents);
+	free(tl->costs);
+	if (p)
+		free(p->ev);
+	free(p);
+	free(tl);
+}
+
+/* ------------------------------------------------------------------ */
+/* event formats */
+
+static struct ev_info *ev_info(struct ks_timeline *tl, int input, const struct tep_event *ev)
+{
+	struct tl_priv *p = tl->priv;
+	struct ev_info *e;
+	uint64_t cap = p->cap_ev;
+	uint32_t i;
+
+	for (i = 0; i < p->nr_ev; i++)
+		if (p->ev[i].ev == ev && p->ev[i].input == input)
+			return &p->ev[i];
+	e = grow(tl, p->ev, p->nr_ev, &cap, sizeof(*e));
+	if (!e)
+		return NULL;
+	p->ev = e;
+	p->cap_ev = (uint32_t)cap;
+	e = &p->ev[p->nr_ev++];
+	memset(e, 0, sizeof(*e));
+	e->ev = ev;
+	e->input = input;
+	e->next_comm_off = -1;
+	if (!strcmp(ev->name, "sched_switch")) {
+		struct tep_format_field *f = tep_find_field((struct tep_event *)ev, "next_comm");
+		e->kind = EV_SWITCH;
+		ks_field_resolve(&e->a, (struct tep_event *)ev, "prev_pid");
+		ks_field_resolve(&e->b, (struct tep_event *)ev, "prev_state");
+		ks_field_resolve(&e->c, (struct tep_event *)ev, "next_pid");
+		if (f) {
+			e->next_comm_off = f->offset;
+			e->next_comm_len = f->size;
+		}
+	} else if (input == 0 && !strcmp(ev->name, "kvm_entry")) {
+		e->kind = EV_ENTRY;
+		ks_field_resolve(&e->a, (struct tep_event *)ev, "vcpu_id");
+	} else if (input == 0 && !strcmp(ev->name, "kvm_exit")) {
+		e->kind = EV_EXIT;
+		ks_field_resolve(&e->a, (struct tep_event *)ev, "exit_reason");
+		ks_field_resolve(&e->b, (struct tep_event *)ev, "isa");
+	} else if (input == 0 && !strcmp(ev->name, "kvm_wfx_arm64")) {
+		e->kind = EV_WFX;
+	}
+	return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* vCPUs and VMs */
+
+static int find_vcpu(const struct ks_timeline *tl, int32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < tl->nr_vcpus; i++)
+		if (tl->vcpus[i].tid == tid)
+			return (int)i;
+	return -1;
+}
+
+/* The guest input whose GUEST option names TID, and its vCPU number. */
+static int guest_of(const struct ks_timeline *tl, int32_t tid, uint32_t *vcpu)
+{
+	int i, n = ks_merge_nr_inputs(tl->merge);
+	uint32_t v;
+
+	for (i = 1; i < n; i++)
+		for (v = 0; v < ks_merge_nr_vcpus(tl->merge, i); v++)
+			if (ks_merge_vcpu_tid(tl->merge, i, v) == tid) {
+				*vcpu = v;
+				return i;
+			}
+	return -1;
+}
+
+static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
+{
+	uint64_t cap = tl->nr_vms;
+	struct ks_tl_vm *vm;
+	uint32_t i;
+
+	for (i = 0; i < tl->nr_vms; i++)
+		if (guest >= 0 ? tl->vms[i].guest_input == guest
+			       : tl->vms[i].guest_input < 0 && tl->vms[i].key == key)
+			return i;
+	vm = realloc(tl->vms, (cap + 1) * sizeof(*vm));
+	if (!vm) {
+		tl->oom = true;
+		return 0;
+	}
+	tl->vms = vm;
+	vm = &tl->vms[tl->nr_vms];
+	memset(vm, 0, sizeof(*vm));
+	vm->guest_input = guest;
+	vm->key = key;
+	if (guest >= 0)
+		snprintf(vm->name, sizeof(vm->name), "VM %s", ks_merge_name(tl->merge, guest));
+	else
+		snprintf(vm->name, sizeof(vm->name), "VM %lld", (long long)key);
+	return tl->nr_vms++;
+}
+
+static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id)
+{
+	struct tep_handle *tep = ks_source_tep(ks_merge_source(tl->merge, 0));
+	struct ks_tl_vcpu *v = realloc(tl->vcpus, (tl->nr_vcpus + 1) * sizeof(*v));
+	const char *comm = tep ? tep_data_comm_from_pid(tep, tid) : NULL;
+	uint32_t gv = 0;
+	int g = guest_of(tl, tid, &gv);
+
+	if (!v) {
+		tl->oom = true;
+		return -1;
+	}
+	tl->vcpus = v;
+	v = &tl->vcpus[tl->nr_vcpus];
+	memset(v, 0, sizeof(*v));
+	v->tid = tid;
+	v->vcpu_id = g >= 0 ? gv : (uint32_t)(vcpu_id < 0 ? 0 : vcpu_id);
+	v->gtask = -1;
+	v->guest_cpu = -1;
+	snprintf(v->comm, sizeof(v->comm), "%s", comm ? comm : "?");
+	v->vm = vm_for(tl, g, (int64_t)tid - (int64_t)v->vcpu_id);
+	return (int)tl->nr_vcpus++;
+}
+
+/* ------------------------------------------------------------------ */
+/* intervals */
+
+static void push_interval(struct ks_timeline *tl, uint32_t vi, uint64_t start, uint64_t end,
+			  uint16_t state, uint16_t reason)
+{
+	struct ks_tl_vcpu *v = &tl->vcpus[vi];
+	struct ks_tl_interval *iv;
+	uint64_t dur = end - start;
+
+	v->state_ns[state] += dur;
+	if (dur > v->longest[state].dur) {
+		v->longest[state].dur = dur;
+		v->longest[state].start = start;
+	}
+	iv = grow(tl, tl->iv, tl->nr_iv, &tl->cap_iv, sizeof(*iv));
+	if (!iv)
+		return;
+	tl->iv = iv;
+	iv = &tl->iv[tl->nr_iv++];
+	iv->start = start;
+	iv->end = end;
+	iv->vcpu = vi;
+	iv->state = state;
+	iv->reason = reason;
+}
+
+static void set_state(struct ks_timeline *tl, uint32_t vi, uint64_t ts, uint16_t state,
+		      uint16_t reason)
+{
+	struct ks_tl_vcpu *v = &tl->vcpus[vi];
+
+	if (v->has_state && v->cur_state == state && v->cur_reason == reason)
+		return;
+	if (v->has_state && ts > v->since)
+		push_interval(tl, vi, v->since, ts, v->cur_state, v->cur_reason);
+	v->has_state = true;
+	v->cur_state = state;
+	v->cur_reason = reason;
+	v->since = ts;
+}
+
+static uint16_t in_guest_state(const struct ks_tl_vcpu *v)
+{
+	return v->gtask >= 0 && v->gtask_idle ? KS_VS_IDLE : KS_VS_RUNNING;
+}
+
+static void add_cost(struct ks_timeline *tl, int32_t task, uint16_t reason, uint64_t ns)
+{
+	uint64_t cap = tl->cap_costs;
+	struct ks_tl_cost *c;
+	uint32_t i;
+
+	if (task < 0)
+		return;
+	for (i = 0; i < tl->nr_costs; i++)
+		if (tl->costs[i].task == (uint32_t)task && tl->costs[i].reason == reason) {
+			tl->costs[i].ns += ns;
+			tl->costs[i].count++;
+			return;
+		}
+	c = grow(tl, tl->costs, tl->nr_costs, &cap, sizeof(*c));
+	if (!c)
+		return;
+	tl->costs = c;
+	tl->cap_costs = (uint32_t)cap;
+	c = &tl->costs[tl->nr_costs++];
+	c->task = (uint32_t)task;
+	c->reason = reason;
+	c->ns = ns;
+	c->count = 1;
+}
+
+static void push_cpu_slice(struct ks_timeline *tl, struct ks_tl_vcpu *v, uint32_t vi,
+			   uint64_t end)
+{
+	struct ks_tl_cpu_slice *s = grow(tl, tl->cpu, tl->nr_cpu, &tl->cap_cpu, sizeof(*s));
+
+	if (!s)
+		return;
+	tl->cpu = s;
+	s = &tl->cpu[tl->nr_cpu++];
+	s->start = v->guest_since;
+	s->end = end;
+	s->cpu = v->guest_cpu;
+	s->vcpu = vi;
+}
+
+/* ------------------------------------------------------------------ */
+/* host events */
+
+static void on_entry(struct ks_timeline *tl, const struct ev_info *e, const struct ks_record *rec)
+{
+	int vi = find_vcpu(tl, rec->tid);
+	struct ks_tl_vcpu *v;
+
+	if (vi < 0)
+		vi = add_vcpu(tl, rec->tid, e->a.present ? (int64_t)ks_field_u64(&e->a, rec) : 0);
+	if (vi < 0)
+		return;
+	v = &tl->vcpus[vi];
+	/* a halt is the guest's own choice, not time it lost */
+	if (v->exit_ts && !v->in_guest && !v->halted && rec->ts >= v->exit_ts)
+		add_cost(tl, v->gtask, v->exit_reason, rec->ts - v->exit_ts);
+	v->exit_ts = 0;
+	v->in_guest = true;
+	v->halted = false;
+	v->guest_since = rec->ts;
+	v->guest_cpu = rec->cpu;
+	set_state(tl, (uint32_t)vi, rec->ts, in_guest_state(v), 0);
+}
+
+static const char *exit_name(const struct ks_timeline *tl, const struct ev_info *e,
+			     const struct ks_record *rec, char *buf, size_t size)
+{
+	const struct tl_priv *p = tl->priv;
+	uint64_t code = ks_field_u64(&e->a, rec);
+	int isa = e->b.present ? (int)ks_field_u64(&e->b, rec) : p->host_isa;
+	const char *n;
+
+	if (isa == KS_X86_ISA_VMX)
+		code &= KS_X86_VMX_BASIC_MASK;
+	n = ks_x86_exit_name(isa, code);
+	if (n)
+		return n;
+	snprintf(buf, size, "0x%llx", (unsigned long long)code);
+	return buf;
+}
+
+static void on_exit_event(struct ks_timeline *tl, const struct ev_info *e,
+			  const struct ks_record *rec)
+{
+	int vi = find_vcpu(tl, rec->tid);
+	struct ks_tl_vcpu *v;
+	char buf[32];
+	const char *name;
+
+	if (vi < 0)
+		return; /* an exit before the thread's first entry: state unknown */
+	v = &tl->vcpus[vi];
+	name = exit_name(tl, e, rec, buf, sizeof(buf));
+	if (v->in_guest)
+		push_cpu_slice(tl, v, (uint32_t)vi, rec->ts);
+	v->in_guest = false;
+	v->exit_ts = rec->ts;
+	v->exit_reason = reason_id(tl, name);
+	v->halted = !strcmp(name, "HLT") || !strcmp(name, "hlt");
+	set_state(tl, (uint32_t)vi, rec->ts, v->halted ? KS_VS_HALTED : KS_VS_HOST, v->exit_reason);
+}
+
+static void on_wfx(struct ks_timeline *tl, const struct ks_record *rec)
+{
+	int vi = find_vcpu(tl, rec->tid);
+
+	if (vi < 0)
+		return;
+	tl->vcpus[vi].halted = true;
+	set_state(tl, (uint32_t)vi, rec->ts, KS_VS_HALTED, reason_id(tl, "WFx"));
+}
+
+static void on_host_switch(struct ks_timeline *tl, const struct ev_info *e,
+			   const struct ks_record *rec)
+{
+	int prev = find_vcpu(tl, (int32_t)ks_field_u64(&e->a, rec));
+	int next = find_vcpu(tl, (int32_t)ks_field_u64(&e->c, rec));
+
+	if (prev >= 0 && !tl->vcpus[prev].in_guest && !tl->vcpus[prev].halted) {
+		bool runnable = (ks_field_u64(&e->b, rec) & 0xff) == 0;
+		set_state(tl, (uint32_t)prev, rec->ts, runnable ? KS_VS_PREEMPTED : KS_VS_BLOCKED,
+			  tl->vcpus[prev].exit_reason);
+	}
+	if (next >= 0 && !tl->vcpus[next].in_guest && !tl->vcpus[next].halted)
+		set_state(tl, (uint32_t)next, rec->ts, KS_VS_HOST, tl->vcpus[next].exit_reason);
+}
+
+/* ------------------------------------------------------------------ */
+/* guest events */
+
+static void push_gitem(struct ks_timeline *tl, struct ks_tl_guest_item **arr, uint64_t *n,
+		       uint64_t *cap, uint32_t vi, uint64_t start, uint64_t end, uint32_t name)
+{
+	struct ks_tl_guest_item *g = grow(tl, *arr, *n, cap, sizeof(*g));
+
+	if (!g)
+		return;
+	*arr = g;
+	g = &(*arr)[(*n)++];
+	g->start = start;
+	g->end = end;
+	g->vcpu = vi;
+	g->name = name;
+}
+
+static void on_guest_switch(struct ks_timeline *tl, uint32_t vi, const struct ev_info *e,
+			    const struct ks_record *rec)
+{
+	struct ks_tl_vcpu *v = &tl->vcpus[vi];
+	char name[64], comm[32] = "";
+	uint32_t pid = (uint32_t)ks_field_u64(&e->c, rec);
+
+	if (e->next_comm_off >= 0 && e->next_comm_len > 0 &&
+	    (uint64_t)e->next_comm_off + (uint64_t)e->next_comm_len <= rec->size) {
+		size_t n = (size_t)e->next_comm_len < sizeof(comm) - 1 ? (size_t)e->next_comm_len
+								      : sizeof(comm) - 1;
+		memcpy(comm, (const char *)rec->data + e->next_comm_off, n);
+		comm[n] = 0;
+	}
+	if (v->gtask >= 0 && rec->ts > v->gtask_since)
+		push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, vi, v->gtask_since,
+			   rec->ts, (uint32_t)v->gtask);
+	snprintf(name, sizeof(name), "%s-%u", comm[0] ? comm : "?", pid);
+	v->gtask = (int32_t)name_id(tl, name);
+	v->gtask_idle = pid == 0;
+	v->gtask_since = rec->ts;
+	if (v->in_guest)
+		set_state(tl, vi, rec->ts, in_guest_state(v), 0);
+}
+
+static void on_guest(struct ks_timeline *tl, const struct ks_merge_rec *r, struct ev_info *e)
+{
+	int vi = r->host_tid >= 0 ? find_vcpu(tl, r->host_tid) : -1;
+
+	if (vi < 0 && r->host_tid >= 0)
+		vi = add_vcpu(tl, r->host_tid, r->vcpu);
+	if (vi < 0)
+		return;
+	if (e->kind == EV_SWITCH) {
+		on_guest_switch(tl, (uint32_t)vi, e, r->rec);
+		return;
+	}
+	if (tl->nr_gevents >= tl->max_gevents) {
+		tl->dropped_gevents++;
+		return;
+	}
+	push_gitem(tl, &tl->gevents, &tl->nr_gevents, &tl->cap_gevents, (uint32_t)vi, r->rec->ts,
+		   r->rec->ts, name_id(tl, e->ev->name));
+}
+
+void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
+{
+	const struct ks_record *rec = r->rec;
+	struct ev_info *e;
+
+	if (rec->type != KS_REC_EVENT || !rec->event)
+		return;
+	if (!tl->have_ts) {
+		tl->first_ts = rec->ts;
+		tl->have_ts = true;
+	}
+	if (rec->ts > tl->last_ts)
+		tl->last_ts = rec->ts;
+	e = ev_info(tl, r->input, rec->event);
+	if (!e)
+		return;
+	if (r->input > 0) {
+		on_guest(tl, r, e);
+		return;
+	}
+	switch (e->kind) {
+	case EV_ENTRY: on_entry(tl, e, rec); break;
+	case EV_EXIT: on_exit_event(tl, e, rec); break;
+	case EV_SWITCH: on_host_switch(tl, e, rec); break;
+	case EV_WFX: on_wfx(tl, rec); break;
+	default: break;
+	}
+}
+
+void ks_timeline_finish(struct ks_timeline *tl)
+{
+	uint32_t i;
+
+	for (i = 0; i < tl->nr_vcpus; i++) {
+		struct ks_tl_vcpu *v = &tl->vcpus[i];
+		if (v->has_state && tl->last_ts > v->since)
+			push_interval(tl, i, v->since, tl->last_ts, v->cur_state, v->cur_reason);
+		v->has_state = false;
+		if (v->in_guest)
+			push_cpu_slice(tl, v, i, tl->last_ts);
+		if (v->gtask >= 0 && tl->last_ts > v->gtask_since)
+			push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, i,
+				   v->gtask_since, tl->last_ts, (uint32_t)v->gtask);
+		v->gtask = -1;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* text summary */
+
+static int cost_cmp(const void *a, const void *b)
+{
+	const struct ks_tl_cost *x = a, *y = b;
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+static void print_costs(const struct ks_timeline *tl, FILE *out)
+{
+	struct ks_tl_cost *c;
+	uint32_t i;
+
+	if (!tl->nr_costs)
+		return;
+	c = malloc(tl->nr_costs * sizeof(*c));
+	if (!c)
+		return;
+	memcpy(c, tl->costs, tl->nr_costs * sizeof(*c));
+	qsort(c, tl->nr_costs, sizeof(*c), cost_cmp);
+	fprintf(out, "\nExit cost per guest task (host time of the exits taken while the task was\n"
+		"current on its vCPU; HLT exits are not counted):\n");
+	for (i = 0; i < tl->nr_costs && i < 40; i++)
+		fprintf(out, "  guest task %s lost %.3f us to %llu exits of reason %s while running\n",
+			tl->names[c[i].task], c[i].ns / 1000.0, (unsigned long long)c[i].count,
+			tl->reasons[c[i].reason]);
+	free(c);
+}
+
+void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
+{
+	uint32_t i;
+	int s;
+
+	fprintf(out, "vCPU timeline: %u vCPUs in %u VMs over %.6f s\n", tl->nr_vcpus, tl->nr_vms,
+		tl->have_ts ? (tl->last_ts - tl->first_ts) / 1e9 : 0.0);
+	for (i = 0; i < tl->nr_vcpus; i++) {
+		const struct ks_tl_vcpu *v = &tl->vcpus[i];
+		uint64_t total = 0;
+
+		for (s = 0; s < KS_VS_COUNT; s++)
+			total += v->state_ns[s];
+		fprintf(out, "\n%s vCPU %u (host thread %s-%d): %.3f ms traced\n",
+			tl->vms[v->vm].name, v->vcpu_id, v->comm, v->tid, total / 1e6);
+		fprintf(out, "  %-10s %14s %8s %14s %20s\n", "state", "time (us)", "%",
+			"longest (us)", "longest at (s)");
+		for (s = 0; s < KS_VS_COUNT; s++) {
+			if (!v->state_ns[s])
+				continue;
+			fprintf(out, "  %-10s %14.3f %7.2f%% %14.3f %20.9f\n", state_names[s],
+				v->state_ns[s] / 1e3, total ? 100.0 * (double)v->state_ns[s] / (double)total : 0.0,
+				v->longest[s].dur / 1e3, v->longest[s].start / 1e9);
+		}
+	}
+	print_costs(tl, out);
+	if (tl->dropped_gevents)
+		fprintf(out, "\n%llu guest events not kept as instant events (limit %llu)\n",
+			(unsigned long long)tl->dropped_gevents, (unsigned long long)tl->max_gevents);
+}

@@ -1,0 +1,111 @@
+/*
+ * cmd_merge.c - kvmscope merge: a host trace and its guests' traces, merged
+ * on the host's clock and printed like `trace-cmd report -i HOST -i GUEST`.
+ *
+ *	kvmscope merge [-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]
+ *	               -i HOST -i GUEST[@NAME]...
+ *
+ * The work is done by ks_merge (include/kvmscope/merge.h).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "kvmscope/merge.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: kvmscope merge [-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]\n"
+	      "                      -i HOST -i GUEST[@NAME]...\n\n"
+	      "Print the events of a host trace and of its guests' traces in host time\n"
+	      "order, each line prefixed with its file, like trace-cmd report with several\n"
+	      "inputs.  Guest time is moved to host time with the guest trace.dat's\n"
+	      "TimeShift option, else with the host's kvm_write_tsc_offset events.\n\n"
+	      "  -i FILE[@NAME]      an input; the first is the host (files may also be\n"
+	      "                      given without -i); NAME replaces the file name\n"
+	      "  -t                  nanosecond timestamps\n"
+	      "  --tsc-offset V=OFF  guest TSC = host TSC + OFF on vCPU V (for guests\n"
+	      "                      without TimeShift and without offset events)\n"
+	      "  --no-sync           keep guest timestamps as recorded\n"
+	      "  --quality           print the sync quality check on stderr\n"
+	      "  -h, --help          this help\n", out);
+}
+
+static void print_quality(struct ks_merge *m)
+{
+	struct ks_merge_quality q;
+
+	ks_merge_quality(m, &q);
+	fprintf(stderr,
+		"sync quality: %llu guest events checked, %llu before the host trace, "
+		"%llu outside their vCPU's guest-mode windows",
+		(unsigned long long)q.checked, (unsigned long long)q.before_host,
+		(unsigned long long)q.outside);
+	if (q.outside)
+		fprintf(stderr, " (worst %llu ns, at %llu.%09llu in %s)",
+			(unsigned long long)q.worst_ns,
+			(unsigned long long)(q.worst_ts / 1000000000ull),
+			(unsigned long long)(q.worst_ts % 1000000000ull),
+			ks_merge_name(m, q.worst_input));
+	fputc('\n', stderr);
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	enum { OPT_TSC_OFFSET = 256, OPT_NO_SYNC, OPT_QUALITY };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "tsc-offset", required_argument, NULL, OPT_TSC_OFFSET },
+		{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
+		{ "quality", no_argument, NULL, OPT_QUALITY },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ks_merge_opts opts = { 0 };
+	struct ks_merge_offset *offsets = calloc((size_t)argc + 1, sizeof(*offsets));
+	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	struct ks_merge *m;
+	struct ks_merge_rec r;
+	struct ks_error err;
+	bool quality = false;
+	int n = 0, c, i, rc;
+
+	if (!specs || !offsets)
+		die("out of memory");
+	while ((c = getopt_long(argc, argv, "+ti:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': opts.nsec = true; break;
+		case 'i': specs[n++] = optarg; break;
+		case OPT_TSC_OFFSET:
+			if (ks_timesync_parse_offset_arg(optarg, &offsets[opts.nr_offsets].vcpu,
+							 &offsets[opts.nr_offsets].offset) < 0)
+				usage_error("merge", "--tsc-offset wants VCPU=OFFSET, not '%s'", optarg);
+			opts.nr_offsets++;
+			break;
+		case OPT_NO_SYNC: opts.no_sync = true; break;
+		case OPT_QUALITY: quality = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage_error("merge", "unknown option");
+		}
+	}
+	for (i = optind; i < argc; i++)
+		specs[n++] = argv[i];
+	if (!n)
+		usage_error("merge", "no input file");
+	opts.offsets = offsets;
+	if (ks_merge_open(&m, specs, n, &opts, &err) < 0)
+		die("%s", err.msg);
+	ks_merge_print_headers(m, stdout);
+	while ((rc = ks_merge_next(m, &r, &err)) > 0)
+		ks_merge_print(m, &r, stdout);
+	if (rc < 0)
+		die("%s", err.msg);
+	if (quality)
+		print_quality(m);
+	ks_merge_close(m);
+	free(specs);
+	free(offsets);
+	if (fflush(stdout) != 0)
+		die("cannot write the output");
+	return 0;
+}

@@ -1,0 +1,133 @@
+/*
+ * cmd_timeline.c - kvmscope timeline: vCPU states over time from a host
+ * trace (and its guests' traces), as a text summary, Perfetto/Chrome JSON
+ * and a self-contained HTML page.
+ *
+ *	kvmscope timeline [--json FILE] [--html FILE] [--tsc-offset V=OFF]...
+ *	                  [--max-guest-events N] [--no-sync] -i HOST [-i GUEST[@NAME]]...
+ *
+ * ks_merge (merge.h) gives the stream, ks_timeline (timeline.h) the states.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "kvmscope/timeline.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: kvmscope timeline [--json FILE] [--html FILE] [--tsc-offset V=OFF]...\n"
+	      "                         [--max-guest-events N] [--no-sync] [--quiet]\n"
+	      "                         -i HOST [-i GUEST[@NAME]]...\n\n"
+	      "Compute each vCPU's state over time (RUNNING, IDLE, HOST with the exit\n"
+	      "reason, HALTED, PREEMPTED, BLOCKED) from the host's kvm_entry, kvm_exit and\n"
+	      "sched_switch events, with the guest tasks of the guest traces (moved to\n"
+	      "host time as `kvmscope merge` does).  Prints a summary per vCPU and the\n"
+	      "exit cost per guest task.\n\n"
+	      "  -i FILE[@NAME]          an input; the first is the host\n"
+	      "  --json FILE             write Chrome/Perfetto trace-event JSON\n"
+	      "  --html FILE             write a self-contained HTML timeline viewer\n"
+	      "  --tsc-offset V=OFF      guest TSC = host TSC + OFF on vCPU V\n"
+	      "  --max-guest-events N    guest instant events kept (default 100000)\n"
+	      "  --no-sync               keep guest timestamps as recorded\n"
+	      "  -q, --quiet             no summary on stdout\n"
+	      "  -h, --help              this help\n", out);
+}
+
+static void write_file(const char *path, const struct ks_timeline *tl, bool html)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		die("%s: cannot create the file", path);
+	if (html)
+		ks_timeline_write_html(tl, f);
+	else
+		ks_timeline_write_json(tl, f);
+	if (fclose(f) != 0)
+		die("%s: cannot write the file", path);
+}
+
+int cmd_timeline(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_HTML, OPT_TSC_OFFSET, OPT_NO_SYNC, OPT_MAX_EV };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "tsc-offset", required_argument, NULL, OPT_TSC_OFFSET },
+		{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
+		{ "max-guest-events", required_argument, NULL, OPT_MAX_EV },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ks_merge_opts opts = { 0 };
+	struct ks_merge_offset *offsets = calloc((size_t)argc + 1, sizeof(*offsets));
+	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	const char *json = NULL, *html = NULL;
+	unsigned long long max_ev = 100000;
+	struct ks_timeline *tl;
+	struct ks_merge *m;
+	struct ks_merge_rec r;
+	struct ks_error err;
+	bool quiet = false;
+	int n = 0, c, i, rc;
+	char *end;
+
+	if (!specs || !offsets)
+		die("out of memory");
+	while ((c = getopt_long(argc, argv, "+i:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': specs[n++] = optarg; break;
+		case 'q': quiet = true; break;
+		case OPT_JSON: json = optarg; break;
+		case OPT_HTML: html = optarg; break;
+		case OPT_TSC_OFFSET:
+			if (ks_timesync_parse_offset_arg(optarg, &offsets[opts.nr_offsets].vcpu,
+							 &offsets[opts.nr_offsets].offset) < 0)
+				usage_error("timeline", "--tsc-offset wants VCPU=OFFSET, not '%s'", optarg);
+			opts.nr_offsets++;
+			break;
+		case OPT_NO_SYNC: opts.no_sync = true; break;
+		case OPT_MAX_EV:
+			max_ev = strtoull(optarg, &end, 10);
+			if (*end || end == optarg)
+				usage_error("timeline", "--max-guest-events wants a number");
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage_error("timeline", "unknown option");
+		}
+	}
+	for (i = optind; i < argc; i++)
+		specs[n++] = argv[i];
+	if (!n)
+		usage_error("timeline", "no input file");
+	opts.offsets = offsets;
+	if (ks_merge_open(&m, specs, n, &opts, &err) < 0)
+		die("%s", err.msg);
+	tl = ks_timeline_new(m);
+	if (!tl)
+		die("out of memory");
+	tl->max_gevents = max_ev;
+	while ((rc = ks_merge_next(m, &r, &err)) > 0)
+		ks_timeline_feed(tl, &r);
+	if (rc < 0)
+		die("%s", err.msg);
+	ks_timeline_finish(tl);
+	if (tl->oom)
+		die("out of memory");
+	if (!quiet)
+		ks_timeline_print_summary(tl, stdout);
+	if (json)
+		write_file(json, tl, false);
+	if (html)
+		write_file(html, tl, true);
+	ks_timeline_free(tl);
+	ks_merge_close(m);
+	free(specs);
+	free(offsets);
+	if (fflush(stdout) != 0)
+		die("cannot write the output");
+	return 0;
+}

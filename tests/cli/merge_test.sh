@@ -1,0 +1,94 @@
+#!/bin/bash
+# merge_test.sh - `kvmscope merge` must print what trace-cmd prints when it
+# merges a host and a guest trace.
+#
+# Oracles:
+#  - hip24/expected/merged-tsync.report-ns.txt.gz: trace-cmd 3.2's
+#    `trace-cmd report -t -i host-tsync.trace.dat -i guest-tsync.trace.dat`
+#    (TimeShift sync, file prefixes, guest symbols after kvm_entry/exit rip):
+#    every line must be identical, in the same order.
+#  - the recording's own physics: every synced guest event lies between a
+#    kvm_entry and the next kvm_exit of its vCPU thread, except the events
+#    before the host trace starts (the issue's sanity rule): --quality must
+#    report 0 outside.
+set -u
+ks=$KVMSCOPE
+hip=$KS_SHARED/data/hip24
+dir=$KS_TMP/merge-test
+mkdir -p "$dir"
+printf 'leak:libtraceevent.so\n' > "$dir/lsan.supp"
+export LSAN_OPTIONS="suppressions=$dir/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+
+host=$hip/host-tsync.trace.dat guest=$hip/guest-tsync.trace.dat
+exp=$hip/expected/merged-tsync.report-ns.txt.gz
+if [ ! -r "$host" ] || [ ! -r "$guest" ] || [ ! -r "$exp" ]; then
+	echo "skip merge_tsync_oracle: hip24 tsync recordings are absent"
+	echo "skip merge_quality: hip24 tsync recordings are absent"
+else
+	zcat "$exp" > "$dir/want"
+	if ! "$ks" merge -t --quality -i "$host" -i "$guest" > "$dir/got" 2> "$dir/err"; then
+		echo "not ok merge_tsync_oracle: exit status: $(head -1 "$dir/err")"
+	else
+		bad=$(diff "$dir/want" "$dir/got" | grep -c '^<')
+		total=$(wc -l < "$dir/want")
+		if [ "$bad" -eq 0 ] && [ "$total" -eq "$(wc -l < "$dir/got")" ]; then
+			echo "ok merge_tsync_oracle ($total lines identical, same order)"
+		else
+			echo "not ok merge_tsync_oracle: $bad of $total lines differ; first: $(diff "$dir/want" "$dir/got" | sed -n 2p)"
+		fi
+		q=$(grep '^sync quality' "$dir/err")
+		checked=$(sed -E 's/.*: ([0-9]+) guest events checked.*/\1/' <<< "$q")
+		outside=$(sed -E 's/.* ([0-9]+) outside.*/\1/' <<< "$q")
+		guest_lines=$(grep -c '^guest-tsync.trace.dat: ' "$dir/want")
+		# every guest event line is checked (the header line "cpus=1" is not an event)
+		if [ "$outside" = 0 ] && [ "$checked" = $((guest_lines - 1)) ]; then
+			echo "ok merge_quality ($q)"
+		else
+			echo "not ok merge_quality: $q (guest events in the oracle: $((guest_lines - 1)))"
+		fi
+	fi
+	# @NAME renames the prefix and changes nothing else
+	"$ks" merge -t -i "$host" -i "$guest@vm1" > "$dir/named" 2>/dev/null
+	if grep -q '^ *vm1: cpus=1$' "$dir/named" &&
+	   [ "$(sed 's/^ *[^:]*: //' "$dir/named" | md5sum)" = "$(sed 's/^ *[^:]*: //' "$dir/want" | md5sum)" ]; then
+		echo "ok merge_name_prefix"
+	else
+		echo "not ok merge_name_prefix: $(sed -n 2p "$dir/named")"
+	fi
+fi
+
+# Debian's trace-cmd (3.1.6, no zlib) on zstd / v6 copies made by
+# `kvmscope convert`: a second, independent trace-cmd build as oracle
+if [ -r "$host" ] && command -v trace-cmd > /dev/null && "$ks" convert --help > /dev/null 2>&1; then
+	for kind in zstd v6; do
+		case $kind in zstd) copt="--compression zstd";; v6) copt="--file-version 6";; esac
+		ok=1
+		for f in host guest; do
+			"$ks" convert -q -i "$hip/$f-tsync.trace.dat" -o "$dir/$f.$kind.dat" $copt 2>/dev/null || ok=0
+		done
+		if [ $ok -eq 0 ]; then echo "skip merge_debian_trace_cmd_$kind: convert failed"; continue; fi
+		trace-cmd report -t -i "$dir/host.$kind.dat" -i "$dir/guest.$kind.dat" > "$dir/tc.$kind" 2>/dev/null
+		"$ks" merge -t -i "$dir/host.$kind.dat" -i "$dir/guest.$kind.dat" > "$dir/ks.$kind" 2>/dev/null
+		bad=$(diff "$dir/tc.$kind" "$dir/ks.$kind" | grep -c '^[<>]')
+		n=$(wc -l < "$dir/tc.$kind")
+		if [ "$bad" -eq 0 ] && [ "$n" -gt 100000 ]; then
+			echo "ok merge_debian_trace_cmd_$kind ($n lines identical)"
+		else
+			echo "not ok merge_debian_trace_cmd_$kind: $bad lines differ of $n; $(diff "$dir/tc.$kind" "$dir/ks.$kind" | sed -n 2p)"
+		fi
+	done
+else
+	echo "skip merge_debian_trace_cmd: trace-cmd, convert or the recordings are absent"
+fi
+
+# bad input: one line, exit status 1, no crash
+printf 'not a trace\n' > "$dir/bad.txt"
+"$ks" merge -i /nonexistent/host.dat -i "$dir/bad.txt" > /dev/null 2> "$dir/bad.err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ "$(wc -l < "$dir/bad.err")" -eq 1 ]; then
+	echo "ok merge_bad_input"
+else
+	echo "not ok merge_bad_input: status $rc, $(head -2 "$dir/bad.err")"
+fi
+"$ks" merge --tsc-offset nonsense x > /dev/null 2>&1
+[ $? -eq 2 ] && echo "ok merge_usage_error" || echo "not ok merge_usage_error: expected status 2"
