@@ -5,12 +5,13 @@
 #          zlib1g-dev libelf-dev libdw-dev
 # Oracles: linux-perf (perf kvm stat report), trace-cmd (trace-cmd report)
 # Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
-#          (man page check), zstd, gzip, tmux, python3 (JSON/CSV checks).
+#          (man page check), zstd, gzip, tmux, python3 (JSON/CSV checks), gawk,
+#          chromium + fonts-dejavu-core (headless screenshots of SVG/HTML output).
 # Only missing packages are installed; with all present this is a no-op.
 set -eu
 PKGS="gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev zlib1g-dev \
 libelf-dev libdw-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
-zstd gzip tmux python3 gawk"
+zstd gzip tmux python3 gawk chromium fonts-dejavu-core"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

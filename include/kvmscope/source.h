@@ -49,6 +49,14 @@ struct ks_source_stats {
 };
 
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err);
+
+/* Flags of ks_source_open_flags(). */
+enum {
+	KS_OPEN_NO_SYMBOLS = 1, /* do not load kallsyms into the tep (faster open;
+				 * for callers that resolve no kernel symbols) */
+};
+int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flags,
+			 struct ks_error *err);
 /* Returns 1 with *rec filled, 0 at the end, or a negative value with err set. */
 int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
 void ks_source_close(struct ks_source *src);

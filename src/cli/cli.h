@@ -10,6 +10,15 @@
 
 int cmd_stat(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_sample(int argc, char **argv);
+int cmd_unwind(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
+int cmd_pmu(int argc, char **argv);
 
 /* "kvmscope: MSG" on stderr and exit status 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -19,6 +19,15 @@ struct command {
 static const struct command commands[] = {
 	{ "stat", cmd_stat, "exit, MMIO, I/O port and MSR statistics per reason, VM and vCPU" },
 	{ "dump", cmd_dump, "print the events of any input in trace-cmd report's layout" },
+	{ "convert", cmd_convert, "write any input as a trace.dat file (v6 or v7, zstd, zlib or none)" },
+	{ "record", cmd_record, "trace a live KVM host into a trace.dat (tracefs, private instance)" },
+	{ "top", cmd_top, "live exits per VM, vCPU and reason (or replay a file)" },
+	{ "report", cmd_report, "guest profile: which guest code runs and which causes exits" },
+	{ "merge", cmd_merge, "host and guest traces merged on the host's clock" },
+	{ "timeline", cmd_timeline, "vCPU states over time; Perfetto/Chrome JSON and HTML" },
+	{ "sample", cmd_sample, "guest call chains sampled live over QEMU's gdbstub" },
+	{ "unwind", cmd_unwind, "every vCPU's stack from a QEMU guest memory dump" },
+	{ "pmu", cmd_pmu, "vPMU: who holds the host's counters; PMU MSR traffic of guests" },
 	{ NULL, NULL, NULL },
 };
 

@@ -30,6 +30,12 @@ static int sniff(const char *path, char *head, size_t len, size_t *got, struct k
 
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err)
 {
+	return ks_source_open_flags(out, path, 0, err);
+}
+
+int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flags,
+			 struct ks_error *err)
+{
 	char head[16];
 	size_t got = 0;
 
@@ -40,7 +46,7 @@ int ks_source_open(struct ks_source **out, const char *path, struct ks_error *er
 			 memcmp(head, KS_PERF_MAGIC_SWAPPED, 8) == 0))
 		return ks_perfdata_open(out, path, err);
 	if (got >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
-		return ks_tracedat_open(out, path, err);
+		return ks_tracedat_open(out, path, flags, err);
 	if (got == 0)
 		return ks_error_at(err, path, 0, "the file is empty");
 	return ks_ftrace_text_open(out, path, err);

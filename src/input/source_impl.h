@@ -30,7 +30,8 @@ struct ks_source {
  * fewer than asked for a short file).  Returns 0 or a negative value with err
  * set ("FILE: offset N: ..."). */
 int ks_perfdata_open(struct ks_source **out, const char *path, struct ks_error *err);
-int ks_tracedat_open(struct ks_source **out, const char *path, struct ks_error *err);
+int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
+		     struct ks_error *err);
 int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err);
 
 /* Sniff helpers (source.c uses them; readers may too). */

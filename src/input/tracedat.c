@@ -72,6 +72,7 @@ struct cpu_cursor {
 
 struct tracedat {
 	struct ks_source src;      /* first */
+	unsigned open_flags;       /* KS_OPEN_* */
 	struct ks_tracedat_meta meta;
 	char format[48];
 	int fd;
@@ -453,9 +454,20 @@ static int parse_text(struct rd *r, const char *what, int size_bytes,
 	return 0;
 }
 
+static int skip_kallsyms(struct tep_handle *tep, const char *text)
+{
+	(void)tep;
+	(void)text;
+	return 0;
+}
+
+/* Parsing a guest's ~200k symbols is most of the cost of opening a file:
+ * callers that print no symbols (stat) ask to skip it. */
 static int parse_kallsyms(struct rd *r, struct ks_error *err)
 {
-	return parse_text(r, "kallsyms", 4, tep_parse_kallsyms, err);
+	bool skip = r->td->open_flags & KS_OPEN_NO_SYMBOLS;
+
+	return parse_text(r, "kallsyms", 4, skip ? skip_kallsyms : tep_parse_kallsyms, err);
 }
 
 static int parse_printk(struct rd *r, struct ks_error *err)
@@ -1506,7 +1518,8 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 	return 0;
 }
 
-int ks_tracedat_open(struct ks_source **out, const char *path, struct ks_error *err)
+int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
+		     struct ks_error *err)
 {
 	struct tracedat *td;
 	struct stat st;
@@ -1515,6 +1528,7 @@ int ks_tracedat_open(struct ks_source **out, const char *path, struct ks_error *
 	td = calloc(1, sizeof(*td));
 	if (!td)
 		return ks_error_set(err, "%s: out of memory", path);
+	td->open_flags = flags;
 	td->fd = -1;
 	td->src.ops = &tracedat_ops;
 	td->src.path = strdup(path);

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	close(fd);
-	if (ks_tracedat_open(&src, path, &err) == 0) {
+	if (ks_tracedat_open(&src, path, 0, &err) == 0) {
 		while (n++ < 1000000 && ks_source_next(src, &rec, &err) > 0)
 			;
 		ks_source_close(src);

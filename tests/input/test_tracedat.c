@@ -571,7 +571,7 @@ static void expect_error(const char *path, const char *words)
 	int r;
 
 	memset(&err, 0, sizeof(err));
-	r = ks_tracedat_open(&src, path, &err);
+	r = ks_tracedat_open(&src, path, 0, &err);
 	if (r == 0) {
 		r = count_records(src, &c, &err);
 		ks_source_close(src);
@@ -675,7 +675,7 @@ static void t_corrupt_compressed(void)
 		at = len / 2 + (size_t)n * (len / 10);
 		for (size_t i = 0; i < 64; i++)
 			copy[at + i] ^= (char)(0x5a + i);
-		if (ks_tracedat_open(&src, write_copy("zcorrupt.dat", copy, len), &err) == 0) {
+		if (ks_tracedat_open(&src, write_copy("zcorrupt.dat", copy, len), 0, &err) == 0) {
 			if (count_records(src, &c, &err) < 0)
 				fails++;
 			ks_source_close(src);
