@@ -1,10 +1,1503 @@
 /*
- * perfdata.c - perf.data reader (placeholder until the reader lands).
+ * perfdata.c - perf.data reader (file mode, both byte orders).
+ *
+ * ks_perfdata_open() reads (pread) the header, the attrs with their id
+ * arrays and the feature sections into heap buffers (tracing data goes into
+ * the source's tep_handle through tracing_data.c), then ks_source_next()
+ * walks the data section through a sliding window: a heap buffer holding
+ * the file bytes [win_off, win_off + win_len), refilled with large reads.
+ * Records are ordered exactly like perf 6.1's ordered_events: records with a
+ * timestamp are queued as {ts, offset|attr} pairs (no copy: the payload
+ * stays in the window), records without one are delivered when read, and
+ * each PERF_RECORD_FINISHED_ROUND delivers the queued records up to the
+ * previous round's maximum timestamp.  Records are decoded only when
+ * delivered.  The window always holds every byte from the oldest queued
+ * record to the read position; a refill first moves that tail to the start
+ * of the buffer, so memory stays flat with file size (the buffer only grows
+ * for a round bigger than it, up to MAX_WINDOW).  A refill happens only
+ * before the next record is decoded, so the pointers of a delivered record
+ * stay valid until the next ks_source_next() call.
+ *
+ * Every header, record and sample field is read in the file's byte order
+ * and converted to host order; tracepoint payloads are left as they are
+ * (ks_field swaps them, tep knows the file's endianness).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+
 #include "source_impl.h"
+#include "tracing_data.h"
+
+/* perf_event_attr.sample_type bits (include/uapi/linux/perf_event.h). */
+#define S_IP (1ull << 0)
+#define S_TID (1ull << 1)
+#define S_TIME (1ull << 2)
+#define S_ADDR (1ull << 3)
+#define S_READ (1ull << 4)
+#define S_CALLCHAIN (1ull << 5)
+#define S_ID (1ull << 6)
+#define S_CPU (1ull << 7)
+#define S_PERIOD (1ull << 8)
+#define S_STREAM_ID (1ull << 9)
+#define S_RAW (1ull << 10)
+#define S_BRANCH_STACK (1ull << 11)
+#define S_REGS_USER (1ull << 12)
+#define S_STACK_USER (1ull << 13)
+#define S_WEIGHT (1ull << 14)
+#define S_DATA_SRC (1ull << 15)
+#define S_IDENTIFIER (1ull << 16)
+#define S_TRANSACTION (1ull << 17)
+#define S_REGS_INTR (1ull << 18)
+#define S_PHYS_ADDR (1ull << 19)
+#define S_AUX (1ull << 20)
+#define S_CGROUP (1ull << 21)
+#define S_DATA_PAGE_SIZE (1ull << 22)
+#define S_CODE_PAGE_SIZE (1ull << 23)
+#define S_WEIGHT_STRUCT (1ull << 24)
+/* The fixed-size u64 slots perf counts in evsel->sample_size. */
+#define S_FIXED (S_IP | S_TID | S_TIME | S_ADDR | S_ID | S_STREAM_ID | S_CPU | \
+		 S_PERIOD | S_IDENTIFIER)
+#define S_TRAILER (S_TID | S_TIME | S_ID | S_STREAM_ID | S_CPU | S_IDENTIFIER)
+
+#define F_TOTAL_TIME_ENABLED (1ull << 0)
+#define F_TOTAL_TIME_RUNNING (1ull << 1)
+#define F_ID (1ull << 2)
+#define F_GROUP (1ull << 3)
+#define F_LOST (1ull << 4)
+
+#define BRANCH_HW_INDEX (1ull << 17)
+#define TYPE_TRACEPOINT 2
+#define ATTR_SAMPLE_ID_ALL_BIT 18
+
+enum {
+	R_MMAP = 1, R_LOST = 2, R_COMM = 3, R_EXIT = 4, R_FORK = 7, R_SAMPLE = 9,
+	R_LOST_SAMPLES = 13,
+	R_USER_START = 64, R_HEADER_TRACING_DATA = 66, R_FINISHED_ROUND = 68,
+	R_ID_INDEX = 69, R_AUXTRACE = 71,
+};
+
+enum {
+	FEAT_TRACING_DATA = 1, FEAT_HOSTNAME = 3, FEAT_OSRELEASE = 4, FEAT_ARCH = 6,
+	FEAT_NRCPUS = 7, FEAT_CPUID = 9, FEAT_SAMPLE_TIME = 21, FEAT_BITS = 256,
+};
+
+#define HEADER_SIZE 104
+#define HEADER_SIZE_NO_FEATURES 72
+#define ATTR_VER0 64
+#define MAX_ATTRS 4096
+#define MAX_FILE (1ull << 48) /* offsets share a u64 with a 16-bit attr index */
+/* Data window: 2 MB to start (small enough to stay in cache, which makes
+ * both the kernel's copy and the parsing cheaper), read in chunks of at
+ * least READ_MIN, doubled when the queued records fill half of it. */
+#define WINDOW_INIT (2ull << 20)
+#define READ_MIN (512ull << 10)
+#define MAX_WINDOW (1ull << 30)   /* pending records of one round: at most */
+#define IDS_CHUNK 4096            /* attr ids read per pread */
+
+struct pd_attr {
+	uint32_t type;
+	uint64_t config;
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t branch_sample_type;
+	uint32_t nregs_user, nregs_intr;
+	bool sample_id_all;
+	uint32_t fixed_size;   /* bytes of the fixed u64 slots of a sample */
+	uint32_t time_pos;     /* offset of TIME in a sample body */
+	uint32_t trailer_size; /* bytes of the sample_id_all trailer */
+	uint32_t tail_fixed;   /* bytes of PHYS_ADDR..CODE_PAGE_SIZE */
+	uint32_t read_times;   /* u64s of time_enabled/running in READ */
+	uint32_t read_each;    /* u64s per value in READ */
+	struct tep_event *event;
+};
+
+/* A queued record: its timestamp and (file offset << 16 | attr index + 1). */
+struct pd_entry {
+	uint64_t ts;
+	uint64_t key;
+};
+
+struct pd_idmap {
+	uint64_t *ids;  /* 0 = empty slot (id 0 always means the first attr) */
+	uint16_t *attr;
+	uint64_t cap, n;
+};
+
+struct pd_source {
+	struct ks_source base;
+	int fd;
+	uint64_t file_size;
+	uint8_t *hdr;     /* the file header (HEADER_SIZE bytes, zero-padded) */
+	bool swap;        /* file byte order differs from host */
+	bool big_endian;  /* file byte order */
+
+	struct pd_attr *attrs;
+	uint32_t nr_attrs;
+	struct pd_idmap ids;
+	uint64_t cache_id;
+	int32_t cache_attr;
+	int32_t id_pos;   /* u64 index of the id in a sample body, -1 = none */
+	int32_t is_pos;   /* u64 index from the end of other records, -1 = none */
+
+	uint64_t data_off, data_end, pos;
+	uint64_t first_sample_time, last_sample_time;
+
+	/* ordered_events state */
+	struct pd_entry *q, *tmp;
+	uint64_t q_cap, q_head, q_ready, q_n;
+	uint64_t next_flush, max_timestamp, q_max, last_flush;
+	bool finished;
+
+	/* data window: file bytes [win_off, win_off + win_len) at buf */
+	uint8_t *buf;
+	uint64_t buf_cap, win_off, win_len;
+
+	uint64_t *chain;
+	uint64_t chain_cap;
+	char comm[64];
+};
+
+/* ---- byte order ---- */
+
+static inline uint64_t rd64(const struct pd_source *s, const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return s->swap ? __builtin_bswap64(v) : v;
+}
+
+static inline uint32_t rd32(const struct pd_source *s, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return s->swap ? __builtin_bswap32(v) : v;
+}
+
+static inline uint16_t rd16(const struct pd_source *s, const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return s->swap ? __builtin_bswap16(v) : v;
+}
+
+/* ---- id -> attr map ---- */
+
+static uint64_t id_slot(uint64_t id, uint64_t cap)
+{
+	return (id * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+}
+
+static int idmap_grow(struct pd_idmap *m)
+{
+	uint64_t cap = m->cap ? m->cap * 2 : 64, i, j;
+	uint64_t *ids = calloc(cap, sizeof(*ids));
+	uint16_t *attr = calloc(cap, sizeof(*attr));
+
+	if (!ids || !attr) {
+		free(ids);
+		free(attr);
+		return -1;
+	}
+	for (i = 0; i < m->cap; i++) {
+		if (!m->ids[i])
+			continue;
+		for (j = id_slot(m->ids[i], cap); ids[j]; j = (j + 1) & (cap - 1))
+			;
+		ids[j] = m->ids[i];
+		attr[j] = m->attr[i];
+	}
+	free(m->ids);
+	free(m->attr);
+	m->ids = ids;
+	m->attr = attr;
+	m->cap = cap;
+	return 0;
+}
+
+static int idmap_put(struct pd_idmap *m, uint64_t id, uint16_t attr)
+{
+	uint64_t j;
+
+	if (!id)
+		return 0;
+	if ((m->n + 1) * 2 > m->cap && idmap_grow(m) < 0)
+		return -1;
+	for (j = id_slot(id, m->cap); m->ids[j]; j = (j + 1) & (m->cap - 1)) {
+		if (m->ids[j] == id) {
+			m->attr[j] = attr;
+			return 0;
+		}
+	}
+	m->ids[j] = id;
+	m->attr[j] = attr;
+	m->n++;
+	return 0;
+}
+
+static int idmap_get(const struct pd_idmap *m, uint64_t id)
+{
+	uint64_t j;
+
+	if (!m->cap)
+		return -1;
+	for (j = id_slot(id, m->cap); m->ids[j]; j = (j + 1) & (m->cap - 1))
+		if (m->ids[j] == id)
+			return m->attr[j];
+	return -1;
+}
+
+/* The attr of id ID (perf: synthesized records have id 0 = first attr). */
+static int attr_of_id(struct pd_source *s, uint64_t id)
+{
+	if (!id)
+		return 0;
+	if (id != s->cache_id) {
+		s->cache_attr = idmap_get(&s->ids, id);
+		s->cache_id = id;
+	}
+	return s->cache_attr;
+}
+
+/* ---- file reading ---- */
+
+/* Read LEN bytes at file offset OFF into DST.  The caller has checked the
+ * range against the file size; a short read means the file shrank. */
+static int pread_full(struct pd_source *s, uint64_t off, void *dst, uint64_t len,
+		      struct ks_error *err)
+{
+	uint8_t *d = dst;
+
+	while (len) {
+		ssize_t n = pread(s->fd, d, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ks_error_at(err, s->base.path, off, "cannot read: %s",
+					   strerror(errno));
+		if (n == 0)
+			return ks_error_at(err, s->base.path, off,
+					   "the file ends early (it was truncated while being read)");
+		d += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* LEN bytes at OFF in a new heap buffer (plus one zero byte), or NULL. */
+static uint8_t *pread_alloc(struct pd_source *s, uint64_t off, uint64_t len,
+			    struct ks_error *err)
+{
+	uint8_t *p = malloc(len + 1);
+
+	if (!p) {
+		ks_error_set(err, "%s: out of memory", s->base.path);
+		return NULL;
+	}
+	p[len] = 0;
+	if (pread_full(s, off, p, len, err) < 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* ---- header, attrs, features ---- */
+
+static bool section_ok(const struct pd_source *s, uint64_t off, uint64_t size)
+{
+	return off <= s->file_size && size <= s->file_size - off;
+}
+
+/* The {offset, size} pair at P, which is at file offset AT. */
+static int read_section(struct pd_source *s, const uint8_t *p, uint64_t at, uint64_t *off,
+			uint64_t *size, const char *what, struct ks_error *err)
+{
+	*off = rd64(s, p);
+	*size = rd64(s, p + 8);
+	if (!section_ok(s, *off, *size))
+		return ks_error_at(err, s->base.path, at,
+				   "%s section (offset %llu, size %llu) lies outside the file (%llu bytes)",
+				   what, (unsigned long long)*off, (unsigned long long)*size,
+				   (unsigned long long)s->file_size);
+	return 0;
+}
+
+static void attr_derive(struct pd_attr *a)
+{
+	uint64_t t = a->sample_type;
+	uint32_t before_time = 0;
+
+	a->fixed_size = 8 * (uint32_t)__builtin_popcountll(t & S_FIXED);
+	a->trailer_size = a->sample_id_all ? 8 * (uint32_t)__builtin_popcountll(t & S_TRAILER) : 0;
+	before_time = 8 * (uint32_t)__builtin_popcountll(t & (S_IDENTIFIER | S_IP | S_TID));
+	a->time_pos = before_time;
+	a->tail_fixed = 8 * (uint32_t)__builtin_popcountll(t & (S_PHYS_ADDR | S_CGROUP |
+							   S_DATA_PAGE_SIZE | S_CODE_PAGE_SIZE));
+	a->read_times = (uint32_t)__builtin_popcountll(a->read_format & (F_TOTAL_TIME_ENABLED |
+									 F_TOTAL_TIME_RUNNING));
+	a->read_each = 1 + (uint32_t)__builtin_popcountll(a->read_format & (F_ID | F_LOST));
+}
+
+/* Parse one attr of AVAIL bytes at P (fields past AVAIL read as 0). */
+static void attr_parse(struct pd_source *s, struct pd_attr *a, const uint8_t *p, uint32_t avail)
+{
+	uint8_t raw[128] = { 0 };
+	uint64_t flags;
+	uint32_t bit = ATTR_SAMPLE_ID_ALL_BIT;
+
+	memcpy(raw, p, avail < sizeof(raw) ? avail : sizeof(raw));
+	a->type = rd32(s, raw);
+	a->config = rd64(s, raw + 8);
+	a->sample_type = rd64(s, raw + 24);
+	a->read_format = rd64(s, raw + 32);
+	flags = rd64(s, raw + 40);
+	/* Bitfields: a big-endian ABI allocates them from the top bit down. */
+	a->sample_id_all = s->big_endian ? (flags >> (63 - bit)) & 1 : (flags >> bit) & 1;
+	a->branch_sample_type = rd64(s, raw + 72);
+	a->nregs_user = (uint32_t)__builtin_popcountll(rd64(s, raw + 80));
+	a->nregs_intr = (uint32_t)__builtin_popcountll(rd64(s, raw + 96));
+	attr_derive(a);
+}
+
+/* Map the NR ids at file offset OFF (already bounds-checked) to attr I. */
+static int read_ids(struct pd_source *s, uint64_t off, uint64_t nr, uint16_t i,
+		    struct ks_error *err)
+{
+	uint8_t chunk[8 * IDS_CHUNK];
+	uint64_t n, j;
+
+	while (nr) {
+		n = nr < IDS_CHUNK ? nr : IDS_CHUNK;
+		if (pread_full(s, off, chunk, 8 * n, err) < 0)
+			return -1;
+		for (j = 0; j < n; j++)
+			if (idmap_put(&s->ids, rd64(s, chunk + 8 * j), i) < 0)
+				return ks_error_set(err, "%s: out of memory", s->base.path);
+		off += 8 * n;
+		nr -= n;
+	}
+	return 0;
+}
+
+/* Parse the attrs in RAW (the attrs section, read from file offset OFF). */
+static int parse_attrs(struct pd_source *s, const uint8_t *raw, uint64_t off,
+		       uint64_t attr_size, struct ks_error *err)
+{
+	uint64_t i, ids_off, ids_size, at;
+	uint32_t avail, asize;
+	const uint8_t *p;
+
+	for (i = 0; i < s->nr_attrs; i++) {
+		at = off + i * attr_size;
+		p = raw + i * attr_size;
+		asize = rd32(s, p + 4);
+		avail = (uint32_t)(attr_size - 16);
+		if (asize && asize < avail)
+			avail = asize;
+		attr_parse(s, &s->attrs[i], p, avail);
+		if (read_section(s, p + attr_size - 16, at + attr_size - 16, &ids_off, &ids_size,
+				 "attr ids", err) < 0)
+			return -1;
+		if (ids_size % 8)
+			return ks_error_at(err, s->base.path, at + attr_size - 8,
+					   "attr ids size %llu is not a multiple of 8",
+					   (unsigned long long)ids_size);
+		if (read_ids(s, ids_off, ids_size / 8, (uint16_t)i, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_attrs(struct pd_source *s, uint64_t attr_size, struct ks_error *err)
+{
+	uint64_t off, size;
+	uint8_t *raw;
+	int ret;
+
+	if (read_section(s, s->hdr + 24, 24, &off, &size, "attrs", err) < 0)
+		return -1;
+	if (attr_size < ATTR_VER0 + 16 || attr_size > 4096)
+		return ks_error_at(err, s->base.path, 16, "absurd attr size %llu",
+				   (unsigned long long)attr_size);
+	if (size % attr_size || size / attr_size == 0 || size / attr_size > MAX_ATTRS)
+		return ks_error_at(err, s->base.path, 24,
+				   "absurd attrs section size %llu for attr size %llu",
+				   (unsigned long long)size, (unsigned long long)attr_size);
+	s->nr_attrs = (uint32_t)(size / attr_size);
+	s->attrs = calloc(s->nr_attrs, sizeof(*s->attrs));
+	if (!s->attrs)
+		return ks_error_set(err, "%s: out of memory", s->base.path);
+	raw = pread_alloc(s, off, size, err);
+	if (!raw)
+		return -1;
+	ret = parse_attrs(s, raw, off, attr_size, err);
+	free(raw);
+	return ret;
+}
+
+/* perf's id_pos / is_pos, from the first attr (perf requires they agree). */
+static void id_positions(struct pd_source *s)
+{
+	uint64_t t = s->attrs[0].sample_type;
+
+	s->id_pos = s->is_pos = -1;
+	if (t & S_IDENTIFIER) {
+		s->id_pos = 0;
+		s->is_pos = 1;
+	} else if (t & S_ID) {
+		s->id_pos = __builtin_popcountll(t & (S_IP | S_TID | S_TIME | S_ADDR));
+		s->is_pos = 1 + __builtin_popcountll(t & (S_CPU | S_STREAM_ID));
+	}
+}
+
+/* A perf feature string: u32 length, then the (padded) text, at P (SIZE bytes). */
+static void feat_string(struct pd_source *s, const uint8_t *p, uint64_t size, char *dst,
+			size_t cap)
+{
+	uint32_t len;
+	size_t n;
+
+	dst[0] = 0;
+	if (size < 4)
+		return;
+	len = rd32(s, p);
+	if (len > size - 4)
+		len = (uint32_t)(size - 4);
+	p += 4;
+	for (n = 0; n < len && n + 1 < cap && p[n]; n++)
+		dst[n] = (char)p[n];
+	dst[n] = 0;
+}
+
+/* Feature FEAT, whose bytes (SIZE of them, file offset OFF) are at P. */
+static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64_t off,
+			 uint64_t size, struct ks_error *err)
+{
+	struct ks_source_info *info = &s->base.info;
+
+	switch (feat) {
+	case FEAT_TRACING_DATA:
+		return ks_tracing_data_parse(s->base.tep, p, size, s->base.path, off, err);
+	case FEAT_HOSTNAME:
+		feat_string(s, p, size, info->hostname, sizeof(info->hostname));
+		break;
+	case FEAT_OSRELEASE:
+		feat_string(s, p, size, info->osrelease, sizeof(info->osrelease));
+		break;
+	case FEAT_ARCH:
+		feat_string(s, p, size, info->arch, sizeof(info->arch));
+		break;
+	case FEAT_CPUID:
+		feat_string(s, p, size, info->cpuid, sizeof(info->cpuid));
+		break;
+	case FEAT_NRCPUS:
+		if (size >= 8)
+			info->nr_cpus = (int)(rd32(s, p) & 0x7fffffff);
+		break;
+	case FEAT_SAMPLE_TIME:
+		if (size >= 16) {
+			s->first_sample_time = rd64(s, p);
+			s->last_sample_time = rd64(s, p + 8);
+		}
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* How many bytes of feature FEAT (SIZE in the file) the reader needs. */
+static uint64_t feature_need(int feat, uint64_t size)
+{
+	uint64_t cap;
+
+	switch (feat) {
+	case FEAT_TRACING_DATA:
+		return size;
+	case FEAT_HOSTNAME:
+	case FEAT_OSRELEASE:
+	case FEAT_ARCH:
+	case FEAT_CPUID:
+		cap = 4 + 128;
+		break;
+	case FEAT_NRCPUS:
+		cap = 8;
+		break;
+	case FEAT_SAMPLE_TIME:
+		cap = 16;
+		break;
+	default: /* CMDLINE, topology, build ids...: not needed */
+		return 0;
+	}
+	return size < cap ? size : cap;
+}
+
+static int read_feature(struct pd_source *s, int feat, uint64_t off, uint64_t size,
+			struct ks_error *err)
+{
+	uint64_t need = feature_need(feat, size);
+	uint8_t *p;
+	int ret;
+
+	if (!need && feat != FEAT_TRACING_DATA)
+		return 0;
+	p = pread_alloc(s, off, need, err);
+	if (!p)
+		return -1;
+	ret = parse_feature(s, feat, p, off, need, err);
+	free(p);
+	return ret;
+}
+
+static int read_features(struct pd_source *s, uint64_t header_size, struct ks_error *err)
+{
+	uint64_t words[FEAT_BITS / 64] = { 0 }, table, off, size;
+	uint8_t entry[16];
+	int feat, w;
+
+	if (header_size < HEADER_SIZE)
+		return 0;
+	for (w = 0; w < FEAT_BITS / 64; w++)
+		words[w] = rd64(s, s->hdr + 72 + 8 * w);
+	table = s->data_end;
+	for (feat = 1; feat < FEAT_BITS; feat++) {
+		if (!((words[feat / 64] >> (feat % 64)) & 1))
+			continue;
+		if (!section_ok(s, table, 16))
+			return ks_error_at(err, s->base.path, table,
+					   "feature table runs past the end of the file");
+		if (pread_full(s, table, entry, 16, err) < 0)
+			return -1;
+		if (read_section(s, entry, table, &off, &size, "feature", err) < 0)
+			return -1;
+		if (read_feature(s, feat, off, size, err) < 0)
+			return -1;
+		table += 16;
+	}
+	return 0;
+}
+
+static int read_header(struct pd_source *s, struct ks_error *err)
+{
+	bool host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	uint64_t header_size, attr_size, size, got;
+	const uint8_t *h;
+
+	got = s->file_size < HEADER_SIZE ? s->file_size : HEADER_SIZE;
+	s->hdr = calloc(1, HEADER_SIZE);
+	if (!s->hdr)
+		return ks_error_set(err, "%s: out of memory", s->base.path);
+	if (pread_full(s, 0, s->hdr, got, err) < 0)
+		return -1;
+	h = s->hdr;
+	if (got < 8 || (memcmp(h, "PERFILE2", 8) && memcmp(h, "2ELIFREP", 8)))
+		return ks_error_at(err, s->base.path, 0, "not a perf.data file (bad magic)");
+	s->big_endian = memcmp(h, "2ELIFREP", 8) == 0;
+	s->swap = s->big_endian != host_big;
+	tep_set_file_bigendian(s->base.tep, s->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	if (got < 24)
+		return ks_error_at(err, s->base.path, got, "truncated perf.data header");
+	header_size = rd64(s, h + 8);
+	if (header_size == 16)
+		return ks_error_at(err, s->base.path, 8,
+				   "pipe-mode perf.data is not supported (record with -o FILE)");
+	if (header_size != HEADER_SIZE && header_size != HEADER_SIZE_NO_FEATURES)
+		return ks_error_at(err, s->base.path, 8, "bad perf.data header size %llu",
+				   (unsigned long long)header_size);
+	if (got < header_size)
+		return ks_error_at(err, s->base.path, got, "truncated perf.data header");
+	attr_size = rd64(s, h + 16);
+	if (read_attrs(s, attr_size, err) < 0)
+		return -1;
+	if (read_section(s, h + 40, 40, &s->data_off, &size, "data", err) < 0)
+		return -1;
+	s->data_end = s->data_off + size;
+	s->pos = s->data_off;
+	s->win_off = s->data_off;
+	return read_features(s, header_size, err);
+}
+
+static void lookup_events(struct pd_source *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_attrs; i++)
+		if (s->attrs[i].type == TYPE_TRACEPOINT)
+			s->attrs[i].event = tep_find_event(s->base.tep, (int)s->attrs[i].config);
+}
+
+/* ---- ordering (perf 6.1 ordered_events) ---- */
+
+static int queue_grow(struct pd_source *s)
+{
+	uint64_t cap = s->q_cap ? s->q_cap * 2 : 4096;
+	struct pd_entry *q = realloc(s->q, cap * sizeof(*q));
+	struct pd_entry *t;
+
+	if (!q)
+		return -1;
+	s->q = q;
+	t = realloc(s->tmp, cap * sizeof(*t));
+	if (!t)
+		return -1;
+	s->tmp = t;
+	s->q_cap = cap;
+	return 0;
+}
+
+static int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_error *err)
+{
+	bool empty = s->q_n == s->q_head;
+
+	if (ts < s->last_flush)
+		s->base.stats.out_of_order++;
+	if (s->q_n == s->q_cap) {
+		if (s->q_head) {
+			memmove(s->q, s->q + s->q_head, (s->q_n - s->q_head) * sizeof(*s->q));
+			s->q_n -= s->q_head;
+			s->q_ready -= s->q_head;
+			s->q_head = 0;
+		}
+		if (s->q_n == s->q_cap && queue_grow(s) < 0)
+			return ks_error_set(err, "%s: out of memory", s->base.path);
+	}
+	s->q[s->q_n++] = (struct pd_entry){ ts, key };
+	/* perf sets max_timestamp only when the event goes to the queue's tail. */
+	if (empty || ts >= s->q_max) {
+		s->max_timestamp = ts;
+		s->q_max = ts;
+	}
+	return 0;
+}
+
+/* End of the non-decreasing run starting at I. */
+static uint64_t run_end(const struct pd_entry *a, uint64_t i, uint64_t n)
+{
+	for (i++; i < n && a[i - 1].ts <= a[i].ts; i++)
+		;
+	return i;
+}
+
+/* First index in a[lo, hi) whose ts is > TS (STRICT) or >= TS. */
+static uint64_t bound(const struct pd_entry *a, uint64_t lo, uint64_t hi, uint64_t ts,
+		      bool strict)
+{
+	while (lo < hi) {
+		uint64_t m = lo + (hi - lo) / 2;
+
+		if (strict ? a[m].ts <= ts : a[m].ts < ts)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* Stable merge of the sorted runs a[lo, mid) and a[mid, hi) into out[lo, hi).
+ * The left run's head up to a[mid] and the right run's tail from a[mid - 1]
+ * on are already in place (ties: left first) and are copied as they are;
+ * only the overlapping middle is merged.  Runs from consecutive rounds
+ * rarely overlap much. */
+static void merge(const struct pd_entry *a, uint64_t lo, uint64_t mid, uint64_t hi,
+		  struct pd_entry *out)
+{
+	uint64_t i, j, k, first, last;
+
+	if (a[mid - 1].ts <= a[mid].ts) {
+		memcpy(out + lo, a + lo, (hi - lo) * sizeof(*a));
+		return;
+	}
+	first = bound(a, lo, mid, a[mid].ts, true);
+	last = bound(a, mid, hi, a[mid - 1].ts, false);
+	memcpy(out + lo, a + lo, (first - lo) * sizeof(*a));
+	i = first;
+	j = mid;
+	k = first;
+	while (i < mid && j < last) { /* branch-free: the order is unpredictable */
+		bool from_j = a[j].ts < a[i].ts;
+
+		out[k++] = *(from_j ? &a[j] : &a[i]);
+		j += from_j;
+		i += !from_j;
+	}
+	memcpy(out + k, a + i, (mid - i) * sizeof(*a));
+	k += mid - i;
+	memcpy(out + k, a + j, (hi - j) * sizeof(*a));
+}
+
+/* Stable natural merge sort of s->q[0, n); the result ends up in s->q. */
+static void sort_queue(struct pd_source *s, uint64_t n)
+{
+	for (;;) {
+		uint64_t i = 0, runs = 0;
+		struct pd_entry *t;
+
+		while (i < n) {
+			uint64_t mid = run_end(s->q, i, n), hi;
+
+			runs++;
+			if (mid == n) {
+				if (runs == 1)
+					return;
+				memcpy(s->tmp + i, s->q + i, (n - i) * sizeof(*s->q));
+				break;
+			}
+			hi = run_end(s->q, mid, n);
+			merge(s->q, i, mid, hi, s->tmp);
+			i = hi;
+		}
+		t = s->q;
+		s->q = s->tmp;
+		s->tmp = t;
+	}
+}
+
+/* perf's ordered_events__flush(ROUND or FINAL). */
+static void flush_queue(struct pd_source *s, bool final)
+{
+	uint64_t n = s->q_n - s->q_head, limit, lo = 0, hi;
+
+	if (n == 0)
+		return;
+	if (s->q_head) {
+		memmove(s->q, s->q + s->q_head, n * sizeof(*s->q));
+		s->q_head = 0;
+		s->q_n = n;
+	}
+	sort_queue(s, n);
+	limit = final ? UINT64_MAX : s->next_flush;
+	hi = n;
+	if (!limit) {
+		hi = 0;
+	} else {
+		while (lo < hi) { /* first entry with ts > limit */
+			uint64_t mid = lo + (hi - lo) / 2;
+
+			if (s->q[mid].ts <= limit)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	s->q_ready = hi;
+	if (hi)
+		s->last_flush = s->q[hi - 1].ts;
+	if (!final)
+		s->next_flush = s->max_timestamp;
+}
+
+/* ---- the data window ---- */
+
+/* The lowest file offset still needed: OFF or a queued record's. */
+static uint64_t pending_low(const struct pd_source *s, uint64_t off)
+{
+	uint64_t low = off, i, o;
+
+	for (i = s->q_head; i < s->q_n; i++) {
+		o = s->q[i].key >> 16;
+		if (o < low)
+			low = o;
+	}
+	return low;
+}
+
+/* Drop the window bytes below LOW: move the rest to the buffer start. */
+static void window_compact(struct pd_source *s, uint64_t low)
+{
+	uint64_t end = s->win_off + s->win_len;
+
+	if (low >= end) {
+		s->win_off = low;
+		s->win_len = 0;
+	} else if (low > s->win_off) {
+		memmove(s->buf, s->buf + (low - s->win_off), end - low);
+		s->win_len = end - low;
+		s->win_off = low;
+	}
+}
+
+/* Make room for at least NEED window bytes plus a large read. */
+static int window_reserve(struct pd_source *s, uint64_t need, struct ks_error *err)
+{
+	uint64_t want = s->win_len + READ_MIN, left = s->data_end - s->win_off, cap;
+	uint8_t *b;
+
+	if (want < 2 * s->win_len) /* keep memmove cost amortized */
+		want = 2 * s->win_len;
+	if (want > left)
+		want = left;
+	if (want < need)
+		want = need;
+	if (want <= s->buf_cap)
+		return 0;
+	if (need > MAX_WINDOW)
+		return ks_error_at(err, s->base.path, s->win_off,
+				   "a round of more than %llu MB without FINISHED_ROUND; "
+				   "the records cannot be ordered in bounded memory",
+				   (unsigned long long)(MAX_WINDOW >> 20));
+	cap = s->buf_cap ? s->buf_cap : WINDOW_INIT;
+	while (cap < want)
+		cap *= 2;
+	if (cap > MAX_WINDOW)
+		cap = MAX_WINDOW;
+	if (cap > left)
+		cap = left;
+	b = realloc(s->buf, cap);
+	if (!b)
+		return ks_error_set(err, "%s: out of memory (%llu MB window)", s->base.path,
+				    (unsigned long long)(cap >> 20));
+	s->buf = b;
+	s->buf_cap = cap;
+	return 0;
+}
+
+/* Refill so the window covers [OFF, OFF + N) (inside the data section),
+ * keeping every queued record.  Only called before the next record is
+ * decoded: it moves and may reallocate the window. */
+static int window_fill(struct pd_source *s, uint64_t off, uint64_t n, struct ks_error *err)
+{
+	uint64_t end, len;
+
+	window_compact(s, pending_low(s, off));
+	if (window_reserve(s, off + n - s->win_off, err) < 0)
+		return -1;
+	end = s->win_off + s->win_len;
+	len = s->buf_cap - s->win_len;
+	if (len > s->data_end - end)
+		len = s->data_end - end;
+	if (pread_full(s, end, s->buf + s->win_len, len, err) < 0)
+		return -1;
+	s->win_len += len;
+	return 0;
+}
+
+/* The window bytes at file offset OFF, N of them, refilling if needed. */
+static inline const uint8_t *window_at(struct pd_source *s, uint64_t off, uint64_t n,
+				       struct ks_error *err)
+{
+	if (off + n > s->win_off + s->win_len && window_fill(s, off, n, err) < 0)
+		return NULL;
+	return s->buf + (off - s->win_off);
+}
+
+/* ---- record decoding ---- */
+
+/* Walk the sample_id_all trailer that ends at END. */
+static void parse_trailer(struct pd_source *s, const struct pd_attr *a, const uint8_t *end,
+			  struct ks_record *r)
+{
+	uint64_t t = a->sample_type;
+	const uint8_t *p = end - a->trailer_size;
+
+	if (t & S_TID) {
+		r->pid = (int32_t)rd32(s, p);
+		r->tid = (int32_t)rd32(s, p + 4);
+		p += 8;
+	}
+	if (t & S_TIME) {
+		r->ts = r->raw_ts = rd64(s, p);
+		p += 8;
+	}
+	if (t & S_ID) {
+		r->id = rd64(s, p);
+		p += 8;
+	}
+	if (t & S_STREAM_ID)
+		p += 8;
+	if (t & S_CPU)
+		r->cpu = (int32_t)rd32(s, p);
+}
+
+static int short_sample(struct pd_source *s, uint64_t off, const char *what, struct ks_error *err)
+{
+	return ks_error_at(err, s->base.path, off,
+			   "sample shorter than its sample_type needs (at %s)", what);
+}
+
+#define NEED(n, what)                                          \
+	do {                                                   \
+		if ((uint64_t)(end - p) < (uint64_t)(n))       \
+			return short_sample(s, off, what, err); \
+	} while (0)
+
+static int skip_read(struct pd_source *s, const struct pd_attr *a, const uint8_t **pp,
+		     const uint8_t *end, uint64_t off, struct ks_error *err)
+{
+	const uint8_t *p = *pp;
+	uint64_t nr, each = a->read_each, times = a->read_times;
+
+	if (a->read_format & F_GROUP) {
+		NEED(8, "READ");
+		nr = rd64(s, p);
+		p += 8;
+		NEED(8 * times, "READ");
+		p += 8 * times;
+		if (nr > (uint64_t)(end - p) / (8 * each))
+			return short_sample(s, off, "READ", err);
+		p += 8 * each * nr;
+	} else {
+		NEED(8 * (times + each), "READ");
+		p += 8 * (times + each);
+	}
+	*pp = p;
+	return 0;
+}
+
+static int take_callchain(struct pd_source *s, const uint8_t **pp, const uint8_t *end,
+			  uint64_t off, struct ks_record *r, struct ks_error *err)
+{
+	const uint8_t *p = *pp;
+	uint64_t nr, i;
+
+	NEED(8, "CALLCHAIN");
+	nr = rd64(s, p);
+	p += 8;
+	if (nr > (uint64_t)(end - p) / 8)
+		return short_sample(s, off, "CALLCHAIN", err);
+	r->nr_callchain = (uint32_t)nr;
+	if (!s->swap && !((uintptr_t)p & 7)) {
+		r->callchain = (const uint64_t *)(const void *)p;
+	} else if (nr) {
+		if (nr > s->chain_cap) {
+			uint64_t *c = realloc(s->chain, nr * sizeof(*c));
+
+			if (!c)
+				return ks_error_set(err, "%s: out of memory", s->base.path);
+			s->chain = c;
+			s->chain_cap = nr;
+		}
+		for (i = 0; i < nr; i++)
+			s->chain[i] = rd64(s, p + 8 * i);
+		r->callchain = s->chain;
+	}
+	*pp = p + 8 * nr;
+	return 0;
+}
+
+/* Skip { u64 size; char data[size]; } (AUX) or the STACK_USER variant. */
+static int skip_sized(struct pd_source *s, const uint8_t **pp, const uint8_t *end, uint64_t off,
+		      bool dyn_size, const char *what, struct ks_error *err)
+{
+	const uint8_t *p = *pp;
+	uint64_t size;
+
+	NEED(8, what);
+	size = rd64(s, p);
+	p += 8;
+	NEED(size, what);
+	p += size;
+	if (dyn_size && size) {
+		NEED(8, what);
+		p += 8;
+	}
+	*pp = p;
+	return 0;
+}
+
+static int skip_regs(struct pd_source *s, const uint8_t **pp, const uint8_t *end, uint64_t off,
+		     uint32_t nregs, const char *what, struct ks_error *err)
+{
+	const uint8_t *p = *pp;
+	uint64_t abi;
+
+	NEED(8, what);
+	abi = rd64(s, p);
+	p += 8;
+	if (abi) {
+		NEED(8ull * nregs, what);
+		p += 8ull * nregs;
+	}
+	*pp = p;
+	return 0;
+}
+
+static int skip_branch(struct pd_source *s, const struct pd_attr *a, const uint8_t **pp,
+		       const uint8_t *end, uint64_t off, struct ks_error *err)
+{
+	const uint8_t *p = *pp;
+	uint64_t nr;
+
+	NEED(8, "BRANCH_STACK");
+	nr = rd64(s, p);
+	p += 8;
+	if (a->branch_sample_type & BRANCH_HW_INDEX) {
+		NEED(8, "BRANCH_STACK");
+		p += 8;
+	}
+	if (nr > (uint64_t)(end - p) / 24)
+		return short_sample(s, off, "BRANCH_STACK", err);
+	*pp = p + 24 * nr;
+	return 0;
+}
+
+/* The fixed slots, IDENTIFIER .. PERIOD (size already checked). */
+static const uint8_t *sample_fixed(struct pd_source *s, const struct pd_attr *a,
+				   const uint8_t *p, struct ks_record *r)
+{
+	uint64_t t = a->sample_type;
+
+	if (t & S_IDENTIFIER) {
+		r->id = rd64(s, p);
+		p += 8;
+	}
+	if (t & S_IP) {
+		r->ip = rd64(s, p);
+		p += 8;
+	}
+	if (t & S_TID) {
+		r->pid = (int32_t)rd32(s, p);
+		r->tid = (int32_t)rd32(s, p + 4);
+		p += 8;
+	}
+	if (t & S_TIME) {
+		r->ts = r->raw_ts = rd64(s, p);
+		p += 8;
+	}
+	if (t & S_ADDR)
+		p += 8;
+	if (t & S_ID) {
+		r->id = rd64(s, p);
+		p += 8;
+	}
+	if (t & S_STREAM_ID)
+		p += 8;
+	if (t & S_CPU) {
+		r->cpu = (int32_t)rd32(s, p);
+		p += 8;
+	}
+	if (t & S_PERIOD) {
+		r->period = rd64(s, p);
+		p += 8;
+	}
+	return p;
+}
+
+/* The variable part after PERIOD, in the documented order. */
+static int sample_variable(struct pd_source *s, const struct pd_attr *a, const uint8_t *p,
+			   const uint8_t *end, uint64_t off, struct ks_record *r,
+			   struct ks_error *err)
+{
+	uint64_t t = a->sample_type;
+	uint32_t size;
+
+	if ((t & S_READ) && skip_read(s, a, &p, end, off, err) < 0)
+		return -1;
+	if ((t & S_CALLCHAIN) && take_callchain(s, &p, end, off, r, err) < 0)
+		return -1;
+	if (t & S_RAW) {
+		NEED(4, "RAW");
+		size = rd32(s, p);
+		p += 4;
+		NEED(size, "RAW");
+		r->data = p;
+		r->size = size;
+		p += size;
+	}
+	if ((t & S_BRANCH_STACK) && skip_branch(s, a, &p, end, off, err) < 0)
+		return -1;
+	if ((t & S_REGS_USER) && skip_regs(s, &p, end, off, a->nregs_user, "REGS_USER", err) < 0)
+		return -1;
+	if ((t & S_STACK_USER) && skip_sized(s, &p, end, off, true, "STACK_USER", err) < 0)
+		return -1;
+	if (t & (S_WEIGHT | S_WEIGHT_STRUCT)) {
+		NEED(8, "WEIGHT");
+		p += 8;
+	}
+	if (t & S_DATA_SRC) {
+		NEED(8, "DATA_SRC");
+		p += 8;
+	}
+	if (t & S_TRANSACTION) {
+		NEED(8, "TRANSACTION");
+		p += 8;
+	}
+	if ((t & S_REGS_INTR) && skip_regs(s, &p, end, off, a->nregs_intr, "REGS_INTR", err) < 0)
+		return -1;
+	NEED(a->tail_fixed, "PHYS_ADDR..CODE_PAGE_SIZE");
+	p += a->tail_fixed;
+	if ((t & S_AUX) && skip_sized(s, &p, end, off, false, "AUX", err) < 0)
+		return -1;
+	return 0;
+}
+
+static int decode_sample(struct pd_source *s, const struct pd_attr *a, const uint8_t *rec,
+			 uint32_t size, uint64_t off, struct ks_record *r, struct ks_error *err)
+{
+	const uint8_t *p = rec + 8, *end = rec + size;
+
+	NEED(a->fixed_size, "the fixed fields");
+	p = sample_fixed(s, a, p, r);
+	if (sample_variable(s, a, p, end, off, r, err) < 0)
+		return -1;
+	r->type = KS_REC_EVENT;
+	r->event = a->event;
+	if (a->type == TYPE_TRACEPOINT && !a->event)
+		s->base.stats.unknown_events++;
+	return 1;
+}
+
+#undef NEED
+
+static void decode_comm(struct pd_source *s, const uint8_t *rec, const uint8_t *end,
+			struct ks_record *r)
+{
+	const uint8_t *name = rec + 16;
+	size_t max = end > name ? (size_t)(end - name) : 0;
+
+	r->type = KS_REC_COMM;
+	r->pid = (int32_t)rd32(s, rec + 8);
+	r->tid = (int32_t)rd32(s, rec + 12);
+	if (memchr(name, 0, max)) {
+		r->comm = (const char *)name;
+	} else {
+		if (max >= sizeof(s->comm))
+			max = sizeof(s->comm) - 1;
+		memcpy(s->comm, name, max);
+		s->comm[max] = 0;
+		r->comm = s->comm;
+	}
+}
+
+static void decode_task(struct pd_source *s, uint32_t type, const uint8_t *rec,
+			struct ks_record *r)
+{
+	r->type = type == R_FORK ? KS_REC_FORK : KS_REC_EXIT;
+	r->pid = (int32_t)rd32(s, rec + 8);
+	r->ppid = (int32_t)rd32(s, rec + 12);
+	r->tid = (int32_t)rd32(s, rec + 16);
+	r->ptid = (int32_t)rd32(s, rec + 20);
+	if (!r->ts)
+		r->ts = r->raw_ts = rd64(s, rec + 24);
+}
+
+static void decode_lost(struct pd_source *s, uint64_t lost, struct ks_record *r)
+{
+	r->type = KS_REC_LOST;
+	r->lost = lost;
+	s->base.stats.lost_events += lost;
+	s->base.stats.lost_records++;
+}
+
+/* Zero R, then cpu/tid/pid = -1 (unknown).  Done per record, so in
+ * constant-size pieces the compiler turns into vector stores rather than one
+ * "rep stos" with its large start-up cost. */
+static inline void record_clear(struct ks_record *r)
+{
+	char *p = (char *)r;
+
+	_Static_assert(sizeof(*r) > 128 && sizeof(*r) <= 192, "adjust record_clear()");
+	memset(p, 0, 64);
+	memset(p + 64, 0, 64);
+	memset(p + 128, 0, sizeof(*r) - 128);
+	r->cpu = r->tid = r->pid = -1;
+}
+
+/* Decode the kernel record at OFF (attr index ATTR or -1) into R.  Returns
+ * 1 if it is delivered, 0 if it is a kind the reader skips. */
+static int decode_record(struct pd_source *s, uint64_t off, int attr, struct ks_record *r,
+			 struct ks_error *err)
+{
+	const uint8_t *rec = s->buf + (off - s->win_off);
+	uint32_t type = rd32(s, rec);
+	uint32_t size = rd16(s, rec + 6);
+	const struct pd_attr *a = attr >= 0 ? &s->attrs[attr] : NULL;
+	const uint8_t *end = rec + size;
+	uint32_t body_min;
+
+	record_clear(r);
+	r->offset = off;
+	r->misc = rd16(s, rec + 4);
+	if (type == R_SAMPLE)
+		return decode_sample(s, a, rec, size, off, r, err);
+	if (a && a->sample_id_all && a->trailer_size <= size - 8) {
+		parse_trailer(s, a, end, r);
+		end -= a->trailer_size;
+	}
+	body_min = type == R_COMM ? 16 : type == R_FORK || type == R_EXIT ? 32 :
+		   type == R_LOST ? 24 : type == R_LOST_SAMPLES ? 16 : 8;
+	if ((uint64_t)(end - rec) < body_min)
+		return ks_error_at(err, s->base.path, off, "record of type %u is too short (%u bytes)",
+				   type, size);
+	switch (type) {
+	case R_COMM:
+		decode_comm(s, rec, end, r);
+		return 1;
+	case R_FORK:
+	case R_EXIT:
+		decode_task(s, type, rec, r);
+		return 1;
+	case R_LOST:
+		decode_lost(s, rd64(s, rec + 16), r);
+		return 1;
+	case R_LOST_SAMPLES:
+		decode_lost(s, rd64(s, rec + 8), r);
+		return 1;
+	default:
+		s->base.stats.skipped++;
+		return 0;
+	}
+}
+
+/* ---- reading the data section ---- */
+
+/* PERF_RECORD_ID_INDEX: {id, idx, cpu, tid} entries.  As in perf, idx is
+ * the mmap index, not the attr: the entries only refine ids that the attr id
+ * arrays already map, so they are checked but do not change the map. */
+static int id_index(struct pd_source *s, const uint8_t *rec, uint32_t size, uint64_t off,
+		    struct ks_error *err)
+{
+	uint64_t nr;
+
+	if (size < 16)
+		return ks_error_at(err, s->base.path, off, "ID_INDEX record too short");
+	nr = rd64(s, rec + 8);
+	if (nr > (size - 16) / 32)
+		return ks_error_at(err, s->base.path, off, "ID_INDEX holds %llu entries, "
+				   "more than its size allows", (unsigned long long)nr);
+	return 0;
+}
+
+/* perf's evlist__event2evsel(): the attr of a kernel record, -1 if unknown. */
+static int record_attr(struct pd_source *s, uint32_t type, const uint8_t *rec, uint32_t size)
+{
+	uint32_t n = (size - 8) / 8;
+
+	if (s->nr_attrs == 1)
+		return 0;
+	if (type != R_SAMPLE && !s->attrs[0].sample_id_all)
+		return 0;
+	if (type == R_SAMPLE) {
+		if (s->id_pos < 0)
+			return 0;
+		if ((uint32_t)s->id_pos >= n)
+			return -1;
+		return attr_of_id(s, rd64(s, rec + 8 + 8 * (uint32_t)s->id_pos));
+	}
+	if (s->is_pos < 0)
+		return 0;
+	if ((uint32_t)s->is_pos > n)
+		return -1;
+	return attr_of_id(s, rd64(s, rec + 8 + 8 * (n - (uint32_t)s->is_pos)));
+}
+
+/* perf's evsel__parse_sample_timestamp(); *ts = ~0 when there is none. */
+static int record_ts(struct pd_source *s, const struct pd_attr *a, uint32_t type,
+		     const uint8_t *rec, uint32_t size, uint64_t off, uint64_t *ts,
+		     struct ks_error *err)
+{
+	*ts = UINT64_MAX;
+	if (!(a->sample_type & S_TIME))
+		return 0;
+	if (type == R_SAMPLE) {
+		if (size - 8 < a->fixed_size)
+			return ks_error_at(err, s->base.path, off,
+					   "sample of %u bytes is shorter than its sample_type needs",
+					   size);
+		*ts = rd64(s, rec + 8 + a->time_pos);
+		return 0;
+	}
+	if (!a->sample_id_all || a->trailer_size > size - 8)
+		return 0;
+	*ts = rd64(s, rec + size - a->trailer_size +
+		      ((a->sample_type & S_TID) ? 8 : 0));
+	return 0;
+}
+
+/* Handle a user record (type >= 64); *len may grow (AUXTRACE payload). */
+static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, uint32_t size,
+		       uint64_t off, uint64_t *len, struct ks_error *err)
+{
+	uint64_t extra = 0;
+
+	switch (type) {
+	case R_FINISHED_ROUND:
+		flush_queue(s, false);
+		return 0;
+	case R_ID_INDEX:
+		return id_index(s, rec, size, off, err);
+	case R_AUXTRACE:
+		if (size >= 16)
+			extra = rd64(s, rec + 8);
+		break;
+	case R_HEADER_TRACING_DATA:
+		if (size >= 12)
+			extra = rd32(s, rec + 8);
+		break;
+	default:
+		break;
+	}
+	if (extra > s->data_end - off - size)
+		return ks_error_at(err, s->base.path, off,
+				   "record payload of %llu bytes runs past the data section",
+				   (unsigned long long)extra);
+	*len += extra;
+	s->base.stats.skipped++;
+	return 0;
+}
+
+/* Read records until something can be delivered.  Returns 1 with R filled
+ * (a record delivered at once), 0 (queue ready or end), <0 on error. */
+static int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *err)
+{
+	while (s->q_head == s->q_ready) {
+		uint64_t off = s->pos, len, ts;
+		const uint8_t *rec;
+		uint32_t type, size;
+		int attr, ret;
+
+		if (s->data_end - off < 8) {
+			if (s->data_end != off)
+				return ks_error_at(err, s->base.path, off,
+						   "truncated record header at the end of the data");
+			flush_queue(s, true);
+			s->finished = true;
+			return 0;
+		}
+		rec = window_at(s, off, 8, err);
+		if (!rec)
+			return -1;
+		type = rd32(s, rec);
+		size = rd16(s, rec + 6);
+		if (size < 8 || size > s->data_end - off)
+			return ks_error_at(err, s->base.path, off,
+					   "record of type %u has size %u: %s", type, size,
+					   size < 8 ? "smaller than its header" :
+					   "runs past the data section");
+		rec = window_at(s, off, size, err);
+		if (!rec)
+			return -1;
+		len = size;
+		if (type >= R_USER_START) {
+			if (user_record(s, type, rec, size, off, &len, err) < 0)
+				return -1;
+			s->pos += len;
+			continue;
+		}
+		s->pos += len;
+		attr = record_attr(s, type, rec, size);
+		if (attr < 0) {
+			s->base.stats.skipped++;
+			continue;
+		}
+		if (record_ts(s, &s->attrs[attr], type, rec, size, off, &ts, err) < 0)
+			return -1;
+		if (ts && ts != UINT64_MAX) {
+			if (queue_push(s, ts, off << 16 | (uint64_t)(attr + 1), err) < 0)
+				return -1;
+			continue;
+		}
+		ret = decode_record(s, off, attr, r, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int pd_next(struct ks_source *base, struct ks_record *r, struct ks_error *err)
+{
+	struct pd_source *s = (struct pd_source *)base;
+	int ret;
+
+	for (;;) {
+		while (s->q_head < s->q_ready) {
+			struct pd_entry e = s->q[s->q_head++];
+
+			if (s->q_head < s->q_ready)
+				__builtin_prefetch(s->buf + ((s->q[s->q_head].key >> 16) - s->win_off));
+			ret = decode_record(s, e.key >> 16, (int)(e.key & 0xffff) - 1, r, err);
+			if (ret)
+				return ret;
+		}
+		if (s->finished)
+			return 0;
+		ret = read_records(s, r, err);
+		if (ret)
+			return ret;
+	}
+}
+
+static void pd_close(struct ks_source *base)
+{
+	struct pd_source *s = (struct pd_source *)base;
+
+	if (s->fd >= 0)
+		close(s->fd);
+	if (base->tep)
+		tep_free(base->tep);
+	free(s->attrs);
+	free(s->ids.ids);
+	free(s->ids.attr);
+	free(s->q);
+	free(s->tmp);
+	free(s->chain);
+	free(s->buf);
+	free(s->hdr);
+	free(base->path);
+	free(s);
+}
+
+static const struct ks_source_ops pd_ops = {
+	.name = "perf.data",
+	.next = pd_next,
+	.close = pd_close,
+};
+
+static int open_file(struct pd_source *s, struct ks_error *err)
+{
+	struct stat st;
+
+	s->fd = open(s->base.path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return ks_error_set(err, "%s: cannot open: %s", s->base.path, strerror(errno));
+	if (fstat(s->fd, &st) < 0)
+		return ks_error_set(err, "%s: cannot stat: %s", s->base.path, strerror(errno));
+	if (st.st_size < 8)
+		return ks_error_at(err, s->base.path, 0, "not a perf.data file (too short)");
+	if ((uint64_t)st.st_size >= MAX_FILE)
+		return ks_error_at(err, s->base.path, 0, "file too large");
+	s->file_size = (uint64_t)st.st_size;
+	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
 
 int ks_perfdata_open(struct ks_source **out, const char *path, struct ks_error *err)
 {
+	struct pd_source *s = calloc(1, sizeof(*s));
+
 	*out = NULL;
-	return ks_error_at(err, path, 0, "reading perf.data files is not implemented yet");
+	if (!s)
+		return ks_error_set(err, "%s: out of memory", path);
+	s->fd = -1;
+	s->base.ops = &pd_ops;
+	s->base.path = strdup(path);
+	s->base.tep = tep_alloc();
+	if (!s->base.path || !s->base.tep) {
+		pd_close(&s->base);
+		return ks_error_set(err, "%s: out of memory", path);
+	}
+	s->cache_attr = -1;
+	if (open_file(s, err) < 0 || read_header(s, err) < 0) {
+		pd_close(&s->base);
+		return -1;
+	}
+	id_positions(s);
+	lookup_events(s);
+	s->base.info.format = "perf.data";
+	snprintf(s->base.info.clock, sizeof(s->base.info.clock), "perf");
+	s->base.info.big_endian = s->big_endian;
+	*out = &s->base;
+	return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * fuzz_perfdata.c - libFuzzer target for the perf.data reader.
  *
- * Writes the input to a temporary file (the reader maps files), opens it
+ * Writes the input to a temporary file (the reader reads files), opens it
  * with ks_perfdata_open() and pulls every record.  Also feeds the bytes to
  * the tracing-data parser directly.  Build:
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
