@@ -42,7 +42,9 @@ enum {
 
 enum ks_measure {
 	KS_MEASURE_HANDLING, /* begin (exit) -> end (entry): time in the host */
-	KS_MEASURE_RUN,      /* reserved for entry -> exit (guest run time) */
+	KS_MEASURE_RUN,      /* entry -> exit (guest run time), keyed by the exit */
+	KS_MEASURE_PERF,     /* what perf does on the input's architecture:
+			      * run on arm64 and riscv, handling elsewhere */
 };
 
 struct ks_stat_config {
@@ -53,6 +55,8 @@ struct ks_stat_config {
 	unsigned views[KS_STAT_MAX_VIEWS]; /* KS_DIM_* masks; 0 ends the list */
 	bool perf_compat;           /* perf 6.1 semantics where they differ:
 				     * a thread's vCPU is fixed by its first kvm_entry */
+	enum ks_measure measure;    /* KS_MEASURE_HANDLING (default) */
+	const char *arch;           /* "arm64"...: force the tables; NULL = from the input */
 };
 
 #define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }
@@ -64,6 +68,9 @@ struct ks_stat_row {
 	int32_t vcpu;        /* -1 unless the view has KS_DIM_VCPU (or unknown) */
 	uint64_t key;
 	int32_t info;        /* read/write flag of mmio, ioport, msr keys */
+	int32_t table;       /* the class's name table of the key (arm64: type or EC) */
+	int32_t thread;      /* host tid when the view has KS_DIM_VCPU and the
+			      * vCPU is unknown; else -1 */
 	uint64_t seq;        /* creation order (perf's tie order) */
 	uint64_t count;
 	uint64_t total_ns;
@@ -87,14 +94,38 @@ struct ks_stat_anomalies {
 struct ks_source_info;
 struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_source_info *info,
 			    struct ks_error *err);
+/* Same, for an opened source: the architecture is also detected from the
+ * events present, and trace.dat GUEST options feed the vCPU attribution. */
+struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_source *src,
+				   struct ks_error *err);
 void ks_stat_add(struct ks_stat *st, const struct ks_record *rec);
 void ks_stat_free(struct ks_stat *st);
 
 /* The class in use: its name ("vmexit") and perf's column title ("VM-EXIT"). */
 const char *ks_stat_class_name(const struct ks_stat *st);
 const char *ks_stat_class_title(const struct ks_stat *st);
-/* The exit-reason table chosen ("VMX", "SVM", ...). */
+/* The exit-reason table chosen ("VMX", "SVM", "arm64", "HV", "SIE"...). */
 const char *ks_stat_isa_name(const struct ks_stat *st);
+/* The architecture ("x86", "arm64"...) and how it was chosen ("header",
+ * "events", "option", "default"). */
+const char *ks_stat_arch_name(const struct ks_stat *st);
+const char *ks_stat_arch_source(const struct ks_stat *st);
+/* "handling" (exit -> entry) or "run" (entry -> exit): the measure in use. */
+const char *ks_stat_measure_name(const struct ks_stat *st);
+/* Which begin/end events a class with alternatives used (arm64 trap:
+ * "kvm_trap_enter -> kvm_trap_exit" or the kvm_exit fallback); NULL if the
+ * class has no alternatives. */
+const char *ks_stat_variant(const struct ks_stat *st);
+/* perf's decode_str_len for the architecture: perf cuts names at len - 1. */
+int ks_stat_perf_decode_len(const struct ks_stat *st);
+
+/* Attribution of the host threads that had KVM events, sorted by VM, vCPU,
+ * tid (see attribution.h).  The array belongs to st. */
+struct ks_attr_thread;
+size_t ks_stat_attribution(const struct ks_stat *st, const struct ks_attr_thread ***threads);
+/* A VM's name: its guest name (trace.dat GUEST option) or the COMM of its
+ * process; NULL if unknown. */
+const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm);
 
 /* Human name of a row's key: exit reason ("HLT", "UNKNOWN(0x1234)"), or
  * "0xfee00000:W" style keys.  PERF_STYLE prints what perf 6.1 prints

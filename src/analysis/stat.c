@@ -2,10 +2,16 @@
  * stat.c - the kvmscope stat engine (see include/kvmscope/stat.h).
  *
  * Per host thread we follow perf's state machine (tools/perf/builtin-kvm.c):
- * a thread is known from its first kvm_entry on (which gives its vCPU);
- * a begin event stores its timestamp and key, the next end event closes the
- * occurrence and adds end - begin to the row of that key.  Rows are created
- * at the same moments perf creates them, so that ties sort the same way.
+ * a thread is known from its first entry event on; a begin event stores its
+ * timestamp and key, a child event (s390) replaces the pending key, the next
+ * end event closes the occurrence and adds end - begin to the row of that
+ * key.  Rows are created at the same moments perf creates them, so that ties
+ * sort the same way.  The begin/end rules come from the architecture's
+ * tables (src/arch/); --measure run swaps them (entry -> exit).
+ *
+ * The VM and vCPU of a thread come from src/analysis/attribution.c, except
+ * in perf_compat mode, which keeps perf's rule (the first entry's vCPU
+ * field, the sample's pid).
  *
  * The hot path is: event-role lookup by tep_event pointer (small open hash),
  * thread lookup by tid (open hash), field reads at resolved offsets.
@@ -19,32 +25,43 @@
 #include <traceevent/event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/attribution.h"
 #include "kvmscope/field.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
+#include "kvmscope/tracedat.h"
 
 #define NO_KEY (~0ULL)
+
+/* The fields of one matched rule. */
+struct rule_fields {
+	struct ks_field cond, key, key2, info;
+};
 
 /* What one tracepoint means for the chosen class. */
 struct event_role {
 	struct tep_event *event;
 	bool is_entry;                 /* binds the thread to a vCPU */
+	bool is_load, is_put;          /* kvm:vcpu_load / kvm:vcpu_put */
 	struct ks_field entry_vcpu;
-	struct ks_field exit_vcpu;     /* vcpu_id on the begin event, if any */
+	struct ks_field exit_vcpu;     /* vCPU id on the begin event, if any */
+	struct ks_field load_vcpu;
 	struct ks_field isa;           /* x86 kvm_exit isa */
-	int begin, end;                /* index of the matching rule, -1 = none */
-	struct ks_field begin_cond, begin_key, begin_info;
-	struct ks_field end_cond, end_key, end_info;
+	int begin, end, child;         /* index of the matching rule, -1 = none */
+	int count;                     /* index into the class's (exit) begin rules */
+	struct rule_fields bf, ef, cf, nf;
 };
 
 struct thread {
 	int32_t tid;                   /* 0 = free slot (tid 0 is never a vCPU) */
 	bool known;                    /* saw the first entry */
+	bool skipped_begin;            /* a begin event failed its condition */
 	int32_t vcpu;
 	int32_t vm;
 	uint64_t start;                /* 0 = no begin pending */
 	bool keyed;                    /* the pending begin had a key */
 	struct ks_stat_row *pending[KS_STAT_MAX_VIEWS];
+	struct ks_attr_thread attr;
 };
 
 struct view {
@@ -63,11 +80,16 @@ struct comm {
 struct ks_stat {
 	struct ks_stat_config cfg;
 	const struct ks_arch *arch;
+	const char *arch_source;
 	const struct ks_event_class *cls;
+	const struct ks_match *begin_rules, *end_rules; /* swapped for run */
+	bool run;
+	int variant;                   /* -1 undecided, 0 preferred, 1 fallback */
 	struct ks_key_ctx key_ctx;
 	bool isa_from_cpuid;
 	struct ks_stat_anomalies anomalies;
 	uint64_t next_seq;
+	struct ks_attr_guests guests;
 
 	struct event_role *roles;      /* open hash by event pointer */
 	size_t roles_cap;
@@ -81,6 +103,9 @@ struct ks_stat {
 	int nviews;
 	struct view views[KS_STAT_MAX_VIEWS];
 	struct view begins;            /* keyed begin events counted one by one */
+
+	const struct ks_attr_thread **attr_sorted;
+	size_t nattr;
 };
 
 /* ---- small open-addressing helpers ---- */
@@ -111,44 +136,83 @@ static bool match_event(const struct ks_match *m, const struct tep_event *ev)
 	return m->name && !strcmp(m->name, ev->name) && !strcmp(m->system, ev->system);
 }
 
-static int find_rule(const struct ks_match *rules, const struct tep_event *ev)
+/* Whether the input has the class's preferred event (decided once). */
+static void decide_variant(struct ks_stat *st, struct tep_event *ev)
+{
+	if (st->variant >= 0)
+		return;
+	st->variant = 0;
+	if (st->cls->preferred_name &&
+	    !tep_find_event_by_name(ev->tep, st->cls->preferred_system, st->cls->preferred_name))
+		st->variant = 1;
+}
+
+static int find_rule(const struct ks_stat *st, const struct ks_match *rules, int max,
+		     const struct tep_event *ev)
 {
 	int i;
 
-	for (i = 0; i < KS_MAX_MATCH && rules[i].name; i++)
+	for (i = 0; i < max && rules[i].name; i++) {
+		if (rules[i].fallback && st->variant == 0)
+			continue;
 		if (match_event(&rules[i], ev))
 			return i;
+	}
 	return -1;
 }
 
-static void resolve_rule(const struct ks_match *m, struct tep_event *ev,
-			 struct ks_field *cond, struct ks_field *key, struct ks_field *info)
+static void resolve_rule(const struct ks_match *m, struct tep_event *ev, struct rule_fields *f)
 {
 	if (m->cond_field)
-		ks_field_resolve(cond, ev, m->cond_field);
+		ks_field_resolve(&f->cond, ev, m->cond_field);
 	if (m->key_field)
-		ks_field_resolve(key, ev, m->key_field);
+		ks_field_resolve(&f->key, ev, m->key_field);
+	if (m->key2_field)
+		ks_field_resolve(&f->key2, ev, m->key2_field);
 	if (m->info_field)
-		ks_field_resolve(info, ev, m->info_field);
+		ks_field_resolve(&f->info, ev, m->info_field);
+}
+
+static bool is_named(const struct tep_event *ev, const char *system, const char *name)
+{
+	return name && system && !strcmp(ev->name, name) && !strcmp(ev->system, system);
+}
+
+static void init_entry_role(struct ks_stat *st, struct event_role *r, struct tep_event *ev)
+{
+	const struct ks_arch *a = st->arch;
+	const char *vf = st->cfg.perf_compat ? a->perf_vcpu_field : a->entry_vcpu_field;
+
+	r->is_entry = is_named(ev, a->entry_system, a->entry_name) ||
+		      (!st->cfg.perf_compat && is_named(ev, a->entry_system, a->entry2_name));
+	if (r->is_entry && vf)
+		ks_field_resolve(&r->entry_vcpu, ev, vf);
+	r->is_load = is_named(ev, "kvm", "vcpu_load") || is_named(ev, "kvm", "kvm_vcpu_load");
+	r->is_put = is_named(ev, "kvm", "vcpu_put") || is_named(ev, "kvm", "kvm_vcpu_put");
+	if (r->is_load && ks_field_resolve(&r->load_vcpu, ev, "vcpu_id") < 0)
+		ks_field_resolve(&r->load_vcpu, ev, "id");
 }
 
 static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event *ev)
 {
 	memset(r, 0, sizeof(*r));
 	r->event = ev;
-	r->is_entry = !strcmp(ev->name, st->arch->entry_name) &&
-		      !strcmp(ev->system, st->arch->entry_system);
-	if (r->is_entry)
-		ks_field_resolve(&r->entry_vcpu, ev, st->arch->entry_vcpu_field);
-	r->begin = find_rule(st->cls->begin, ev);
-	r->end = find_rule(st->cls->end, ev);
-	if (r->begin >= 0) {
-		resolve_rule(&st->cls->begin[r->begin], ev, &r->begin_cond, &r->begin_key,
-			     &r->begin_info);
-		ks_field_resolve(&r->exit_vcpu, ev, "vcpu_id");
-	}
+	decide_variant(st, ev);
+	init_entry_role(st, r, ev);
+	r->begin = find_rule(st, st->begin_rules, KS_MAX_MATCH, ev);
+	r->end = find_rule(st, st->end_rules, KS_MAX_MATCH, ev);
+	r->child = st->run ? -1 : find_rule(st, st->cls->child, KS_MAX_CHILD, ev);
+	r->count = find_rule(st, st->cls->begin, KS_MAX_MATCH, ev);
+	if (r->begin >= 0)
+		resolve_rule(&st->begin_rules[r->begin], ev, &r->bf);
 	if (r->end >= 0)
-		resolve_rule(&st->cls->end[r->end], ev, &r->end_cond, &r->end_key, &r->end_info);
+		resolve_rule(&st->end_rules[r->end], ev, &r->ef);
+	if (r->child >= 0)
+		resolve_rule(&st->cls->child[r->child], ev, &r->cf);
+	if (r->count >= 0)
+		resolve_rule(&st->cls->begin[r->count], ev, &r->nf);
+	if ((r->begin >= 0 || r->end >= 0) && st->arch->exit_vcpu_field)
+		ks_field_resolve(&r->exit_vcpu, ev, st->arch->exit_vcpu_field);
 	if (!strcmp(ev->name, "kvm_exit"))
 		ks_field_resolve(&r->isa, ev, "isa");
 }
@@ -211,10 +275,15 @@ static void grow_threads(struct ks_stat *st)
 		st->threads[j] = old[i];
 	}
 	free(old);
+	free(st->attr_sorted); /* points into the old table */
+	st->attr_sorted = NULL;
 }
+
+static struct comm *comm_slot(struct ks_stat *st, int32_t tid, bool create);
 
 static struct thread *thread_of(struct ks_stat *st, int32_t tid)
 {
+	struct comm *c;
 	size_t j;
 
 	if (st->threads_used * 2 >= st->threads_cap)
@@ -229,7 +298,24 @@ static struct thread *thread_of(struct ks_stat *st, int32_t tid)
 	st->threads[j].tid = tid;
 	st->threads[j].vm = -1;
 	st->threads[j].vcpu = -1;
+	ks_attr_thread_init(&st->threads[j].attr, tid);
+	c = comm_slot(st, tid, false);
+	if (c)
+		ks_attr_set_comm(&st->threads[j].attr, c->name);
 	return &st->threads[j];
+}
+
+/* Names the input's saved cmdlines know (trace.dat), for threads without
+ * a COMM record. */
+static void comm_from_tep(struct thread *t, const struct tep_event *ev)
+{
+	const char *name;
+
+	if (t->attr.comm[0] || !ev || !ev->tep)
+		return;
+	name = tep_data_comm_from_pid(ev->tep, t->tid);
+	if (name && strcmp(name, "<...>") && strcmp(name, "<idle>"))
+		ks_attr_set_comm(&t->attr, name);
 }
 
 static struct comm *comm_slot(struct ks_stat *st, int32_t tid, bool create)
@@ -272,13 +358,34 @@ const char *ks_stat_comm(const struct ks_stat *st, int32_t tid)
 
 /* ---- rows ---- */
 
-static bool row_matches(const struct ks_stat_row *r, int32_t vm, int32_t vcpu, uint64_t key,
-			int32_t info)
+struct row_id {
+	int32_t vm, vcpu, thread, info, table;
+	uint64_t key;
+};
+
+static bool row_matches(const struct ks_stat *st, const struct ks_stat_row *r,
+			const struct row_id *id)
 {
-	return r->key == key && r->info == info && r->vm == vm && r->vcpu == vcpu;
+	/* perf keys rows by (key, info) only; the name table is the one of
+	 * the row's first occurrence. */
+	if (!st->cfg.perf_compat && r->table != id->table)
+		return false;
+	return r->key == id->key && r->info == id->info && r->vm == id->vm &&
+	       r->vcpu == id->vcpu && r->thread == id->thread;
 }
 
-static void grow_view(struct view *v)
+static size_t row_hash(const struct ks_stat *st, uint64_t key, int32_t vm, int32_t vcpu,
+		       int32_t thread, int32_t info, int32_t table)
+{
+	uint64_t h = key ^ ((uint64_t)(uint32_t)vcpu << 40) ^ ((uint64_t)(uint32_t)vm << 20) ^
+		     (uint64_t)(uint32_t)info ^ ((uint64_t)(uint32_t)thread << 8);
+
+	if (!st->cfg.perf_compat)
+		h ^= (uint64_t)(uint32_t)table << 56;
+	return hash_u64(h);
+}
+
+static void grow_view(const struct ks_stat *st, struct view *v)
 {
 	struct ks_stat_row **old = v->slots;
 	size_t i, oldcap = v->cap;
@@ -291,8 +398,8 @@ static void grow_view(struct view *v)
 
 		if (!r)
 			continue;
-		j = hash_u64(r->key ^ ((uint64_t)(uint32_t)r->vcpu << 40) ^
-			     ((uint64_t)(uint32_t)r->vm << 20) ^ (uint64_t)r->info) & (v->cap - 1);
+		j = row_hash(st, r->key, r->vm, r->vcpu, r->thread, r->info, r->table) &
+		    (v->cap - 1);
 		while (v->slots[j])
 			j = (j + 1) & (v->cap - 1);
 		v->slots[j] = r;
@@ -301,31 +408,39 @@ static void grow_view(struct view *v)
 }
 
 static struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
-					   const struct thread *t, uint64_t key, int32_t info)
+					   const struct thread *t, uint64_t key, int32_t info,
+					   int32_t table)
 {
-	int32_t vm = (v->dims & KS_DIM_VM) ? t->vm : -1;
-	int32_t vcpu = (v->dims & KS_DIM_VCPU) ? t->vcpu : -1;
+	struct row_id id = {
+		.vm = (v->dims & KS_DIM_VM) ? t->vm : -1,
+		.vcpu = (v->dims & KS_DIM_VCPU) ? t->vcpu : -1,
+		.thread = -1, .info = info, .table = table, .key = key,
+	};
 	struct ks_stat_row *r;
 	size_t j;
 
+	if ((v->dims & KS_DIM_VCPU) && t->vcpu < 0 && !st->cfg.perf_compat)
+		id.thread = t->tid;
 	if (!(v->dims & KS_DIM_KEY)) {
-		key = 0;
-		info = 0;
+		id.key = 0;
+		id.info = 0;
+		id.table = 0;
 	}
 	if ((v->used + 1) * 2 > v->cap)
-		grow_view(v);
-	j = hash_u64(key ^ ((uint64_t)(uint32_t)vcpu << 40) ^ ((uint64_t)(uint32_t)vm << 20) ^
-		     (uint64_t)info) & (v->cap - 1);
+		grow_view(st, v);
+	j = row_hash(st, id.key, id.vm, id.vcpu, id.thread, id.info, id.table) & (v->cap - 1);
 	while ((r = v->slots[j])) {
-		if (row_matches(r, vm, vcpu, key, info))
+		if (row_matches(st, r, &id))
 			return r;
 		j = (j + 1) & (v->cap - 1);
 	}
 	r = xcalloc(1, sizeof(*r));
-	r->vm = vm;
-	r->vcpu = vcpu;
-	r->key = key;
-	r->info = info;
+	r->vm = id.vm;
+	r->vcpu = id.vcpu;
+	r->thread = id.thread;
+	r->key = id.key;
+	r->info = id.info;
+	r->table = id.table;
 	r->seq = st->next_seq++;
 	r->min_ns = UINT64_MAX;
 	v->slots[j] = r;
@@ -447,6 +562,32 @@ void ks_stat_row_log2_hist(const struct ks_stat_row *row, uint64_t out[64])
 
 /* ---- the state machine ---- */
 
+struct key_val {
+	bool has;
+	uint64_t key;
+	int32_t info, table;
+};
+
+static bool cond_holds(const struct ks_field *cond, const struct ks_match *m,
+		       const struct ks_record *rec)
+{
+	return !m->cond_field || (cond->present && ks_field_u64(cond, rec) == m->cond_value);
+}
+
+static struct key_val read_key(const struct ks_stat *st, const struct ks_match *m,
+			       const struct rule_fields *f, const struct ks_record *rec)
+{
+	struct key_val k = { .has = f->key.present, .table = m->table };
+
+	if (!k.has)
+		return k;
+	k.key = ks_field_u64(&f->key, rec);
+	k.info = (int32_t)ks_field_u64(&f->info, rec);
+	if (st->cls->compose)
+		st->cls->compose(&k.key, ks_field_u64(&f->key2, rec), &k.table);
+	return k;
+}
+
 static bool pid_selected(const struct ks_stat *st, int32_t vm)
 {
 	int i;
@@ -459,36 +600,52 @@ static bool pid_selected(const struct ks_stat *st, int32_t vm)
 	return false;
 }
 
-static void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts, bool has_key,
-			uint64_t key, int32_t info)
+static void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
 {
 	int i;
 
 	if (t->start && t->keyed)
 		st->anomalies.begin_replaced++;
 	for (i = 0; i < st->nviews; i++)
-		t->pending[i] = has_key ? find_create_row(st, &st->views[i], t, key, info) : NULL;
+		t->pending[i] = k.has ? find_create_row(st, &st->views[i], t, k.key, k.info,
+							k.table) : NULL;
 	t->start = ts;
-	t->keyed = has_key;
+	t->keyed = k.has;
+	t->skipped_begin = false;
 }
 
-static void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, bool has_key,
-		      uint64_t key, int32_t info)
+/* perf's child event: the pending occurrence gets the child's key. */
+static void child_event(struct ks_stat *st, struct thread *t, struct key_val k)
+{
+	int i;
+
+	if (!t->start || !k.has)
+		return;
+	for (i = 0; i < st->nviews; i++)
+		t->pending[i] = find_create_row(st, &st->views[i], t, k.key, k.info, k.table);
+	t->keyed = true;
+}
+
+static void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
 {
 	uint64_t begin = t->start;
 	int i;
 
 	if (!begin) {
-		st->anomalies.end_without_begin++;
+		if (t->skipped_begin)
+			t->skipped_begin = false; /* e.g. an IRQ exit in --event trap */
+		else
+			st->anomalies.end_without_begin++;
 		return;
 	}
 	/* Neither the begin nor the end named a key (e.g. an exit that was
 	 * not an MMIO): perf keeps the begin pending. */
-	if (!t->keyed && !has_key)
+	if (!t->keyed && !k.has)
 		return;
 	for (i = 0; i < st->nviews; i++)
 		if (!t->pending[i])
-			t->pending[i] = find_create_row(st, &st->views[i], t, key, info);
+			t->pending[i] = find_create_row(st, &st->views[i], t, k.key, k.info,
+							k.table);
 	t->start = 0;
 	t->keyed = false;
 	if (ts < begin) {
@@ -501,12 +658,6 @@ static void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, bool ha
 	}
 }
 
-static bool cond_holds(const struct ks_field *cond, const struct ks_match *m,
-		       const struct ks_record *rec)
-{
-	return !m->cond_field || (cond->present && ks_field_u64(cond, rec) == m->cond_value);
-}
-
 static void pick_isa(struct ks_stat *st, const struct event_role *r, const struct ks_record *rec)
 {
 	if (st->key_ctx.isa != KS_ISA_UNKNOWN || !r->isa.present)
@@ -514,23 +665,90 @@ static void pick_isa(struct ks_stat *st, const struct event_role *r, const struc
 	st->key_ctx.isa = (int)ks_field_u64(&r->isa, rec);
 }
 
-/* Every keyed begin event (e.g. each kvm_exit), whether or not its thread
- * is known yet: the count kvm_stat shows, and all a trace without end events
- * (kvm_exit lines only) can tell. */
+/* Every keyed exit event (the class's handling-begin rule, e.g. each
+ * kvm_exit), whether or not its thread is known yet: the count kvm_stat
+ * shows, and all a trace without end events (kvm_exit lines only) can tell. */
 static void count_begin(struct ks_stat *st, const struct event_role *r, const struct thread *t,
 			const struct ks_record *rec)
 {
-	const struct ks_match *m = &st->cls->begin[r->begin];
+	const struct ks_match *m = &st->cls->begin[r->count];
 	static const struct thread nobody = { .vm = -1, .vcpu = -1 };
 	int32_t vcpu = r->exit_vcpu.present ? (int32_t)ks_field_u64(&r->exit_vcpu, rec) : t->vcpu;
+	struct key_val k;
 
-	if (!r->begin_key.present || !cond_holds(&r->begin_cond, m, rec))
+	if (!r->nf.key.present || !cond_holds(&r->nf.cond, m, rec))
 		return;
 	if (st->cfg.vcpu >= 0 && vcpu >= 0 && vcpu != st->cfg.vcpu)
 		return;
 	pick_isa(st, r, rec);
-	find_create_row(st, &st->begins, &nobody, ks_field_u64(&r->begin_key, rec),
-			(int32_t)ks_field_u64(&r->begin_info, rec))->count++;
+	k = read_key(st, m, &r->nf, rec);
+	find_create_row(st, &st->begins, &nobody, k.key, k.info, k.table)->count++;
+}
+
+/* The thread's VM and vCPU as rows see them. */
+static void update_attribution(struct ks_stat *st, struct thread *t)
+{
+	if (st->cfg.perf_compat)
+		return;
+	ks_attr_resolve(&t->attr, &st->guests);
+	t->vcpu = t->attr.vcpu;
+	t->vm = t->attr.vm;
+}
+
+/* vcpu_load / vcpu_put / entry vCPU fields.  Returns true when the event
+ * was only that (nothing more to do). */
+static bool track_vcpu(struct ks_stat *st, const struct event_role *r, struct thread *t,
+		       const struct ks_record *rec, bool *first_entry)
+{
+	int32_t v, before = t->attr.field_vcpu;
+	bool ok = false;
+
+	*first_entry = false;
+	if (r->is_load || r->is_put) {
+		v = r->is_load ? (int32_t)ks_field_read(&r->load_vcpu, rec->data, rec->size, &ok) : -1;
+		t->attr.load_vcpu = ok ? v : -1;
+		update_attribution(st, t);
+		return true;
+	}
+	if (r->is_entry && (!t->known || !st->cfg.perf_compat)) {
+		v = (int32_t)ks_field_read(&r->entry_vcpu, rec->data, rec->size, &ok);
+		*first_entry = !t->known;
+		t->known = true;
+		if (st->cfg.perf_compat) {
+			/* perf reads vcpu_id_str, 0 when the event lacks it */
+			t->vcpu = ok ? v : 0;
+		} else if (ok) {
+			t->attr.field_vcpu = v;
+		}
+	}
+	/* Newer kernels name the vCPU in the exit too: trust it over the
+	 * thread's last entry (a thread may drive several vCPUs). */
+	if (!st->cfg.perf_compat && (r->begin >= 0 || r->end >= 0) && r->exit_vcpu.present) {
+		v = (int32_t)ks_field_read(&r->exit_vcpu, rec->data, rec->size, &ok);
+		if (ok)
+			t->attr.field_vcpu = v;
+	}
+	if (t->attr.field_vcpu != before)
+		update_attribution(st, t);
+	return false;
+}
+
+static struct thread *event_thread(struct ks_stat *st, const struct ks_record *rec)
+{
+	struct thread *t = thread_of(st, rec->tid);
+	bool fresh = t->attr.events == 0;
+
+	t->attr.events++;
+	if (rec->pid >= 0 && (st->cfg.perf_compat ? t->vm : t->attr.tgid) != rec->pid) {
+		t->vm = rec->pid;
+		t->attr.tgid = rec->pid;
+		fresh = true;
+	}
+	if (fresh) {
+		comm_from_tep(t, rec->event);
+		update_attribution(st, t);
+	}
+	return t;
 }
 
 static void handle_event(struct ks_stat *st, const struct ks_record *rec)
@@ -538,70 +756,71 @@ static void handle_event(struct ks_stat *st, const struct ks_record *rec)
 	struct event_role *r = role_of(st, rec->event);
 	const struct ks_match *m;
 	struct thread *t;
-	bool ok;
+	bool first;
 
-	if (!r->is_entry && r->begin < 0 && r->end < 0)
+	if (!r->is_entry && !r->is_load && !r->is_put && r->begin < 0 && r->end < 0 &&
+	    r->child < 0 && r->count < 0)
 		return;
-	t = thread_of(st, rec->tid);
-	if (rec->pid >= 0)
-		t->vm = rec->pid;
+	t = event_thread(st, rec);
 	if (!pid_selected(st, t->vm))
 		return;
-	if (r->is_entry && (!t->known || !st->cfg.perf_compat)) {
-		int32_t vcpu = (int32_t)ks_field_read(&r->entry_vcpu, rec->data, rec->size, &ok);
-		bool first = !t->known;
-
-		t->vcpu = ok ? vcpu : -1;
-		t->known = true;
-		/* A thread's first entry ends nothing (perf: no begin time). */
-		if (first)
-			return;
-	}
-	if (r->begin >= 0)
+	if (track_vcpu(st, r, t, rec, &first))
+		return;
+	/* A thread's first entry ends nothing (perf: no begin time). */
+	if (first && r->begin < 0)
+		return;
+	if (r->count >= 0)
 		count_begin(st, r, t, rec);
 	if (!t->known) {
-		st->anomalies.before_first_entry++;
+		if (r->begin >= 0 || r->end >= 0)
+			st->anomalies.before_first_entry++;
 		return;
 	}
-	/* Newer kernels name the vCPU in the exit too: trust it over the
-	 * thread's last entry (a thread may drive several vCPUs). */
-	if (!st->cfg.perf_compat && r->begin >= 0 && r->exit_vcpu.present)
-		t->vcpu = (int32_t)ks_field_u64(&r->exit_vcpu, rec);
 	if (st->cfg.vcpu >= 0 && st->cfg.vcpu != t->vcpu)
 		return;
 	if (r->begin >= 0) {
-		m = &st->cls->begin[r->begin];
-		if (cond_holds(&r->begin_cond, m, rec)) {
+		m = &st->begin_rules[r->begin];
+		if (cond_holds(&r->bf.cond, m, rec)) {
 			pick_isa(st, r, rec);
-			begin_event(st, t, rec->ts, r->begin_key.present,
-				    ks_field_u64(&r->begin_key, rec),
-				    (int32_t)ks_field_u64(&r->begin_info, rec));
+			begin_event(st, t, rec->ts, read_key(st, m, &r->bf, rec));
 			return;
 		}
+		if (r->end < 0)
+			t->skipped_begin = true;
+	}
+	if (r->child >= 0) {
+		child_event(st, t, read_key(st, &st->cls->child[r->child], &r->cf, rec));
+		return;
 	}
 	if (r->end >= 0) {
-		m = &st->cls->end[r->end];
-		if (cond_holds(&r->end_cond, m, rec))
-			end_event(st, t, rec->ts, r->end_key.present,
-				  ks_field_u64(&r->end_key, rec),
-				  (int32_t)ks_field_u64(&r->end_info, rec));
+		m = &st->end_rules[r->end];
+		if (cond_holds(&r->ef.cond, m, rec))
+			end_event(st, t, rec->ts, read_key(st, m, &r->ef, rec));
 	}
 }
 
 static void handle_comm(struct ks_stat *st, const struct ks_record *rec)
 {
 	struct comm *c;
+	struct thread *t;
 
 	if (rec->tid <= 0 || !rec->comm)
 		return;
 	c = comm_slot(st, rec->tid, true);
 	snprintf(c->name, sizeof(c->name), "%s", rec->comm);
-	if (rec->pid > 0)
-		thread_of(st, rec->tid)->vm = rec->pid;
+	t = thread_of(st, rec->tid);
+	ks_attr_set_comm(&t->attr, rec->comm);
+	if (rec->pid > 0) {
+		t->vm = rec->pid;
+		t->attr.tgid = rec->pid;
+	}
+	update_attribution(st, t);
 }
 
 void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
 {
+	struct thread *t;
+
 	switch (rec->type) {
 	case KS_REC_EVENT:
 		if (rec->event)
@@ -611,8 +830,12 @@ void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
 		handle_comm(st, rec);
 		break;
 	case KS_REC_FORK:
-		if (rec->tid > 0 && rec->pid > 0)
-			thread_of(st, rec->tid)->vm = rec->pid;
+		if (rec->tid > 0 && rec->pid > 0) {
+			t = thread_of(st, rec->tid);
+			t->vm = rec->pid;
+			t->attr.tgid = rec->pid;
+			update_attribution(st, t);
+		}
 		break;
 	case KS_REC_LOST:
 		st->anomalies.lost_events += rec->lost;
@@ -624,27 +847,79 @@ void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
 
 /* ---- setup and results ---- */
 
-struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_source_info *info,
-			    struct ks_error *err)
+static const struct ks_arch *choose_arch(struct ks_stat *st, const struct ks_source_info *info,
+					 struct tep_handle *tep, struct ks_error *err)
+{
+	const struct ks_arch *a;
+
+	if (st->cfg.arch) {
+		a = ks_arch_by_name(st->cfg.arch);
+		if (!a)
+			ks_error_set(err, "unknown architecture '%s' (x86, arm64, powerpc, s390, "
+				     "riscv, loongarch)", st->cfg.arch);
+		st->arch_source = "option";
+		return a;
+	}
+	a = ks_arch_for(info->arch, info->cpuid);
+	st->arch_source = "header";
+	if (!a) {
+		a = ks_arch_detect(tep);
+		st->arch_source = "events";
+	}
+	if (!a) {
+		a = &ks_arch_x86;
+		st->arch_source = "default";
+	}
+	return a;
+}
+
+static int choose_class(struct ks_stat *st, struct ks_error *err)
+{
+	enum ks_measure m = st->cfg.measure;
+	char list[128];
+
+	st->cls = ks_arch_class(st->arch, st->cfg.event_class ? st->cfg.event_class : "vmexit");
+	if (!st->cls) {
+		ks_arch_class_list(st->arch, list, sizeof(list));
+		return ks_error_set(err, "unknown event class '%s' for %s (try %s)",
+				    st->cfg.event_class, st->arch->name, list);
+	}
+	if (m == KS_MEASURE_PERF)
+		m = st->arch->perf_measure == KS_ARCH_MEASURE_RUN && st->cls->run_ok ?
+		    KS_MEASURE_RUN : KS_MEASURE_HANDLING;
+	if (m == KS_MEASURE_RUN && !st->cls->run_ok)
+		return ks_error_set(err, "--measure run needs an exit/entry class (vmexit), "
+				    "not '%s'", st->cls->name);
+	st->run = m == KS_MEASURE_RUN;
+	st->begin_rules = st->run ? st->cls->end : st->cls->begin;
+	st->end_rules = st->run ? st->cls->begin : st->cls->end;
+	st->variant = -1;
+	return 0;
+}
+
+static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct ks_source_info *info,
+				struct tep_handle *tep, const struct ks_tracedat_meta *meta,
+				struct ks_error *err)
 {
 	struct ks_stat *st;
 	int i;
 
 	st = xcalloc(1, sizeof(*st));
 	st->cfg = *cfg;
-	st->arch = ks_arch_for(info->arch, info->cpuid);
-	if (!st->arch) {
-		ks_error_set(err, "no KVM event tables for architecture '%s'", info->arch);
+	st->arch = choose_arch(st, info, tep, err);
+	if (!st->arch || choose_class(st, err) < 0) {
 		free(st);
 		return NULL;
 	}
-	st->cls = ks_arch_class(st->arch, cfg->event_class ? cfg->event_class : "vmexit");
-	if (!st->cls) {
-		ks_error_set(err, "unknown event class '%s' for %s (try vmexit, mmio, ioport, msr)",
-			     cfg->event_class, st->arch->name);
+	if (ks_attr_guests_init(&st->guests, meta) < 0) {
+		ks_attr_guests_free(&st->guests);
 		free(st);
+		ks_error_set(err, "out of memory");
 		return NULL;
 	}
+	if (tep && st->cls->preferred_name)
+		st->variant = tep_find_event_by_name(tep, st->cls->preferred_system,
+						     st->cls->preferred_name) ? 0 : 1;
 	/* perf decides VMX/SVM from the CPUID string only; we prefer it too
 	 * when present and fall back on kvm_exit's isa field. */
 	st->key_ctx.isa = ks_x86_isa_from_cpuid(info->cpuid);
@@ -658,6 +933,18 @@ struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_so
 	grow_roles(st);
 	grow_threads(st);
 	return st;
+}
+
+struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_source_info *info,
+			    struct ks_error *err)
+{
+	return stat_new(cfg, info, NULL, NULL, err);
+}
+
+struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_source *src,
+				   struct ks_error *err)
+{
+	return stat_new(cfg, ks_source_info(src), ks_source_tep(src), ks_tracedat_meta(src), err);
 }
 
 static void free_row(struct ks_stat_row *r)
@@ -685,6 +972,8 @@ void ks_stat_free(struct ks_stat *st)
 		free(v->slots);
 		free(v->sorted);
 	}
+	ks_attr_guests_free(&st->guests);
+	free(st->attr_sorted);
 	free(st->roles);
 	free(st->threads);
 	free(st->comms);
@@ -703,9 +992,38 @@ const char *ks_stat_class_title(const struct ks_stat *st)
 
 const char *ks_stat_isa_name(const struct ks_stat *st)
 {
+	if (st->arch->isa_name)
+		return st->arch->isa_name;
 	if (st->key_ctx.isa == KS_ISA_UNKNOWN)
 		return "unknown";
 	return ks_x86_isa_name(st->key_ctx.isa);
+}
+
+const char *ks_stat_arch_name(const struct ks_stat *st)
+{
+	return st->arch->name;
+}
+
+const char *ks_stat_arch_source(const struct ks_stat *st)
+{
+	return st->arch_source;
+}
+
+const char *ks_stat_measure_name(const struct ks_stat *st)
+{
+	return st->run ? "run" : "handling";
+}
+
+const char *ks_stat_variant(const struct ks_stat *st)
+{
+	if (!st->cls->preferred_name)
+		return NULL;
+	return st->variant == 1 ? st->cls->variant_fallback : st->cls->variant_preferred;
+}
+
+int ks_stat_perf_decode_len(const struct ks_stat *st)
+{
+	return st->arch->perf_decode_len;
 }
 
 void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row, bool perf_style,
@@ -715,12 +1033,68 @@ void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row, b
 
 	if (ctx.isa == KS_ISA_UNKNOWN)
 		ctx.isa = KS_ISA_VMX;
+	ctx.table = row->table;
 	st->cls->key_name(&ctx, row->key, row->info, perf_style, buf, len);
 }
 
 const struct ks_stat_anomalies *ks_stat_anomalies(const struct ks_stat *st)
 {
 	return &st->anomalies;
+}
+
+/* ---- attribution results ---- */
+
+static int attr_cmp(const void *a, const void *b)
+{
+	const struct ks_attr_thread *x = *(const struct ks_attr_thread *const *)a;
+	const struct ks_attr_thread *y = *(const struct ks_attr_thread *const *)b;
+
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+size_t ks_stat_attribution(const struct ks_stat *cst, const struct ks_attr_thread ***out)
+{
+	struct ks_stat *st = (struct ks_stat *)cst;
+	size_t i;
+
+	if (!st->attr_sorted) {
+		st->attr_sorted = xcalloc(st->threads_used + 1, sizeof(*st->attr_sorted));
+		st->nattr = 0;
+		for (i = 0; i < st->threads_cap; i++)
+			if (st->threads[i].tid && st->threads[i].attr.events)
+				st->attr_sorted[st->nattr++] = &st->threads[i].attr;
+		qsort(st->attr_sorted, st->nattr, sizeof(*st->attr_sorted), attr_cmp);
+	}
+	*out = st->attr_sorted;
+	return st->nattr;
+}
+
+const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm)
+{
+	const char *name;
+	uint32_t i;
+
+	for (i = 0; i < st->guests.n; i++)
+		if (st->guests.g[i].vm == vm)
+			return st->guests.g[i].name;
+	name = vm > 0 ? ks_stat_comm(st, vm) : NULL;
+	if (!name && vm > 0) {
+		const struct thread *t = NULL;
+		size_t j = hash_u64((uint32_t)vm) & (st->threads_cap - 1);
+
+		for (; st->threads[j].tid; j = (j + 1) & (st->threads_cap - 1))
+			if (st->threads[j].tid == vm) {
+				t = &st->threads[j];
+				break;
+			}
+		name = t && t->attr.comm[0] ? t->attr.comm : NULL;
+	}
+	/* a vCPU thread's name is not the VM's */
+	return name && ks_attr_vcpu_from_name(name) < 0 ? name : NULL;
 }
 
 /* perf walks a 4096-bucket hash (key & 4095) in bucket order, newest row
@@ -773,6 +1147,7 @@ bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row)
 
 	if (ctx.isa == KS_ISA_UNKNOWN)
 		ctx.isa = KS_ISA_VMX;
+	ctx.table = row->table;
 	return !st->cls->key_known || st->cls->key_known(&ctx, row->key);
 }
 

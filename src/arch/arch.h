@@ -1,10 +1,17 @@
 /*
  * arch.h - per-architecture knowledge of KVM tracepoints, as data.
  *
- * An architecture lists its event classes (vmexit, mmio, ...).  A class says
- * which tracepoints begin and end one occurrence, which fields give the row
- * key, and how a key is printed.  The stat engine (src/analysis/stat.c)
- * interprets these tables; adding an architecture is adding a file here.
+ * An architecture lists its event classes (vmexit, mmio, hcall, trap...).
+ * A class says which tracepoints begin and end one occurrence, which fields
+ * give the row key, which "child" events refine a pending key (s390), and
+ * how a key is printed.  The stat engine (src/analysis/stat.c) interprets
+ * these tables; adding an architecture is adding a file here (x86_kvm.c,
+ * arm64_kvm.c, powerpc_kvm.c, s390_kvm.c, riscv_kvm.c, loongarch_kvm.c) and
+ * one line in the list of arch.c.
+ *
+ * Rules are written for the "handling" measure (exit -> entry).  The "run"
+ * measure (entry -> exit) swaps the begin and end rules of classes that
+ * allow it (run_ok).
  */
 #ifndef KVMSCOPE_ARCH_H
 #define KVMSCOPE_ARCH_H
@@ -13,8 +20,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct tep_handle;
+
+/* A code -> name table entry (exit reasons, trap codes, hcalls...). */
+struct ks_code_name {
+	uint64_t code;
+	const char *name;
+};
+
+/* NAME of CODE in TABLE (N entries, any order); NULL if absent. */
+const char *ks_code_lookup(const struct ks_code_name *table, size_t n, uint64_t code);
+
 /* One tracepoint rule: event SYSTEM:NAME, optionally only when COND_FIELD
- * equals COND_VALUE; KEY_FIELD / INFO_FIELD (NULL = none) give the row key. */
+ * equals COND_VALUE; KEY_FIELD / INFO_FIELD (NULL = none) give the row key.
+ * KEY2_FIELD is a second value handed to the class's compose() (arm64:
+ * esr_ec next to the exception type).  TABLE says which of the class's name
+ * tables the key is looked up in.  A FALLBACK rule is used only when the
+ * input lacks the class's preferred event. */
 struct ks_match {
 	const char *system;
 	const char *name;
@@ -22,17 +44,27 @@ struct ks_match {
 	uint64_t cond_value;
 	const char *key_field;
 	const char *info_field;
+	const char *key2_field;
+	bool fallback;
+	int32_t table;
 };
 
-#define KS_MAX_MATCH 2
+#define KS_MAX_MATCH 3
+#define KS_MAX_CHILD 4
 
-/* How a class prints a key.  PERF_STYLE = exactly as perf 6.1 does. */
+/* How a class prints a key.  PERF_STYLE = exactly as perf does. */
 struct ks_key_ctx {
-	int isa;                 /* exit-reason table in use: KS_ISA_* */
+	int isa;                 /* x86 exit-reason table in use: KS_ISA_* */
+	int32_t table;           /* the class's name table of this key */
 };
 
 typedef void (*ks_key_name_fn)(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
 			       bool perf_style, char *buf, size_t len);
+
+/* Turn a rule's raw values into the row key and its table (arm64: TRAP
+ * exits are keyed by EC, others by exception type; s390: an instruction
+ * word becomes its opcode key). */
+typedef void (*ks_key_compose_fn)(uint64_t *key, uint64_t key2, int32_t *table);
 
 struct ks_event_class {
 	const char *name;        /* "vmexit", as given to --event */
@@ -42,6 +74,15 @@ struct ks_event_class {
 	ks_key_name_fn key_name;
 	/* NULL = every key has a name; else false for keys not in the table. */
 	bool (*key_known)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* Events that replace the key of the pending occurrence (perf's
+	 * child events: s390 instruction, sigp, diag, program intercepts). */
+	struct ks_match child[KS_MAX_CHILD];
+	ks_key_compose_fn compose;   /* NULL: the key field as is */
+	/* When the input has PREFERRED_SYSTEM:PREFERRED_NAME, the fallback
+	 * rules are ignored; the two texts say which pair was used. */
+	const char *preferred_system, *preferred_name;
+	const char *variant_preferred, *variant_fallback;
+	bool run_ok;             /* --measure run makes sense (entry -> exit) */
 };
 
 enum {
@@ -50,23 +91,55 @@ enum {
 	KS_ISA_SVM = 2,
 };
 
+enum { KS_ARCH_MEASURE_HANDLING = 0, KS_ARCH_MEASURE_RUN = 1 };
+
 struct ks_arch {
-	const char *name;            /* "x86" */
+	const char *name;            /* "x86", "arm64", "powerpc", "s390", "riscv", "loongarch" */
 	const char *entry_system;    /* the event that binds a thread to a vCPU */
 	const char *entry_name;
-	const char *entry_vcpu_field;
+	const char *entry2_name;     /* a second entry event (loongarch kvm_reenter) */
+	const char *entry_vcpu_field;/* NULL or absent: the entry names no vCPU */
+	const char *exit_vcpu_field; /* vCPU id field of begin events, if any */
 	const struct ks_event_class *classes; /* NULL name ends */
+	/* perf's choices (tools/perf/arch/ARCH/util/kvm-stat.c) */
+	const char *perf_vcpu_field; /* vcpu_id_str: read from the first entry */
+	int perf_measure;            /* KS_ARCH_MEASURE_* */
+	int perf_decode_len;         /* decode_str_len: names are cut at len - 1 */
+	const char *isa_name;        /* exit-reason table label: "ARM64", "HV", "SIE"... */
+	const char *const *machines; /* uname -m / perf ARCH values; NULL ends */
+	/* true when the input's events are this architecture's */
+	bool (*detect)(struct tep_handle *tep);
 };
 
 extern const struct ks_arch ks_arch_x86;
+extern const struct ks_arch ks_arch_arm64;
+extern const struct ks_arch ks_arch_powerpc;
+extern const struct ks_arch ks_arch_s390;
+extern const struct ks_arch ks_arch_riscv;
+extern const struct ks_arch ks_arch_loongarch;
 
-/* The architecture for a source ("x86_64", cpuid string...); NULL if none. */
+/* Every architecture, NULL-terminated. */
+extern const struct ks_arch *const ks_arches[];
+
+/* The architecture of a source from its perf ARCH / uname machine string
+ * ("x86_64", "aarch64", "ppc64le", "s390x", "riscv64", "loongarch64") or
+ * its CPUID string; NULL if neither says. */
 const struct ks_arch *ks_arch_for(const char *arch, const char *cpuid);
+/* The architecture whose KVM events TEP holds; NULL if none matches. */
+const struct ks_arch *ks_arch_detect(struct tep_handle *tep);
+const struct ks_arch *ks_arch_by_name(const char *name);
 const struct ks_event_class *ks_arch_class(const struct ks_arch *arch, const char *name);
+/* "vmexit, mmio, ioport or msr": the class names of ARCH, in BUF. */
+void ks_arch_class_list(const struct ks_arch *arch, char *buf, size_t len);
 
 /* Exit-reason table chosen from a perf CPUID string ("GenuineIntel,..." ->
  * VMX, "AuthenticAMD"/"HygonGenuine" -> SVM), as perf does. */
 int ks_x86_isa_from_cpuid(const char *cpuid);
 const char *ks_x86_isa_name(int isa);
+
+/* Helpers for the detect() functions. */
+bool ks_arch_has_event(struct tep_handle *tep, const char *system, const char *name);
+bool ks_arch_event_has_field(struct tep_handle *tep, const char *system, const char *name,
+			     const char *field);
 
 #endif

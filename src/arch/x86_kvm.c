@@ -6,13 +6,15 @@
  *   mmio:   write: kvm_mmio(type=W) -> kvm_entry; read: kvm_exit -> kvm_mmio(type=R)
  *   ioport: kvm_pio (key port, rw) -> kvm_entry
  *   msr:    kvm_msr (key ecx, write) -> kvm_entry
- * Exit reason names come from the kernel's tables in x86_exit_reasons.c.
+ * Exit reason names come from the kernel's tables in x86_exit_reasons.c;
+ * MSR rows carry the MSR's name (x86_msr.c) on top of perf's "%#x:R|W".
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "arch.h"
 #include "x86.h"
+#include "x86_msr.h"
 
 #define KVM_TRACE_MMIO_READ 1
 #define KVM_TRACE_MMIO_WRITE 2
@@ -87,9 +89,13 @@ static void ioport_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t 
 static void msr_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
 			 bool perf_style, char *buf, size_t len)
 {
+	const char *name = perf_style ? NULL : ks_x86_msr_name((uint32_t)key);
+
 	(void)ctx;
-	(void)perf_style;
-	snprintf(buf, len, "%#llx:%s", (unsigned long long)key, info ? "W" : "R");
+	if (name)
+		snprintf(buf, len, "%#llx:%s %s", (unsigned long long)key, info ? "W" : "R", name);
+	else
+		snprintf(buf, len, "%#llx:%s", (unsigned long long)key, info ? "W" : "R");
 }
 
 static const struct ks_event_class x86_classes[] = {
@@ -99,6 +105,7 @@ static const struct ks_event_class x86_classes[] = {
 		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL } },
 		.key_name = exit_reason_name,
 		.key_known = exit_reason_known,
+		.run_ok = true,
 	},
 	{
 		.name = "mmio", .title = "MMIO Access",
@@ -123,12 +130,26 @@ static const struct ks_event_class x86_classes[] = {
 	{ .name = NULL },
 };
 
+static bool x86_detect(struct tep_handle *tep)
+{
+	return ks_arch_event_has_field(tep, "kvm", "kvm_exit", "exit_reason");
+}
+
+static const char *const x86_machines[] = { "x86_64", "i386", "i686", "x86", NULL };
+
 const struct ks_arch ks_arch_x86 = {
 	.name = "x86",
 	.entry_system = "kvm",
 	.entry_name = "kvm_entry",
 	.entry_vcpu_field = "vcpu_id",
+	.exit_vcpu_field = "vcpu_id",
 	.classes = x86_classes,
+	.perf_vcpu_field = "vcpu_id",
+	.perf_measure = KS_ARCH_MEASURE_HANDLING,
+	.perf_decode_len = 20,
+	.isa_name = NULL, /* VMX or SVM, from the CPUID or kvm_exit.isa */
+	.machines = x86_machines,
+	.detect = x86_detect,
 };
 
 int ks_x86_isa_from_cpuid(const char *cpuid)
@@ -145,22 +166,4 @@ int ks_x86_isa_from_cpuid(const char *cpuid)
 const char *ks_x86_isa_name(int isa)
 {
 	return isa == KS_ISA_VMX ? "VMX" : isa == KS_ISA_SVM ? "SVM" : "unknown";
-}
-
-const struct ks_arch *ks_arch_for(const char *arch, const char *cpuid)
-{
-	(void)arch;
-	(void)cpuid;
-	/* Only x86 so far; other architectures add their tables here. */
-	return &ks_arch_x86;
-}
-
-const struct ks_event_class *ks_arch_class(const struct ks_arch *arch, const char *name)
-{
-	const struct ks_event_class *c;
-
-	for (c = arch->classes; c->name; c++)
-		if (!strcmp(c->name, name))
-			return c;
-	return NULL;
 }

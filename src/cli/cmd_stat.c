@@ -1,5 +1,6 @@
 /*
- * cmd_stat.c - kvmscope stat: exit, MMIO, I/O port and MSR statistics.
+ * cmd_stat.c - kvmscope stat: exit, MMIO, I/O port, MSR, hcall and trap
+ * statistics of every architecture perf supports.
  *
  * Reads any input (perf.data, trace.dat, ftrace text), runs the stat engine
  * with one view per --by, prints a table, JSON, CSV or perf's own layout.
@@ -22,7 +23,11 @@ static const char usage_text[] =
 	"written by 'perf kvm stat record'.\n"
 	"\n"
 	"  -i, --input FILE       input file\n"
-	"      --event CLASS      vmexit (default), mmio, ioport or msr\n"
+	"      --event CLASS      vmexit (default); x86: mmio, ioport, msr; arm64: trap;\n"
+	"                         powerpc: hcall\n"
+	"      --measure M        handling (default: exit -> entry) or run (entry -> exit)\n"
+	"      --arch ARCH        x86, arm64, powerpc, s390, riscv or loongarch (default:\n"
+	"                         from the input's header or events)\n"
 	"      --by DIMS          rows by reason (default), vcpu, vm, or a comma list such\n"
 	"                         as vm,vcpu,reason; repeat for several tables (max 4)\n"
 	"      --vcpu N           only vCPU N\n"
@@ -36,8 +41,10 @@ static const char usage_text[] =
 	"                         of perf 6.1's 'perf kvm stat report' (on stdout)\n"
 	"  -h, --help             this text\n"
 	"\n"
-	"Times run from the exit (begin event) to the next entry of the same host thread;\n"
-	"see kvmscope-stat(1) for the rules per event class and where we differ from perf.\n";
+	"Times run from the exit (begin event) to the next entry of the same host thread\n"
+	"(--measure run: from the entry to the next exit).  --format perf measures what\n"
+	"perf measures on the input's architecture.  Every report says which source\n"
+	"mapped each host thread to its VM and vCPU.  See kvmscope-stat(1).\n";
 
 struct stat_args {
 	const char *input;
@@ -45,6 +52,7 @@ struct stat_args {
 	int nby;
 	struct ks_stat_config cfg;
 	struct ks_stat_report_opts report;
+	bool measure_set;
 };
 
 static unsigned parse_dims(const char *arg)
@@ -104,9 +112,18 @@ static enum ks_stat_format parse_format(const char *arg)
 	usage_error("stat", "--format takes table, json, csv or perf, not '%s'", arg);
 }
 
+static enum ks_measure parse_measure(const char *arg)
+{
+	if (!strcmp(arg, "handling"))
+		return KS_MEASURE_HANDLING;
+	if (!strcmp(arg, "run"))
+		return KS_MEASURE_RUN;
+	usage_error("stat", "--measure takes handling or run, not '%s'", arg);
+}
+
 static void parse_args(struct stat_args *a, int argc, char **argv)
 {
-	enum { O_EVENT = 256, O_BY, O_VCPU, O_HIST, O_JSON, O_CSV, O_FORMAT };
+	enum { O_EVENT = 256, O_BY, O_VCPU, O_HIST, O_JSON, O_CSV, O_FORMAT, O_MEASURE, O_ARCH };
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -118,6 +135,8 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV },
 		{ "format", required_argument, NULL, O_FORMAT },
+		{ "measure", required_argument, NULL, O_MEASURE },
+		{ "arch", required_argument, NULL, O_ARCH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -139,6 +158,8 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		case O_JSON: a->report.format = KS_STAT_JSON; break;
 		case O_CSV: a->report.format = KS_STAT_CSV; break;
 		case O_FORMAT: a->report.format = parse_format(optarg); break;
+		case O_MEASURE: a->cfg.measure = parse_measure(optarg); a->measure_set = true; break;
+		case O_ARCH: a->cfg.arch = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: usage_error("stat", "unknown option");
 		}
@@ -163,6 +184,8 @@ static void setup(struct stat_args *a)
 		/* perf's accounting and one table by key. */
 		a->cfg.perf_compat = true;
 		a->cfg.views[0] = KS_DIM_KEY;
+		if (!a->measure_set)
+			a->cfg.measure = KS_MEASURE_PERF;
 		return;
 	}
 	for (i = 0; i < a->nby; i++)
@@ -183,9 +206,9 @@ int cmd_stat(int argc, char **argv)
 	a.cfg.views[0] = 0;
 	parse_args(&a, argc, argv);
 	setup(&a);
-	if (ks_source_open(&src, a.input, &err) < 0)
+	if (ks_source_open_flags(&src, a.input, KS_OPEN_NO_SYMBOLS, &err) < 0)
 		die("%s", err.msg);
-	st = ks_stat_new(&a.cfg, ks_source_info(src), &err);
+	st = ks_stat_new_source(&a.cfg, src, &err);
 	if (!st)
 		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)

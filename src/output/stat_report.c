@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvmscope/attribution.h"
 #include "kvmscope/json.h"
 #include "kvmscope/stat_report.h"
 
@@ -82,9 +83,12 @@ static int print_perf(FILE *out, const struct ks_stat *st, const struct ks_stat_
 	perf_header(out, st, o);
 	for (i = 0; i < v.n; i++) {
 		const struct ks_stat_row *r = v.rows[i];
-		char name[20]; /* perf's decode_str_len: names are cut at 19 */
+		char name[64]; /* perf's decode_str_len: names are cut at len - 1 */
+		int dlen = ks_stat_perf_decode_len(st);
 
 		ks_stat_key_name(st, r, true, name, sizeof(name));
+		if (dlen > 0 && dlen <= (int)sizeof(name))
+			name[dlen - 1] = '\0';
 		fprintf(out, "%*s ", 20, name);
 		fprintf(out, "%10llu ", (unsigned long long)r->count);
 		fprintf(out, "%8.2f%% ", (double)r->count / (double)v.total_count * 100);
@@ -119,7 +123,7 @@ static const char *dims_label(unsigned dims)
 
 static void vm_label(const struct ks_stat *st, int32_t vm, char *buf, size_t len)
 {
-	const char *name = vm > 0 ? ks_stat_comm(st, vm) : NULL;
+	const char *name = vm > 0 ? ks_stat_vm_name(st, vm) : NULL;
 
 	if (vm < 0)
 		snprintf(buf, len, "unknown");
@@ -127,6 +131,17 @@ static void vm_label(const struct ks_stat *st, int32_t vm, char *buf, size_t len
 		snprintf(buf, len, "%d(%s)", vm, name);
 	else
 		snprintf(buf, len, "%d", vm);
+}
+
+/* "3", or "tid 1234" for a thread whose vCPU no source names. */
+static void vcpu_label(const struct ks_stat_row *r, char *buf, size_t len)
+{
+	if (r->vcpu >= 0)
+		snprintf(buf, len, "%d", r->vcpu);
+	else if (r->thread > 0)
+		snprintf(buf, len, "tid %d", r->thread);
+	else
+		snprintf(buf, len, "?");
 }
 
 static void key_label(const struct ks_stat *st, const struct ks_stat_row *r, unsigned dims,
@@ -171,9 +186,9 @@ static void print_table_view(FILE *out, const struct ks_stat *st, const struct v
 
 	fprintf(out, "\n%s by %s\n\n", ks_stat_class_title(st), dims_label(v->dims));
 	if (v->dims & KS_DIM_VM)
-		fprintf(out, "%-24s ", "VM");
+		fprintf(out, "%-34s ", "VM");
 	if (v->dims & KS_DIM_VCPU)
-		fprintf(out, "%5s ", "vCPU");
+		fprintf(out, "%12s ", "vCPU");
 	fprintf(out, "%-22s %10s %9s %9s %10s %10s %10s %10s %10s %8s\n", "Reason", "Samples",
 		"Samples%", "Time%", "Min(us)", "p50(us)", "p99(us)", "Max(us)", "Avg(us)", "+-%");
 	for (i = 0; i < v->n; i++) {
@@ -183,13 +198,13 @@ static void print_table_view(FILE *out, const struct ks_stat *st, const struct v
 		key_label(st, r, v->dims, key, sizeof(key));
 		if (v->dims & KS_DIM_VM) {
 			vm_label(st, r->vm, vm, sizeof(vm));
-			fprintf(out, "%-24s ", vm);
+			fprintf(out, "%-34s ", vm);
 		}
 		if (v->dims & KS_DIM_VCPU) {
-			if (r->vcpu >= 0)
-				fprintf(out, "%5d ", r->vcpu);
-			else
-				fprintf(out, "%5s ", "?");
+			char vc[24];
+
+			vcpu_label(r, vc, sizeof(vc));
+			fprintf(out, "%12s ", vc);
 		}
 		fprintf(out, "%-22s %10" PRIu64 " %8.2f%% %8.2f%% %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f%%\n",
 			key, r->count, pct(r->count, v->total_count), pct(r->total_ns, v->total_ns),
@@ -276,6 +291,69 @@ static void print_footer(FILE *out, const struct footer_item *it, size_t n)
 		fprintf(out, "  %12" PRIu64 "  %s\n", it[i].n, it[i].what);
 }
 
+/* ---- vCPU / VM attribution ---- */
+
+static void print_attribution(FILE *out, const struct ks_stat *st)
+{
+	const struct ks_attr_thread **ts;
+	size_t i, n = ks_stat_attribution(st, &ts);
+	char vm[64], vc[16];
+
+	if (!n)
+		return;
+	fputs("\nHost threads (VM and vCPU, and what said so)\n\n", out);
+	fprintf(out, "%8s %-18s %-34s %-13s %5s %-13s %10s\n", "tid", "name", "VM", "VM from",
+		"vCPU", "vCPU from", "events");
+	for (i = 0; i < n; i++) {
+		const struct ks_attr_thread *t = ts[i];
+
+		vm_label(st, t->vm, vm, sizeof(vm));
+		if (t->vcpu >= 0)
+			snprintf(vc, sizeof(vc), "%d", t->vcpu);
+		else
+			snprintf(vc, sizeof(vc), "-");
+		fprintf(out, "%8d %-18s %-34s %-13s %5s %-13s %10llu%s\n", t->tid,
+			t->comm[0] ? t->comm : "?", vm, ks_attr_source_name(t->vm_src), vc,
+			ks_attr_source_name(t->vcpu_src), (unsigned long long)t->events,
+			t->conflict ? "  (sources disagree)" : "");
+	}
+}
+
+static void json_attribution(struct ks_json *j, const struct ks_stat *st)
+{
+	const struct ks_attr_thread **ts;
+	size_t i, n = ks_stat_attribution(st, &ts);
+
+	ks_json_key(j, "threads");
+	ks_json_begin_array(j);
+	for (i = 0; i < n; i++) {
+		const struct ks_attr_thread *t = ts[i];
+		const char *vm_name = ks_stat_vm_name(st, t->vm);
+
+		ks_json_begin_object(j);
+		ks_json_kv_i64(j, "tid", t->tid);
+		ks_json_key(j, "name");
+		if (t->comm[0])
+			ks_json_string(j, t->comm);
+		else
+			ks_json_null(j);
+		ks_json_kv_i64(j, "vm", t->vm);
+		ks_json_key(j, "vm_name");
+		if (vm_name)
+			ks_json_string(j, vm_name);
+		else
+			ks_json_null(j);
+		ks_json_kv_string(j, "vm_source", ks_attr_source_name(t->vm_src));
+		ks_json_kv_i64(j, "vcpu", t->vcpu);
+		ks_json_kv_string(j, "vcpu_source", ks_attr_source_name(t->vcpu_src));
+		ks_json_key(j, "sources_disagree");
+		ks_json_bool(j, t->conflict);
+		ks_json_kv_u64(j, "events", t->events);
+		ks_json_end_object(j);
+	}
+	ks_json_end_array(j);
+}
+
 /* ---- JSON ---- */
 
 static void json_row(struct ks_json *j, const struct ks_stat *st, const struct view_rows *v,
@@ -285,7 +363,7 @@ static void json_row(struct ks_json *j, const struct ks_stat *st, const struct v
 
 	ks_json_begin_object(j);
 	if (v->dims & KS_DIM_VM) {
-		const char *name = r->vm > 0 ? ks_stat_comm(st, r->vm) : NULL;
+		const char *name = r->vm > 0 ? ks_stat_vm_name(st, r->vm) : NULL;
 
 		ks_json_kv_i64(j, "vm", r->vm);
 		ks_json_key(j, "vm_name");
@@ -294,8 +372,11 @@ static void json_row(struct ks_json *j, const struct ks_stat *st, const struct v
 		else
 			ks_json_null(j);
 	}
-	if (v->dims & KS_DIM_VCPU)
+	if (v->dims & KS_DIM_VCPU) {
 		ks_json_kv_i64(j, "vcpu", r->vcpu);
+		if (r->thread > 0)
+			ks_json_kv_i64(j, "thread", r->thread);
+	}
 	if (v->dims & KS_DIM_KEY) {
 		key_label(st, r, v->dims, buf, sizeof(buf));
 		ks_json_kv_string(j, "key", buf);
@@ -392,9 +473,18 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 	ks_json_kv_string(&j, "input_format", o->src_info ? o->src_info->format : NULL);
 	ks_json_kv_string(&j, "event", ks_stat_class_name(st));
 	ks_json_kv_string(&j, "isa", ks_stat_isa_name(st));
+	ks_json_kv_string(&j, "arch", ks_stat_arch_name(st));
+	ks_json_kv_string(&j, "arch_from", ks_stat_arch_source(st));
+	ks_json_kv_string(&j, "measure", ks_stat_measure_name(st));
+	ks_json_key(&j, "events_used");
+	if (ks_stat_variant(st))
+		ks_json_string(&j, ks_stat_variant(st));
+	else
+		ks_json_null(&j);
 	ks_json_kv_i64(&j, "vcpu_filter", o->vcpu);
 	json_views(&j, st, vs, nv, o->hist);
 	json_begin_counts(&j, st, b);
+	json_attribution(&j, st);
 	ks_json_key(&j, "not_counted");
 	ks_json_begin_object(&j);
 	for (i = 0; i < nit; i++)
@@ -432,7 +522,7 @@ static void print_csv(FILE *out, const struct ks_stat *st, const struct view_row
 	for (vi = 0; vi < nv; vi++) {
 		for (i = 0; i < vs[vi].n; i++) {
 			const struct ks_stat_row *r = vs[vi].rows[i];
-			const char *name = r->vm > 0 ? ks_stat_comm(st, r->vm) : NULL;
+			const char *name = r->vm > 0 ? ks_stat_vm_name(st, r->vm) : NULL;
 			char key[64];
 
 			key_label(st, r, vs[vi].dims, key, sizeof(key));
@@ -489,8 +579,14 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 		} else if (o->format == KS_STAT_CSV) {
 			print_csv(out, st, vs, nv, &begins);
 		} else {
-			fprintf(out, "%s: %s, %s exit reasons\n", o->input,
-				o->src_info ? o->src_info->format : "?", ks_stat_isa_name(st));
+			fprintf(out, "%s: %s, %s (%s, from the %s), %s exit reasons, %s time (%s)\n",
+				o->input, o->src_info ? o->src_info->format : "?",
+				ks_stat_arch_name(st), ks_stat_class_name(st),
+				ks_stat_arch_source(st), ks_stat_isa_name(st),
+				ks_stat_measure_name(st), strcmp(ks_stat_measure_name(st), "run") ?
+				"exit -> entry" : "entry -> exit");
+			if (ks_stat_variant(st))
+				fprintf(out, "events used: %s\n", ks_stat_variant(st));
 			if (!vs[0].total_count && begins.total_count)
 				print_begin_counts(out, st, &begins);
 			else
@@ -500,6 +596,7 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 				fprintf(out, "\n%" PRIu64 " %s begin events in all, %" PRIu64
 					" of them with a matching end.\n", begins.total_count,
 					ks_stat_class_name(st), vs[0].total_count);
+			print_attribution(out, st);
 			print_footer(out, items, nit);
 		}
 	}

@@ -1,0 +1,118 @@
+/*
+ * arch.c - the list of architectures and how one is chosen for an input.
+ *
+ * The choice, most trusted first: the input's perf ARCH feature or trace.dat
+ * UNAME machine ("aarch64", "s390x"...), its perf CPUID string ("IBM,..." is
+ * s390, "GenuineIntel,..." x86), then the KVM events present in its formats
+ * (kvm_hv:* is powerpc, kvm_exit with esr_ec arm64...).  See ks_arch_for()
+ * and ks_arch_detect(); the stat engine calls them.
+ */
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "arch.h"
+
+const struct ks_arch *const ks_arches[] = {
+	&ks_arch_x86, &ks_arch_arm64, &ks_arch_powerpc, &ks_arch_s390,
+	&ks_arch_riscv, &ks_arch_loongarch, NULL,
+};
+
+const char *ks_code_lookup(const struct ks_code_name *table, size_t n, uint64_t code)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (table[i].code == code)
+			return table[i].name;
+	return NULL;
+}
+
+static bool machine_matches(const struct ks_arch *a, const char *arch)
+{
+	const char *const *m;
+
+	for (m = a->machines; m && *m; m++)
+		if (!strncmp(arch, *m, strlen(*m)))
+			return true;
+	return false;
+}
+
+const struct ks_arch *ks_arch_for(const char *arch, const char *cpuid)
+{
+	int i;
+
+	for (i = 0; arch && *arch && ks_arches[i]; i++)
+		if (machine_matches(ks_arches[i], arch))
+			return ks_arches[i];
+	if (!cpuid || !*cpuid)
+		return NULL;
+	if (ks_x86_isa_from_cpuid(cpuid) != KS_ISA_UNKNOWN)
+		return &ks_arch_x86;
+	if (strstr(cpuid, "IBM"))
+		return &ks_arch_s390;
+	return NULL;
+}
+
+const struct ks_arch *ks_arch_detect(struct tep_handle *tep)
+{
+	int i;
+
+	if (!tep)
+		return NULL;
+	for (i = 0; ks_arches[i]; i++)
+		if (ks_arches[i]->detect && ks_arches[i]->detect(tep))
+			return ks_arches[i];
+	return NULL;
+}
+
+const struct ks_arch *ks_arch_by_name(const char *name)
+{
+	int i;
+
+	for (i = 0; name && ks_arches[i]; i++)
+		if (!strcmp(ks_arches[i]->name, name))
+			return ks_arches[i];
+	return NULL;
+}
+
+const struct ks_event_class *ks_arch_class(const struct ks_arch *arch, const char *name)
+{
+	const struct ks_event_class *c;
+
+	for (c = arch->classes; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+void ks_arch_class_list(const struct ks_arch *arch, char *buf, size_t len)
+{
+	const struct ks_event_class *c;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (c = arch->classes; c->name && used < len; c++) {
+		const char *sep = c == arch->classes ? "" : (c + 1)->name ? ", " : " or ";
+		size_t n = strlen(sep) + strlen(c->name);
+
+		if (used + n + 1 > len)
+			break;
+		strcat(buf, sep);
+		strcat(buf, c->name);
+		used += n;
+	}
+}
+
+bool ks_arch_has_event(struct tep_handle *tep, const char *system, const char *name)
+{
+	return tep && tep_find_event_by_name(tep, system, name) != NULL;
+}
+
+bool ks_arch_event_has_field(struct tep_handle *tep, const char *system, const char *name,
+			     const char *field)
+{
+	struct tep_event *ev = tep ? tep_find_event_by_name(tep, system, name) : NULL;
+
+	return ev && tep_find_field(ev, field) != NULL;
+}

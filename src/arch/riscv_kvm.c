@@ -1,0 +1,102 @@
+/*
+ * riscv_kvm.c - RISC-V KVM event classes for kvmscope stat.
+ *
+ * Tracepoints (arch/riscv/kvm/trace.h, Linux 6.10+, system kvm):
+ * kvm_entry(pc) and kvm_exit(sepc, scause, stval, htval, htinst).  The key
+ * is scause: bit XLEN-1 set means an interrupt (shown as IRQ_*), otherwise
+ * the exception code (the privileged spec's mcause table).
+ *
+ *   vmexit: kvm_exit -> kvm_entry (handling); perf measures kvm_entry ->
+ *           kvm_exit (run) and drops the interrupt bit (an interrupt shows
+ *           as the exception of the same number): --format perf does too.
+ * The events name no vCPU; see attribution.h.
+ */
+#include <stdio.h>
+
+#include "arch.h"
+
+#define CAUSE_IRQ_FLAG (1ULL << 63)
+
+enum { TABLE_EXC = 0, TABLE_IRQ = 1 };
+
+static const struct ks_code_name exceptions[] = {
+	{ 0, "INST_MISALIGNED" },   { 1, "INST_ACCESS" },        { 2, "INST_ILLEGAL" },
+	{ 3, "BREAKPOINT" },        { 4, "LOAD_MISALIGNED" },    { 5, "LOAD_ACCESS" },
+	{ 6, "STORE_MISALIGNED" },  { 7, "STORE_ACCESS" },       { 8, "SYSCALL" },
+	{ 9, "HYPERVISOR_SYSCALL" }, { 10, "SUPERVISOR_SYSCALL" }, { 12, "INST_PAGE_FAULT" },
+	{ 13, "LOAD_PAGE_FAULT" },  { 15, "STORE_PAGE_FAULT" },  { 20, "INST_GUEST_PAGE_FAULT" },
+	{ 21, "LOAD_GUEST_PAGE_FAULT" }, { 22, "VIRTUAL_INST_FAULT" },
+	{ 23, "STORE_GUEST_PAGE_FAULT" },
+};
+
+static const struct ks_code_name interrupts[] = {
+	{ 1, "IRQ_S_SOFT" },  { 2, "IRQ_VS_SOFT" },  { 3, "IRQ_M_SOFT" },
+	{ 5, "IRQ_S_TIMER" }, { 6, "IRQ_VS_TIMER" }, { 7, "IRQ_M_TIMER" },
+	{ 9, "IRQ_S_EXT" },   { 10, "IRQ_VS_EXT" },  { 11, "IRQ_M_EXT" },
+	{ 12, "IRQ_S_GEXT" }, { 13, "IRQ_PMU_OVF" },
+};
+
+#define N(t) (sizeof(t) / sizeof(t[0]))
+
+static void scause_compose(uint64_t *key, uint64_t key2, int32_t *table)
+{
+	(void)key2;
+	*table = (*key & CAUSE_IRQ_FLAG) ? TABLE_IRQ : TABLE_EXC;
+	*key &= ~CAUSE_IRQ_FLAG;
+}
+
+static void riscv_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			   bool perf_style, char *buf, size_t len)
+{
+	bool irq = ctx->table == TABLE_IRQ && !perf_style;
+	const char *name = irq ? ks_code_lookup(interrupts, N(interrupts), key)
+			       : ks_code_lookup(exceptions, N(exceptions), key);
+
+	(void)info;
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else if (perf_style)
+		snprintf(buf, len, "UNKNOWN");
+	else
+		snprintf(buf, len, "%s(%llu)", irq ? "IRQ" : "EXC", (unsigned long long)key);
+}
+
+static bool riscv_key_known(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	if (ctx->table == TABLE_IRQ)
+		return ks_code_lookup(interrupts, N(interrupts), key) != NULL;
+	return ks_code_lookup(exceptions, N(exceptions), key) != NULL;
+}
+
+static const struct ks_event_class riscv_classes[] = {
+	{
+		.name = "vmexit", .title = "VM-EXIT",
+		.begin = { { "kvm", "kvm_exit", NULL, 0, "scause", NULL, NULL, false, TABLE_EXC } },
+		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL, NULL, false, 0 } },
+		.key_name = riscv_key_name,
+		.key_known = riscv_key_known,
+		.compose = scause_compose,
+		.run_ok = true,
+	},
+	{ .name = NULL },
+};
+
+static bool riscv_detect(struct tep_handle *tep)
+{
+	return ks_arch_event_has_field(tep, "kvm", "kvm_exit", "scause");
+}
+
+static const char *const riscv_machines[] = { "riscv", NULL };
+
+const struct ks_arch ks_arch_riscv = {
+	.name = "riscv",
+	.entry_system = "kvm",
+	.entry_name = "kvm_entry",
+	.classes = riscv_classes,
+	.perf_vcpu_field = "id",
+	.perf_measure = KS_ARCH_MEASURE_RUN,
+	.perf_decode_len = 40,
+	.isa_name = "riscv",
+	.machines = riscv_machines,
+	.detect = riscv_detect,
+};
