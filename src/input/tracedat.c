@@ -25,6 +25,7 @@
 #include <zstd.h>
 
 #include "kvmscope/tracedat.h"
+#include "format_guard.h"
 #include "source_impl.h"
 
 /* Option / section ids (trace-cmd.dat.v7(5)). */
@@ -398,7 +399,7 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 			return -1;
 		/* A format libtraceevent cannot parse is skipped, like trace-cmd does;
 		 * its events then come out with event == NULL. */
-		tep_parse_event(r->td->src.tep, buf, size, sys);
+		ks_guard_parse_event(r->td->src.tep, buf, size, sys);
 		free(buf);
 	}
 	return 0;
@@ -472,7 +473,7 @@ static int parse_kallsyms(struct rd *r, struct ks_error *err)
 
 static int parse_printk(struct rd *r, struct ks_error *err)
 {
-	return parse_text(r, "printk formats", 4, tep_parse_printk_formats, err);
+	return parse_text(r, "printk formats", 4, ks_guard_parse_printk, err);
 }
 
 static int parse_cmdlines(struct rd *r, struct ks_error *err)

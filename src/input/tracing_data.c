@@ -11,6 +11,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "format_guard.h"
 #include "tracing_data.h"
 
 struct td_cursor {
@@ -178,7 +179,7 @@ static int td_formats(struct td_cursor *c, struct tep_handle *tep, const char *s
 		    td_take(c, size, &p, "event format runs past the end") < 0)
 			return -1;
 		/* An event libtraceevent cannot parse is left out, not fatal. */
-		tep_parse_event(tep, (const char *)p, size, sys);
+		ks_guard_parse_event(tep, (const char *)p, size, sys);
 	}
 	return 0;
 }
@@ -240,7 +241,7 @@ static int td_tail(struct td_cursor *c, struct tep_handle *tep, bool has_cmdline
 	    td_text(c, tep, size32, tep_parse_kallsyms, "kallsyms run past the end") < 0)
 		return -1;
 	if (td_u32(c, &size32, "truncated printk formats size") < 0 ||
-	    td_text(c, tep, size32, tep_parse_printk_formats,
+	    td_text(c, tep, size32, ks_guard_parse_printk,
 		    "printk formats run past the end") < 0)
 		return -1;
 	if (!has_cmdlines)

@@ -1,0 +1,27 @@
+/*
+ * format_guard.h - hand libtraceevent only text it can parse safely.
+ *
+ * libtraceevent 1.7 trusts the metadata it parses: a print fmt that names a
+ * field the format does not have (REC->0rev_state) or a printk-format line
+ * without its ':' makes it read out of bounds or crash.  Traces come from
+ * other machines and may be damaged, so every reader passes event formats and
+ * printk formats through these wrappers instead of calling tep_* directly.
+ */
+#ifndef KVMSCOPE_FORMAT_GUARD_H
+#define KVMSCOPE_FORMAT_GUARD_H
+
+#include <stddef.h>
+
+struct tep_handle;
+
+/* tep_parse_event() on a checked copy of BUF: a print fmt that references a
+ * missing field or has unbalanced quotes/parentheses is replaced by an empty
+ * one (the fields still decode; only the printed text is lost).  Returns
+ * what tep_parse_event returns, or -1 when BUF is not a format at all. */
+int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys);
+
+/* tep_parse_printk_formats() on TEXT without the lines it cannot parse
+ * ("ADDR : \"STRING\"" is the only accepted shape). */
+int ks_guard_parse_printk(struct tep_handle *tep, const char *text);
+
+#endif
