@@ -44,3 +44,12 @@ printf '%-44s %9s s %9s MB\n' "kvmscope stat --by reason --by vm,vcpu" "$tw" "$(
 awk -v pw="$pw" -v kw="$kw" -v pr="$pr" -v kr="$kr" 'BEGIN {
 	printf "speed-up vs perf: %.1fx (target >= 5x)   peak RSS: %.1f MB vs %.1f MB (target <= 64 MB)\n",
 		pw / kw, kr / 1024, pr / 1024 }'
+
+# The other benchmarks, each against its peer tool (they skip what is missing).
+for b in tracedat merge report; do
+	if [ -x "bench/$b.sh" ] || [ -f "bench/$b.sh" ]; then
+		echo
+		echo "== bench/$b.sh"
+		bash "bench/$b.sh" "$build" || echo "bench/$b.sh failed"
+	fi
+done

@@ -53,6 +53,8 @@ struct ks_stat_config {
 	int npids;                  /* only these host processes; 0 = all */
 	int32_t pids[KS_MAX_PIDS];
 	unsigned views[KS_STAT_MAX_VIEWS]; /* KS_DIM_* masks; 0 ends the list */
+	bool no_histograms;         /* skip percentiles (perf's layout has none) */
+	bool no_begin_counts;       /* skip KS_STAT_BEGINS (perf's layout has none) */
 	bool perf_compat;           /* perf 6.1 semantics where they differ:
 				     * a thread's vCPU is fixed by its first kvm_entry */
 	enum ks_measure measure;    /* KS_MEASURE_HANDLING (default) */

@@ -66,7 +66,7 @@ struct thread {
 
 struct view {
 	unsigned dims;
-	struct ks_stat_row **slots;    /* open hash */
+	struct row_slot *slots;        /* open hash */
 	size_t cap, used;
 	struct ks_stat_row **sorted;   /* valid rows, perf's iteration order */
 	size_t nsorted;
@@ -79,6 +79,8 @@ struct comm {
 
 struct ks_stat {
 	struct ks_stat_config cfg;
+	struct event_role *mru_role[2]; /* most recently used, into roles[] */
+	struct thread *mru_thread;      /* into threads[] */
 	const struct ks_arch *arch;
 	const char *arch_source;
 	const struct ks_event_class *cls;
@@ -222,6 +224,7 @@ static void grow_roles(struct ks_stat *st)
 	struct event_role *old = st->roles;
 	size_t i, oldcap = st->roles_cap;
 
+	st->mru_role[0] = st->mru_role[1] = NULL;
 	st->roles_cap = oldcap ? oldcap * 2 : 64;
 	st->roles = xcalloc(st->roles_cap, sizeof(*st->roles));
 	for (i = 0; i < oldcap; i++) {
@@ -236,7 +239,30 @@ static void grow_roles(struct ks_stat *st)
 	free(old);
 }
 
+static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev);
+
 static struct event_role *role_of(struct ks_stat *st, struct tep_event *ev)
+{
+	/* Exits and entries alternate: two most recent roles first. */
+	if (st->mru_role[0] && st->mru_role[0]->event == ev)
+		return st->mru_role[0];
+	if (st->mru_role[1] && st->mru_role[1]->event == ev) {
+		struct event_role *r = st->mru_role[1];
+
+		st->mru_role[1] = st->mru_role[0];
+		st->mru_role[0] = r;
+		return r;
+	}
+	{
+		struct event_role *r = role_lookup(st, ev); /* may move the roles */
+
+		st->mru_role[1] = st->mru_role[0];
+		st->mru_role[0] = r;
+		return r;
+	}
+}
+
+static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev)
 {
 	size_t j, n = 0;
 
@@ -286,14 +312,20 @@ static struct thread *thread_of(struct ks_stat *st, int32_t tid)
 	struct comm *c;
 	size_t j;
 
-	if (st->threads_used * 2 >= st->threads_cap)
+	/* Consecutive events mostly come from the same thread. */
+	if (st->mru_thread && st->mru_thread->tid == tid)
+		return st->mru_thread;
+	if (st->threads_used * 2 >= st->threads_cap) {
 		grow_threads(st);
+		st->mru_thread = NULL;
+	}
 	j = hash_u64((uint32_t)tid) & (st->threads_cap - 1);
 	while (st->threads[j].tid) {
 		if (st->threads[j].tid == tid)
-			return &st->threads[j];
+			return st->mru_thread = &st->threads[j];
 		j = (j + 1) & (st->threads_cap - 1);
 	}
+	st->mru_thread = &st->threads[j];
 	st->threads_used++;
 	st->threads[j].tid = tid;
 	st->threads[j].vm = -1;
@@ -363,46 +395,42 @@ struct row_id {
 	uint64_t key;
 };
 
-static bool row_matches(const struct ks_stat *st, const struct ks_stat_row *r,
-			const struct row_id *id)
+/* A hash slot keeps the row's identity next to the pointer, so probing
+ * touches only the slot array, not the (large) rows. */
+struct row_slot {
+	struct row_id id;
+	struct ks_stat_row *row;
+};
+
+static bool same_id(const struct row_id *a, const struct row_id *b)
 {
-	/* perf keys rows by (key, info) only; the name table is the one of
-	 * the row's first occurrence. */
-	if (!st->cfg.perf_compat && r->table != id->table)
-		return false;
-	return r->key == id->key && r->info == id->info && r->vm == id->vm &&
-	       r->vcpu == id->vcpu && r->thread == id->thread;
+	return a->key == b->key && a->info == b->info && a->vm == b->vm &&
+	       a->vcpu == b->vcpu && a->thread == b->thread && a->table == b->table;
 }
 
-static size_t row_hash(const struct ks_stat *st, uint64_t key, int32_t vm, int32_t vcpu,
-		       int32_t thread, int32_t info, int32_t table)
+static size_t row_hash(const struct row_id *id)
 {
-	uint64_t h = key ^ ((uint64_t)(uint32_t)vcpu << 40) ^ ((uint64_t)(uint32_t)vm << 20) ^
-		     (uint64_t)(uint32_t)info ^ ((uint64_t)(uint32_t)thread << 8);
-
-	if (!st->cfg.perf_compat)
-		h ^= (uint64_t)(uint32_t)table << 56;
-	return hash_u64(h);
+	return hash_u64(id->key ^ ((uint64_t)(uint32_t)id->vcpu << 40) ^
+			((uint64_t)(uint32_t)id->vm << 20) ^ (uint64_t)(uint32_t)id->info ^
+			((uint64_t)(uint32_t)id->thread << 8) ^ ((uint64_t)(uint32_t)id->table << 56));
 }
 
-static void grow_view(const struct ks_stat *st, struct view *v)
+static void grow_view(struct view *v)
 {
-	struct ks_stat_row **old = v->slots;
+	struct row_slot *old = v->slots;
 	size_t i, oldcap = v->cap;
 
 	v->cap = oldcap ? oldcap * 2 : 64;
 	v->slots = xcalloc(v->cap, sizeof(*v->slots));
 	for (i = 0; i < oldcap; i++) {
-		struct ks_stat_row *r = old[i];
 		size_t j;
 
-		if (!r)
+		if (!old[i].row)
 			continue;
-		j = row_hash(st, r->key, r->vm, r->vcpu, r->thread, r->info, r->table) &
-		    (v->cap - 1);
-		while (v->slots[j])
+		j = row_hash(&old[i].id) & (v->cap - 1);
+		while (v->slots[j].row)
 			j = (j + 1) & (v->cap - 1);
-		v->slots[j] = r;
+		v->slots[j] = old[i];
 	}
 	free(old);
 }
@@ -421,17 +449,21 @@ static struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
 
 	if ((v->dims & KS_DIM_VCPU) && t->vcpu < 0 && !st->cfg.perf_compat)
 		id.thread = t->tid;
+	/* perf keys rows by (key, info) only; the name table is the one of
+	 * the row's first occurrence. */
+	if (st->cfg.perf_compat)
+		id.table = 0;
 	if (!(v->dims & KS_DIM_KEY)) {
 		id.key = 0;
 		id.info = 0;
 		id.table = 0;
 	}
 	if ((v->used + 1) * 2 > v->cap)
-		grow_view(st, v);
-	j = row_hash(st, id.key, id.vm, id.vcpu, id.thread, id.info, id.table) & (v->cap - 1);
-	while ((r = v->slots[j])) {
-		if (row_matches(st, r, &id))
-			return r;
+		grow_view(v);
+	j = row_hash(&id) & (v->cap - 1);
+	while (v->slots[j].row) {
+		if (same_id(&v->slots[j].id, &id))
+			return v->slots[j].row;
 		j = (j + 1) & (v->cap - 1);
 	}
 	r = xcalloc(1, sizeof(*r));
@@ -440,10 +472,11 @@ static struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
 	r->thread = id.thread;
 	r->key = id.key;
 	r->info = id.info;
-	r->table = id.table;
+	r->table = (v->dims & KS_DIM_KEY) ? table : 0;
 	r->seq = st->next_seq++;
 	r->min_ns = UINT64_MAX;
-	v->slots[j] = r;
+	v->slots[j].id = id;
+	v->slots[j].row = r;
 	v->used++;
 	return r;
 }
@@ -482,7 +515,7 @@ static void hist_bucket_range(unsigned chunk, unsigned idx, uint64_t *lo, uint64
 }
 
 /* perf's update_stats() plus our totals and histogram. */
-static void row_add(struct ks_stat_row *r, uint64_t v)
+static void row_add(struct ks_stat_row *r, uint64_t v, bool hist)
 {
 	double delta;
 
@@ -496,7 +529,8 @@ static void row_add(struct ks_stat_row *r, uint64_t v)
 		r->max_ns = v;
 	if (v < r->min_ns)
 		r->min_ns = v;
-	hist_add(r, v);
+	if (hist)
+		hist_add(r, v);
 }
 
 double ks_stat_row_stddev_pct(const struct ks_stat_row *row)
@@ -653,7 +687,7 @@ static void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct 
 		return;
 	}
 	for (i = 0; i < st->nviews; i++) {
-		row_add(t->pending[i], ts - begin);
+		row_add(t->pending[i], ts - begin, !st->cfg.no_histograms);
 		t->pending[i] = NULL;
 	}
 }
@@ -769,7 +803,7 @@ static void handle_event(struct ks_stat *st, const struct ks_record *rec)
 	/* A thread's first entry ends nothing (perf: no begin time). */
 	if (first && r->begin < 0)
 		return;
-	if (r->count >= 0)
+	if (r->count >= 0 && !st->cfg.no_begin_counts)
 		count_begin(st, r, t, rec);
 	if (!t->known) {
 		if (r->begin >= 0 || r->end >= 0)
@@ -967,8 +1001,8 @@ void ks_stat_free(struct ks_stat *st)
 		struct view *v = i < st->nviews ? &st->views[i] : &st->begins;
 
 		for (j = 0; j < v->cap; j++)
-			if (v->slots[j])
-				free_row(v->slots[j]);
+			if (v->slots[j].row)
+				free_row(v->slots[j].row);
 		free(v->slots);
 		free(v->sorted);
 	}
@@ -1123,8 +1157,8 @@ size_t ks_stat_rows(const struct ks_stat *cst, int vi, struct ks_stat_row ***row
 	if (!v->sorted) {
 		v->sorted = xcalloc(v->used + 1, sizeof(*v->sorted));
 		for (j = 0; j < v->cap; j++)
-			if (v->slots[j] && v->slots[j]->count)
-				v->sorted[v->nsorted++] = v->slots[j];
+			if (v->slots[j].row && v->slots[j].row->count)
+				v->sorted[v->nsorted++] = v->slots[j].row;
 		qsort(v->sorted, v->nsorted, sizeof(*v->sorted), perf_iteration_cmp);
 	}
 	*rows = v->sorted;

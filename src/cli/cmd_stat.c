@@ -183,6 +183,8 @@ static void setup(struct stat_args *a)
 	if (a->report.format == KS_STAT_PERF) {
 		/* perf's accounting and one table by key. */
 		a->cfg.perf_compat = true;
+		a->cfg.no_histograms = true;
+		a->cfg.no_begin_counts = true;
 		a->cfg.views[0] = KS_DIM_KEY;
 		if (!a->measure_set)
 			a->cfg.measure = KS_MEASURE_PERF;

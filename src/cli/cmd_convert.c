@@ -1,0 +1,422 @@
+/*
+ * cmd_convert.c - kvmscope convert: any input to a trace-cmd trace.dat file.
+ *
+ *	kvmscope convert -i perf.data -o trace.dat [--file-version 6|7]
+ *			 [--compression zstd|zlib|none]
+ *
+ * Reads the input through ks_source_open (perf.data tracepoint samples,
+ * trace.dat, ftrace text) and writes every tracepoint event with the
+ * tracedat writer: one CPU stream per record CPU, the input's event formats
+ * (regenerated from libtraceevent's parse), saved cmdlines from the input's
+ * COMM records or its own cmdlines.  Timestamps: a trace.dat recorded with
+ * x86-tsc and TSC2NSEC keeps its raw counters and the TSC2NSEC option, so
+ * `trace-cmd report` converts them exactly as for the original; everything
+ * else is written in nanoseconds with the "local" clock.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+
+#include "cli.h"
+#include "kvmscope/source.h"
+#include "kvmscope/tracedat.h"
+#include "kvmscope/tracedat_writer.h"
+
+static const char usage_text[] =
+	"usage: kvmscope convert -i INPUT -o OUTPUT [options]\n"
+	"\n"
+	"Write the tracepoint events of any input (perf.data, trace.dat, ftrace text;\n"
+	"type detected from the content) as a trace-cmd trace.dat file that trace-cmd\n"
+	"report and KernelShark open.\n"
+	"\n"
+	"  -i, --input FILE         input file\n"
+	"  -o, --output FILE        output trace.dat\n"
+	"      --file-version 6|7   trace.dat file version (default 7)\n"
+	"      --compression ALG    zstd (default for version 7), zlib or none; version 6\n"
+	"                           files are never compressed\n"
+	"  -q, --quiet              no summary line on stderr\n"
+	"  -h, --help               this text\n";
+
+struct convert_args {
+	const char *input, *output, *compression;
+	int version;
+	bool quiet;
+};
+
+/* tid -> comm, open addressing */
+struct comm_slot {
+	int32_t tid;
+	bool used, named;
+	char comm[32];
+};
+
+struct comm_map {
+	struct comm_slot *slots;
+	size_t cap, len;
+};
+
+static struct comm_slot *comm_find(struct comm_map *m, int32_t tid)
+{
+	size_t i, mask;
+
+	if (m->len * 2 >= m->cap) {
+		struct comm_map n = { calloc(m->cap ? m->cap * 2 : 1024, sizeof(*n.slots)),
+				      m->cap ? m->cap * 2 : 1024, 0 };
+		if (!n.slots)
+			die("out of memory");
+		for (i = 0; i < m->cap; i++)
+			if (m->slots[i].used)
+				*comm_find(&n, m->slots[i].tid) = m->slots[i], n.len++;
+		free(m->slots);
+		*m = n;
+	}
+	mask = m->cap - 1;
+	for (i = ((uint32_t)tid * 2654435761u) & mask; m->slots[i].used; i = (i + 1) & mask)
+		if (m->slots[i].tid == tid)
+			return &m->slots[i];
+	m->slots[i].used = true;
+	m->slots[i].tid = tid;
+	m->len++;
+	return &m->slots[i];
+}
+
+static void parse_args(int argc, char **argv, struct convert_args *a)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "file-version", required_argument, NULL, 'V' },
+		{ "compression", required_argument, NULL, 'c' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	a->version = 7;
+	while ((c = getopt_long(argc, argv, "i:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': a->input = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'q': a->quiet = true; break;
+		case 'V':
+			if (strcmp(optarg, "6") && strcmp(optarg, "7"))
+				usage_error("convert", "--file-version takes 6 or 7, not '%s'", optarg);
+			a->version = atoi(optarg);
+			break;
+		case 'c':
+			if (strcmp(optarg, "zstd") && strcmp(optarg, "zlib") && strcmp(optarg, "none"))
+				usage_error("convert", "--compression takes zstd, zlib or none, not '%s'",
+					    optarg);
+			a->compression = optarg;
+			break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: usage_error("convert", "unknown option");
+		}
+	}
+	if (optind < argc)
+		usage_error("convert", "unexpected argument '%s'", argv[optind]);
+	if (!a->input || !a->output)
+		usage_error("convert", "both -i INPUT and -o OUTPUT are needed");
+	if (!a->compression)
+		a->compression = a->version == 7 ? "zstd" : "none";
+	if (a->version == 6 && strcmp(a->compression, "none"))
+		usage_error("convert", "version 6 files cannot be compressed");
+}
+
+/* A trace.dat keeps its stored timestamps (raw counters, TSC2NSEC and clock)
+ * unless something else moved its times (guest TimeShift, OFFSET). */
+static bool keep_raw_ts(const struct ks_tracedat_meta *m)
+{
+	return m && !m->tsync_applied && m->ts_offset == 0 &&
+	       (m->has_tsc2nsec ? m->tsc_mult != 0 : m->clock != NULL);
+}
+
+static void set_opts(struct ks_source *src, const struct convert_args *a, struct ks_tdw_opts *o,
+		     char *uname, size_t uname_len)
+{
+	const struct ks_tracedat_meta *m = ks_tracedat_meta(src);
+	const struct ks_source_info *info = ks_source_info(src);
+	struct tep_handle *tep = ks_source_tep(src);
+
+	memset(o, 0, sizeof(*o));
+	o->file_version = a->version;
+	o->compression = a->compression;
+	o->nr_cpus = info->nr_cpus > 0 ? (uint32_t)info->nr_cpus : 1;
+	if (tep) {
+		int ps = tep_get_page_size(tep), ls = tep_get_long_size(tep);
+		int hps = tep_get_header_page_size(tep);
+		o->page_size = ps >= 4096 && !(ps & (ps - 1)) ? (uint32_t)ps : 4096;
+		o->long_size = ls == 4 ? 4 : 8;
+		o->kernel_long_size = hps == 4 ? 4 : 8;
+	}
+	o->clock = "local";
+	if (keep_raw_ts(m) && m->has_tsc2nsec) {
+		o->clock = "x86-tsc";
+		o->has_tsc2nsec = true;
+		o->tsc_mult = m->tsc_mult;
+		o->tsc_shift = m->tsc_shift;
+		o->tsc_offset = m->tsc_offset;
+	} else if (keep_raw_ts(m)) {
+		o->clock = m->clock;
+	}
+	if (m && m->has_trace_id) {
+		o->has_trace_id = true;
+		o->trace_id = m->trace_id;
+	}
+	if (m && m->uname)
+		o->uname = m->uname;
+	else if (info->osrelease[0]) {
+		snprintf(uname, uname_len, "Linux %s %s %s", info->hostname[0] ? info->hostname : "-",
+			 info->osrelease, info->arch);
+		o->uname = uname;
+	}
+}
+
+/* GUEST options of a host trace.dat: name, trace id, vCPU -> host tid. */
+static void copy_guests(struct ks_tdw *w, const struct ks_tracedat_meta *m)
+{
+	struct ks_error err;
+	uint32_t g, i;
+
+	for (g = 0; m && g < m->nr_guests; g++) {
+		const struct ks_tracedat_guest *gu = &m->guests[g];
+		size_t nlen = strlen(gu->name ? gu->name : "") + 1;
+		size_t size = nlen + 8 + 4 + 8 * (size_t)gu->nr_vcpus;
+		uint8_t *d = malloc(size), *p = d;
+		if (!d)
+			die("out of memory");
+		memcpy(p, gu->name ? gu->name : "", nlen), p += nlen;
+		memcpy(p, &gu->trace_id, 8), p += 8;
+		memcpy(p, &gu->nr_vcpus, 4), p += 4;
+		for (i = 0; i < gu->nr_vcpus; i++, p += 8) {
+			memcpy(p, &gu->vcpus[i].vcpu, 4);
+			memcpy(p + 4, &gu->vcpus[i].host_tid, 4);
+		}
+		if (ks_tdw_add_option(w, 13, d, (uint32_t)size, &err) < 0) {
+			ks_tdw_abort(w);
+			die("%s", err.msg);
+		}
+		free(d);
+	}
+}
+
+struct convert_counts {
+	uint64_t events, no_format, no_cpu, lost, other;
+};
+
+static void note_comm(struct comm_map *comms, const struct ks_record *rec)
+{
+	struct comm_slot *s = comm_find(comms, rec->tid);
+
+	if (rec->type == KS_REC_COMM && rec->comm) {
+		snprintf(s->comm, sizeof(s->comm), "%s", rec->comm);
+		s->named = true;
+	}
+}
+
+static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
+			 struct comm_map *comms, struct convert_counts *n)
+{
+	struct ks_record rec;
+	struct ks_error err;
+	int r;
+
+	while ((r = ks_source_next(src, &rec, &err)) > 0) {
+		if (rec.type == KS_REC_COMM && rec.tid >= 0) {
+			note_comm(comms, &rec);
+			continue;
+		}
+		if (rec.type == KS_REC_LOST) {
+			n->lost += rec.lost;
+			continue;
+		}
+		if (rec.type != KS_REC_EVENT) {
+			n->other++;
+			continue;
+		}
+		if (!rec.event || !rec.data || !rec.size) {
+			n->no_format++;
+			continue;
+		}
+		if (rec.cpu < 0) {
+			n->no_cpu++;
+			continue;
+		}
+		if (rec.tid >= 0)
+			comm_find(comms, rec.tid);
+		if (ks_tdw_add_event(w, (uint32_t)rec.cpu, raw_ts ? rec.raw_ts : rec.ts, rec.data,
+				     rec.size, &err) < 0) {
+			ks_tdw_abort(w);
+			die("%s", err.msg);
+		}
+		n->events++;
+	}
+	if (r < 0) {
+		ks_tdw_abort(w);
+		die("%s", err.msg);
+	}
+}
+
+/* Saved cmdlines: COMM records first, else what the input's tep knows. */
+static void write_cmdlines(struct ks_tdw *w, struct tep_handle *tep, struct comm_map *comms)
+{
+	struct ks_error err;
+	size_t i;
+
+	for (i = 0; i < comms->cap; i++) {
+		struct comm_slot *s = &comms->slots[i];
+		const char *comm = s->named ? s->comm : NULL;
+		if (!s->used || s->tid < 0)
+			continue;
+		if (!comm && tep && tep_is_pid_registered(tep, s->tid))
+			comm = tep_data_comm_from_pid(tep, s->tid);
+		if (!comm || (s->tid == 0 && !s->named))
+			continue;
+		if (ks_tdw_add_cmdline(w, s->tid, comm, &err) < 0) {
+			ks_tdw_abort(w);
+			die("%s", err.msg);
+		}
+	}
+}
+
+/* libtraceevent has no way to list the kernel symbols and printk strings it
+ * holds except its debugging printers, which write to stdout: run one with
+ * stdout sent to a temporary file and read that back.  (Stop-gap until the
+ * readers keep the original kallsyms / printk_formats texts.) */
+static char *capture_stdout(void (*print)(struct tep_handle *), struct tep_handle *tep,
+			    size_t *len)
+{
+	FILE *tmp = tmpfile();
+	char *text = NULL;
+	int saved;
+	long size;
+
+	*len = 0;
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	if (!tmp || saved < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
+		if (tmp)
+			fclose(tmp);
+		if (saved >= 0)
+			close(saved);
+		return NULL;
+	}
+	print(tep);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	size = ftell(tmp);
+	if (size > 0 && fseek(tmp, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
+	    fread(text, (size_t)size, 1, tmp) == 1) {
+		text[size] = '\0';
+		*len = (size_t)size;
+	} else {
+		free(text);
+		text = NULL;
+	}
+	fclose(tmp);
+	return text;
+}
+
+/* "ADDR NAME[ [MOD]]" lines -> /proc/kallsyms lines; "ADDR FMT" lines ->
+ * printk_formats lines. */
+static void add_symbols(struct ks_tdw *w, struct tep_handle *tep)
+{
+	size_t len;
+	char *funcs = capture_stdout(tep_print_funcs, tep, &len), *line, *save = NULL;
+	char *fmts;
+	FILE *f;
+	char *out = NULL;
+	size_t out_len = 0;
+	struct ks_error err;
+
+	if (funcs && (f = open_memstream(&out, &out_len))) {
+		for (line = strtok_r(funcs, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *sp = strchr(line, ' '), *mod;
+			if (!sp)
+				continue;
+			*sp++ = '\0';
+			mod = strstr(sp, " [");
+			if (mod)
+				*mod++ = '\0';
+			fprintf(f, "%s T %s%s%s\n", line, sp, mod ? "\t" : "", mod ? mod : "");
+		}
+		fclose(f);
+		if (ks_tdw_set_kallsyms(w, out, out_len, &err) < 0) {
+			ks_tdw_abort(w);
+			die("%s", err.msg);
+		}
+		free(out);
+	}
+	free(funcs);
+	fmts = capture_stdout(tep_print_printk, tep, &len);
+	out = NULL;
+	save = NULL;
+	if (fmts && (f = open_memstream(&out, &out_len))) {
+		for (line = strtok_r(fmts, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *sp = strchr(line, ' ');
+			if (sp) {
+				*sp = '\0';
+				fprintf(f, "0x%s : \"%s\"\n", line, sp + 1);
+			}
+		}
+		fclose(f);
+		if (ks_tdw_set_printk_formats(w, out, out_len, &err) < 0) {
+			ks_tdw_abort(w);
+			die("%s", err.msg);
+		}
+		free(out);
+	}
+	free(fmts);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct convert_args a = { 0 };
+	struct convert_counts n = { 0 };
+	struct comm_map comms = { 0 };
+	struct ks_source *src;
+	struct ks_tdw_opts o;
+	struct ks_error err;
+	struct ks_tdw *w;
+	char uname[512];
+	uint64_t nformats = 0;
+
+	parse_args(argc, argv, &a);
+	if (ks_source_open(&src, a.input, &err) < 0)
+		die("%s", err.msg);
+	set_opts(src, &a, &o, uname, sizeof(uname));
+	w = ks_tdw_create(a.output, &o, &err);
+	if (!w)
+		die("%s", err.msg);
+	if (ks_source_tep(src) && ks_tdw_add_tep_formats(w, ks_source_tep(src), &err) < 0) {
+		ks_tdw_abort(w);
+		die("%s", err.msg);
+	}
+	if (ks_source_tep(src))
+		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
+	if (ks_source_tep(src))
+		add_symbols(w, ks_source_tep(src));
+	copy_guests(w, ks_tracedat_meta(src));
+	copy_records(src, w, keep_raw_ts(ks_tracedat_meta(src)), &comms, &n);
+	write_cmdlines(w, ks_source_tep(src), &comms);
+	if (ks_tdw_close(w, &err) < 0)
+		die("%s", err.msg);
+	if (!a.quiet)
+		fprintf(stderr, "kvmscope convert: %s -> %s: %" PRIu64 " events, %" PRIu64
+			" formats, v%d %s%s%s\n", a.input, a.output, n.events, nformats, a.version,
+			a.compression, o.has_tsc2nsec ? ", x86-tsc with TSC2NSEC" : "",
+			n.no_format ? " (records without a tracepoint format skipped)" : "");
+	if (!a.quiet && n.lost)
+		fprintf(stderr, "kvmscope convert: the input reports %" PRIu64
+			" lost events; they are not marked in the output\n", n.lost);
+	free(comms.slots);
+	ks_source_close(src);
+	return 0;
+}
