@@ -24,6 +24,23 @@ for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort); do
 	fi
 	objs+=("$o")
 done
+# Seed inputs made here (small, so that mutations reach deep): a perf.data
+# template recorded by perf, a generated one, trace.dat copies of it in every
+# layout, and report text; only where the tools are there.
+seeds=$out/seeds
+if [ ! -d "$seeds" ] && [ -x build/kvmscope ] && command -v perf >/dev/null; then
+	mkdir -p "$seeds/perfdata" "$seeds/tracedat" "$seeds/ftrace_text"
+	if perf kvm stat record -a -o "$seeds/perfdata/template.data" sleep 0.05 >/dev/null 2>&1; then
+		build/tools/gen-perfdata --template "$seeds/perfdata/template.data" \
+			-o "$seeds/perfdata/gen.data" --pairs 60 --rounds --lost 1 --unmatched 2>/dev/null || true
+		for v in "6 none" "7 none" "7 zstd" "7 zlib"; do
+			set -- $v
+			build/kvmscope convert -q -i "$seeds/perfdata/gen.data" -o "$seeds/tracedat/v$1-$2.dat" \
+				--file-version "$1" --compression "$2" 2>/dev/null || true
+		done
+		build/kvmscope dump "$seeds/perfdata/gen.data" 2>/dev/null | head -100 > "$seeds/ftrace_text/gen.txt" || true
+	fi
+fi
 status=0
 for f in tests/fuzz/fuzz_*.c; do
 	[ -e "$f" ] || continue
@@ -33,6 +50,7 @@ for f in tests/fuzz/fuzz_*.c; do
 	corpus="$out/corpus/$name"
 	mkdir -p "$corpus" "$out/crashes/$name"
 	[ -d "tests/fuzz/corpus/$name" ] && cp -n tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
+	[ -d "$seeds/${name#fuzz_}" ] && cp -n "$seeds/${name#fuzz_}"/* "$corpus"/ 2>/dev/null || true
 	if [ -d "$shared/data" ] && [ -f "tests/fuzz/seeds-$name.txt" ]; then
 		while read -r rel; do
 			[ -f "$shared/data/$rel" ] && head -c 1048576 "$shared/data/$rel" > "$corpus/shared-$(basename "$rel")"
