@@ -11,7 +11,8 @@
 set -eu
 PKGS="gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev zlib1g-dev \
 libelf-dev libdw-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
-zstd gzip tmux python3 gawk time chromium fonts-dejavu-core"
+zstd gzip tmux python3 gawk time chromium fonts-dejavu-core \
+qemu-system-x86 busybox-static cpio kmod socat gdb"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

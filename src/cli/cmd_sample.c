@@ -1,11 +1,589 @@
 /*
- * cmd_sample.c - kvmscope sample (placeholder until it lands).
+ * cmd_sample.c - kvmscope sample: guest call chains sampled live over
+ * QEMU's gdbstub.
+ *
+ * At -F HZ: interrupt the guest, for every vCPU select it, read its
+ * registers and unwind (src/unwind/, read-only), resume.  Raw stacks are
+ * kept in memory and symbolised after the guest has been let go, so the
+ * time the guest is held stays small.  Every exit path - end of run,
+ * SIGINT/SIGTERM, protocol or unwind errors - detaches with D;1 (the stub
+ * resumes the guest).  Output: folded stacks, an SVG flame graph, per-sample
+ * stacks, and a summary on stderr.  See kvmscope-sample(1).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "kvmscope/gdbmem.h"
+#include "kvmscope/gdbproto.h"
+#include "kvmscope/guestsyms.h"
+#include "kvmscope/unwind.h"
+#include "output/flamegraph.h"
+
+#define MAX_VCPUS 64
+
+static const char usage_text[] =
+	"usage: kvmscope sample [options]\n"
+	"\n"
+	"Sample guest call chains (kernel and user) of a QEMU guest through its gdbstub.\n"
+	"\n"
+	"  -g, --gdb HOST:PORT       QEMU gdbstub (default 127.0.0.1:1234)\n"
+	"  -F, --freq HZ             samples per second (default 99)\n"
+	"  -d, --duration SECONDS    stop after this long (default: until Ctrl-C)\n"
+	"  -n, --samples N           stop after N samples\n"
+	"  -o, --output FILE         folded stacks (default: standard output)\n"
+	"      --svg FILE            SVG flame graph\n"
+	"      --stacks FILE         every sampled stack, one block per vCPU and sample\n"
+	"      --annotate            add _[g.k] / _[g.u] to frames\n"
+	"      --per-vcpu            root every stack at vcpuN\n"
+	"      --guest-kallsyms F    guest /proc/kallsyms (kernel symbols, ORC tables)\n"
+	"      --guest-modules F     guest /proc/modules\n"
+	"      --guest-vmlinux F     guest vmlinux\n"
+	"      --guest-kaslr-offset N  add N to vmlinux addresses\n"
+	"      --guest-binary P[:A]  guest user program P loaded at A (repeatable)\n"
+	"      --kernel-unwind M     auto (default), orc, fp or none\n"
+	"      --orc-layout L        auto (default), pre-6.4 or 6.4\n"
+	"      --mem M               phys (own page walk, default) or virt (stub's reads)\n"
+	"      --timeout MS          protocol timeout (default 2000)\n"
+	"      --log-protocol FILE   write every byte sent to the stub to FILE\n"
+	"  -h, --help                this help\n"
+	"\n"
+	"The guest is never written to and is always left running.  See kvmscope-sample(1).\n";
+
+struct sample_args {
+	const char *gdb, *output, *svg, *stacks, *proto_log;
+	double freq, duration;
+	uint64_t max_samples;
+	bool annotate, per_vcpu, virt_mem;
+	int timeout_ms, layout;
+	enum ks_kunwind kunwind;
+	bool kunwind_auto;
+	struct ks_guestsyms_opts syms;
+};
+
+struct rec {
+	uint32_t vcpu, n;
+	uint8_t stop;
+	uint64_t *ips;
+};
+
+struct run {
+	struct rec *recs;
+	size_t nrecs, cap;
+	double *held_ms;
+	size_t nheld, held_cap;
+	uint64_t samples, stops[KS_STOP_COUNT_], errors;
+	double total_held_ms, wall_s;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double parse_num(const char *opt, const char *s, double min)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*end || !(v >= min))
+		usage_error("sample", "%s: bad value '%s'", opt, s);
+	return v;
+}
+
+enum {
+	O_SVG = 256, O_STACKS, O_ANNOTATE, O_PER_VCPU, O_KALLSYMS, O_MODULES, O_VMLINUX,
+	O_KASLR, O_BINARY, O_KUNWIND, O_LAYOUT, O_MEM, O_TIMEOUT, O_PROTO,
+};
+
+static void parse_kunwind(struct sample_args *a, const char *s)
+{
+	a->kunwind_auto = !strcmp(s, "auto");
+	if (a->kunwind_auto || !strcmp(s, "orc"))
+		a->kunwind = KS_KUNWIND_ORC;
+	else if (!strcmp(s, "fp"))
+		a->kunwind = KS_KUNWIND_FP;
+	else if (!strcmp(s, "none"))
+		a->kunwind = KS_KUNWIND_NONE;
+	else
+		usage_error("sample", "--kernel-unwind: auto, orc, fp or none");
+}
+
+static void parse_layout(struct sample_args *a, const char *s)
+{
+	if (!strcmp(s, "auto"))
+		a->layout = KS_ORC_AUTO;
+	else if (!strcmp(s, "pre-6.4"))
+		a->layout = KS_ORC_PRE_6_4;
+	else if (!strcmp(s, "6.4"))
+		a->layout = KS_ORC_6_4;
+	else
+		usage_error("sample", "--orc-layout: auto, pre-6.4 or 6.4");
+}
+
+static void parse_args(int argc, char **argv, struct sample_args *a)
+{
+	static const struct option opts[] = {
+		{ "gdb", required_argument, NULL, 'g' }, { "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' }, { "samples", required_argument, NULL, 'n' },
+		{ "output", required_argument, NULL, 'o' }, { "svg", required_argument, NULL, O_SVG },
+		{ "stacks", required_argument, NULL, O_STACKS },
+		{ "annotate", no_argument, NULL, O_ANNOTATE },
+		{ "per-vcpu", no_argument, NULL, O_PER_VCPU },
+		{ "guest-kallsyms", required_argument, NULL, O_KALLSYMS },
+		{ "guest-modules", required_argument, NULL, O_MODULES },
+		{ "guest-vmlinux", required_argument, NULL, O_VMLINUX },
+		{ "guest-kaslr-offset", required_argument, NULL, O_KASLR },
+		{ "guest-binary", required_argument, NULL, O_BINARY },
+		{ "kernel-unwind", required_argument, NULL, O_KUNWIND },
+		{ "orc-layout", required_argument, NULL, O_LAYOUT },
+		{ "mem", required_argument, NULL, O_MEM },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "log-protocol", required_argument, NULL, O_PROTO },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->gdb = "127.0.0.1:1234";
+	a->freq = 99;
+	a->timeout_ms = 2000;
+	a->layout = KS_ORC_AUTO;
+	parse_kunwind(a, "auto");
+	while ((c = getopt_long(argc, argv, "g:F:d:n:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g': a->gdb = optarg; break;
+		case 'F': a->freq = parse_num("-F", optarg, 0.001); break;
+		case 'd': a->duration = parse_num("-d", optarg, 0); break;
+		case 'n': a->max_samples = (uint64_t)parse_num("-n", optarg, 1); break;
+		case 'o': a->output = optarg; break;
+		case O_SVG: a->svg = optarg; break;
+		case O_STACKS: a->stacks = optarg; break;
+		case O_ANNOTATE: a->annotate = true; break;
+		case O_PER_VCPU: a->per_vcpu = true; break;
+		case O_KALLSYMS: a->syms.kallsyms = optarg; break;
+		case O_MODULES: a->syms.modules = optarg; break;
+		case O_VMLINUX: a->syms.vmlinux = optarg; break;
+		case O_KASLR: a->syms.kaslr_offset = strtoull(optarg, NULL, 0); break;
+		case O_BINARY:
+			if (a->syms.nbinaries >= KS_GUESTSYMS_MAX_BINARIES)
+				usage_error("sample", "too many --guest-binary");
+			a->syms.binaries[a->syms.nbinaries++] = optarg;
+			break;
+		case O_KUNWIND: parse_kunwind(a, optarg); break;
+		case O_LAYOUT: parse_layout(a, optarg); break;
+		case O_MEM:
+			if (strcmp(optarg, "phys") && strcmp(optarg, "virt"))
+				usage_error("sample", "--mem: phys or virt");
+			a->virt_mem = !strcmp(optarg, "virt");
+			break;
+		case O_TIMEOUT: a->timeout_ms = (int)parse_num("--timeout", optarg, 1); break;
+		case O_PROTO: a->proto_log = optarg; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: usage_error("sample", "unknown option");
+		}
+	}
+	if (optind < argc)
+		usage_error("sample", "unexpected argument '%s'", argv[optind]);
+}
+
+/* ---- one sample ---- */
+
+struct sampler {
+	struct sample_args *a;
+	struct ks_gdb *g;
+	struct ks_gdbmem gm;
+	struct ks_gmem virt_only;
+	struct ks_vmem vm;
+	struct ks_orc orc;
+	struct ks_unwinder unw;
+	char threads[MAX_VCPUS][KS_GDB_THREAD_ID_MAX];
+	size_t nthreads;
+	struct run run;
+};
+
+static int virt_as_phys(void *ctx, uint64_t pa, void *buf, size_t len)
+{
+	(void)ctx; (void)pa; (void)buf; (void)len;
+	return -1; /* --mem virt: no page walk, every read falls back */
+}
+
+static int read_vcpu_regs(struct sampler *s, size_t i, struct ks_x86_regs *r, struct ks_error *err)
+{
+	uint8_t buf[1024];
+	size_t len;
+
+	if (ks_gdb_select(s->g, s->threads[i], err) < 0 ||
+	    ks_gdb_read_regs(s->g, buf, sizeof(buf), &len, err) < 0)
+		return -1;
+	return ks_x86_regs_from_gdb(buf, len, r, err);
+}
+
+static int keep_stack(struct run *run, uint32_t vcpu, const struct ks_stack *st)
+{
+	struct rec *r;
+
+	if (run->nrecs == run->cap) {
+		size_t cap = run->cap ? run->cap * 2 : 1024;
+		struct rec *n = realloc(run->recs, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		run->recs = n;
+		run->cap = cap;
+	}
+	r = &run->recs[run->nrecs];
+	r->ips = malloc(st->n * sizeof(uint64_t));
+	if (!r->ips)
+		return -1;
+	for (unsigned i = 0; i < st->n; i++)
+		r->ips[i] = st->f[i].ip;
+	r->n = st->n;
+	r->vcpu = vcpu;
+	r->stop = (uint8_t)st->stop;
+	run->nrecs++;
+	run->stops[st->stop]++;
+	return 0;
+}
+
+static int unwind_vcpu(struct sampler *s, size_t i, struct ks_error *err)
+{
+	struct ks_x86_regs r;
+	struct ks_stack st;
+
+	if (read_vcpu_regs(s, i, &r, err) < 0)
+		return -1;
+	ks_gdbmem_reset(&s->gm);
+	ks_vmem_reset(&s->vm, r.cr3, r.cr4);
+	ks_unwind(&s->unw, &s->vm, &r, &st);
+	if (keep_stack(&s->run, (uint32_t)i, &st) < 0)
+		return ks_error_set(err, "out of memory");
+	return 0;
+}
+
+static int push_held(struct run *run, double ms)
+{
+	if (run->nheld == run->held_cap) {
+		size_t cap = run->held_cap ? run->held_cap * 2 : 1024;
+		double *n = realloc(run->held_ms, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		run->held_ms = n;
+		run->held_cap = cap;
+	}
+	run->held_ms[run->nheld++] = ms;
+	run->total_held_ms += ms;
+	return 0;
+}
+
+static int take_sample(struct sampler *s, struct ks_error *err)
+{
+	double t0 = now_s();
+
+	/* The first sample is the state the connection stopped the guest in. */
+	if (ks_gdb_running(s->g) && ks_gdb_interrupt(s->g, err) < 0)
+		return -1;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (unwind_vcpu(s, i, err) < 0)
+			return -1;
+	if (ks_gdb_continue(s->g, err) < 0)
+		return -1;
+	s->run.samples++;
+	return push_held(&s->run, (now_s() - t0) * 1e3);
+}
+
+static void sleep_until(double t)
+{
+	double d = t - now_s();
+	struct timespec ts;
+
+	if (d <= 0)
+		return;
+	ts.tv_sec = (time_t)d;
+	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL); /* EINTR: the loop checks stop_requested */
+}
+
+static int sample_loop(struct sampler *s, struct ks_error *err)
+{
+	double start = now_s(), period = 1.0 / s->a->freq, next = start;
+
+	while (!stop_requested) {
+		if (s->a->max_samples && s->run.samples >= s->a->max_samples)
+			break;
+		if (s->a->duration > 0 && now_s() - start >= s->a->duration)
+			break;
+		next += period;
+		if (take_sample(s, err) < 0)
+			return -1;
+		if (now_s() > next)
+			next = now_s(); /* fell behind: do not burst */
+		sleep_until(next);
+	}
+	s->run.wall_s = now_s() - start;
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static int setup_kernel_unwind(struct sampler *s, const struct ks_guestsyms *gs, struct ks_error *err)
+{
+	struct ks_x86_regs r;
+	struct ks_orc_info info;
+
+	s->unw.user = true;
+	s->unw.kernel = s->a->kunwind;
+	if (s->a->kunwind != KS_KUNWIND_ORC)
+		return 0;
+	if (read_vcpu_regs(s, 0, &r, err) < 0)
+		return -1;
+	ks_gdbmem_reset(&s->gm);
+	ks_vmem_reset(&s->vm, r.cr3, r.cr4);
+	if (ks_guest_orc_setup(&s->orc, &s->vm, gs->kernel, s->a->layout, &info, err) < 0) {
+		if (!s->a->kunwind_auto)
+			return -1;
+		fprintf(stderr, "kvmscope: %s; kernel frames by frame pointers\n", err->msg);
+		s->unw.kernel = KS_KUNWIND_FP;
+		return 0;
+	}
+	s->unw.orc = &s->orc;
+	fprintf(stderr, "kvmscope: ORC: %zu entries, %s layout (%s)\n", s->orc.n,
+		info.layout == KS_ORC_6_4 ? "6.4+" : "pre-6.4",
+		info.layout_from_banner ? info.banner : "no banner: from kallsyms");
+	return 0;
+}
+
+static int connect_stub(struct sampler *s, struct ks_error *err)
+{
+	s->g = ks_gdb_connect(s->a->gdb, s->a->timeout_ms, err);
+	if (!s->g)
+		return -1;
+	if (ks_gdb_handshake(s->g, err) < 0)
+		return -1;
+	if (ks_gdb_threads(s->g, s->threads, MAX_VCPUS, &s->nthreads, err) < 0)
+		return -1;
+	ks_gdbmem_init(&s->gm, s->g);
+	if (s->a->virt_mem) {
+		s->virt_only = s->gm.mem;
+		s->virt_only.read_phys = virt_as_phys;
+		ks_vmem_init(&s->vm, &s->virt_only);
+	} else {
+		ks_vmem_init(&s->vm, &s->gm.mem);
+	}
+	return 0;
+}
+
+/* ---- output ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void rec_stack(const struct rec *r, struct ks_stack *st)
+{
+	st->n = r->n;
+	st->stop = (enum ks_unwind_stop)r->stop;
+	st->via_regs = false;
+	for (unsigned i = 0; i < r->n; i++) {
+		st->f[i].ip = r->ips[i];
+		st->f[i].kernel = ks_is_kernel_addr(r->ips[i]);
+	}
+}
+
+static char **fold_all(const struct sampler *s, const struct ks_guestsyms *gs)
+{
+	char **lines = calloc(s->run.nrecs + 1, sizeof(char *));
+	static struct ks_stack st;
+	char buf[16384];
+
+	if (!lines)
+		die("out of memory");
+	for (size_t i = 0; i < s->run.nrecs; i++) {
+		size_t off = 0;
+		rec_stack(&s->run.recs[i], &st);
+		if (s->a->per_vcpu)
+			off = (size_t)snprintf(buf, sizeof(buf), "vcpu%u;", s->run.recs[i].vcpu);
+		if (ks_stack_fold(gs, &st, s->a->annotate, buf + off, sizeof(buf) - off) < 0)
+			snprintf(buf + off, sizeof(buf) - off, "[truncated]");
+		lines[i] = strdup(buf);
+		if (!lines[i])
+			die("out of memory");
+	}
+	qsort(lines, s->run.nrecs, sizeof(char *), cmp_str);
+	return lines;
+}
+
+static void write_folded(const struct sampler *s, char **lines, struct ks_flame *fl)
+{
+	FILE *out = stdout;
+
+	if (s->a->output && !(out = fopen(s->a->output, "w")))
+		die("%s: %s", s->a->output, strerror(errno));
+	for (size_t i = 0; i < s->run.nrecs;) {
+		size_t j = i;
+		while (j < s->run.nrecs && !strcmp(lines[j], lines[i]))
+			j++;
+		fprintf(out, "%s %zu\n", lines[i], j - i);
+		if (fl && ks_flame_add(fl, lines[i], j - i) < 0)
+			die("out of memory");
+		i = j;
+	}
+	if (out != stdout && fclose(out))
+		die("%s: write error", s->a->output);
+}
+
+static void write_svg(const struct sampler *s, struct ks_flame *fl)
+{
+	struct ks_error err;
+	FILE *f = fopen(s->a->svg, "w");
+
+	if (!f)
+		die("%s: %s", s->a->svg, strerror(errno));
+	if (ks_flame_write_svg(fl, f, "Guest call chains (kvmscope sample)", &err) < 0)
+		die("%s", err.msg);
+	if (fclose(f))
+		die("%s: write error", s->a->svg);
+}
+
+static void write_stacks(const struct sampler *s, const struct ks_guestsyms *gs)
+{
+	FILE *f = fopen(s->a->stacks, "w");
+	static struct ks_stack st;
+
+	if (!f)
+		die("%s: %s", s->a->stacks, strerror(errno));
+	for (size_t i = 0; i < s->run.nrecs; i++) {
+		rec_stack(&s->run.recs[i], &st);
+		fprintf(f, "sample %zu vcpu %u\n", i / (s->nthreads ? s->nthreads : 1),
+			s->run.recs[i].vcpu);
+		ks_stack_print(f, gs, &st);
+	}
+	if (fclose(f))
+		die("%s: write error", s->a->stacks);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void summary(const struct sampler *s)
+{
+	const struct run *r = &s->run;
+	double *h = r->held_ms;
+	size_t n = r->nheld;
+
+	fprintf(stderr, "kvmscope sample: %" PRIu64 " samples of %zu vCPU(s) in %.2f s (%.1f/s)\n",
+		r->samples, s->nthreads, r->wall_s, r->wall_s > 0 ? (double)r->samples / r->wall_s : 0);
+	if (n) {
+		qsort(h, n, sizeof(*h), cmp_double);
+		fprintf(stderr, "guest held: median %.3f ms, p90 %.3f ms, max %.3f ms, total %.1f ms\n",
+			h[n / 2], h[(n * 9) / 10], h[n - 1], r->total_held_ms);
+	}
+	fprintf(stderr, "stacks: %zu;", r->nrecs);
+	for (int i = 0; i < KS_STOP_COUNT_; i++)
+		if (r->stops[i])
+			fprintf(stderr, " %s %" PRIu64, ks_unwind_stop_name((enum ks_unwind_stop)i),
+				r->stops[i]);
+	fputc('\n', stderr);
+}
+
+static void outputs(struct sampler *s, const struct ks_guestsyms *gs)
+{
+	char **lines = fold_all(s, gs);
+	struct ks_flame *fl = s->a->svg ? ks_flame_new() : NULL;
+
+	write_folded(s, lines, fl);
+	if (fl) {
+		write_svg(s, fl);
+		ks_flame_free(fl);
+	}
+	if (s->a->stacks)
+		write_stacks(s, gs);
+	for (size_t i = 0; i < s->run.nrecs; i++)
+		free(lines[i]);
+	free(lines);
+	summary(s);
+}
+
+static void free_sampler(struct sampler *s)
+{
+	for (size_t i = 0; i < s->run.nrecs; i++)
+		free(s->run.recs[i].ips);
+	free(s->run.recs);
+	free(s->run.held_ms);
+	ks_orc_free(&s->orc);
+	ks_gdb_close(s->g);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: sleeps end early */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
 
 int cmd_sample(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	die("sample is not implemented yet.");
+	static struct sampler s;
+	struct sample_args a;
+	struct ks_guestsyms gs;
+	struct ks_error err = { "" }, derr = { "" };
+	int log_fd = -1, rc = 0;
+
+	parse_args(argc, argv, &a);
+	if (ks_guestsyms_load(&gs, &a.syms, &err) < 0)
+		die("%s", err.msg);
+	if (a.proto_log && (log_fd = open(a.proto_log, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+		die("%s: %s", a.proto_log, strerror(errno));
+	s.a = &a;
+	install_signals();
+	if (connect_stub(&s, &err) < 0)
+		rc = -1;
+	if (s.g)
+		ks_gdb_set_log(s.g, log_fd);
+	if (rc == 0 && setup_kernel_unwind(&s, &gs, &err) < 0)
+		rc = -1;
+	if (rc == 0 && sample_loop(&s, &err) < 0)
+		rc = -1;
+	/* Always let the guest go, whatever happened above. */
+	if (s.g && ks_gdb_detach(s.g, &derr) < 0)
+		fprintf(stderr, "kvmscope: detach failed: %s (QMP 'cont' resumes the guest)\n",
+			derr.msg);
+	if (log_fd >= 0)
+		close(log_fd);
+	if (rc < 0)
+		fprintf(stderr, "kvmscope: %s\n", err.msg);
+	if (s.run.nrecs || rc == 0)
+		outputs(&s, &gs);
+	free_sampler(&s);
+	ks_guestsyms_free(&gs);
+	return rc < 0 ? 1 : 0;
 }

@@ -1,0 +1,64 @@
+/*
+ * guestsyms.h - symbols and kernel unwind data shared by `kvmscope sample`
+ * and `kvmscope unwind`.
+ *
+ *	struct ks_guestsyms gs = {0};
+ *	ks_guestsyms_load(&gs, &opts, &err);           kallsyms, modules, vmlinux, binaries
+ *	ks_guest_orc_setup(&orc, &vm, gs.kernel, KS_ORC_AUTO, &info, &err);
+ *	ks_guestsyms_name(&gs, ip, buf, sizeof(buf));   "vfs_read", "[unknown]"
+ */
+#ifndef KVMSCOPE_GUESTSYMS_H
+#define KVMSCOPE_GUESTSYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kvmscope/error.h"
+#include "kvmscope/unwind.h"
+
+struct ks_symtab;
+
+#define KS_GUESTSYMS_MAX_BINARIES 16
+
+struct ks_guestsyms_opts {
+	const char *kallsyms, *modules, *vmlinux;
+	uint64_t kaslr_offset;
+	const char *binaries[KS_GUESTSYMS_MAX_BINARIES]; /* PATH or PATH:LOADADDR */
+	int nbinaries;
+};
+
+struct ks_guestsyms {
+	struct ks_symtab *kernel, *user;  /* NULL when not given */
+};
+
+int ks_guestsyms_load(struct ks_guestsyms *gs, const struct ks_guestsyms_opts *o,
+		      struct ks_error *err);
+void ks_guestsyms_free(struct ks_guestsyms *gs);
+/* Symbol name of IP ("[unknown]" when none); OFFSETS adds "+0x12". */
+const char *ks_guestsyms_name(const struct ks_guestsyms *gs, uint64_t ip, bool offsets,
+			      char *buf, size_t size);
+
+/* Folded form of a stack, root first: "main;foo;vfs_read".  ANNOTATE adds
+ * "_[g.k]" / "_[g.u]" to every frame.  Returns the length or -1 if cut. */
+int ks_stack_fold(const struct ks_guestsyms *gs, const struct ks_stack *s, bool annotate,
+		  char *buf, size_t size);
+/* "  #N 0xADDR name+0xOFF [k|u]" per frame, innermost first. */
+void ks_stack_print(FILE *out, const struct ks_guestsyms *gs, const struct ks_stack *s);
+
+enum ks_orc_choice { KS_ORC_AUTO = -1 };
+
+struct ks_orc_info {
+	bool layout_from_banner;
+	char banner[128];
+	enum ks_orc_layout layout;
+};
+
+/* Read the ORC tables located by KERNEL's __start_orc_unwind_ip and co.
+ * LAYOUT KS_ORC_AUTO: from linux_banner (read from guest memory), else
+ * from the presence of __start_orc_header (6.4+). */
+int ks_guest_orc_setup(struct ks_orc *orc, struct ks_vmem *vm, const struct ks_symtab *kernel,
+		       int layout, struct ks_orc_info *info, struct ks_error *err);
+
+#endif

@@ -1,0 +1,680 @@
+/*
+ * gdbproto.c - GDB remote serial protocol client, read-only (see gdbproto.h).
+ *
+ * Used by `kvmscope sample` to stop a QEMU guest, read vCPU registers and
+ * memory, and let it run again.  All waits are bounded by a poll() timeout;
+ * bytes are buffered in INBUF; decoded replies land in RX.  The only place
+ * that writes packets is send_packet(), which refuses M/X/G/P.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "kvmscope/gdbproto.h"
+
+#define MAX_RETRANSMIT 3
+#define DEFAULT_PACKET_SIZE 4096
+#define QEMU_MAX_MEM_READ 2040
+
+struct ks_gdb {
+	int fd, log_fd, timeout_ms;
+	bool running, multiprocess;
+	unsigned pid;
+	size_t packet_size;
+	uint8_t inbuf[16384];
+	size_t inpos, inlen;
+	char *rx;
+	size_t rxlen, rxcap;
+	char *tx;
+	size_t txcap;
+	int phys_mode; /* -1 unknown, 0, 1 */
+	struct ks_gdb_stats st;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct ks_gdb *ks_gdb_from_fd(int fd, int timeout_ms)
+{
+	struct ks_gdb *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->fd = fd;
+	g->log_fd = -1;
+	g->timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
+	g->packet_size = DEFAULT_PACKET_SIZE;
+	g->phys_mode = -1;
+	return g;
+}
+
+static int split_hostport(const char *hp, char *host, size_t hmax, char *port, size_t pmax)
+{
+	const char *colon = strrchr(hp, ':');
+	size_t hl;
+
+	if (!colon || !colon[1])
+		return -1;
+	hl = (size_t)(colon - hp);
+	if (hl == 0) {
+		snprintf(host, hmax, "127.0.0.1");
+	} else {
+		if (hl >= hmax)
+			return -1;
+		memcpy(host, hp, hl);
+		host[hl] = 0;
+	}
+	snprintf(port, pmax, "%s", colon + 1);
+	return 0;
+}
+
+static int connect_timeout(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -1;
+	if (poll(&p, 1, timeout_ms) <= 0) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr) {
+		errno = soerr ? soerr : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+struct ks_gdb *ks_gdb_connect(const char *hostport, int timeout_ms, struct ks_error *err)
+{
+	char host[256], port[32];
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *ai;
+	int fd = -1, one = 1, rc;
+	struct ks_gdb *g;
+
+	if (split_hostport(hostport, host, sizeof(host), port, sizeof(port)) < 0) {
+		ks_error_set(err, "%s: expected HOST:PORT", hostport);
+		return NULL;
+	}
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		ks_error_set(err, "%s: %s", hostport, gai_strerror(rc));
+		return NULL;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect_timeout(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms) == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		ks_error_set(err, "cannot connect to the gdbstub at %s: %s", hostport, strerror(errno));
+		return NULL;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	g = ks_gdb_from_fd(fd, timeout_ms);
+	if (!g) {
+		close(fd);
+		ks_error_set(err, "out of memory");
+	}
+	return g;
+}
+
+void ks_gdb_close(struct ks_gdb *g)
+{
+	if (!g)
+		return;
+	if (g->fd >= 0)
+		close(g->fd);
+	free(g->rx);
+	free(g->tx);
+	free(g);
+}
+
+void ks_gdb_set_log(struct ks_gdb *g, int fd) { g->log_fd = fd; }
+const struct ks_gdb_stats *ks_gdb_stats(const struct ks_gdb *g) { return &g->st; }
+size_t ks_gdb_packet_size(const struct ks_gdb *g) { return g->packet_size; }
+bool ks_gdb_running(const struct ks_gdb *g) { return g->running; }
+
+/* ---- raw bytes ---- */
+
+static int write_all(struct ks_gdb *g, const void *buf, size_t len, struct ks_error *err)
+{
+	const uint8_t *p = buf;
+	int64_t deadline = now_ms() + g->timeout_ms;
+
+	if (g->log_fd >= 0 && write(g->log_fd, buf, len) != (ssize_t)len)
+		return ks_error_set(err, "cannot write the protocol log: %s", strerror(errno));
+	while (len) {
+		ssize_t w = send(g->fd, p, len, MSG_NOSIGNAL);
+		if (w > 0) {
+			p += w;
+			len -= (size_t)w;
+			g->st.bytes_sent += (uint64_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd pf = { .fd = g->fd, .events = POLLOUT };
+			int64_t left = deadline - now_ms();
+			if (left <= 0 || poll(&pf, 1, (int)left) == 0)
+				return ks_error_set(err, "gdbstub: timed out sending");
+			continue;
+		}
+		return ks_error_set(err, "gdbstub: connection lost while sending: %s",
+				    w < 0 ? strerror(errno) : "closed");
+	}
+	return 0;
+}
+
+/* Next byte, waiting until DEADLINE (ms, monotonic). */
+static int get_byte(struct ks_gdb *g, int64_t deadline, struct ks_error *err)
+{
+	while (g->inpos == g->inlen) {
+		struct pollfd pf = { .fd = g->fd, .events = POLLIN };
+		int64_t left = deadline - now_ms();
+		ssize_t r;
+		int pr;
+
+		if (left <= 0)
+			return ks_error_set(err, "gdbstub: no answer within %d ms", g->timeout_ms), -2;
+		pr = poll(&pf, 1, (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0)
+			continue;
+		r = recv(g->fd, g->inbuf, sizeof(g->inbuf), MSG_DONTWAIT);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (r <= 0)
+			return ks_error_set(err, "gdbstub: connection closed by the stub"), -3;
+		g->inpos = 0;
+		g->inlen = (size_t)r;
+		g->st.bytes_received += (uint64_t)r;
+	}
+	return g->inbuf[g->inpos++];
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int rx_put(struct ks_gdb *g, char c, struct ks_error *err)
+{
+	if (g->rxlen + 2 > g->rxcap) {
+		size_t cap = g->rxcap ? g->rxcap * 2 : 4096;
+		char *n;
+		if (cap > KS_GDB_MAX_REPLY + 2)
+			return ks_error_set(err, "gdbstub: reply longer than %u bytes", KS_GDB_MAX_REPLY);
+		n = realloc(g->rx, cap);
+		if (!n)
+			return ks_error_set(err, "out of memory");
+		g->rx = n;
+		g->rxcap = cap;
+	}
+	g->rx[g->rxlen++] = c;
+	return 0;
+}
+
+/* Body after '$' up to '#': unescape and expand run lengths into RX. */
+static int read_body(struct ks_gdb *g, int64_t deadline, uint8_t *sum, struct ks_error *err)
+{
+	bool esc = false;
+	int c;
+
+	g->rxlen = 0;
+	*sum = 0;
+	if (!g->rx) { /* an empty reply still needs room for its NUL */
+		g->rx = malloc(4096);
+		if (!g->rx)
+			return ks_error_set(err, "out of memory");
+		g->rxcap = 4096;
+	}
+	for (;;) {
+		c = get_byte(g, deadline, err);
+		if (c < 0)
+			return c;
+		if (c == '#' && !esc)
+			break;
+		*sum = (uint8_t)(*sum + c);
+		if (esc) {
+			esc = false;
+			if (rx_put(g, (char)(c ^ 0x20), err) < 0)
+				return -1;
+		} else if (c == '}') {
+			esc = true;
+		} else if (c == '*') {
+			int n = get_byte(g, deadline, err);
+			if (n < 0)
+				return n;
+			*sum = (uint8_t)(*sum + n);
+			if (g->rxlen == 0 || n < 29 || n > 126)
+				return ks_error_set(err, "gdbstub: bad run-length encoding");
+			for (int i = 0; i < n - 29; i++)
+				if (rx_put(g, g->rx[g->rxlen - 1], err) < 0)
+					return -1;
+		} else if (rx_put(g, (char)c, err) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One packet (acked).  Notifications ('%') are skipped.  Returns 0. */
+static int recv_packet(struct ks_gdb *g, struct ks_error *err)
+{
+	int64_t deadline = now_ms() + g->timeout_ms;
+	int bad = 0;
+
+	for (;;) {
+		uint8_t sum;
+		int c = get_byte(g, deadline, err), h1, h2, rc;
+		if (c < 0)
+			return -1;
+		if (c != '$' && c != '%')
+			continue; /* stray acks, noise */
+		rc = read_body(g, deadline, &sum, err);
+		if (rc < 0)
+			return -1;
+		h1 = get_byte(g, deadline, err);
+		if (h1 < 0)
+			return -1;
+		h2 = get_byte(g, deadline, err);
+		if (h2 < 0)
+			return -1;
+		if (c == '%')
+			continue;
+		if (hexval(h1) < 0 || hexval(h2) < 0 || (uint8_t)(hexval(h1) << 4 | hexval(h2)) != sum) {
+			g->st.bad_checksums++;
+			if (++bad > MAX_RETRANSMIT)
+				return ks_error_set(err, "gdbstub: %d replies with a bad checksum", bad);
+			if (write_all(g, "-", 1, err) < 0)
+				return -1;
+			continue;
+		}
+		if (write_all(g, "+", 1, err) < 0)
+			return -1;
+		g->rx[g->rxlen] = 0;
+		g->st.packets_received++;
+		return 0;
+	}
+}
+
+static bool is_write_packet(const char *payload)
+{
+	return payload[0] == 'M' || payload[0] == 'X' || payload[0] == 'G' || payload[0] == 'P';
+}
+
+static int frame_packet(struct ks_gdb *g, const char *payload, size_t *out_len, struct ks_error *err)
+{
+	size_t len = strlen(payload), need = len * 2 + 5, n = 0;
+	uint8_t sum = 0;
+
+	if (need > g->txcap) {
+		char *t = realloc(g->tx, need);
+		if (!t)
+			return ks_error_set(err, "out of memory");
+		g->tx = t;
+		g->txcap = need;
+	}
+	g->tx[n++] = '$';
+	for (size_t i = 0; i < len; i++) {
+		char c = payload[i];
+		if (c == '$' || c == '#' || c == '}' || c == '*') {
+			g->tx[n++] = '}';
+			sum = (uint8_t)(sum + '}');
+			c ^= 0x20;
+		}
+		g->tx[n++] = c;
+		sum = (uint8_t)(sum + (uint8_t)c);
+	}
+	n += (size_t)sprintf(g->tx + n, "#%02x", sum);
+	*out_len = n;
+	return 0;
+}
+
+/* Send and wait for '+'; a packet arriving before the ack is consumed
+ * (QEMU may send a stop reply before acking the first packet). */
+static int send_packet(struct ks_gdb *g, const char *payload, struct ks_error *err)
+{
+	size_t n = 0;
+	int64_t deadline;
+
+	if (is_write_packet(payload))
+		return ks_error_set(err, "refusing to send '%c' packet: kvmscope never writes guest state",
+				    payload[0]);
+	if (frame_packet(g, payload, &n, err) < 0)
+		return -1;
+	for (int attempt = 0; attempt <= MAX_RETRANSMIT; attempt++) {
+		if (attempt)
+			g->st.retransmits++;
+		if (write_all(g, g->tx, n, err) < 0)
+			return -1;
+		g->st.packets_sent++;
+		deadline = now_ms() + g->timeout_ms;
+		for (;;) {
+			int c = get_byte(g, deadline, err);
+			if (c < 0)
+				return -1;
+			if (c == '+')
+				return 0;
+			if (c == '-')
+				break;
+			if (c == '$' || c == '%') {
+				g->inpos--;
+				if (recv_packet(g, err) < 0)
+					return -1;
+			}
+		}
+	}
+	return ks_error_set(err, "gdbstub: packet rejected %d times", MAX_RETRANSMIT + 1);
+}
+
+static bool is_stop_reply(const char *r)
+{
+	return r[0] == 'T' || r[0] == 'S';
+}
+
+int ks_gdb_command(struct ks_gdb *g, const char *payload, const char **reply, size_t *len,
+		   struct ks_error *err)
+{
+	if (g->running)
+		return ks_error_set(err, "gdbstub: '%.8s' sent while the guest runs", payload);
+	if (send_packet(g, payload, err) < 0)
+		return -1;
+	for (int skipped = 0; skipped < 8; skipped++) {
+		if (recv_packet(g, err) < 0)
+			return -1;
+		if (!is_stop_reply(g->rx) || payload[0] == '?')
+			break;
+	}
+	*reply = g->rx;
+	if (len)
+		*len = g->rxlen;
+	return 0;
+}
+
+static int expect_ok(struct ks_gdb *g, const char *payload, struct ks_error *err)
+{
+	const char *r;
+
+	if (ks_gdb_command(g, payload, &r, NULL, err) < 0)
+		return -1;
+	if (strcmp(r, "OK"))
+		return ks_error_set(err, "gdbstub: '%s' answered '%.40s'", payload, r);
+	return 0;
+}
+
+static void parse_supported(struct ks_gdb *g, const char *r)
+{
+	const char *p = strstr(r, "PacketSize=");
+
+	if (p) {
+		unsigned long v = strtoul(p + 11, NULL, 16);
+		if (v >= 64 && v <= KS_GDB_MAX_REPLY)
+			g->packet_size = v;
+	}
+	g->multiprocess = strstr(r, "multiprocess+") != NULL;
+}
+
+int ks_gdb_handshake(struct ks_gdb *g, struct ks_error *err)
+{
+	const char *r;
+
+	if (ks_gdb_command(g, "qSupported:multiprocess+;swbreak+;hwbreak+", &r, NULL, err) < 0)
+		return -1;
+	parse_supported(g, r);
+	g->pid = 1;
+	if (ks_gdb_command(g, "?", &r, NULL, err) < 0)
+		return -1;
+	if (!is_stop_reply(r))
+		return ks_error_set(err, "gdbstub: unexpected stop status '%.40s'", r);
+	g->running = false;
+	return 0;
+}
+
+static unsigned pid_of(const char *id)
+{
+	if (id[0] == 'p')
+		return (unsigned)strtoul(id + 1, NULL, 16);
+	return 0;
+}
+
+int ks_gdb_threads(struct ks_gdb *g, char ids[][KS_GDB_THREAD_ID_MAX], size_t max, size_t *n,
+		   struct ks_error *err)
+{
+	const char *q = "qfThreadInfo", *r;
+
+	*n = 0;
+	for (int round = 0; round < 1024; round++, q = "qsThreadInfo") {
+		if (ks_gdb_command(g, q, &r, NULL, err) < 0)
+			return -1;
+		if (r[0] == 'l')
+			break;
+		if (r[0] != 'm')
+			return ks_error_set(err, "gdbstub: thread list answer '%.40s'", r);
+		for (const char *p = r + 1; *p;) {
+			size_t l = strcspn(p, ",");
+			if (l == 0 || l >= KS_GDB_THREAD_ID_MAX)
+				return ks_error_set(err, "gdbstub: bad thread id in '%.40s'", r);
+			if (*n < max) {
+				memcpy(ids[*n], p, l);
+				ids[*n][l] = 0;
+				(*n)++;
+			}
+			p += l;
+			if (*p == ',')
+				p++;
+		}
+	}
+	if (*n == 0)
+		return ks_error_set(err, "gdbstub: no threads");
+	if (pid_of(ids[0]))
+		g->pid = pid_of(ids[0]);
+	return 0;
+}
+
+int ks_gdb_select(struct ks_gdb *g, const char *id, struct ks_error *err)
+{
+	char pkt[64];
+
+	snprintf(pkt, sizeof(pkt), "Hg%s", id);
+	return expect_ok(g, pkt, err);
+}
+
+static int decode_hex(const char *s, size_t slen, uint8_t *out, size_t max, size_t *n,
+		      struct ks_error *err)
+{
+	size_t i;
+
+	if (slen % 2)
+		return ks_error_set(err, "gdbstub: odd-length hex reply");
+	for (i = 0; i < slen / 2; i++) {
+		int h = hexval(s[2 * i]), l = hexval(s[2 * i + 1]);
+		if (h < 0 || l < 0)
+			return ks_error_set(err, "gdbstub: non-hex reply '%.20s'", s);
+		if (i >= max)
+			return ks_error_set(err, "gdbstub: reply longer than expected");
+		out[i] = (uint8_t)(h << 4 | l);
+	}
+	*n = i;
+	return 0;
+}
+
+static bool is_error_reply(const char *r, size_t len)
+{
+	return len == 3 && r[0] == 'E' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0;
+}
+
+int ks_gdb_read_regs(struct ks_gdb *g, uint8_t *buf, size_t max, size_t *len, struct ks_error *err)
+{
+	const char *r;
+	size_t rl;
+
+	if (ks_gdb_command(g, "g", &r, &rl, err) < 0)
+		return -1;
+	if (is_error_reply(r, rl))
+		return ks_error_set(err, "gdbstub: cannot read registers (%s)", r);
+	/* QEMU never sends 'x' (unavailable) for x86, but be strict. */
+	return decode_hex(r, rl, buf, max, len, err);
+}
+
+static size_t max_mem_chunk(const struct ks_gdb *g)
+{
+	size_t c = (g->packet_size - 8) / 2;
+
+	return c > QEMU_MAX_MEM_READ ? QEMU_MAX_MEM_READ : c;
+}
+
+int ks_gdb_read_mem(struct ks_gdb *g, uint64_t addr, void *buf, size_t len, struct ks_error *err)
+{
+	uint8_t *out = buf;
+	size_t chunk = max_mem_chunk(g);
+
+	while (len) {
+		size_t want = len < chunk ? len : chunk, got;
+		char pkt[64];
+		const char *r;
+		size_t rl;
+
+		snprintf(pkt, sizeof(pkt), "m%llx,%zx", (unsigned long long)addr, want);
+		if (ks_gdb_command(g, pkt, &r, &rl, err) < 0)
+			return -1;
+		if (is_error_reply(r, rl) || rl == 0) {
+			ks_error_set(err, "gdbstub: cannot read 0x%llx (%s)", (unsigned long long)addr,
+				     rl ? r : "empty reply");
+			return -EFAULT;
+		}
+		if (decode_hex(r, rl, out, want, &got, err) < 0)
+			return -1;
+		if (got == 0)
+			return -EFAULT;
+		out += got;
+		addr += got;
+		len -= got;
+	}
+	return 0;
+}
+
+int ks_gdb_set_phys(struct ks_gdb *g, bool on, struct ks_error *err)
+{
+	if (g->phys_mode == (int)on)
+		return 0;
+	if (expect_ok(g, on ? "Qqemu.PhyMemMode:1" : "Qqemu.PhyMemMode:0", err) < 0)
+		return -1;
+	g->phys_mode = on;
+	return 0;
+}
+
+int ks_gdb_continue(struct ks_gdb *g, struct ks_error *err)
+{
+	if (g->running)
+		return 0;
+	if (send_packet(g, "c", err) < 0)
+		return -1;
+	g->running = true;
+	return 0;
+}
+
+int ks_gdb_interrupt(struct ks_gdb *g, struct ks_error *err)
+{
+	if (!g->running)
+		return 0;
+	if (write_all(g, "\x03", 1, err) < 0)
+		return -1;
+	for (int i = 0; i < 8; i++) {
+		if (recv_packet(g, err) < 0)
+			return -1;
+		if (is_stop_reply(g->rx)) {
+			g->running = false;
+			return 0;
+		}
+		if (g->rx[0] == 'W' || g->rx[0] == 'X')
+			return ks_error_set(err, "gdbstub: the target exited ('%.20s')", g->rx);
+	}
+	return ks_error_set(err, "gdbstub: no stop reply after an interrupt");
+}
+
+int ks_gdb_detach(struct ks_gdb *g, struct ks_error *err)
+{
+	char pkt[32];
+
+	if (g->running && ks_gdb_interrupt(g, err) < 0)
+		return -1;
+	if (g->phys_mode == 1 && ks_gdb_set_phys(g, false, err) < 0)
+		return -1;
+	if (g->multiprocess)
+		snprintf(pkt, sizeof(pkt), "D;%x", g->pid ? g->pid : 1);
+	else
+		snprintf(pkt, sizeof(pkt), "D");
+	if (expect_ok(g, pkt, err) < 0)
+		return -1;
+	g->running = true; /* the stub resumes the guest on detach */
+	return 0;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int ks_x86_regs_from_gdb(const uint8_t *b, size_t len, struct ks_x86_regs *r, struct ks_error *err)
+{
+	uint64_t *gpr = &r->rax;
+
+	if (len < 236)
+		return ks_error_set(err, "gdbstub: %zu register bytes, expected x86-64's 608", len);
+	for (int i = 0; i < 16; i++)
+		gpr[i] = le64(b + 8 * i);
+	r->rip = le64(b + 128);
+	r->rflags = le32(b + 136);
+	r->cs = le32(b + 140);
+	r->ss = le32(b + 144);
+	r->fs_base = le64(b + 164);
+	r->gs_base = le64(b + 172);
+	r->kernel_gs_base = le64(b + 180);
+	r->cr0 = le64(b + 188);
+	r->cr2 = le64(b + 196);
+	r->cr3 = le64(b + 204);
+	r->cr4 = le64(b + 212);
+	r->efer = le64(b + 228);
+	return 0;
+}

@@ -1,0 +1,196 @@
+/*
+ * guestsyms.c - guest symbol tables (symbols/symtab.h) and ORC setup for the
+ * sample and unwind commands: see include/kvmscope/guestsyms.h.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvmscope/guestsyms.h"
+#include "symbols/symtab.h"
+
+static int load_vmlinux(struct ks_symtab *t, const char *path, uint64_t extra, struct ks_error *err)
+{
+	uint64_t runtime = 0, elf_stext = 0, bias = extra;
+	struct ks_symtab *probe = ks_symtab_new();
+	int rc;
+
+	if (!probe)
+		return ks_error_set(err, "out of memory");
+	rc = ks_elf_symbols_load(probe, path, 0, KS_DSO_KERNEL, &elf_stext, err);
+	ks_symtab_free(probe);
+	if (rc < 0)
+		return rc;
+	if (elf_stext && (ks_symtab_addr_of(t, "_stext", &runtime) ||
+			  ks_symtab_addr_of(t, "_text", &runtime)))
+		bias = runtime - elf_stext;
+	return ks_elf_symbols_load(t, path, bias, KS_DSO_KERNEL, NULL, err);
+}
+
+static int load_binary(struct ks_symtab *u, const char *spec, struct ks_error *err)
+{
+	char path[4096], *colon, *end;
+	uint64_t load, vaddr = 0, bias = 0;
+	const char *base;
+
+	snprintf(path, sizeof(path), "%s", spec);
+	colon = strrchr(path, ':');
+	if (colon) {
+		*colon = 0;
+		load = strtoull(colon + 1, &end, 0);
+		if (*end)
+			return ks_error_set(err, "--guest-binary %s: bad load address", spec);
+		if (ks_elf_min_vaddr(path, &vaddr, err) < 0)
+			return -1;
+		bias = load - vaddr;
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return ks_elf_symbols_load(u, path, bias, base, NULL, err);
+}
+
+int ks_guestsyms_load(struct ks_guestsyms *gs, const struct ks_guestsyms_opts *o,
+		      struct ks_error *err)
+{
+	memset(gs, 0, sizeof(*gs));
+	if (o->kallsyms || o->modules || o->vmlinux) {
+		gs->kernel = ks_symtab_new();
+		if (!gs->kernel)
+			return ks_error_set(err, "out of memory");
+		if (o->kallsyms && ks_kallsyms_load(gs->kernel, o->kallsyms, err) < 0)
+			return -1;
+		if (o->modules && ks_modules_load(gs->kernel, o->modules, err) < 0)
+			return -1;
+		if (o->vmlinux && load_vmlinux(gs->kernel, o->vmlinux, o->kaslr_offset, err) < 0)
+			return -1;
+		ks_symtab_finish(gs->kernel);
+	}
+	if (o->nbinaries) {
+		gs->user = ks_symtab_new();
+		if (!gs->user)
+			return ks_error_set(err, "out of memory");
+		for (int i = 0; i < o->nbinaries; i++)
+			if (load_binary(gs->user, o->binaries[i], err) < 0)
+				return -1;
+		ks_symtab_finish(gs->user);
+	}
+	return 0;
+}
+
+void ks_guestsyms_free(struct ks_guestsyms *gs)
+{
+	ks_symtab_free(gs->kernel);
+	ks_symtab_free(gs->user);
+	gs->kernel = gs->user = NULL;
+}
+
+const char *ks_guestsyms_name(const struct ks_guestsyms *gs, uint64_t ip, bool offsets,
+			      char *buf, size_t size)
+{
+	const struct ks_symtab *t = ks_is_kernel_addr(ip) ? gs->kernel : gs->user;
+	struct ks_resolved r;
+
+	if (!t || !ks_symtab_lookup(t, ip, &r)) {
+		snprintf(buf, size, "[unknown]");
+		return buf;
+	}
+	if (offsets)
+		snprintf(buf, size, "%s+0x%" PRIx64, r.name, r.offset);
+	else
+		snprintf(buf, size, "%s", r.name);
+	return buf;
+}
+
+static bool need(const struct ks_symtab *k, const char *name, uint64_t *addr, struct ks_error *err)
+{
+	if (ks_symtab_addr_of(k, name, addr))
+		return true;
+	ks_error_set(err, "ORC: the guest kallsyms lack %s (kallsyms_all and kptr_restrict=0 needed)",
+		     name);
+	return false;
+}
+
+static void detect_layout(struct ks_vmem *vm, const struct ks_symtab *k, struct ks_orc_info *info)
+{
+	uint64_t banner, hdr;
+
+	info->layout = KS_ORC_PRE_6_4;
+	if (ks_symtab_addr_of(k, "linux_banner", &banner) &&
+	    ks_vmem_read(vm, banner, info->banner, sizeof(info->banner) - 1) == 0) {
+		info->banner[sizeof(info->banner) - 1] = 0;
+		info->banner[strcspn(info->banner, "\n")] = 0;
+		if (ks_orc_layout_from_banner(info->banner, &info->layout) == 0) {
+			info->layout_from_banner = true;
+			return;
+		}
+	}
+	info->banner[0] = 0;
+	if (ks_symtab_addr_of(k, "__start_orc_header", &hdr))
+		info->layout = KS_ORC_6_4;
+}
+
+int ks_guest_orc_setup(struct ks_orc *orc, struct ks_vmem *vm, const struct ks_symtab *k,
+		       int layout, struct ks_orc_info *info, struct ks_error *err)
+{
+	uint64_t a, b, c, d, etext;
+
+	memset(info, 0, sizeof(*info));
+	if (!k)
+		return ks_error_set(err, "ORC: guest kallsyms are needed (--guest-kallsyms)");
+	/* The symbol table keeps one name per address: __stop_orc_unwind_ip
+	 * shares its address with __start_orc_unwind, so derive what is hidden. */
+	if (!need(k, "__start_orc_unwind_ip", &a, err) || !need(k, "__start_orc_unwind", &c, err))
+		return -1;
+	if (!ks_symtab_addr_of(k, "__stop_orc_unwind_ip", &b))
+		b = c;
+	if (!ks_symtab_addr_of(k, "__stop_orc_unwind", &d) && b > a)
+		d = c + (b - a) / 4 * 6;
+	if (b <= a || d <= c)
+		return ks_error_set(err, "ORC: table bounds in the guest kallsyms make no sense");
+	if (layout == KS_ORC_AUTO)
+		detect_layout(vm, k, info);
+	else
+		info->layout = (enum ks_orc_layout)layout;
+	if (ks_orc_load(orc, vm, a, b, c, d, info->layout, err) < 0)
+		return -1;
+	if (ks_symtab_addr_of(k, "_etext", &etext))
+		orc->text_end = etext;
+	return 0;
+}
+
+int ks_stack_fold(const struct ks_guestsyms *gs, const struct ks_stack *s, bool annotate,
+		  char *buf, size_t size)
+{
+	size_t len = 0;
+	char name[512];
+
+	buf[0] = 0;
+	for (unsigned i = s->n; i-- > 0;) {
+		const struct ks_frame *f = &s->f[i];
+		int w;
+
+		ks_guestsyms_name(gs, f->ip, false, name, sizeof(name));
+		for (char *p = name; *p; p++)
+			if (*p == ';' || *p == ' ')
+				*p = '_';
+		w = snprintf(buf + len, size - len, "%s%s%s", len ? ";" : "", name,
+			     annotate ? (f->kernel ? "_[g.k]" : "_[g.u]") : "");
+		if (w < 0 || (size_t)w >= size - len)
+			return -1;
+		len += (size_t)w;
+	}
+	return (int)len;
+}
+
+void ks_stack_print(FILE *out, const struct ks_guestsyms *gs, const struct ks_stack *s)
+{
+	char name[512];
+
+	for (unsigned i = 0; i < s->n; i++)
+		fprintf(out, "  #%-2u 0x%016" PRIx64 " %s [%s]\n", i, s->f[i].ip,
+			ks_guestsyms_name(gs, s->f[i].ip, true, name, sizeof(name)),
+			s->f[i].kernel ? "k" : "u");
+	fprintf(out, "  (%u frames, stop: %s%s)\n", s->n, ks_unwind_stop_name(s->stop),
+		s->via_regs ? ", through pt_regs" : "");
+}

@@ -1,0 +1,304 @@
+/*
+ * test_gdbproto.c - the gdb remote protocol client against a scripted fake
+ * stub (a thread on the other end of a socketpair).
+ *
+ * The stub checks each packet's checksum independently (sum of payload
+ * bytes mod 256, computed here), answers from a script, and can corrupt a
+ * checksum, run-length encode, escape, stay silent or send an early stop
+ * packet, so that every part of the framing is exercised.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kvmscope/gdbproto.h"
+#include "../lib/ktest.h"
+
+struct stub {
+	int fd;
+	const char *const *replies; /* raw bytes to send after each packet ("" = none) */
+	char got[64][256];          /* payloads received (checksum verified) */
+	int ngot, bad_sums, interrupts;
+	bool early_stop;
+};
+
+static int rd(int fd)
+{
+	unsigned char c;
+
+	return read(fd, &c, 1) == 1 ? c : -1;
+}
+
+static void send_raw(int fd, const char *s)
+{
+	if (*s && write(fd, s, strlen(s)) < 0)
+		return;
+}
+
+static void send_pkt(int fd, const char *payload)
+{
+	char b[300];
+	unsigned sum = 0;
+
+	for (const char *p = payload; *p; p++)
+		sum += (unsigned char)*p;
+	snprintf(b, sizeof(b), "$%s#%02x", payload, sum & 0xff);
+	send_raw(fd, b);
+}
+
+static void *stub_main(void *arg)
+{
+	struct stub *s = arg;
+	int c, i = 0;
+
+	if (s->early_stop)
+		send_pkt(s->fd, "T05thread:p01.01;");
+	while ((c = rd(s->fd)) >= 0) {
+		char body[256];
+		int n = 0, sum = 0, h1, h2;
+		unsigned v;
+		if (c == 0x03) {
+			s->interrupts++;
+			send_pkt(s->fd, "T02thread:p01.01;");
+			continue;
+		}
+		if (c != '$')
+			continue;
+		while ((c = rd(s->fd)) >= 0 && c != '#' && n < 255) {
+			body[n++] = (char)c;
+			sum = (sum + c) & 0xff;
+		}
+		body[n] = 0;
+		h1 = rd(s->fd);
+		h2 = rd(s->fd);
+		char hx[3] = { (char)h1, (char)h2, 0 };
+		sscanf(hx, "%x", &v);
+		if ((int)v != sum) {
+			s->bad_sums++;
+			send_raw(s->fd, "-");
+			continue;
+		}
+		send_raw(s->fd, "+");
+		if (s->ngot < 64)
+			snprintf(s->got[s->ngot++], 256, "%s", body);
+		if (s->replies[i])
+			send_raw(s->fd, s->replies[i++]);
+	}
+	return NULL;
+}
+
+/* "$payload#xx" with the checksum computed here. */
+static char *pkt(const char *payload)
+{
+	static char bufs[16][600];
+	static int k;
+	char *b = bufs[k++ % 16];
+	unsigned sum = 0;
+
+	for (const char *p = payload; *p; p++)
+		sum += (unsigned char)*p;
+	snprintf(b, 600, "$%s#%02x", payload, sum & 0xff);
+	return b;
+}
+
+static struct ks_gdb *start(struct stub *s, pthread_t *th, int timeout_ms)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return NULL;
+	s->fd = sv[1];
+	pthread_create(th, NULL, stub_main, s);
+	return ks_gdb_from_fd(sv[0], timeout_ms);
+}
+
+static void stop(struct stub *s, pthread_t th, struct ks_gdb *g)
+{
+	ks_gdb_close(g);
+	pthread_join(th, NULL);
+	close(s->fd);
+}
+
+static void t_handshake_threads_regs(void)
+{
+	const char *replies[] = {
+		pkt("PacketSize=1000;multiprocess+;qXfer:features:read+"),
+		pkt("T05thread:p01.01;"),
+		pkt("mp01.01,p01.02"), pkt("l"),
+		pkt("OK"),
+		NULL, NULL,
+	};
+	struct stub s = { .replies = replies };
+	pthread_t th;
+	struct ks_error err;
+	char ids[8][KS_GDB_THREAD_ID_MAX];
+	size_t n = 0;
+	struct ks_gdb *g = start(&s, &th, 2000);
+
+	KT_REQUIRE(g);
+	KT_EQ_INT(ks_gdb_handshake(g, &err), 0);
+	KT_EQ_U64(ks_gdb_packet_size(g), 0x1000);
+	KT_EQ_INT(ks_gdb_threads(g, ids, 8, &n, &err), 0);
+	KT_EQ_U64(n, 2);
+	KT_EQ_STR(ids[1], "p01.02");
+	KT_EQ_INT(ks_gdb_select(g, ids[1], &err), 0);
+	stop(&s, th, g);
+	KT_EQ_STR(s.got[0], "qSupported:multiprocess+;swbreak+;hwbreak+");
+	KT_EQ_STR(s.got[4], "Hgp01.02");
+	KT_EQ_INT(s.bad_sums, 0);
+}
+
+static void t_rle_and_escapes(void)
+{
+	/* "0*"" = '0' then 3 more (0x22 - 29): "0000"; "}]" = '}' ^ 0x20 ... */
+	const char *replies[] = { "$0* 1#", NULL, NULL };
+	char reply[64];
+	unsigned sum = 0;
+	struct stub s = { .replies = replies };
+	pthread_t th;
+	struct ks_error err;
+	const char *r;
+	size_t len;
+	struct ks_gdb *g;
+
+	/* run-length: '0' '*' ' ' (32 - 29 = 3 repeats), then escaped '#' ("}\x03") */
+	const char body[] = { '0', '*', ' ', '1', '}', 0x03, 0 };
+	for (const char *p = body; *p; p++)
+		sum += (unsigned char)*p;
+	snprintf(reply, sizeof(reply), "$%s#%02x", body, sum & 0xff);
+	replies[0] = reply;
+	g = start(&s, &th, 2000);
+	KT_REQUIRE(g);
+	KT_EQ_INT(ks_gdb_command(g, "qfoo", &r, &len, &err), 0);
+	KT_EQ_STR(r, "00001#");
+	KT_EQ_U64(len, 6);
+	stop(&s, th, g);
+}
+
+static void t_bad_checksum_retransmit(void)
+{
+	/* the reply arrives first with a wrong checksum: the client asks again */
+	char both[128];
+	const char *replies[] = { both, NULL };
+	struct stub s = { .replies = replies };
+	pthread_t th;
+	struct ks_error err;
+	const char *r;
+	struct ks_gdb *g;
+
+	snprintf(both, sizeof(both), "$OK#00%s", pkt("OK"));
+	g = start(&s, &th, 2000);
+	KT_REQUIRE(g);
+	KT_EQ_INT(ks_gdb_command(g, "Hgp01.01", &r, NULL, &err), 0);
+	KT_EQ_STR(r, "OK");
+	KT_EQ_U64(ks_gdb_stats(g)->bad_checksums, 1);
+	stop(&s, th, g);
+}
+
+static void t_memory_hex_and_error(void)
+{
+	const char *replies[] = { pkt("0102fe7f"), pkt("E14"), NULL };
+	struct stub s = { .replies = replies };
+	pthread_t th;
+	struct ks_error err;
+	uint8_t buf[4];
+	struct ks_gdb *g = start(&s, &th, 2000);
+
+	KT_REQUIRE(g);
+	KT_EQ_INT(ks_gdb_read_mem(g, 0xffffffff81000000ull, buf, 4, &err), 0);
+	KT_EQ_U64(buf[2], 0xfe);
+	KT_EQ_U64(buf[3], 0x7f);
+	KT_EXPECT(ks_gdb_read_mem(g, 0x1000, buf, 4, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "E14") != NULL);
+	stop(&s, th, g);
+	KT_EQ_STR(s.got[0], "mffffffff81000000,4");
+}
+
+static void t_early_stop_packet_skipped(void)
+{
+	const char *replies[] = { pkt("PacketSize=400"), pkt("S05"), NULL };
+	struct stub s = { .replies = replies, .early_stop = true };
+	pthread_t th;
+	struct ks_error err;
+	struct ks_gdb *g = start(&s, &th, 2000);
+
+	KT_REQUIRE(g);
+	KT_EQ_INT(ks_gdb_handshake(g, &err), 0);
+	KT_EQ_U64(ks_gdb_packet_size(g), 0x400);
+	stop(&s, th, g);
+}
+
+static void t_refuses_write_packets(void)
+{
+	const char *replies[] = { NULL };
+	struct stub s = { .replies = replies };
+	pthread_t th;
+	struct ks_error err;
+	const char *r;
+	struct ks_gdb *g = start(&s, &th, 500);
+	const char *writes[] = { "M1000,1:00", "X1000,1:a", "G00", "P10=00" };
+
+	KT_REQUIRE(g);
+	for (int i = 0; i < 4; i++) {
+		KT_EXPECT(ks_gdb_command(g, writes[i], &r, NULL, &err) < 0);
+		KT_EXPECT(strstr(err.msg, "refusing") != NULL);
+	}
+	stop(&s, th, g);
+	KT_EQ_INT(s.ngot, 0);
+}
+
+static void t_timeout_and_detach(void)
+{
+	const char *replies[] = { "", "", pkt("OK"), NULL };
+	struct stub s = { .replies = replies };
+	pthread_t th;
+	struct ks_error err;
+	const char *r;
+	struct ks_gdb *g = start(&s, &th, 300);
+
+	KT_REQUIRE(g);
+	KT_EXPECT(ks_gdb_command(g, "qSilent", &r, NULL, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "no answer") != NULL);
+	/* continue, interrupt (0x03 -> stop reply), detach D (no multiprocess) */
+	KT_EQ_INT(ks_gdb_continue(g, &err), 0);
+	KT_EXPECT(ks_gdb_running(g));
+	KT_EQ_INT(ks_gdb_detach(g, &err), 0);
+	stop(&s, th, g);
+	KT_EQ_INT(s.interrupts, 1);
+	KT_EQ_STR(s.got[1], "c");
+	KT_EQ_STR(s.got[2], "D");
+}
+
+static void t_regs_layout(void)
+{
+	uint8_t b[608] = { 0 };
+	struct ks_x86_regs r;
+	struct ks_error err;
+
+	b[6 * 8] = 0x11;   /* rbp */
+	b[7 * 8] = 0x22;   /* rsp */
+	b[128] = 0x33;     /* rip */
+	b[140] = 0x33;     /* cs */
+	b[204 + 1] = 0x40; /* cr3 = 0x4000 */
+	KT_EQ_INT(ks_x86_regs_from_gdb(b, sizeof(b), &r, &err), 0);
+	KT_EQ_U64(r.rbp, 0x11);
+	KT_EQ_U64(r.rsp, 0x22);
+	KT_EQ_U64(r.rip, 0x33);
+	KT_EQ_U64(r.cs, 0x33);
+	KT_EQ_U64(r.cr3, 0x4000);
+	KT_EXPECT(ks_x86_regs_from_gdb(b, 100, &r, &err) < 0);
+}
+
+int main(void)
+{
+	static const struct kt_case cases[] = {
+		KT_CASE(t_handshake_threads_regs), KT_CASE(t_rle_and_escapes),
+		KT_CASE(t_bad_checksum_retransmit), KT_CASE(t_memory_hex_and_error),
+		KT_CASE(t_early_stop_packet_skipped), KT_CASE(t_refuses_write_packets),
+		KT_CASE(t_timeout_and_detach), KT_CASE(t_regs_layout), { 0 },
+	};
+	return kt_main(cases);
+}
