@@ -1,0 +1,76 @@
+/*
+ * top.h - per-interval exit accounting for `kvmscope top`.
+ *
+ * Records go in one at a time (from a live tracefs source or a replayed
+ * file: the same struct ks_record stream); every interval is closed with
+ * ks_top_interval(), which yields rows per VM, per vCPU and per exit reason:
+ * exits, exits/s, time in exits (% of the vCPUs' time) and p99 latency.
+ *
+ *	struct ks_top *t = ks_top_new(src, &err);
+ *	while (...) { ks_top_add(t, &rec); if (interval over) {
+ *		ks_top_interval(t, end_ns, &err);
+ *		n = ks_top_rows(t, KS_TOP_VM, &rows); ... } }
+ *	ks_top_free(t);
+ *
+ * The accounting is the stat engine's (stat.h, vmexit class, exit -> entry
+ * handling time): each interval runs a fresh struct ks_stat, primed with
+ * every thread's last entry event and the events after it, so an exit that
+ * is pending at the boundary is counted once, in the interval where it
+ * ends; the intervals of a whole file add up to `kvmscope stat`.
+ */
+#ifndef KVMSCOPE_TOP_H
+#define KVMSCOPE_TOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "record.h"
+
+struct ks_source;
+struct ks_top;
+
+enum ks_top_level {
+	KS_TOP_VM = 0,     /* one row per VM (host process) */
+	KS_TOP_VCPU = 1,   /* per VM and vCPU */
+	KS_TOP_REASON = 2, /* per VM and exit reason */
+	KS_TOP_LEVELS = 3,
+};
+
+struct ks_top_row {
+	int32_t vm;          /* host process (or thread group) id; -1 unknown */
+	int32_t vcpu;        /* KS_TOP_VCPU rows; else -1 */
+	uint64_t key;        /* KS_TOP_REASON rows: the exit code */
+	char name[64];       /* KS_TOP_REASON: reason name; KS_TOP_VM: VM name or "" */
+	uint64_t count;      /* exits that ended in the interval */
+	uint64_t total_ns;   /* time in them */
+	uint64_t p99_ns;
+	uint32_t nr_vcpus;   /* vCPUs of the VM active in the interval */
+	double rate;         /* exits per second */
+	double time_pct;     /* total_ns / (interval * vCPUs) * 100; per vCPU row: of one */
+};
+
+struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err);
+void ks_top_add(struct ks_top *t, const struct ks_record *rec);
+/* Close the interval that ends at END_NS (trace time; it started at the
+ * previous end, or at the first record).  Returns 0 or -1 with err set. */
+int ks_top_interval(struct ks_top *t, uint64_t end_ns, struct ks_error *err);
+/* Rows of the last closed interval at LEVEL (array owned by t). */
+size_t ks_top_rows(const struct ks_top *t, enum ks_top_level level,
+		   const struct ks_top_row **rows);
+/* Length of the last interval in ns, records and LOST events seen in it. */
+uint64_t ks_top_interval_ns(const struct ks_top *t);
+uint64_t ks_top_interval_records(const struct ks_top *t);
+uint64_t ks_top_interval_lost(const struct ks_top *t);
+/* Trace time of the first record (0 = none yet). */
+uint64_t ks_top_first_ts(const struct ks_top *t);
+/* "x86"... and the exit table ("VMX") of the accounting. */
+const char *ks_top_arch(const struct ks_top *t);
+
+/* Sort ROWS by "exits" (count), "time" (total), "p99" or "name". */
+void ks_top_sort(struct ks_top_row *rows, size_t n, const char *column);
+
+void ks_top_free(struct ks_top *t);
+
+#endif

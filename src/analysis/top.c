@@ -1,0 +1,344 @@
+/*
+ * top.c - per-interval exit accounting behind `kvmscope top` (see top.h).
+ *
+ * Each interval is one struct ks_stat (the stat engine, unchanged) with the
+ * views VM, VM+vCPU and VM+reason.  Between intervals, the engine's pending
+ * state (which exit each thread is in, which vCPU it runs) must survive, so
+ * this file remembers, per host thread, a copy of its last entry event and
+ * of the KVM events after it, and feeds them to the next interval's engine
+ * first: an exit pending at the boundary is then counted once, where it
+ * ends, and the sum of all intervals equals one run over the whole input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+
+#include "arch/arch.h"
+#include "kvmscope/source.h"
+#include "kvmscope/stat.h"
+#include "kvmscope/top.h"
+
+#define CTX_MAX 6          /* remembered events per thread */
+#define CTX_PAYLOAD 256    /* payload bytes kept per event (kvm events are small) */
+
+struct ctx_event {
+	struct ks_record rec;
+	uint8_t data[CTX_PAYLOAD];
+};
+
+struct thread_ctx {
+	int32_t tid;           /* 0 = free slot (tid 0 has no KVM events) */
+	uint32_t n;
+	struct ctx_event ev[CTX_MAX];
+};
+
+struct ks_top {
+	struct ks_source *src;
+	struct ks_stat *cur;
+	const struct ks_arch *arch;
+	struct thread_ctx *threads;
+	size_t cap, used;
+	struct ks_top_row *rows[KS_TOP_LEVELS];
+	size_t nrows[KS_TOP_LEVELS];
+	uint64_t start_ns, last_ns, first_ts;
+	uint64_t interval_ns, records, lost, cur_records, cur_lost;
+	char arch_name[32];
+};
+
+static const unsigned top_views[KS_TOP_LEVELS] = {
+	KS_DIM_VM, KS_DIM_VM | KS_DIM_VCPU, KS_DIM_VM | KS_DIM_KEY,
+};
+
+/* "x86 VMX": the exit table is known once kvm_exit events were seen. */
+static void set_arch_name(struct ks_top *t)
+{
+	const char *isa = ks_stat_isa_name(t->cur);
+
+	if (!isa || !strcmp(isa, "unknown"))
+		isa = "";
+	if (t->arch_name[0] && !isa[0])
+		return;
+	snprintf(t->arch_name, sizeof(t->arch_name), "%s%s%s", ks_stat_arch_name(t->cur),
+		 isa[0] ? " " : "", isa);
+}
+
+static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
+{
+	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
+	int i;
+
+	for (i = 0; i < KS_TOP_LEVELS; i++)
+		cfg.views[i] = top_views[i];
+	cfg.views[KS_TOP_LEVELS] = 0;
+	return ks_stat_new_source(&cfg, t->src, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* per-thread context */
+
+static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create)
+{
+	size_t i, h;
+
+	if (tid <= 0)
+		return NULL;
+	if (create && (t->used + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		struct thread_ctx *n = calloc(ncap, sizeof(*n)), *old = t->threads;
+		if (!n)
+			return NULL;
+		for (i = 0; i < t->cap; i++) {
+			if (!old[i].tid)
+				continue;
+			for (h = ((uint32_t)old[i].tid * 2654435761u) % ncap; n[h].tid; h = (h + 1) % ncap)
+				;
+			n[h] = old[i];
+		}
+		free(old);
+		t->threads = n;
+		t->cap = ncap;
+	}
+	if (!t->cap)
+		return NULL;
+	for (h = ((uint32_t)tid * 2654435761u) % t->cap; t->threads[h].tid; h = (h + 1) % t->cap)
+		if (t->threads[h].tid == tid)
+			return &t->threads[h];
+	if (!create)
+		return NULL;
+	t->threads[h].tid = tid;
+	t->threads[h].n = 0;
+	t->used++;
+	return &t->threads[h];
+}
+
+static bool is_entry(const struct ks_top *t, const struct tep_event *ev)
+{
+	const struct ks_arch *a = t->arch;
+
+	return a && !strcmp(ev->system, a->entry_system) &&
+	       (!strcmp(ev->name, a->entry_name) || (a->entry2_name && !strcmp(ev->name, a->entry2_name)));
+}
+
+static void ctx_copy(struct ctx_event *ce, const struct ks_record *rec)
+{
+	uint32_t size = rec->size < CTX_PAYLOAD ? rec->size : CTX_PAYLOAD;
+
+	ce->rec = *rec;
+	memcpy(ce->data, rec->data, size);
+	ce->rec.data = ce->data;
+	ce->rec.size = size;
+	ce->rec.comm = NULL;
+	ce->rec.callchain = NULL;
+	ce->rec.nr_callchain = 0;
+}
+
+/* Remember REC if it belongs to the arch's KVM system. */
+static void ctx_note(struct ks_top *t, const struct ks_record *rec)
+{
+	struct thread_ctx *c;
+	bool entry;
+
+	if (rec->type != KS_REC_EVENT || !rec->event || !t->arch ||
+	    strcmp(rec->event->system, t->arch->entry_system))
+		return;
+	entry = is_entry(t, rec->event);
+	c = ctx_find(t, rec->tid, entry);
+	if (!c)
+		return; /* no entry seen yet: the engine ignores it too */
+	if (entry)
+		c->n = 0;
+	else if (c->n == CTX_MAX)
+		c->n = CTX_MAX - 1; /* keep the entry and the latest ones */
+	ctx_copy(&c->ev[c->n++], rec);
+}
+
+static void ctx_replay(struct ks_top *t)
+{
+	size_t i;
+	uint32_t j;
+
+	for (i = 0; i < t->cap; i++)
+		for (j = 0; t->threads[i].tid && j < t->threads[i].n; j++)
+			ks_stat_add(t->cur, &t->threads[i].ev[j].rec);
+}
+
+/* ------------------------------------------------------------------ */
+
+struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err)
+{
+	struct ks_top *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
+	t->src = src;
+	t->cur = new_stat(t, err);
+	if (!t->cur) {
+		free(t);
+		return NULL;
+	}
+	t->arch = ks_arch_by_name(ks_stat_arch_name(t->cur));
+	set_arch_name(t);
+	return t;
+}
+
+void ks_top_add(struct ks_top *t, const struct ks_record *rec)
+{
+	if (rec->ts) {
+		if (!t->first_ts)
+			t->first_ts = rec->ts;
+		if (!t->start_ns)
+			t->start_ns = rec->ts;
+		if (rec->ts > t->last_ns)
+			t->last_ns = rec->ts;
+	}
+	t->cur_records++;
+	if (rec->type == KS_REC_LOST)
+		t->cur_lost += rec->lost ? rec->lost : 1;
+	ks_stat_add(t->cur, rec);
+	ctx_note(t, rec);
+}
+
+static uint32_t vm_vcpus(const struct ks_top *t, int32_t vm)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < t->nrows[KS_TOP_VCPU]; i++)
+		if (t->rows[KS_TOP_VCPU][i].vm == vm)
+			n++;
+	return n ? n : 1;
+}
+
+static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_stat_row *r,
+		     struct ks_top_row *o)
+{
+	const char *vmname;
+
+	memset(o, 0, sizeof(*o));
+	o->vm = r->vm;
+	o->vcpu = lv == KS_TOP_VCPU ? r->vcpu : -1;
+	o->key = r->key;
+	o->count = r->count;
+	o->total_ns = r->total_ns;
+	o->p99_ns = ks_stat_row_quantile(r, 0.99);
+	if (lv == KS_TOP_REASON)
+		ks_stat_key_name(t->cur, r, false, o->name, sizeof(o->name));
+	else if (lv == KS_TOP_VM && (vmname = ks_stat_vm_name(t->cur, r->vm)))
+		snprintf(o->name, sizeof(o->name), "%s", vmname);
+}
+
+static int collect(struct ks_top *t, struct ks_error *err)
+{
+	static const enum ks_top_level order[KS_TOP_LEVELS] = { KS_TOP_VCPU, KS_TOP_VM, KS_TOP_REASON };
+	double secs = (double)t->interval_ns / 1e9;
+	int k;
+
+	for (k = 0; k < KS_TOP_LEVELS; k++) {
+		enum ks_top_level lv = order[k];
+		struct ks_stat_row **rows;
+		size_t n = ks_stat_rows(t->cur, (int)lv, &rows), i;
+
+		free(t->rows[lv]);
+		t->rows[lv] = calloc(n + 1, sizeof(struct ks_top_row));
+		if (!t->rows[lv])
+			return ks_error_set(err, "out of memory");
+		t->nrows[lv] = n;
+		for (i = 0; i < n; i++) {
+			struct ks_top_row *o = &t->rows[lv][i];
+			fill_row(t, lv, rows[i], o);
+			o->nr_vcpus = lv == KS_TOP_VCPU ? 1 : vm_vcpus(t, o->vm);
+			o->rate = secs > 0 ? (double)o->count / secs : 0;
+			o->time_pct = secs > 0 ? 100.0 * (double)o->total_ns /
+						 ((double)t->interval_ns * o->nr_vcpus) : 0;
+		}
+	}
+	return 0;
+}
+
+int ks_top_interval(struct ks_top *t, uint64_t end_ns, struct ks_error *err)
+{
+	struct ks_stat *next;
+
+	t->interval_ns = end_ns > t->start_ns && t->start_ns ? end_ns - t->start_ns : 0;
+	t->records = t->cur_records;
+	t->lost = t->cur_lost;
+	t->cur_records = t->cur_lost = 0;
+	if (collect(t, err) < 0)
+		return -1;
+	set_arch_name(t);
+	next = new_stat(t, err);
+	if (!next)
+		return -1;
+	ks_stat_free(t->cur);
+	t->cur = next;
+	ctx_replay(t);
+	if (end_ns)
+		t->start_ns = end_ns;
+	return 0;
+}
+
+size_t ks_top_rows(const struct ks_top *t, enum ks_top_level level,
+		   const struct ks_top_row **rows)
+{
+	if ((int)level < 0 || level >= KS_TOP_LEVELS) {
+		*rows = NULL;
+		return 0;
+	}
+	*rows = t->rows[level];
+	return t->nrows[level];
+}
+
+uint64_t ks_top_interval_ns(const struct ks_top *t) { return t->interval_ns; }
+uint64_t ks_top_interval_records(const struct ks_top *t) { return t->records; }
+uint64_t ks_top_interval_lost(const struct ks_top *t) { return t->lost; }
+uint64_t ks_top_first_ts(const struct ks_top *t) { return t->first_ts; }
+const char *ks_top_arch(const struct ks_top *t) { return t->arch_name; }
+
+static const char *sort_column;
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct ks_top_row *x = a, *y = b;
+
+	if (!strcmp(sort_column, "name")) {
+		int c = strcmp(x->name, y->name);
+		if (c)
+			return c;
+	} else if (!strcmp(sort_column, "time")) {
+		if (x->total_ns != y->total_ns)
+			return x->total_ns > y->total_ns ? -1 : 1;
+	} else if (!strcmp(sort_column, "p99")) {
+		if (x->p99_ns != y->p99_ns)
+			return x->p99_ns > y->p99_ns ? -1 : 1;
+	}
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+void ks_top_sort(struct ks_top_row *rows, size_t n, const char *column)
+{
+	sort_column = column ? column : "exits";
+	qsort(rows, n, sizeof(*rows), row_cmp);
+}
+
+void ks_top_free(struct ks_top *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	ks_stat_free(t->cur);
+	for (i = 0; i < KS_TOP_LEVELS; i++)
+		free(t->rows[i]);
+	free(t->threads);
+	free(t);
+}
