@@ -46,7 +46,7 @@ awk -v pw="$pw" -v kw="$kw" -v pr="$pr" -v kr="$kr" 'BEGIN {
 		pw / kw, kr / 1024, pr / 1024 }'
 
 # The other benchmarks, each against its peer tool (they skip what is missing).
-for b in tracedat merge report; do
+for b in tracedat merge report live sample; do
 	if [ -x "bench/$b.sh" ] || [ -f "bench/$b.sh" ]; then
 		echo
 		echo "== bench/$b.sh"
