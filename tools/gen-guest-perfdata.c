@@ -4,7 +4,7 @@
  * guest kallsyms the addresses come from and the expected profile.
  *
  * Usage:
- *   gen-guest-perfdata -o OUT --kallsyms KALLSYMS_OUT [--expect EXPECT_OUT]
+ *   gen-guest-perfdata -o OUT --kallsyms KALLSYMS_OUT [--expect EXPECT_OUT] [--modules M]
  *                      [--samples N] [--vms N] [--vcpus N] [--seed N] [--callchain]
  *
  * The file is written from scratch (no template): header, one cycles attr
@@ -14,7 +14,14 @@
  * are host-kernel samples (misc 1) that a guest report must skip.  With
  * --callchain every sample has a callchain PERF_CONTEXT_GUEST_KERNEL (or
  * _USER), leaf, caller, caller's caller - the layout of the guest callchain
- * patches (seed 001).  Guest user addresses are below 2^47.  Addresses are
+ * patches (seed 001).  The data starts with the guest kernel's
+ * PERF_RECORD_MMAP as `perf kvm record` synthesizes it for a guest given by
+ * --guestkallsyms: misc GUEST_KERNEL, pid 0 (perf's DEFAULT_GUEST_KERNEL_ID
+ * machine, which every guest sample falls back to), file name
+ * "[guest.kernel.kallsyms]_stext", pgoff = _stext; so `perf kvm --guest
+ * --guestkallsyms=K --guestmodules=M report` can serve as an oracle.
+ * --modules writes a guest /proc/modules (one module past _etext, no
+ * samples) for --guestmodules.  Guest user addresses are below 2^47.  Addresses are
  * drawn from 64 spots per kernel function and 4096 user spots, so a profile
  * has a realistic number of distinct addresses (~130 k for 16 vCPUs).
  *
@@ -35,6 +42,7 @@
 #define ST_CPU (1u << 7)
 #define ST_PERIOD (1u << 8)
 #define ST_CALLCHAIN (1u << 5)
+#define REC_MMAP 1
 #define REC_COMM 3
 #define REC_SAMPLE 9
 #define MISC_KERNEL 1
@@ -61,7 +69,7 @@ static void w32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
 static void w16(FILE *f, uint16_t v) { fwrite(&v, 2, 1, f); }
 
 struct args {
-	const char *out, *kallsyms, *expect;
+	const char *out, *kallsyms, *expect, *modules;
 	long samples, vms, vcpus;
 	bool callchain;
 };
@@ -83,6 +91,36 @@ static void write_kallsyms(const char *path)
 			i % 3 ? 'T' : 't', i);
 	fprintf(f, "%016llx T _etext\n", (unsigned long long)sym_start(NSYMS));
 	fclose(f);
+}
+
+static void write_modules(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "guest_mod 16384 0 - Live 0x%016llx\n",
+		(unsigned long long)(sym_start(NSYMS) + 0x100000));
+	fclose(f);
+}
+
+/* The guest kernel map, as perf_event__synthesize_kernel_mmap writes it for
+ * a guest machine (tools/perf/util/synthetic-events.c). */
+static void write_guest_kernel_mmap(FILE *f)
+{
+	static const char name[] = "[guest.kernel.kallsyms]_stext";
+	size_t len = (sizeof(name) + 7) & ~(size_t)7;
+	char buf[64] = { 0 };
+
+	memcpy(buf, name, sizeof(name));
+	w32(f, REC_MMAP); w16(f, MISC_GUEST_KERNEL); w16(f, (uint16_t)(8 + 8 + 24 + len));
+	w32(f, 0); w32(f, 0);                       /* pid, tid: DEFAULT_GUEST_KERNEL_ID */
+	w64(f, KBASE);                              /* start */
+	w64(f, sym_start(NSYMS) - KBASE);           /* len: up to _etext */
+	w64(f, KBASE);                              /* pgoff: _stext */
+	fwrite(buf, 1, len, f);
 }
 
 static void write_header(FILE *f, uint64_t data_off, uint64_t data_size)
@@ -159,6 +197,7 @@ static void run(const struct args *a)
 	write_header(f, 0, 0);
 	write_attr(f, a->callchain);
 	long data_off = ftell(f);
+	write_guest_kernel_mmap(f);
 	for (v = 0; v < a->vms; v++) {
 		char name[32];
 		uint32_t pid = 1000 + (uint32_t)v * 100;
@@ -237,6 +276,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "expect", required_argument, NULL, 'e' },
+		{ "modules", required_argument, NULL, 'M' },
 		{ "samples", required_argument, NULL, 'n' },
 		{ "vms", required_argument, NULL, 'm' },
 		{ "vcpus", required_argument, NULL, 'c' },
@@ -248,11 +288,12 @@ int main(int argc, char **argv)
 	int c;
 
 	rng_state = 88172645463325252ull;
-	while ((c = getopt_long(argc, argv, "o:k:e:n:m:c:s:g", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:k:e:M:n:m:c:s:g", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': a.out = optarg; break;
 		case 'k': a.kallsyms = optarg; break;
 		case 'e': a.expect = optarg; break;
+		case 'M': a.modules = optarg; break;
 		case 'n': a.samples = atol(optarg); break;
 		case 'm': a.vms = atol(optarg); break;
 		case 'c': a.vcpus = atol(optarg); break;
@@ -260,7 +301,7 @@ int main(int argc, char **argv)
 		case 'g': a.callchain = true; break;
 		default:
 			fprintf(stderr, "usage: gen-guest-perfdata -o OUT --kallsyms K [--expect E] "
-				"[--samples N] [--vms N] [--vcpus N] [--seed N] [--callchain]\n");
+				"[--modules M] [--samples N] [--vms N] [--vcpus N] [--seed N] [--callchain]\n");
 			return 1;
 		}
 	}
@@ -271,6 +312,8 @@ int main(int argc, char **argv)
 	if (!rng_state)
 		rng_state = 1;
 	write_kallsyms(a.kallsyms);
+	if (a.modules)
+		write_modules(a.modules);
 	run(&a);
 	return 0;
 }

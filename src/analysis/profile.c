@@ -57,12 +57,19 @@ struct entry {
 	uint64_t offset;
 };
 
-/* Hash slot: the address, a tag of the other key parts and the count, so
+/* Hash slot: the address, the context id (interned VM, vCPU, mode and
+ * reason: the key is exact without looking at the entry) and the count, so
  * that a repeated sample touches one cache line. */
 struct eslot {
 	uint64_t ip;
-	uint32_t tag, idx;
+	uint32_t ctx, idx;
 	uint64_t count;
+};
+
+struct ctx {
+	int32_t vm, vcpu;
+	uint8_t mode;
+	uint64_t reason;
 };
 
 struct thread {
@@ -103,6 +110,10 @@ struct ks_profile {
 	size_t nentries, entcap;
 	struct eslot *ehash;     /* idx = index + 1; 0 = empty */
 	size_t ehash_cap;
+	struct ctx *ctxs;
+	size_t nctxs, ctxcap;
+	uint32_t *chash;         /* ctx index + 1; 0 = empty */
+	size_t chash_cap;
 
 	struct thread *threads;
 	size_t nthreads, thcap;  /* open addressing by tid */
@@ -249,10 +260,65 @@ size_t ks_profile_vms(const struct ks_profile *p, const int32_t **vms)
 
 /* ---- entries ---- */
 
-static uint32_t entry_tag(int32_t vm, int32_t vcpu, uint8_t mode, uint64_t reason)
+static uint64_t ctx_hash(int32_t vm, int32_t vcpu, uint8_t mode, uint64_t reason)
 {
-	return (uint32_t)mix(reason ^ ((uint64_t)(uint32_t)vm << 32) ^ (uint64_t)(uint32_t)vcpu ^
-			     ((uint64_t)mode << 60));
+	return mix(reason ^ mix(((uint64_t)(uint32_t)vm << 32) ^ (uint64_t)(uint32_t)vcpu) ^
+		   ((uint64_t)mode << 56));
+}
+
+static uint64_t slot_hash(uint64_t ip, uint32_t ctx)
+{
+	return mix(ip ^ ((uint64_t)ctx * 0x9e3779b97f4a7c15ull));
+}
+
+static int chash_grow(struct ks_profile *p)
+{
+	size_t cap = p->chash_cap ? p->chash_cap * 2 : 64, i;
+	uint32_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -1;
+	for (i = 0; i < p->nctxs; i++) {
+		const struct ctx *c = &p->ctxs[i];
+		size_t j = ctx_hash(c->vm, c->vcpu, c->mode, c->reason) & (cap - 1);
+
+		while (h[j])
+			j = (j + 1) & (cap - 1);
+		h[j] = (uint32_t)i + 1;
+	}
+	free(p->chash);
+	p->chash = h;
+	p->chash_cap = cap;
+	return 0;
+}
+
+/* Id of the context (VM, vCPU, mode, reason), interned; -1 on memory. */
+static int64_t ctx_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t mode,
+		       uint64_t reason)
+{
+	size_t j;
+
+	if ((p->nctxs + 1) * 2 > p->chash_cap && chash_grow(p) < 0)
+		return -1;
+	for (j = ctx_hash(vm, vcpu, mode, reason) & (p->chash_cap - 1); p->chash[j];
+	     j = (j + 1) & (p->chash_cap - 1)) {
+		const struct ctx *c = &p->ctxs[p->chash[j] - 1];
+
+		if (c->reason == reason && c->vm == vm && c->vcpu == vcpu && c->mode == mode)
+			return p->chash[j] - 1;
+	}
+	if (p->nctxs == p->ctxcap) {
+		size_t cap = p->ctxcap ? p->ctxcap * 2 : 64;
+		struct ctx *n = realloc(p->ctxs, cap * sizeof(*n));
+
+		if (!n || cap > UINT32_MAX - 1)
+			return -1;
+		p->ctxs = n;
+		p->ctxcap = cap;
+	}
+	p->ctxs[p->nctxs] = (struct ctx){ .vm = vm, .vcpu = vcpu, .mode = mode, .reason = reason };
+	p->chash[j] = (uint32_t)++p->nctxs;
+	return (int64_t)p->nctxs - 1;
 }
 
 static int ehash_grow(struct ks_profile *p)
@@ -268,7 +334,7 @@ static int ehash_grow(struct ks_profile *p)
 
 		if (!o->idx)
 			continue;
-		j = mix(o->ip ^ o->tag) & (cap - 1);
+		j = slot_hash(o->ip, o->ctx) & (cap - 1);
 		while (h[j].idx)
 			j = (j + 1) & (cap - 1);
 		h[j] = *o;
@@ -283,21 +349,18 @@ static int ehash_grow(struct ks_profile *p)
 static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t mode,
 			       uint64_t reason, uint64_t ip)
 {
-	uint32_t tag = entry_tag(vm, vcpu, mode, reason);
+	int64_t c = ctx_get(p, vm, vcpu, mode, reason);
+	uint32_t ctx = (uint32_t)c;
 	size_t j;
 
-	if ((p->nentries + 1) * 2 > p->ehash_cap && ehash_grow(p) < 0)
+	if (c < 0 || ((p->nentries + 1) * 2 > p->ehash_cap && ehash_grow(p) < 0))
 		return NULL;
-	for (j = mix(ip ^ tag) & (p->ehash_cap - 1);; j = (j + 1) & (p->ehash_cap - 1)) {
+	for (j = slot_hash(ip, ctx) & (p->ehash_cap - 1);; j = (j + 1) & (p->ehash_cap - 1)) {
 		struct eslot *sl = &p->ehash[j];
-		const struct entry *e;
 
 		if (!sl->idx)
 			break;
-		if (sl->ip != ip || sl->tag != tag)
-			continue;
-		e = &p->entries[sl->idx - 1];
-		if (e->reason == reason && e->vm == vm && e->vcpu == vcpu && e->mode == mode)
+		if (sl->ip == ip && sl->ctx == ctx)
 			return sl;
 	}
 	if (p->nentries == p->entcap) {
@@ -311,7 +374,7 @@ static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, u
 	}
 	p->entries[p->nentries] = (struct entry){ .vm = vm, .vcpu = vcpu, .mode = mode,
 						  .reason = reason, .ip = ip };
-	p->ehash[j] = (struct eslot){ .ip = ip, .tag = tag, .idx = (uint32_t)p->nentries + 1 };
+	p->ehash[j] = (struct eslot){ .ip = ip, .ctx = ctx, .idx = (uint32_t)p->nentries + 1 };
 	p->nentries++;
 	note_vm(p, vm);
 	return &p->ehash[j];
@@ -405,6 +468,25 @@ static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint3
 
 /* ---- setup ---- */
 
+static const char *ppc_trap_name(uint64_t trap);
+
+/* Book3S trap code of NAME ("HV_DECREMENTER" -> 0x980). */
+static bool ppc_trap_code(const char *name, uint64_t *code)
+{
+	static const uint16_t traps[] = { 0x100, 0x200, 0x300, 0x380, 0x400, 0x480, 0x500,
+					  0x502, 0x600, 0x700, 0x800, 0x900, 0x980, 0xc00,
+					  0xd00, 0xe00, 0xe20, 0xe40, 0xf00, 0xf20, 0xf40 };
+	size_t i;
+
+	for (i = 0; i < sizeof(traps) / sizeof(traps[0]); i++) {
+		if (!strcmp(ppc_trap_name(traps[i]), name)) {
+			*code = traps[i];
+			return true;
+		}
+	}
+	return false;
+}
+
 static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
 {
 	int i;
@@ -414,10 +496,19 @@ static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
 		uint64_t code;
 		int isa;
 
+		if (p->nsample_keys == KS_PROF_MAX_SAMPLE_EXITS)
+			return ks_error_set(err, "too many --sample-exits reasons");
 		if (ks_x86_exit_code(name, &isa, &code) == 0) {
 			p->sample_keys[p->nsample_keys++] = RK_X86 | ((uint64_t)isa << 32) | code;
-		} else if (!strcmp(name, "HV_DECREMENTER")) {
-			p->sample_keys[p->nsample_keys++] = RK_PPC | PPC_HV_DECREMENTER;
+		} else if (ppc_trap_code(name, &code)) {
+			p->sample_keys[p->nsample_keys++] = RK_PPC | code;
+		} else if (!strncmp(name, "EC_", 3) && name[3]) {
+			char *end;
+
+			code = strtoull(name + 3, &end, 0);
+			if (*end)
+				return ks_error_set(err, "unknown exit reason '%s'", name);
+			p->sample_keys[p->nsample_keys++] = RK_ARM | (code & 0xffffffffull);
 		} else {
 			char *end;
 			unsigned long long v = strtoull(name, &end, 0);
@@ -430,6 +521,8 @@ static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
 				p->sample_keys[p->nsample_keys++] = RK_X86 | (2ull << 32) | v;
 			if (p->nsample_keys < KS_PROF_MAX_SAMPLE_EXITS)
 				p->sample_keys[p->nsample_keys++] = RK_PPC | v;
+			if (p->nsample_keys < KS_PROF_MAX_SAMPLE_EXITS)
+				p->sample_keys[p->nsample_keys++] = RK_ARM | (v & 0xffffffffull);
 		}
 	}
 	return 0;
@@ -469,6 +562,8 @@ void ks_profile_free(struct ks_profile *p)
 	free(p->shash);
 	free(p->entries);
 	free(p->ehash);
+	free(p->ctxs);
+	free(p->chash);
 	free(p->threads);
 	free(p->names);
 	free(p->vms);

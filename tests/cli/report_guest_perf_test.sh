@@ -3,7 +3,10 @@
 # PMU samples (tools/gen-guest-perfdata): per-VM, per-symbol counts must equal
 # the generator's own expectation file (written independently of kvmscope's
 # reader); host-mode samples are counted as skipped; guest callchains give
-# 3-frame kernel stacks in --folded.
+# 3-frame kernel stacks in --folded.  perf is a second oracle: `perf kvm
+# --guest --guestkallsyms --guestmodules report` on the same file (its guest
+# kernel MMAP record makes perf resolve the samples) must give the same
+# samples per guest kernel symbol and the same number of guest user samples.
 KVMSCOPE=${KVMSCOPE:-build/kvmscope}
 KS_BUILD=${KS_BUILD:-build}
 KS_TMP=${KS_TMP:-/tmp}
@@ -35,5 +38,24 @@ if grep -q '^qemu-vm0(1000);guest_fn_00_\[k\];guest_fn_[0-9]*_\[k\];guest_fn_[0-
 	echo "ok report_guest_perf_callchains"
 else
 	echo "not ok report_guest_perf_callchains: folded stacks wrong"; head -3 "$T/folded" | sed 's/^/#   /'
+fi
+if ! command -v perf > /dev/null; then
+	echo "skip report_guest_perf_vs_perf: no perf"
+else
+	"$GEN" -o "$T/q.data" --kallsyms "$T/qks" --modules "$T/qmods" --samples 20000 --vms 2 --seed 9
+	perf kvm --guest --guestkallsyms="$T/qks" --guestmodules="$T/qmods" -i "$T/q.data" report \
+		--stdio --sort sym -F sample,sym -t @ 2> "$T/perr" |
+		awk -F@ '!/^#/ && NF >= 2 { n = $1 + 0; sub(/^ +/, "", $2)
+			if ($2 ~ /^\[g\] /) print "k", substr($2, 5), n; else if ($2 ~ /^\[u\] /) u += n }
+			END { print "u [unknown]", u + 0 }' | sort > "$T/perf.rows"
+	"$KVMSCOPE" report "$T/q.data" --guest-kallsyms "$T/qks" --guest-modules "$T/qmods" --csv |
+		awk -F, '$1 == "samples" { print ($5 == "[g.u]") ? "u" : "k", $7, $10 }' | sort > "$T/ks.rows"
+	if [ "$(wc -l < "$T/perf.rows")" -lt 10 ]; then
+		echo "not ok report_guest_perf_vs_perf: perf resolved nothing: $(head -c 200 "$T/perr")"
+	elif cmp -s "$T/perf.rows" "$T/ks.rows"; then
+		echo "ok report_guest_perf_vs_perf ($(wc -l < "$T/ks.rows") symbols, same samples as perf kvm report)"
+	else
+		echo "not ok report_guest_perf_vs_perf:"; diff "$T/perf.rows" "$T/ks.rows" | head -5 | sed 's/^/#   /'
+	fi
 fi
 rm -rf "$T"
