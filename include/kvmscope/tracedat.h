@@ -10,14 +10,22 @@
  *	if (m) for (i = 0; i < m->nr_guests; i++) use(&m->guests[i]);
  *
  * Every number is in host order.  The struct lives as long as the source.
+ *
+ * Buffer instances (trace-cmd record -B NAME): the events of every buffer
+ * are delivered, merged in time order; ks_tracedat_record_buffer() tells
+ * which instance a record came from.  Latency files (a latency tracer's
+ * text instead of ring-buffer pages): the records are what the ftrace text
+ * reader makes of the text, and ks_tracedat_latency_text() returns it.
  */
 #ifndef KVMSCOPE_TRACEDAT_H
 #define KVMSCOPE_TRACEDAT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct ks_source;
+struct ks_record;
 
 /* One GUEST option: a traced guest and the host threads running its vCPUs. */
 struct ks_tracedat_vcpu {
@@ -79,12 +87,21 @@ struct ks_tracedat_meta {
 	struct ks_tracedat_tsync_cpu *tsync_cpus;
 	bool tsync_applied;          /* record ts are already moved to host time */
 
-	uint32_t nr_buffers;         /* BUFFER options; "" is the top-level buffer */
+	uint32_t nr_buffers;         /* BUFFER / BUFFER_TEXT options; "" is the top-level buffer */
 	char **buffer_names;
-	bool has_latency;            /* a latency (text) buffer is present */
+	bool has_latency;            /* the data is a latency (text) trace */
 };
 
 /* The metadata of a trace.dat source, or NULL for other inputs. */
 const struct ks_tracedat_meta *ks_tracedat_meta(const struct ks_source *src);
+
+/* The name of the buffer instance REC (delivered by SRC) came from, or NULL
+ * for the top-level buffer, latency files and other inputs.  Found from
+ * rec->offset; valid as long as the source. */
+const char *ks_tracedat_record_buffer(const struct ks_source *src, const struct ks_record *rec);
+
+/* Latency layout: the stored text of the trace and its length; NULL for
+ * flyrecord files and other inputs.  Valid as long as the source. */
+const char *ks_tracedat_latency_text(const struct ks_source *src, size_t *len);
 
 #endif

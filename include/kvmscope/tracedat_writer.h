@@ -101,6 +101,22 @@ int ks_tdw_add_event(struct ks_tdw *w, uint32_t cpu, uint64_t ts, const void *pa
 int ks_tdw_add_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t size,
 		    struct ks_error *err);
 
+/* Buffer instances (trace-cmd record -B NAME): *INST receives the new
+ * instance's number (1, 2, ...; 0 is the top-level buffer), to give to
+ * ks_tdw_add_instance_event().  Each instance gets its own BUFFER option and
+ * data (v6: "flyrecord" CPU table at the option's offset; v7: its own
+ * flyrecord section). */
+int ks_tdw_add_instance(struct ks_tdw *w, const char *name, uint32_t *inst, struct ks_error *err);
+int ks_tdw_add_instance_event(struct ks_tdw *w, uint32_t inst, uint32_t cpu, uint64_t ts,
+			      const void *payload, uint32_t size, struct ks_error *err);
+
+/* Latency layout (what trace-cmd record writes for a latency tracer): TEXT
+ * (the tracefs "trace" file) is stored instead of any ring-buffer data;
+ * events and instances are then not written.  v6: "latency" and the text to
+ * the end of the file; v7: a BUFFER_TEXT option and a latency section (in
+ * compressed chunks if the file is compressed), last in the file. */
+int ks_tdw_set_latency_text(struct ks_tdw *w, const char *text, size_t len, struct ks_error *err);
+
 const struct ks_tdw_stats *ks_tdw_stats(const struct ks_tdw *w);
 
 /* Write the file and free W (also on error, which removes the file). */

@@ -5,7 +5,10 @@
  *
  * Any input works (trace.dat, perf.data, ftrace text).  With several files
  * the events are merged by time and each line starts with the file's base
- * name, as trace-cmd report does with several -i options.
+ * name, as trace-cmd report does with several -i options.  Events of
+ * trace.dat buffer instances start with the instance's name (top-level
+ * events with blanks, or the file name with several files), and a latency
+ * trace.dat prints its stored text, like trace-cmd report.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include "cli.h"
 #include "kvmscope/dump.h"
 #include "kvmscope/source.h"
+#include "kvmscope/tracedat.h"
 
 struct input {
 	const char *path;
@@ -23,7 +27,15 @@ struct input {
 	struct ks_record rec;
 	bool has;
 	char prefix[256];
+	const char *base;  /* base name of the file */
+	int index;         /* position among the inputs */
+	int inst_base;     /* rank of its first instance (see record_rank) */
+	int rank;          /* of the pulled record */
 };
+
+/* Prefix width and mode shared by all inputs (trace-cmd's max_file_size). */
+static int prefix_width;
+static bool multi_inputs, any_instances;
 
 static void usage(FILE *out)
 {
@@ -35,6 +47,42 @@ static void usage(FILE *out)
 	      "  -h, --help  this help\n", out);
 }
 
+/* A latency trace.dat: trace-cmd report prints "cpus=N", the stored text
+ * and a newline, nothing else.  Returns whether IN is one. */
+static bool print_latency(const struct input *in, FILE *out)
+{
+	size_t len;
+	const char *text = ks_tracedat_latency_text(in->src, &len);
+
+	if (!text)
+		return false;
+	ks_dump_print_header(in->dump, out, NULL);
+	fwrite(text, 1, len, out);
+	fputc('\n', out);
+	return true;
+}
+
+/* trace-cmd report merges its handles in list order on equal times: the
+ * top-level buffers of all files first, then the instances file by file. */
+static int record_rank(const struct input *in)
+{
+	const struct ks_tracedat_meta *m = ks_tracedat_meta(in->src);
+	const char *name = ks_tracedat_record_buffer(in->src, &in->rec);
+	int k = 0;
+	uint32_t i;
+
+	if (!name || !m)
+		return in->index;
+	for (i = 0; i < m->nr_buffers; i++) {
+		if (!m->buffer_names[i][0])
+			continue;
+		if (!strcmp(m->buffer_names[i], name))
+			break;
+		k++;
+	}
+	return in->inst_base + k;
+}
+
 static void pull(struct input *in)
 {
 	struct ks_error err;
@@ -43,37 +91,98 @@ static void pull(struct input *in)
 	if (r < 0)
 		die("%s", err.msg);
 	in->has = r > 0;
+	if (in->has && (multi_inputs || any_instances))
+		in->rank = record_rank(in);
 }
 
+/* The longest instance name of IN; 0 if it has no instances. */
+static int instance_width(const struct input *in)
+{
+	const struct ks_tracedat_meta *m = ks_tracedat_meta(in->src);
+	int width = 0;
+	uint32_t i;
+
+	for (i = 0; m && i < m->nr_buffers; i++) {
+		int len = (int)strlen(m->buffer_names[i]);
+		if (len > width)
+			width = len;
+	}
+	return width;
+}
+
+static int count_instances(const struct input *in)
+{
+	const struct ks_tracedat_meta *m = ks_tracedat_meta(in->src);
+	int k = 0;
+	uint32_t i;
+
+	for (i = 0; m && i < m->nr_buffers; i++)
+		k += m->buffer_names[i][0] != '\0';
+	return k;
+}
+
+/* trace-cmd report: file names only with several files; instance names
+ * whenever a file has instances.  The header lines of later files already
+ * count the instances of earlier ones, as trace-cmd adds them file by file. */
 static void set_prefixes(struct input *in, int n)
 {
 	int i, width = 0;
 
+	multi_inputs = n > 1;
 	for (i = 0; i < n; i++) {
 		const char *base = strrchr(in[i].path, '/');
-		int len = (int)strlen(base ? base + 1 : in[i].path);
-		if (len > width)
+		int len;
+		in[i].base = base ? base + 1 : in[i].path;
+		len = (int)strlen(in[i].base);
+		if (multi_inputs && len > width)
 			width = len;
 	}
 	for (i = 0; i < n; i++) {
-		const char *base = strrchr(in[i].path, '/');
-		snprintf(in[i].prefix, sizeof(in[i].prefix), "%*s: ", width,
-			 base ? base + 1 : in[i].path);
+		int iw = instance_width(&in[i]);
+
+		in[i].index = i;
+		in[i].inst_base = i ? in[i - 1].inst_base + count_instances(&in[i - 1]) : n;
+		snprintf(in[i].prefix, sizeof(in[i].prefix), "%*s: ", width, in[i].base);
+		if (iw > width)
+			width = iw;
+		any_instances |= iw > 0;
 	}
+	prefix_width = width;
+}
+
+/* The prefix of one record (NULL: none). */
+static const char *record_prefix(struct input *in, char *buf, size_t size)
+{
+	const char *name;
+
+	if (!multi_inputs && !any_instances)
+		return NULL;
+	name = ks_tracedat_record_buffer(in->src, &in->rec);
+	if (name)
+		snprintf(buf, size, "%*s: ", prefix_width, name);
+	else if (multi_inputs)
+		snprintf(buf, size, "%*s: ", prefix_width, in->base);
+	else
+		snprintf(buf, size, "%*s  ", prefix_width, "");
+	return buf;
 }
 
 static void merge(struct input *in, int n, FILE *out)
 {
+	char prefix[512];
+
 	for (;;) {
 		struct input *best = NULL;
 		int i;
 
 		for (i = 0; i < n; i++)
-			if (in[i].has && (!best || in[i].rec.ts < best->rec.ts))
+			if (in[i].has && (!best || in[i].rec.ts < best->rec.ts ||
+					  (in[i].rec.ts == best->rec.ts && in[i].rank < best->rank)))
 				best = &in[i];
 		if (!best)
 			return;
-		ks_dump_print_record(best->dump, &best->rec, out, n > 1 ? best->prefix : NULL);
+		ks_dump_print_record(best->dump, &best->rec, out,
+				     record_prefix(best, prefix, sizeof(prefix)));
 		pull(best);
 	}
 }
@@ -87,7 +196,7 @@ int cmd_dump(int argc, char **argv)
 	struct ks_dump_opts opts = { 0 };
 	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
 	struct input *in;
-	int n = 0, c, i;
+	int n = 0, shown, c, i;
 
 	if (!paths)
 		die("out of memory");
@@ -96,7 +205,7 @@ int cmd_dump(int argc, char **argv)
 		case 't': opts.nsec = true; break;
 		case 'N': opts.no_plugins = true; break;
 		case 'i': paths[n++] = optarg; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); free(paths); return 0;
 		default: usage_error("dump", "unknown option");
 		}
 	}
@@ -104,6 +213,7 @@ int cmd_dump(int argc, char **argv)
 		paths[n++] = argv[i];
 	if (!n)
 		usage_error("dump", "no input file");
+	shown = n;
 	in = calloc((size_t)n, sizeof(*in));
 	if (!in)
 		die("out of memory");
@@ -117,11 +227,17 @@ int cmd_dump(int argc, char **argv)
 			die("out of memory");
 	}
 	set_prefixes(in, n);
-	for (i = 0; i < n; i++)
+	for (i = 0; n > 1 && i < n; i++)
+		if (ks_tracedat_latency_text(in[i].src, NULL))
+			die("%s: latency traces do not work with several inputs", in[i].path);
+	if (n == 1 && print_latency(&in[0], stdout)) {
+		shown = 0; /* trace-cmd prints only the text */
+	}
+	for (i = 0; i < shown; i++)
 		ks_dump_print_header(in[i].dump, stdout, n > 1 ? in[i].prefix : NULL);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < shown; i++)
 		pull(&in[i]);
-	merge(in, n, stdout);
+	merge(in, shown, stdout);
 	for (i = 0; i < n; i++) {
 		ks_dump_free(in[i].dump);
 		ks_source_close(in[i].src);

@@ -44,6 +44,8 @@
 
 struct line_reader {
 	int fd;
+	const char *mem;    /* in-memory text (ks_ftrace_text_open_mem) instead of fd */
+	size_t mem_len, mem_pos;
 	char *buf;          /* READ_CHUNK + LINE_MAX_LEN + 1 bytes */
 	size_t cap;
 	size_t start, end;  /* unread bytes are buf[start, end) */
@@ -69,9 +71,16 @@ static int reader_fill(struct line_reader *lr)
 		lr->end -= lr->start;
 		lr->start = 0;
 	}
-	do {
-		n = read(lr->fd, lr->buf + lr->end, lr->cap - 1 - lr->end);
-	} while (n < 0 && errno == EINTR);
+	if (lr->mem) {
+		size_t room = lr->cap - 1 - lr->end, left = lr->mem_len - lr->mem_pos;
+		n = (ssize_t)(room < left ? room : left);
+		memcpy(lr->buf + lr->end, lr->mem + lr->mem_pos, (size_t)n);
+		lr->mem_pos += (size_t)n;
+	} else {
+		do {
+			n = read(lr->fd, lr->buf + lr->end, lr->cap - 1 - lr->end);
+		} while (n < 0 && errno == EINTR);
+	}
 	if (n < 0)
 		return -1;
 	if (n == 0)
@@ -1529,6 +1538,40 @@ static int sniff(int fd, const char *path, struct ks_source_info *info, struct k
 out:
 	free(head);
 	return r;
+}
+
+/* The reader over LEN bytes of TEXT (kept by the caller while the source
+ * lives).  No sniffing: any text is accepted, undecodable lines are counted. */
+int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char *text,
+			    size_t len, struct ks_error *err)
+{
+	struct text_source *s;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ks_error_set(err, "%s: out of memory", name);
+	s->base.ops = &text_ops;
+	s->lr.fd = -1;
+	s->lr.mem = text;
+	s->lr.mem_len = len;
+	s->base.path = strdup(name);
+	s->lr.cap = READ_CHUNK + LINE_MAX_LEN + 1;
+	s->lr.buf = malloc(s->lr.cap);
+	if (!s->base.path || !s->lr.buf || comm_grow(s) < 0) {
+		ks_error_set(err, "%s: out of memory", name);
+		text_close(&s->base);
+		return -1;
+	}
+	if (build_tep(s) < 0) {
+		ks_error_set(err, "%s: cannot set up the built-in event formats", name);
+		text_close(&s->base);
+		return -1;
+	}
+	head_arch(&s->base.info, "", len < SNIFF_BYTES ? len : SNIFF_BYTES, text);
+	s->base.info.format = "ftrace text";
+	*out = &s->base;
+	return 0;
 }
 
 int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err)

@@ -3,10 +3,14 @@
  *
  * ks_tracedat_open() parses the metadata (header page, event formats,
  * kallsyms, printk formats, saved cmdlines, options) into the source's tep,
- * then ks_source_next() delivers the flyrecord events of the top-level buffer
- * in time order: one cursor per CPU reads one page (or one compressed chunk)
- * at a time and a small heap merges the CPUs, ties going to the lower CPU
- * like trace-cmd report.  Timestamps are converted like `trace-cmd report`:
+ * then ks_source_next() delivers the flyrecord events of every buffer (the
+ * top-level one and the instances of trace-cmd record -B) in time order: one
+ * cursor per CPU of every buffer reads one page (or one compressed chunk) at
+ * a time and a small heap merges them, ties going to the top buffer, then to
+ * the instances in option order, then to the lower CPU, like trace-cmd
+ * report.  ks_tracedat_record_buffer() maps a record back to its buffer by
+ * its file offset.  A latency file (the text of the trace instead of pages)
+ * is handed to the ftrace text reader through ks_ftrace_text_open_mem().  Timestamps are converted like `trace-cmd report`:
  * guest TimeShift samples, then TSC2NSEC, then OFFSET.
  *
  * Layout references: trace-cmd.dat.v6(5) and trace-cmd.dat.v7(5).
@@ -26,6 +30,7 @@
 
 #include "kvmscope/tracedat.h"
 #include "format_guard.h"
+#include "ftrace_text.h"
 #include "source_impl.h"
 
 /* Option / section ids (trace-cmd.dat.v7(5)). */
@@ -47,9 +52,22 @@ enum {
 
 enum compression { COMP_NONE, COMP_ZLIB, COMP_ZSTD };
 
+/* One flyrecord buffer: the top-level one (name "") or an instance. */
+struct tdbuffer {
+	char *name;
+	uint64_t offset;           /* v7: its flyrecord section; v6: its "flyrecord" CPU table */
+	uint32_t page_size;        /* 0 = the file's */
+	uint32_t first, nr_cpus;   /* its cursors */
+	uint32_t order;
+};
+
 /* Where one CPU's data is and how far its cursor got. */
 struct cpu_cursor {
 	uint32_t cpu;
+	uint32_t buffer;           /* index into tracedat.buffers */
+	uint32_t order;            /* ties between buffers: 0 = top, then option order */
+	uint32_t page_size;        /* the buffer's ring-buffer page size */
+	bool compressed;           /* the buffer's data is in compressed chunks */
 	uint64_t start, end;       /* data region in the file */
 	uint64_t next;             /* next file offset to read (page block or chunk) */
 	uint32_t chunks_left;      /* compressed: chunks not yet read */
@@ -82,16 +100,28 @@ struct tracedat {
 	enum compression comp;
 	uint32_t page_size;
 
-	/* top-level flyrecord buffer */
+	/* flyrecord buffers: the top-level one and the instances; their
+	 * cursors are one flat array, cpus[first .. first + nr_cpus) */
+	struct tdbuffer *buffers;
+	uint32_t nr_buffers;
 	bool have_top;
-	uint64_t top_offset;
-	uint32_t top_page_size;
-	uint32_t nr_cpus;
+	uint32_t nr_cpus;          /* cursors of all buffers */
 	struct cpu_cursor *cpus;
-	uint32_t *heap;            /* indexes into cpus, ordered by (ts, cpu) */
+	uint32_t *heap;            /* indexes into cpus, ordered by (ts, order, cpu) */
 	uint32_t heap_len;
 	bool started;
-	bool compressed_data;
+
+	/* latency layout: the stored text, read by an ftrace text source */
+	bool latency;
+	uint64_t latency_offset;   /* v6: start of the text; v7: its section */
+	char *latency_text;
+	size_t latency_len;
+	bool latency_chunks;       /* v7 compressed: offsets of the text are not file offsets */
+	struct ks_source *text_src;
+	struct tep_handle *file_tep; /* the file's formats (src.tep is the text reader's) */
+
+	uint32_t *by_start;        /* with instances: cursors sorted by data offset */
+	uint32_t nr_by_start;
 
 	struct tep_event **event_cache; /* by type id; EV_NONE = looked up, absent */
 	void *scratch;
@@ -621,58 +651,135 @@ static int add_buffer_name(struct tracedat *td, const char *name, uint64_t at, s
 	return 0;
 }
 
-/* BUFFER / BUFFER_TEXT.  v6: offset + name.  v7: offset, name, clock and,
- * for BUFFER, page size and the per-CPU data locations. */
-static int opt_buffer(struct tracedat *td, uint16_t id, const uint8_t *d, uint32_t size,
-		      uint64_t at, struct ks_error *err)
+/* A new flyrecord buffer NAME whose data is described at OFFSET. */
+static struct tdbuffer *add_tdbuffer(struct tracedat *td, const char *name, uint64_t offset,
+				     uint64_t at, struct ks_error *err)
 {
-	const uint8_t *name, *clock, *p, *end = d + size;
-	uint32_t page_size, ncpu, i;
-	uint64_t offset;
+	struct tdbuffer *bs, *b;
+	bool top = *name == '\0';
+	uint32_t i, instances = 0;
 
-	if (size < 9 || !memchr(d + 8, 0, size - 8))
-		return ks_error_at(err, td->src.path, at, "BUFFER option is truncated");
-	offset = get64(td, d);
-	name = d + 8;
-	if (add_buffer_name(td, (const char *)name, at, err) < 0)
-		return -1;
-	if (id == OPT_BUFFER_TEXT)
-		td->meta.has_latency = true;
-	if (td->meta.version < 7 || *name != '\0' || id != OPT_BUFFER)
-		return 0;
+	if (top && td->have_top) {
+		ks_error_at(err, td->src.path, at, "more than one top-level BUFFER option");
+		return NULL;
+	}
+	for (i = 0; i < td->nr_buffers; i++)
+		instances += td->buffers[i].name[0] != '\0';
+	bs = realloc(td->buffers, (td->nr_buffers + 1) * sizeof(*bs));
+	if (!bs) {
+		ks_error_at(err, td->src.path, at, "out of memory");
+		return NULL;
+	}
+	td->buffers = bs;
+	b = &bs[td->nr_buffers];
+	memset(b, 0, sizeof(*b));
+	b->name = strdup(name);
+	if (!b->name) {
+		ks_error_at(err, td->src.path, at, "out of memory");
+		return NULL;
+	}
+	b->offset = offset;
+	b->first = td->nr_cpus;
+	b->order = top ? 0 : 1 + instances;
+	td->nr_buffers++;
+	td->have_top |= top;
+	return b;
+}
+
+/* Append NCPU cursors for buffer B (the last one added). */
+static int add_cursors(struct tracedat *td, struct tdbuffer *b, uint32_t ncpu, uint64_t at,
+		       struct ks_error *err)
+{
+	struct cpu_cursor *cs;
+
+	if (ncpu > (1u << 16) || td->nr_cpus + ncpu > (1u << 20))
+		return ks_error_at(err, td->src.path, at, "implausible CPU count %u in buffer \"%s\"",
+				   ncpu, b->name);
+	cs = realloc(td->cpus, (td->nr_cpus + ncpu + 1) * sizeof(*cs));
+	if (!cs)
+		return ks_error_at(err, td->src.path, at, "out of memory");
+	td->cpus = cs;
+	memset(cs + td->nr_cpus, 0, ncpu * sizeof(*cs));
+	b->first = td->nr_cpus;
+	b->nr_cpus = ncpu;
+	td->nr_cpus += ncpu;
+	return 0;
+}
+
+/* Check one CPU's data location and fill in its cursor. */
+static int set_cursor(struct tracedat *td, struct tdbuffer *b, uint32_t i, uint32_t cpu,
+		      uint64_t off, uint64_t size, uint64_t at, struct ks_error *err)
+{
+	struct cpu_cursor *c = &td->cpus[b->first + i];
+
+	if (off > td->file_size || size > td->file_size - off)
+		return ks_error_at(err, td->src.path, at,
+				   "buffer \"%s\": data of CPU %u (offset %llu, %llu bytes) lies outside the file",
+				   b->name, cpu, (unsigned long long)off, (unsigned long long)size);
+	c->cpu = cpu;
+	c->buffer = (uint32_t)(b - td->buffers);
+	c->order = b->order;
+	c->start = off;
+	c->end = off + size;
+	return 0;
+}
+
+/* v7 BUFFER: offset, name, clock, page size, CPU count, per CPU (id, offset, size). */
+static int opt_buffer_v7(struct tracedat *td, const uint8_t *d, uint32_t size, uint64_t at,
+			 struct ks_error *err)
+{
+	const uint8_t *name = d + 8, *clock, *p, *end = d + size;
+	struct tdbuffer *b;
+	uint32_t ncpu, i;
+
 	clock = name + strlen((const char *)name) + 1;
 	if (clock >= end || !memchr(clock, 0, (size_t)(end - clock)))
 		return ks_error_at(err, td->src.path, at, "BUFFER option: clock is truncated");
 	p = clock + strlen((const char *)clock) + 1;
 	if (end - p < 8)
 		return ks_error_at(err, td->src.path, at, "BUFFER option is truncated");
-	if (*clock) /* the top buffer's clock wins over TRACECLOCK */
+	if (*clock && !*name) /* the top buffer's clock wins over TRACECLOCK */
 		set_string(&td->meta.clock, clock, (uint32_t)strlen((const char *)clock));
-	page_size = get32(td, p);
 	ncpu = get32(td, p + 4);
-	p += 8;
-	if ((uint64_t)ncpu * 20 > (uint64_t)(end - p))
+	if ((uint64_t)ncpu * 20 > (uint64_t)(end - p - 8))
 		return ks_error_at(err, td->src.path, at, "BUFFER option: %u CPUs do not fit", ncpu);
-	if (td->have_top)
-		return ks_error_at(err, td->src.path, at, "more than one top-level BUFFER option");
-	td->have_top = true;
-	td->top_offset = offset;
-	td->top_page_size = page_size;
-	td->cpus = calloc(ncpu ? ncpu : 1, sizeof(*td->cpus));
-	if (!td->cpus)
-		return ks_error_at(err, td->src.path, at, "out of memory");
-	td->nr_cpus = ncpu;
-	for (i = 0; i < ncpu; i++, p += 20) {
-		td->cpus[i].cpu = get32(td, p);
-		td->cpus[i].start = get64(td, p + 4);
-		td->cpus[i].end = td->cpus[i].start + get64(td, p + 12);
-		if (td->cpus[i].start > td->file_size || td->cpus[i].end > td->file_size ||
-		    td->cpus[i].end < td->cpus[i].start)
-			return ks_error_at(err, td->src.path, at,
-					   "BUFFER option: data of CPU %u lies outside the file",
-					   td->cpus[i].cpu);
-	}
+	b = add_tdbuffer(td, (const char *)name, get64(td, d), at, err);
+	if (!b)
+		return -1;
+	b->page_size = get32(td, p);
+	if (add_cursors(td, b, ncpu, at, err) < 0)
+		return -1;
+	for (i = 0, p += 8; i < ncpu; i++, p += 20)
+		if (set_cursor(td, b, i, get32(td, p), get64(td, p + 4), get64(td, p + 12), at, err) < 0)
+			return -1;
 	return 0;
+}
+
+/* BUFFER / BUFFER_TEXT.  v6: offset + name (the CPU table is at the offset).
+ * v7: see opt_buffer_v7; BUFFER_TEXT: offset, name, clock of a latency section. */
+static int opt_buffer(struct tracedat *td, uint16_t id, const uint8_t *d, uint32_t size,
+		      uint64_t at, struct ks_error *err)
+{
+	const char *name;
+
+	if (size < 9 || !memchr(d + 8, 0, size - 8))
+		return ks_error_at(err, td->src.path, at, "BUFFER option is truncated");
+	name = (const char *)d + 8;
+	if (add_buffer_name(td, name, at, err) < 0)
+		return -1;
+	if (id == OPT_BUFFER_TEXT) {
+		if (td->latency)
+			return ks_error_at(err, td->src.path, at, "more than one latency buffer");
+		td->meta.has_latency = true;
+		td->latency = true;
+		td->latency_offset = get64(td, d);
+		return 0;
+	}
+	if (td->meta.version >= 7)
+		return opt_buffer_v7(td, d, size, at, err);
+	if (!*name)
+		return ks_error_at(err, td->src.path, at, "v6 BUFFER option without a name");
+	return add_tdbuffer(td, name, get64(td, d), at, err) ? 0 : -1;
 }
 
 static int opt_section_ref(struct tracedat *td, uint16_t id, const uint8_t *d, uint32_t size,
@@ -866,28 +973,55 @@ static int parse_v7(struct tracedat *td, struct rd *hdr, struct ks_error *err)
 	return 0;
 }
 
-static int parse_v6_flyrecord(struct tracedat *td, struct rd *r, uint32_t ncpu,
-			      struct ks_error *err)
+/* v6: NCPU (offset, size) pairs at R give the CPU data of buffer B. */
+static int read_v6_cpu_table(struct tracedat *td, struct tdbuffer *b, struct rd *r, uint32_t ncpu,
+			     struct ks_error *err)
 {
 	uint32_t i;
 
-	td->have_top = true;
-	td->cpus = calloc(ncpu ? ncpu : 1, sizeof(*td->cpus));
-	if (!td->cpus)
-		return ks_error_at(err, td->src.path, r->pos, "out of memory");
-	td->nr_cpus = ncpu;
+	if (add_cursors(td, b, ncpu, r->pos, err) < 0)
+		return -1;
 	r->what = "flyrecord CPU table";
 	for (i = 0; i < ncpu; i++) {
 		uint64_t at = r->pos, off, size;
-		if (rd_u64(r, &off, err) < 0 || rd_u64(r, &size, err) < 0)
+		if (rd_u64(r, &off, err) < 0 || rd_u64(r, &size, err) < 0 ||
+		    set_cursor(td, b, i, i, off, size, at, err) < 0)
 			return -1;
-		if (off > td->file_size || size > td->file_size - off)
-			return ks_error_at(err, td->src.path, at,
-					   "data of CPU %u (offset %llu, %llu bytes) lies outside the file",
-					   i, (unsigned long long)off, (unsigned long long)size);
-		td->cpus[i].cpu = i;
-		td->cpus[i].start = off;
-		td->cpus[i].end = off + size;
+	}
+	return 0;
+}
+
+static int parse_v6_flyrecord(struct tracedat *td, struct rd *r, uint32_t ncpu,
+			      struct ks_error *err)
+{
+	struct tdbuffer *b = add_tdbuffer(td, "", r->pos, r->pos, err);
+
+	return b ? read_v6_cpu_table(td, b, r, ncpu, err) : -1;
+}
+
+/* v6 instances: at each BUFFER option's offset, "flyrecord\0" and the CPU table. */
+static int parse_v6_instances(struct tracedat *td, struct ks_error *err)
+{
+	uint32_t i, n = td->nr_buffers;
+
+	for (i = 0; i < n; i++) {
+		struct tdbuffer *b = &td->buffers[i];
+		struct rd r = { .td = td, .pos = b->offset, .end = td->file_size,
+				.what = "buffer instance" };
+		char kind[10];
+
+		if (!b->name[0])
+			continue;
+		if (b->offset > td->file_size)
+			return ks_error_at(err, td->src.path, b->offset,
+					   "buffer \"%s\" lies outside the file", b->name);
+		if (rd_bytes(&r, kind, 10, err) < 0)
+			return -1;
+		if (memcmp(kind, "flyrecord", 10))
+			return ks_error_at(err, td->src.path, b->offset,
+					   "buffer \"%s\": expected \"flyrecord\"", b->name);
+		if (read_v6_cpu_table(td, b, &r, td->meta.cpu_count, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -918,12 +1052,18 @@ static int parse_v6(struct tracedat *td, struct rd *r, struct ks_error *err)
 		if (rd_bytes(r, kind, 10, err) < 0)
 			return -1;
 	}
-	if (!memcmp(kind, "latency  ", 10))
-		return ks_error_at(err, td->src.path, r->pos - 10,
-				   "latency (text) trace data is not supported; only flyrecord data");
+	if (!memcmp(kind, "latency  ", 10)) {
+		/* the rest of the file is the text of the trace */
+		td->latency = td->meta.has_latency = true;
+		td->latency_offset = r->pos;
+		return 0;
+	}
 	if (memcmp(kind, "flyrecord", 10))
-		return ks_error_at(err, td->src.path, r->pos - 10, "unknown data kind (not flyrecord)");
-	return parse_v6_flyrecord(td, r, ncpu, err);
+		return ks_error_at(err, td->src.path, r->pos - 10,
+				   "unknown data kind (not flyrecord or latency)");
+	if (parse_v6_flyrecord(td, r, ncpu, err) < 0)
+		return -1;
+	return parse_v6_instances(td, err);
 }
 
 static int parse_compression(struct tracedat *td, struct rd *r, struct ks_error *err)
@@ -1034,6 +1174,16 @@ static bool clock_is_counter(const char *clock)
 			 !strcmp(clock, "uptime"));
 }
 
+static uint32_t top_buffer(const struct tracedat *td)
+{
+	uint32_t i;
+
+	for (i = 0; i < td->nr_buffers; i++)
+		if (!td->buffers[i].name[0])
+			return i;
+	return 0;
+}
+
 static void fill_info(struct tracedat *td)
 {
 	struct ks_tracedat_meta *m = &td->meta;
@@ -1052,8 +1202,9 @@ static void fill_info(struct tracedat *td)
 	if (m->clock)
 		copy_word(info->clock, sizeof(info->clock), m->clock, strlen(m->clock));
 	if (m->version >= 7 && td->have_top) {
+		const struct tdbuffer *top = &td->buffers[top_buffer(td)];
 		uint32_t i, max = 0;
-		for (i = 0; i < td->nr_cpus; i++)
+		for (i = top->first; i < top->first + top->nr_cpus; i++)
 			if (td->cpus[i].cpu + 1 > max)
 				max = td->cpus[i].cpu + 1;
 		/* trace-cmd reports the larger of CPUCOUNT and the buffer's CPUs */
@@ -1149,7 +1300,7 @@ static int cursor_init(struct tracedat *td, struct cpu_cursor *c, struct ks_erro
 	if (!c->kbuf)
 		return ks_error_at(err, td->src.path, c->start, "out of memory");
 	c->next = c->start;
-	if (td->compressed_data && c->end > c->start) {
+	if (c->compressed && c->end > c->start) {
 		uint8_t b[4];
 		if (c->end - c->start < 4)
 			return ks_error_at(err, td->src.path, c->start,
@@ -1167,13 +1318,13 @@ static int cursor_init(struct tracedat *td, struct cpu_cursor *c, struct ks_erro
 /* Load the next block of pages; returns 0 at the end of the CPU's data. */
 static int cursor_fill(struct tracedat *td, struct cpu_cursor *c, struct ks_error *err)
 {
-	uint32_t ps = td->page_size;
+	uint32_t ps = c->page_size;
 
 	free(c->retired);
 	c->retired = c->buf; /* the record delivered last may point into it */
 	c->buf = NULL;
 	c->buf_len = c->page_pos = 0;
-	if (td->compressed_data) {
+	if (c->compressed) {
 		uint32_t len;
 		uint64_t next;
 		if (!c->chunks_left)
@@ -1207,7 +1358,8 @@ static int cursor_fill(struct tracedat *td, struct cpu_cursor *c, struct ks_erro
 static uint64_t page_file_offset(const struct tracedat *td, const struct cpu_cursor *c)
 {
 	/* compressed data has no file offset per page: report the chunk */
-	return td->compressed_data ? c->buf_off : c->buf_off + c->page_pos;
+	(void)td;
+	return c->compressed ? c->buf_off : c->buf_off + c->page_pos;
 }
 
 /* Check the page header's commit before libtraceevent walks the page. */
@@ -1221,10 +1373,10 @@ static int check_page(struct tracedat *td, struct cpu_cursor *c, const uint8_t *
 		hps = (int)td->meta.long_size;
 	commit = hps == 8 ? get64(td, page + 8) : get32(td, page + 8);
 	commit &= (1u << 27) - 1; /* the top bits are missed-events flags */
-	if (commit > td->page_size - 8 - (uint64_t)hps)
+	if (commit > c->page_size - 8 - (uint64_t)hps)
 		return ks_error_at(err, td->src.path, page_file_offset(td, c),
 				   "CPU %u: ring buffer page with bad commit size %llu (page size %u)",
-				   c->cpu, (unsigned long long)commit, td->page_size);
+				   c->cpu, (unsigned long long)commit, c->page_size);
 	return 0;
 }
 
@@ -1242,13 +1394,13 @@ static int cursor_advance(struct tracedat *td, struct cpu_cursor *c, struct ks_e
 	while (!data) {
 		int r;
 		if (c->page_loaded)
-			c->page_pos += td->page_size;
+			c->page_pos += c->page_size;
 		c->page_loaded = false;
-		if (!c->buf || c->page_pos + td->page_size > c->buf_len) {
+		if (!c->buf || c->page_pos + c->page_size > c->buf_len) {
 			if (c->buf && c->page_pos < c->buf_len)
 				return ks_error_at(err, td->src.path, c->buf_off,
 						   "CPU %u: data chunk of %zu bytes is not a whole number of %u-byte pages",
-						   c->cpu, c->buf_len, td->page_size);
+						   c->cpu, c->buf_len, c->page_size);
 			r = cursor_fill(td, c, err);
 			if (r <= 0) {
 				c->done = r == 0;
@@ -1269,13 +1421,13 @@ static int cursor_advance(struct tracedat *td, struct cpu_cursor *c, struct ks_e
 		int esize = kbuffer_event_size(c->kbuf);
 		uint8_t *page = c->buf + c->page_pos;
 		if (esize < 0 || (uint8_t *)data < page ||
-		    (uint8_t *)data + esize > page + td->page_size)
+		    (uint8_t *)data + esize > page + c->page_size)
 			return ks_error_at(err, td->src.path, page_file_offset(td, c),
 					   "CPU %u: event of %d bytes runs past its page", c->cpu, esize);
 		c->data = data;
 		c->size = (uint32_t)esize;
 		c->offset = page_file_offset(td, c) +
-			    (td->compressed_data ? 0 : (uint64_t)((uint8_t *)data - page));
+			    (c->compressed ? 0 : (uint64_t)((uint8_t *)data - page));
 	}
 	c->raw_ts = ts;
 	c->ts = convert_ts(td, c->cpu, ts);
@@ -1291,6 +1443,8 @@ static bool cur_less(const struct tracedat *td, uint32_t a, uint32_t b)
 
 	if (x->ts != y->ts)
 		return x->ts < y->ts;
+	if (x->order != y->order)
+		return x->order < y->order;
 	return x->cpu < y->cpu;
 }
 
@@ -1373,11 +1527,30 @@ static void fill_event(struct tracedat *td, struct cpu_cursor *c, struct ks_reco
 		td->src.stats.unknown_events++;
 }
 
+/* Latency layout: the text reader's records, with file offsets. */
+static int latency_next(struct tracedat *td, struct ks_record *rec, struct ks_error *err)
+{
+	const struct ks_source_stats *in;
+	int r = ks_source_next(td->text_src, rec, err);
+
+	if (r > 0)
+		rec->offset = td->latency_offset + (td->latency_chunks ? 0 : rec->offset);
+	in = ks_source_stats(td->text_src);
+	td->src.stats.lost_events = in->lost_events;
+	td->src.stats.lost_records = in->lost_records;
+	td->src.stats.out_of_order = in->out_of_order;
+	td->src.stats.unknown_events = in->unknown_events;
+	td->src.stats.skipped = in->skipped;
+	return r;
+}
+
 static int tracedat_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err)
 {
 	struct tracedat *td = (struct tracedat *)src;
 	struct cpu_cursor *c;
 
+	if (td->text_src)
+		return latency_next(td, rec, err);
 	if (!td->started && start_cursors(td, err) < 0)
 		return -1;
 	if (!td->heap_len)
@@ -1446,9 +1619,18 @@ static void tracedat_close(struct ks_source *src)
 	free(td->cpus);
 	free(td->heap);
 	free(td->event_cache);
+	for (i = 0; i < td->nr_buffers; i++)
+		free(td->buffers[i].name);
+	free(td->buffers);
+	free(td->by_start);
 	free_meta(&td->meta);
-	if (td->src.tep)
+	if (td->text_src) { /* src.tep belongs to the text reader */
+		tep_free(td->file_tep);
+		ks_source_close(td->text_src);
+	} else if (td->src.tep) {
 		tep_free(td->src.tep);
+	}
+	free(td->latency_text);
 	if (td->fd >= 0)
 		close(td->fd);
 	free(td->src.path);
@@ -1468,29 +1650,209 @@ const struct ks_tracedat_meta *ks_tracedat_meta(const struct ks_source *src)
 	return &((const struct tracedat *)src)->meta;
 }
 
-/* v7: the top buffer's flyrecord section tells whether its data is compressed. */
-static int check_flyrecord(struct tracedat *td, struct ks_error *err)
+/* The instance a record came from, found by the record's file offset:
+ * every CPU of every buffer has its own data region. */
+const char *ks_tracedat_record_buffer(const struct ks_source *src, const struct ks_record *rec)
+{
+	const struct tracedat *td;
+	uint32_t lo = 0, hi;
+	const struct cpu_cursor *c;
+
+	if (!src || !rec || src->ops != &tracedat_ops)
+		return NULL;
+	td = (const struct tracedat *)src;
+	if (!td->nr_by_start)
+		return NULL;
+	hi = td->nr_by_start;
+	while (hi - lo > 1) { /* the last region starting at or before the offset */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (td->cpus[td->by_start[mid]].start <= rec->offset)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	c = &td->cpus[td->by_start[lo]];
+	if (c->start > rec->offset)
+		return NULL;
+	return td->buffers[c->buffer].name[0] ? td->buffers[c->buffer].name : NULL;
+}
+
+const char *ks_tracedat_latency_text(const struct ks_source *src, size_t *len)
+{
+	const struct tracedat *td;
+
+	if (!src || src->ops != &tracedat_ops)
+		return NULL;
+	td = (const struct tracedat *)src;
+	if (!td->text_src)
+		return NULL;
+	if (len)
+		*len = td->latency_len;
+	return td->latency_text;
+}
+
+static int cmp_start(const void *a, const void *b, void *cursors)
+{
+	const struct cpu_cursor *x = (const struct cpu_cursor *)cursors + *(const uint32_t *)a;
+	const struct cpu_cursor *y = (const struct cpu_cursor *)cursors + *(const uint32_t *)b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* With instances: the index ks_tracedat_record_buffer() searches. */
+static int index_regions(struct tracedat *td, struct ks_error *err)
+{
+	uint32_t i;
+
+	if (td->nr_buffers < 2)
+		return 0;
+	td->by_start = calloc(td->nr_cpus ? td->nr_cpus : 1, sizeof(*td->by_start));
+	if (!td->by_start)
+		return ks_error_at(err, td->src.path, 0, "out of memory");
+	for (i = 0; i < td->nr_cpus; i++)
+		if (td->cpus[i].end > td->cpus[i].start)
+			td->by_start[td->nr_by_start++] = i;
+	qsort_r(td->by_start, td->nr_by_start, sizeof(*td->by_start), cmp_start, td->cpus);
+	return 0;
+}
+
+/* v7: a buffer's own page size and its flyrecord section, which tells
+ * whether its data is compressed. */
+static int check_flyrecord_v7(struct tracedat *td, struct tdbuffer *b, bool *compressed,
+			      struct ks_error *err)
 {
 	uint8_t hdr[16];
 	uint32_t i;
 
-	if (td->top_page_size && td->top_page_size != td->page_size) {
-		if (td->top_page_size < 64 || td->top_page_size > (1u << 24) ||
-		    (td->top_page_size & (td->top_page_size - 1)))
-			return ks_error_at(err, td->src.path, td->top_offset,
-					   "bad buffer page size %u", td->top_page_size);
-		td->page_size = td->top_page_size;
-	}
-	if (pread_at(td, hdr, 16, td->top_offset, "flyrecord section header", err) < 0)
+	if (!b->page_size)
+		b->page_size = td->page_size;
+	if (b->page_size < 64 || b->page_size > (1u << 24) || (b->page_size & (b->page_size - 1)))
+		return ks_error_at(err, td->src.path, b->offset, "buffer \"%s\": bad page size %u",
+				   b->name, b->page_size);
+	if (!b->nr_cpus)
+		return 0;
+	if (pread_at(td, hdr, 16, b->offset, "flyrecord section header", err) < 0)
 		return -1;
-	td->compressed_data = (get16(td, hdr + 2) & SEC_FL_COMPRESS) != 0;
-	if (td->compressed_data && td->comp == COMP_NONE)
-		return ks_error_at(err, td->src.path, td->top_offset,
+	*compressed = (get16(td, hdr + 2) & SEC_FL_COMPRESS) != 0;
+	if (*compressed && td->comp == COMP_NONE)
+		return ks_error_at(err, td->src.path, b->offset,
 				   "compressed flyrecord section in a file without compression");
-	for (i = 0; i < td->nr_cpus; i++)
-		if (td->cpus[i].start < td->top_offset + 16 && td->cpus[i].end > td->cpus[i].start)
-			return ks_error_at(err, td->src.path, td->top_offset,
+	for (i = b->first; i < b->first + b->nr_cpus; i++)
+		if (td->cpus[i].start < b->offset + 16 && td->cpus[i].end > td->cpus[i].start)
+			return ks_error_at(err, td->src.path, b->offset,
 					   "data of CPU %u starts before its flyrecord section", td->cpus[i].cpu);
+	return 0;
+}
+
+/* Give every cursor its buffer's page size and compression. */
+static int setup_buffers(struct tracedat *td, struct ks_error *err)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < td->nr_buffers; i++) {
+		struct tdbuffer *b = &td->buffers[i];
+		bool compressed = false;
+
+		if (td->meta.version < 7)
+			b->page_size = td->page_size;
+		else if (check_flyrecord_v7(td, b, &compressed, err) < 0)
+			return -1;
+		for (j = b->first; j < b->first + b->nr_cpus; j++) {
+			td->cpus[j].page_size = b->page_size;
+			td->cpus[j].compressed = compressed;
+		}
+	}
+	if (td->have_top) /* what the file reports as its page size */
+		td->page_size = td->buffers[top_buffer(td)].page_size;
+	return index_regions(td, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* latency layout: the text of the trace, read by the ftrace text reader */
+
+/* v7: the latency section's payload, in compressed chunks if flagged. */
+static int load_latency_v7(struct tracedat *td, struct ks_error *err)
+{
+	uint8_t hdr[16], b4[4];
+	uint64_t off = td->latency_offset, size, end, pos;
+	uint32_t count, i;
+
+	if (pread_at(td, hdr, 16, off, "latency section header", err) < 0)
+		return -1;
+	size = get64(td, hdr + 8);
+	if (size > td->file_size - off - 16)
+		return ks_error_at(err, td->src.path, off,
+				   "latency section of %llu bytes runs past the end of the file",
+				   (unsigned long long)size);
+	end = off + 16 + size;
+	if (!(get16(td, hdr + 2) & SEC_FL_COMPRESS)) {
+		struct rd r = { .td = td, .pos = off + 16, .end = end, .what = "latency text" };
+		td->latency_offset = off + 16;
+		if (rd_alloc(&r, size, &td->latency_text, err) < 0)
+			return -1;
+		td->latency_len = size;
+		return 0;
+	}
+	if (td->comp == COMP_NONE)
+		return ks_error_at(err, td->src.path, off,
+				   "compressed latency section in a file without compression");
+	td->latency_chunks = true;
+	if (size < 4)
+		return ks_error_at(err, td->src.path, off, "latency section is truncated");
+	if (pread_at(td, b4, 4, off + 16, "latency chunk count", err) < 0)
+		return -1;
+	count = get32(td, b4);
+	pos = off + 20;
+	for (i = 0; i < count; i++) {
+		uint8_t *chunk;
+		uint32_t len;
+		char *grown;
+
+		if (load_compressed(td, pos, end, MAX_CHUNK, &chunk, &len, &pos, err) < 0)
+			return -1;
+		if (td->latency_len + len > MAX_SECTION) {
+			free(chunk);
+			return ks_error_at(err, td->src.path, off, "latency text is too large");
+		}
+		grown = realloc(td->latency_text, td->latency_len + len + 1);
+		if (!grown) {
+			free(chunk);
+			return ks_error_at(err, td->src.path, off, "out of memory");
+		}
+		td->latency_text = grown;
+		memcpy(grown + td->latency_len, chunk, len);
+		td->latency_len += len;
+		grown[td->latency_len] = '\0';
+		free(chunk);
+	}
+	if (!td->latency_text && !(td->latency_text = calloc(1, 1)))
+		return ks_error_at(err, td->src.path, off, "out of memory");
+	return 0;
+}
+
+static int load_latency(struct tracedat *td, struct ks_error *err)
+{
+	struct rd r = { .td = td, .pos = td->latency_offset, .end = td->file_size,
+			.what = "latency text" };
+	struct ks_source *text;
+
+	if (td->meta.version >= 7) {
+		if (td->latency_offset > td->file_size || td->file_size - td->latency_offset < 16)
+			return ks_error_at(err, td->src.path, td->latency_offset,
+					   "latency section lies outside the file");
+		if (load_latency_v7(td, err) < 0)
+			return -1;
+	} else {
+		if (rd_alloc(&r, td->file_size - td->latency_offset, &td->latency_text, err) < 0)
+			return -1;
+		td->latency_len = td->file_size - td->latency_offset;
+	}
+	if (ks_ftrace_text_open_mem(&text, td->src.path, td->latency_text, td->latency_len, err) < 0)
+		return -1;
+	td->text_src = text;
+	/* records come with the text reader's formats: its tep is the source's */
+	td->file_tep = td->src.tep;
+	td->src.tep = ks_source_tep(text);
 	return 0;
 }
 
@@ -1507,15 +1869,14 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 	tep_set_page_size(td->src.tep, (int)td->page_size);
 	if (td->meta.version == 6 ? parse_v6(td, &r, err) < 0 : parse_v7(td, &r, err) < 0)
 		return -1;
-	if (!td->have_top && td->meta.has_latency)
-		return ks_error_at(err, td->src.path, 0,
-				   "latency (text) trace data is not supported; only flyrecord data");
-	if (td->meta.version >= 7 && td->have_top && check_flyrecord(td, err) < 0)
+	if (setup_buffers(td, err) < 0)
 		return -1;
-	if (tep_get_header_timestamp_size(td->src.tep) != 8 && td->nr_cpus)
+	if (!td->latency && tep_get_header_timestamp_size(td->src.tep) != 8 && td->nr_cpus)
 		return ks_error_at(err, td->src.path, 0, "missing or unusable header_page format");
 	fill_info(td);
 	tep_set_cpus(td->src.tep, td->src.info.nr_cpus);
+	if (td->latency && load_latency(td, err) < 0)
+		return -1;
 	return 0;
 }
 

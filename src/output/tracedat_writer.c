@@ -37,7 +37,7 @@ enum {
 	OPT_DONE = 0, OPT_BUFFER = 3, OPT_TRACECLOCK = 4, OPT_UNAME = 5, OPT_CPUCOUNT = 8,
 	OPT_TRACEID = 11, OPT_TSC2NSEC = 14, OPT_STRINGS = 15, OPT_HEADER_INFO = 16,
 	OPT_FTRACE_EVENTS = 17, OPT_EVENT_FORMATS = 18, OPT_KALLSYMS = 19, OPT_PRINTK = 20,
-	OPT_CMDLINES = 21,
+	OPT_CMDLINES = 21, OPT_BUFFER_TEXT = 22,
 };
 #define SEC_FL_COMPRESS 1
 
@@ -69,6 +69,14 @@ struct cpu_stream {
 	uint64_t file_off, file_size; /* where the data went in the output */
 };
 
+/* A buffer instance (trace-cmd record -B NAME): its own page streams. */
+struct instance {
+	char *name;
+	struct cpu_stream *cpus;
+	uint32_t nr_streams;
+	uint64_t opt_pos;     /* v6: where its BUFFER option's offset is in the file */
+};
+
 struct ks_tdw {
 	char *path;
 	FILE *out;
@@ -89,8 +97,13 @@ struct ks_tdw {
 	struct event_format *events;
 	size_t nr_events;
 
-	struct cpu_stream *cpus;
+	struct cpu_stream *cpus;   /* the buffer being written: the top-level one, or an
+				    * instance's while swap_instance() has put it here */
 	uint32_t nr_streams;
+	struct instance *inst;
+	uint32_t nr_inst;
+	struct buf latency;        /* latency layout: the text stored instead of pages */
+	bool has_latency;
 	struct ks_tdw_stats stats;
 	ZSTD_CCtx *zctx;
 	bool failed;
@@ -380,6 +393,63 @@ int ks_tdw_add_option(struct ks_tdw *w, uint16_t id, const void *data, uint32_t 
 	    buf_add(&w->options, data, size) < 0)
 		return fail(w, err, "out of memory");
 	return 0;
+}
+
+int ks_tdw_add_instance(struct ks_tdw *w, const char *name, uint32_t *inst, struct ks_error *err)
+{
+	struct instance *n;
+
+	if (check_usable(w, err) < 0)
+		return -1;
+	if (!name || !*name || strlen(name) > 255)
+		return ks_error_set(err, "%s: an instance needs a name (1 to 255 bytes)", w->path);
+	n = realloc(w->inst, (w->nr_inst + 1) * sizeof(*n));
+	if (!n)
+		return fail(w, err, "out of memory");
+	w->inst = n;
+	memset(&n[w->nr_inst], 0, sizeof(*n));
+	n[w->nr_inst].name = strdup(name);
+	if (!n[w->nr_inst].name)
+		return fail(w, err, "out of memory");
+	*inst = ++w->nr_inst;
+	return 0;
+}
+
+/* Exchange the top-level streams with instance I's (1-based), so the code
+ * written for one buffer works on any; calling it again swaps back. */
+static void swap_instance(struct ks_tdw *w, uint32_t i)
+{
+	struct instance *in = &w->inst[i - 1];
+	struct cpu_stream *c = w->cpus;
+	uint32_t n = w->nr_streams;
+
+	w->cpus = in->cpus;
+	w->nr_streams = in->nr_streams;
+	in->cpus = c;
+	in->nr_streams = n;
+}
+
+int ks_tdw_add_instance_event(struct ks_tdw *w, uint32_t inst, uint32_t cpu, uint64_t ts,
+			      const void *payload, uint32_t size, struct ks_error *err)
+{
+	int r;
+
+	if (inst == 0)
+		return ks_tdw_add_event(w, cpu, ts, payload, size, err);
+	if (inst > w->nr_inst)
+		return ks_error_set(err, "%s: no instance %u", w->path, inst);
+	swap_instance(w, inst);
+	r = ks_tdw_add_event(w, cpu, ts, payload, size, err);
+	swap_instance(w, inst);
+	return r;
+}
+
+int ks_tdw_set_latency_text(struct ks_tdw *w, const char *text, size_t len, struct ks_error *err)
+{
+	if (check_usable(w, err) < 0)
+		return -1;
+	w->has_latency = true;
+	return set_text(w, &w->latency, text, len, err);
 }
 
 /* The kernel's description of its ring-buffer page and entry headers. */
@@ -1080,7 +1150,7 @@ static int compress_spool(struct ks_tdw *w, struct cpu_stream *c, struct ks_erro
 	return r ? -1 : 0;
 }
 
-static int flush_all_pages(struct ks_tdw *w, struct ks_error *err)
+static int flush_buffer_pages(struct ks_tdw *w, struct ks_error *err)
 {
 	uint32_t i;
 
@@ -1090,15 +1160,30 @@ static int flush_all_pages(struct ks_tdw *w, struct ks_error *err)
 	return 0;
 }
 
+static int flush_all_pages(struct ks_tdw *w, struct ks_error *err)
+{
+	uint32_t i;
+	int r = flush_buffer_pages(w, err);
+
+	for (i = 1; !r && i <= w->nr_inst; i++) {
+		swap_instance(w, i);
+		r = flush_buffer_pages(w, err);
+		swap_instance(w, i);
+	}
+	return r;
+}
+
 /* ------------------------------------------------------------------ */
 /* version 6 */
+
+static int write_v6_buffer(struct ks_tdw *w, struct ks_error *err);
 
 static int write_v6(struct ks_tdw *w, struct ks_error *err)
 {
 	static const int ids[] = { OPT_HEADER_INFO, OPT_FTRACE_EVENTS, OPT_EVENT_FORMATS,
 				   OPT_KALLSYMS, OPT_PRINTK, OPT_CMDLINES };
 	struct buf b = { 0 };
-	uint64_t pos = 0, data;
+	uint64_t pos = 0;
 	uint32_t i;
 	int r = 0;
 
@@ -1109,15 +1194,49 @@ static int write_v6(struct ks_tdw *w, struct ks_error *err)
 			r = out_buf(w, &b, err);
 	}
 	b.len = 0;
-	if (!r && (common_options(w, &b) | buf_u16(&b, OPT_DONE)))
+	if (!r && common_options(w, &b))
+		r = fail(w, err, "out of memory");
+	for (i = 0; !r && i < w->nr_inst; i++) { /* offsets patched when known */
+		w->inst[i].opt_pos = b.len + 6;
+		if (buf_u16(&b, OPT_BUFFER) | buf_u32(&b, 8 + (uint32_t)strlen(w->inst[i].name) + 1) |
+		    buf_u64(&b, 0) | buf_str(&b, w->inst[i].name))
+			r = fail(w, err, "out of memory");
+	}
+	if (!r && buf_u16(&b, OPT_DONE))
 		r = fail(w, err, "out of memory");
 	if (!r)
-		r = out_u32(w, w->nr_cpus, err) | out(w, "options  ", 10, err) | out_buf(w, &b, err) |
-		    out(w, "flyrecord", 10, err);
+		r = out_u32(w, w->nr_cpus, err) | out(w, "options  ", 10, err) | out_tell(w, &pos, err);
+	for (i = 0; !r && i < w->nr_inst; i++)
+		w->inst[i].opt_pos += pos;
+	if (!r && w->has_latency)
+		r = out_buf(w, &b, err) | out(w, "latency  ", 10, err) | out_buf(w, &w->latency, err);
+	else if (!r)
+		r = out_buf(w, &b, err) | out(w, "flyrecord", 10, err);
 	buf_free(&b);
-	if (r || out_tell(w, &pos, err) < 0)
+	if (r || w->has_latency)
+		return r ? -1 : 0;
+	if (write_v6_buffer(w, err) < 0)
 		return -1;
-	/* the CPU table, then the data from the next page boundary */
+	for (i = 1; i <= w->nr_inst; i++) {
+		swap_instance(w, i);
+		r = out_align(w, 8, err) | out_tell(w, &pos, err) | out(w, "flyrecord", 10, err);
+		r = r ? r : out_patch64(w, w->inst[i - 1].opt_pos, pos, err);
+		r = r ? r : write_v6_buffer(w, err);
+		swap_instance(w, i);
+		if (r)
+			return -1;
+	}
+	return 0;
+}
+
+/* The CPU table after "flyrecord", then the data from the next page boundary. */
+static int write_v6_buffer(struct ks_tdw *w, struct ks_error *err)
+{
+	uint64_t pos = 0, data;
+	uint32_t i;
+
+	if (out_tell(w, &pos, err) < 0)
+		return -1;
 	data = (pos + 16ull * w->nr_cpus + w->page_size - 1) / w->page_size * w->page_size;
 	for (i = 0; i < w->nr_cpus; i++) {
 		uint64_t size = i < w->nr_streams ? w->cpus[i].nr_pages * w->page_size : 0;
@@ -1245,15 +1364,15 @@ static int write_flyrecord(struct ks_tdw *w, uint64_t *at, struct ks_error *err)
 	return out_patch64(w, *at + 8, end - start, err);
 }
 
-static int buffer_option(struct ks_tdw *w, uint64_t fly_at, struct buf *o)
+static int buffer_option(struct ks_tdw *w, const char *name, uint64_t fly_at, struct buf *o)
 {
 	uint32_t i, ncpu = 0, size;
 	int r = 0;
 
 	for (i = 0; i < w->nr_streams; i++)
 		ncpu += w->cpus[i].nr_pages > 0;
-	size = 8 + 1 + (uint32_t)strlen(w->clock) + 1 + 8 + 20 * ncpu;
-	r |= buf_u16(o, OPT_BUFFER) | buf_u32(o, size) | buf_u64(o, fly_at) | buf_str(o, "") |
+	size = 8 + (uint32_t)strlen(name) + 1 + (uint32_t)strlen(w->clock) + 1 + 8 + 20 * ncpu;
+	r |= buf_u16(o, OPT_BUFFER) | buf_u32(o, size) | buf_u64(o, fly_at) | buf_str(o, name) |
 	     buf_str(o, w->clock) | buf_u32(o, w->page_size) | buf_u32(o, ncpu);
 	for (i = 0; i < w->nr_streams; i++)
 		if (w->cpus[i].nr_pages)
@@ -1262,10 +1381,64 @@ static int buffer_option(struct ks_tdw *w, uint64_t fly_at, struct buf *o)
 	return r;
 }
 
+/* Each instance's flyrecord section and its BUFFER option. */
+static int write_instances_v7(struct ks_tdw *w, struct buf *opts, struct ks_error *err)
+{
+	uint32_t i;
+	uint64_t at = 0;
+	int r = 0;
+
+	for (i = 1; !r && i <= w->nr_inst; i++) {
+		swap_instance(w, i);
+		r = write_flyrecord(w, &at, err);
+		if (!r && buffer_option(w, w->inst[i - 1].name, at, opts))
+			r = fail(w, err, "out of memory");
+		swap_instance(w, i);
+	}
+	return r ? -1 : 0;
+}
+
+/* The latency section: the text, in compressed chunks if the file is. */
+static int write_latency_v7(struct ks_tdw *w, uint64_t *at, struct ks_error *err)
+{
+	size_t chunk = (size_t)w->chunk_pages * w->page_size, pos;
+	uint32_t count = (uint32_t)((w->latency.len + chunk - 1) / chunk);
+	uint64_t end = 0;
+	struct buf z = { 0 };
+	int r;
+
+	if (out_tell(w, at, err) < 0)
+		return -1;
+	if (w->comp == COMP_NONE)
+		return section_header(w, OPT_BUFFER_TEXT, false, "buffer latency", w->latency.len, err) |
+		       out_buf(w, &w->latency, err);
+	r = section_header(w, OPT_BUFFER_TEXT, true, "buffer latency", 0, err) | out_u32(w, count, err);
+	for (pos = 0; !r && pos < w->latency.len; pos += chunk) {
+		size_t n = w->latency.len - pos < chunk ? w->latency.len - pos : chunk;
+		if (!(r = compress_block(w, w->latency.p + pos, n, &z, err)))
+			r = out_u32(w, (uint32_t)z.len, err) | out_u32(w, (uint32_t)n, err) |
+			    out_buf(w, &z, err);
+	}
+	buf_free(&z);
+	if (r || out_tell(w, &end, err) < 0)
+		return -1;
+	return out_patch64(w, *at + 8, end - *at - 16, err);
+}
+
+/* BUFFER_TEXT: offset of the latency section (patched later), name "", clock. */
+static int latency_option(struct ks_tdw *w, struct buf *o, size_t *offset_pos)
+{
+	*offset_pos = o->len + 6;
+	return buf_u16(o, OPT_BUFFER_TEXT) | buf_u32(o, 8 + 1 + (uint32_t)strlen(w->clock) + 1) |
+	       buf_u64(o, 0) | buf_str(o, "") | buf_str(o, w->clock);
+}
+
 static int write_v7(struct ks_tdw *w, struct ks_error *err)
 {
 	struct buf opts = { 0 }, strs = { 0 };
 	uint64_t first_at = 0, opts_at = 0, done_at = 0, fly_at = 0, opts2_at = 0, done2_at = 0, str_at;
+	uint64_t lat_at = 0;
+	size_t lat_pos = 0;
 	uint32_t desc;
 	int r;
 
@@ -1277,21 +1450,31 @@ static int write_v7(struct ks_tdw *w, struct ks_error *err)
 		goto fail;
 	}
 	if (write_options_section(w, &opts, &opts_at, &done_at, err) < 0 ||
-	    out_patch64(w, first_at, opts_at, err) < 0 || write_flyrecord(w, &fly_at, err) < 0)
+	    out_patch64(w, first_at, opts_at, err) < 0 ||
+	    (!w->has_latency && write_flyrecord(w, &fly_at, err) < 0))
 		goto fail;
 	opts.len = 0;
-	if (buffer_option(w, fly_at, &opts)) {
+	if (w->has_latency ? latency_option(w, &opts, &lat_pos) : buffer_option(w, "", fly_at, &opts)) {
 		fail(w, err, "out of memory");
 		goto fail;
 	}
+	if (!w->has_latency && write_instances_v7(w, &opts, err) < 0)
+		goto fail;
 	if (write_options_section(w, &opts, &opts2_at, &done2_at, err) < 0 ||
 	    out_patch64(w, done_at, opts2_at, err) < 0)
 		goto fail;
 	/* the strings section describes itself too */
 	desc = add_string(w, "strings");
+	if (w->has_latency)
+		add_string(w, "buffer latency");
 	strs = w->strings;
 	memset(&w->strings, 0, sizeof(w->strings));
 	r = write_section(w, OPT_STRINGS, desc, &strs, &str_at, err);
+	/* trace-cmd reads uncompressed latency text up to the end of the file:
+	 * the section goes last */
+	if (!r && w->has_latency)
+		r = write_latency_v7(w, &lat_at, err) |
+		    out_patch64(w, opts2_at + 16 + lat_pos, lat_at, err);
 	(void)done2_at;
 	buf_free(&strs);
 	buf_free(&opts);
@@ -1314,6 +1497,18 @@ static void free_all(struct ks_tdw *w)
 		free(w->cpus[i].page);
 	}
 	free(w->cpus);
+	for (i = 0; i < w->nr_inst; i++) {
+		uint32_t j;
+		for (j = 0; j < w->inst[i].nr_streams; j++) {
+			if (w->inst[i].cpus[j].spool)
+				fclose(w->inst[i].cpus[j].spool);
+			free(w->inst[i].cpus[j].page);
+		}
+		free(w->inst[i].cpus);
+		free(w->inst[i].name);
+	}
+	free(w->inst);
+	buf_free(&w->latency);
 	for (i = 0; i < w->nr_ftrace; i++)
 		buf_free(&w->ftrace[i]);
 	free(w->ftrace);

@@ -2,7 +2,8 @@
  * fuzz_tracedat.c - libFuzzer target for the trace.dat reader.
  *
  * The input bytes are written to a temporary file (the reader works on
- * files), opened with ks_tracedat_open(), read to the end and closed.  Build:
+ * files), opened with ks_tracedat_open(), read to the end (asking every
+ * record's buffer instance; the latency text if any) and closed.  Build:
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *     -I/usr/include/traceevent tests/fuzz/fuzz_tracedat.c LIBOBJS... \
  *     -ltraceevent -lz -lzstd
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "input/source_impl.h"
+#include "kvmscope/tracedat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,8 +35,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	close(fd);
 	if (ks_tracedat_open(&src, path, 0, &err) == 0) {
-		while (n++ < 1000000 && ks_source_next(src, &rec, &err) > 0)
-			;
+		size_t len = 0;
+		const char *text = ks_tracedat_latency_text(src, &len);
+		volatile size_t sink = text && len ? (size_t)text[len - 1] : 0;
+
+		while (n++ < 1000000 && ks_source_next(src, &rec, &err) > 0) {
+			const char *b = ks_tracedat_record_buffer(src, &rec);
+			sink += b ? (size_t)b[0] : 0;
+		}
+		(void)sink;
 		ks_source_close(src);
 	}
 	unlink(path);
