@@ -23,6 +23,52 @@ static bool is_ident(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+/* "N;" at P: digits then ';'.  Returns the position after it, or NULL. */
+static const char *digits_semi(const char *p, const char *eol)
+{
+	const char *q = p;
+
+	while (q < eol && isdigit((unsigned char)*q))
+		q++;
+	return q > p && q < eol && *q == ';' ? q + 1 : NULL;
+}
+
+/* A field line libtraceevent can parse: "\tfield:DECL;\toffset:N;\tsize:N;"
+ * optionally followed by "\tsigned:N;", DECL printable with balanced [] holding
+ * only identifier characters or spaces. */
+static bool field_line_ok(const char *p, const char *eol)
+{
+	static const char *const tags[] = { "\toffset:", "\tsize:" };
+	const char *semi = memchr(p, ';', (size_t)(eol - p));
+	int depth = 0;
+	size_t i;
+
+	if (!semi)
+		return false;
+	for (p += 7; p < semi; p++) {
+		if (!isprint((unsigned char)*p))
+			return false;
+		if (*p == '[' && depth++)
+			return false;
+		if (*p == ']' && --depth < 0)
+			return false;
+		if (depth && *p != '[' && !is_ident(*p) && *p != ' ')
+			return false;
+	}
+	if (depth)
+		return false;
+	p = semi + 1;
+	for (i = 0; i < 2; i++) {
+		size_t n = strlen(tags[i]);
+
+		if ((size_t)(eol - p) < n || strncmp(p, tags[i], n) || !(p = digits_semi(p + n, eol)))
+			return false;
+	}
+	if (p < eol && !strncmp(p, "\tsigned:", 8) && !(p = digits_semi(p + 8, eol)))
+		return false;
+	return true;
+}
+
 /* "\tfield:unsigned long guest_rip;\toffset:..." -> "guest_rip" */
 static void collect_field(struct names *nm, const char *line, const char *eol)
 {
@@ -97,13 +143,19 @@ int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, c
 	size_t keep;
 	int ret;
 
+	/* libtraceevent reads the text as a C string and trusts its fields. */
+	if (memchr(buf, 0, size))
+		return -1;
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 
 		if (!eol)
 			eol = end;
-		if ((size_t)(eol - p) > 7 && !strncmp(p, "\tfield:", 7))
+		if ((size_t)(eol - p) > 7 && !strncmp(p, "\tfield:", 7)) {
+			if (!fmt && !field_line_ok(p, eol))
+				return -1;
 			collect_field(&nm, p, eol);
+		}
 		else if ((size_t)(eol - p) >= 10 && !strncmp(p, "print fmt:", 10) && !fmt)
 			fmt = p; /* runs to the end: its strings may hold newlines */
 		p = eol + (eol < end);

@@ -80,6 +80,34 @@ static void t_unknown_field_defused(void)
 	}
 }
 
+/* A damaged field declaration (NUL, bracket garbage, missing offset) made
+ * libtraceevent crash even with the print fmt blanked: such formats are
+ * refused as a whole. */
+static void t_bad_field_line_refused(void)
+{
+	const char *bad[] = { "\tfield:long pr[ev_state;", "\tfield:long prev_state[x;",
+			      "\tfield:long prev\001state;" };
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tep_handle *tep = tep_alloc();
+		char *text = with("\tfield:long prev_state;", bad[i]);
+
+		KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), -1);
+		KT_EXPECT(tep_find_event(tep, 7) == NULL);
+		free(text);
+		tep_free(tep);
+	}
+	{
+		struct tep_handle *tep = tep_alloc();
+		char *text = with("\toffset:8;", "\toffset:;");
+
+		KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), -1);
+		free(text);
+		tep_free(tep);
+	}
+}
+
 static void t_printk_without_colon(void)
 {
 	struct tep_handle *tep = tep_alloc();
@@ -95,7 +123,7 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_good_format_unchanged), KT_CASE(t_unknown_field_defused),
-		KT_CASE(t_printk_without_colon), { 0 },
+		KT_CASE(t_printk_without_colon), KT_CASE(t_bad_field_line_refused), { 0 },
 	};
 
 	return kt_main(cases);
