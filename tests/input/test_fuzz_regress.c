@@ -1,6 +1,6 @@
 /*
  * test_fuzz_regress.c - every input a fuzzer ever crashed on
- * (tests/fuzz/regress/<target>/*) opens and iterates to a clean end or a
+ * (in tests/fuzz/regress/TARGET/) opens and iterates to a clean end or a
  * clean error, in the normal and the sanitizer builds.
  */
 #include <dirent.h>
