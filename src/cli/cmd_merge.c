@@ -84,7 +84,11 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case OPT_NO_SYNC: opts.no_sync = true; break;
 		case OPT_QUALITY: quality = true; break;
-		case 'h': usage(stdout); return 0;
+		case 'h':
+			usage(stdout);
+			free(specs);
+			free(offsets);
+			return 0;
 		default: usage_error("merge", "unknown option");
 		}
 	}

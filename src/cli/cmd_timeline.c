@@ -95,7 +95,11 @@ int cmd_timeline(int argc, char **argv)
 			if (*end || end == optarg)
 				usage_error("timeline", "--max-guest-events wants a number");
 			break;
-		case 'h': usage(stdout); return 0;
+		case 'h':
+			usage(stdout);
+			free(specs);
+			free(offsets);
+			return 0;
 		default: usage_error("timeline", "unknown option");
 		}
 	}
