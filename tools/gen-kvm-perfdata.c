@@ -14,10 +14,19 @@
  *   DIR holds SYSTEM/EVENT.format files (tracefs format text, "ID:" = the
  *   attr config).  SCENARIO lines ('#' starts a comment):
  *     comm TID PID NAME...            a PERF_RECORD_COMM (NAME may have spaces)
+ *                                     at time 0 (delivered at once), and a
+ *                                     saved cmdline
  *     cmdline TID NAME...             a saved cmdline only (no COMM record)
+ *     comm-at TS CPU TID PID NAME...  a COMM at time TS (thread renamed or a
+ *                                     new thread named; no saved cmdline)
+ *     fork TS CPU TID PID PTID PPID   a PERF_RECORD_FORK (new thread TID)
+ *     exit TS CPU TID PID PTID PPID   a PERF_RECORD_EXIT (TID is gone)
  *     TS CPU TID PID SYSTEM:EVENT [FIELD=VALUE]...
  *                                     a sample; TS in ns; fields not given are 0
  * Samples carry IDENTIFIER|TID|TIME|CPU|PERIOD|RAW and must be in time order.
+ * Every attr sets sample_id_all, as perf record does: COMM/FORK/EXIT records
+ * end with the {pid, tid, time, cpu, identifier} trailer, so readers order
+ * them with the samples.
  * Errors are one line on stderr, exit 1.
  */
 #include <dirent.h>
@@ -35,7 +44,10 @@
 #define ATTR_SIZE 128
 #define TYPE_TRACEPOINT 2
 #define REC_COMM 3
+#define REC_EXIT 4
+#define REC_FORK 7
 #define REC_SAMPLE 9
+#define ATTR_SAMPLE_ID_ALL_BIT 18
 #define ST_IP (1u << 0)
 #define ST_TID (1u << 1)
 #define ST_TIME (1u << 2)
@@ -202,7 +214,29 @@ static int find_fmt(const char *sysev)
 
 /* ---- records ---- */
 
-static void comm_record(struct buf *data, uint32_t pid, uint32_t tid, const char *name)
+/* The sample_id_all trailer for IDENTIFIER|TID|TIME|CPU (the attrs'
+ * sample_type): pid, tid, time, cpu, res, identifier (attr 0's id). */
+static void put_trailer(struct buf *r, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t cpu)
+{
+	put_u(r, pid, 4);
+	put_u(r, tid, 4);
+	put_u(r, ts, 8);
+	put_u(r, cpu, 4);
+	put_u(r, 0, 4);
+	put_u(r, 100, 8);
+}
+
+static void put_record(struct buf *data, uint32_t type, uint16_t misc, struct buf *r)
+{
+	put_u(data, type, 4);
+	put_u(data, misc, 2);
+	put_u(data, 8 + r->len, 2);
+	put(data, r->p, r->len);
+	free(r->p);
+}
+
+static void comm_record(struct buf *data, uint32_t pid, uint32_t tid, const char *name,
+			uint64_t ts, uint32_t cpu)
 {
 	struct buf r = { 0 };
 	size_t n = strlen(name) + 1;
@@ -211,11 +245,26 @@ static void comm_record(struct buf *data, uint32_t pid, uint32_t tid, const char
 	put_u(&r, tid, 4);
 	put(&r, name, n);
 	pad8(&r);
-	put_u(data, REC_COMM, 4);
-	put_u(data, 0, 2);
-	put_u(data, 8 + r.len, 2);
-	put(data, r.p, r.len);
-	free(r.p);
+	put_trailer(&r, pid, tid, ts, cpu);
+	put_record(data, REC_COMM, 0, &r);
+}
+
+/* fork/exit TS CPU TID PID PTID PPID */
+static void task_record(struct buf *data, char **tok)
+{
+	uint64_t ts = strtoull(tok[1], NULL, 0);
+	uint32_t cpu = (uint32_t)strtoul(tok[2], NULL, 0);
+	uint32_t tid = (uint32_t)strtoul(tok[3], NULL, 0);
+	uint32_t pid = (uint32_t)strtoul(tok[4], NULL, 0);
+	struct buf r = { 0 };
+
+	put_u(&r, pid, 4);
+	put_u(&r, strtoul(tok[6], NULL, 0), 4);  /* ppid */
+	put_u(&r, tid, 4);
+	put_u(&r, strtoul(tok[5], NULL, 0), 4);  /* ptid */
+	put_u(&r, ts, 8);
+	put_trailer(&r, pid, tid, ts, cpu);
+	put_record(data, strcmp(tok[0], "fork") ? REC_EXIT : REC_FORK, 0, &r);
 }
 
 static void fill_field(uint8_t *payload, struct tep_event *ev, const char *assign)
@@ -310,9 +359,16 @@ static void read_scenario(const char *path, struct buf *data)
 		if (!strcmp(tok[0], "comm") && n >= 4) {
 			snprintf(name, sizeof(name), "%s", rest_after(copy, 3));
 			comm_record(data, (uint32_t)strtoul(tok[2], NULL, 0),
-				    (uint32_t)strtoul(tok[1], NULL, 0), name);
+				    (uint32_t)strtoul(tok[1], NULL, 0), name, 0, 0);
 			snprintf(copy, sizeof(copy), "%s %s\n", tok[1], name);
 			put(&cmdlines, copy, strlen(copy));
+		} else if (!strcmp(tok[0], "comm-at") && n >= 6) {
+			snprintf(name, sizeof(name), "%s", rest_after(copy, 5));
+			comm_record(data, (uint32_t)strtoul(tok[4], NULL, 0),
+				    (uint32_t)strtoul(tok[3], NULL, 0), name,
+				    strtoull(tok[1], NULL, 0), (uint32_t)strtoul(tok[2], NULL, 0));
+		} else if ((!strcmp(tok[0], "fork") || !strcmp(tok[0], "exit")) && n == 7) {
+			task_record(data, tok);
 		} else if (!strcmp(tok[0], "cmdline") && n >= 3) {
 			snprintf(name, sizeof(name), "%s %s\n", tok[1], rest_after(copy, 2));
 			put(&cmdlines, name, strlen(name));
@@ -441,6 +497,8 @@ static void write_file(const char *out, const char *machine, const char *cpuid,
 		store(attr + 8, (uint64_t)fmts[i].ev->id, 8);
 		store(attr + 16, 1, 8);
 		store(attr + 24, ST_IDENTIFIER | ST_TID | ST_TIME | ST_CPU | ST_PERIOD | ST_RAW, 8);
+		/* flags: bitfields fill a big-endian u64 from its top bit */
+		store(attr + 40, 1ULL << (big ? 63 - ATTR_SAMPLE_ID_ALL_BIT : ATTR_SAMPLE_ID_ALL_BIT), 8);
 		put(&f, attr, ATTR_SIZE);
 		put_u(&f, ids_off + 8 * (uint64_t)i, 8);
 		put_u(&f, 8, 8);

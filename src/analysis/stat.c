@@ -13,6 +13,12 @@
  * in perf_compat mode, which keeps perf's rule (the first entry's vCPU
  * field, the sample's pid).
  *
+ * Thread lifetimes: an EXIT record (or a FORK of a tid that already had
+ * events, as perf's machine__process_fork_event) ends a thread: its
+ * attribution is kept as one lifetime and the tid starts afresh (no pending
+ * occurrence, no name, not "known" until its next entry), so a reused tid
+ * of another VM or vCPU is attributed on its own.
+ *
  * The hot path is: event-role lookup by tep_event pointer (small open hash),
  * thread lookup by tid (open hash), field reads at resolved offsets.
  */
@@ -56,6 +62,8 @@ struct thread {
 	int32_t tid;                   /* 0 = free slot (tid 0 is never a vCPU) */
 	bool known;                    /* saw the first entry */
 	bool skipped_begin;            /* a begin event failed its condition */
+	bool reused;                   /* an earlier thread had this tid: saved
+					* cmdlines name that one, not this one */
 	int32_t vcpu;
 	int32_t vm;
 	uint64_t start;                /* 0 = no begin pending */
@@ -108,6 +116,9 @@ struct ks_stat {
 
 	const struct ks_attr_thread **attr_sorted;
 	size_t nattr;
+
+	struct ks_attr_thread *retired; /* ended lifetimes of threads with events */
+	size_t nretired, retired_cap;
 };
 
 /* ---- small open-addressing helpers ---- */
@@ -343,11 +354,53 @@ static void comm_from_tep(struct thread *t, const struct tep_event *ev)
 {
 	const char *name;
 
-	if (t->attr.comm[0] || !ev || !ev->tep)
+	if (t->attr.comm[0] || t->reused || !ev || !ev->tep)
 		return;
 	name = tep_data_comm_from_pid(ev->tep, t->tid);
 	if (name && strcmp(name, "<...>") && strcmp(name, "<idle>"))
 		ks_attr_set_comm(&t->attr, name);
+}
+
+/* The thread of TID if it exists (no creation). */
+static struct thread *thread_find(struct ks_stat *st, int32_t tid)
+{
+	size_t j = hash_u64((uint32_t)tid) & (st->threads_cap - 1);
+
+	for (; st->threads[j].tid; j = (j + 1) & (st->threads_cap - 1))
+		if (st->threads[j].tid == tid)
+			return &st->threads[j];
+	return NULL;
+}
+
+/* Thread TID ended: keep its attribution as a lifetime, start it afresh. */
+static void retire_thread(struct ks_stat *st, int32_t tid)
+{
+	struct thread *t = tid > 0 ? thread_find(st, tid) : NULL;
+	struct comm *c;
+
+	if (!t)
+		return;
+	if (t->attr.events) {
+		if (st->nretired == st->retired_cap) {
+			st->retired_cap = st->retired_cap ? st->retired_cap * 2 : 16;
+			st->retired = realloc(st->retired, st->retired_cap * sizeof(*st->retired));
+			if (!st->retired) {
+				fputs("kvmscope: out of memory\n", stderr);
+				abort();
+			}
+		}
+		st->retired[st->nretired++] = t->attr;
+		free(st->attr_sorted);
+		st->attr_sorted = NULL;
+	}
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->reused = true;
+	t->vm = t->vcpu = -1;
+	ks_attr_thread_init(&t->attr, tid);
+	c = comm_slot(st, tid, false);
+	if (c)
+		c->name[0] = '\0';
 }
 
 static struct comm *comm_slot(struct ks_stat *st, int32_t tid, bool create)
@@ -863,7 +916,13 @@ void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
 	case KS_REC_COMM:
 		handle_comm(st, rec);
 		break;
+	case KS_REC_EXIT:
+		retire_thread(st, rec->tid);
+		break;
 	case KS_REC_FORK:
+		t = rec->tid > 0 ? thread_find(st, rec->tid) : NULL;
+		if (t && t->attr.events)
+			retire_thread(st, rec->tid); /* tid reused, its EXIT unseen */
 		if (rec->tid > 0 && rec->pid > 0) {
 			t = thread_of(st, rec->tid);
 			t->vm = rec->pid;
@@ -1008,6 +1067,7 @@ void ks_stat_free(struct ks_stat *st)
 	}
 	ks_attr_guests_free(&st->guests);
 	free(st->attr_sorted);
+	free(st->retired);
 	free(st->roles);
 	free(st->threads);
 	free(st->comms);
@@ -1096,8 +1156,11 @@ size_t ks_stat_attribution(const struct ks_stat *cst, const struct ks_attr_threa
 	size_t i;
 
 	if (!st->attr_sorted) {
-		st->attr_sorted = xcalloc(st->threads_used + 1, sizeof(*st->attr_sorted));
+		st->attr_sorted = xcalloc(st->threads_used + st->nretired + 1,
+					  sizeof(*st->attr_sorted));
 		st->nattr = 0;
+		for (i = 0; i < st->nretired; i++)
+			st->attr_sorted[st->nattr++] = &st->retired[i];
 		for (i = 0; i < st->threads_cap; i++)
 			if (st->threads[i].tid && st->threads[i].attr.events)
 				st->attr_sorted[st->nattr++] = &st->threads[i].attr;

@@ -2,20 +2,26 @@
  * loongarch_kvm.c - LoongArch KVM event classes for kvmscope stat.
  *
  * Tracepoints (arch/loongarch/kvm/trace.h, Linux 6.7+, system kvm):
- * kvm_enter / kvm_reenter / kvm_out (vcpu_id, pc), kvm_exit (pc, reason:
- * the ESTAT exception code), kvm_exit_gspr (inst_word: the instruction
- * that raised a guest privileged error).
+ * kvm_enter / kvm_reenter / kvm_out (pc only), kvm_exit (pc, reason: the
+ * ESTAT.Ecode of the exit, 0 = interrupt), kvm_exit_idle / kvm_exit_cache
+ * (same layout, reason 64 / 65) and kvm_exit_gspr (inst_word: the
+ * instruction that raised a guest privileged error).
  *
  *   vmexit: kvm_exit (key reason) -> kvm_enter or kvm_reenter; a following
  *           kvm_exit_gspr refines the key to the instruction kind (CPUCFG,
- *           CSR, IOCSR, IDLE, cache...), as perf does.
- * kvm_enter names the vCPU (vcpu_id).
+ *           CSR, IOCSR, Idle, Others), decoded as perf does
+ *           (tools/perf/util/kvm-stat-arch/kvm-stat-loongarch.c).
+ * No event names the vCPU: perf's vcpu_id_str "vcpu_id" is absent (it reads
+ * 0), attribution uses thread names etc. (attribution.h).
+ * Names: perf's where perf's table has the code, else the kernel's EXCCODE_*
+ * suffix (arch/loongarch/include/asm/loongarch.h); --format perf prints
+ * "UNKNOWN" for the latter, as perf does.
  */
 #include <stdio.h>
 
 #include "arch.h"
 
-/* Pseudo codes for the kinds of privileged instructions (above EXCCODE). */
+/* perf's pseudo codes for the kinds of privileged instructions. */
 #define EXC_CPUCFG 100
 #define EXC_CSR 101
 #define EXC_IOCSR 102
@@ -24,36 +30,39 @@
 
 enum { TABLE_EXC = 0, TABLE_GSPR = 1 };
 
-static const struct ks_code_name exceptions[] = {
-	{ 0, "Interrupt" },        { 1, "Mem Read" },          { 2, "Mem Store" },
-	{ 3, "Inst Fetch" },       { 4, "Mem Modify" },        { 5, "Page Not Readable" },
-	{ 6, "Page Not Executable" }, { 7, "Page Privilege" }, { 8, "Address Error" },
-	{ 9, "Alignment" },        { 10, "Bound Check" },      { 11, "Syscall" },
-	{ 12, "Breakpoint" },      { 13, "Inst Not Exist" },   { 14, "Inst Privilege" },
-	{ 15, "FPU Disabled" },    { 16, "LSX Disabled" },     { 17, "LASX Disabled" },
-	{ 18, "FPE" },             { 19, "Watch" },            { 20, "BT Disabled" },
-	{ 21, "BT Exception" },    { 22, "Guest Privileged Error" }, { 23, "Hypercall" },
-	{ 24, "Guest CSR modified" },
-	{ EXC_CPUCFG, "CPUCFG" },  { EXC_CSR, "CSR" },         { EXC_IOCSR, "IOCSR" },
+/* perf's loongarch_exception_type. */
+static const struct ks_code_name perf_names[] = {
+	{ 0, "Interrupt" },  { 1, "Mem Read" },   { 2, "Mem Store" },  { 3, "Inst Fetch" },
+	{ 4, "Mem Modify" }, { 15, "FPU" },       { 16, "LSX" },       { 17, "LASX" },
+	{ 22, "Privilege Error" }, { 23, "Hypercall" },
+	{ EXC_CPUCFG, "CPUCFG" },  { EXC_CSR, "CSR" },  { EXC_IOCSR, "IOCSR" },
 	{ EXC_IDLE, "Idle" },      { EXC_OTHERS, "Others" },
+};
+
+/* The other ESTAT exception codes (EXCCODE_* of the kernel). */
+static const struct ks_code_name kernel_names[] = {
+	{ 5, "TLBNR" },  { 6, "TLBNX" },  { 7, "TLBPE" },  { 8, "ADE" },    { 9, "ALE" },
+	{ 10, "BCE" },   { 11, "SYS" },   { 12, "BP" },    { 13, "INE" },   { 14, "IPE" },
+	{ 18, "FPE" },   { 19, "WATCH" }, { 20, "BTDIS" }, { 21, "BTE" },   { 24, "GCM" },
+	{ 25, "SE" },
 };
 
 #define N(t) (sizeof(t) / sizeof(t[0]))
 
-/* The kind of a GSPR instruction word (LoongArch opcode layout). */
+/* The kind of a GSPR instruction word, as perf's event_gspr_get_key(). */
 static uint64_t gspr_key(uint32_t insn)
 {
 	switch (insn >> 24) {
-	case 0x00: /* cpucfg: 0000 0000 0000 0000 0110 11.. */
+	case 0x00: /* cpucfg */
 		return (insn >> 10) == 0x1b ? EXC_CPUCFG : EXC_OTHERS;
 	case 0x04: /* csrrd / csrwr / csrxchg */
 		return EXC_CSR;
-	case 0x06: /* iocsr*, idle, cacop... */
+	case 0x06: /* iocsr* or idle; cacop and the rest are "others" */
+		if ((insn >> 15) == 0xc90)
+			return EXC_IOCSR;
 		if ((insn >> 15) == 0xc91)
 			return EXC_IDLE;
-		if ((insn >> 22) == 0x18)
-			return EXC_OTHERS; /* cacop */
-		return EXC_IOCSR;
+		return EXC_OTHERS;
 	default:
 		return EXC_OTHERS;
 	}
@@ -73,10 +82,12 @@ static void loongarch_compose(uint64_t *key, uint64_t key2, int32_t *table)
 static void loongarch_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
 			       bool perf_style, char *buf, size_t len)
 {
-	const char *name = ks_code_lookup(exceptions, N(exceptions), key);
+	const char *name = ks_code_lookup(perf_names, N(perf_names), key);
 
 	(void)ctx;
 	(void)info;
+	if (!name && !perf_style)
+		name = ks_code_lookup(kernel_names, N(kernel_names), key);
 	if (name)
 		snprintf(buf, len, "%s", name);
 	else if (perf_style)
@@ -88,7 +99,8 @@ static void loongarch_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32
 static bool loongarch_key_known(const struct ks_key_ctx *ctx, uint64_t key)
 {
 	(void)ctx;
-	return ks_code_lookup(exceptions, N(exceptions), key) != NULL;
+	return ks_code_lookup(perf_names, N(perf_names), key) ||
+	       ks_code_lookup(kernel_names, N(kernel_names), key);
 }
 
 static const struct ks_event_class loongarch_classes[] = {
@@ -119,13 +131,11 @@ const struct ks_arch ks_arch_loongarch = {
 	.entry_system = "kvm",
 	.entry_name = "kvm_enter",
 	.entry2_name = "kvm_reenter",
-	.entry_vcpu_field = "vcpu_id",
-	.exit_vcpu_field = "vcpu_id",
 	.classes = loongarch_classes,
-	.perf_vcpu_field = "vcpu_id",
+	.perf_vcpu_field = "vcpu_id",   /* absent from the events: perf reads 0 */
 	.perf_measure = KS_ARCH_MEASURE_HANDLING,
 	.perf_decode_len = 40,
-	.isa_name = "loongarch",
+	.isa_name = "loongarch64",
 	.machines = loongarch_machines,
 	.detect = loongarch_detect,
 };

@@ -4,12 +4,16 @@
  * Tracepoints (arch/riscv/kvm/trace.h, Linux 6.10+, system kvm):
  * kvm_entry(pc) and kvm_exit(sepc, scause, stval, htval, htinst).  The key
  * is scause: bit XLEN-1 set means an interrupt (shown as IRQ_*), otherwise
- * the exception code (the privileged spec's mcause table).
+ * the exception code (arch/riscv/include/asm/csr.h EXC_* / IRQ_* names).
  *
  *   vmexit: kvm_exit -> kvm_entry (handling); perf measures kvm_entry ->
- *           kvm_exit (run) and drops the interrupt bit (an interrupt shows
- *           as the exception of the same number): --format perf does too.
- * The events name no vCPU; see attribution.h.
+ *           kvm_exit (run): --format perf does too.
+ * perf (tools/perf/.../riscv_trap_types.h) drops the interrupt bit and looks
+ * the code up in ONE table listing the IRQ_* causes before the EXC_* ones,
+ * first match wins: exception 1 (INST_ACCESS) shows as "IRQ_S_SOFT" there,
+ * 14 as "UNKNOWN".  --format perf reproduces that; our names keep the two
+ * apart.  Neither event names the vCPU (perf's vcpu_id_str "id" is absent:
+ * it reads 0); see attribution.h.
  */
 #include <stdio.h>
 
@@ -45,18 +49,39 @@ static void scause_compose(uint64_t *key, uint64_t key2, int32_t *table)
 	*key &= ~CAUSE_IRQ_FLAG;
 }
 
+/* perf's kvm_riscv_trap_class, in its order (first match wins). */
+static const struct ks_code_name perf_table[] = {
+	{ 1, "IRQ_S_SOFT" },  { 2, "IRQ_VS_SOFT" },  { 3, "IRQ_M_SOFT" },
+	{ 5, "IRQ_S_TIMER" }, { 6, "IRQ_VS_TIMER" }, { 7, "IRQ_M_TIMER" },
+	{ 9, "IRQ_S_EXT" },   { 10, "IRQ_VS_EXT" },  { 11, "IRQ_M_EXT" },
+	{ 12, "IRQ_S_GEXT" }, { 13, "IRQ_PMU_OVF" },
+	{ 0, "EXC_INST_MISALIGNED" },  { 1, "EXC_INST_ACCESS" },   { 2, "EXC_INST_ILLEGAL" },
+	{ 3, "EXC_BREAKPOINT" },       { 4, "EXC_LOAD_MISALIGNED" }, { 5, "EXC_LOAD_ACCESS" },
+	{ 6, "EXC_STORE_MISALIGNED" }, { 7, "EXC_STORE_ACCESS" },  { 8, "EXC_SYSCALL" },
+	{ 9, "EXC_HYPERVISOR_SYSCALL" }, { 10, "EXC_SUPERVISOR_SYSCALL" },
+	{ 12, "EXC_INST_PAGE_FAULT" }, { 13, "EXC_LOAD_PAGE_FAULT" },
+	{ 15, "EXC_STORE_PAGE_FAULT" }, { 20, "EXC_INST_GUEST_PAGE_FAULT" },
+	{ 21, "EXC_LOAD_GUEST_PAGE_FAULT" }, { 22, "EXC_VIRTUAL_INST_FAULT" },
+	{ 23, "EXC_STORE_GUEST_PAGE_FAULT" },
+};
+
 static void riscv_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
 			   bool perf_style, char *buf, size_t len)
 {
-	bool irq = ctx->table == TABLE_IRQ && !perf_style;
-	const char *name = irq ? ks_code_lookup(interrupts, N(interrupts), key)
-			       : ks_code_lookup(exceptions, N(exceptions), key);
+	bool irq = ctx->table == TABLE_IRQ;
+	const char *name;
 
 	(void)info;
+	if (perf_style) {
+		/* ks_code_lookup scans in order: the first match, as perf. */
+		name = ks_code_lookup(perf_table, N(perf_table), key);
+		snprintf(buf, len, "%s", name ? name : "UNKNOWN");
+		return;
+	}
+	name = irq ? ks_code_lookup(interrupts, N(interrupts), key)
+		   : ks_code_lookup(exceptions, N(exceptions), key);
 	if (name)
 		snprintf(buf, len, "%s", name);
-	else if (perf_style)
-		snprintf(buf, len, "UNKNOWN");
 	else
 		snprintf(buf, len, "%s(%llu)", irq ? "IRQ" : "EXC", (unsigned long long)key);
 }
@@ -96,7 +121,7 @@ const struct ks_arch ks_arch_riscv = {
 	.perf_vcpu_field = "id",
 	.perf_measure = KS_ARCH_MEASURE_RUN,
 	.perf_decode_len = 40,
-	.isa_name = "riscv",
+	.isa_name = "riscv64",       /* perf: exit_reasons_isa */
 	.machines = riscv_machines,
 	.detect = riscv_detect,
 };
