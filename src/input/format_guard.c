@@ -2,7 +2,12 @@
  * format_guard.c - checks in front of libtraceevent's parsers (see .h).
  */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +122,8 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 		}
 		if (*p == '"') {
 			in_str = true;
+		} else if (!is_ident(*p) && !strchr(" \t\n+-*/%&|^~!<>=?:(),.[]{}'", *p)) {
+			return false; /* a character C expressions do not use ('$', '@'...) */
 		} else if (*p == '(') {
 			depth++;
 		} else if (*p == ')' && --depth < 0) {
@@ -134,7 +141,37 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 	return !in_str && depth == 0;
 }
 
-int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys)
+/* libtraceevent's expression parser crashes on some syntax errors in a print
+ * fmt ("" . REC->x) that no cheap check can rule out: parse the format in a
+ * child process first.  A fork of this process costs well under a
+ * millisecond; a format that kills the child is not given to the real tep. */
+static bool parses_safely(const char *buf, size_t size, const char *sys)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return true; /* cannot check: the cheap checks have to do */
+	if (pid == 0) {
+		struct tep_handle *t = tep_alloc();
+		int devnull = open("/dev/null", O_WRONLY);
+
+		if (devnull >= 0)
+			dup2(devnull, 2); /* a sanitizer report of the crash is noise */
+		if (t)
+			tep_parse_event(t, buf, size, sys);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, const char *sys,
+			 bool probe)
 {
 	static const char empty_fmt[] = "print fmt: \"\"\n";
 	struct names nm = { .n = 0 };
@@ -160,7 +197,7 @@ int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, c
 			fmt = p; /* runs to the end: its strings may hold newlines */
 		p = eol + (eol < end);
 	}
-	if (!fmt || print_fmt_ok(fmt + 10, end, &nm))
+	if (!fmt || (print_fmt_ok(fmt + 10, end, &nm) && (!probe || parses_safely(buf, size, sys))))
 		return tep_parse_event(tep, buf, size, sys);
 	/* Keep everything before the print fmt, replace it by an empty one. */
 	keep = (size_t)(fmt - buf);
@@ -169,15 +206,112 @@ int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, c
 		return -1;
 	memcpy(copy, buf, keep);
 	memcpy(copy + keep, empty_fmt, sizeof(empty_fmt));
-	ret = tep_parse_event(tep, copy, keep + sizeof(empty_fmt) - 1, sys);
+	ret = !probe || parses_safely(copy, keep + sizeof(empty_fmt) - 1, sys) ?
+	      tep_parse_event(tep, copy, keep + sizeof(empty_fmt) - 1, sys) : -1;
 	free(copy);
 	return ret;
+}
+
+int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys)
+{
+	return guarded_parse(tep, buf, size, sys, true);
+}
+
+struct batch_format {
+	char *text;
+	size_t size;
+	char sys[64];
+};
+
+struct ks_guard_batch {
+	struct batch_format *f;
+	size_t n, cap;
+};
+
+struct ks_guard_batch *ks_guard_batch_new(void)
+{
+	return calloc(1, sizeof(struct ks_guard_batch));
+}
+
+int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, const char *sys)
+{
+	struct batch_format *f;
+
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct batch_format *nf = realloc(b->f, cap * sizeof(*nf));
+
+		if (!nf)
+			return -1;
+		b->f = nf;
+		b->cap = cap;
+	}
+	f = &b->f[b->n];
+	f->text = malloc(size ? size : 1);
+	if (!f->text)
+		return -1;
+	memcpy(f->text, buf, size);
+	f->size = size;
+	snprintf(f->sys, sizeof(f->sys), "%s", sys ? sys : "");
+	b->n++;
+	return 0;
+}
+
+/* All of B's formats through the cheap checks in one child process. */
+static bool batch_parses_safely(const struct ks_guard_batch *b)
+{
+	int status = 0;
+	pid_t pid;
+	size_t i;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return true;
+	if (pid == 0) {
+		struct tep_handle *t = tep_alloc();
+		int devnull = open("/dev/null", O_WRONLY);
+
+		if (devnull >= 0)
+			dup2(devnull, 2);
+		for (i = 0; t && i < b->n; i++)
+			guarded_parse(t, b->f[i].text, b->f[i].size, b->f[i].sys, false);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)
+{
+	bool safe = b->n && batch_parses_safely(b);
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		guarded_parse(tep, b->f[i].text, b->f[i].size, b->f[i].sys, !safe);
+		free(b->f[i].text);
+	}
+	b->n = 0;
+}
+
+void ks_guard_batch_free(struct ks_guard_batch *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++)
+		free(b->f[i].text);
+	free(b->f);
+	free(b);
 }
 
 int ks_guard_parse_printk(struct tep_handle *tep, const char *text)
 {
 	size_t len = strlen(text);
-	char *clean = malloc(len + 1), *o = clean;
+	char *clean = malloc(len + 2), *o = clean; /* each line gets its newline */
 	const char *p = text;
 	int ret;
 

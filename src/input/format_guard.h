@@ -20,6 +20,18 @@ struct tep_handle;
  * what tep_parse_event returns, or -1 when BUF is not a format at all. */
 int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys);
 
+/* Formats collected while a file's metadata is read and parsed together:
+ * one child process checks them all (a damaged file falls back to one check
+ * per format), so a file with thousands of formats costs one fork. */
+struct ks_guard_batch;
+struct ks_guard_batch *ks_guard_batch_new(void);
+/* Copies BUF.  Returns 0 or -1 (out of memory). */
+int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, const char *sys);
+/* Parse every collected format into TEP (those that would crash it are
+ * dropped or lose their print fmt), then empty the batch. */
+void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep);
+void ks_guard_batch_free(struct ks_guard_batch *b);
+
 /* tep_parse_printk_formats() on TEXT without the lines it cannot parse
  * ("ADDR : \"STRING\"" is the only accepted shape). */
 int ks_guard_parse_printk(struct tep_handle *tep, const char *text);

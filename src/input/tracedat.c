@@ -92,6 +92,7 @@ struct cpu_cursor {
 struct tracedat {
 	struct ks_source src;      /* first */
 	unsigned open_flags;       /* KS_OPEN_* */
+	struct ks_guard_batch *formats; /* event formats, parsed together */
 	struct ks_tracedat_meta meta;
 	char format[48];
 	int fd;
@@ -429,7 +430,10 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 			return -1;
 		/* A format libtraceevent cannot parse is skipped, like trace-cmd does;
 		 * its events then come out with event == NULL. */
-		ks_guard_parse_event(r->td->src.tep, buf, size, sys);
+		if (ks_guard_batch_add(r->td->formats, buf, size, sys) < 0) {
+			free(buf);
+			return ks_error_set(err, "%s: out of memory", r->td->src.path);
+		}
 		free(buf);
 	}
 	return 0;
@@ -1610,6 +1614,7 @@ static void tracedat_close(struct ks_source *src)
 	struct tracedat *td = (struct tracedat *)src;
 	uint32_t i;
 
+	ks_guard_batch_free(td->formats); /* set when parsing stopped on an error */
 	for (i = 0; i < td->nr_cpus; i++) {
 		free(td->cpus[i].buf);
 		free(td->cpus[i].retired);
@@ -1867,8 +1872,14 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 				TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_long_size(td->src.tep, (int)td->meta.long_size);
 	tep_set_page_size(td->src.tep, (int)td->page_size);
+	td->formats = ks_guard_batch_new();
+	if (!td->formats)
+		return ks_error_set(err, "%s: out of memory", td->src.path);
 	if (td->meta.version == 6 ? parse_v6(td, &r, err) < 0 : parse_v7(td, &r, err) < 0)
 		return -1;
+	ks_guard_batch_parse(td->formats, td->src.tep);
+	ks_guard_batch_free(td->formats);
+	td->formats = NULL;
 	if (setup_buffers(td, err) < 0)
 		return -1;
 	if (!td->latency && tep_get_header_timestamp_size(td->src.tep) != 8 && td->nr_cpus)

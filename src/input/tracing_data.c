@@ -22,6 +22,7 @@ struct td_cursor {
 	const char *path;
 	uint64_t base;    /* file offset of buf[0] */
 	struct ks_error *err;
+	struct ks_guard_batch *formats; /* parsed together at the end */
 };
 
 static int td_fail(struct td_cursor *c, const char *what)
@@ -167,7 +168,7 @@ static int td_header_files(struct td_cursor *c, struct tep_handle *tep)
 }
 
 /* COUNT formats, each u64 size + text, of system SYS. */
-static int td_formats(struct td_cursor *c, struct tep_handle *tep, const char *sys,
+static int td_formats(struct td_cursor *c, const char *sys,
 		      uint32_t count)
 {
 	const uint8_t *p = NULL;
@@ -179,12 +180,13 @@ static int td_formats(struct td_cursor *c, struct tep_handle *tep, const char *s
 		    td_take(c, size, &p, "event format runs past the end") < 0)
 			return -1;
 		/* An event libtraceevent cannot parse is left out, not fatal. */
-		ks_guard_parse_event(tep, (const char *)p, size, sys);
+		if (ks_guard_batch_add(c->formats, (const char *)p, size, sys) < 0)
+			return td_fail(c, "out of memory");
 	}
 	return 0;
 }
 
-static int td_events(struct td_cursor *c, struct tep_handle *tep)
+static int td_events(struct td_cursor *c)
 {
 	uint32_t count = 0, systems = 0, i;
 	const char *sys = "";
@@ -193,7 +195,7 @@ static int td_events(struct td_cursor *c, struct tep_handle *tep)
 		return -1;
 	if (count > c->len / 8)
 		return td_fail(c, "absurd ftrace format count");
-	if (td_formats(c, tep, "ftrace", count) < 0)
+	if (td_formats(c, "ftrace", count) < 0)
 		return -1;
 	if (td_u32(c, &systems, "truncated event system count") < 0)
 		return -1;
@@ -205,7 +207,7 @@ static int td_events(struct td_cursor *c, struct tep_handle *tep)
 			return -1;
 		if (count > c->len / 8)
 			return td_fail(c, "absurd event count");
-		if (td_formats(c, tep, sys, count) < 0)
+		if (td_formats(c, sys, count) < 0)
 			return -1;
 	}
 	return 0;
@@ -260,13 +262,20 @@ int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64
 	struct td_cursor c = { .buf = buf, .len = len, .path = path,
 			       .base = file_offset, .err = err };
 	bool has_cmdlines = false;
+	int ret = -1;
 
-	if (td_preamble(&c, tep, &has_cmdlines) < 0 || td_header_files(&c, tep) < 0 ||
-	    td_events(&c, tep) < 0 || td_tail(&c, tep, has_cmdlines) < 0)
-		return -1;
-	if (consumed)
-		*consumed = c.pos;
-	return 0;
+	c.formats = ks_guard_batch_new();
+	if (!c.formats)
+		return ks_error_set(err, "%s: out of memory", path);
+	if (td_preamble(&c, tep, &has_cmdlines) == 0 && td_header_files(&c, tep) == 0 &&
+	    td_events(&c) == 0 && td_tail(&c, tep, has_cmdlines) == 0) {
+		ks_guard_batch_parse(c.formats, tep);
+		if (consumed)
+			*consumed = c.pos;
+		ret = 0;
+	}
+	ks_guard_batch_free(c.formats);
+	return ret;
 }
 
 int ks_tracing_data_parse(struct tep_handle *tep, const uint8_t *buf, uint64_t len,

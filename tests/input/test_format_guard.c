@@ -60,7 +60,8 @@ static void t_good_format_unchanged(void)
 static void t_unknown_field_defused(void)
 {
 	const char *bad[] = { "REC->prev_state, REC->comm", "REC->0rev_state, REC->comm",
-			      "REC->prev_state, REC->nosuch", "REC->prev_state, (REC->comm" };
+			      "REC->prev_state, REC->nosuch", "REC->prev_state, (REC->comm",
+			      "REC->prev_state$ REC->comm" };
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
