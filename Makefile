@@ -48,6 +48,8 @@ TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all deps demo check bench fuzz clean
+# Keep the object files of tests and tools (make would delete them as intermediates).
+.SECONDARY:
 all: $(BIN) $(TOOLS) $(TESTS) $(BENCHES)
 
 deps:
