@@ -308,6 +308,23 @@ void ks_guard_batch_free(struct ks_guard_batch *b)
 	free(b);
 }
 
+/* "0xADDR : \"TEXT\"" with the closing quote last: libtraceevent reads past
+ * the line for anything else. */
+static bool printk_line_ok(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && p[i] == ' ')
+		i++;
+	if (i + 2 >= n || p[i] != '0' || (p[i + 1] != 'x' && p[i + 1] != 'X'))
+		return false;
+	for (i += 2; i < n && isxdigit((unsigned char)p[i]); i++)
+		;
+	if (i + 4 > n || strncmp(p + i, " : \"", 4))
+		return false;
+	return n >= i + 5 && p[n - 1] == '"';
+}
+
 int ks_guard_parse_printk(struct tep_handle *tep, const char *text)
 {
 	size_t len = strlen(text);
@@ -320,10 +337,9 @@ int ks_guard_parse_printk(struct tep_handle *tep, const char *text)
 	while (*p) {
 		const char *eol = strchr(p, '\n');
 		size_t n = eol ? (size_t)(eol - p) : strlen(p);
-		const char *colon = memchr(p, ':', n);
 
-		/* "0xffffffff81e3c4e0 : \"text\"": a colon, then a quote after it. */
-		if (colon && memchr(colon, '"', n - (size_t)(colon - p))) {
+		/* "0xffffffff81e3c4e0 : \"text\"": exactly that shape. */
+		if (printk_line_ok(p, n)) {
 			memcpy(o, p, n);
 			o += n;
 			*o++ = '\n';
