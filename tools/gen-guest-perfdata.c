@@ -6,6 +6,7 @@
  * Usage:
  *   gen-guest-perfdata -o OUT --kallsyms KALLSYMS_OUT [--expect EXPECT_OUT] [--modules M]
  *                      [--samples N] [--vms N] [--vcpus N] [--seed N] [--callchain]
+ *                      [--round N]
  *
  * The file is written from scratch (no template): header, one cycles attr
  * (sample_type IP|TID|TIME|CPU|PERIOD [|CALLCHAIN], exclude_host), COMM
@@ -24,6 +25,9 @@
  * samples) for --guestmodules.  Guest user addresses are below 2^47.  Addresses are
  * drawn from 64 spots per kernel function and 4096 user spots, so a profile
  * has a realistic number of distinct addresses (~130 k for 16 vCPUs).
+ *
+ * A PERF_RECORD_FINISHED_ROUND follows every --round samples (default 4096;
+ * 0: none), as perf record writes one after each pass over its buffers.
  *
  * EXPECT_OUT lists, independently of any reader, one line per guest sample
  * bucket: "vm_pid mode symbol count" (mode k/u; user symbols are
@@ -70,7 +74,7 @@ static void w16(FILE *f, uint16_t v) { fwrite(&v, 2, 1, f); }
 
 struct args {
 	const char *out, *kallsyms, *expect, *modules;
-	long samples, vms, vcpus;
+	long samples, vms, vcpus, round;
 	bool callchain;
 };
 
@@ -183,6 +187,14 @@ static void write_sample(FILE *f, uint16_t misc, uint64_t ip, uint32_t pid, uint
 }
 
 /* counts[vm][mode][sym] ; mode 0 kernel, 1 user (sym index NSYMS) */
+/* perf record writes one after each pass over its ring buffers. */
+static void write_finished_round(FILE *f)
+{
+	w32(f, 68); /* PERF_RECORD_FINISHED_ROUND */
+	w16(f, 0);
+	w16(f, 8);
+}
+
 static void run(const struct args *a)
 {
 	FILE *f = fopen(a->out, "wb");
@@ -211,6 +223,9 @@ static void run(const struct args *a)
 	}
 	for (i = 0; i < a->samples; i++) {
 		uint64_t r = rnd(), chain[4];
+
+		if (a->round && i && i % a->round == 0)
+			write_finished_round(f);
 		uint32_t vm = (uint32_t)(r % (uint64_t)a->vms), vc = (uint32_t)((r >> 8) % (uint64_t)a->vcpus);
 		uint32_t pid = 1000 + vm * 100, tid = pid + 1 + vc, cpu = (uint32_t)((r >> 16) % 8);
 		unsigned kind = (unsigned)((r >> 24) % 100);
@@ -282,13 +297,14 @@ int main(int argc, char **argv)
 		{ "vcpus", required_argument, NULL, 'c' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "callchain", no_argument, NULL, 'g' },
+		{ "round", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct args a = { .samples = 10000, .vms = 2, .vcpus = 2 };
+	struct args a = { .samples = 10000, .vms = 2, .vcpus = 2, .round = 4096 };
 	int c;
 
 	rng_state = 88172645463325252ull;
-	while ((c = getopt_long(argc, argv, "o:k:e:M:n:m:c:s:g", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:k:e:M:n:m:c:s:gr:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': a.out = optarg; break;
 		case 'k': a.kallsyms = optarg; break;
@@ -299,13 +315,16 @@ int main(int argc, char **argv)
 		case 'c': a.vcpus = atol(optarg); break;
 		case 's': rng_state ^= (uint64_t)atoll(optarg) * 0x9e3779b97f4a7c15ull; break;
 		case 'g': a.callchain = true; break;
+		case 'r': a.round = atol(optarg); break;
 		default:
 			fprintf(stderr, "usage: gen-guest-perfdata -o OUT --kallsyms K [--expect E] "
-				"[--modules M] [--samples N] [--vms N] [--vcpus N] [--seed N] [--callchain]\n");
+				"[--modules M] [--samples N] [--vms N] [--vcpus N] [--seed N] [--callchain]\n"
+				"       [--round N]\n");
 			return 1;
 		}
 	}
-	if (!a.out || !a.kallsyms || a.samples < 0 || a.vms < 1 || a.vcpus < 1 || a.vms > 1000) {
+	if (!a.out || !a.kallsyms || a.samples < 0 || a.vms < 1 || a.vcpus < 1 || a.vms > 1000 ||
+	    a.round < 0) {
 		fprintf(stderr, "gen-guest-perfdata: -o and --kallsyms are required\n");
 		return 1;
 	}

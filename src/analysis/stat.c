@@ -661,7 +661,8 @@ static bool cond_holds(const struct ks_field *cond, const struct ks_match *m,
 	return !m->cond_field || (cond->present && ks_field_u64(cond, rec) == m->cond_value);
 }
 
-static struct key_val read_key(const struct ks_stat *st, const struct ks_match *m,
+static inline __attribute__((always_inline)) struct key_val
+read_key(const struct ks_stat *st, const struct ks_match *m,
 			       const struct rule_fields *f, const struct ks_record *rec)
 {
 	struct key_val k = { .has = f->key.present, .table = m->table };

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -115,6 +116,7 @@ enum {
 #define TAIL_MAX (2ull << 20)
 #define READ_SIZE (4ull << 20)
 #define PF_BUF (TAIL_MAX + READ_SIZE)
+#define HUGE_PAGE (2ull << 20)
 #define IDS_CHUNK 4096            /* attr ids read per pread */
 
 struct pd_attr {
@@ -902,6 +904,28 @@ static void window_compact(struct pd_source *s, uint64_t low)
 	s->buf = s->mem;
 }
 
+/* A read buffer of SIZE bytes on transparent huge pages where the kernel
+ * offers them: faulting in 4 KB pages costs more than the reads themselves
+ * on some virtual machines (12 MB: 33 ms vs 1 ms, measured on this VM). */
+static void buffer_hint_huge(void *p, size_t size)
+{
+	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)p + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice: failure is harmless */
+}
+
+static uint8_t *buffer_alloc(size_t size)
+{
+	void *p;
+
+	if (posix_memalign(&p, HUGE_PAGE, size))
+		return NULL;
+	buffer_hint_huge(p, size);
+	return p;
+}
+
 /* Make room for at least NEED window bytes plus a large read (the window
  * starts at the allocation). */
 static int window_reserve(struct pd_source *s, uint64_t need, struct ks_error *err)
@@ -984,12 +1008,13 @@ static void prefetch_start(struct pd_source *s)
 	pf->tried = true;
 	if (s->data_end - s->data_off <= PF_BUF || s->win_len)
 		return;
-	b = realloc(s->mem, PF_BUF);
+	b = buffer_alloc(PF_BUF);
 	if (!b)
 		return;
+	free(s->mem);
 	s->mem = s->buf = b;
 	s->mem_cap = PF_BUF;
-	pf->spare = malloc(PF_BUF);
+	pf->spare = buffer_alloc(PF_BUF);
 	if (!pf->spare)
 		return;
 	pf->spare_cap = PF_BUF;
