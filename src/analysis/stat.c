@@ -38,6 +38,8 @@
 #include "kvmscope/tracedat.h"
 
 #define NO_KEY (~0ULL)
+#define CACHE_BITS 6
+#define CACHE_SLOTS (1u << CACHE_BITS)
 
 /* The fields of one matched rule. */
 struct rule_fields {
@@ -87,8 +89,10 @@ struct comm {
 
 struct ks_stat {
 	struct ks_stat_config cfg;
-	struct event_role *mru_role[2]; /* most recently used, into roles[] */
-	struct thread *mru_thread;      /* into threads[] */
+	/* direct-mapped caches in front of the hash tables (cleared when
+	 * a table moves): by event pointer, and by thread id */
+	struct event_role *role_cache[CACHE_SLOTS];
+	struct thread *thread_cache[CACHE_SLOTS];
 	const struct ks_arch *arch;
 	const char *arch_source;
 	const struct ks_event_class *cls;
@@ -235,7 +239,7 @@ static void grow_roles(struct ks_stat *st)
 	struct event_role *old = st->roles;
 	size_t i, oldcap = st->roles_cap;
 
-	st->mru_role[0] = st->mru_role[1] = NULL;
+	memset(st->role_cache, 0, sizeof(st->role_cache));
 	st->roles_cap = oldcap ? oldcap * 2 : 64;
 	st->roles = xcalloc(st->roles_cap, sizeof(*st->roles));
 	for (i = 0; i < oldcap; i++) {
@@ -252,25 +256,22 @@ static void grow_roles(struct ks_stat *st)
 
 static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev);
 
+static inline size_t cache_slot(uint64_t x)
+{
+	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS));
+}
+
 static struct event_role *role_of(struct ks_stat *st, struct tep_event *ev)
 {
-	/* Exits and entries alternate: two most recent roles first. */
-	if (st->mru_role[0] && st->mru_role[0]->event == ev)
-		return st->mru_role[0];
-	if (st->mru_role[1] && st->mru_role[1]->event == ev) {
-		struct event_role *r = st->mru_role[1];
+	struct event_role **slot = &st->role_cache[cache_slot((uintptr_t)ev)];
 
-		st->mru_role[1] = st->mru_role[0];
-		st->mru_role[0] = r;
-		return r;
-	}
-	{
+	if (!*slot || (*slot)->event != ev) {
 		struct event_role *r = role_lookup(st, ev); /* may move the roles */
 
-		st->mru_role[1] = st->mru_role[0];
-		st->mru_role[0] = r;
+		st->role_cache[cache_slot((uintptr_t)ev)] = r;
 		return r;
 	}
+	return *slot;
 }
 
 static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev)
@@ -312,6 +313,7 @@ static void grow_threads(struct ks_stat *st)
 		st->threads[j] = old[i];
 	}
 	free(old);
+	memset(st->thread_cache, 0, sizeof(st->thread_cache));
 	free(st->attr_sorted); /* points into the old table */
 	st->attr_sorted = NULL;
 }
@@ -320,23 +322,22 @@ static struct comm *comm_slot(struct ks_stat *st, int32_t tid, bool create);
 
 static struct thread *thread_of(struct ks_stat *st, int32_t tid)
 {
+	struct thread **slot = &st->thread_cache[cache_slot((uint32_t)tid)];
 	struct comm *c;
 	size_t j;
 
-	/* Consecutive events mostly come from the same thread. */
-	if (st->mru_thread && st->mru_thread->tid == tid)
-		return st->mru_thread;
-	if (st->threads_used * 2 >= st->threads_cap) {
+	if (*slot && (*slot)->tid == tid)
+		return *slot;
+	if (st->threads_used * 2 >= st->threads_cap)
 		grow_threads(st);
-		st->mru_thread = NULL;
-	}
+	slot = &st->thread_cache[cache_slot((uint32_t)tid)];
 	j = hash_u64((uint32_t)tid) & (st->threads_cap - 1);
 	while (st->threads[j].tid) {
 		if (st->threads[j].tid == tid)
-			return st->mru_thread = &st->threads[j];
+			return *slot = &st->threads[j];
 		j = (j + 1) & (st->threads_cap - 1);
 	}
-	st->mru_thread = &st->threads[j];
+	*slot = &st->threads[j];
 	st->threads_used++;
 	st->threads[j].tid = tid;
 	st->threads[j].vm = -1;
