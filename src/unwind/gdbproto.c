@@ -167,7 +167,7 @@ static int write_all(struct ks_gdb *g, const void *buf, size_t len, struct ks_er
 	if (g->log_fd >= 0 && write(g->log_fd, buf, len) != (ssize_t)len)
 		return ks_error_set(err, "cannot write the protocol log: %s", strerror(errno));
 	while (len) {
-		ssize_t w = send(g->fd, p, len, MSG_NOSIGNAL);
+		ssize_t w = send(g->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w > 0) {
 			p += w;
 			len -= (size_t)w;

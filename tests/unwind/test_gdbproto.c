@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -272,6 +273,43 @@ static void t_timeout_and_detach(void)
 	KT_EQ_STR(s.got[2], "D");
 }
 
+/* A stub that acks and answers everything in advance but never reads: the
+ * socket buffer fills and the client's send must time out, not block. */
+static void t_send_timeout_peer_not_reading(void)
+{
+	int sv[2], sndbuf = 4096;
+	size_t i;
+	struct ks_gdb *g;
+	struct ks_error err;
+	const char *r;
+	char *answers;
+	const char *one = "+$OK#9a";
+	struct timespec t0, t1;
+	int rc = 0;
+
+	KT_REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	answers = malloc(strlen(one) * 2000 + 1);
+	KT_REQUIRE(answers);
+	answers[0] = 0;
+	for (i = 0; i < 2000; i++)
+		strcat(answers, one);
+	send_raw(sv[1], answers);
+	free(answers);
+	g = ks_gdb_from_fd(sv[0], 200);
+	KT_REQUIRE(g);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 2000 && rc == 0; i++)
+		rc = ks_gdb_command(g, "qRcmd,696e666f2072656769737465727320616c6c20706c65617365", &r,
+				    NULL, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	KT_EXPECT(rc < 0);
+	KT_EXPECT(strstr(err.msg, "timed out sending") != NULL);
+	KT_EXPECT(t1.tv_sec - t0.tv_sec < 5);
+	ks_gdb_close(g);
+	close(sv[1]);
+}
+
 static void t_regs_layout(void)
 {
 	uint8_t b[608] = { 0 };
@@ -298,7 +336,8 @@ int main(void)
 		KT_CASE(t_handshake_threads_regs), KT_CASE(t_rle_and_escapes),
 		KT_CASE(t_bad_checksum_retransmit), KT_CASE(t_memory_hex_and_error),
 		KT_CASE(t_early_stop_packet_skipped), KT_CASE(t_refuses_write_packets),
-		KT_CASE(t_timeout_and_detach), KT_CASE(t_regs_layout), { 0 },
+		KT_CASE(t_timeout_and_detach), KT_CASE(t_send_timeout_peer_not_reading),
+		KT_CASE(t_regs_layout), { 0 },
 	};
 	return kt_main(cases);
 }
