@@ -4,7 +4,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -141,6 +143,85 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 	return !in_str && depth == 0;
 }
 
+/* ---- formats already checked in a child ----
+ *
+ * A process often meets the same formats again (host and guest traces of one
+ * kernel, files of one machine, a fuzzer's mutations of one file): a format
+ * that a child parsed without dying is remembered by a 128-bit fingerprint
+ * of its system name and text, and is not checked again.  The set is
+ * bounded; when full it starts afresh. */
+#define SAFE_SLOTS 16384 /* a power of two; at most half full */
+
+struct fingerprint {
+	uint64_t a, b;
+};
+
+static struct fingerprint safe_set[SAFE_SLOTS];
+static size_t safe_used;
+static pthread_mutex_t safe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mix(struct fingerprint *fp, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		fp->a = (fp->a ^ p[i]) * 0x100000001b3ull;           /* FNV-1a */
+		fp->b = (fp->b + p[i] + 1) * 0x9e3779b97f4a7c15ull;  /* independent */
+		fp->b ^= fp->b >> 29;
+	}
+}
+
+static struct fingerprint format_fingerprint(const char *buf, size_t size, const char *sys)
+{
+	struct fingerprint fp = { 0xcbf29ce484222325ull, size };
+
+	mix(&fp, sys ? sys : "", sys ? strlen(sys) + 1 : 1);
+	mix(&fp, buf, size);
+	if (!fp.a && !fp.b) /* 0,0 marks an empty slot */
+		fp.a = 1;
+	return fp;
+}
+
+/* Find FP's slot: its own, or the empty one where it would go. */
+static size_t safe_slot(struct fingerprint fp)
+{
+	size_t j = (size_t)fp.a & (SAFE_SLOTS - 1);
+
+	while ((safe_set[j].a || safe_set[j].b) && (safe_set[j].a != fp.a || safe_set[j].b != fp.b))
+		j = (j + 1) & (SAFE_SLOTS - 1);
+	return j;
+}
+
+static bool known_safe(const char *buf, size_t size, const char *sys)
+{
+	struct fingerprint fp = format_fingerprint(buf, size, sys);
+	bool found;
+
+	pthread_mutex_lock(&safe_lock);
+	found = safe_set[safe_slot(fp)].a == fp.a && safe_set[safe_slot(fp)].b == fp.b;
+	pthread_mutex_unlock(&safe_lock);
+	return found;
+}
+
+static void remember_safe(const char *buf, size_t size, const char *sys)
+{
+	struct fingerprint fp = format_fingerprint(buf, size, sys);
+	size_t j;
+
+	pthread_mutex_lock(&safe_lock);
+	if (safe_used >= SAFE_SLOTS / 2) {
+		memset(safe_set, 0, sizeof(safe_set));
+		safe_used = 0;
+	}
+	j = safe_slot(fp);
+	if (safe_set[j].a != fp.a || safe_set[j].b != fp.b) {
+		safe_set[j] = fp;
+		safe_used++;
+	}
+	pthread_mutex_unlock(&safe_lock);
+}
+
 /* libtraceevent's expression parser crashes on some syntax errors in a print
  * fmt ("" . REC->x) that no cheap check can rule out: parse the format in a
  * child process first.  A fork of this process costs well under a
@@ -150,6 +231,8 @@ static bool parses_safely(const char *buf, size_t size, const char *sys)
 	int status = 0;
 	pid_t pid;
 
+	if (known_safe(buf, size, sys))
+		return true;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -167,7 +250,10 @@ static bool parses_safely(const char *buf, size_t size, const char *sys)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return false;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return false;
+	remember_safe(buf, size, sys);
+	return true;
 }
 
 static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, const char *sys,
@@ -264,6 +350,10 @@ static bool batch_parses_safely(const struct ks_guard_batch *b)
 	pid_t pid;
 	size_t i;
 
+	for (i = 0; i < b->n && known_safe(b->f[i].text, b->f[i].size, b->f[i].sys); i++)
+		;
+	if (i == b->n)
+		return true;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -281,7 +371,11 @@ static bool batch_parses_safely(const struct ks_guard_batch *b)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return false;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return false;
+	for (i = 0; i < b->n; i++)
+		remember_safe(b->f[i].text, b->f[i].size, b->f[i].sys);
+	return true;
 }
 
 void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)
