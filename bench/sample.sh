@@ -5,8 +5,8 @@
 #  1. max rate: -F 5000 for 1000 samples with full kernel+user unwinding
 #     (target >= 500 samples/s, guest held < 1 ms median);
 #  2. guest impact at 99 Hz: labprog count's iterations per host second
-#     (from its "C <n>" lines on ttyS2) for 10 s idle vs 10 s sampled
-#     (target: at most 5% lower).
+#     (from its "C <n>" lines on ttyS2), 4 s idle vs 4 s sampled, five
+#     alternating pairs, median drop (target: at most 5% lower).
 set -u
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +29,15 @@ rate() { # SECONDS [sampler args]: iterations per host second
 	python3 -c "print(($b - $a) / ($t1 - $t0))"
 }
 sleep 2
-idle=$(rate 10)
-busy=$(rate 10 -F 99)
-python3 -c "i=$idle; b=$busy; print('== 99 Hz impact: idle %.0f it/s, sampled %.0f it/s, drop %.1f%%' % (i, b, 100*(i-b)/i))"
+# Alternate idle and sampled windows (the guest's speed under TCG drifts by
+# several percent over tens of seconds): 5 pairs of 4 s, median drop.
+drops=
+for i in 1 2 3 4 5; do
+	idle=$(rate 4)
+	busy=$(rate 4 -F 99)
+	drops="$drops $(python3 -c "print(100 * ($idle - $busy) / $idle)")"
+done
+python3 -c "
+d = sorted(float(x) for x in '$drops'.split())
+print('== 99 Hz impact: busy-loop drop per idle/sampled pair: %s; median %.1f%% (target <= 5%%)'
+      % (' '.join('%.1f%%' % x for x in d), d[len(d) // 2]))"

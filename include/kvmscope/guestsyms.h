@@ -29,13 +29,30 @@ struct ks_guestsyms_opts {
 	int nbinaries;
 };
 
+struct ks_codemap;
+
 struct ks_guestsyms {
 	struct ks_symtab *kernel, *user;  /* NULL when not given */
+	struct ks_codemap *user_code;     /* --guest-binary code bytes, NULL when none */
 };
 
 int ks_guestsyms_load(struct ks_guestsyms *gs, const struct ks_guestsyms_opts *o,
 		      struct ks_error *err);
 void ks_guestsyms_free(struct ks_guestsyms *gs);
+/* Instruction bytes of the --guest-binary programs for the unwinder, from
+ * the files (as perf reads binaries from disk) instead of one more read of
+ * guest memory per sample.  A file is trusted for an address space (PGD)
+ * only after a 1 KB block of it matched guest memory there, and the check
+ * is repeated every KS_CODE_RECHECK_S seconds (a PGD may be reused by another
+ * process).  Use as struct ks_vmem read_code with CTX = struct ks_guestcode. */
+#define KS_CODE_SPACES 64
+#define KS_CODE_RECHECK_S 1.0
+struct ks_guestcode {
+	const struct ks_codemap *map;   /* NULL: never answers */
+	struct { uint64_t pgd; double at; int8_t ok; } space[KS_CODE_SPACES];
+	uint64_t from_file, checks, mismatches;
+};
+int ks_guestcode_read(void *ctx, struct ks_vmem *v, uint64_t va, void *buf, size_t len);
 /* Symbol name of IP ("[unknown]" when none); OFFSETS adds "+0x12". */
 const char *ks_guestsyms_name(const struct ks_guestsyms *gs, uint64_t ip, bool offsets,
 			      char *buf, size_t size);

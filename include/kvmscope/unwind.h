@@ -41,12 +41,18 @@ struct ks_gmem {
 
 struct ks_vmem_stats {
 	uint64_t tlb_hits, tlb_misses, walk_failures, fallback_reads;
+	uint64_t virt_reads, virt_failures; /* prefer_virt: answered, refused by the stub */
 };
 
 struct ks_vmem {
 	const struct ks_gmem *m;
 	uint64_t cr3;
 	bool la57, allow_virt_fallback;
+	bool prefer_virt; /* read_virt first, the own page walk when it fails */
+	/* optional: instruction bytes from elsewhere (binaries on disk); -1 =
+	 * not known there, read guest memory */
+	int (*read_code)(void *ctx, struct ks_vmem *v, uint64_t va, void *buf, size_t len);
+	void *code_ctx;
 	struct { uint64_t vpage, ppage; bool valid; } tlb[KS_TLB_SIZE];
 	struct ks_vmem_stats st;
 };
@@ -58,6 +64,8 @@ void ks_vmem_reset(struct ks_vmem *v, uint64_t cr3, uint64_t cr4);
 int ks_pgwalk(const struct ks_gmem *m, uint64_t pgd, bool la57, uint64_t va, uint64_t *pa);
 int ks_vmem_translate(struct ks_vmem *v, uint64_t va, uint64_t *pa);
 int ks_vmem_read(struct ks_vmem *v, uint64_t va, void *buf, size_t len);
+/* Instruction bytes: through read_code when set and it knows VA. */
+int ks_vmem_read_code(struct ks_vmem *v, uint64_t va, void *buf, size_t len);
 int ks_vmem_read_u64(struct ks_vmem *v, uint64_t va, uint64_t *val);
 
 /* ---- ORC ---- */

@@ -51,7 +51,8 @@ static const char usage_text[] =
 	"      --guest-binary P[:A]  guest user program P loaded at A (repeatable)\n"
 	"      --kernel-unwind M     auto (default), orc, fp or none\n"
 	"      --orc-layout L        auto (default), pre-6.4 or 6.4\n"
-	"      --mem M               phys (own page walk, default) or virt (stub's reads)\n"
+	"      --mem M               auto (default: the stub's virtual reads, own page walk\n"
+	"                            when they fail), phys (own page walk) or virt\n"
 	"      --timeout MS          protocol timeout (default 2000)\n"
 	"      --log-protocol FILE   write every byte sent to the stub to FILE\n"
 	"  -h, --help                this help\n"
@@ -62,7 +63,8 @@ struct sample_args {
 	const char *gdb, *output, *svg, *stacks, *proto_log;
 	double freq, duration;
 	uint64_t max_samples;
-	bool annotate, per_vcpu, virt_mem;
+	bool annotate, per_vcpu;
+	enum { MEM_AUTO, MEM_PHYS, MEM_VIRT } mem;
 	int timeout_ms, layout;
 	enum ks_kunwind kunwind;
 	bool kunwind_auto;
@@ -82,6 +84,7 @@ struct run {
 	size_t nheld, held_cap;
 	uint64_t samples, stops[KS_STOP_COUNT_], errors;
 	double total_held_ms, wall_s;
+	uint64_t packets_before, bytes_before; /* gdbstub counters at the first sample */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -192,9 +195,14 @@ static void parse_args(int argc, char **argv, struct sample_args *a)
 		case O_KUNWIND: parse_kunwind(a, optarg); break;
 		case O_LAYOUT: parse_layout(a, optarg); break;
 		case O_MEM:
-			if (strcmp(optarg, "phys") && strcmp(optarg, "virt"))
-				usage_error("sample", "--mem: phys or virt");
-			a->virt_mem = !strcmp(optarg, "virt");
+			if (!strcmp(optarg, "auto"))
+				a->mem = MEM_AUTO;
+			else if (!strcmp(optarg, "phys"))
+				a->mem = MEM_PHYS;
+			else if (!strcmp(optarg, "virt"))
+				a->mem = MEM_VIRT;
+			else
+				usage_error("sample", "--mem: auto, phys or virt");
 			break;
 		case O_TIMEOUT: a->timeout_ms = (int)parse_num("--timeout", optarg, 1); break;
 		case O_PROTO: a->proto_log = optarg; break;
@@ -216,6 +224,7 @@ struct sampler {
 	struct ks_vmem vm;
 	struct ks_orc orc;
 	struct ks_unwinder unw;
+	struct ks_guestcode code;
 	char threads[MAX_VCPUS][KS_GDB_THREAD_ID_MAX];
 	size_t nthreads;
 	struct run run;
@@ -326,6 +335,9 @@ static int sample_loop(struct sampler *s, struct ks_error *err)
 {
 	double start = now_s(), period = 1.0 / s->a->freq, next = start;
 
+	s->run.packets_before = ks_gdb_stats(s->g)->packets_sent;
+	s->run.bytes_before = ks_gdb_stats(s->g)->bytes_received;
+
 	while (!stop_requested) {
 		if (s->a->max_samples && s->run.samples >= s->a->max_samples)
 			break;
@@ -381,12 +393,13 @@ static int connect_stub(struct sampler *s, struct ks_error *err)
 	if (ks_gdb_threads(s->g, s->threads, MAX_VCPUS, &s->nthreads, err) < 0)
 		return -1;
 	ks_gdbmem_init(&s->gm, s->g);
-	if (s->a->virt_mem) {
+	if (s->a->mem == MEM_VIRT) {
 		s->virt_only = s->gm.mem;
 		s->virt_only.read_phys = virt_as_phys;
 		ks_vmem_init(&s->vm, &s->virt_only);
 	} else {
 		ks_vmem_init(&s->vm, &s->gm.mem);
+		s->vm.prefer_virt = s->a->mem == MEM_AUTO;
 	}
 	return 0;
 }
@@ -501,6 +514,13 @@ static void summary(const struct sampler *s)
 		fprintf(stderr, "guest held: median %.3f ms, p90 %.3f ms, max %.3f ms, total %.1f ms\n",
 			h[n / 2], h[(n * 9) / 10], h[n - 1], r->total_held_ms);
 	}
+	if (r->samples) {
+		const struct ks_gdb_stats *gs = ks_gdb_stats(s->g);
+
+		fprintf(stderr, "gdbstub: %.1f packets and %.0f bytes received per sample\n",
+			(double)(gs->packets_sent - r->packets_before) / (double)r->samples,
+			(double)(gs->bytes_received - r->bytes_before) / (double)r->samples);
+	}
 	fprintf(stderr, "stacks: %zu;", r->nrecs);
 	for (int i = 0; i < KS_STOP_COUNT_; i++)
 		if (r->stops[i])
@@ -571,6 +591,11 @@ int cmd_sample(int argc, char **argv)
 		ks_gdb_set_log(s.g, log_fd);
 	if (rc == 0 && setup_kernel_unwind(&s, &gs, &err) < 0)
 		rc = -1;
+	if (a.mem == MEM_AUTO) { /* code bytes from the binaries, checked against the guest */
+		s.code.map = gs.user_code;
+		s.vm.read_code = ks_guestcode_read;
+		s.vm.code_ctx = &s.code;
+	}
 	if (rc == 0 && sample_loop(&s, &err) < 0)
 		rc = -1;
 	/* Always let the guest go, whatever happened above. */

@@ -141,3 +141,79 @@ int ks_elf_min_vaddr(const char *path, uint64_t *vaddr, struct ks_error *err)
 	*vaddr &= ~(uint64_t)0xfff;
 	return 0;
 }
+
+/* ---- code bytes ---- */
+
+static int add_code_seg(struct ks_codemap *m, int fd, const GElf_Phdr *ph, uint64_t bias,
+			const char *path, struct ks_error *err)
+{
+	struct ks_code_seg *n, *sg;
+	uint8_t *bytes;
+	ssize_t got;
+
+	if (ph->p_filesz > KS_CODE_MAX)
+		return ks_error_at(err, path, ph->p_offset, "code segment of %llu bytes (limit %u MB)",
+				   (unsigned long long)ph->p_filesz, KS_CODE_MAX >> 20);
+	bytes = malloc(ph->p_filesz ? ph->p_filesz : 1);
+	if (!bytes)
+		return ks_error_set(err, "out of memory");
+	got = pread(fd, bytes, ph->p_filesz, (off_t)ph->p_offset);
+	if (got < 0 || (uint64_t)got != ph->p_filesz) {
+		free(bytes);
+		return ks_error_at(err, path, ph->p_offset, "code segment runs past the end of the file");
+	}
+	n = realloc(m->seg, (m->n + 1) * sizeof(*n));
+	if (!n) {
+		free(bytes);
+		return ks_error_set(err, "out of memory");
+	}
+	m->seg = n;
+	sg = &m->seg[m->n++];
+	sg->start = ph->p_vaddr + bias;
+	sg->end = sg->start + ph->p_filesz;
+	sg->bytes = bytes;
+	return 0;
+}
+
+int ks_elf_code_load(struct ks_codemap *m, const char *path, uint64_t bias, struct ks_error *err)
+{
+	size_t i, n = 0;
+	Elf *elf;
+	int fd, rc = 0;
+
+	if (open_elf(path, &fd, &elf, err) < 0)
+		return -1;
+	if (elf_getphdrnum(elf, &n) == 0) {
+		for (i = 0; i < n && rc == 0; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+				rc = add_code_seg(m, fd, &ph, bias, path, err);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+int ks_codemap_read(const struct ks_codemap *m, uint64_t va, void *buf, size_t len)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct ks_code_seg *sg = &m->seg[i];
+
+		if (va >= sg->start && va < sg->end && len <= sg->end - va) {
+			memcpy(buf, sg->bytes + (va - sg->start), len);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void ks_codemap_free(struct ks_codemap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->seg[i].bytes);
+	free(m->seg);
+	m->seg = NULL;
+	m->n = 0;
+}

@@ -78,6 +78,24 @@ int ks_elf_symbols_load(struct ks_symtab *t, const char *path, uint64_t bias, co
 /* Lowest PT_LOAD virtual address of an ELF (for --guest-binary PATH:ADDR). */
 int ks_elf_min_vaddr(const char *path, uint64_t *vaddr, struct ks_error *err);
 
+/* The executable PT_LOAD segments of ELF files, at their load addresses:
+ * instruction bytes for the unwinder without asking the guest. */
+struct ks_code_seg {
+	uint64_t start, end; /* [start, end) guest addresses (bias applied) */
+	uint8_t *bytes;
+};
+struct ks_codemap {
+	struct ks_code_seg *seg;
+	size_t n;
+};
+/* Add PATH's executable segments (file bytes only) shifted by BIAS.  At most
+ * KS_CODE_MAX bytes per segment (a larger one is an error). */
+#define KS_CODE_MAX (256u << 20)
+int ks_elf_code_load(struct ks_codemap *m, const char *path, uint64_t bias, struct ks_error *err);
+/* LEN bytes at VA, all inside one segment: 0, or -1 when not covered. */
+int ks_codemap_read(const struct ks_codemap *m, uint64_t va, void *buf, size_t len);
+void ks_codemap_free(struct ks_codemap *m);
+
 /* Read a whole file, NUL-terminated, at most MAX bytes.  Caller frees. */
 int ks_read_text_file(const char *path, size_t max, char **buf, size_t *len,
 		      struct ks_error *err);

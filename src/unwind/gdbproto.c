@@ -36,6 +36,9 @@ struct ks_gdb {
 	char *tx;
 	size_t txcap;
 	int phys_mode; /* -1 unknown, 0, 1 */
+	/* the thread register and memory reads go to ("" = unknown): set by
+	 * Hg, and by every stop, which QEMU reports with the stopped thread */
+	char gthread[KS_GDB_THREAD_ID_MAX];
 	struct ks_gdb_stats st;
 };
 
@@ -289,6 +292,29 @@ static int read_body(struct ks_gdb *g, int64_t deadline, uint8_t *sum, struct ks
 	return 0;
 }
 
+/* After a stop reply ("T05thread:p01.02;...") register and memory reads
+ * go to the stopped thread (QEMU's gdb_set_stop_cpu).  Any reply that looks
+ * like a stop reply but names no thread makes the selection unknown. */
+static void note_stop(struct ks_gdb *g)
+{
+	const char *t, *end;
+	size_t n;
+
+	if (g->rx[0] != 'T' && g->rx[0] != 'S')
+		return;
+	g->gthread[0] = 0;
+	t = strstr(g->rx, "thread:");
+	if (g->rx[0] != 'T' || !t)
+		return;
+	t += 7;
+	end = strchr(t, ';');
+	n = end ? (size_t)(end - t) : strlen(t);
+	if (n == 0 || n >= sizeof(g->gthread))
+		return;
+	memcpy(g->gthread, t, n);
+	g->gthread[n] = 0;
+}
+
 /* One packet (acked).  Notifications ('%') are skipped.  Returns 0. */
 static int recv_packet(struct ks_gdb *g, struct ks_error *err)
 {
@@ -325,6 +351,7 @@ static int recv_packet(struct ks_gdb *g, struct ks_error *err)
 			return -1;
 		g->rx[g->rxlen] = 0;
 		g->st.packets_received++;
+		note_stop(g);
 		return 0;
 	}
 }
@@ -507,8 +534,15 @@ int ks_gdb_select(struct ks_gdb *g, const char *id, struct ks_error *err)
 {
 	char pkt[64];
 
+	if (g->gthread[0] && !strcmp(g->gthread, id))
+		return 0; /* already the one: saves a round trip per sample */
 	snprintf(pkt, sizeof(pkt), "Hg%s", id);
-	return expect_ok(g, pkt, err);
+	if (expect_ok(g, pkt, err) < 0) {
+		g->gthread[0] = 0;
+		return -1;
+	}
+	snprintf(g->gthread, sizeof(g->gthread), "%s", id);
+	return 0;
 }
 
 static int decode_hex(const char *s, size_t slen, uint8_t *out, size_t max, size_t *n,

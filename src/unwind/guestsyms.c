@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kvmscope/guestsyms.h"
 #include "symbols/symtab.h"
@@ -28,7 +29,8 @@ static int load_vmlinux(struct ks_symtab *t, const char *path, uint64_t extra, s
 	return ks_elf_symbols_load(t, path, bias, KS_DSO_KERNEL, NULL, err);
 }
 
-static int load_binary(struct ks_symtab *u, const char *spec, struct ks_error *err)
+static int load_binary(struct ks_symtab *u, struct ks_codemap *code, const char *spec,
+		       struct ks_error *err)
 {
 	char path[4096], *colon, *end;
 	uint64_t load, vaddr = 0, bias = 0;
@@ -47,6 +49,8 @@ static int load_binary(struct ks_symtab *u, const char *spec, struct ks_error *e
 	}
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
+	if (ks_elf_code_load(code, path, bias, err) < 0)
+		return -1;
 	return ks_elf_symbols_load(u, path, bias, base, NULL, err);
 }
 
@@ -68,10 +72,11 @@ int ks_guestsyms_load(struct ks_guestsyms *gs, const struct ks_guestsyms_opts *o
 	}
 	if (o->nbinaries) {
 		gs->user = ks_symtab_new();
-		if (!gs->user)
+		gs->user_code = calloc(1, sizeof(*gs->user_code));
+		if (!gs->user || !gs->user_code)
 			return ks_error_set(err, "out of memory");
 		for (int i = 0; i < o->nbinaries; i++)
-			if (load_binary(gs->user, o->binaries[i], err) < 0)
+			if (load_binary(gs->user, gs->user_code, o->binaries[i], err) < 0)
 				return -1;
 		ks_symtab_finish(gs->user);
 	}
@@ -83,6 +88,58 @@ void ks_guestsyms_free(struct ks_guestsyms *gs)
 	ks_symtab_free(gs->kernel);
 	ks_symtab_free(gs->user);
 	gs->kernel = gs->user = NULL;
+	if (gs->user_code)
+		ks_codemap_free(gs->user_code);
+	free(gs->user_code);
+	gs->user_code = NULL;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#define CODE_CHECK 1024u
+
+/* Compare the file's aligned 1 KB block around VA with guest memory. */
+static int8_t check_space(struct ks_guestcode *c, struct ks_vmem *v, uint64_t va)
+{
+	uint8_t file[CODE_CHECK], guest[CODE_CHECK];
+	uint64_t base = va & ~(uint64_t)(CODE_CHECK - 1);
+
+	c->checks++;
+	if (ks_codemap_read(c->map, base, file, CODE_CHECK) < 0 ||
+	    ks_vmem_read(v, base, guest, CODE_CHECK) < 0)
+		return 0; /* cannot tell: guest memory is read this time */
+	if (memcmp(file, guest, CODE_CHECK)) {
+		c->mismatches++;
+		return -1;
+	}
+	return 1;
+}
+
+int ks_guestcode_read(void *ctx, struct ks_vmem *v, uint64_t va, void *buf, size_t len)
+{
+	struct ks_guestcode *c = ctx;
+	uint64_t pgd = v->cr3 & 0x000ffffffffff000ull & ~0x1000ull; /* PTI pair: one space */
+	unsigned slot = (unsigned)((pgd >> 13) % KS_CODE_SPACES);
+	double now;
+
+	if (!c->map || ks_is_kernel_addr(va) || ks_codemap_read(c->map, va, buf, len) < 0)
+		return -1;
+	now = mono_s();
+	if (c->space[slot].pgd != pgd || now - c->space[slot].at > KS_CODE_RECHECK_S) {
+		c->space[slot].pgd = pgd;
+		c->space[slot].at = now;
+		c->space[slot].ok = check_space(c, v, va);
+	}
+	if (c->space[slot].ok <= 0)
+		return -1;
+	c->from_file++;
+	return 0;
 }
 
 const char *ks_guestsyms_name(const struct ks_guestsyms *gs, uint64_t ip, bool offsets,

@@ -65,7 +65,7 @@ static int prologue_ret_slot(struct ks_vmem *v, uint64_t ip, uint64_t sp, uint64
 {
 	uint8_t c[5];
 
-	if (ks_vmem_read(v, ip, c, sizeof(c)) < 0)
+	if (ks_vmem_read_code(v, ip, c, sizeof(c)) < 0)
 		return -1;
 	if (c[0] == 0x55 || c[0] == 0xc3 ||
 	    (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa && c[4] == 0x55)) {

@@ -104,6 +104,13 @@ int ks_vmem_read(struct ks_vmem *v, uint64_t va, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 
+	if (v->prefer_virt && v->m->read_virt) {
+		if (v->m->read_virt(v->m->ctx, va, buf, len) == 0) {
+			v->st.virt_reads++;
+			return 0;
+		}
+		v->st.virt_failures++;
+	}
 	while (len) {
 		size_t in_page = 4096 - (va & 0xfff), n = len < in_page ? len : in_page;
 		uint64_t pa;
@@ -112,7 +119,7 @@ int ks_vmem_read(struct ks_vmem *v, uint64_t va, void *buf, size_t len)
 		if (rc == 0)
 			rc = v->m->read_phys(v->m->ctx, pa, out, n);
 		if (rc < 0) {
-			if (!v->allow_virt_fallback || !v->m->read_virt)
+			if (!v->allow_virt_fallback || v->prefer_virt || !v->m->read_virt)
 				return -1;
 			v->st.fallback_reads++;
 			if (v->m->read_virt(v->m->ctx, va, out, n) < 0)
@@ -123,6 +130,13 @@ int ks_vmem_read(struct ks_vmem *v, uint64_t va, void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+int ks_vmem_read_code(struct ks_vmem *v, uint64_t va, void *buf, size_t len)
+{
+	if (v->read_code && v->read_code(v->code_ctx, v, va, buf, len) == 0)
+		return 0;
+	return ks_vmem_read(v, va, buf, len);
 }
 
 int ks_vmem_read_u64(struct ks_vmem *v, uint64_t va, uint64_t *val)

@@ -59,9 +59,11 @@ check_chains() { # NAME OUTPREFIX
 	else nok "$n-kernel-into-user" "no main;lab_sys_a;lab_sys_b;lab_sys_c;entry_SYSCALL_64... in $o.folded"; fi
 	# Every chain that holds kernel and user frames crosses at an entry
 	# point or an interrupt/exception frame (root-first: first kernel frame).
+	# error_entry / paranoid_entry are entry code too: the asm_* stubs call
+	# them first, and a stop inside them unwinds straight to the pt_regs.
 	bad=$(grep '_\[g.u\];.*_\[g.k\]' "$o.annot" | awk '{
 		n = split($0, f, ";"); for (i = 1; i <= n; i++) if (f[i] ~ /_\[g\.k\]/) { print f[i]; break } }' |
-		grep -v -E '^(entry_|asm_|ret_from_fork|irq_entries|\[unknown\])' | sort | uniq -c | head -3)
+		grep -v -E '^(entry_|asm_|error_entry|paranoid_entry|ret_from_fork|irq_entries|\[unknown\])' | sort | uniq -c | head -3)
 	if [ -z "$bad" ] && grep -q '_\[g.u\];.*_\[g.k\]' "$o.annot"; then ok "$n-crossing-at-entry"
 	else nok "$n-crossing-at-entry" "kernel chains entered elsewhere: $(echo $bad)"; fi
 }
@@ -90,6 +92,13 @@ run_guest_tests() { # NAME SMP QEMU-ARGS...
 		--guest-binary "$LAB_PROG" -n 150 -F 500 --annotate -o "$o.annot" 2>/dev/null
 	check_chains "$n" "$o"
 	echo "# $n: $(grep -E 'samples|held' "$o.err" | tr '\n' ' ')"
+	# The default reads through the stub's translation; the own page walk
+	# (--mem phys) must find the same chains.
+	sample "$o.phys" -n 150 -F 500 --mem phys
+	if has_chain "$o.phys" "main;lab_user_a;lab_user_b;lab_user_c" &&
+	   has_chain "$o.phys" "main;lab_sys_a;lab_sys_b;lab_sys_c;entry_SYSCALL_64"; then
+		ok "$n-own-page-walk"
+	else nok "$n-own-page-walk" "--mem phys: lab chains missing ($(tail -2 "$o.phys.err" | tr '\n' ' '))"; fi
 	if [ "$smp" -gt 1 ]; then
 		if grep -q '^vcpu0;.*lab_' "$o.folded" && grep -q '^vcpu1;.*lab_' "$o.folded"; then
 			ok "$n-both-vcpus"

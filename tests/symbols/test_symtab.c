@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <link.h>
 
 #include "../lib/ktest.h"
 #include "symbols/symtab.h"
@@ -168,12 +169,39 @@ static void t_bad_inputs(void)
 	ks_symtab_free(t);
 }
 
+static int first_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uint64_t *)data = info->dlpi_addr; /* the main program comes first */
+	return 1;
+}
+
+/* The code bytes of this very program, read from its file at its load bias,
+ * are the bytes the CPU runs. */
+static void t_code_from_elf_file(void)
+{
+	struct ks_codemap m = { 0 };
+	struct ks_error err;
+	uint64_t bias = 0, at = (uint64_t)(uintptr_t)&t_bad_inputs;
+	uint8_t b[32];
+
+	dl_iterate_phdr(first_bias, &bias);
+	KT_EQ_INT(ks_elf_code_load(&m, "/proc/self/exe", bias, &err), 0);
+	KT_EXPECT(m.n >= 1);
+	KT_EQ_INT(ks_codemap_read(&m, at, b, sizeof(b)), 0);
+	KT_EXPECT(memcmp(b, (const void *)(uintptr_t)at, sizeof(b)) == 0);
+	KT_EQ_INT(ks_codemap_read(&m, 0x10, b, 4), -1);        /* not in a segment */
+	KT_EQ_INT(ks_codemap_read(&m, m.seg[0].end - 2, b, 4), -1); /* runs past it */
+	ks_codemap_free(&m);
+	KT_EXPECT(ks_elf_code_load(&m, "/proc/self/status", 0, &err) < 0);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_kallsyms_dedupe), KT_CASE(t_modules_map),
 		KT_CASE(t_binary_search_matches_linear), KT_CASE(t_elf_symbols_bias),
-		KT_CASE(t_bad_inputs), { 0, 0 },
+		KT_CASE(t_bad_inputs), KT_CASE(t_code_from_elf_file), { 0, 0 },
 	};
 	return kt_main(cases);
 }

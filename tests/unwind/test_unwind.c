@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvmscope/guestsyms.h"
 #include "kvmscope/unwind.h"
+#include "symbols/symtab.h"
 #include "../lib/ktest.h"
 
 #define PHYS_SIZE (1u << 22) /* 4 MB */
@@ -167,6 +169,49 @@ static void t_fp_user_and_prologue(void)
 	KT_EQ_U64(s.n, 2);
 }
 
+/* Code bytes from a --guest-binary file: used once a 1 KB block matched the
+ * guest's memory in that address space; on a mismatch the guest's bytes win. */
+static void t_code_bytes_from_binary(void)
+{
+	struct ks_vmem v;
+	struct ks_unwinder u = { .kernel = KS_KUNWIND_NONE, .user = true };
+	struct ks_x86_regs r = { .rip = UTEXT + 0x10, .rsp = USTACK + 0xf0, .rbp = USTACK + 0x100,
+				 .cs = 0x33 };
+	static struct ks_stack s;
+	static uint8_t text[4096];
+	struct ks_code_seg seg = { UTEXT, UTEXT + sizeof(text), text };
+	struct ks_codemap map = { &seg, 1 };
+	struct ks_guestcode code = { .map = &map }, fresh = { .map = &map };
+
+	r.cr3 = space();
+	user_frames();
+	phys[pa_of(UTEXT + 0x10)] = 0x55; /* the guest stopped on "push %rbp" */
+	vput(USTACK + 0xf0, UTEXT + 0x40);
+	memcpy(text, phys + pa_of(UTEXT), sizeof(text));
+	ks_vmem_init(&v, &flat);
+	v.read_code = ks_guestcode_read;
+	v.code_ctx = &code;
+	for (int i = 0; i < 2; i++) {
+		ks_vmem_reset(&v, r.cr3, 0);
+		ks_unwind(&u, &v, &r, &s);
+		KT_EQ_U64(s.n, 5);
+		KT_EQ_U64(s.f[1].ip, UTEXT + 0x40);
+	}
+	KT_EQ_U64(code.checks, 1);     /* one comparison for the address space */
+	KT_EQ_U64(code.from_file, 2);
+	KT_EQ_U64(code.mismatches, 0);
+	/* a file whose bytes differ from the guest's is not believed */
+	text[0x10] = 0x90;
+	v.code_ctx = &fresh;
+	ks_vmem_reset(&v, r.cr3, 0);
+	ks_unwind(&u, &v, &r, &s);
+	KT_EQ_U64(s.n, 5);
+	KT_EQ_U64(s.f[1].ip, UTEXT + 0x40);
+	KT_EQ_U64(fresh.mismatches, 1);
+	KT_EQ_U64(fresh.from_file, 0);
+	phys[pa_of(UTEXT + 0x10)] = 0x90;
+}
+
 static void orc_raw(uint8_t *e, int16_t sp_off, int16_t bp_off, int sp_reg, int bp_reg, int type,
 		    int end, enum ks_orc_layout layout)
 {
@@ -289,7 +334,8 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_pgwalk_levels_and_large_pages), KT_CASE(t_pti_pair_and_cache),
-		KT_CASE(t_fp_user_and_prologue), KT_CASE(t_orc_decode_layouts),
+		KT_CASE(t_fp_user_and_prologue), KT_CASE(t_code_bytes_from_binary),
+		KT_CASE(t_orc_decode_layouts),
 		KT_CASE(t_orc_unwind_pre_6_4), KT_CASE(t_orc_unwind_6_4), KT_CASE(t_orc_bad_tables),
 		{ 0 },
 	};
