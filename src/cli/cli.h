@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "kvmscope/error.h"
+#include "kvmscope/unwind.h"
 
 int cmd_stat(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
@@ -27,5 +28,35 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print a usage error and exit 2: "kvmscope CMD: MSG; see 'kvmscope CMD --help'". */
 _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The index of S in NAMES (NULL-terminated), or a usage error of CMD that
+ * lists them: "OPT: auto, phys or virt". */
+int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names);
+
+/* --kernel-unwind auto|orc|fp|none (auto: ORC, *is_auto set) and
+ * --orc-layout auto|pre-6.4|6.4, shared by sample and unwind. */
+enum ks_kunwind parse_kernel_unwind(const char *cmd, const char *s, bool *is_auto);
+int parse_orc_layout(const char *cmd, const char *s);
+
+/* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync.
+ * Their long options use these values (MERGE_INPUT_LONGOPTS). */
+#include "kvmscope/merge.h"
+enum { OPT_MERGE_TSC_OFFSET = 0x1000, OPT_MERGE_NO_SYNC };
+#define MERGE_INPUT_LONGOPTS \
+	{ "tsc-offset", required_argument, NULL, OPT_MERGE_TSC_OFFSET }, \
+	{ "no-sync", no_argument, NULL, OPT_MERGE_NO_SYNC }
+struct merge_inputs {
+	const char **specs;
+	int n;
+	struct ks_merge_offset *offsets;
+	struct ks_merge_opts opts;
+};
+void merge_inputs_init(struct merge_inputs *in, int argc);
+/* Take option C (getopt's value) if it is one of the input options. */
+bool merge_inputs_option(struct merge_inputs *in, const char *cmd, int c, const char *arg);
+/* Add the operands ARGV[FIRST..ARGC) and open the merge (dies on errors). */
+struct ks_merge *merge_inputs_open(struct merge_inputs *in, const char *cmd, int first, int argc,
+				   char **argv);
+void merge_inputs_free(struct merge_inputs *in);
 
 #endif

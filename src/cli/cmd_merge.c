@@ -53,52 +53,35 @@ static void print_quality(struct ks_merge *m)
 
 int cmd_merge(int argc, char **argv)
 {
-	enum { OPT_TSC_OFFSET = 256, OPT_NO_SYNC, OPT_QUALITY };
+	enum { OPT_QUALITY = 256 };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "tsc-offset", required_argument, NULL, OPT_TSC_OFFSET },
-		{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
+		MERGE_INPUT_LONGOPTS,
 		{ "quality", no_argument, NULL, OPT_QUALITY },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ks_merge_opts opts = { 0 };
-	struct ks_merge_offset *offsets = calloc((size_t)argc + 1, sizeof(*offsets));
-	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	struct merge_inputs in;
 	struct ks_merge *m;
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quality = false;
-	int n = 0, c, i, rc;
+	int c, rc;
 
-	if (!specs || !offsets)
-		die("out of memory");
+	merge_inputs_init(&in, argc);
 	while ((c = getopt_long(argc, argv, "+ti:h", longopts, NULL)) != -1) {
+		if (merge_inputs_option(&in, "merge", c, optarg))
+			continue;
 		switch (c) {
-		case 't': opts.nsec = true; break;
-		case 'i': specs[n++] = optarg; break;
-		case OPT_TSC_OFFSET:
-			if (ks_timesync_parse_offset_arg(optarg, &offsets[opts.nr_offsets].vcpu,
-							 &offsets[opts.nr_offsets].offset) < 0)
-				usage_error("merge", "--tsc-offset wants VCPU=OFFSET, not '%s'", optarg);
-			opts.nr_offsets++;
-			break;
-		case OPT_NO_SYNC: opts.no_sync = true; break;
+		case 't': in.opts.nsec = true; break;
 		case OPT_QUALITY: quality = true; break;
 		case 'h':
 			usage(stdout);
-			free(specs);
-			free(offsets);
+			merge_inputs_free(&in);
 			return 0;
 		default: usage_error("merge", "unknown option");
 		}
 	}
-	for (i = optind; i < argc; i++)
-		specs[n++] = argv[i];
-	if (!n)
-		usage_error("merge", "no input file");
-	opts.offsets = offsets;
-	if (ks_merge_open(&m, specs, n, &opts, &err) < 0)
-		die("%s", err.msg);
+	m = merge_inputs_open(&in, "merge", optind, argc, argv);
 	ks_merge_print_headers(m, stdout);
 	while ((rc = ks_merge_next(m, &r, &err)) > 0)
 		ks_merge_print(m, &r, stdout);
@@ -107,8 +90,7 @@ int cmd_merge(int argc, char **argv)
 	if (quality)
 		print_quality(m);
 	ks_merge_close(m);
-	free(specs);
-	free(offsets);
+	merge_inputs_free(&in);
 	if (fflush(stdout) != 0)
 		die("cannot write the output");
 	return 0;

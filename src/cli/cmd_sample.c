@@ -118,30 +118,7 @@ enum {
 	O_KASLR, O_BINARY, O_KUNWIND, O_LAYOUT, O_MEM, O_TIMEOUT, O_PROTO,
 };
 
-static void parse_kunwind(struct sample_args *a, const char *s)
-{
-	a->kunwind_auto = !strcmp(s, "auto");
-	if (a->kunwind_auto || !strcmp(s, "orc"))
-		a->kunwind = KS_KUNWIND_ORC;
-	else if (!strcmp(s, "fp"))
-		a->kunwind = KS_KUNWIND_FP;
-	else if (!strcmp(s, "none"))
-		a->kunwind = KS_KUNWIND_NONE;
-	else
-		usage_error("sample", "--kernel-unwind: auto, orc, fp or none");
-}
-
-static void parse_layout(struct sample_args *a, const char *s)
-{
-	if (!strcmp(s, "auto"))
-		a->layout = KS_ORC_AUTO;
-	else if (!strcmp(s, "pre-6.4"))
-		a->layout = KS_ORC_PRE_6_4;
-	else if (!strcmp(s, "6.4"))
-		a->layout = KS_ORC_6_4;
-	else
-		usage_error("sample", "--orc-layout: auto, pre-6.4 or 6.4");
-}
+static const char *const mem_names[] = { "auto", "phys", "virt", NULL };
 
 static void parse_args(int argc, char **argv, struct sample_args *a)
 {
@@ -171,7 +148,7 @@ static void parse_args(int argc, char **argv, struct sample_args *a)
 	a->freq = 99;
 	a->timeout_ms = 2000;
 	a->layout = KS_ORC_AUTO;
-	parse_kunwind(a, "auto");
+	a->kunwind = parse_kernel_unwind("sample", "auto", &a->kunwind_auto);
 	while ((c = getopt_long(argc, argv, "g:F:d:n:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'g': a->gdb = optarg; break;
@@ -192,18 +169,11 @@ static void parse_args(int argc, char **argv, struct sample_args *a)
 				usage_error("sample", "too many --guest-binary");
 			a->syms.binaries[a->syms.nbinaries++] = optarg;
 			break;
-		case O_KUNWIND: parse_kunwind(a, optarg); break;
-		case O_LAYOUT: parse_layout(a, optarg); break;
-		case O_MEM:
-			if (!strcmp(optarg, "auto"))
-				a->mem = MEM_AUTO;
-			else if (!strcmp(optarg, "phys"))
-				a->mem = MEM_PHYS;
-			else if (!strcmp(optarg, "virt"))
-				a->mem = MEM_VIRT;
-			else
-				usage_error("sample", "--mem: auto, phys or virt");
+		case O_KUNWIND:
+			a->kunwind = parse_kernel_unwind("sample", optarg, &a->kunwind_auto);
 			break;
+		case O_LAYOUT: a->layout = parse_orc_layout("sample", optarg); break;
+		case O_MEM: a->mem = parse_choice("sample", "--mem", optarg, mem_names); break;
 		case O_TIMEOUT: a->timeout_ms = (int)parse_num("--timeout", optarg, 1); break;
 		case O_PROTO: a->proto_log = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);

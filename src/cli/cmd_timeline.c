@@ -51,20 +51,17 @@ static void write_file(const char *path, const struct ks_timeline *tl, bool html
 
 int cmd_timeline(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_HTML, OPT_TSC_OFFSET, OPT_NO_SYNC, OPT_MAX_EV };
+	enum { OPT_JSON = 256, OPT_HTML, OPT_MAX_EV };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "html", required_argument, NULL, OPT_HTML },
-		{ "tsc-offset", required_argument, NULL, OPT_TSC_OFFSET },
-		{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
+		MERGE_INPUT_LONGOPTS,
 		{ "max-guest-events", required_argument, NULL, OPT_MAX_EV },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ks_merge_opts opts = { 0 };
-	struct ks_merge_offset *offsets = calloc((size_t)argc + 1, sizeof(*offsets));
-	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	struct merge_inputs in;
 	const char *json = NULL, *html = NULL;
 	unsigned long long max_ev = 100000;
 	struct ks_timeline *tl;
@@ -72,24 +69,17 @@ int cmd_timeline(int argc, char **argv)
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quiet = false;
-	int n = 0, c, i, rc;
+	int c, rc;
 	char *end;
 
-	if (!specs || !offsets)
-		die("out of memory");
+	merge_inputs_init(&in, argc);
 	while ((c = getopt_long(argc, argv, "+i:qh", longopts, NULL)) != -1) {
+		if (merge_inputs_option(&in, "timeline", c, optarg))
+			continue;
 		switch (c) {
-		case 'i': specs[n++] = optarg; break;
 		case 'q': quiet = true; break;
 		case OPT_JSON: json = optarg; break;
 		case OPT_HTML: html = optarg; break;
-		case OPT_TSC_OFFSET:
-			if (ks_timesync_parse_offset_arg(optarg, &offsets[opts.nr_offsets].vcpu,
-							 &offsets[opts.nr_offsets].offset) < 0)
-				usage_error("timeline", "--tsc-offset wants VCPU=OFFSET, not '%s'", optarg);
-			opts.nr_offsets++;
-			break;
-		case OPT_NO_SYNC: opts.no_sync = true; break;
 		case OPT_MAX_EV:
 			max_ev = strtoull(optarg, &end, 10);
 			if (*end || end == optarg)
@@ -97,19 +87,12 @@ int cmd_timeline(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			free(specs);
-			free(offsets);
+			merge_inputs_free(&in);
 			return 0;
 		default: usage_error("timeline", "unknown option");
 		}
 	}
-	for (i = optind; i < argc; i++)
-		specs[n++] = argv[i];
-	if (!n)
-		usage_error("timeline", "no input file");
-	opts.offsets = offsets;
-	if (ks_merge_open(&m, specs, n, &opts, &err) < 0)
-		die("%s", err.msg);
+	m = merge_inputs_open(&in, "timeline", optind, argc, argv);
 	tl = ks_timeline_new(m);
 	if (!tl)
 		die("out of memory");
@@ -129,8 +112,7 @@ int cmd_timeline(int argc, char **argv)
 		write_file(html, tl, true);
 	ks_timeline_free(tl);
 	ks_merge_close(m);
-	free(specs);
-	free(offsets);
+	merge_inputs_free(&in);
 	if (fflush(stdout) != 0)
 		die("cannot write the output");
 	return 0;

@@ -47,6 +47,26 @@ struct unwind_args {
 
 enum { O_KALLSYMS = 256, O_MODULES, O_VMLINUX, O_BINARY, O_KUNWIND, O_LAYOUT, O_FOLDED, O_VCPU };
 
+enum ks_kunwind parse_kernel_unwind(const char *cmd, const char *s, bool *is_auto)
+{
+	static const char *const names[] = { "auto", "orc", "fp", "none", NULL };
+	static const enum ks_kunwind values[] = {
+		KS_KUNWIND_ORC, KS_KUNWIND_ORC, KS_KUNWIND_FP, KS_KUNWIND_NONE,
+	};
+	int i = parse_choice(cmd, "--kernel-unwind", s, names);
+
+	*is_auto = i == 0;
+	return values[i];
+}
+
+int parse_orc_layout(const char *cmd, const char *s)
+{
+	static const char *const names[] = { "auto", "pre-6.4", "6.4", NULL };
+	static const int values[] = { KS_ORC_AUTO, KS_ORC_PRE_6_4, KS_ORC_6_4 };
+
+	return values[parse_choice(cmd, "--orc-layout", s, names)];
+}
+
 static void parse_args(int argc, char **argv, struct unwind_args *a)
 {
 	static const struct option opts[] = {
@@ -78,26 +98,9 @@ static void parse_args(int argc, char **argv, struct unwind_args *a)
 			a->syms.binaries[a->syms.nbinaries++] = optarg;
 			break;
 		case O_KUNWIND:
-			a->kunwind_auto = !strcmp(optarg, "auto");
-			if (a->kunwind_auto || !strcmp(optarg, "orc"))
-				a->kunwind = KS_KUNWIND_ORC;
-			else if (!strcmp(optarg, "fp"))
-				a->kunwind = KS_KUNWIND_FP;
-			else if (!strcmp(optarg, "none"))
-				a->kunwind = KS_KUNWIND_NONE;
-			else
-				usage_error("unwind", "--kernel-unwind: auto, orc, fp or none");
+			a->kunwind = parse_kernel_unwind("unwind", optarg, &a->kunwind_auto);
 			break;
-		case O_LAYOUT:
-			if (!strcmp(optarg, "auto"))
-				a->layout = KS_ORC_AUTO;
-			else if (!strcmp(optarg, "pre-6.4"))
-				a->layout = KS_ORC_PRE_6_4;
-			else if (!strcmp(optarg, "6.4"))
-				a->layout = KS_ORC_6_4;
-			else
-				usage_error("unwind", "--orc-layout: auto, pre-6.4 or 6.4");
-			break;
+		case O_LAYOUT: a->layout = parse_orc_layout("unwind", optarg); break;
 		case O_FOLDED: a->folded = true; break;
 		case O_VCPU: a->vcpu = strtol(optarg, NULL, 0); break;
 		case 'h': fputs(usage_text, stdout); exit(0);
