@@ -4,10 +4,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -222,38 +225,188 @@ static void remember_safe(const char *buf, size_t size, const char *sys)
 	pthread_mutex_unlock(&safe_lock);
 }
 
-/* libtraceevent's expression parser crashes on some syntax errors in a print
- * fmt ("" . REC->x) that no cheap check can rule out: parse the format in a
- * child process first.  A fork of this process costs well under a
- * millisecond; a format that kills the child is not given to the real tep. */
-static bool parses_safely(const char *buf, size_t size, const char *sys)
+/* ---- the checking process ----
+ *
+ * libtraceevent's expression parser crashes on some syntax errors in a print
+ * fmt ("" . REC->x) that no cheap check can rule out, so formats are parsed
+ * in a helper process first: a format that kills it is not given to the
+ * real tep.  The helper is forked once and kept (a fork of a large process
+ * costs milliseconds here, a request through its socket microseconds); when
+ * a format kills it, the next request forks a new one.  Requests: u32
+ * count, then per format u32 system length, system, u64 text length, text;
+ * the reply is one byte once every format was parsed (each batch in a fresh
+ * tep).  A helper that does not answer within GUARD_TIMEOUT_MS is killed and
+ * the formats count as unsafe. */
+#define GUARD_TIMEOUT_MS 10000
+#define GUARD_MAX_TEXT (64u << 20)
+
+struct fmt_ref {
+	const char *text;
+	size_t size;
+	const char *sys;
+};
+
+static struct {
+	pid_t pid;
+	int fd;
+} helper = { -1, -1 };
+static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, const char *sys,
+			 bool probe);
+
+static bool io_full(int fd, void *buf, size_t len, bool writing)
 {
-	int status = 0;
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* One request in the helper: parse every format into a fresh tep. */
+static bool helper_serve_one(int fd)
+{
+	struct tep_handle *t;
+	uint32_t n, i, slen;
+	uint64_t tlen;
+	char sys[256], *text;
+
+	if (!io_full(fd, &n, 4, false))
+		return false;
+	t = tep_alloc();
+	for (i = 0; i < n; i++) {
+		if (!io_full(fd, &slen, 4, false) || slen >= sizeof(sys) ||
+		    !io_full(fd, sys, slen, false) || !io_full(fd, &tlen, 8, false) ||
+		    tlen > GUARD_MAX_TEXT || !(text = malloc(tlen + 1)))
+			return false;
+		sys[slen] = 0;
+		if (!io_full(fd, text, tlen, false))
+			return false;
+		if (t)
+			guarded_parse(t, text, tlen, sys, false);
+		free(text);
+	}
+	if (t)
+		tep_free(t);
+	return io_full(fd, "K", 1, true);
+}
+
+static void helper_main(int fd)
+{
+	int devnull = open("/dev/null", O_WRONLY);
+
+	if (devnull >= 0)
+		dup2(devnull, 2); /* a sanitizer report of a crash is noise */
+	signal(SIGINT, SIG_IGN); /* Ctrl-C is for the parent to handle */
+	while (helper_serve_one(fd))
+		;
+	_exit(0);
+}
+
+static void helper_stop(void)
+{
+	if (helper.fd >= 0)
+		close(helper.fd);
+	if (helper.pid > 0) {
+		kill(helper.pid, SIGKILL);
+		while (waitpid(helper.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	helper.fd = -1;
+	helper.pid = -1;
+}
+
+static bool helper_start(void)
+{
+	int sv[2];
 	pid_t pid;
 
-	if (known_safe(buf, size, sys))
-		return true;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return false;
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
-		return true; /* cannot check: the cheap checks have to do */
-	if (pid == 0) {
-		struct tep_handle *t = tep_alloc();
-		int devnull = open("/dev/null", O_WRONLY);
-
-		if (devnull >= 0)
-			dup2(devnull, 2); /* a sanitizer report of the crash is noise */
-		if (t)
-			tep_parse_event(t, buf, size, sys);
-		_exit(0);
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return false;
 	}
-	while (waitpid(pid, &status, 0) < 0)
+	if (pid == 0) {
+		close(sv[0]);
+		helper_main(sv[1]);
+	}
+	close(sv[1]);
+	helper.pid = pid;
+	helper.fd = sv[0];
+	return true;
+}
+
+static bool helper_request(const struct fmt_ref *f, size_t n)
+{
+	uint32_t count = (uint32_t)n, slen;
+	uint64_t tlen;
+	struct pollfd pfd = { .fd = helper.fd, .events = POLLIN };
+	char reply;
+
+	if (!io_full(helper.fd, &count, 4, true))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const char *sys = f[i].sys ? f[i].sys : "";
+
+		slen = (uint32_t)strnlen(sys, 255);
+		tlen = f[i].size;
+		if (!io_full(helper.fd, &slen, 4, true) || !io_full(helper.fd, (void *)sys, slen, true) ||
+		    !io_full(helper.fd, &tlen, 8, true) ||
+		    !io_full(helper.fd, (void *)f[i].text, f[i].size, true))
+			return false;
+	}
+	while (poll(&pfd, 1, GUARD_TIMEOUT_MS) < 0)
 		if (errno != EINTR)
 			return false;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return false;
-	remember_safe(buf, size, sys);
-	return true;
+	return (pfd.revents & POLLIN) && io_full(helper.fd, &reply, 1, false) && reply == 'K';
+}
+
+/* Do the N formats parse without killing the helper?  Those that do are
+ * remembered.  When no helper can be started the cheap checks have to do. */
+static bool formats_parse_safely(const struct fmt_ref *f, size_t n)
+{
+	bool ok;
+	size_t i;
+
+	for (i = 0; i < n && known_safe(f[i].text, f[i].size, f[i].sys); i++)
+		;
+	if (i == n)
+		return true;
+	for (i = 0; i < n; i++)
+		if (f[i].size > GUARD_MAX_TEXT)
+			return false;
+	pthread_mutex_lock(&helper_lock);
+	if (helper.pid < 0 && !helper_start()) {
+		pthread_mutex_unlock(&helper_lock);
+		return true;
+	}
+	ok = helper_request(f, n);
+	if (!ok)
+		helper_stop(); /* dead, hung or out of step: a new one next time */
+	pthread_mutex_unlock(&helper_lock);
+	for (i = 0; ok && i < n; i++)
+		remember_safe(f[i].text, f[i].size, f[i].sys);
+	return ok;
+}
+
+static bool parses_safely(const char *buf, size_t size, const char *sys)
+{
+	struct fmt_ref f = { buf, size, sys };
+
+	return formats_parse_safely(&f, 1);
 }
 
 static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, const char *sys,
@@ -343,39 +496,19 @@ int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, c
 	return 0;
 }
 
-/* All of B's formats through the cheap checks in one child process. */
+/* All of B's formats through the cheap checks in one request. */
 static bool batch_parses_safely(const struct ks_guard_batch *b)
 {
-	int status = 0;
-	pid_t pid;
-	size_t i;
+	struct fmt_ref *f = malloc(b->n * sizeof(*f));
+	bool ok;
 
-	for (i = 0; i < b->n && known_safe(b->f[i].text, b->f[i].size, b->f[i].sys); i++)
-		;
-	if (i == b->n)
-		return true;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return true;
-	if (pid == 0) {
-		struct tep_handle *t = tep_alloc();
-		int devnull = open("/dev/null", O_WRONLY);
-
-		if (devnull >= 0)
-			dup2(devnull, 2);
-		for (i = 0; t && i < b->n; i++)
-			guarded_parse(t, b->f[i].text, b->f[i].size, b->f[i].sys, false);
-		_exit(0);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return false;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (!f)
 		return false;
-	for (i = 0; i < b->n; i++)
-		remember_safe(b->f[i].text, b->f[i].size, b->f[i].sys);
-	return true;
+	for (size_t i = 0; i < b->n; i++)
+		f[i] = (struct fmt_ref){ b->f[i].text, b->f[i].size, b->f[i].sys };
+	ok = formats_parse_safely(f, b->n);
+	free(f);
+	return ok;
 }
 
 void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)

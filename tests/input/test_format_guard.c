@@ -109,6 +109,35 @@ static void t_bad_field_line_refused(void)
 	}
 }
 
+/* A print fmt that kills libtraceevent's parser (". REC->" after a string,
+ * found by fuzz_perfdata) loses its print fmt; the checking process that
+ * died is replaced, so the next batch and the next file still parse. */
+static void t_parser_crash_contained(void)
+{
+	char *bad = with("REC->prev_state, REC->comm",
+			 "REC->prev_state ? \"+\" : \"\". REC->comm");
+	char *other = with("ID: 7", "ID: 8");
+	char *third = with("ID: 7", "ID: 9");
+	struct tep_handle *tep = tep_alloc();
+	struct ks_guard_batch *b = ks_guard_batch_new();
+
+	KT_REQUIRE(bad && other && third && tep && b);
+	KT_EQ_INT(ks_guard_batch_add(b, bad, strlen(bad), "demo"), 0);
+	KT_EQ_INT(ks_guard_batch_add(b, other, strlen(other), "demo"), 0);
+	ks_guard_batch_parse(b, tep);
+	KT_EXPECT(tep_find_event(tep, 7) != NULL);   /* fields kept */
+	KT_EQ_STR(printed(tep), "");                 /* print fmt dropped */
+	KT_EXPECT(tep_find_event(tep, 8) != NULL);
+	KT_EQ_INT(ks_guard_batch_add(b, third, strlen(third), "demo"), 0);
+	ks_guard_batch_parse(b, tep);
+	KT_EXPECT(tep_find_event(tep, 9) != NULL);
+	ks_guard_batch_free(b);
+	tep_free(tep);
+	free(bad);
+	free(other);
+	free(third);
+}
+
 static void t_printk_without_colon(void)
 {
 	struct tep_handle *tep = tep_alloc();
@@ -124,7 +153,8 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_good_format_unchanged), KT_CASE(t_unknown_field_defused),
-		KT_CASE(t_printk_without_colon), KT_CASE(t_bad_field_line_refused), { 0 },
+		KT_CASE(t_printk_without_colon), KT_CASE(t_bad_field_line_refused),
+		KT_CASE(t_parser_crash_contained), { 0 },
 	};
 
 	return kt_main(cases);
