@@ -10,7 +10,7 @@ runs=${1:?usage: fuzz-campaign.sh RUNS TARGET...}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-out=build-fuzz
+out=${FUZZ_OUT:-build-fuzz}
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="quarantine_size_mb=4:malloc_context_size=4:thread_local_quarantine_size_kb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 status=0

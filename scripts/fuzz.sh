@@ -1,7 +1,7 @@
 #!/bin/bash
 # fuzz.sh SECONDS - build every tests/fuzz/fuzz_*.c with libFuzzer and run each
 # for SECONDS.  The library is compiled with clang and coverage
-# instrumentation into build-fuzz/.  Seed corpora: tests/fuzz/corpus/<name>/
+# instrumentation into build-fuzz/ ($FUZZ_OUT).  Seed corpora: tests/fuzz/corpus/<name>/
 # (small committed inputs) plus the real recordings in ../shared/data.  A
 # crash leaves its input in build-fuzz/crashes/<name>/ and fails the run
 # (with FUZZ_FINDINGS_FATAL=0 a new finding is only reported: CI uses that so
@@ -11,7 +11,7 @@ set -eu
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-out=build-fuzz
+out=${FUZZ_OUT:-build-fuzz}
 shared=${KS_SHARED:-$root/../shared}
 CC=${FUZZ_CC:-clang}
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf libdw)"

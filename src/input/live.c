@@ -33,6 +33,7 @@
 #include <kbuffer.h>
 #include <tracefs.h>
 
+#include "ringpage.h"
 #include "arch/arch.h"
 #include "kvmscope/live.h"
 #include "source_impl.h"
@@ -789,7 +790,10 @@ static bool page_ok(struct tep_handle *tep, const uint8_t *page, uint32_t size)
 		commit = c32;
 	}
 	commit &= (1u << 27) - 1;
-	return commit <= size - 8 - (uint64_t)hps;
+	if (commit > size - 8 - (uint64_t)hps)
+		return false;
+	return ks_ringpage_check(page + 8 + hps, (uint32_t)commit, size - 8 - (uint32_t)hps,
+				 __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__, false) < 0;
 }
 
 static void fill_record(struct tep_handle *tep, int cpu, void *data, int esize, uint64_t ts,

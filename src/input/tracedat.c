@@ -28,6 +28,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "ringpage.h"
 #include "kvmscope/tracedat.h"
 #include "format_guard.h"
 #include "ftrace_text.h"
@@ -1372,6 +1373,7 @@ static int check_page(struct tracedat *td, struct cpu_cursor *c, const uint8_t *
 {
 	int hps = tep_get_header_page_size(td->src.tep);
 	uint64_t commit;
+	long bad;
 
 	if (hps != 4 && hps != 8)
 		hps = (int)td->meta.long_size;
@@ -1381,6 +1383,12 @@ static int check_page(struct tracedat *td, struct cpu_cursor *c, const uint8_t *
 		return ks_error_at(err, td->src.path, page_file_offset(td, c),
 				   "CPU %u: ring buffer page with bad commit size %llu (page size %u)",
 				   c->cpu, (unsigned long long)commit, c->page_size);
+	bad = ks_ringpage_check(page + 8 + hps, (uint32_t)commit, c->page_size - 8 - (uint32_t)hps,
+				td->meta.big_endian, td->swap);
+	if (bad >= 0)
+		return ks_error_at(err, td->src.path, page_file_offset(td, c),
+				   "CPU %u: ring buffer page with a bad event header at byte %ld "
+				   "(its length does not move forward)", c->cpu, bad + 8 + hps);
 	return 0;
 }
 
