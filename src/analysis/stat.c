@@ -268,7 +268,7 @@ static struct event_role *role_of(struct ks_stat *st, struct tep_event *ev)
 	if (!*slot || (*slot)->event != ev) {
 		struct event_role *r = role_lookup(st, ev); /* may move the roles */
 
-		st->role_cache[cache_slot((uintptr_t)ev)] = r;
+		*slot = r; /* the cache itself does not move */
 		return r;
 	}
 	return *slot;
@@ -329,8 +329,7 @@ static struct thread *thread_of(struct ks_stat *st, int32_t tid)
 	if (*slot && (*slot)->tid == tid)
 		return *slot;
 	if (st->threads_used * 2 >= st->threads_cap)
-		grow_threads(st);
-	slot = &st->thread_cache[cache_slot((uint32_t)tid)];
+		grow_threads(st); /* clears the cache; slot stays valid */
 	j = hash_u64((uint32_t)tid) & (st->threads_cap - 1);
 	while (st->threads[j].tid) {
 		if (st->threads[j].tid == tid)

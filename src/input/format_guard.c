@@ -200,9 +200,11 @@ static bool known_safe(const char *buf, size_t size, const char *sys)
 {
 	struct fingerprint fp = format_fingerprint(buf, size, sys);
 	bool found;
+	size_t j;
 
 	pthread_mutex_lock(&safe_lock);
-	found = safe_set[safe_slot(fp)].a == fp.a && safe_set[safe_slot(fp)].b == fp.b;
+	j = safe_slot(fp);
+	found = safe_set[j].a == fp.a && safe_set[j].b == fp.b;
 	pthread_mutex_unlock(&safe_lock);
 	return found;
 }
@@ -456,14 +458,9 @@ int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, c
 	return guarded_parse(tep, buf, size, sys, true);
 }
 
-struct batch_format {
-	char *text;
-	size_t size;
-	char sys[64];
-};
 
 struct ks_guard_batch {
-	struct batch_format *f;
+	struct fmt_ref *f; /* text and sys owned */
 	size_t n, cap;
 };
 
@@ -474,63 +471,53 @@ struct ks_guard_batch *ks_guard_batch_new(void)
 
 int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, const char *sys)
 {
-	struct batch_format *f;
+	char *text, *name;
 
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct batch_format *nf = realloc(b->f, cap * sizeof(*nf));
+		struct fmt_ref *nf = realloc(b->f, cap * sizeof(*nf));
 
 		if (!nf)
 			return -1;
 		b->f = nf;
 		b->cap = cap;
 	}
-	f = &b->f[b->n];
-	f->text = malloc(size ? size : 1);
-	if (!f->text)
+	text = malloc(size ? size : 1);
+	name = strdup(sys ? sys : "");
+	if (!text || !name) {
+		free(text);
+		free(name);
 		return -1;
-	memcpy(f->text, buf, size);
-	f->size = size;
-	snprintf(f->sys, sizeof(f->sys), "%s", sys ? sys : "");
-	b->n++;
+	}
+	memcpy(text, buf, size);
+	b->f[b->n++] = (struct fmt_ref){ text, size, name };
 	return 0;
 }
 
-/* All of B's formats through the cheap checks in one request. */
-static bool batch_parses_safely(const struct ks_guard_batch *b)
+static void batch_clear(struct ks_guard_batch *b)
 {
-	struct fmt_ref *f = malloc(b->n * sizeof(*f));
-	bool ok;
-
-	if (!f)
-		return false;
-	for (size_t i = 0; i < b->n; i++)
-		f[i] = (struct fmt_ref){ b->f[i].text, b->f[i].size, b->f[i].sys };
-	ok = formats_parse_safely(f, b->n);
-	free(f);
-	return ok;
-}
-
-void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)
-{
-	bool safe = b->n && batch_parses_safely(b);
-	size_t i;
-
-	for (i = 0; i < b->n; i++) {
-		guarded_parse(tep, b->f[i].text, b->f[i].size, b->f[i].sys, !safe);
-		free(b->f[i].text);
+	for (size_t i = 0; i < b->n; i++) {
+		free((char *)b->f[i].text);
+		free((char *)b->f[i].sys);
 	}
 	b->n = 0;
 }
 
+void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)
+{
+	/* all of B's formats through the cheap checks in one request */
+	bool safe = b->n && formats_parse_safely(b->f, b->n);
+
+	for (size_t i = 0; i < b->n; i++)
+		guarded_parse(tep, b->f[i].text, b->f[i].size, b->f[i].sys, !safe);
+	batch_clear(b);
+}
+
 void ks_guard_batch_free(struct ks_guard_batch *b)
 {
-	size_t i;
-
 	if (!b)
 		return;
-	for (i = 0; i < b->n; i++)
-		free(b->f[i].text);
+	batch_clear(b);
 	free(b->f);
 	free(b);
 }
