@@ -1,8 +1,16 @@
 #!/bin/bash
-# fuzz-campaign.sh RUNS TARGET... - run each libFuzzer target (built by
-# scripts/fuzz.sh into build-fuzz/) for RUNS executions on its corpus and
-# print "TARGET: N executions, no finding" or the finding.  For long
-# campaigns (10 M executions per parser); `make fuzz` is the timed variant.
+# fuzz-campaign.sh RUNS TARGET... - run each libFuzzer target (built and
+# seeded by scripts/fuzz.sh into build-fuzz/) until it has RUNS executions on
+# its corpus, and print "TARGET: N executions, no finding" or the finding.
+# For long campaigns (10 M executions per parser); `make fuzz` is the timed
+# variant.
+#
+# A campaign runs in chunks of CHUNK executions (default 500000) and adds
+# each finished chunk to $out/TARGET.ledger ("binary-hash executions seconds
+# commit"), so it can be stopped and continued: the executions of earlier
+# chunks with the same fuzz binary (the same code) count.  Between chunks it waits while $out/PAUSE exists (for
+# benchmarks on a quiet machine; stopping a fuzzer with SIGSTOP instead makes
+# libFuzzer's wall-clock timeout report false hangs).
 # The allocator options below keep ASan's quarantine and stack depot small:
 # 2-4x more executions per second on small inputs, same checks.
 set -u
@@ -11,8 +19,17 @@ shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=${FUZZ_OUT:-build-fuzz}
+chunk=${CHUNK:-500000}
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain -- src tests/fuzz 2>/dev/null)" ] || commit="$commit+changes"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="quarantine_size_mb=4:malloc_context_size=4:thread_local_quarantine_size_kb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+
+ledger_total() {
+	[ -f "$1" ] || { echo 0; return; }
+	awk -v c="$key" '$1 == c { n += $2 } END { print n + 0 }' "$1"
+}
+
 status=0
 for name in "$@"; do
 	bin="$out/$name"
@@ -22,16 +39,32 @@ for name in "$@"; do
 		continue
 	fi
 	mkdir -p "$out/crashes/$name" "$out/corpus/$name"
-	log="$out/$name.campaign.log"
-	start=$(date +%s)
-	if "$bin" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
-		-artifact_prefix="$out/crashes/$name/" "$out/corpus/$name" >"$log" 2>&1; then
-		execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
-		echo "$name: ${execs:-?} executions in $(( $(date +%s) - start )) s, no finding"
-	else
-		echo "$name: FINDING after $(( $(date +%s) - start )) s, see $log"
-		grep -E 'ERROR|SUMMARY' "$log" | head -3
+	if [ -z "$(ls -A "$out/corpus/$name")" ]; then
+		echo "$name: empty corpus (scripts/fuzz.sh seeds it)"
 		status=1
+		continue
 	fi
+	ledger="$out/$name.ledger"
+	log="$out/$name.campaign.log"
+	finding=0
+	while key=$(sha1sum "$bin" | cut -c1-12); [ "$(ledger_total "$ledger")" -lt "$runs" ]; do
+		while [ -e "$out/PAUSE" ]; do sleep 5; done
+		left=$(( runs - $(ledger_total "$ledger") ))
+		[ "$left" -lt "$chunk" ] || left=$chunk
+		start=$(date +%s)
+		if "$bin" -runs="$left" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
+			-artifact_prefix="$out/crashes/$name/" "$out/corpus/$name" >"$log" 2>&1; then
+			execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+			echo "$key ${execs:-0} $(( $(date +%s) - start )) $commit" >>"$ledger"
+		else
+			echo "$name: FINDING after $(( $(date +%s) - start )) s in this chunk, see $log"
+			grep -E 'ERROR|SUMMARY' "$log" | head -3
+			finding=1
+			status=1
+			break
+		fi
+	done
+	[ $finding = 1 ] || echo "$name: $(ledger_total "$ledger") executions of binary $key ($commit," \
+		"$(awk -v c="$key" '$1 == c { s += $3 } END { print s + 0 }' "$ledger") s), no finding"
 done
 exit $status

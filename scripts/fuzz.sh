@@ -26,11 +26,18 @@ for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort); do
 	fi
 	objs+=("$o")
 done
-# Seed inputs made here (small, so that mutations reach deep): a perf.data
-# template recorded by perf, a generated one, trace.dat copies of it in every
-# layout, and report text; only where the tools are there.
+# Targets link the archive: each takes only the objects it needs, so its
+# binary (whose hash keys the campaign ledger, scripts/fuzz-campaign.sh)
+# changes only when code it runs changes.
+rm -f "$out/libks-fuzz.a"
+ar rcs "$out/libks-fuzz.a" "${objs[@]}"
+# Seed inputs made here (small, so that mutations reach deep), each kind
+# once: a perf.data template recorded by perf, a generated one, trace.dat
+# copies of it in every layout, and report text; small ELF files of every
+# type (executable with DWARF, stripped, relocatable, shared, with a
+# _stext); a QEMU dump with known call chains.  Only where the tools are.
 seeds=$out/seeds
-if [ ! -d "$seeds" ] && [ -x build/kvmscope ] && command -v perf >/dev/null; then
+if [ ! -d "$seeds/perfdata" ] && [ -x build/kvmscope ] && command -v perf >/dev/null; then
 	mkdir -p "$seeds/perfdata" "$seeds/tracedat" "$seeds/ftrace_text"
 	if perf kvm stat record -a -o "$seeds/perfdata/template.data" sleep 0.05 >/dev/null 2>&1; then
 		build/tools/gen-perfdata --template "$seeds/perfdata/template.data" \
@@ -43,6 +50,21 @@ if [ ! -d "$seeds" ] && [ -x build/kvmscope ] && command -v perf >/dev/null; the
 		build/kvmscope dump "$seeds/perfdata/gen.data" 2>/dev/null | head -100 > "$seeds/ftrace_text/gen.txt" || true
 	fi
 fi
+if [ ! -d "$seeds/elfsyms" ] && command -v "${HOSTCC:-cc}" >/dev/null; then
+	mkdir -p "$seeds/elfsyms"
+	printf 'int _stext(void) { return 1; }\nstatic int helper(int x) { return x * 2; }\nint main(void) { return helper(_stext()); }\n' > "$seeds/elfsyms/seed.c"
+	cc=${HOSTCC:-cc}
+	$cc -g -O0 -o "$seeds/elfsyms/exe-g" "$seeds/elfsyms/seed.c" 2>/dev/null || true
+	$cc -O1 -s -o "$seeds/elfsyms/exe-stripped" "$seeds/elfsyms/seed.c" 2>/dev/null || true
+	$cc -O1 -c -o "$seeds/elfsyms/object.o" "$seeds/elfsyms/seed.c" 2>/dev/null || true
+	$cc -O1 -fPIC -shared -o "$seeds/elfsyms/shared.so" "$seeds/elfsyms/seed.c" 2>/dev/null || true
+	$cc -O1 -no-pie -static -nostdlib -Wl,-e,_stext -o "$seeds/elfsyms/static-nolibc" "$seeds/elfsyms/seed.c" 2>/dev/null || true
+	rm -f "$seeds/elfsyms/seed.c"
+fi
+if [ ! -d "$seeds/qemudump" ] && [ -x build/tools/gen-qemudump ]; then
+	mkdir -p "$seeds/qemudump"
+	build/tools/gen-qemudump -o "$seeds/qemudump/gen.elf" >/dev/null || true
+fi
 # libtraceevent's own small leaks (tests/lsan.supp) are not findings.  A
 # small ASan quarantine and short allocation stacks: 2-4x more executions.
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
@@ -52,14 +74,22 @@ for f in tests/fuzz/fuzz_*.c; do
 	[ -e "$f" ] || continue
 	name=$(basename "$f" .c)
 	bin="$out/$name"
-	$CC $flags $san -fsanitize=fuzzer "$f" "${objs[@]}" $libs -o "$bin"
+	$CC $flags $san -fsanitize=fuzzer "$f" "$out/libks-fuzz.a" $libs -o "$bin"
 	corpus="$out/corpus/$name"
 	mkdir -p "$corpus" "$out/crashes/$name"
 	[ -d "tests/fuzz/corpus/$name" ] && cp -n tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
 	[ -d "$seeds/${name#fuzz_}" ] && cp -n "$seeds/${name#fuzz_}"/* "$corpus"/ 2>/dev/null || true
+	# tests/fuzz/seeds-NAME.txt: "PATH BYTES" per line, a file under
+	# ../shared/data (gunzipped if .gz) cut to its first BYTES bytes
 	if [ -d "$shared/data" ] && [ -f "tests/fuzz/seeds-$name.txt" ]; then
-		while read -r rel; do
-			[ -f "$shared/data/$rel" ] && head -c 1048576 "$shared/data/$rel" > "$corpus/shared-$(basename "$rel")"
+		while read -r rel bytes; do
+			case "$rel" in ''|'#'*) continue ;; esac
+			f=$shared/data/$rel seed=$corpus/shared-$(basename "$rel" .gz)
+			[ -f "$f" ] && [ ! -e "$seed" ] || continue
+			case "$rel" in
+			*.gz) zcat "$f" | head -c "${bytes:-65536}" > "$seed" ;;
+			*) head -c "${bytes:-65536}" "$f" > "$seed" ;;
+			esac
 		done < "tests/fuzz/seeds-$name.txt"
 	fi
 	regress=()
