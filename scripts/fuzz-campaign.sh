@@ -8,8 +8,10 @@
 # A campaign runs in chunks of CHUNK executions (default 500000) and adds
 # each finished chunk to $out/TARGET.ledger ("binary-hash executions seconds
 # commit"), so it can be stopped and continued: the executions of earlier
-# chunks with the same fuzz binary (the same code) count.  Between chunks it waits while $out/PAUSE exists (for
-# benchmarks on a quiet machine; stopping a fuzzer with SIGSTOP instead makes
+# chunks with the same fuzz binary (the same code) count.  Between chunks it
+# waits while $out/PAUSE exists; for benchmarks on a quiet machine,
+# `touch $out/PAUSE; pkill -INT -f $out/fuzz_` also ends the running chunk,
+# which then does not count (stopping a fuzzer with SIGSTOP instead makes
 # libFuzzer's wall-clock timeout report false hangs).
 # The allocator options below keep ASan's quarantine and stack depot small:
 # 2-4x more executions per second on small inputs, same checks.
@@ -56,6 +58,8 @@ for name in "$@"; do
 			-artifact_prefix="$out/crashes/$name/" "$out/corpus/$name" >"$log" 2>&1; then
 			execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
 			echo "$key ${execs:-0} $(( $(date +%s) - start )) $commit" >>"$ledger"
+		elif [ -e "$out/PAUSE" ] && grep -q 'run interrupted' "$log"; then
+			continue # ended for a pause: this chunk does not count
 		else
 			echo "$name: FINDING after $(( $(date +%s) - start )) s in this chunk, see $log"
 			grep -E 'ERROR|SUMMARY' "$log" | head -3

@@ -1,8 +1,10 @@
 #!/bin/bash
 # fuzz.sh SECONDS - build every tests/fuzz/fuzz_*.c with libFuzzer and run each
-# for SECONDS.  The library is compiled with clang and coverage
-# instrumentation into build-fuzz/ ($FUZZ_OUT).  Seed corpora: tests/fuzz/corpus/<name>/
-# (small committed inputs) plus the real recordings in ../shared/data.  A
+# for SECONDS (0: build, seed and check the regression inputs only).  The
+# library is compiled with clang and coverage instrumentation into
+# build-fuzz/ ($FUZZ_OUT).  Seed corpora: tests/fuzz/corpus/<name>/ (small
+# committed inputs, where there are any), inputs made here (below) and the
+# real recordings in ../shared/data listed in tests/fuzz/seeds-<name>.txt.  A
 # crash leaves its input in build-fuzz/crashes/<name>/ and fails the run
 # (with FUZZ_FINDINGS_FATAL=0 a new finding is only reported: CI uses that so
 # that a random new finding does not make every build red; the committed
@@ -97,6 +99,7 @@ for f in tests/fuzz/fuzz_*.c; do
 	if [ ${#regress[@]} -gt 0 ]; then
 		"$bin" -runs=0 "${regress[@]}" >/dev/null 2>&1 || { echo "$name: a regression input fails"; status=1; }
 	fi
+	[ "$secs" != 0 ] || continue # 0: build and seed only (for scripts/fuzz-campaign.sh)
 	log="$out/$name.log"
 	if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
 		-artifact_prefix="$out/crashes/$name/" "$corpus" >"$log" 2>&1; then

@@ -16,6 +16,7 @@
  * the file (only with the number of distinct threads).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,6 +88,15 @@ static int reader_fill(struct line_reader *lr)
 		lr->eof = true;
 	lr->end += (size_t)n;
 	return 0;
+}
+
+/* The buffer for input of SIZE bytes (UINT64_MAX: unknown, e.g. a pipe):
+ * room for a READ_CHUNK read plus a line of LINE_MAX_LEN bytes, or for the
+ * whole of a smaller input plus such a line. */
+static char *reader_buffer(struct line_reader *lr, uint64_t size)
+{
+	lr->cap = (size < READ_CHUNK ? (size_t)size : READ_CHUNK) + LINE_MAX_LEN + 1;
+	return malloc(lr->cap);
 }
 
 /* Returns 1 with *ln set, 0 at the end, -1 on a read error. */
@@ -885,25 +895,47 @@ out:
 	return r;
 }
 
-static int build_tep(struct text_source *s)
+/* The built-in formats are parsed once per process (the kvm_exit print
+ * format with its two exit-reason tables is most of an open's cost); every
+ * source takes a reference to that tep handle and a copy of the resolved
+ * events.  Nothing changes the handle after it is built (output may load
+ * plugins into a source's handle, and unloads them at its end). */
+static struct tep_handle *builtin_tep;
+static struct text_event builtin_resolved[NR_BUILTIN];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void build_builtin_tep(void)
 {
 	int host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	struct tep_handle *tep = tep_alloc();
 
-	s->base.tep = tep_alloc();
-	if (!s->base.tep)
+	if (!tep)
+		return;
+	tep_set_long_size(tep, 8);
+	tep_set_page_size(tep, 4096);
+	tep_set_file_bigendian(tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	memcpy(builtin_resolved, builtin_events, sizeof(builtin_events));
+	for (size_t i = 0; i < NR_BUILTIN; i++)
+		if (add_event(tep, &builtin_resolved[i], (int)i + 1) < 0) {
+			tep_free(tep);
+			return;
+		}
+	builtin_tep = tep;
+}
+
+static int build_tep(struct text_source *s)
+{
+	pthread_once(&builtin_once, build_builtin_tep);
+	if (!builtin_tep)
 		return -1;
-	tep_set_long_size(s->base.tep, 8);
-	tep_set_page_size(s->base.tep, 4096);
-	tep_set_file_bigendian(s->base.tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_local_bigendian(s->base.tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	s->events = malloc(sizeof(builtin_events));
+	s->events = malloc(sizeof(builtin_resolved));
 	if (!s->events)
 		return -1;
-	memcpy(s->events, builtin_events, sizeof(builtin_events));
+	memcpy(s->events, builtin_resolved, sizeof(builtin_resolved));
 	s->nr_events = NR_BUILTIN;
-	for (size_t i = 0; i < NR_BUILTIN; i++)
-		if (add_event(s->base.tep, &s->events[i], (int)i + 1) < 0)
-			return -1;
+	tep_ref(builtin_tep);
+	s->base.tep = builtin_tep;
 	return 0;
 }
 
@@ -1556,8 +1588,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	s->lr.mem = text;
 	s->lr.mem_len = len;
 	s->base.path = strdup(name);
-	s->lr.cap = READ_CHUNK + LINE_MAX_LEN + 1;
-	s->lr.buf = malloc(s->lr.cap);
+	s->lr.buf = reader_buffer(&s->lr, len);
 	if (!s->base.path || !s->lr.buf || comm_grow(s) < 0) {
 		ks_error_set(err, "%s: out of memory", name);
 		text_close(&s->base);
@@ -1577,6 +1608,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err)
 {
 	struct text_source *s;
+	struct stat st;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
@@ -1593,8 +1625,8 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_erro
 		goto nomem;
 	if (sniff(s->lr.fd, path, &s->base.info, err) < 0)
 		goto fail;
-	s->lr.cap = READ_CHUNK + LINE_MAX_LEN + 1;
-	s->lr.buf = malloc(s->lr.cap);
+	s->lr.buf = reader_buffer(&s->lr, fstat(s->lr.fd, &st) == 0 && S_ISREG(st.st_mode) ?
+				  (uint64_t)st.st_size : UINT64_MAX);
 	if (!s->lr.buf || comm_grow(s) < 0)
 		goto nomem;
 	if (build_tep(s) < 0) {

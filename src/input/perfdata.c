@@ -554,7 +554,7 @@ static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64
 
 	switch (feat) {
 	case FEAT_TRACING_DATA:
-		return ks_tracing_data_parse(s->base.tep, p, size, s->base.path, off, err);
+		return ks_tracing_data_load(&s->base.tep, p, size, s->base.path, off, err);
 	case FEAT_HOSTNAME:
 		feat_string(s, p, size, info->hostname, sizeof(info->hostname));
 		break;

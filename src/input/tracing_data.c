@@ -6,6 +6,7 @@
  * checked against the bytes left before anything is allocated or parsed.
  */
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,4 +283,63 @@ int ks_tracing_data_parse(struct tep_handle *tep, const uint8_t *buf, uint64_t l
 			  const char *path, uint64_t file_offset, struct ks_error *err)
 {
 	return ks_tracing_data_parse_len(tep, buf, len, path, file_offset, NULL, err);
+}
+
+/* The last block parsed successfully, with a reference to its tep handle:
+ * a process that opens several files of one recording setup (merge, the
+ * test suite, a fuzzer's mutations of one file) parses the formats once.
+ * Exact comparison of the bytes, no hashing; blocks up to CACHE_MAX. */
+#define CACHE_MAX (8ull << 20)
+static struct {
+	uint8_t *bytes;
+	uint64_t len;
+	struct tep_handle *tep;
+} td_cache;
+static pthread_mutex_t td_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct tep_handle *cache_lookup(const uint8_t *buf, uint64_t len)
+{
+	struct tep_handle *hit = NULL;
+
+	pthread_mutex_lock(&td_cache_lock);
+	if (td_cache.tep && td_cache.len == len && memcmp(td_cache.bytes, buf, len) == 0) {
+		hit = td_cache.tep;
+		tep_ref(hit);
+	}
+	pthread_mutex_unlock(&td_cache_lock);
+	return hit;
+}
+
+static void cache_store(const uint8_t *buf, uint64_t len, struct tep_handle *tep)
+{
+	uint8_t *copy = len <= CACHE_MAX ? malloc(len ? len : 1) : NULL;
+
+	if (!copy)
+		return;
+	memcpy(copy, buf, len);
+	tep_ref(tep);
+	pthread_mutex_lock(&td_cache_lock);
+	if (td_cache.tep)
+		tep_free(td_cache.tep);
+	free(td_cache.bytes);
+	td_cache.bytes = copy;
+	td_cache.len = len;
+	td_cache.tep = tep;
+	pthread_mutex_unlock(&td_cache_lock);
+}
+
+int ks_tracing_data_load(struct tep_handle **tep, const uint8_t *buf, uint64_t len,
+			 const char *path, uint64_t file_offset, struct ks_error *err)
+{
+	struct tep_handle *hit = cache_lookup(buf, len);
+
+	if (hit) {
+		tep_free(*tep);
+		*tep = hit;
+		return 0;
+	}
+	if (ks_tracing_data_parse(*tep, buf, len, path, file_offset, err) < 0)
+		return -1;
+	cache_store(buf, len, *tep);
+	return 0;
 }

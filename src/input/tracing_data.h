@@ -36,4 +36,12 @@ int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64
 			      const char *path, uint64_t file_offset, uint64_t *consumed,
 			      struct ks_error *err);
 
+/* The block's tep handle: *TEP (a fresh handle) is either filled from the
+ * block, or replaced by a reference to the handle of an identical block
+ * parsed before in this process (its state depends on the block's bytes
+ * only).  Callers must not change the handle afterwards, other than
+ * releasing it with tep_free().  Returns 0 or a negative value with err set. */
+int ks_tracing_data_load(struct tep_handle **tep, const uint8_t *buf, uint64_t len,
+			 const char *path, uint64_t file_offset, struct ks_error *err);
+
 #endif
