@@ -41,14 +41,22 @@ struct ks_gmem {
 
 struct ks_vmem_stats {
 	uint64_t tlb_hits, tlb_misses, walk_failures, fallback_reads;
-	uint64_t virt_reads, virt_failures; /* prefer_virt: answered, refused by the stub */
+	uint64_t virt_reads, virt_failures; /* virtual reads answered, refused by the stub */
+};
+
+/* How ks_vmem_read() finds guest memory. */
+enum ks_vmem_mode {
+	KS_VMEM_WALK,       /* own page walk; the stub's virtual read where it fails (default) */
+	KS_VMEM_WALK_ONLY,  /* own page walk only */
+	KS_VMEM_VIRT_FIRST, /* the stub's virtual read; the own page walk where it fails */
+	KS_VMEM_VIRT_ONLY,  /* the stub's virtual read only */
 };
 
 struct ks_vmem {
 	const struct ks_gmem *m;
 	uint64_t cr3;
-	bool la57, allow_virt_fallback;
-	bool prefer_virt; /* read_virt first, the own page walk when it fails */
+	bool la57;
+	enum ks_vmem_mode mode; /* virtual reads need m->read_virt */
 	/* optional: instruction bytes from elsewhere (binaries on disk); -1 =
 	 * not known there, read guest memory */
 	int (*read_code)(void *ctx, struct ks_vmem *v, uint64_t va, void *buf, size_t len);

@@ -190,7 +190,6 @@ struct sampler {
 	struct sample_args *a;
 	struct ks_gdb *g;
 	struct ks_gdbmem gm;
-	struct ks_gmem virt_only;
 	struct ks_vmem vm;
 	struct ks_orc orc;
 	struct ks_unwinder unw;
@@ -199,12 +198,6 @@ struct sampler {
 	size_t nthreads;
 	struct run run;
 };
-
-static int virt_as_phys(void *ctx, uint64_t pa, void *buf, size_t len)
-{
-	(void)ctx; (void)pa; (void)buf; (void)len;
-	return -1; /* --mem virt: no page walk, every read falls back */
-}
 
 static int read_vcpu_regs(struct sampler *s, size_t i, struct ks_x86_regs *r, struct ks_error *err)
 {
@@ -363,14 +356,9 @@ static int connect_stub(struct sampler *s, struct ks_error *err)
 	if (ks_gdb_threads(s->g, s->threads, MAX_VCPUS, &s->nthreads, err) < 0)
 		return -1;
 	ks_gdbmem_init(&s->gm, s->g);
-	if (s->a->mem == MEM_VIRT) {
-		s->virt_only = s->gm.mem;
-		s->virt_only.read_phys = virt_as_phys;
-		ks_vmem_init(&s->vm, &s->virt_only);
-	} else {
-		ks_vmem_init(&s->vm, &s->gm.mem);
-		s->vm.prefer_virt = s->a->mem == MEM_AUTO;
-	}
+	ks_vmem_init(&s->vm, &s->gm.mem);
+	s->vm.mode = s->a->mem == MEM_VIRT ? KS_VMEM_VIRT_ONLY :
+		     s->a->mem == MEM_PHYS ? KS_VMEM_WALK_ONLY : KS_VMEM_VIRT_FIRST;
 	return 0;
 }
 

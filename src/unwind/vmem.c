@@ -55,7 +55,7 @@ void ks_vmem_init(struct ks_vmem *v, const struct ks_gmem *m)
 {
 	memset(v, 0, sizeof(*v));
 	v->m = m;
-	v->allow_virt_fallback = true;
+	v->mode = KS_VMEM_WALK;
 }
 
 void ks_vmem_reset(struct ks_vmem *v, uint64_t cr3, uint64_t cr4)
@@ -100,16 +100,25 @@ int ks_vmem_translate(struct ks_vmem *v, uint64_t va, uint64_t *pa)
 	return 0;
 }
 
+static int read_virt(struct ks_vmem *v, uint64_t va, void *buf, size_t len)
+{
+	if (!v->m->read_virt || v->m->read_virt(v->m->ctx, va, buf, len) < 0) {
+		v->st.virt_failures++;
+		return -1;
+	}
+	v->st.virt_reads++;
+	return 0;
+}
+
 int ks_vmem_read(struct ks_vmem *v, uint64_t va, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 
-	if (v->prefer_virt && v->m->read_virt) {
-		if (v->m->read_virt(v->m->ctx, va, buf, len) == 0) {
-			v->st.virt_reads++;
+	if (v->mode == KS_VMEM_VIRT_FIRST || v->mode == KS_VMEM_VIRT_ONLY) {
+		if (read_virt(v, va, buf, len) == 0)
 			return 0;
-		}
-		v->st.virt_failures++;
+		if (v->mode == KS_VMEM_VIRT_ONLY)
+			return -1;
 	}
 	while (len) {
 		size_t in_page = 4096 - (va & 0xfff), n = len < in_page ? len : in_page;
@@ -119,10 +128,10 @@ int ks_vmem_read(struct ks_vmem *v, uint64_t va, void *buf, size_t len)
 		if (rc == 0)
 			rc = v->m->read_phys(v->m->ctx, pa, out, n);
 		if (rc < 0) {
-			if (!v->allow_virt_fallback || v->prefer_virt || !v->m->read_virt)
+			if (v->mode != KS_VMEM_WALK || !v->m->read_virt)
 				return -1;
 			v->st.fallback_reads++;
-			if (v->m->read_virt(v->m->ctx, va, out, n) < 0)
+			if (read_virt(v, va, out, n) < 0)
 				return -1;
 		}
 		out += n;

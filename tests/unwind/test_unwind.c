@@ -94,6 +94,84 @@ static void t_pti_pair_and_cache(void)
 	KT_EXPECT(ks_vmem_translate(&v, 0x7ffff020ull, &pa) < 0);
 }
 
+/* A stub's virtual read that answers only for addresses below VIRT_LIMIT
+ * (0x1000 bytes of 0xab) and counts its calls; physical reads are counted. */
+#define VIRT_LIMIT 0x10000000ull
+static unsigned virt_calls, phys_calls;
+
+static int counting_virt(void *ctx, uint64_t va, void *buf, size_t len)
+{
+	(void)ctx;
+	virt_calls++;
+	if (va >= VIRT_LIMIT)
+		return -1;
+	memset(buf, 0xab, len);
+	return 0;
+}
+
+static int counting_phys(void *ctx, uint64_t pa, void *buf, size_t len)
+{
+	phys_calls++;
+	return flat_read(ctx, pa, buf, len);
+}
+
+/* Read one byte at VA in MODE; *nv and *np get the virtual and physical
+ * read calls it took. */
+static int mode_read(enum ks_vmem_mode mode, uint64_t pgd, uint64_t va, uint8_t *byte,
+		     unsigned *nv, unsigned *np)
+{
+	static const struct ks_gmem both = { counting_phys, counting_virt, NULL };
+	struct ks_vmem v;
+	int rc;
+
+	ks_vmem_init(&v, &both);
+	ks_vmem_reset(&v, pgd, 0);
+	v.mode = mode;
+	virt_calls = phys_calls = 0;
+	*byte = 0;
+	rc = ks_vmem_read(&v, va, byte, 1);
+	*nv = virt_calls;
+	*np = phys_calls;
+	return rc;
+}
+
+static void t_vmem_modes(void)
+{
+	/* MAPPED: in the page tables, refused by the stub; LOW: not in the
+	 * tables, answered by the stub; NOWHERE: neither. */
+	uint64_t pgd = alloc_page(), mapped = 0x7ffff000ull, low = 0x1000, nowhere = 0x20000000ull;
+	unsigned nv, np;
+	uint8_t b;
+
+	map(pgd, 4, mapped, 0x7000, 1);
+	phys[0x7000] = 0x11;
+	/* default: own walk, the stub's virtual read where the walk fails */
+	KT_EQ_INT(mode_read(KS_VMEM_WALK, pgd, mapped, &b, &nv, &np), 0);
+	KT_EQ_INT(b, 0x11);
+	KT_EQ_INT(nv, 0);
+	KT_EQ_INT(mode_read(KS_VMEM_WALK, pgd, low, &b, &nv, &np), 0);
+	KT_EQ_INT(b, 0xab);
+	KT_EQ_INT(mode_read(KS_VMEM_WALK, pgd, nowhere, &b, &nv, &np), -1);
+	/* own walk only: never the stub's translation */
+	KT_EQ_INT(mode_read(KS_VMEM_WALK_ONLY, pgd, low, &b, &nv, &np), -1);
+	KT_EQ_INT(nv, 0);
+	KT_EQ_INT(mode_read(KS_VMEM_WALK_ONLY, pgd, mapped, &b, &nv, &np), 0);
+	KT_EQ_INT(b, 0x11);
+	/* virtual first: the stub, then the walk where the stub refuses */
+	KT_EQ_INT(mode_read(KS_VMEM_VIRT_FIRST, pgd, low, &b, &nv, &np), 0);
+	KT_EQ_INT(b, 0xab);
+	KT_EQ_INT(np, 0);
+	KT_EQ_INT(mode_read(KS_VMEM_VIRT_FIRST, pgd, mapped, &b, &nv, &np), 0);
+	KT_EQ_INT(b, 0x11);
+	KT_EQ_INT(nv, 1);
+	KT_EQ_INT(mode_read(KS_VMEM_VIRT_FIRST, pgd, nowhere, &b, &nv, &np), -1);
+	/* virtual only: never a physical read */
+	KT_EQ_INT(mode_read(KS_VMEM_VIRT_ONLY, pgd, mapped, &b, &nv, &np), -1);
+	KT_EQ_INT(np, 0);
+	KT_EQ_INT(mode_read(KS_VMEM_VIRT_ONLY, pgd, low, &b, &nv, &np), 0);
+	KT_EQ_INT(b, 0xab);
+}
+
 /* ---- an address space with a user program and a kernel ---- */
 
 #define UTEXT 0x401000ull
@@ -334,6 +412,7 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_pgwalk_levels_and_large_pages), KT_CASE(t_pti_pair_and_cache),
+		KT_CASE(t_vmem_modes),
 		KT_CASE(t_fp_user_and_prologue), KT_CASE(t_code_bytes_from_binary),
 		KT_CASE(t_orc_decode_layouts),
 		KT_CASE(t_orc_unwind_pre_6_4), KT_CASE(t_orc_unwind_6_4), KT_CASE(t_orc_bad_tables),
