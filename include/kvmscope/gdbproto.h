@@ -32,6 +32,7 @@ struct ks_gdb;
 struct ks_gdb_stats {
 	uint64_t packets_sent, packets_received, retransmits, bad_checksums;
 	uint64_t bytes_sent, bytes_received;
+	uint64_t writes; /* send() calls: packets, acks (most ride on the next packet), 0x03 */
 };
 
 /* HOSTPORT "host:port" (IPv4 or name).  TIMEOUT_MS bounds every wait. */

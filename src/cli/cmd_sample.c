@@ -84,7 +84,7 @@ struct run {
 	size_t nheld, held_cap;
 	uint64_t samples, stops[KS_STOP_COUNT_], errors;
 	double total_held_ms, wall_s;
-	uint64_t packets_before, bytes_before; /* gdbstub counters at the first sample */
+	uint64_t packets_before, writes_before, bytes_before; /* gdbstub counters at the first sample */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -299,6 +299,7 @@ static int sample_loop(struct sampler *s, struct ks_error *err)
 	double start = now_s(), period = 1.0 / s->a->freq, next = start;
 
 	s->run.packets_before = ks_gdb_stats(s->g)->packets_sent;
+	s->run.writes_before = ks_gdb_stats(s->g)->writes;
 	s->run.bytes_before = ks_gdb_stats(s->g)->bytes_received;
 
 	while (!stop_requested) {
@@ -475,8 +476,9 @@ static void summary(const struct sampler *s)
 	if (r->samples) {
 		const struct ks_gdb_stats *gs = ks_gdb_stats(s->g);
 
-		fprintf(stderr, "gdbstub: %.1f packets and %.0f bytes received per sample\n",
+		fprintf(stderr, "gdbstub: %.1f packets, %.1f writes and %.0f bytes received per sample\n",
 			(double)(gs->packets_sent - r->packets_before) / (double)r->samples,
+			(double)(gs->writes - r->writes_before) / (double)r->samples,
 			(double)(gs->bytes_received - r->bytes_before) / (double)r->samples);
 	}
 	fprintf(stderr, "stacks: %zu;", r->nrecs);

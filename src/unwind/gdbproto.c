@@ -27,6 +27,7 @@
 struct ks_gdb {
 	int fd, log_fd, timeout_ms;
 	bool running, multiprocess;
+	bool ack_pending; /* a received packet's '+' not sent yet (see flush_ack) */
 	unsigned pid;
 	size_t packet_size;
 	uint8_t inbuf[16384];
@@ -144,10 +145,20 @@ struct ks_gdb *ks_gdb_connect(const char *hostport, int timeout_ms, struct ks_er
 	return g;
 }
 
+/* The last reply's ack, best effort: nothing more is read. */
+static void ack_on_close(struct ks_gdb *g)
+{
+	if (send(g->fd, "+", 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 && g->log_fd >= 0 &&
+	    write(g->log_fd, "+", 1) != 1)
+		g->log_fd = -1;
+}
+
 void ks_gdb_close(struct ks_gdb *g)
 {
 	if (!g)
 		return;
+	if (g->fd >= 0 && g->ack_pending)
+		ack_on_close(g);
 	if (g->fd >= 0)
 		close(g->fd);
 	free(g->rx);
@@ -171,6 +182,8 @@ static int write_all(struct ks_gdb *g, const void *buf, size_t len, struct ks_er
 		return ks_error_set(err, "cannot write the protocol log: %s", strerror(errno));
 	while (len) {
 		ssize_t w = send(g->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		g->st.writes++;
 		if (w > 0) {
 			p += w;
 			len -= (size_t)w;
@@ -192,9 +205,22 @@ static int write_all(struct ks_gdb *g, const void *buf, size_t len, struct ks_er
 	return 0;
 }
 
+/* Acks are sent late: with the next packet ('+' in front of its '$', one
+ * write instead of two) or, at the latest, before waiting for input, since
+ * a stub may wait for the ack before it sends more. */
+static int flush_ack(struct ks_gdb *g, struct ks_error *err)
+{
+	if (!g->ack_pending)
+		return 0;
+	g->ack_pending = false;
+	return write_all(g, "+", 1, err);
+}
+
 /* Next byte, waiting until DEADLINE (ms, monotonic). */
 static int get_byte(struct ks_gdb *g, int64_t deadline, struct ks_error *err)
 {
+	if (g->inpos == g->inlen && flush_ack(g, err) < 0)
+		return -1;
 	while (g->inpos == g->inlen) {
 		struct pollfd pf = { .fd = g->fd, .events = POLLIN };
 		int64_t left = deadline - now_ms();
@@ -343,12 +369,11 @@ static int recv_packet(struct ks_gdb *g, struct ks_error *err)
 			g->st.bad_checksums++;
 			if (++bad > MAX_RETRANSMIT)
 				return ks_error_set(err, "gdbstub: %d replies with a bad checksum", bad);
-			if (write_all(g, "-", 1, err) < 0)
+			if (flush_ack(g, err) < 0 || write_all(g, "-", 1, err) < 0)
 				return -1;
 			continue;
 		}
-		if (write_all(g, "+", 1, err) < 0)
-			return -1;
+		g->ack_pending = true;
 		g->rx[g->rxlen] = 0;
 		g->st.packets_received++;
 		note_stop(g);
@@ -363,7 +388,7 @@ static bool is_write_packet(const char *payload)
 
 static int frame_packet(struct ks_gdb *g, const char *payload, size_t *out_len, struct ks_error *err)
 {
-	size_t len = strlen(payload), need = len * 2 + 5, n = 0;
+	size_t len = strlen(payload), need = len * 2 + 6, n = 0;
 	uint8_t sum = 0;
 
 	if (need > g->txcap) {
@@ -373,6 +398,7 @@ static int frame_packet(struct ks_gdb *g, const char *payload, size_t *out_len, 
 		g->tx = t;
 		g->txcap = need;
 	}
+	g->tx[n++] = '+'; /* sent only when an ack is pending */
 	g->tx[n++] = '$';
 	for (size_t i = 0; i < len; i++) {
 		char c = payload[i];
@@ -402,9 +428,12 @@ static int send_packet(struct ks_gdb *g, const char *payload, struct ks_error *e
 	if (frame_packet(g, payload, &n, err) < 0)
 		return -1;
 	for (int attempt = 0; attempt <= MAX_RETRANSMIT; attempt++) {
+		size_t skip = g->ack_pending ? 0 : 1; /* the '+' in front */
+
 		if (attempt)
 			g->st.retransmits++;
-		if (write_all(g, g->tx, n, err) < 0)
+		g->ack_pending = false;
+		if (write_all(g, g->tx + skip, n - skip, err) < 0)
 			return -1;
 		g->st.packets_sent++;
 		deadline = now_ms() + g->timeout_ms;
@@ -643,7 +672,7 @@ int ks_gdb_interrupt(struct ks_gdb *g, struct ks_error *err)
 {
 	if (!g->running)
 		return 0;
-	if (write_all(g, "\x03", 1, err) < 0)
+	if (flush_ack(g, err) < 0 || write_all(g, "\x03", 1, err) < 0)
 		return -1;
 	for (int i = 0; i < 8; i++) {
 		if (recv_packet(g, err) < 0)

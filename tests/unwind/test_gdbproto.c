@@ -310,6 +310,71 @@ static void t_send_timeout_peer_not_reading(void)
 	close(sv[1]);
 }
 
+/* A stub that, like gdbserver, waits for the ack of each packet it sends
+ * before it sends the next one: after an interrupt it sends a console
+ * packet ('O') and only then the stop reply.  The client must not hold the
+ * ack back while it waits.  Counts the acks that came in front of a packet. */
+struct acking_stub { int fd, merged, packets; };
+
+static void *acking_stub_main(void *arg)
+{
+	struct acking_stub *s = arg;
+	int c, prev = 0;
+
+	while ((c = rd(s->fd)) >= 0) {
+		if (c == 0x03) {
+			send_pkt(s->fd, "O4869");
+			while ((c = rd(s->fd)) >= 0 && c != '+')
+				;
+			send_pkt(s->fd, "T05thread:p01.01;");
+		} else if (c == '$') {
+			int first = rd(s->fd);
+
+			s->packets++;
+			s->merged += prev == '+';
+			while ((c = rd(s->fd)) >= 0 && c != '#')
+				;
+			rd(s->fd);
+			rd(s->fd);
+			send_raw(s->fd, "+");
+			if (first != 'c') /* continue: no reply until the stop */
+				send_pkt(s->fd, first == 'q' && s->packets == 1 ? "PacketSize=400" :
+					 first == '?' ? "S05" : "OK");
+		}
+		prev = c;
+	}
+	return NULL;
+}
+
+static void t_acks_late_but_before_waiting(void)
+{
+	struct acking_stub s = { 0 };
+	int sv[2];
+	pthread_t th;
+	struct ks_gdb *g;
+	struct ks_error err;
+	const char *r;
+
+	KT_REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	s.fd = sv[1];
+	pthread_create(&th, NULL, acking_stub_main, &s);
+	g = ks_gdb_from_fd(sv[0], 1000);
+	KT_REQUIRE(g);
+	KT_EQ_INT(ks_gdb_handshake(g, &err), 0);
+	KT_EQ_INT(ks_gdb_command(g, "qOffsets", &r, NULL, &err), 0);
+	KT_EQ_INT(ks_gdb_continue(g, &err), 0);
+	KT_EQ_INT(ks_gdb_interrupt(g, &err), 0);
+	KT_EQ_INT(ks_gdb_command(g, "qC", &r, NULL, &err), 0);
+	/* 5 packets, 0x03 and one ack alone (the stub waited for it) */
+	KT_EQ_U64(ks_gdb_stats(g)->writes, 7);
+	ks_gdb_close(g);
+	pthread_join(th, NULL);
+	close(sv[1]);
+	/* every packet after the first carried the previous reply's ack */
+	KT_EQ_INT(s.packets, 5); /* qSupported ? qOffsets c qC */
+	KT_EQ_INT(s.merged, s.packets - 1);
+}
+
 static void t_regs_layout(void)
 {
 	uint8_t b[608] = { 0 };
@@ -337,7 +402,7 @@ int main(void)
 		KT_CASE(t_bad_checksum_retransmit), KT_CASE(t_memory_hex_and_error),
 		KT_CASE(t_early_stop_packet_skipped), KT_CASE(t_refuses_write_packets),
 		KT_CASE(t_timeout_and_detach), KT_CASE(t_send_timeout_peer_not_reading),
-		KT_CASE(t_regs_layout), { 0 },
+		KT_CASE(t_acks_late_but_before_waiting), KT_CASE(t_regs_layout), { 0 },
 	};
 	return kt_main(cases);
 }
