@@ -41,9 +41,13 @@ ar rcs "$out/libks-fuzz.a" "${objs[@]}"
 seeds=$out/seeds
 if [ ! -d "$seeds/perfdata" ] && [ -x build/kvmscope ] && command -v perf >/dev/null; then
 	mkdir -p "$seeds/perfdata" "$seeds/tracedat" "$seeds/ftrace_text"
-	if perf kvm stat record -a -o "$seeds/perfdata/template.data" sleep 0.05 >/dev/null 2>&1; then
-		build/tools/gen-perfdata --template "$seeds/perfdata/template.data" \
+	# the template's saved cmdlines (this host's task list, most of a small
+	# file) are cut to 8 lines: mutations then hit the records, not them
+	if perf kvm stat record -a -o "$seeds/template.data" sleep 0.05 >/dev/null 2>&1; then
+		build/tools/gen-perfdata --template "$seeds/template.data" --cmdlines 8 \
 			-o "$seeds/perfdata/gen.data" --pairs 60 --rounds --lost 1 --unmatched 2>/dev/null || true
+		build/tools/gen-perfdata --template "$seeds/template.data" --cmdlines 8 \
+			-o "$seeds/perfdata/empty.data" --pairs 0 2>/dev/null || true
 		for v in "6 none" "7 none" "7 zstd" "7 zlib"; do
 			set -- $v
 			build/kvmscope convert -q -i "$seeds/perfdata/gen.data" -o "$seeds/tracedat/v$1-$2.dat" \

@@ -29,6 +29,9 @@
  *                     like perf record (not globally time-sorted)
  *   --ooo             with --rounds: some samples are written two rounds late,
  *                     which perf's round logic reports as out of order
+ *   --cmdlines N      keep only the first N saved cmdlines of the template's
+ *                     TRACING_DATA (a host's list is most of a small file's
+ *                     bytes: fuzzing seeds use a few)
  *   --pmu-guest       guests run perf: on some exits a vCPU "context switches"
  *                     and reprograms its vPMU, one MSR exit (MSR_WRITE/READ,
  *                     SVM msr) with a kvm_msr event per access: GLOBAL_CTRL=0,
@@ -125,6 +128,7 @@ struct options {
 	const char *template_path, *output_path;
 	bool amd, migrate, no_comm, unmatched, rounds, ooo, verbose, pmu_guest;
 	uint64_t seed, pairs, unknown, lost;
+	int64_t cmdlines;            /* saved cmdlines to keep, -1 = all */
 	uint32_t vms, vcpus, cpus;
 };
 
@@ -173,6 +177,7 @@ struct template {
 	struct tattr *attr;
 	size_t nattr;
 	uint32_t nrcpus;
+	uint64_t td_cmdlines;      /* offset of the saved cmdlines size in TRACING_DATA, 0 = none */
 };
 
 static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
@@ -288,8 +293,9 @@ static const char *take_string(struct cursor *c)
 	return s;
 }
 
-/* Parse every event format of system "kvm" in the tracing data into tep. */
-static void load_kvm_formats(struct tep_handle *tep, const struct template *t, const char *path)
+/* Parse every event format of system "kvm" in the tracing data into tep;
+ * note where the saved cmdlines are. */
+static void load_kvm_formats(struct tep_handle *tep, struct template *t, const char *path)
 {
 	struct cursor c = { t->buf + t->feat[FEAT_TRACING_DATA].offset,
 			    t->buf + t->feat[FEAT_TRACING_DATA].offset + t->feat[FEAT_TRACING_DATA].size,
@@ -323,7 +329,12 @@ static void load_kvm_formats(struct tep_handle *tep, const struct template *t, c
 				die("%s: TRACING_DATA: cannot parse a kvm event format", path);
 		}
 	}
+	take(&c, get_u32(take(&c, 4))); /* kallsyms */
+	take(&c, get_u32(take(&c, 4))); /* printk formats */
+	if (c.end - c.p >= 8)
+		t->td_cmdlines = (uint64_t)(c.p - (t->buf + t->feat[FEAT_TRACING_DATA].offset));
 }
+
 
 enum ev_kind { EV_ENTRY, EV_EXIT, EV_MMIO, EV_PIO, EV_MSR, EV_COUNT,
 	       EV_LOST = EV_COUNT /* a PERF_RECORD_LOST in a thread's queue */ };
@@ -1131,7 +1142,32 @@ static void put_header_string(struct bytes *b, const char *s)
 	free(pad);
 }
 
-/* The feature sections, copied, with CPUID/CPUDESC/SAMPLE_TIME rewritten. */
+/* TRACING_DATA with only the first KEEP saved cmdlines. */
+static void put_tracing_data(struct bytes *b, const struct template *t, int64_t keep)
+{
+	const uint8_t *td = t->buf + t->feat[FEAT_TRACING_DATA].offset;
+	uint64_t size = t->feat[FEAT_TRACING_DATA].size, at = t->td_cmdlines, len, n = 0;
+	const char *lines;
+
+	if (keep < 0 || !at) {
+		bytes_put(b, td, size);
+		return;
+	}
+	len = get_u64(td + at);
+	if (len > size - at - 8)
+		len = size - at - 8;
+	lines = (const char *)td + at + 8;
+	for (int64_t i = 0; i < keep && n < len; i++) {
+		const char *nl = memchr(lines + n, '\n', len - n);
+		n = nl ? (uint64_t)(nl - lines) + 1 : len;
+	}
+	bytes_put(b, td, at);
+	bytes_put(b, &n, 8);
+	bytes_put(b, lines, n);
+}
+
+/* The feature sections, copied, with CPUID/CPUDESC/SAMPLE_TIME (and with
+ * --cmdlines TRACING_DATA) rewritten. */
 static void write_features(struct ctx *x, uint64_t start)
 {
 	const struct template *t = &x->t;
@@ -1152,6 +1188,8 @@ static void write_features(struct ctx *x, uint64_t start)
 		} else if (bit == FEAT_CPUDESC) {
 			put_header_string(&body, x->o.amd ? "AMD EPYC 7713 64-Core Processor"
 							  : "Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz");
+		} else if (bit == FEAT_TRACING_DATA) {
+			put_tracing_data(&body, t, x->o.cmdlines);
 		} else if (bit == FEAT_SAMPLE_TIME && t->feat[bit].size == 16) {
 			bytes_put(&body, &x->first_ts, 8);
 			bytes_put(&body, &x->last_ts, 8);
@@ -1213,7 +1251,8 @@ static uint64_t parse_num(const char *s, const char *opt, uint64_t max)
 static void parse_options(struct options *o, int argc, char **argv)
 {
 	enum { O_TEMPLATE = 256, O_VENDOR, O_SEED, O_VMS, O_VCPUS, O_PAIRS, O_CPUS, O_MIGRATE,
-	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO, O_PMU_GUEST };
+	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO, O_PMU_GUEST,
+	       O_CMDLINES };
 	static const struct option lo[] = {
 		{ "template", 1, 0, O_TEMPLATE }, { "output", 1, 0, 'o' }, { "vendor", 1, 0, O_VENDOR },
 		{ "seed", 1, 0, O_SEED }, { "vms", 1, 0, O_VMS }, { "vcpus", 1, 0, O_VCPUS },
@@ -1221,10 +1260,10 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "no-comm", 0, 0, O_NOCOMM }, { "unknown", 1, 0, O_UNKNOWN },
 		{ "unmatched", 0, 0, O_UNMATCHED }, { "lost", 1, 0, O_LOST },
 		{ "rounds", 0, 0, O_ROUNDS }, { "ooo", 0, 0, O_OOO }, { "verbose", 0, 0, 'v' },
-		{ "pmu-guest", 0, 0, O_PMU_GUEST },
+		{ "pmu-guest", 0, 0, O_PMU_GUEST }, { "cmdlines", 1, 0, O_CMDLINES },
 		{ 0, 0, 0, 0 }
 	};
-	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2 };
+	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2, .cmdlines = -1 };
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:v", lo, NULL)) != -1) {
@@ -1249,6 +1288,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case O_ROUNDS: o->rounds = true; break;
 		case O_OOO: o->ooo = o->rounds = true; break;
 		case O_PMU_GUEST: o->pmu_guest = true; break;
+		case O_CMDLINES: o->cmdlines = (int64_t)parse_num(optarg, "--cmdlines", 1u << 30); break;
 		case 'v': o->verbose = true; break;
 		default: die("unknown option '%s' (see the comment at the top of gen-perfdata.c)",
 			     argv[optind - 1]);
