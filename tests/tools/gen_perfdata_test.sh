@@ -189,6 +189,18 @@ grep -q '^ *CPU 1/KVM ' "$dir/intel.script" && ! grep -q 'CPU [0-9]*/KVM' "$dir/
 cmp -s "$dir/again.data" "$dir/intel.data" && echo "ok gen_deterministic" ||
 	echo "not ok gen_deterministic: same options and seed gave different files"
 
+# --cmdlines N: a smaller file (the template's saved cmdlines cut to N lines)
+# that perf reads to the same report as the full one.
+"$GEN" --template "$template" -o "$dir/cmdlines.data" --vendor intel --seed 1 --cmdlines 2
+perf kvm -i "$dir/intel.data" stat report > "$dir/full.report" 2>&1
+perf kvm -i "$dir/cmdlines.data" stat report > "$dir/cmdlines.report" 2>&1
+if [ "$(stat -c %s "$dir/cmdlines.data")" -le "$(stat -c %s "$dir/intel.data")" ] &&
+   grep -q 'Total Samples' "$dir/cmdlines.report" && cmp -s "$dir/full.report" "$dir/cmdlines.report"; then
+	echo "ok gen_cmdlines_trimmed ($(stat -c %s "$dir/intel.data") -> $(stat -c %s "$dir/cmdlines.data") bytes)"
+else
+	echo "not ok gen_cmdlines_trimmed: $(diff "$dir/full.report" "$dir/cmdlines.report" | head -3 | tr '\n' ' ')"
+fi
+
 # CPUID header follows --vendor.
 perf report --header-only -i "$dir/amd.data" 2>/dev/null | grep -q '^# cpuid : AuthenticAMD,25,1,1' &&
 perf report --header-only -i "$dir/intel.data" 2>/dev/null | grep -q '^# cpuid : GenuineIntel,6,85,7' &&
