@@ -5,7 +5,7 @@
 # (default 2,000,000, about 460 MB), warm page cache, best of 3 runs each of
 # `perf kvm stat report` and `kvmscope stat`; prints wall time, peak RSS and
 # the ratios.  Scratch files go to $BENCH_DIR (default /tmp/kvmscope-bench)
-# and are kept for reruns.
+# and are kept for reruns.  BENCH_ONLY=stat runs this one only.
 set -eu
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +46,7 @@ awk -v pw="$pw" -v kw="$kw" -v pr="$pr" -v kr="$kr" 'BEGIN {
 		pw / kw, kr / 1024, pr / 1024 }'
 
 # The other benchmarks, each against its peer tool (they skip what is missing).
+[ "${BENCH_ONLY:-}" != stat ] || exit 0
 for b in tracedat merge report live sample; do
 	if [ -x "bench/$b.sh" ] || [ -f "bench/$b.sh" ]; then
 		echo
