@@ -522,8 +522,10 @@ void ks_guard_batch_free(struct ks_guard_batch *b)
 	free(b);
 }
 
-/* "0xADDR : \"TEXT\"" with the closing quote last: libtraceevent reads past
- * the line for anything else. */
+/* "0xADDR : \"TEXT\"" with the closing quote last and TEXT at least two
+ * characters: libtraceevent reads past the line for anything else, and
+ * before the string for a shorter TEXT (tep_register_print_string looks for
+ * "\\n" two characters before the closing quote). */
 static bool printk_line_ok(const char *p, size_t n)
 {
 	size_t i = 0;
@@ -536,7 +538,7 @@ static bool printk_line_ok(const char *p, size_t n)
 		;
 	if (i + 4 > n || strncmp(p + i, " : \"", 4))
 		return false;
-	return n >= i + 5 && p[n - 1] == '"';
+	return n >= i + 4 + 2 + 1 && p[n - 1] == '"';
 }
 
 int ks_guard_parse_printk(struct tep_handle *tep, const char *text)

@@ -146,6 +146,9 @@ static void t_printk_without_colon(void)
 	 * ASan); the guard passes only the first one on. */
 	KT_EQ_INT(ks_guard_parse_printk(tep, "0xffffffff81000000 : \"hello\"\nno colon here\n"
 					      "0x1234\n:\n"), 0);
+	/* texts of 0 and 1 characters: libtraceevent reads before the string
+	 * (fuzz_perfdata finding); the 2-character one is kept */
+	KT_EQ_INT(ks_guard_parse_printk(tep, "0x10 : \"\"\n0x20 : \"a\"\n0x30 : \"ab\"\n"), 0);
 	tep_free(tep);
 }
 
