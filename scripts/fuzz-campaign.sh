@@ -27,9 +27,11 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="quarantine_size_mb=4:malloc_context_size=4:thread_local_quarantine_size_kb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
-ledger_total() {
+# ledger_sum FILE COLUMN: the column's sum over the chunks of binary $key
+# (column 2: executions, 3: seconds).
+ledger_sum() {
 	[ -f "$1" ] || { echo 0; return; }
-	awk -v c="$key" '$1 == c { n += $2 } END { print n + 0 }' "$1"
+	awk -v c="$key" -v col="$2" '$1 == c { n += $col } END { print n + 0 }' "$1"
 }
 
 status=0
@@ -49,9 +51,9 @@ for name in "$@"; do
 	ledger="$out/$name.ledger"
 	log="$out/$name.campaign.log"
 	finding=0
-	while key=$(sha1sum "$bin" | cut -c1-12); [ "$(ledger_total "$ledger")" -lt "$runs" ]; do
+	while key=$(sha1sum "$bin" | cut -c1-12); [ "$(ledger_sum "$ledger" 2)" -lt "$runs" ]; do
 		while [ -e "$out/PAUSE" ]; do sleep 5; done
-		left=$(( runs - $(ledger_total "$ledger") ))
+		left=$(( runs - $(ledger_sum "$ledger" 2) ))
 		[ "$left" -lt "$chunk" ] || left=$chunk
 		start=$(date +%s)
 		if "$bin" -runs="$left" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
@@ -68,7 +70,7 @@ for name in "$@"; do
 			break
 		fi
 	done
-	[ $finding = 1 ] || echo "$name: $(ledger_total "$ledger") executions of binary $key ($commit," \
-		"$(awk -v c="$key" '$1 == c { s += $3 } END { print s + 0 }' "$ledger") s), no finding"
+	[ $finding = 1 ] || echo "$name: $(ledger_sum "$ledger" 2) executions of binary $key ($commit," \
+		"$(ledger_sum "$ledger" 3) s), no finding"
 done
 exit $status
