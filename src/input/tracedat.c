@@ -126,6 +126,7 @@ struct tracedat {
 	uint32_t nr_by_start;
 
 	struct tep_event **event_cache; /* by type id; EV_NONE = looked up, absent */
+	int event_cache_len;            /* the largest event id of the formats + 1 */
 	void *scratch;
 };
 
@@ -1497,17 +1498,36 @@ static int start_cursors(struct tracedat *td, struct ks_error *err)
 	return 0;
 }
 
+/* One more than the largest event id of the formats (0 without events). */
+static int event_id_end(struct tep_handle *tep)
+{
+	int i, n = tep_get_events_count(tep), end = 0;
+
+	for (i = 0; i < n; i++) {
+		struct tep_event *ev = tep_get_event(tep, i);
+
+		if (ev && ev->id >= end)
+			end = ev->id + 1;
+	}
+	return end;
+}
+
+/* The event of record type TYPE, from a table sized by the formats' ids
+ * (allocated at the first record: a reader opened for its header only
+ * never pays for it). */
 static struct tep_event *find_event(struct tracedat *td, int type)
 {
 	struct tep_event *ev;
 
-	if (type < 0 || type > 0xffff)
-		return NULL;
 	if (!td->event_cache) {
-		td->event_cache = calloc(0x10000, sizeof(*td->event_cache));
+		td->event_cache_len = event_id_end(td->src.tep);
+		td->event_cache = calloc(td->event_cache_len ? td->event_cache_len : 1,
+					 sizeof(*td->event_cache));
 		if (!td->event_cache)
 			return tep_find_event(td->src.tep, type);
 	}
+	if (type < 0 || type >= td->event_cache_len)
+		return NULL;
 	ev = td->event_cache[type];
 	if (!ev) {
 		ev = tep_find_event(td->src.tep, type);

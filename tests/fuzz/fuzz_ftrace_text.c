@@ -1,7 +1,7 @@
 /*
  * fuzz_ftrace_text.c - libFuzzer target for the ftrace text reader.
  *
- * Writes the input to a temp file, opens it with ks_ftrace_text_open()
+ * Writes the input to a memfd (fuzz_input.h), opens it with ks_ftrace_text_open()
  * (the text reader directly, whatever the bytes look like), pulls every
  * record, touches the payload through libtraceevent and closes.
  *
@@ -17,28 +17,9 @@
 
 #include <traceevent/event-parse.h>
 
+#include "fuzz_input.h"
 #include "input/source_impl.h"
 #include "kvmscope/source.h"
-
-static char tmp_path[64];
-
-static int write_input(const uint8_t *data, size_t size)
-{
-	int fd;
-
-	if (!tmp_path[0]) {
-		snprintf(tmp_path, sizeof(tmp_path), "/tmp/fuzz_ftrace_text.%d", (int)getpid());
-	}
-	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return -1;
-	if (size && write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
 
 static void print_record(struct tep_handle *tep, const struct ks_record *r)
 {
@@ -60,10 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ks_source *src;
 	struct ks_error err;
 	struct ks_record rec;
+	const char *path = fuzz_input_path(data, size);
 
-	if (write_input(data, size) < 0)
-		return 0;
-	if (ks_ftrace_text_open(&src, tmp_path, &err) < 0)
+	if (!path || ks_ftrace_text_open(&src, path, &err) < 0)
 		return 0;
 	while (ks_source_next(src, &rec, &err) > 0)
 		print_record(ks_source_tep(src), &rec);

@@ -14,18 +14,10 @@
 
 #include <traceevent/event-parse.h>
 
+#include "fuzz_input.h"
 #include "input/source_impl.h"
 #include "input/tracing_data.h"
 #include "kvmscope/source.h"
-
-static const char *fuzz_path(void)
-{
-	static char path[64];
-
-	if (!path[0])
-		snprintf(path, sizeof(path), "/tmp/fuzz_perfdata.%d", (int)getpid());
-	return path;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,13 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ks_error err;
 	struct tep_handle *tep;
 	uint64_t used = 0;
-	FILE *fp = fopen(fuzz_path(), "wb");
+	const char *path = fuzz_input_path(data, size);
 
-	if (!fp)
+	if (!path)
 		return 0;
-	fwrite(data, 1, size, fp);
-	fclose(fp);
-	if (ks_perfdata_open(&src, fuzz_path(), &err) == 0) {
+	if (ks_perfdata_open(&src, path, &err) == 0) {
 		while (ks_source_next(src, &rec, &err) > 0)
 			;
 		ks_source_close(src);
@@ -50,6 +40,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ks_tracing_data_parse_len(tep, data, size, "fuzz", 0, &used, &err);
 		tep_free(tep);
 	}
-	unlink(fuzz_path());
 	return 0;
 }

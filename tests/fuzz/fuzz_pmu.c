@@ -13,22 +13,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
 #include "kvmscope/pmu_host.h"
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
 
 static void fuzz_trace(const uint8_t *data, size_t size)
 {
-	char path[] = "/tmp/fuzz_pmu.XXXXXX";
-	int fd = mkstemp(path);
+	const char *path = fuzz_input_path(data, size);
 	struct ks_source *src;
 	struct ks_record rec;
 	struct ks_error err;
 	struct ks_pmu_trace_config cfg = { -1, -1 };
 
-	if (fd < 0)
-		return;
-	if (write(fd, data, size) == (ssize_t)size && ks_source_open(&src, path, &err) == 0) {
+	if (path && ks_source_open(&src, path, &err) == 0) {
 		struct ks_pmu_trace *pt = ks_pmu_trace_new(&cfg, ks_source_info(src));
 		const struct ks_pmu_msr_row *rows;
 
@@ -39,8 +37,6 @@ static void fuzz_trace(const uint8_t *data, size_t size)
 		ks_pmu_trace_free(pt);
 		ks_source_close(src);
 	}
-	close(fd);
-	unlink(path);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

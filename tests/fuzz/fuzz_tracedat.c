@@ -1,8 +1,8 @@
 /*
  * fuzz_tracedat.c - libFuzzer target for the trace.dat reader.
  *
- * The input bytes are written to a temporary file (the reader works on
- * files), opened with ks_tracedat_open(), read to the end (asking every
+ * The input bytes are written to a memfd (the reader works on files;
+ * fuzz_input.h), opened with ks_tracedat_open(), read to the end (asking every
  * record's buffer instance; the latency text if any) and closed.  Build:
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *     -I/usr/include/traceevent tests/fuzz/fuzz_tracedat.c LIBOBJS... \
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
 #include "input/source_impl.h"
 #include "kvmscope/tracedat.h"
 
@@ -20,20 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[] = "/tmp/fuzz_tracedat.XXXXXX";
+	const char *path = fuzz_input_path(data, size);
 	struct ks_source *src;
 	struct ks_record rec;
 	struct ks_error err;
-	int fd = mkstemp(path), n = 0;
+	int n = 0;
 
-	if (fd < 0)
+	if (!path)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	close(fd);
 	if (ks_tracedat_open(&src, path, 0, &err) == 0) {
 		size_t len = 0;
 		const char *text = ks_tracedat_latency_text(src, &len);
@@ -46,6 +41,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)sink;
 		ks_source_close(src);
 	}
-	unlink(path);
 	return 0;
 }
