@@ -1,6 +1,6 @@
 /*
  * fuzz_elfsyms.c - libFuzzer target for the ELF symbol reader (guest vmlinux,
- * --guest-binary): the bytes go to a memfd (fuzz_input.h) read through libelf.
+ * --guest-binary): the bytes go to a temp file read through libelf.
  *
  *	clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *	      -I/usr/include/traceevent tests/fuzz/fuzz_elfsyms.c \
@@ -11,21 +11,28 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "fuzz_input.h"
 #include "symbols/symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *path = fuzz_input_path(data, size);
+	char path[64];
 	struct ks_symtab *t;
 	struct ks_resolved r;
 	struct ks_error err;
 	uint64_t stext, vaddr;
+	int fd;
 
-	if (!path)
+	snprintf(path, sizeof(path), "/tmp/fuzz_elfsyms.%d", (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
 		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
 	t = ks_symtab_new();
 	if (t) {
 		ks_elf_symbols_load(t, path, 0x1000, "fuzz", &stext, &err);
@@ -34,5 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ks_symtab_lookup(t, stext, &r);
 		ks_symtab_free(t);
 	}
+	unlink(path);
 	return 0;
 }
