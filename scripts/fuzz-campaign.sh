@@ -49,7 +49,7 @@ for name in "$@"; do
 		continue
 	fi
 	ledger="$out/$name.ledger"
-	log="$out/$name.campaign.log"
+	log="$out/$name.campaign.$$.log" # per campaign: two may run one target
 	finding=0
 	while key=$(sha1sum "$bin" | cut -c1-12); [ "$(ledger_sum "$ledger" 2)" -lt "$runs" ]; do
 		while [ -e "$out/PAUSE" ]; do sleep 5; done

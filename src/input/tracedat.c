@@ -31,6 +31,7 @@
 #include "ringpage.h"
 #include "kvmscope/tracedat.h"
 #include "format_guard.h"
+#include "tracing_data.h"
 #include "ftrace_text.h"
 #include "source_impl.h"
 
@@ -49,6 +50,7 @@ enum {
 #define MAX_CHUNK (64u << 20)     /* largest decompressed data chunk */
 #define MAX_OPTION_SECTIONS 4096
 #define READ_PAGES 16             /* pages per read of uncompressed data */
+#define READ_AHEAD (64u << 10)    /* bytes per read of metadata fields */
 #define TSYNC_INTERPOLATE 1
 
 enum compression { COMP_NONE, COMP_ZLIB, COMP_ZSTD };
@@ -94,6 +96,10 @@ struct tracedat {
 	struct ks_source src;      /* first */
 	unsigned open_flags;       /* KS_OPEN_* */
 	struct ks_guard_batch *formats; /* event formats, parsed together */
+	struct {                        /* every byte fed into the tep, in order */
+		uint8_t *b;             /* (the tep cache's key; NULL once too large) */
+		uint64_t len, cap;
+	} tep_key;
 	struct ks_tracedat_meta meta;
 	char format[48];
 	int fd;
@@ -127,6 +133,8 @@ struct tracedat {
 
 	struct tep_event **event_cache; /* by type id; EV_NONE = looked up, absent */
 	int event_cache_len;            /* the largest event id of the formats + 1 */
+	uint8_t *ra;                    /* read-ahead block of the metadata reader */
+	uint64_t ra_off, ra_len;
 	void *scratch;
 };
 
@@ -197,6 +205,29 @@ static uint64_t rd_errpos(const struct rd *r)
 	return r->mem ? r->base : r->pos;
 }
 
+/* N file bytes at OFF through the read-ahead block (the metadata is read
+ * in fields of a few bytes: one pread each cost more than parsing them). */
+static int read_ahead(struct tracedat *td, void *dst, uint64_t n, uint64_t off, const char *what,
+		      struct ks_error *err)
+{
+	uint64_t len;
+
+	if (n > READ_AHEAD || off > td->file_size || n > td->file_size - off)
+		return pread_at(td, dst, n, off, what, err);
+	if (off < td->ra_off || off + n > td->ra_off + td->ra_len) {
+		len = td->file_size - off < READ_AHEAD ? td->file_size - off : READ_AHEAD;
+		td->ra_len = 0;
+		if (!td->ra && !(td->ra = malloc(READ_AHEAD)))
+			return pread_at(td, dst, n, off, what, err);
+		if (pread_at(td, td->ra, len, off, what, err) < 0)
+			return -1;
+		td->ra_off = off;
+		td->ra_len = len;
+	}
+	memcpy(dst, td->ra + (off - td->ra_off), n);
+	return 0;
+}
+
 static int rd_bytes(struct rd *r, void *dst, uint64_t n, struct ks_error *err)
 {
 	if (n > r->end - r->pos)
@@ -205,7 +236,7 @@ static int rd_bytes(struct rd *r, void *dst, uint64_t n, struct ks_error *err)
 				   (unsigned long long)n, (unsigned long long)(r->end - r->pos));
 	if (r->mem)
 		memcpy(dst, r->mem + r->pos, n);
-	else if (pread_at(r->td, dst, n, r->pos, r->what, err) < 0)
+	else if (read_ahead(r->td, dst, n, r->pos, r->what, err) < 0)
 		return -1;
 	r->pos += n;
 	return 0;
@@ -396,6 +427,42 @@ static int load_section(struct tracedat *td, uint64_t off, uint16_t *id, uint8_t
 }
 
 /* ------------------------------------------------------------------ */
+/* the tep cache key */
+
+/* Append "TAG, u64 LEN, DATA" to the key of what went into the tep; a key
+ * that would pass the cache's limit is dropped (no caching). */
+static void key_add(struct tracedat *td, char tag, const void *data, uint64_t len)
+{
+	uint64_t need = td->tep_key.len + 1 + 8 + len;
+	uint8_t *b = td->tep_key.b;
+
+	if (!b && td->tep_key.cap)
+		return; /* dropped */
+	if (need > KS_TEP_CACHE_MAX) {
+		b = NULL;
+	} else if (need > td->tep_key.cap) {
+		uint64_t cap = td->tep_key.cap ? td->tep_key.cap * 2 : 4096;
+
+		while (cap < need)
+			cap *= 2;
+		b = realloc(b, cap);
+		td->tep_key.cap = cap;
+	}
+	if (!b) {
+		free(td->tep_key.b);
+		td->tep_key.b = NULL;
+		td->tep_key.cap = 1;
+		return;
+	}
+	b[td->tep_key.len] = (uint8_t)tag;
+	memcpy(b + td->tep_key.len + 1, &len, 8);
+	if (len)
+		memcpy(b + td->tep_key.len + 9, data, len);
+	td->tep_key.b = b;
+	td->tep_key.len = need;
+}
+
+/* ------------------------------------------------------------------ */
 /* metadata blocks (same layout in v6 and in v7 sections) */
 
 static int parse_header_info(struct rd *r, struct ks_error *err)
@@ -408,6 +475,7 @@ static int parse_header_info(struct rd *r, struct ks_error *err)
 	if (rd_expect(r, "header_page", 12, err) < 0 || rd_u64(r, &size, err) < 0 ||
 	    rd_alloc(r, size, &buf, err) < 0)
 		return -1;
+	key_add(r->td, 'P', buf, size);
 	ret = tep_parse_header_page(r->td->src.tep, buf, size, (int)r->td->meta.long_size);
 	free(buf);
 	if (ret < 0)
@@ -430,6 +498,8 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 
 		if (rd_u64(r, &size, err) < 0 || rd_alloc(r, size, &buf, err) < 0)
 			return -1;
+		key_add(r->td, 'S', sys, strlen(sys));
+		key_add(r->td, 'F', buf, size);
 		/* A format libtraceevent cannot parse is skipped, like trace-cmd does;
 		 * its events then come out with event == NULL. */
 		if (ks_guard_batch_add(r->td->formats, buf, size, sys) < 0) {
@@ -467,6 +537,13 @@ static int parse_event_formats(struct rd *r, struct ks_error *err)
 	return 0;
 }
 
+static int skip_kallsyms(struct tep_handle *tep, const char *text)
+{
+	(void)tep;
+	(void)text;
+	return 0;
+}
+
 /* A text block preceded by its size (4 or 8 bytes), handed to PARSE. */
 static int parse_text(struct rd *r, const char *what, int size_bytes,
 		      int (*parse)(struct tep_handle *, const char *), struct ks_error *err)
@@ -485,16 +562,12 @@ static int parse_text(struct rd *r, const char *what, int size_bytes,
 	}
 	if (rd_alloc(r, size, &buf, err) < 0)
 		return -1;
+	key_add(r->td, 'T', what, strlen(what));
+	if (parse != skip_kallsyms)
+		key_add(r->td, 'B', buf, size);
 	if (size)
 		parse(r->td->src.tep, buf);
 	free(buf);
-	return 0;
-}
-
-static int skip_kallsyms(struct tep_handle *tep, const char *text)
-{
-	(void)tep;
-	(void)text;
 	return 0;
 }
 
@@ -1643,6 +1716,8 @@ static void tracedat_close(struct ks_source *src)
 	uint32_t i;
 
 	ks_guard_batch_free(td->formats); /* set when parsing stopped on an error */
+	free(td->tep_key.b);
+	free(td->ra);
 	for (i = 0; i < td->nr_cpus; i++) {
 		free(td->cpus[i].buf);
 		free(td->cpus[i].retired);
@@ -1889,12 +1964,44 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 	return 0;
 }
 
+/* The event formats into the tep: parsed, or the shared tep of a file with
+ * the same formats, texts and sizes opened before in this process (a
+ * fuzzer's mutations of one file, merge of one host's recordings). */
+static void load_formats(struct tracedat *td)
+{
+	uint32_t cpus = td->src.info.nr_cpus;
+	struct tep_handle *hit = NULL;
+
+	key_add(td, 'C', &cpus, sizeof(cpus));
+	if (td->tep_key.b)
+		hit = ks_tep_cache_lookup(KS_TEP_CACHE_TRACEDAT, td->tep_key.b, td->tep_key.len);
+	if (hit) {
+		tep_free(td->src.tep);
+		td->src.tep = hit;
+	} else {
+		ks_guard_batch_parse(td->formats, td->src.tep);
+		tep_set_cpus(td->src.tep, (int)cpus);
+		if (td->tep_key.b)
+			ks_tep_cache_store(KS_TEP_CACHE_TRACEDAT, td->tep_key.b, td->tep_key.len,
+					   td->src.tep);
+	}
+	ks_guard_batch_free(td->formats);
+	td->formats = NULL;
+	free(td->tep_key.b);
+	td->tep_key.b = NULL;
+}
+
 static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 {
 	struct rd r = { .td = td, .end = td->file_size };
+	uint32_t sizes[3];
 
 	if (parse_file_header(td, &r, err) < 0)
 		return -1;
+	sizes[0] = td->meta.big_endian;
+	sizes[1] = td->meta.long_size;
+	sizes[2] = td->page_size;
+	key_add(td, 'H', sizes, sizeof(sizes));
 	tep_set_file_bigendian(td->src.tep, td->meta.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(td->src.tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
 				TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
@@ -1905,15 +2012,12 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 		return ks_error_set(err, "%s: out of memory", td->src.path);
 	if (td->meta.version == 6 ? parse_v6(td, &r, err) < 0 : parse_v7(td, &r, err) < 0)
 		return -1;
-	ks_guard_batch_parse(td->formats, td->src.tep);
-	ks_guard_batch_free(td->formats);
-	td->formats = NULL;
 	if (setup_buffers(td, err) < 0)
 		return -1;
 	if (!td->latency && tep_get_header_timestamp_size(td->src.tep) != 8 && td->nr_cpus)
 		return ks_error_at(err, td->src.path, 0, "missing or unusable header_page format");
 	fill_info(td);
-	tep_set_cpus(td->src.tep, td->src.info.nr_cpus);
+	load_formats(td);
 	if (td->latency && load_latency(td, err) < 0)
 		return -1;
 	return 0;

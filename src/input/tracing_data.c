@@ -285,53 +285,54 @@ int ks_tracing_data_parse(struct tep_handle *tep, const uint8_t *buf, uint64_t l
 	return ks_tracing_data_parse_len(tep, buf, len, path, file_offset, NULL, err);
 }
 
-/* The last block parsed successfully, with a reference to its tep handle:
- * a process that opens several files of one recording setup (merge, the
+/* Per slot, the last tep handle stored with the bytes that made it: a
+ * process that opens several files of one recording setup (merge, the
  * test suite, a fuzzer's mutations of one file) parses the formats once.
- * Exact comparison of the bytes, no hashing; blocks up to CACHE_MAX. */
-#define CACHE_MAX (8ull << 20)
+ * Exact comparison of the bytes, no hashing; keys up to KS_TEP_CACHE_MAX. */
 static struct {
 	uint8_t *bytes;
 	uint64_t len;
 	struct tep_handle *tep;
-} td_cache;
-static pthread_mutex_t td_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+} tep_cache[KS_TEP_CACHE_SLOTS];
+static pthread_mutex_t tep_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct tep_handle *cache_lookup(const uint8_t *buf, uint64_t len)
+struct tep_handle *ks_tep_cache_lookup(enum ks_tep_cache_slot slot, const void *key, uint64_t len)
 {
 	struct tep_handle *hit = NULL;
 
-	pthread_mutex_lock(&td_cache_lock);
-	if (td_cache.tep && td_cache.len == len && memcmp(td_cache.bytes, buf, len) == 0) {
-		hit = td_cache.tep;
+	pthread_mutex_lock(&tep_cache_lock);
+	if (tep_cache[slot].tep && tep_cache[slot].len == len &&
+	    memcmp(tep_cache[slot].bytes, key, len) == 0) {
+		hit = tep_cache[slot].tep;
 		tep_ref(hit);
 	}
-	pthread_mutex_unlock(&td_cache_lock);
+	pthread_mutex_unlock(&tep_cache_lock);
 	return hit;
 }
 
-static void cache_store(const uint8_t *buf, uint64_t len, struct tep_handle *tep)
+void ks_tep_cache_store(enum ks_tep_cache_slot slot, const void *key, uint64_t len,
+			struct tep_handle *tep)
 {
-	uint8_t *copy = len <= CACHE_MAX ? malloc(len ? len : 1) : NULL;
+	uint8_t *copy = len <= KS_TEP_CACHE_MAX ? malloc(len ? len : 1) : NULL;
 
 	if (!copy)
 		return;
-	memcpy(copy, buf, len);
+	memcpy(copy, key, len);
 	tep_ref(tep);
-	pthread_mutex_lock(&td_cache_lock);
-	if (td_cache.tep)
-		tep_free(td_cache.tep);
-	free(td_cache.bytes);
-	td_cache.bytes = copy;
-	td_cache.len = len;
-	td_cache.tep = tep;
-	pthread_mutex_unlock(&td_cache_lock);
+	pthread_mutex_lock(&tep_cache_lock);
+	if (tep_cache[slot].tep)
+		tep_free(tep_cache[slot].tep);
+	free(tep_cache[slot].bytes);
+	tep_cache[slot].bytes = copy;
+	tep_cache[slot].len = len;
+	tep_cache[slot].tep = tep;
+	pthread_mutex_unlock(&tep_cache_lock);
 }
 
 int ks_tracing_data_load(struct tep_handle **tep, const uint8_t *buf, uint64_t len,
 			 const char *path, uint64_t file_offset, struct ks_error *err)
 {
-	struct tep_handle *hit = cache_lookup(buf, len);
+	struct tep_handle *hit = ks_tep_cache_lookup(KS_TEP_CACHE_PERFDATA, buf, len);
 
 	if (hit) {
 		tep_free(*tep);
@@ -340,6 +341,6 @@ int ks_tracing_data_load(struct tep_handle **tep, const uint8_t *buf, uint64_t l
 	}
 	if (ks_tracing_data_parse(*tep, buf, len, path, file_offset, err) < 0)
 		return -1;
-	cache_store(buf, len, *tep);
+	ks_tep_cache_store(KS_TEP_CACHE_PERFDATA, buf, len, *tep);
 	return 0;
 }

@@ -44,4 +44,16 @@ int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64
 int ks_tracing_data_load(struct tep_handle **tep, const uint8_t *buf, uint64_t len,
 			 const char *path, uint64_t file_offset, struct ks_error *err);
 
+/* A one-entry cache of tep handles per slot, keyed by the exact bytes that
+ * made the handle (the caller's serialization of everything it fed in).
+ * Lookup returns a new reference or NULL; store keeps a reference (keys of
+ * more than KS_TEP_CACHE_MAX bytes are not kept).  A cached handle is
+ * shared: nobody may change it afterwards. */
+#define KS_TEP_CACHE_MAX (8ull << 20)
+enum ks_tep_cache_slot { KS_TEP_CACHE_PERFDATA, KS_TEP_CACHE_TRACEDAT, KS_TEP_CACHE_SLOTS };
+
+struct tep_handle *ks_tep_cache_lookup(enum ks_tep_cache_slot slot, const void *key, uint64_t len);
+void ks_tep_cache_store(enum ks_tep_cache_slot slot, const void *key, uint64_t len,
+			struct tep_handle *tep);
+
 #endif

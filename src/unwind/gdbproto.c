@@ -216,32 +216,42 @@ static int flush_ack(struct ks_gdb *g, struct ks_error *err)
 	return write_all(g, "+", 1, err);
 }
 
-/* Next byte, waiting until DEADLINE (ms, monotonic). */
-static int get_byte(struct ks_gdb *g, int64_t deadline, struct ks_error *err)
+/* Wait until the stub has bytes for us or DEADLINE (ms, monotonic) passes. */
+static int wait_readable(struct ks_gdb *g, int64_t deadline, struct ks_error *err)
 {
-	if (g->inpos == g->inlen && flush_ack(g, err) < 0)
-		return -1;
-	while (g->inpos == g->inlen) {
-		struct pollfd pf = { .fd = g->fd, .events = POLLIN };
-		int64_t left = deadline - now_ms();
-		ssize_t r;
-		int pr;
+	struct pollfd pf = { .fd = g->fd, .events = POLLIN };
+	int64_t left;
 
+	do {
+		left = deadline - now_ms();
 		if (left <= 0)
 			return ks_error_set(err, "gdbstub: no answer within %d ms", g->timeout_ms), -2;
-		pr = poll(&pf, 1, (int)left);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr == 0)
-			continue;
-		r = recv(g->fd, g->inbuf, sizeof(g->inbuf), MSG_DONTWAIT);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-			continue;
-		if (r <= 0)
+	} while (poll(&pf, 1, (int)left) <= 0);
+	return 0;
+}
+
+/* Next byte, waiting until DEADLINE (ms, monotonic).  Reads what is there
+ * first; only when nothing is does it send a pending ack and wait (a reply
+ * that has arrived costs one system call, not three). */
+static int get_byte(struct ks_gdb *g, int64_t deadline, struct ks_error *err)
+{
+	int ret;
+
+	while (g->inpos == g->inlen) {
+		ssize_t r = recv(g->fd, g->inbuf, sizeof(g->inbuf), MSG_DONTWAIT);
+
+		if (r > 0) {
+			g->inpos = 0;
+			g->inlen = (size_t)r;
+			g->st.bytes_received += (uint64_t)r;
+		} else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (flush_ack(g, err) < 0)
+				return -1;
+			if ((ret = wait_readable(g, deadline, err)) < 0)
+				return ret;
+		} else if (r == 0 || errno != EINTR) {
 			return ks_error_set(err, "gdbstub: connection closed by the stub"), -3;
-		g->inpos = 0;
-		g->inlen = (size_t)r;
-		g->st.bytes_received += (uint64_t)r;
+		}
 	}
 	return g->inbuf[g->inpos++];
 }
@@ -373,6 +383,8 @@ static int recv_packet(struct ks_gdb *g, struct ks_error *err)
 				return -1;
 			continue;
 		}
+		if (flush_ack(g, err) < 0) /* two packets in a row: the first's ack */
+			return -1;
 		g->ack_pending = true;
 		g->rx[g->rxlen] = 0;
 		g->st.packets_received++;

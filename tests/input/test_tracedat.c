@@ -705,6 +705,54 @@ static void t_bad_commit(void)
 	expect_error(bad, "bad commit size");
 }
 
+static struct ks_source *open_nosyms(const char *rel)
+{
+	const char *p = kt_shared(rel);
+	struct ks_source *src = NULL;
+	struct ks_error err;
+
+	if (!p)
+		kt_skip("%s is absent", rel);
+	else if (ks_tracedat_open(&src, p, KS_OPEN_NO_SYMBOLS, &err) < 0)
+		kt_fail(__FILE__, __LINE__, "open: %s", err.msg);
+	return src;
+}
+
+/* Files with the same formats, texts and sizes share one tep (parsed
+ * once per process); any difference in what feeds the tep gives its own.
+ * (Without symbols: a host's kallsyms pass the cache's 8 MB key limit.) */
+static void t_tep_shared_for_same_formats(void)
+{
+	struct ks_source *a = open_nosyms(HIP "host-tsync.trace.dat");
+	struct ks_source *b = a ? open_nosyms(HIP "host-tsync.trace.dat") : NULL;
+	struct ks_source *guest = b ? open_nosyms(HIP "guest-tsync.trace.dat") : NULL;
+	struct ks_source *syms = guest ? open_or_skip(HIP "host-tsync.trace.dat") : NULL;
+	struct ks_record ra, rb;
+	struct ks_error err;
+	int i, na = 1, nb = 1;
+
+	if (!syms)
+		goto out;
+	KT_EXPECT(ks_source_tep(a) == ks_source_tep(b));
+	KT_EXPECT(ks_source_tep(guest) != ks_source_tep(a));
+	KT_EXPECT(ks_source_tep(syms) != ks_source_tep(a)); /* kallsyms loaded */
+	for (i = 0; i < 2000 && na > 0 && nb > 0; i++) {
+		na = ks_source_next(a, &ra, &err);
+		nb = ks_source_next(b, &rb, &err);
+		KT_REQUIRE(na == nb);
+		if (na > 0) {
+			KT_EQ_U64(ra.ts, rb.ts);
+			KT_EXPECT(ra.event == rb.event);
+		}
+	}
+	KT_EXPECT(i > 100);
+out:
+	ks_source_close(syms);
+	ks_source_close(guest);
+	ks_source_close(b);
+	ks_source_close(a);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -726,6 +774,7 @@ int main(void)
 		KT_CASE(t_section_outside_file),
 		KT_CASE(t_corrupt_compressed),
 		KT_CASE(t_bad_commit),
+		KT_CASE(t_tep_shared_for_same_formats),
 		{ 0 },
 	};
 	return kt_main(cases);

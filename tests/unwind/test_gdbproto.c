@@ -375,6 +375,67 @@ static void t_acks_late_but_before_waiting(void)
 	KT_EQ_INT(s.merged, s.packets - 1);
 }
 
+/* A stub that sends console output and the stop reply in one write (QEMU
+ * does not wait for acks): each of its packets still gets its own ack. */
+struct burst_stub { int fd, acks, sent, packets; };
+
+static void *burst_stub_main(void *arg)
+{
+	struct burst_stub *s = arg;
+	char both[128];
+	int c;
+
+	snprintf(both, sizeof(both), "%s%s", pkt("O4869"), pkt("T05thread:p01.01;"));
+	while ((c = rd(s->fd)) >= 0) {
+		if (c == '+') {
+			s->acks++;
+		} else if (c == 0x03) {
+			send_raw(s->fd, both);
+			s->sent += 2;
+		} else if (c == '$') {
+			int first = rd(s->fd);
+
+			s->packets++;
+			while ((c = rd(s->fd)) >= 0 && c != '#')
+				;
+			rd(s->fd);
+			rd(s->fd);
+			send_raw(s->fd, "+");
+			if (first == 'c')
+				continue; /* no reply until the stop */
+			send_pkt(s->fd, first == 'q' && s->packets == 1 ? "PacketSize=400" :
+				 first == '?' ? "S05" : "OK");
+			s->sent++;
+		}
+	}
+	return NULL;
+}
+
+static void t_every_packet_acked_once(void)
+{
+	struct burst_stub s = { 0 };
+	int sv[2];
+	pthread_t th;
+	struct ks_gdb *g;
+	struct ks_error err;
+	const char *r;
+
+	KT_REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	s.fd = sv[1];
+	pthread_create(&th, NULL, burst_stub_main, &s);
+	g = ks_gdb_from_fd(sv[0], 1000);
+	KT_REQUIRE(g);
+	KT_EQ_INT(ks_gdb_handshake(g, &err), 0);
+	KT_EQ_INT(ks_gdb_continue(g, &err), 0);
+	KT_EQ_INT(ks_gdb_interrupt(g, &err), 0);
+	KT_EQ_INT(ks_gdb_command(g, "qC", &r, NULL, &err), 0);
+	ks_gdb_close(g);
+	pthread_join(th, NULL);
+	close(sv[1]);
+	KT_EQ_INT(s.sent, 5); /* PacketSize, S05, O, T05, OK (qC) */
+	KT_EQ_INT(s.acks, s.sent);
+}
+
 static void t_regs_layout(void)
 {
 	uint8_t b[608] = { 0 };
@@ -402,7 +463,8 @@ int main(void)
 		KT_CASE(t_bad_checksum_retransmit), KT_CASE(t_memory_hex_and_error),
 		KT_CASE(t_early_stop_packet_skipped), KT_CASE(t_refuses_write_packets),
 		KT_CASE(t_timeout_and_detach), KT_CASE(t_send_timeout_peer_not_reading),
-		KT_CASE(t_acks_late_but_before_waiting), KT_CASE(t_regs_layout), { 0 },
+		KT_CASE(t_acks_late_but_before_waiting), KT_CASE(t_every_packet_acked_once),
+		KT_CASE(t_regs_layout), { 0 },
 	};
 	return kt_main(cases);
 }
