@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -302,12 +303,35 @@ static bool helper_serve_one(int fd)
 	return io_full(fd, "K", 1, true);
 }
 
-static void helper_main(int fd)
+/* Set by sanitizer runtimes (a weak reference: NULL in a plain build). */
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+static void helper_die(void)
 {
+	_exit(1);
+}
+
+/* The helper's crashes are its job: they leave no core file, and no
+ * inherited crash handler runs (a fuzzer's would save the input as a crash
+ * artifact, though the parent survives it). */
+static void helper_die_quietly(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 	int devnull = open("/dev/null", O_WRONLY);
+	size_t i;
 
 	if (devnull >= 0)
 		dup2(devnull, 2); /* a sanitizer report of a crash is noise */
+	prctl(PR_SET_DUMPABLE, 0);
+	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], SIG_DFL);
+	if (__sanitizer_set_death_callback)
+		__sanitizer_set_death_callback(helper_die);
+}
+
+static void helper_main(int fd)
+{
+	helper_die_quietly();
 	signal(SIGINT, SIG_IGN); /* Ctrl-C is for the parent to handle */
 	while (helper_serve_one(fd))
 		;

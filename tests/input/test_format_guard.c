@@ -2,9 +2,13 @@
  * test_format_guard.c - damaged metadata that crashes libtraceevent 1.7 is
  * defused by src/input/format_guard.c, and good metadata passes unchanged.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <traceevent/event-parse.h>
 
@@ -152,12 +156,60 @@ static void t_printk_without_colon(void)
 	tep_free(tep);
 }
 
+/* Crash handlers the checking process inherits (a fuzzer's saves the input
+ * as a crash artifact) must not run when it dies: they write to a pipe. */
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+static int handler_pipe[2] = { -1, -1 };
+
+static void inherited_handler(int sig)
+{
+	(void)sig;
+	if (write(handler_pipe[1], "h", 1) < 0)
+		_exit(3);
+	_exit(3);
+}
+
+static void inherited_death(void)
+{
+	inherited_handler(0);
+}
+
+static void t_helper_dies_without_inherited_handlers(void)
+{
+	char *bad = with("REC->prev_state, REC->comm",
+			 "REC->prev_state ? \"+\" : \"\". REC->comm");
+	struct tep_handle *tep = tep_alloc();
+	struct ks_guard_batch *b = ks_guard_batch_new();
+	char c;
+	int i;
+
+	KT_REQUIRE(bad && tep && b && pipe2(handler_pipe, O_NONBLOCK) == 0);
+	signal(SIGSEGV, inherited_handler);
+	if (__sanitizer_set_death_callback)
+		__sanitizer_set_death_callback(inherited_death);
+	for (i = 0; i < 2; i++) { /* the 2nd helper is forked after the handlers were set */
+		KT_EQ_INT(ks_guard_batch_add(b, bad, strlen(bad), "demo"), 0);
+		ks_guard_batch_parse(b, tep);
+	}
+	signal(SIGSEGV, SIG_DFL);
+	if (__sanitizer_set_death_callback)
+		__sanitizer_set_death_callback(NULL);
+	KT_EXPECT(tep_find_event(tep, 7) != NULL);
+	KT_EXPECT(read(handler_pipe[0], &c, 1) < 0 && errno == EAGAIN);
+	close(handler_pipe[0]);
+	close(handler_pipe[1]);
+	ks_guard_batch_free(b);
+	tep_free(tep);
+	free(bad);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_good_format_unchanged), KT_CASE(t_unknown_field_defused),
 		KT_CASE(t_printk_without_colon), KT_CASE(t_bad_field_line_refused),
-		KT_CASE(t_parser_crash_contained), { 0 },
+		KT_CASE(t_parser_crash_contained), KT_CASE(t_helper_dies_without_inherited_handlers),
+		{ 0 },
 	};
 
 	return kt_main(cases);

@@ -313,20 +313,30 @@ static void t_send_timeout_peer_not_reading(void)
 /* A stub that, like gdbserver, waits for the ack of each packet it sends
  * before it sends the next one: after an interrupt it sends a console
  * packet ('O') and only then the stop reply.  The client must not hold the
- * ack back while it waits.  Counts the acks that came in front of a packet. */
-struct acking_stub { int fd, merged, packets; };
+ * ack back while it waits.  Counts the acks that came in front of a packet.
+ * With BURST it sends both packets in one write instead (QEMU does not wait
+ * for acks): each still needs its own ack. */
+struct acking_stub { int fd, merged, packets, acks, sent; bool burst; };
 
 static void *acking_stub_main(void *arg)
 {
 	struct acking_stub *s = arg;
+	char both[128];
 	int c, prev = 0;
 
+	snprintf(both, sizeof(both), "%s%s", pkt("O4869"), pkt("T05thread:p01.01;"));
 	while ((c = rd(s->fd)) >= 0) {
-		if (c == 0x03) {
+		s->acks += c == '+';
+		if (c == 0x03 && s->burst) {
+			send_raw(s->fd, both);
+			s->sent += 2;
+		} else if (c == 0x03) {
 			send_pkt(s->fd, "O4869");
 			while ((c = rd(s->fd)) >= 0 && c != '+')
 				;
+			s->acks += c == '+';
 			send_pkt(s->fd, "T05thread:p01.01;");
+			s->sent += 2;
 		} else if (c == '$') {
 			int first = rd(s->fd);
 
@@ -337,18 +347,21 @@ static void *acking_stub_main(void *arg)
 			rd(s->fd);
 			rd(s->fd);
 			send_raw(s->fd, "+");
-			if (first != 'c') /* continue: no reply until the stop */
+			if (first != 'c') { /* continue: no reply until the stop */
 				send_pkt(s->fd, first == 'q' && s->packets == 1 ? "PacketSize=400" :
 					 first == '?' ? "S05" : "OK");
+				s->sent++;
+			}
 		}
 		prev = c;
 	}
 	return NULL;
 }
 
-static void t_acks_late_but_before_waiting(void)
+/* Handshake, QUERY, continue, interrupt and qC against the stub, then
+ * close; *WRITES = the client's writes before the close. */
+static void acking_session(struct acking_stub *s, const char *query, uint64_t *writes)
 {
-	struct acking_stub s = { 0 };
 	int sv[2];
 	pthread_t th;
 	struct ks_gdb *g;
@@ -356,83 +369,42 @@ static void t_acks_late_but_before_waiting(void)
 	const char *r;
 
 	KT_REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-	s.fd = sv[1];
-	pthread_create(&th, NULL, acking_stub_main, &s);
+	s->fd = sv[1];
+	pthread_create(&th, NULL, acking_stub_main, s);
 	g = ks_gdb_from_fd(sv[0], 1000);
 	KT_REQUIRE(g);
 	KT_EQ_INT(ks_gdb_handshake(g, &err), 0);
-	KT_EQ_INT(ks_gdb_command(g, "qOffsets", &r, NULL, &err), 0);
+	KT_EQ_INT(ks_gdb_command(g, query, &r, NULL, &err), 0);
 	KT_EQ_INT(ks_gdb_continue(g, &err), 0);
 	KT_EQ_INT(ks_gdb_interrupt(g, &err), 0);
 	KT_EQ_INT(ks_gdb_command(g, "qC", &r, NULL, &err), 0);
-	/* 5 packets, 0x03 and one ack alone (the stub waited for it) */
-	KT_EQ_U64(ks_gdb_stats(g)->writes, 7);
+	*writes = ks_gdb_stats(g)->writes;
 	ks_gdb_close(g);
 	pthread_join(th, NULL);
 	close(sv[1]);
+}
+
+static void t_acks_late_but_before_waiting(void)
+{
+	struct acking_stub s = { 0 };
+	uint64_t writes;
+
+	acking_session(&s, "qOffsets", &writes);
+	/* 5 packets, 0x03 and one ack alone (the stub waited for it) */
+	KT_EQ_U64(writes, 7);
 	/* every packet after the first carried the previous reply's ack */
 	KT_EQ_INT(s.packets, 5); /* qSupported ? qOffsets c qC */
 	KT_EQ_INT(s.merged, s.packets - 1);
-}
-
-/* A stub that sends console output and the stop reply in one write (QEMU
- * does not wait for acks): each of its packets still gets its own ack. */
-struct burst_stub { int fd, acks, sent, packets; };
-
-static void *burst_stub_main(void *arg)
-{
-	struct burst_stub *s = arg;
-	char both[128];
-	int c;
-
-	snprintf(both, sizeof(both), "%s%s", pkt("O4869"), pkt("T05thread:p01.01;"));
-	while ((c = rd(s->fd)) >= 0) {
-		if (c == '+') {
-			s->acks++;
-		} else if (c == 0x03) {
-			send_raw(s->fd, both);
-			s->sent += 2;
-		} else if (c == '$') {
-			int first = rd(s->fd);
-
-			s->packets++;
-			while ((c = rd(s->fd)) >= 0 && c != '#')
-				;
-			rd(s->fd);
-			rd(s->fd);
-			send_raw(s->fd, "+");
-			if (first == 'c')
-				continue; /* no reply until the stop */
-			send_pkt(s->fd, first == 'q' && s->packets == 1 ? "PacketSize=400" :
-				 first == '?' ? "S05" : "OK");
-			s->sent++;
-		}
-	}
-	return NULL;
+	KT_EQ_INT(s.acks, s.sent);
 }
 
 static void t_every_packet_acked_once(void)
 {
-	struct burst_stub s = { 0 };
-	int sv[2];
-	pthread_t th;
-	struct ks_gdb *g;
-	struct ks_error err;
-	const char *r;
+	struct acking_stub s = { .burst = true };
+	uint64_t writes;
 
-	KT_REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-	s.fd = sv[1];
-	pthread_create(&th, NULL, burst_stub_main, &s);
-	g = ks_gdb_from_fd(sv[0], 1000);
-	KT_REQUIRE(g);
-	KT_EQ_INT(ks_gdb_handshake(g, &err), 0);
-	KT_EQ_INT(ks_gdb_continue(g, &err), 0);
-	KT_EQ_INT(ks_gdb_interrupt(g, &err), 0);
-	KT_EQ_INT(ks_gdb_command(g, "qC", &r, NULL, &err), 0);
-	ks_gdb_close(g);
-	pthread_join(th, NULL);
-	close(sv[1]);
-	KT_EQ_INT(s.sent, 5); /* PacketSize, S05, O, T05, OK (qC) */
+	acking_session(&s, "qOffsets", &writes);
+	KT_EQ_INT(s.sent, 6); /* PacketSize, S05, OK, O, T05, OK */
 	KT_EQ_INT(s.acks, s.sent);
 }
 
