@@ -147,22 +147,32 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 	return !in_str && depth == 0;
 }
 
+struct fmt_ref {
+	const char *text;
+	size_t size;
+	const char *sys;
+};
+
 /* ---- formats already checked in a child ----
  *
  * A process often meets the same formats again (host and guest traces of one
  * kernel, files of one machine, a fuzzer's mutations of one file): a format
- * that a child parsed without dying is remembered by a 128-bit fingerprint
- * of its system name and text, and is not checked again.  The set is
- * bounded; when full it starts afresh. */
-#define SAFE_SLOTS 16384 /* a power of two; at most half full */
+ * that a child parsed without dying, or that killed a child on its own, is
+ * remembered by a 128-bit fingerprint of its system name and text, and is
+ * not checked again.  The sets are bounded; a full one starts afresh. */
+#define FP_SLOTS 16384 /* a power of two; at most half full */
 
 struct fingerprint {
 	uint64_t a, b;
 };
 
-static struct fingerprint safe_set[SAFE_SLOTS];
-static size_t safe_used;
-static pthread_mutex_t safe_lock = PTHREAD_MUTEX_INITIALIZER;
+struct fp_set {
+	struct fingerprint slot[FP_SLOTS];
+	size_t used;
+};
+
+static struct fp_set safe_set, unsafe_set;
+static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void mix(struct fingerprint *fp, const void *data, size_t len)
 {
@@ -176,56 +186,55 @@ static void mix(struct fingerprint *fp, const void *data, size_t len)
 	}
 }
 
-static struct fingerprint format_fingerprint(const char *buf, size_t size, const char *sys)
+static struct fingerprint format_fingerprint(const struct fmt_ref *f)
 {
-	struct fingerprint fp = { 0xcbf29ce484222325ull, size };
+	struct fingerprint fp = { 0xcbf29ce484222325ull, f->size };
 
-	mix(&fp, sys ? sys : "", sys ? strlen(sys) + 1 : 1);
-	mix(&fp, buf, size);
+	mix(&fp, f->sys ? f->sys : "", f->sys ? strlen(f->sys) + 1 : 1);
+	mix(&fp, f->text, f->size);
 	if (!fp.a && !fp.b) /* 0,0 marks an empty slot */
 		fp.a = 1;
 	return fp;
 }
 
-/* Find FP's slot: its own, or the empty one where it would go. */
-static size_t safe_slot(struct fingerprint fp)
+/* Find FP's slot in SET: its own, or the empty one where it would go. */
+static size_t fp_slot(const struct fp_set *set, struct fingerprint fp)
 {
-	size_t j = (size_t)fp.a & (SAFE_SLOTS - 1);
+	size_t j = (size_t)fp.a & (FP_SLOTS - 1);
 
-	while ((safe_set[j].a || safe_set[j].b) && (safe_set[j].a != fp.a || safe_set[j].b != fp.b))
-		j = (j + 1) & (SAFE_SLOTS - 1);
+	while ((set->slot[j].a || set->slot[j].b) &&
+	       (set->slot[j].a != fp.a || set->slot[j].b != fp.b))
+		j = (j + 1) & (FP_SLOTS - 1);
 	return j;
 }
 
-static bool known_safe(const char *buf, size_t size, const char *sys)
+static bool fp_known(const struct fp_set *set, const struct fmt_ref *f)
 {
-	struct fingerprint fp = format_fingerprint(buf, size, sys);
+	struct fingerprint fp = format_fingerprint(f);
 	bool found;
 	size_t j;
 
-	pthread_mutex_lock(&safe_lock);
-	j = safe_slot(fp);
-	found = safe_set[j].a == fp.a && safe_set[j].b == fp.b;
-	pthread_mutex_unlock(&safe_lock);
+	pthread_mutex_lock(&fp_lock);
+	j = fp_slot(set, fp);
+	found = set->slot[j].a == fp.a && set->slot[j].b == fp.b;
+	pthread_mutex_unlock(&fp_lock);
 	return found;
 }
 
-static void remember_safe(const char *buf, size_t size, const char *sys)
+static void fp_remember(struct fp_set *set, const struct fmt_ref *f)
 {
-	struct fingerprint fp = format_fingerprint(buf, size, sys);
+	struct fingerprint fp = format_fingerprint(f);
 	size_t j;
 
-	pthread_mutex_lock(&safe_lock);
-	if (safe_used >= SAFE_SLOTS / 2) {
-		memset(safe_set, 0, sizeof(safe_set));
-		safe_used = 0;
+	pthread_mutex_lock(&fp_lock);
+	if (set->used >= FP_SLOTS / 2)
+		memset(set, 0, sizeof(*set));
+	j = fp_slot(set, fp);
+	if (set->slot[j].a != fp.a || set->slot[j].b != fp.b) {
+		set->slot[j] = fp;
+		set->used++;
 	}
-	j = safe_slot(fp);
-	if (safe_set[j].a != fp.a || safe_set[j].b != fp.b) {
-		safe_set[j] = fp;
-		safe_used++;
-	}
-	pthread_mutex_unlock(&safe_lock);
+	pthread_mutex_unlock(&fp_lock);
 }
 
 /* ---- the checking process ----
@@ -243,16 +252,11 @@ static void remember_safe(const char *buf, size_t size, const char *sys)
 #define GUARD_TIMEOUT_MS 10000
 #define GUARD_MAX_TEXT (64u << 20)
 
-struct fmt_ref {
-	const char *text;
-	size_t size;
-	const char *sys;
-};
-
 static struct {
 	pid_t pid;
 	int fd;
-} helper = { -1, -1 };
+	unsigned long starts;
+} helper = { -1, -1, 0 };
 static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, const char *sys,
@@ -372,7 +376,18 @@ static bool helper_start(void)
 	close(sv[1]);
 	helper.pid = pid;
 	helper.fd = sv[0];
+	helper.starts++;
 	return true;
+}
+
+unsigned long ks_guard_helper_starts(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&helper_lock);
+	n = helper.starts;
+	pthread_mutex_unlock(&helper_lock);
+	return n;
 }
 
 static bool helper_request(const struct fmt_ref *f, size_t n)
@@ -400,31 +415,41 @@ static bool helper_request(const struct fmt_ref *f, size_t n)
 	return (pfd.revents & POLLIN) && io_full(helper.fd, &reply, 1, false) && reply == 'K';
 }
 
-/* Do the N formats parse without killing the helper?  Those that do are
- * remembered.  When no helper can be started the cheap checks have to do. */
+/* Do the N formats parse without killing the helper?  Only those not seen
+ * before are sent (a file differs from one seen before in few of its
+ * formats, if any); the verdict is remembered when it is clear: all sent
+ * formats passed, or the one sent killed the helper.  When no helper can be
+ * started the cheap checks have to do. */
 static bool formats_parse_safely(const struct fmt_ref *f, size_t n)
 {
+	struct fmt_ref *ask;
+	size_t i, m = 0;
 	bool ok;
-	size_t i;
 
-	for (i = 0; i < n && known_safe(f[i].text, f[i].size, f[i].sys); i++)
-		;
-	if (i == n)
-		return true;
 	for (i = 0; i < n; i++)
-		if (f[i].size > GUARD_MAX_TEXT)
-			return false;
+		if (f[i].size > GUARD_MAX_TEXT || fp_known(&unsafe_set, &f[i]))
+			return false; /* each format is then probed on its own */
+	ask = malloc((n ? n : 1) * sizeof(*ask));
+	if (!ask)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!fp_known(&safe_set, &f[i]))
+			ask[m++] = f[i];
 	pthread_mutex_lock(&helper_lock);
-	if (helper.pid < 0 && !helper_start()) {
+	if (!m || (helper.pid < 0 && !helper_start())) {
 		pthread_mutex_unlock(&helper_lock);
+		free(ask);
 		return true;
 	}
-	ok = helper_request(f, n);
+	ok = helper_request(ask, m);
 	if (!ok)
 		helper_stop(); /* dead, hung or out of step: a new one next time */
 	pthread_mutex_unlock(&helper_lock);
-	for (i = 0; ok && i < n; i++)
-		remember_safe(f[i].text, f[i].size, f[i].sys);
+	for (i = 0; ok && i < m; i++)
+		fp_remember(&safe_set, &ask[i]);
+	if (!ok && m == 1)
+		fp_remember(&unsafe_set, &ask[0]);
+	free(ask);
 	return ok;
 }
 

@@ -32,6 +32,10 @@ int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, c
 void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep);
 void ks_guard_batch_free(struct ks_guard_batch *b);
 
+/* How many checking processes this process has started (each one a fork;
+ * a format that kills one is not sent to the next). */
+unsigned long ks_guard_helper_starts(void);
+
 /* tep_parse_printk_formats() on TEXT without the lines it cannot parse
  * ("ADDR : \"STRING\"" is the only accepted shape). */
 int ks_guard_parse_printk(struct tep_handle *tep, const char *text);

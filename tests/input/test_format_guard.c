@@ -203,12 +203,45 @@ static void t_helper_dies_without_inherited_handlers(void)
 	free(bad);
 }
 
+/* A format that killed a checking process is not sent to another one: the
+ * same file again (a fuzzer's mutation elsewhere in it) costs no fork. */
+static void t_crashing_format_checked_once(void)
+{
+	char *bad = with("REC->prev_state, REC->comm",
+			 "REC->prev_state ? \"-\" : \"\". REC->comm");
+	char *other = with("ID: 7", "ID: 8");
+	unsigned long before;
+	int round;
+
+	KT_REQUIRE(bad && other);
+	for (round = 0; round < 3; round++) {
+		struct tep_handle *tep = tep_alloc();
+		struct ks_guard_batch *b = ks_guard_batch_new();
+
+		KT_REQUIRE(tep && b);
+		before = ks_guard_helper_starts();
+		KT_EQ_INT(ks_guard_batch_add(b, bad, strlen(bad), "demo"), 0);
+		KT_EQ_INT(ks_guard_batch_add(b, other, strlen(other), "demo"), 0);
+		ks_guard_batch_parse(b, tep);
+		KT_EXPECT(tep_find_event(tep, 7) != NULL);
+		KT_EQ_STR(printed(tep), "");
+		KT_EXPECT(tep_find_event(tep, 8) != NULL);
+		if (round) /* the 1st round forked for the batch and for the probe */
+			KT_EQ_U64(ks_guard_helper_starts(), before);
+		ks_guard_batch_free(b);
+		tep_free(tep);
+	}
+	free(bad);
+	free(other);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_good_format_unchanged), KT_CASE(t_unknown_field_defused),
 		KT_CASE(t_printk_without_colon), KT_CASE(t_bad_field_line_refused),
 		KT_CASE(t_parser_crash_contained), KT_CASE(t_helper_dies_without_inherited_handlers),
+		KT_CASE(t_crashing_format_checked_once),
 		{ 0 },
 	};
 
