@@ -72,10 +72,10 @@ static bool field_line_ok(const char *p, const char *eol)
 	for (i = 0; i < 2; i++) {
 		size_t n = strlen(tags[i]);
 
-		if ((size_t)(eol - p) < n || strncmp(p, tags[i], n) || !(p = digits_semi(p + n, eol)))
+		if ((size_t)(eol - p) < n || memcmp(p, tags[i], n) || !(p = digits_semi(p + n, eol)))
 			return false;
 	}
-	if (p < eol && !strncmp(p, "\tsigned:", 8) && !(p = digits_semi(p + 8, eol)))
+	if (eol - p >= 8 && !memcmp(p, "\tsigned:", 8) && !(p = digits_semi(p + 8, eol)))
 		return false;
 	return true;
 }
@@ -134,7 +134,7 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 			depth++;
 		} else if (*p == ')' && --depth < 0) {
 			return false;
-		} else if (!strncmp(p, "REC->", 5) && end - p > 5) {
+		} else if (end - p > 5 && !memcmp(p, "REC->", 5)) { /* TEXT is not terminated */
 			const char *id = p + 5, *q = id;
 
 			while (q < end && is_ident(*q))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <traceevent/event-parse.h>
@@ -235,6 +236,35 @@ static void t_crashing_format_checked_once(void)
 	free(other);
 }
 
+/* Texts are not NUL-terminated: nothing may be read after their last byte
+ * (fuzz_perfdata finding: "REC->" compared at a print fmt ending in "RE").
+ * Each text ends at a page followed by an inaccessible one. */
+static void t_text_end_not_read_past(void)
+{
+	static const char *const texts[] = {
+		"name: demo\nID: 7\nformat:\n"
+		"\tfield:int x;\toffset:0;\tsize:4;\tsigned:1;\n\nprint fmt: \"%d\", RE",
+		"name: demo\nID: 7\nformat:\n\tfield:int x;\toffset:0;\tsize:4;\tsig",
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	size_t i;
+
+	KT_REQUIRE(map != MAP_FAILED && mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		size_t len = strlen(texts[i]);
+		char *at = map + pg - len;
+		struct tep_handle *tep = tep_alloc();
+
+		KT_REQUIRE(tep);
+		memcpy(at, texts[i], len);
+		ks_guard_parse_event(tep, at, len, "demo"); /* must not fault */
+		tep_free(tep);
+	}
+	munmap(map, (size_t)pg * 2);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -242,6 +272,7 @@ int main(void)
 		KT_CASE(t_printk_without_colon), KT_CASE(t_bad_field_line_refused),
 		KT_CASE(t_parser_crash_contained), KT_CASE(t_helper_dies_without_inherited_handlers),
 		KT_CASE(t_crashing_format_checked_once),
+		KT_CASE(t_text_end_not_read_past),
 		{ 0 },
 	};
 
