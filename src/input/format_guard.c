@@ -487,8 +487,10 @@ static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, c
 			fmt = p; /* runs to the end: its strings may hold newlines */
 		p = eol + (eol < end);
 	}
-	if (!fmt || (print_fmt_ok(fmt + 10, end, &nm) && (!probe || parses_safely(buf, size, sys))))
+	if ((!fmt || print_fmt_ok(fmt + 10, end, &nm)) && (!probe || parses_safely(buf, size, sys)))
 		return tep_parse_event(tep, buf, size, sys);
+	if (!fmt)
+		return -1; /* no print fmt to drop: its fields kill the parser */
 	/* Keep everything before the print fmt, replace it by an empty one. */
 	keep = (size_t)(fmt - buf);
 	copy = malloc(keep + sizeof(empty_fmt));
