@@ -208,9 +208,8 @@ static size_t fp_slot(const struct fp_set *set, struct fingerprint fp)
 	return j;
 }
 
-static bool fp_known(const struct fp_set *set, const struct fmt_ref *f)
+static bool fp_known(const struct fp_set *set, struct fingerprint fp)
 {
-	struct fingerprint fp = format_fingerprint(f);
 	bool found;
 	size_t j;
 
@@ -221,9 +220,8 @@ static bool fp_known(const struct fp_set *set, const struct fmt_ref *f)
 	return found;
 }
 
-static void fp_remember(struct fp_set *set, const struct fmt_ref *f)
+static void fp_remember(struct fp_set *set, struct fingerprint fp)
 {
-	struct fingerprint fp = format_fingerprint(f);
 	size_t j;
 
 	pthread_mutex_lock(&fp_lock);
@@ -422,34 +420,40 @@ static bool helper_request(const struct fmt_ref *f, size_t n)
  * started the cheap checks have to do. */
 static bool formats_parse_safely(const struct fmt_ref *f, size_t n)
 {
-	struct fmt_ref *ask;
+	struct fmt_ref *ask = malloc((n ? n : 1) * sizeof(*ask));
+	struct fingerprint *fp = malloc((n ? n : 1) * sizeof(*fp)); /* of ASK[i] */
 	size_t i, m = 0;
-	bool ok;
+	bool ok = false;
 
-	for (i = 0; i < n; i++)
-		if (f[i].size > GUARD_MAX_TEXT || fp_known(&unsafe_set, &f[i]))
-			return false; /* each format is then probed on its own */
-	ask = malloc((n ? n : 1) * sizeof(*ask));
-	if (!ask)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!fp_known(&safe_set, &f[i]))
+	if (!ask || !fp)
+		goto out; /* each format is then probed on its own */
+	for (i = 0; i < n; i++) {
+		struct fingerprint this = format_fingerprint(&f[i]);
+
+		if (f[i].size > GUARD_MAX_TEXT || fp_known(&unsafe_set, this))
+			goto out;
+		if (!fp_known(&safe_set, this)) {
+			fp[m] = this;
 			ask[m++] = f[i];
+		}
+	}
 	pthread_mutex_lock(&helper_lock);
 	if (!m || (helper.pid < 0 && !helper_start())) {
 		pthread_mutex_unlock(&helper_lock);
-		free(ask);
-		return true;
+		ok = true;
+		goto out;
 	}
 	ok = helper_request(ask, m);
 	if (!ok)
 		helper_stop(); /* dead, hung or out of step: a new one next time */
 	pthread_mutex_unlock(&helper_lock);
 	for (i = 0; ok && i < m; i++)
-		fp_remember(&safe_set, &ask[i]);
+		fp_remember(&safe_set, fp[i]);
 	if (!ok && m == 1)
-		fp_remember(&unsafe_set, &ask[0]);
+		fp_remember(&unsafe_set, fp[0]);
+out:
 	free(ask);
+	free(fp);
 	return ok;
 }
 
