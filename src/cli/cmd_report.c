@@ -19,6 +19,7 @@
 #include "kvmscope/profile.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
+#include "output/csv.h"
 #include "output/flamegraph.h"
 #include "symbols/symtab.h"
 
@@ -487,23 +488,6 @@ static void print_exits(const struct report_args *a, struct ks_profile *p,
 	}
 }
 
-static void csv_field(const char *s)
-{
-	bool q = strpbrk(s, ",\"\n") != NULL;
-
-	if (!q) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 static void csv_row(struct ks_profile *p, const char *table, const struct ks_profile_row *r,
 		    uint64_t total)
 {
@@ -512,9 +496,9 @@ static void csv_row(struct ks_profile *p, const char *table, const struct ks_pro
 	ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
 	printf("%s,%d,%d,%s,%s,", table, r->vm, r->vcpu, r->has_reason ? reason : "",
 	       r->mode ? mode_tag(r->mode) : "");
-	csv_field(r->dso ? r->dso : "");
+	ks_csv_field(stdout, r->dso ? r->dso : "");
 	putchar(',');
-	csv_field(r->sym ? r->sym : "");
+	ks_csv_field(stdout, r->sym ? r->sym : "");
 	printf(",0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%.4f,%" PRIu64 ",%" PRIu64 "\n", r->addr,
 	       r->offset, r->samples, total ? 100.0 * (double)r->samples / (double)total : 0,
 	       r->handled, r->time_ns);

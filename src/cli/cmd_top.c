@@ -22,6 +22,7 @@
 #include "kvmscope/live.h"
 #include "kvmscope/source.h"
 #include "kvmscope/top.h"
+#include "output/csv.h"
 
 static const char usage_text[] =
 	"usage: kvmscope top [-i FILE [--fast]] [options]\n"
@@ -178,24 +179,36 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 /* ------------------------------------------------------------------ */
 /* VM names: QEMU's -name (live), else what the input says */
 
-static void qemu_name(int32_t pid, char *out, size_t len)
+/* /proc/PID/WHAT into BUF (NUL-terminated); its length, or -1. */
+static ssize_t read_proc(int32_t pid, const char *what, char *buf, size_t size)
 {
-	char path[64], buf[8192], *p, *end;
+	char path[64];
 	ssize_t n;
 	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+static void qemu_name(int32_t pid, char *out, size_t len)
+{
+	char buf[8192], *p, *end;
+	ssize_t n;
 
 	out[0] = 0;
 	if (pid <= 0)
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = read_proc(pid, "cmdline", buf, sizeof(buf));
 	if (n <= 0)
 		return;
-	buf[n] = 0;
 	end = buf + n;
 	for (p = buf; p < end; p += strlen(p) + 1) {
 		if (strcmp(p, "-name") || p + strlen(p) + 1 >= end)
@@ -206,14 +219,7 @@ static void qemu_name(int32_t pid, char *out, size_t len)
 		snprintf(out, len, "%.*s", (int)strcspn(p, ","), p);
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n > 0) {
-		buf[n] = 0;
+	if (read_proc(pid, "comm", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = 0;
 		snprintf(out, len, "%.63s", buf);
 	}
@@ -319,17 +325,6 @@ static void print_text(struct top_state *s)
 	free(rss);
 }
 
-static void csv_name(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 static void csv_rows(struct top_state *s, enum ks_top_level lv, const char *level)
 {
 	size_t n, i;
@@ -341,9 +336,9 @@ static void csv_rows(struct top_state *s, enum ks_top_level lv, const char *leve
 		const struct ks_top_row *r = &rows[i];
 		printf("%ld,%.6f,%s,%d,", s->interval, end, level, r->vm);
 		vm_label(s, r, label, sizeof(label));
-		csv_name(lv == KS_TOP_REASON ? "" : label);
+		ks_csv_field(stdout, lv == KS_TOP_REASON ? "" : label);
 		printf(",%d,", r->vcpu);
-		csv_name(lv == KS_TOP_REASON ? r->name : "");
+		ks_csv_field(stdout, lv == KS_TOP_REASON ? r->name : "");
 		printf(",%llu,%.3f,%.4f,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
 		       (unsigned long long)r->p99_ns);
 	}

@@ -12,6 +12,7 @@
 #include "kvmscope/attribution.h"
 #include "kvmscope/json.h"
 #include "kvmscope/stat_report.h"
+#include "output/csv.h"
 
 #define NSEC_PER_USEC 1000L
 
@@ -496,21 +497,6 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 
 /* ---- CSV ---- */
 
-static void csv_field(FILE *out, const char *s)
-{
-	if (strpbrk(s, ",\"\n")) {
-		fputc('"', out);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', out);
-			fputc(*s, out);
-		}
-		fputc('"', out);
-	} else {
-		fputs(s, out);
-	}
-}
-
 static void print_csv(FILE *out, const struct ks_stat *st, const struct view_rows *vs, int nv,
 		      const struct view_rows *b)
 {
@@ -526,11 +512,11 @@ static void print_csv(FILE *out, const struct ks_stat *st, const struct view_row
 			char key[64];
 
 			key_label(st, r, vs[vi].dims, key, sizeof(key));
-			csv_field(out, dims_label(vs[vi].dims));
+			ks_csv_field(out, dims_label(vs[vi].dims));
 			fprintf(out, ",%d,", r->vm);
-			csv_field(out, name ? name : "");
+			ks_csv_field(out, name ? name : "");
 			fprintf(out, ",%d,", r->vcpu);
-			csv_field(out, key);
+			ks_csv_field(out, key);
 			fprintf(out, ",%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f\n",
 				r->count, pct(r->count, vs[vi].total_count),
@@ -545,7 +531,7 @@ static void print_csv(FILE *out, const struct ks_stat *st, const struct view_row
 
 		ks_stat_key_name(st, b->rows[i], false, key, sizeof(key));
 		fputs("begins,-1,,-1,", out);
-		csv_field(out, key);
+		ks_csv_field(out, key);
 		fprintf(out, ",%" PRIu64 ",%.4f,,,,,,,,\n", b->rows[i]->count,
 			pct(b->rows[i]->count, b->total_count));
 	}
