@@ -6,12 +6,14 @@
 # variant.
 #
 # A campaign runs in chunks of CHUNK executions (default 500000) and adds
-# each finished chunk to $out/TARGET.ledger ("binary-hash executions seconds
+# each finished chunk to $out/TARGET.ledger ("code-hash executions seconds
 # commit"), so it can be stopped and continued: the executions of earlier
-# chunks with the same fuzz binary (the same code) count.  Between chunks it
-# waits while $out/PAUSE exists; for benchmarks on a quiet machine,
-# `touch $out/PAUSE; pkill -INT -f $out/fuzz_` also ends the running chunk,
-# which then does not count (stopping a fuzzer with SIGSTOP instead makes
+# chunks with the same code count.  The code hash is the fuzz binary's
+# without its debug sections and build id (code_key below): a header edit
+# that moves line numbers changes the debug info but not what runs.
+# Between chunks it waits while $out/PAUSE exists; for benchmarks on a quiet
+# machine, `touch $out/PAUSE; pkill -INT -f $out/fuzz_` also ends the running
+# chunk, which then does not count (stopping a fuzzer with SIGSTOP instead makes
 # libFuzzer's wall-clock timeout report false hangs).
 # The allocator options below keep ASan's quarantine and stack depot small:
 # 2-4x more executions per second on small inputs, same checks.
@@ -26,6 +28,16 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain -- src tests/fuzz 2>/dev/null)" ] || commit="$commit+changes"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="quarantine_size_mb=4:malloc_context_size=4:thread_local_quarantine_size_kb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+
+# code_key BINARY: the first 12 hex digits of the SHA-1 of BINARY without
+# debug sections and build-id note.
+code_key() {
+	local tmp
+	tmp=$(mktemp) || return 1
+	objcopy --strip-debug --remove-section=.note.gnu.build-id "$1" "$tmp" &&
+		sha1sum <"$tmp" | cut -c1-12
+	rm -f "$tmp"
+}
 
 # ledger_sum FILE COLUMN: the column's sum over the chunks of binary $key
 # (column 2: executions, 3: seconds).
@@ -51,7 +63,7 @@ for name in "$@"; do
 	ledger="$out/$name.ledger"
 	log="$out/$name.campaign.$$.log" # per campaign: two may run one target
 	finding=0
-	while key=$(sha1sum "$bin" | cut -c1-12); [ "$(ledger_sum "$ledger" 2)" -lt "$runs" ]; do
+	while key=$(code_key "$bin"); [ "$(ledger_sum "$ledger" 2)" -lt "$runs" ]; do
 		while [ -e "$out/PAUSE" ]; do sleep 5; done
 		left=$(( runs - $(ledger_sum "$ledger" 2) ))
 		[ "$left" -lt "$chunk" ] || left=$chunk
@@ -70,7 +82,7 @@ for name in "$@"; do
 			break
 		fi
 	done
-	[ $finding = 1 ] || echo "$name: $(ledger_sum "$ledger" 2) executions of binary $key ($commit," \
+	[ $finding = 1 ] || echo "$name: $(ledger_sum "$ledger" 2) executions of code $key ($commit," \
 		"$(ledger_sum "$ledger" 3) s), no finding"
 done
 exit $status

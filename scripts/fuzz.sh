@@ -20,11 +20,21 @@ flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags lib
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf libdw) -lm -lpthread"
 mkdir -p "$out/obj"
+# stale OBJ: OBJ is missing or older than a file it was built from (its
+# source and headers, from the dependency file the compiler wrote).
+stale() {
+	local dep
+	[ -f "$1" ] && [ -f "$1.d" ] || return 0
+	for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$1.d"); do
+		[ "$dep" -nt "$1" ] && return 0
+	done
+	return 1
+}
 objs=()
 for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort); do
 	o="$out/obj/$(echo "$src" | tr / _).o"
-	if [ ! -f "$o" ] || [ "$src" -nt "$o" ]; then
-		$CC $flags $san -fsanitize=fuzzer-no-link -c "$src" -o "$o"
+	if stale "$o"; then
+		$CC $flags $san -fsanitize=fuzzer-no-link -MMD -MF "$o.d" -c "$src" -o "$o"
 	fi
 	objs+=("$o")
 done
