@@ -1,6 +1,7 @@
 #!/bin/bash
 # fuzz.sh SECONDS - build every tests/fuzz/fuzz_*.c with libFuzzer and run each
-# for SECONDS (0: build, seed and check the regression inputs only).  The
+# for SECONDS (0: build, seed and check the regression inputs only), FUZZ_JOBS
+# targets at a time (default: one per CPU).  The
 # library is compiled with clang and coverage instrumentation into
 # build-fuzz/ ($FUZZ_OUT).  Seed corpora: tests/fuzz/corpus/<name>/ (small
 # committed inputs, where there are any), inputs made here (below) and the
@@ -86,6 +87,7 @@ fi
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export ASAN_OPTIONS="quarantine_size_mb=4:malloc_context_size=4:thread_local_quarantine_size_kb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 status=0
+targets=()
 for f in tests/fuzz/fuzz_*.c; do
 	[ -e "$f" ] || continue
 	name=$(basename "$f" .c)
@@ -113,16 +115,36 @@ for f in tests/fuzz/fuzz_*.c; do
 	if [ ${#regress[@]} -gt 0 ]; then
 		"$bin" -runs=0 "${regress[@]}" >/dev/null 2>&1 || { echo "$name: a regression input fails"; status=1; }
 	fi
-	[ "$secs" != 0 ] || continue # 0: build and seed only (for scripts/fuzz-campaign.sh)
-	log="$out/$name.log"
+	targets+=("$name")
+done
+[ "$secs" != 0 ] || exit $status # 0: build and seed only (for scripts/fuzz-campaign.sh)
+
+# fuzz_one NAME: run NAME for $secs seconds; print one line of result (and
+# the sanitizer's summary after a finding).
+fuzz_one() {
+	local name=$1 bin="$out/$1" log="$out/$1.log" execs
 	if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
-		-artifact_prefix="$out/crashes/$name/" "$corpus" >"$log" 2>&1; then
+		-artifact_prefix="$out/crashes/$name/" "$out/corpus/$name" >"$log" 2>&1; then
 		execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
 		[ -n "$execs" ] || execs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#')
 		echo "$name: ${execs:-?} executions in ${secs}s, no finding"
 	else
 		echo "$name: FINDING, see $log and $out/crashes/$name/"
 		grep -E 'ERROR|SUMMARY' "$log" | head -5
+	fi
+}
+
+# The timed runs, FUZZ_JOBS at a time (default: one per CPU); results are
+# printed in the targets' order.
+jobs_max=${FUZZ_JOBS:-$(nproc)}
+for name in "${targets[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+	fuzz_one "$name" >"$out/$name.result" &
+done
+wait
+for name in "${targets[@]}"; do
+	cat "$out/$name.result"
+	if grep -q "^$name: FINDING" "$out/$name.result"; then
 		[ "${FUZZ_FINDINGS_FATAL:-1}" = 0 ] || status=1
 	fi
 done
