@@ -4,7 +4,8 @@
 # Test programs: BUILD/tests/*/test_*.  Test scripts: tests/*/*_test.sh, run
 # with KVMSCOPE (the binary), KS_BUILD, KS_SHARED and KS_TMP in the
 # environment.  Every line "ok X" / "not ok X: why" / "skip X: why" counts.
-# The last line is "N passed, N failed, N skipped"; exit 1 if any failed.
+# The five slowest (seconds) are named before the last line, which is
+# "N passed, N failed, N skipped"; exit 1 if any failed.
 set -u
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,11 +18,14 @@ export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LS
 [ -d "$KS_SHARED/data" ] || echo "note: $KS_SHARED/data is absent: tests on real recordings will be skipped"
 pass=0 fail=0 skip=0
 log="$KS_TMP/run.log"
+times="$KS_TMP/times.txt" # seconds per test program or script
 : > "$log"
+: > "$times"
 run_one() {
 	local name=$1; shift
-	local out rc
+	local out rc t0=$EPOCHREALTIME
 	out=$("$@" 2>"$KS_TMP/stderr.txt"); rc=$?
+	echo "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') $name" >> "$times"
 	printf '%s\n' "$out" | sed "s|^|[$name] |" | tee -a "$log" | grep -E '^\[[^]]*\] (not ok|skip)' || true
 	local p f s
 	p=$(printf '%s\n' "$out" | grep -c '^ok ')
@@ -40,5 +44,6 @@ for t in $(find tests -name '*_test.sh' | sort); do
 	run_one "$t" bash "$t"
 done
 echo "log: $log"
+echo "slowest: $(sort -rn "$times" | head -5 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
