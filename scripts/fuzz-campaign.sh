@@ -6,11 +6,11 @@
 # variant.
 #
 # A campaign runs in chunks of CHUNK executions (default 500000) and adds
-# each finished chunk to $out/TARGET.ledger ("code-hash executions seconds
+# each finished chunk to $out/TARGET.ledger ("code-key executions seconds
 # commit"), so it can be stopped and continued: the executions of earlier
-# chunks with the same code count.  The code hash is the fuzz binary's
-# without its debug sections and build id (code_key below): a header edit
-# that moves line numbers changes the debug info but not what runs.
+# chunks with the same code count.  The code key is the SHA-1 of the fuzz
+# binary without its debug sections and build id (code_key below): a header
+# edit that moves line numbers changes the debug info but not what runs.
 # Between chunks it waits while $out/PAUSE exists; for benchmarks on a quiet
 # machine, `touch $out/PAUSE; pkill -INT -f $out/fuzz_` also ends the running
 # chunk, which then does not count (stopping a fuzzer with SIGSTOP instead makes
@@ -39,7 +39,7 @@ code_key() {
 	rm -f "$tmp"
 }
 
-# ledger_sum FILE COLUMN: the column's sum over the chunks of binary $key
+# ledger_sum FILE COLUMN: the column's sum over the chunks of code $key
 # (column 2: executions, 3: seconds).
 ledger_sum() {
 	[ -f "$1" ] || { echo 0; return; }
