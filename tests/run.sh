@@ -5,7 +5,8 @@
 # with KVMSCOPE (the binary), KS_BUILD, KS_SHARED and KS_TMP in the
 # environment.  Every line "ok X" / "not ok X: why" / "skip X: why" counts.
 # The five slowest (seconds) are named before the last line, which is
-# "N passed, N failed, N skipped"; exit 1 if any failed.
+# "N passed, N failed, N skipped"; exit 1 if any failed.  KS_TMP defaults to
+# a new directory, removed again after a run without failures.
 set -u
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,6 +14,10 @@ cd "$root"
 export KS_BUILD="$root/$build"
 export KVMSCOPE="$KS_BUILD/kvmscope"
 export KS_SHARED=${KS_SHARED:-$root/../shared}
+# A scratch directory made here is removed after a run without failures
+# (the tests leave ~1.2 GB in it); after a failure it stays for a look.
+own_tmp=0
+[ -n "${KS_TMP:-}" ] || own_tmp=1
 export KS_TMP=${KS_TMP:-$(mktemp -d /tmp/kvmscope-test.XXXXXX)}
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 [ -d "$KS_SHARED/data" ] || echo "note: $KS_SHARED/data is absent: tests on real recordings will be skipped"
@@ -43,7 +48,14 @@ done
 for t in $(find tests -name '*_test.sh' | sort); do
 	run_one "$t" bash "$t"
 done
-echo "log: $log"
+if [ "$fail" -eq 0 ] && [ "$own_tmp" = 1 ]; then
+	echo "log: none kept ($KS_TMP removed: no failures)"
+else
+	echo "log: $log"
+fi
 echo "slowest: $(sort -rn "$times" | head -5 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 echo "$pass passed, $fail failed, $skip skipped"
+if [ "$fail" -eq 0 ] && [ "$own_tmp" = 1 ]; then
+	rm -rf "$KS_TMP"
+fi
 [ "$fail" -eq 0 ]
