@@ -48,14 +48,14 @@ done
 for t in $(find tests -name '*_test.sh' | sort); do
 	run_one "$t" bash "$t"
 done
-if [ "$fail" -eq 0 ] && [ "$own_tmp" = 1 ]; then
-	echo "log: none kept ($KS_TMP removed: no failures)"
-else
+keep_tmp=1
+[ "$fail" -ne 0 ] || [ "$own_tmp" = 0 ] || keep_tmp=0
+if [ "$keep_tmp" = 1 ]; then
 	echo "log: $log"
+else
+	echo "log: none kept ($KS_TMP removed: no failures)"
 fi
 echo "slowest: $(sort -rn "$times" | head -5 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 echo "$pass passed, $fail failed, $skip skipped"
-if [ "$fail" -eq 0 ] && [ "$own_tmp" = 1 ]; then
-	rm -rf "$KS_TMP"
-fi
+[ "$keep_tmp" = 1 ] || rm -rf "$KS_TMP"
 [ "$fail" -eq 0 ]
