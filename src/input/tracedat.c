@@ -136,6 +136,15 @@ struct tracedat {
 	uint8_t *ra;                    /* read-ahead block of the metadata reader */
 	uint64_t ra_off, ra_len;
 	void *scratch;
+
+	/* v7: the sections loaded so far, by offset + 1 (open hash): each is
+	 * used once, since a file naming one twice loops or repeats work;
+	 * and their bytes (decompressed) in all */
+	struct {
+		uint64_t *slot;
+		uint32_t cap, n;
+	} sections;
+	uint64_t section_bytes;
 };
 
 #define EV_NONE ((struct tep_event *)1)
@@ -384,15 +393,73 @@ static int load_compressed(struct tracedat *td, uint64_t at, uint64_t limit, uin
 	return 0;
 }
 
-/* Load a v7 section at OFF (header + payload, decompressed) into memory. */
-static int load_section(struct tracedat *td, uint64_t off, uint16_t *id, uint8_t **data,
-			uint64_t *len, struct ks_error *err)
+/* Add the LEN bytes of the section at OFF just loaded into *DATA to the
+ * total; past MAX_SECTION, free them and fail. */
+static int count_section_bytes(struct tracedat *td, uint64_t off, uint8_t **data, uint64_t len,
+			       struct ks_error *err)
+{
+	td->section_bytes += len;
+	if (td->section_bytes <= MAX_SECTION)
+		return 0;
+	free(*data);
+	*data = NULL;
+	return ks_error_at(err, td->src.path, off,
+			   "the metadata sections hold more than %u MB in all", MAX_SECTION >> 20);
+}
+
+/* Add OFF to the sections loaded.  Returns 1 if it is new, 0 if it was
+ * loaded before, -1 when out of memory. */
+static int section_add(struct tracedat *td, uint64_t off)
+{
+	uint64_t key = off + 1, *slot;
+	uint32_t i, j, cap;
+
+	if (td->sections.n * 2 >= td->sections.cap) {
+		cap = td->sections.cap ? td->sections.cap * 2 : 64;
+		slot = calloc(cap, sizeof(*slot));
+		if (!slot)
+			return -1;
+		for (i = 0; i < td->sections.cap; i++) {
+			if (!td->sections.slot[i])
+				continue;
+			for (j = (uint32_t)(td->sections.slot[i] * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
+			     slot[j]; j = (j + 1) & (cap - 1))
+				;
+			slot[j] = td->sections.slot[i];
+		}
+		free(td->sections.slot);
+		td->sections.slot = slot;
+		td->sections.cap = cap;
+	}
+	cap = td->sections.cap;
+	for (j = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1); td->sections.slot[j];
+	     j = (j + 1) & (cap - 1))
+		if (td->sections.slot[j] == key)
+			return 0;
+	td->sections.slot[j] = key;
+	td->sections.n++;
+	return 1;
+}
+
+/* Load a v7 section at OFF (header + payload, decompressed) into memory.
+ * Each section is loaded once (a second time is an error naming WHAT),
+ * and all of them together hold at most MAX_SECTION bytes: a small file
+ * cannot make the reader parse or decompress far more than it holds. */
+static int load_section(struct tracedat *td, uint64_t off, const char *what, uint16_t *id,
+			uint8_t **data, uint64_t *len, struct ks_error *err)
 {
 	uint8_t hdr[16];
 	uint16_t flags;
 	uint64_t size;
+	int fresh;
 
 	*data = NULL;
+	fresh = section_add(td, off);
+	if (fresh < 0)
+		return ks_error_at(err, td->src.path, off, "out of memory");
+	if (!fresh)
+		return ks_error_at(err, td->src.path, off,
+				   "the %s points at a section already read (a loop?)", what);
 	if (pread_at(td, hdr, 16, off, "section header", err) < 0)
 		return -1;
 	*id = get16(td, hdr);
@@ -409,7 +476,7 @@ static int load_section(struct tracedat *td, uint64_t off, uint16_t *id, uint8_t
 				    err) < 0)
 			return -1;
 		*len = ulen;
-		return 0;
+		return count_section_bytes(td, off, data, ulen, err);
 	}
 	if (size > MAX_SECTION)
 		return ks_error_at(err, td->src.path, off, "section of %llu bytes is too large",
@@ -423,7 +490,7 @@ static int load_section(struct tracedat *td, uint64_t off, uint16_t *id, uint8_t
 		return -1;
 	}
 	*len = size;
-	return 0;
+	return count_section_bytes(td, off, data, size, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -959,7 +1026,7 @@ static int opt_section_ref(struct tracedat *td, uint16_t id, const uint8_t *d, u
 	if (size < 8)
 		return ks_error_at(err, td->src.path, at, "option %u is truncated", id);
 	off = get64(td, d);
-	if (load_section(td, off, &sec_id, &data, &len, err) < 0)
+	if (load_section(td, off, "option", &sec_id, &data, &len, err) < 0)
 		return -1;
 	if (sec_id != id) {
 		free(data);
@@ -1033,8 +1100,10 @@ static int parse_v7(struct tracedat *td, struct rd *hdr, struct ks_error *err)
 		int ret;
 
 		if (++n > MAX_OPTION_SECTIONS)
-			return ks_error_at(err, td->src.path, off, "too many options sections (a loop?)");
-		if (load_section(td, off, &id, &data, &len, err) < 0)
+			return ks_error_at(err, td->src.path, off, "more than %d options sections",
+					   MAX_OPTION_SECTIONS);
+		if (load_section(td, off, n == 1 ? "file header" : "previous options section", &id,
+				 &data, &len, err) < 0)
 			return -1;
 		if (id != OPT_DONE) {
 			free(data);
@@ -1727,6 +1796,7 @@ static void tracedat_close(struct ks_source *src)
 	free(td->cpus);
 	free(td->heap);
 	free(td->event_cache);
+	free(td->sections.slot);
 	for (i = 0; i < td->nr_buffers; i++)
 		free(td->buffers[i].name);
 	free(td->buffers);

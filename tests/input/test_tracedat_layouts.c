@@ -381,6 +381,76 @@ static void t_damaged_v6_latency_is_text(void)
 	free(d);
 }
 
+/* The first options section of a v7 file D (compression "none"): its
+ * offset, and where its options begin and end. */
+static bool first_options(const uint8_t *d, size_t len, uint64_t *sec, size_t *begin, size_t *end)
+{
+	size_t at = find(d, len, "none", 5), n;
+	uint64_t size;
+
+	if (at == (size_t)-1)
+		return false;
+	at += 5;
+	n = strnlen((const char *)d + at, len - at); /* compression version */
+	if (at + n + 1 + 8 > len)
+		return false;
+	memcpy(sec, d + at + n + 1, 8);
+	if (*sec + 16 > len)
+		return false;
+	memcpy(&size, d + *sec + 8, 8);
+	*begin = *sec + 16;
+	*end = *begin + size;
+	return *end <= len;
+}
+
+/* The data of option ID in the options [AT, END) of D, or (size_t)-1. */
+static size_t option_data(const uint8_t *d, size_t at, size_t end, uint16_t id)
+{
+	while (at + 6 <= end) {
+		uint16_t this;
+		uint32_t size;
+
+		memcpy(&this, d + at, 2);
+		memcpy(&size, d + at + 2, 4);
+		if (this == id)
+			return at + 6;
+		at += 6 + size;
+	}
+	return (size_t)-1;
+}
+
+/* Sections that point back at a section already read: an options section
+ * whose DONE names itself as the next one (once 4096 rounds of parsing its
+ * options and their sections again, then an error), and a second option
+ * naming the section of the first (once parsed twice). */
+static void t_damaged_v7_loops(void)
+{
+	const char *path = tmp_path("inst7.dat"), *bad = tmp_path("loop7.dat");
+	size_t len, begin, end, at, other;
+	uint64_t sec;
+	uint8_t *d;
+
+	KT_REQUIRE(write_instances(path, 7, "none"));
+	KT_REQUIRE((d = load(path, &len)) != NULL);
+	KT_REQUIRE(first_options(d, len, &sec, &begin, &end));
+	at = option_data(d, begin, end, 0); /* DONE: the next options section */
+	KT_REQUIRE(at != (size_t)-1);
+	memcpy(d + at, &sec, 8);
+	save(bad, d, len);
+	expect_error(bad, "the previous options section points at a section already read");
+	free(d);
+
+	KT_REQUIRE((d = load(path, &len)) != NULL);
+	at = option_data(d, begin, end, 16); /* HEADER_INFO: its section */
+	other = option_data(d, begin, end, 17); /* FTRACE_EVENTS becomes a second one */
+	KT_REQUIRE(at != (size_t)-1 && other != (size_t)-1);
+	memcpy(d + other - 6, &(uint16_t){ 16 }, 2);
+	memcpy(d + other, d + at, 8);
+	save(bad, d, len);
+	expect_error(bad, "the option points at a section already read");
+	free(d);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -395,6 +465,7 @@ int main(void)
 		KT_CASE(t_damaged_v7_instance),
 		KT_CASE(t_damaged_latency),
 		KT_CASE(t_damaged_v6_latency_is_text),
+		KT_CASE(t_damaged_v7_loops),
 		{ 0 },
 	};
 	return kt_main(cases);
