@@ -11,7 +11,7 @@
  * every thread and every change of its name.  Lines of other events are
  * counted in stats.unknown_events, undecodable lines in stats.skipped.
  *
- * Opened by ks_source_open() (source.c) for anything that is not perf.data
+ * Opened by ks_source_open() (source_open.c) for anything that is not perf.data
  * or trace.dat.  Reads with a fixed-size buffer: memory does not grow with
  * the file (only with the number of distinct threads).
  */

@@ -2,8 +2,8 @@
  * source_impl.h - what a reader implements to become a struct ks_source.
  *
  * A reader embeds struct ks_source as its FIRST member, fills in ops, path,
- * tep, info and keeps stats up to date.  source.c detects the input type and
- * calls the matching *_open function below.
+ * tep, info and keeps stats up to date.  source_open.c detects the input
+ * type and calls the matching *_open function below.
  */
 #ifndef KVMSCOPE_SOURCE_IMPL_H
 #define KVMSCOPE_SOURCE_IMPL_H
@@ -34,7 +34,7 @@ int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 		     struct ks_error *err);
 int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err);
 
-/* Sniff helpers (source.c uses them; readers may too). */
+/* Sniff helpers (source_open.c uses them; readers may too). */
 #define KS_PERF_MAGIC "PERFILE2"
 #define KS_PERF_MAGIC_SWAPPED "2ELIFREP" /* written by a big-endian host */
 #define KS_TRACEDAT_MAGIC "\x17\x08\x44tracing"

@@ -1,0 +1,54 @@
+/*
+ * source_open.c - ks_source_open(): detect the input type and open it with
+ * its reader.
+ *
+ * The type comes from the first bytes of the file, so a perf.data named
+ * "trace.txt" still opens as perf.data.  Everything that is neither perf.data
+ * nor trace.dat is handed to the ftrace text reader, which rejects binary
+ * garbage with a clear error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source_impl.h"
+
+static int sniff(const char *path, char *head, size_t len, size_t *got, struct ks_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+	n = read(fd, head, len);
+	close(fd);
+	if (n < 0)
+		return ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+	*got = (size_t)n;
+	return 0;
+}
+
+int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err)
+{
+	return ks_source_open_flags(out, path, 0, err);
+}
+
+int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flags,
+			 struct ks_error *err)
+{
+	char head[16];
+	size_t got = 0;
+
+	*out = NULL;
+	if (sniff(path, head, sizeof(head), &got, err) < 0)
+		return -1;
+	if (got >= 8 && (memcmp(head, KS_PERF_MAGIC, 8) == 0 ||
+			 memcmp(head, KS_PERF_MAGIC_SWAPPED, 8) == 0))
+		return ks_perfdata_open(out, path, err);
+	if (got >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
+		return ks_tracedat_open(out, path, flags, err);
+	if (got == 0)
+		return ks_error_at(err, path, 0, "the file is empty");
+	return ks_ftrace_text_open(out, path, err);
+}
