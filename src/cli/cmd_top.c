@@ -9,7 +9,6 @@
  * (--batch, like kvm_stat -l) or CSV (--csv, like kvm_stat -c).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "kvmscope/source.h"
 #include "kvmscope/top.h"
 #include "output/csv.h"
+#include "util/procfs.h"
 
 static const char usage_text[] =
 	"usage: kvmscope top [-i FILE [--fast]] [options]\n"
@@ -180,24 +180,6 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 /* VM names: QEMU's -name (live), else what the input says */
 
 /* /proc/PID/WHAT into BUF (NUL-terminated); its length, or -1. */
-static ssize_t read_proc(int32_t pid, const char *what, char *buf, size_t size)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
 static void qemu_name(int32_t pid, char *out, size_t len)
 {
 	char buf[8192], *p, *end;
@@ -206,7 +188,7 @@ static void qemu_name(int32_t pid, char *out, size_t len)
 	out[0] = 0;
 	if (pid <= 0)
 		return;
-	n = read_proc(pid, "cmdline", buf, sizeof(buf));
+	n = ks_read_proc(pid, "cmdline", buf, sizeof(buf));
 	if (n <= 0)
 		return;
 	end = buf + n;
@@ -219,7 +201,7 @@ static void qemu_name(int32_t pid, char *out, size_t len)
 		snprintf(out, len, "%.*s", (int)strcspn(p, ","), p);
 		return;
 	}
-	if (read_proc(pid, "comm", buf, sizeof(buf)) > 0) {
+	if (ks_read_proc(pid, "comm", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = 0;
 		snprintf(out, len, "%.63s", buf);
 	}

@@ -37,6 +37,7 @@
 #include "arch/arch.h"
 #include "kvmscope/live.h"
 #include "source_impl.h"
+#include "util/procfs.h"
 
 struct live_cpu {
 	int fd;
@@ -887,22 +888,13 @@ struct live_source {
 
 static int32_t read_tgid(int32_t tid)
 {
-	char path[64], buf[512];
+	char buf[512];
 	const char *p;
-	ssize_t n;
-	int fd;
 
 	if (tid <= 0)
 		return tid == 0 ? 0 : -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ks_read_proc(tid, "status", buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	p = strstr(buf, "\nTgid:");
 	return p ? (int32_t)strtol(p + 6, NULL, 10) : -1;
 }
