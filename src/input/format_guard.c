@@ -420,22 +420,22 @@ static bool helper_request(const struct fmt_ref *f, size_t n)
  * started the cheap checks have to do. */
 static bool formats_parse_safely(const struct fmt_ref *f, size_t n)
 {
-	struct fmt_ref *ask = malloc((n ? n : 1) * sizeof(*ask));
-	struct fingerprint *fp = malloc((n ? n : 1) * sizeof(*fp)); /* of ASK[i] */
+	struct fmt_ref *ask = NULL;  /* the formats not known to be safe */
+	struct fingerprint *fp = NULL; /* of ASK[i] */
 	size_t i, m = 0;
 	bool ok = false;
 
-	if (!ask || !fp)
-		goto out; /* each format is then probed on its own */
 	for (i = 0; i < n; i++) {
 		struct fingerprint this = format_fingerprint(&f[i]);
 
 		if (f[i].size > GUARD_MAX_TEXT || fp_known(&unsafe_set, this))
 			goto out;
-		if (!fp_known(&safe_set, this)) {
-			fp[m] = this;
-			ask[m++] = f[i];
-		}
+		if (fp_known(&safe_set, this))
+			continue;
+		if (!ask && (!(ask = malloc(n * sizeof(*ask))) || !(fp = malloc(n * sizeof(*fp)))))
+			goto out; /* each format is then probed on its own */
+		fp[m] = this;
+		ask[m++] = f[i];
 	}
 	pthread_mutex_lock(&helper_lock);
 	if (!m || (helper.pid < 0 && !helper_start())) {
