@@ -407,6 +407,17 @@ static int count_section_bytes(struct tracedat *td, uint64_t off, uint8_t **data
 			   "the metadata sections hold more than %u MB in all", MAX_SECTION >> 20);
 }
 
+/* The slot of KEY in an open hash of CAP (a power of two) slots: KEY's or
+ * the first empty one from its home on. */
+static uint32_t section_slot(const uint64_t *slot, uint32_t cap, uint64_t key)
+{
+	uint32_t j = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
+
+	while (slot[j] && slot[j] != key)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
 /* Add OFF to the sections loaded.  Returns 1 if it is new, 0 if it was
  * loaded before, -1 when out of memory. */
 static int section_add(struct tracedat *td, uint64_t off)
@@ -419,23 +430,17 @@ static int section_add(struct tracedat *td, uint64_t off)
 		slot = calloc(cap, sizeof(*slot));
 		if (!slot)
 			return -1;
-		for (i = 0; i < td->sections.cap; i++) {
-			if (!td->sections.slot[i])
-				continue;
-			for (j = (uint32_t)(td->sections.slot[i] * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
-			     slot[j]; j = (j + 1) & (cap - 1))
-				;
-			slot[j] = td->sections.slot[i];
-		}
+		for (i = 0; i < td->sections.cap; i++)
+			if (td->sections.slot[i])
+				slot[section_slot(slot, cap, td->sections.slot[i])] =
+					td->sections.slot[i];
 		free(td->sections.slot);
 		td->sections.slot = slot;
 		td->sections.cap = cap;
 	}
-	cap = td->sections.cap;
-	for (j = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1); td->sections.slot[j];
-	     j = (j + 1) & (cap - 1))
-		if (td->sections.slot[j] == key)
-			return 0;
+	j = section_slot(td->sections.slot, td->sections.cap, key);
+	if (td->sections.slot[j])
+		return 0;
 	td->sections.slot[j] = key;
 	td->sections.n++;
 	return 1;
