@@ -179,7 +179,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 /* ------------------------------------------------------------------ */
 /* VM names: QEMU's -name (live), else what the input says */
 
-/* /proc/PID/WHAT into BUF (NUL-terminated); its length, or -1. */
+/* QEMU process PID's -name ("guest=NAME,..." or NAME), else its comm. */
 static void qemu_name(int32_t pid, char *out, size_t len)
 {
 	char buf[8192], *p, *end;
