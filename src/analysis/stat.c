@@ -49,6 +49,7 @@ struct rule_fields {
 /* What one tracepoint means for the chosen class. */
 struct event_role {
 	struct tep_event *event;
+	bool active;                   /* has any of the roles below */
 	bool is_entry;                 /* binds the thread to a vCPU */
 	bool is_load, is_put;          /* kvm:vcpu_load / kvm:vcpu_put */
 	struct ks_field entry_vcpu;
@@ -232,6 +233,8 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 		ks_field_resolve(&r->exit_vcpu, ev, st->arch->exit_vcpu_field);
 	if (!strcmp(ev->name, "kvm_exit"))
 		ks_field_resolve(&r->isa, ev, "isa");
+	r->active = r->is_entry || r->is_load || r->is_put || r->begin >= 0 || r->end >= 0 ||
+		    r->child >= 0 || r->count >= 0;
 }
 
 static void grow_roles(struct ks_stat *st)
@@ -320,14 +323,14 @@ static void grow_threads(struct ks_stat *st)
 
 static struct comm *comm_slot(struct ks_stat *st, int32_t tid, bool create);
 
-static struct thread *thread_of(struct ks_stat *st, int32_t tid)
+/* thread_of() behind a cache miss: the table's thread of TID, created
+ * if needed; fills the cache SLOT. */
+static __attribute__((noinline)) struct thread *thread_lookup(struct ks_stat *st, int32_t tid,
+							      struct thread **slot)
 {
-	struct thread **slot = &st->thread_cache[cache_slot((uint32_t)tid)];
 	struct comm *c;
 	size_t j;
 
-	if (*slot && (*slot)->tid == tid)
-		return *slot;
 	if (st->threads_used * 2 >= st->threads_cap)
 		grow_threads(st); /* clears the cache; slot stays valid */
 	j = hash_u64((uint32_t)tid) & (st->threads_cap - 1);
@@ -346,6 +349,15 @@ static struct thread *thread_of(struct ks_stat *st, int32_t tid)
 	if (c)
 		ks_attr_set_comm(&st->threads[j].attr, c->name);
 	return &st->threads[j];
+}
+
+static inline struct thread *thread_of(struct ks_stat *st, int32_t tid)
+{
+	struct thread **slot = &st->thread_cache[cache_slot((uint32_t)tid)];
+
+	if (*slot && (*slot)->tid == tid)
+		return *slot;
+	return thread_lookup(st, tid, slot);
 }
 
 /* Names the input's saved cmdlines know (trace.dat), for threads without
@@ -461,11 +473,15 @@ static bool same_id(const struct row_id *a, const struct row_id *b)
 	       a->vcpu == b->vcpu && a->thread == b->thread && a->table == b->table;
 }
 
-static size_t row_hash(const struct row_id *id)
+/* One multiply (Fibonacci hashing, the product's bits from 32 up): a
+ * lookup per exit sits on the hot path. */
+static inline size_t row_hash(const struct row_id *id)
 {
-	return hash_u64(id->key ^ ((uint64_t)(uint32_t)id->vcpu << 40) ^
-			((uint64_t)(uint32_t)id->vm << 20) ^ (uint64_t)(uint32_t)id->info ^
-			((uint64_t)(uint32_t)id->thread << 8) ^ ((uint64_t)(uint32_t)id->table << 56));
+	uint64_t x = id->key ^ ((uint64_t)(uint32_t)id->vcpu << 40) ^
+		     ((uint64_t)(uint32_t)id->vm << 20) ^ (uint64_t)(uint32_t)id->info ^
+		     ((uint64_t)(uint32_t)id->thread << 8) ^ ((uint64_t)(uint32_t)id->table << 56);
+
+	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
 static void grow_view(struct view *v)
@@ -488,16 +504,35 @@ static void grow_view(struct view *v)
 	free(old);
 }
 
-static struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
-					   const struct thread *t, uint64_t key, int32_t info,
-					   int32_t table)
+/* A new row ID in slot J of V (free); TABLE is the key's name table. */
+static __attribute__((noinline)) struct ks_stat_row *
+row_create(struct ks_stat *st, struct view *v, size_t j, const struct row_id *id, int32_t table)
+{
+	struct ks_stat_row *r = xcalloc(1, sizeof(*r));
+
+	r->vm = id->vm;
+	r->vcpu = id->vcpu;
+	r->thread = id->thread;
+	r->key = id->key;
+	r->info = id->info;
+	r->table = (v->dims & KS_DIM_KEY) ? table : 0;
+	r->seq = st->next_seq++;
+	r->min_ns = UINT64_MAX;
+	v->slots[j].id = *id;
+	v->slots[j].row = r;
+	v->used++;
+	return r;
+}
+
+static inline struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
+						  const struct thread *t, uint64_t key,
+						  int32_t info, int32_t table)
 {
 	struct row_id id = {
 		.vm = (v->dims & KS_DIM_VM) ? t->vm : -1,
 		.vcpu = (v->dims & KS_DIM_VCPU) ? t->vcpu : -1,
 		.thread = -1, .info = info, .table = table, .key = key,
 	};
-	struct ks_stat_row *r;
 	size_t j;
 
 	if ((v->dims & KS_DIM_VCPU) && t->vcpu < 0 && !st->cfg.perf_compat)
@@ -519,19 +554,7 @@ static struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
 			return v->slots[j].row;
 		j = (j + 1) & (v->cap - 1);
 	}
-	r = xcalloc(1, sizeof(*r));
-	r->vm = id.vm;
-	r->vcpu = id.vcpu;
-	r->thread = id.thread;
-	r->key = id.key;
-	r->info = id.info;
-	r->table = (v->dims & KS_DIM_KEY) ? table : 0;
-	r->seq = st->next_seq++;
-	r->min_ns = UINT64_MAX;
-	v->slots[j].id = id;
-	v->slots[j].row = r;
-	v->used++;
-	return r;
+	return row_create(st, v, j, &id, table);
 }
 
 /* Log-linear buckets: values < 128 exact; above, 128 buckets per power of
@@ -846,8 +869,7 @@ static void handle_event(struct ks_stat *st, const struct ks_record *rec)
 	struct thread *t;
 	bool first;
 
-	if (!r->is_entry && !r->is_load && !r->is_put && r->begin < 0 && r->end < 0 &&
-	    r->child < 0 && r->count < 0)
+	if (!r->active)
 		return;
 	t = event_thread(st, rec);
 	if (!pid_selected(st, t->vm))
