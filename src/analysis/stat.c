@@ -136,6 +136,13 @@ static size_t hash_u64(uint64_t x)
 	return (size_t)x;
 }
 
+/* Fibonacci hashing: the top BITS bits of X times 2^64 / phi.  One
+ * multiply, for the lookups made per record. */
+static inline size_t fib_hash(uint64_t x, unsigned bits)
+{
+	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
 static void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n, size);
@@ -261,7 +268,7 @@ static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev);
 
 static inline size_t cache_slot(uint64_t x)
 {
-	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS));
+	return fib_hash(x, CACHE_BITS);
 }
 
 static struct event_role *role_of(struct ks_stat *st, struct tep_event *ev)
@@ -473,7 +480,7 @@ static bool same_id(const struct row_id *a, const struct row_id *b)
 	       a->vcpu == b->vcpu && a->thread == b->thread && a->table == b->table;
 }
 
-/* One multiply (Fibonacci hashing, the product's bits from 32 up): a
+/* Fibonacci hashing (the caller masks the low bits of the 32 it gets): a
  * lookup per exit sits on the hot path. */
 static inline size_t row_hash(const struct row_id *id)
 {
@@ -481,7 +488,7 @@ static inline size_t row_hash(const struct row_id *id)
 		     ((uint64_t)(uint32_t)id->vm << 20) ^ (uint64_t)(uint32_t)id->info ^
 		     ((uint64_t)(uint32_t)id->thread << 8) ^ ((uint64_t)(uint32_t)id->table << 56);
 
-	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> 32);
+	return fib_hash(x, 32);
 }
 
 static void grow_view(struct view *v)
