@@ -46,6 +46,7 @@ struct ks_source_stats {
 	uint64_t out_of_order;   /* records that arrived after later ones were delivered */
 	uint64_t unknown_events; /* payloads whose format is not in the input */
 	uint64_t skipped;        /* records of kinds the reader does not decode */
+	uint64_t filtered;       /* samples of events not selected */
 };
 
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err);
@@ -59,6 +60,21 @@ int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flag
 			 struct ks_error *err);
 /* Returns 1 with *rec filled, 0 at the end, or a negative value with err set. */
 int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
+/* Up to MAX (>= 1) records into RECS[0, n): returns n >= 1, 0 at the end,
+ * or a negative value with err set.  All n records stay valid until the next
+ * call on the source.  A reader hands over what it has decoded cheaply
+ * (perf.data: the ordered records of a round), so n is often below MAX. */
+int ks_source_next_batch(struct ks_source *src, struct ks_record *recs, int max,
+			 struct ks_error *err);
+/* For a consumer that reads a few tracepoint events only (kvmscope stat):
+ * the reader asks WANT(CTX, event) once for each event it has samples of,
+ * and delivers the samples of the events wanted only.  The others are still
+ * read and ordered, so lost and out-of-order counts do not change, but not
+ * decoded or delivered (stats.filtered counts them); records that are not
+ * samples come as usual.  Call before the first ks_source_next().  Returns
+ * 0, or -1 when the reader cannot select (it then delivers all). */
+int ks_source_select(struct ks_source *src, bool (*want)(void *ctx, struct tep_event *ev),
+		     void *ctx);
 void ks_source_close(struct ks_source *src);
 
 const char *ks_source_path(const struct ks_source *src);

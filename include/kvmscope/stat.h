@@ -101,6 +101,12 @@ struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_so
 struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_source *src,
 				   struct ks_error *err);
 void ks_stat_add(struct ks_stat *st, const struct ks_record *rec);
+/* Ask SRC for the events that play a part only (ks_source_select).  For a
+ * source that feeds this engine alone.  Returns 0, or -1 when SRC does not
+ * select (nothing changes). */
+int ks_stat_select(struct ks_stat *st, struct ks_source *src);
+/* The same for N records (from ks_source_next_batch). */
+void ks_stat_add_batch(struct ks_stat *st, const struct ks_record *recs, size_t n);
 void ks_stat_free(struct ks_stat *st);
 
 /* The class in use: its name ("vmexit") and perf's column title ("VM-EXIT"). */

@@ -75,8 +75,14 @@ struct thread {
 	struct ks_attr_thread attr;
 };
 
+#define DIRECT_KEYS 1024
+
 struct view {
 	unsigned dims;
+	/* Rows of a view by key alone (dims KS_DIM_KEY), for keys below
+	 * DIRECT_KEYS with info and table 0 (most exit reasons): a direct
+	 * index in front of the hash, filled as the hash creates them. */
+	struct ks_stat_row **direct;
 	struct row_slot *slots;        /* open hash */
 	size_t cap, used;
 	struct ks_stat_row **sorted;   /* valid rows, perf's iteration order */
@@ -271,9 +277,13 @@ static inline size_t cache_slot(uint64_t x)
 	return fib_hash(x, CACHE_BITS);
 }
 
-static struct event_role *role_of(struct ks_stat *st, struct tep_event *ev)
+static inline __attribute__((always_inline)) struct event_role *
+role_of(struct ks_stat *st, struct tep_event *ev)
 {
-	struct event_role **slot = &st->role_cache[cache_slot((uintptr_t)ev)];
+	/* by the tracepoint id: a system's events have consecutive ids, so
+	 * the few a recording has never share a slot (hashing the pointer
+	 * made kvm_exit and kvm_entry evict each other on some runs) */
+	struct event_role **slot = &st->role_cache[(unsigned)ev->id & (CACHE_SLOTS - 1)];
 
 	if (!*slot || (*slot)->event != ev) {
 		struct event_role *r = role_lookup(st, ev); /* may move the roles */
@@ -531,9 +541,9 @@ row_create(struct ks_stat *st, struct view *v, size_t j, const struct row_id *id
 	return r;
 }
 
-static inline struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
-						  const struct thread *t, uint64_t key,
-						  int32_t info, int32_t table)
+static struct ks_stat_row *hash_find_create_row(struct ks_stat *st, struct view *v,
+						const struct thread *t, uint64_t key,
+						int32_t info, int32_t table)
 {
 	struct row_id id = {
 		.vm = (v->dims & KS_DIM_VM) ? t->vm : -1,
@@ -562,6 +572,20 @@ static inline struct ks_stat_row *find_create_row(struct ks_stat *st, struct vie
 		j = (j + 1) & (v->cap - 1);
 	}
 	return row_create(st, v, j, &id, table);
+}
+
+static inline struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
+						  const struct thread *t, uint64_t key,
+						  int32_t info, int32_t table)
+{
+	struct ks_stat_row **d;
+
+	if (!v->direct || key >= DIRECT_KEYS || info || (table && !st->cfg.perf_compat))
+		return hash_find_create_row(st, v, t, key, info, table);
+	d = &v->direct[key];
+	if (!*d)
+		*d = hash_find_create_row(st, v, t, key, info, table);
+	return *d;
 }
 
 /* Log-linear buckets: values < 128 exact; above, 128 buckets per power of
@@ -706,7 +730,7 @@ read_key(const struct ks_stat *st, const struct ks_match *m,
 	return k;
 }
 
-static bool pid_selected(const struct ks_stat *st, int32_t vm)
+static inline bool pid_selected(const struct ks_stat *st, int32_t vm)
 {
 	int i;
 
@@ -934,15 +958,12 @@ static void handle_comm(struct ks_stat *st, const struct ks_record *rec)
 	update_attribution(st, t);
 }
 
-void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
+/* Records other than events: names, task lifetimes, losses. */
+static __attribute__((noinline)) void add_other(struct ks_stat *st, const struct ks_record *rec)
 {
 	struct thread *t;
 
 	switch (rec->type) {
-	case KS_REC_EVENT:
-		if (rec->event)
-			handle_event(st, rec);
-		break;
 	case KS_REC_COMM:
 		handle_comm(st, rec);
 		break;
@@ -966,6 +987,38 @@ void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
 	default:
 		break;
 	}
+}
+
+static inline __attribute__((always_inline)) void add_record(struct ks_stat *st,
+							     const struct ks_record *rec)
+{
+	if (rec->type != KS_REC_EVENT)
+		add_other(st, rec);
+	else if (rec->event)
+		handle_event(st, rec);
+}
+
+void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
+{
+	add_record(st, rec);
+}
+
+void ks_stat_add_batch(struct ks_stat *st, const struct ks_record *recs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		add_record(st, &recs[i]);
+}
+
+static bool plays_a_part(void *st, struct tep_event *ev)
+{
+	return role_of(st, ev)->active;
+}
+
+int ks_stat_select(struct ks_stat *st, struct ks_source *src)
+{
+	return ks_source_select(src, plays_a_part, st);
 }
 
 /* ---- setup and results ---- */
@@ -1047,8 +1100,11 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	 * when present and fall back on kvm_exit's isa field. */
 	st->key_ctx.isa = ks_x86_isa_from_cpuid(info->cpuid);
 	st->isa_from_cpuid = st->key_ctx.isa != KS_ISA_UNKNOWN;
-	for (i = 0; i < KS_STAT_MAX_VIEWS && cfg->views[i]; i++)
+	for (i = 0; i < KS_STAT_MAX_VIEWS && cfg->views[i]; i++) {
 		st->views[i].dims = cfg->views[i];
+		if (cfg->views[i] == KS_DIM_KEY)
+			st->views[i].direct = xcalloc(DIRECT_KEYS, sizeof(*st->views[i].direct));
+	}
 	st->nviews = i ? i : 1;
 	if (!i)
 		st->views[0].dims = KS_DIM_KEY;
@@ -1094,6 +1150,7 @@ void ks_stat_free(struct ks_stat *st)
 				free_row(v->slots[j].row);
 		free(v->slots);
 		free(v->sorted);
+		free(v->direct);
 	}
 	ks_attr_guests_free(&st->guests);
 	free(st->attr_sorted);

@@ -133,10 +133,20 @@ struct pd_attr {
 	uint32_t tail_fixed;   /* bytes of PHYS_ADDR..CODE_PAGE_SIZE */
 	uint32_t read_times;   /* u64s of time_enabled/running in READ */
 	uint32_t read_each;    /* u64s per value in READ */
+	/* A sample_type without variable-size fields but RAW: a sample is
+	 * the fixed slots, RAW's size and payload, then after_raw bytes. */
+	bool fixed_layout;
+	uint32_t after_raw;
+	/* Offsets in a sample body of the fixed slots, -1 = absent. */
+	int32_t identifier_at, ip_at, tid_at, id_at, cpu_at, period_at;
+	bool skip;             /* not selected (pd_select): samples not delivered */
 	struct tep_event *event;
 };
 
-/* A queued record: its timestamp and (file offset << 16 | attr index + 1). */
+/* A queued record: its timestamp and (file offset << 16 | KEY_SAMPLE if
+ * it is a sample | attr index + 1). */
+#define KEY_SAMPLE 0x8000u
+#define KEY_ATTR 0x7fffu
 struct pd_entry {
 	uint64_t ts;
 	uint64_t key;
@@ -214,28 +224,48 @@ struct pd_source {
 
 /* ---- byte order ---- */
 
-static inline uint64_t rd64(const struct pd_source *s, const uint8_t *p)
+/* The record path (framing, ordering, decoding) is written once with the
+ * byte order as a parameter SWAP and marked HOT: pd_next() instantiates it
+ * for each order, so that no read tests the order at run time. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT uint64_t ld64(const uint8_t *p, bool swap)
 {
 	uint64_t v;
 
 	memcpy(&v, p, 8);
-	return s->swap ? __builtin_bswap64(v) : v;
+	return swap ? __builtin_bswap64(v) : v;
 }
 
-static inline uint32_t rd32(const struct pd_source *s, const uint8_t *p)
+HOT uint32_t ld32(const uint8_t *p, bool swap)
 {
 	uint32_t v;
 
 	memcpy(&v, p, 4);
-	return s->swap ? __builtin_bswap32(v) : v;
+	return swap ? __builtin_bswap32(v) : v;
 }
 
-static inline uint16_t rd16(const struct pd_source *s, const uint8_t *p)
+HOT uint16_t ld16(const uint8_t *p, bool swap)
 {
 	uint16_t v;
 
 	memcpy(&v, p, 2);
-	return s->swap ? __builtin_bswap16(v) : v;
+	return swap ? __builtin_bswap16(v) : v;
+}
+
+static inline uint64_t rd64(const struct pd_source *s, const uint8_t *p)
+{
+	return ld64(p, s->swap);
+}
+
+static inline uint32_t rd32(const struct pd_source *s, const uint8_t *p)
+{
+	return ld32(p, s->swap);
+}
+
+static inline uint16_t rd16(const struct pd_source *s, const uint8_t *p)
+{
+	return ld16(p, s->swap);
 }
 
 /* ---- id -> attr map ---- */
@@ -304,17 +334,23 @@ static int idmap_get(const struct pd_idmap *m, uint64_t id)
 	return -1;
 }
 
+static __attribute__((noinline)) int attr_of_id_miss(struct pd_source *s, uint64_t id,
+						      struct pd_idcache *c)
+{
+	c->attr = idmap_get(&s->ids, id);
+	c->id = id;
+	return c->attr;
+}
+
 /* The attr of id ID (perf: synthesized records have id 0 = first attr). */
-static int attr_of_id(struct pd_source *s, uint64_t id)
+HOT int attr_of_id(struct pd_source *s, uint64_t id)
 {
 	struct pd_idcache *c = &s->idc[id & (ID_CACHE - 1)];
 
 	if (!id)
 		return 0;
-	if (__builtin_expect(c->id != id, 0)) {
-		c->attr = idmap_get(&s->ids, id);
-		c->id = id;
-	}
+	if (__builtin_expect(c->id != id, 0))
+		return attr_of_id_miss(s, id, c);
 	return c->attr;
 }
 
@@ -399,6 +435,24 @@ static int read_section(struct pd_source *s, const uint8_t *p, uint64_t at, uint
 	return 0;
 }
 
+/* Offset of the fixed slot BIT in a sample body of sample_type T (the slots
+ * in their documented order, which is not the order of their bits), -1 if
+ * absent. */
+static int32_t slot_pos(uint64_t t, uint64_t bit)
+{
+	static const uint64_t order[] = { S_IDENTIFIER, S_IP, S_TID, S_TIME, S_ADDR, S_ID,
+					  S_STREAM_ID, S_CPU, S_PERIOD };
+	int32_t pos = 0;
+	size_t i;
+
+	if (!(t & bit))
+		return -1;
+	for (i = 0; order[i] != bit; i++)
+		if (t & order[i])
+			pos += 8;
+	return pos;
+}
+
 static void attr_derive(struct pd_attr *a)
 {
 	uint64_t t = a->sample_type;
@@ -408,11 +462,21 @@ static void attr_derive(struct pd_attr *a)
 	a->trailer_size = a->sample_id_all ? 8 * (uint32_t)__builtin_popcountll(t & S_TRAILER) : 0;
 	before_time = 8 * (uint32_t)__builtin_popcountll(t & (S_IDENTIFIER | S_IP | S_TID));
 	a->time_pos = before_time;
+	a->identifier_at = slot_pos(t, S_IDENTIFIER);
+	a->ip_at = slot_pos(t, S_IP);
+	a->tid_at = slot_pos(t, S_TID);
+	a->id_at = slot_pos(t, S_ID);
+	a->cpu_at = slot_pos(t, S_CPU);
+	a->period_at = slot_pos(t, S_PERIOD);
 	a->tail_fixed = 8 * (uint32_t)__builtin_popcountll(t & (S_PHYS_ADDR | S_CGROUP |
 							   S_DATA_PAGE_SIZE | S_CODE_PAGE_SIZE));
 	a->read_times = (uint32_t)__builtin_popcountll(a->read_format & (F_TOTAL_TIME_ENABLED |
 									 F_TOTAL_TIME_RUNNING));
 	a->read_each = 1 + (uint32_t)__builtin_popcountll(a->read_format & (F_ID | F_LOST));
+	a->fixed_layout = !(t & (S_READ | S_CALLCHAIN | S_BRANCH_STACK | S_REGS_USER |
+				 S_STACK_USER | S_REGS_INTR | S_AUX));
+	a->after_raw = a->tail_fixed + ((t & (S_WEIGHT | S_WEIGHT_STRUCT)) ? 8 : 0) +
+		       8 * (uint32_t)__builtin_popcountll(t & (S_DATA_SRC | S_TRANSACTION));
 }
 
 /* Parse one attr of AVAIL bytes at P (fields past AVAIL read as 0). */
@@ -722,22 +786,28 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
-static int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_error *err)
+/* Room for one more entry: drop the delivered ones or grow. */
+static __attribute__((noinline)) int queue_room(struct pd_source *s, struct ks_error *err)
+{
+	if (s->q_head) {
+		memmove(s->q, s->q + s->q_head, (s->q_n - s->q_head) * sizeof(*s->q));
+		s->q_n -= s->q_head;
+		s->q_ready -= s->q_head;
+		s->q_head = 0;
+	}
+	if (s->q_n == s->q_cap && queue_grow(s) < 0)
+		return ks_error_set(err, "%s: out of memory", s->base.path);
+	return 0;
+}
+
+HOT int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_error *err)
 {
 	bool empty = s->q_n == s->q_head;
 
 	if (ts < s->last_flush)
 		s->base.stats.out_of_order++;
-	if (s->q_n == s->q_cap) {
-		if (s->q_head) {
-			memmove(s->q, s->q + s->q_head, (s->q_n - s->q_head) * sizeof(*s->q));
-			s->q_n -= s->q_head;
-			s->q_ready -= s->q_head;
-			s->q_head = 0;
-		}
-		if (s->q_n == s->q_cap && queue_grow(s) < 0)
-			return ks_error_set(err, "%s: out of memory", s->base.path);
-	}
+	if (s->q_n == s->q_cap && queue_room(s, err) < 0)
+		return -1;
 	s->q[s->q_n++] = (struct pd_entry){ ts, key };
 	/* perf sets max_timestamp only when the event goes to the queue's tail. */
 	if (empty || ts >= s->q_max) {
@@ -1321,42 +1391,42 @@ static int skip_branch(struct pd_source *s, const struct pd_attr *a, const uint8
 }
 
 /* The fixed slots, IDENTIFIER .. PERIOD (size already checked). */
-static const uint8_t *sample_fixed(struct pd_source *s, const struct pd_attr *a,
-				   const uint8_t *p, struct ks_record *r)
+HOT const uint8_t *sample_fixed(const struct pd_attr *a, const uint8_t *p, struct ks_record *r,
+			       bool swap)
 {
 	uint64_t t = a->sample_type;
 
 	if (t & S_IDENTIFIER) {
-		r->id = rd64(s, p);
+		r->id = ld64(p, swap);
 		p += 8;
 	}
 	if (t & S_IP) {
-		r->ip = rd64(s, p);
+		r->ip = ld64(p, swap);
 		p += 8;
 	}
 	if (t & S_TID) {
-		r->pid = (int32_t)rd32(s, p);
-		r->tid = (int32_t)rd32(s, p + 4);
+		r->pid = (int32_t)ld32(p, swap);
+		r->tid = (int32_t)ld32(p + 4, swap);
 		p += 8;
 	}
 	if (t & S_TIME) {
-		r->ts = r->raw_ts = rd64(s, p);
+		r->ts = r->raw_ts = ld64(p, swap);
 		p += 8;
 	}
 	if (t & S_ADDR)
 		p += 8;
 	if (t & S_ID) {
-		r->id = rd64(s, p);
+		r->id = ld64(p, swap);
 		p += 8;
 	}
 	if (t & S_STREAM_ID)
 		p += 8;
 	if (t & S_CPU) {
-		r->cpu = (int32_t)rd32(s, p);
+		r->cpu = (int32_t)ld32(p, swap);
 		p += 8;
 	}
 	if (t & S_PERIOD) {
-		r->period = rd64(s, p);
+		r->period = ld64(p, swap);
 		p += 8;
 	}
 	return p;
@@ -1410,15 +1480,60 @@ static int sample_variable(struct pd_source *s, const struct pd_attr *a, const u
 	return 0;
 }
 
-static int decode_sample(struct pd_source *s, const struct pd_attr *a, const uint8_t *rec,
-			 uint32_t size, uint64_t off, struct ks_record *r, struct ks_error *err)
+/* A sample of a fixed layout (see pd_attr) in one bounds check.  Returns
+ * false when the sample is too short: the general walk then names what is
+ * missing. */
+HOT bool fixed_sample(const struct pd_attr *a, const uint8_t *rec, uint32_t size,
+		     struct ks_record *r, bool swap)
+{
+	uint32_t body = size - 8, raw = 0, left;
+	const uint8_t *p = rec + 8;
+
+	if (!(a->sample_type & S_RAW)) {
+		if (body < a->fixed_size + a->after_raw)
+			return false;
+	} else {
+		if (body < a->fixed_size + 4)
+			return false;
+		raw = ld32(p + a->fixed_size, swap);
+		left = body - a->fixed_size - 4;
+		if (raw > left || left - raw < a->after_raw)
+			return false;
+		r->data = p + a->fixed_size + 4;
+		r->size = raw;
+	}
+	/* the slots from their offsets: no walk, so no chain of dependent adds */
+	if (a->identifier_at >= 0)
+		r->id = ld64(p + a->identifier_at, swap);
+	if (a->ip_at >= 0)
+		r->ip = ld64(p + a->ip_at, swap);
+	if (a->tid_at >= 0) {
+		r->pid = (int32_t)ld32(p + a->tid_at, swap);
+		r->tid = (int32_t)ld32(p + a->tid_at + 4, swap);
+	}
+	if (a->sample_type & S_TIME)
+		r->ts = r->raw_ts = ld64(p + a->time_pos, swap);
+	if (a->id_at >= 0)
+		r->id = ld64(p + a->id_at, swap);
+	if (a->cpu_at >= 0)
+		r->cpu = (int32_t)ld32(p + a->cpu_at, swap);
+	if (a->period_at >= 0)
+		r->period = ld64(p + a->period_at, swap);
+	return true;
+}
+
+HOT int decode_sample(struct pd_source *s, const struct pd_attr *a, const uint8_t *rec,
+		      uint32_t size, uint64_t off, struct ks_record *r, struct ks_error *err,
+		      bool swap)
 {
 	const uint8_t *p = rec + 8, *end = rec + size;
 
-	NEED(a->fixed_size, "the fixed fields");
-	p = sample_fixed(s, a, p, r);
-	if (sample_variable(s, a, p, end, off, r, err) < 0)
-		return -1;
+	if (!a->fixed_layout || !fixed_sample(a, rec, size, r, swap)) {
+		NEED(a->fixed_size, "the fixed fields");
+		p = sample_fixed(a, p, r, swap);
+		if (sample_variable(s, a, p, end, off, r, err) < 0)
+			return -1;
+	}
 	r->type = KS_REC_EVENT;
 	r->event = a->event;
 	if (a->type == TYPE_TRACEPOINT && !a->event)
@@ -1484,21 +1599,21 @@ static inline void record_clear(struct ks_record *r)
 
 /* Decode the kernel record at OFF (attr index ATTR or -1) into R.  Returns
  * 1 if it is delivered, 0 if it is a kind the reader skips. */
-static int decode_record(struct pd_source *s, uint64_t off, int attr, struct ks_record *r,
-			 struct ks_error *err)
+HOT int decode_record(struct pd_source *s, uint64_t off, int attr, struct ks_record *r,
+		      struct ks_error *err, bool swap)
 {
 	const uint8_t *rec = s->buf + (off - s->win_off);
-	uint32_t type = rd32(s, rec);
-	uint32_t size = rd16(s, rec + 6);
+	uint32_t type = ld32(rec, swap);
+	uint32_t size = ld16(rec + 6, swap);
 	const struct pd_attr *a = attr >= 0 ? &s->attrs[attr] : NULL;
 	const uint8_t *end = rec + size;
 	uint32_t body_min;
 
 	record_clear(r);
 	r->offset = off;
-	r->misc = rd16(s, rec + 4);
+	r->misc = ld16(rec + 4, swap);
 	if (type == R_SAMPLE)
-		return decode_sample(s, a, rec, size, off, r, err);
+		return decode_sample(s, a, rec, size, off, r, err, swap);
 	if (a && a->sample_id_all && a->trailer_size <= size - 8) {
 		parse_trailer(s, a, end, r);
 		end -= a->trailer_size;
@@ -1548,7 +1663,8 @@ static int id_index(struct pd_source *s, const uint8_t *rec, uint32_t size, uint
 }
 
 /* perf's evlist__event2evsel(): the attr of a kernel record, -1 if unknown. */
-static int record_attr(struct pd_source *s, uint32_t type, const uint8_t *rec, uint32_t size)
+HOT int record_attr(struct pd_source *s, uint32_t type, const uint8_t *rec, uint32_t size,
+		    bool swap)
 {
 	uint32_t n = (size - 8) / 8;
 
@@ -1561,19 +1677,19 @@ static int record_attr(struct pd_source *s, uint32_t type, const uint8_t *rec, u
 			return 0;
 		if ((uint32_t)s->id_pos >= n)
 			return -1;
-		return attr_of_id(s, rd64(s, rec + 8 + 8 * (uint32_t)s->id_pos));
+		return attr_of_id(s, ld64(rec + 8 + 8 * (uint32_t)s->id_pos, swap));
 	}
 	if (s->is_pos < 0)
 		return 0;
 	if ((uint32_t)s->is_pos > n)
 		return -1;
-	return attr_of_id(s, rd64(s, rec + 8 + 8 * (n - (uint32_t)s->is_pos)));
+	return attr_of_id(s, ld64(rec + 8 + 8 * (n - (uint32_t)s->is_pos), swap));
 }
 
 /* perf's evsel__parse_sample_timestamp(); *ts = ~0 when there is none. */
-static int record_ts(struct pd_source *s, const struct pd_attr *a, uint32_t type,
-		     const uint8_t *rec, uint32_t size, uint64_t off, uint64_t *ts,
-		     struct ks_error *err)
+HOT int record_ts(struct pd_source *s, const struct pd_attr *a, uint32_t type,
+		  const uint8_t *rec, uint32_t size, uint64_t off, uint64_t *ts,
+		  struct ks_error *err, bool swap)
 {
 	*ts = UINT64_MAX;
 	if (!(a->sample_type & S_TIME))
@@ -1583,13 +1699,12 @@ static int record_ts(struct pd_source *s, const struct pd_attr *a, uint32_t type
 			return ks_error_at(err, s->base.path, off,
 					   "sample of %u bytes is shorter than its sample_type needs",
 					   size);
-		*ts = rd64(s, rec + 8 + a->time_pos);
+		*ts = ld64(rec + 8 + a->time_pos, swap);
 		return 0;
 	}
 	if (!a->sample_id_all || a->trailer_size > size - 8)
 		return 0;
-	*ts = rd64(s, rec + size - a->trailer_size +
-		      ((a->sample_type & S_TID) ? 8 : 0));
+	*ts = ld64(rec + size - a->trailer_size + ((a->sample_type & S_TID) ? 8 : 0), swap);
 	return 0;
 }
 
@@ -1627,7 +1742,60 @@ static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, u
 
 /* Read records until something can be delivered.  Returns 1 with R filled
  * (a record delivered at once), 0 (queue ready or end), <0 on error. */
-static int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *err)
+/* The samples with a time that follow s->pos and lie wholly in the window
+ * (nearly every record of a recording): queued in a loop that keeps the
+ * queue's state in registers.  Stops before the first record that needs
+ * more (another type, no time, an unknown id, a full queue, a damaged
+ * header): read_records() takes that one. */
+HOT void queue_samples(struct pd_source *s, bool swap)
+{
+	const uint8_t *buf = s->buf;
+	uint64_t off = s->pos, win_off = s->win_off, win_end = win_off + s->win_len;
+	struct pd_entry *q = s->q;
+	uint64_t n = s->q_n, cap = s->q_cap, q_max = s->q_max, last_flush = s->last_flush;
+	uint64_t out_of_order = 0, max_ts = s->max_timestamp;
+	bool empty = n == s->q_head, by_id = s->nr_attrs > 1 && s->id_pos >= 0;
+	uint32_t id_at = 8 + 8 * (uint32_t)(s->id_pos > 0 ? s->id_pos : 0);
+
+	while (win_end - off >= 8 && n < cap) {
+		const uint8_t *rec = buf + (off - win_off);
+		uint32_t size = ld16(rec + 6, swap);
+		const struct pd_attr *a;
+		uint64_t ts;
+		int attr = 0;
+
+		if (ld32(rec, swap) != R_SAMPLE || size < 8 || size > win_end - off)
+			break;
+		if (by_id) {
+			if (size < id_at + 8)
+				break;
+			attr = attr_of_id(s, ld64(rec + id_at, swap));
+			if (attr < 0)
+				break;
+		}
+		a = &s->attrs[attr];
+		if (!(a->sample_type & S_TIME) || size - 8 < a->fixed_size)
+			break;
+		ts = ld64(rec + 8 + a->time_pos, swap);
+		if (!ts || ts == UINT64_MAX)
+			break;
+		out_of_order += ts < last_flush;
+		q[n++] = (struct pd_entry){ ts, off << 16 | KEY_SAMPLE | (uint64_t)(attr + 1) };
+		if (empty || ts >= q_max) {
+			max_ts = ts;
+			q_max = ts;
+		}
+		empty = false;
+		off += size;
+	}
+	s->pos = off;
+	s->q_n = n;
+	s->q_max = q_max;
+	s->max_timestamp = max_ts;
+	s->base.stats.out_of_order += out_of_order;
+}
+
+HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *err, bool swap)
 {
 	while (s->q_head == s->q_ready) {
 		uint64_t off = s->pos, len, ts;
@@ -1635,6 +1803,8 @@ static int read_records(struct pd_source *s, struct ks_record *r, struct ks_erro
 		uint32_t type, size;
 		int attr, ret;
 
+		queue_samples(s, swap);
+		off = s->pos;
 		if (s->data_end - off < 8) {
 			if (s->data_end != off)
 				return ks_error_at(err, s->base.path, off,
@@ -1646,8 +1816,8 @@ static int read_records(struct pd_source *s, struct ks_record *r, struct ks_erro
 		rec = window_at(s, off, 8, err);
 		if (!rec)
 			return -1;
-		type = rd32(s, rec);
-		size = rd16(s, rec + 6);
+		type = ld32(rec, swap);
+		size = ld16(rec + 6, swap);
 		if (size < 8 || size > s->data_end - off)
 			return ks_error_at(err, s->base.path, off,
 					   "record of type %u has size %u: %s", type, size,
@@ -1664,46 +1834,103 @@ static int read_records(struct pd_source *s, struct ks_record *r, struct ks_erro
 			continue;
 		}
 		s->pos += len;
-		attr = record_attr(s, type, rec, size);
+		attr = record_attr(s, type, rec, size, swap);
 		if (attr < 0) {
 			s->base.stats.skipped++;
 			continue;
 		}
-		if (record_ts(s, &s->attrs[attr], type, rec, size, off, &ts, err) < 0)
+		if (record_ts(s, &s->attrs[attr], type, rec, size, off, &ts, err, swap) < 0)
 			return -1;
 		if (ts && ts != UINT64_MAX) {
-			if (queue_push(s, ts, off << 16 | (uint64_t)(attr + 1), err) < 0)
+			if (queue_push(s, ts, off << 16 | (type == R_SAMPLE ? KEY_SAMPLE : 0) |
+					   (uint64_t)(attr + 1), err) < 0)
 				return -1;
 			continue;
 		}
-		ret = decode_record(s, off, attr, r, err);
+		ret = decode_record(s, off, attr, r, err, swap);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-static int pd_next(struct ks_source *base, struct ks_record *r, struct ks_error *err)
+/* A sample of an event not selected: counted, not decoded. */
+static inline void filter_sample(struct pd_source *s, const struct pd_attr *a)
 {
-	struct pd_source *s = (struct pd_source *)base;
-	int ret;
+	s->base.stats.filtered++;
+	if (a->type == TYPE_TRACEPOINT && !a->event)
+		s->base.stats.unknown_events++;
+}
+
+/* A record decoded into a buffer of the source (a COMM name without its
+ * NUL, a callchain) ends a batch: the next one would overwrite it. */
+static inline bool ends_batch(const struct ks_record *r)
+{
+	return r->type != KS_REC_EVENT || r->nr_callchain;
+}
+
+/* Up to MAX records into RECS.  The queue's ready records are decoded in
+ * place from the window, which moves only when more of the file is read:
+ * that happens only before the first record of a batch.  A record that
+ * fails to decode is left queued, so the batch before it is delivered and
+ * the next call reports the error. */
+HOT int next_batch(struct pd_source *s, struct ks_record *recs, int max, struct ks_error *err,
+		   bool swap)
+{
+	int n = 0, ret;
 
 	for (;;) {
-		while (s->q_head < s->q_ready) {
+		while (s->q_head < s->q_ready && n < max) {
 			struct pd_entry e = s->q[s->q_head++];
+			int attr = (int)(e.key & KEY_ATTR) - 1;
 
+			if ((e.key & KEY_SAMPLE) && s->attrs[attr].skip) {
+				filter_sample(s, &s->attrs[attr]);
+				continue;
+			}
 			if (s->q_head < s->q_ready)
 				__builtin_prefetch(s->buf + ((s->q[s->q_head].key >> 16) - s->win_off));
-			ret = decode_record(s, e.key >> 16, (int)(e.key & 0xffff) - 1, r, err);
-			if (ret)
-				return ret;
+			ret = decode_record(s, e.key >> 16, attr, &recs[n], err, swap);
+			if (ret < 0) {
+				if (!n)
+					return ret;
+				s->q_head--;
+				return n;
+			}
+			if (ret && ends_batch(&recs[n++]))
+				return n;
 		}
-		if (s->finished)
-			return 0;
-		ret = read_records(s, r, err);
+		if (n || s->finished)
+			return n;
+		ret = read_records(s, recs, err, swap);
 		if (ret)
 			return ret;
 	}
+}
+
+static int pd_next_batch(struct ks_source *base, struct ks_record *recs, int max,
+			 struct ks_error *err)
+{
+	struct pd_source *s = (struct pd_source *)base;
+
+	return s->swap ? next_batch(s, recs, max, err, true) : next_batch(s, recs, max, err, false);
+}
+
+static int pd_next(struct ks_source *base, struct ks_record *r, struct ks_error *err)
+{
+	return pd_next_batch(base, r, 1, err);
+}
+
+/* Skip the samples of every attr whose event is not wanted (or unknown). */
+static int pd_select(struct ks_source *base, bool (*want)(void *ctx, struct tep_event *ev),
+		     void *ctx)
+{
+	struct pd_source *s = (struct pd_source *)base;
+	uint32_t i;
+
+	for (i = 0; i < s->nr_attrs; i++)
+		s->attrs[i].skip = !s->attrs[i].event || !want(ctx, s->attrs[i].event);
+	return 0;
 }
 
 static void pd_close(struct ks_source *base)
@@ -1730,7 +1957,9 @@ static void pd_close(struct ks_source *base)
 static const struct ks_source_ops pd_ops = {
 	.name = "perf.data",
 	.next = pd_next,
+	.next_batch = pd_next_batch,
 	.close = pd_close,
+	.select = pd_select,
 };
 
 static int open_file(struct pd_source *s, struct ks_error *err)

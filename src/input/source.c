@@ -16,6 +16,23 @@ int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error
 	return r;
 }
 
+int ks_source_next_batch(struct ks_source *src, struct ks_record *recs, int max,
+			 struct ks_error *err)
+{
+	int n = src->ops->next_batch ? src->ops->next_batch(src, recs, max, err) :
+				       src->ops->next(src, recs, err);
+
+	if (n > 0)
+		src->stats.records += (uint64_t)n;
+	return n;
+}
+
+int ks_source_select(struct ks_source *src, bool (*want)(void *ctx, struct tep_event *ev),
+		     void *ctx)
+{
+	return src->ops->select ? src->ops->select(src, want, ctx) : -1;
+}
+
 void ks_source_close(struct ks_source *src)
 {
 	if (src)

@@ -15,7 +15,13 @@
 struct ks_source_ops {
 	const char *name;
 	int (*next)(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
+	/* Optional: up to MAX records at once (see ks_source_next_batch). */
+	int (*next_batch)(struct ks_source *src, struct ks_record *recs, int max,
+			  struct ks_error *err);
 	void (*close)(struct ks_source *src); /* frees everything incl. the struct */
+	/* Optional: see ks_source_select. */
+	int (*select)(struct ks_source *src, bool (*want)(void *ctx, struct tep_event *ev),
+		      void *ctx);
 };
 
 struct ks_source {

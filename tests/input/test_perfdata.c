@@ -63,6 +63,7 @@ static const char *record(const char *name, const char *args)
 struct recs {
 	struct ks_record *r;
 	char **names;     /* event name (or comm) per record */
+	uint64_t *sums;   /* hash of the payload per record */
 	uint64_t **chains;
 	size_t n;
 	struct ks_source_stats stats;
@@ -78,8 +79,21 @@ static void recs_free(struct recs *v)
 	}
 	free(v->r);
 	free(v->names);
+	free(v->sums);
 	free(v->chains);
 	memset(v, 0, sizeof(*v));
+}
+
+/* FNV-1a of a payload. */
+static uint64_t payload_sum(const void *data, uint32_t size)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint32_t i;
+
+	for (i = 0; i < size; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
 }
 
 /* Read every record of PATH; returns the ks_source_next() result. */
@@ -98,10 +112,12 @@ static int read_all(const char *path, struct recs *v, struct ks_error *err)
 			cap = cap ? cap * 2 : 1024;
 			v->r = realloc(v->r, cap * sizeof(*v->r));
 			v->names = realloc(v->names, cap * sizeof(*v->names));
+			v->sums = realloc(v->sums, cap * sizeof(*v->sums));
 			v->chains = realloc(v->chains, cap * sizeof(*v->chains));
 		}
 		v->r[v->n] = rec;
 		v->names[v->n] = strdup(rec.event ? rec.event->name : rec.comm ? rec.comm : "");
+		v->sums[v->n] = payload_sum(rec.data, rec.size);
 		v->chains[v->n] = NULL;
 		if (rec.nr_callchain) {
 			v->chains[v->n] = malloc(rec.nr_callchain * sizeof(uint64_t));
@@ -1273,9 +1289,9 @@ static void t_mutations(void)
 
 /* ---- generator (tools/gen-perfdata) vs perf, and speed ---- */
 
-/* Generate NAME with gen-perfdata ARGS (from a kvm template) and compare
- * the reader's order and fields with perf script's. */
-static void generated_vs_script(const char *name, const char *args)
+/* Generate NAME with gen-perfdata ARGS from a kvm template; NULL (and the
+ * test skipped) where perf or the generator is missing. */
+static const char *generate(const char *name, const char *args)
 {
 	const char *tmpl = record("kvm.data", "kvm stat record -a -o @ sleep 0.2");
 	const char *gen_dir = getenv("KS_BUILD");
@@ -1286,12 +1302,12 @@ static void generated_vs_script(const char *name, const char *args)
 
 	if (!tmpl || !gen_dir) {
 		kt_skip("needs perf and KS_BUILD");
-		return;
+		return NULL;
 	}
 	snprintf(gen, sizeof(gen), "%s/tools/gen-perfdata", gen_dir);
 	if (access(gen, X_OK) != 0) {
 		kt_skip("%s is not built", gen);
-		return;
+		return NULL;
 	}
 	snprintf(cmd, sizeof(cmd), "%s --template %s -o %s %s >/dev/null 2>&1", gen, tmpl, out,
 		 args);
@@ -1299,9 +1315,115 @@ static void generated_vs_script(const char *name, const char *args)
 	free(o);
 	if (st != 0) {
 		kt_skip("gen-perfdata failed");
-		return;
+		return NULL;
 	}
-	compare_with_script(out);
+	return out;
+}
+
+/* Generate NAME and compare the reader's order and fields with perf
+ * script's. */
+static void generated_vs_script(const char *name, const char *args)
+{
+	const char *out = generate(name, args);
+
+	if (out)
+		compare_with_script(out);
+}
+
+/* Whether B (from a batch or a selection) is A (from ks_source_next, its
+ * event or comm A_NAME, its payload hash A_SUM): every member, the payload. */
+static bool same_record(const struct ks_record *a, const char *a_name, uint64_t a_sum,
+			const struct ks_record *b)
+{
+	const char *b_name = b->event ? b->event->name : b->comm ? b->comm : "";
+
+	return a->type == b->type && a->ts == b->ts && a->raw_ts == b->raw_ts &&
+	       a->cpu == b->cpu && a->tid == b->tid && a->pid == b->pid &&
+	       !strcmp(a_name, b_name) && a->size == b->size &&
+	       a_sum == payload_sum(b->data, b->size) && a->ip == b->ip &&
+	       a->period == b->period && a->id == b->id && a->misc == b->misc &&
+	       a->nr_callchain == b->nr_callchain && a->ppid == b->ppid && a->ptid == b->ptid &&
+	       a->lost == b->lost && a->offset == b->offset;
+}
+
+static bool only_kvm_exit(void *ctx, struct tep_event *ev)
+{
+	(void)ctx;
+	return !strcmp(ev->name, "kvm_exit");
+}
+
+/* Read PATH in batches of MAX, with the selection WANT if not NULL, and
+ * compare with V, the records of a ks_source_next() loop (less the samples
+ * WANT leaves out).  Returns the records read; *STATS the source's counts. */
+static size_t compare_batches(const char *path, const struct recs *v, int max,
+			      bool (*want)(void *ctx, struct tep_event *ev),
+			      struct ks_source_stats *stats)
+{
+	struct ks_record *recs = calloc((size_t)max, sizeof(*recs));
+	struct ks_source *src;
+	struct ks_error err;
+	size_t k = 0, n = 0, bad = 0;
+	int r, i;
+
+	if (!recs || ks_perfdata_open(&src, path, &err) < 0) {
+		kt_fail(__FILE__, __LINE__, "cannot open %s", path);
+		free(recs);
+		return 0;
+	}
+	if (want)
+		KT_EQ_INT(ks_source_select(src, want, NULL), 0);
+	while ((r = ks_source_next_batch(src, recs, max, &err)) > 0) {
+		KT_EXPECT(r <= max);
+		for (i = 0; i < r; i++, n++, k++) {
+			while (want && k < v->n && v->r[k].type == KS_REC_EVENT &&
+			       strcmp(v->names[k], "kvm_exit"))
+				k++;
+			if (k >= v->n || !same_record(&v->r[k], v->names[k], v->sums[k], &recs[i]))
+				bad++;
+		}
+	}
+	KT_EQ_INT(r, 0);
+	KT_EQ_U64(bad, 0);
+	*stats = *ks_source_stats(src);
+	ks_source_close(src);
+	free(recs);
+	return n;
+}
+
+/* Batches give the records of a ks_source_next() loop, whatever their size;
+ * a selection gives those of its events and all other kinds, and counts
+ * the samples it leaves out without changing the other counts. */
+static void t_batches_and_selection(void)
+{
+	const char *f = generate("gen-batch.data", "--pairs 6000 --rounds --ooo --lost 3 "
+				 "--cpus 4 --unmatched --migrate");
+	static const int sizes[] = { 1, 7, 64, 4096 };
+	struct ks_source_stats st;
+	struct ks_error err;
+	struct recs v;
+	size_t i, exits = 0, events = 0;
+
+	if (!f)
+		return;
+	KT_REQUIRE(read_all(f, &v, &err) == 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		KT_EQ_U64(compare_batches(f, &v, sizes[i], NULL, &st), v.n);
+		KT_EQ_U64(st.records, v.stats.records);
+		KT_EQ_U64(st.filtered, 0);
+	}
+	for (i = 0; i < v.n; i++) {
+		events += v.r[i].type == KS_REC_EVENT;
+		exits += v.r[i].type == KS_REC_EVENT && !strcmp(v.names[i], "kvm_exit");
+	}
+	KT_EXPECT(exits > 1000 && events > exits);
+	KT_EQ_U64(compare_batches(f, &v, 64, only_kvm_exit, &st), v.n - (events - exits));
+	KT_EQ_U64(st.filtered, events - exits);
+	KT_EQ_U64(st.out_of_order, v.stats.out_of_order);
+	KT_EXPECT(v.stats.out_of_order > 0);
+	KT_EQ_U64(st.lost_events, v.stats.lost_events);
+	KT_EQ_U64(st.lost_records, v.stats.lost_records);
+	KT_EQ_U64(st.records, v.n - (events - exits));
+	recs_free(&v);
 }
 
 static void t_generated_rounds(void)
@@ -1336,6 +1458,7 @@ int main(void)
 		KT_CASE(t_mutations),
 		KT_CASE(t_generated_rounds),
 		KT_CASE(t_generated_window),
+		KT_CASE(t_batches_and_selection),
 		{ 0 },
 	};
 
