@@ -158,6 +158,14 @@ struct pd_idmap {
 	uint64_t cap, n;
 };
 
+/* A slot of the id -> attr cache in front of pd_idmap: ids of one attr are
+ * usually consecutive numbers, so their low bits pick distinct slots. */
+#define ID_CACHE 256
+struct pd_idcache {
+	uint64_t id;   /* 0 = empty (id 0 never gets here) */
+	int32_t attr;
+};
+
 /* The background reader.  Main thread only: tried, running, posted, spare.
  * Set by the main thread under lock when posting: dst, off, len.  Shared
  * under lock: request (posted, not yet taken by the thread), busy (the
@@ -177,15 +185,35 @@ struct pd_prefetch {
 	uint64_t off, len;
 	uint8_t *spare;    /* the other buffer, spare_cap >= PF_BUF bytes */
 	uint64_t spare_cap;
+
+	/* Framing (frame_job): having read a chunk, the thread also frames
+	 * its records as read_records() would queue them, from the first
+	 * record at or after walk_from that does not end before the chunk (a
+	 * record boundary in the main thread's window win_buf, which starts
+	 * at file offset win_off and ends where the chunk starts; the main
+	 * thread frames the records before it and does not touch the window
+	 * until the read is finished).  Set when posting: frame, walk_from,
+	 * win_buf, win_off.  Set by the job: the rest. */
+	struct pd_source *src;
+	bool frame, framed;
+	uint64_t walk_from, win_off;
+	const uint8_t *win_buf;
+	struct pd_entry *frames;     /* the records of [frames_from, frames_end) */
+	struct pd_entry *frames_tmp; /* scratch for sorting them */
+	size_t nframes, frames_cap, tmp_cap;
+	uint64_t frames_from, frames_end;
+	uint8_t *straddle;           /* a record across the chunk's start */
+	struct pd_idcache idc[ID_CACHE];
 };
 
-/* A slot of the id -> attr cache in front of pd_idmap: ids of one attr are
- * usually consecutive numbers, so their low bits pick distinct slots. */
-#define ID_CACHE 256
-struct pd_idcache {
-	uint64_t id;   /* 0 = empty (id 0 never gets here) */
-	int32_t attr;
-};
+/* A frame is a queue entry (ts, key) as read_records() makes it, or a
+ * marker, whose key has no attr bits: ts MARK_FLUSH for FINISHED_ROUND,
+ * MARK_MAIN for a record read_records() reads itself (any other kind, no
+ * time, an unknown id, too short). */
+#define MARK_MAIN 0
+#define MARK_FLUSH 1
+#define STRADDLE_MAX (64u << 10) /* a record's size is 16 bits */
+
 
 struct pd_source {
 	struct ks_source base;
@@ -220,6 +248,12 @@ struct pd_source {
 	uint64_t *chain;
 	uint64_t chain_cap;
 	char comm[64];
+
+	/* frames taken from the prefetch thread: frames[fi, nframes) are
+	 * the records from s->pos to frames_end */
+	struct pd_entry *frames;
+	size_t nframes, frames_cap, fi;
+	uint64_t frames_end;
 };
 
 /* ---- byte order ---- */
@@ -334,7 +368,7 @@ static int idmap_get(const struct pd_idmap *m, uint64_t id)
 	return -1;
 }
 
-static __attribute__((noinline)) int attr_of_id_miss(struct pd_source *s, uint64_t id,
+static __attribute__((noinline)) int attr_of_id_miss(const struct pd_source *s, uint64_t id,
 						      struct pd_idcache *c)
 {
 	c->attr = idmap_get(&s->ids, id);
@@ -342,10 +376,11 @@ static __attribute__((noinline)) int attr_of_id_miss(struct pd_source *s, uint64
 	return c->attr;
 }
 
-/* The attr of id ID (perf: synthesized records have id 0 = first attr). */
-HOT int attr_of_id(struct pd_source *s, uint64_t id)
+/* The attr of id ID (perf: synthesized records have id 0 = first attr),
+ * through the cache IDC (each thread has its own). */
+HOT int attr_of_id(const struct pd_source *s, struct pd_idcache *idc, uint64_t id)
 {
-	struct pd_idcache *c = &s->idc[id & (ID_CACHE - 1)];
+	struct pd_idcache *c = &idc[id & (ID_CACHE - 1)];
 
 	if (!id)
 		return 0;
@@ -894,38 +929,51 @@ static uint64_t merge_pass(const struct pd_entry *src, uint64_t n, struct pd_ent
 	return runs;
 }
 
-/* Stable sort of the N entries at s->q + FROM into s->q[0, N).  The first
- * pass also moves them to the front; a pass over at most two runs leaves
- * one, so no pass is needed just to find out that the result is sorted. */
-static void sort_queue(struct pd_source *s, uint64_t from, uint64_t n)
+/* Stable sort of A[0, N) (N > 0) with B, as large, for scratch; returns
+ * the one that holds the result.  A sorted A costs one scan; a pass over
+ * at most two runs leaves one, so no pass is needed just to find out that
+ * the result is sorted. */
+static struct pd_entry *sort_entries(struct pd_entry *a, struct pd_entry *b, uint64_t n)
 {
-	const struct pd_entry *src = s->q + from;
 	struct pd_entry *t;
 	uint64_t runs;
 
+	if (run_end(a, 0, n) == n)
+		return a;
 	do {
-		runs = merge_pass(src, n, s->tmp);
-		t = s->q;
+		runs = merge_pass(a, n, b);
+		t = a;
+		a = b;
+		b = t;
+	} while (runs > 2);
+	return a;
+}
+
+/* The pending entries sorted where they are (the queue and its scratch
+ * array swap when the result is in the scratch array: outside the pending
+ * entries neither holds anything). */
+static void sort_queue(struct pd_source *s)
+{
+	uint64_t h = s->q_head;
+	struct pd_entry *t = s->q;
+
+	if (sort_entries(s->q + h, s->tmp + h, s->q_n - h) != s->q + h) {
 		s->q = s->tmp;
 		s->tmp = t;
-		src = s->q;
-	} while (runs > 2);
+	}
 }
 
 /* perf's ordered_events__flush(ROUND or FINAL). */
 static void flush_queue(struct pd_source *s, bool final)
 {
-	uint64_t n = s->q_n - s->q_head, limit, lo = 0, hi;
+	uint64_t limit, lo = s->q_head, hi = s->q_n;
 
-	if (n == 0)
+	if (s->q_n == s->q_head)
 		return;
-	sort_queue(s, s->q_head, n);
-	s->q_head = 0;
-	s->q_n = n;
+	sort_queue(s);
 	limit = final ? UINT64_MAX : s->next_flush;
-	hi = n;
 	if (!limit) {
-		hi = 0;
+		hi = s->q_head;
 	} else {
 		while (lo < hi) { /* first entry with ts > limit */
 			uint64_t mid = lo + (hi - lo) / 2;
@@ -937,7 +985,7 @@ static void flush_queue(struct pd_source *s, bool final)
 		}
 	}
 	s->q_ready = hi;
-	if (hi)
+	if (hi > s->q_head)
 		s->last_flush = s->q[hi - 1].ts;
 	if (!final)
 		s->next_flush = s->max_timestamp;
@@ -1034,12 +1082,24 @@ static int window_reserve(struct pd_source *s, uint64_t need, struct ks_error *e
 
 /* ---- prefetching ---- */
 
+static void frame_job_any(struct pd_prefetch *pf);
+
+/* A posted job: the read, then the framing if asked for. */
+static int run_job(struct pd_prefetch *pf, uint64_t *fail_off)
+{
+	int result = read_full(pf->fd, pf->off, pf->dst, pf->len, fail_off);
+
+	pf->framed = false;
+	if (!result && pf->frame)
+		frame_job_any(pf);
+	return result;
+}
+
 /* The prefetch thread: serve one posted read at a time until quit. */
 static void *prefetch_main(void *arg)
 {
 	struct pd_prefetch *pf = arg;
-	uint64_t off, len, fail_off = 0;
-	uint8_t *dst;
+	uint64_t fail_off = 0;
 	int result;
 
 	pthread_mutex_lock(&pf->lock);
@@ -1048,13 +1108,10 @@ static void *prefetch_main(void *arg)
 			pthread_cond_wait(&pf->cond, &pf->lock);
 		if (pf->quit)
 			break;
-		dst = pf->dst;
-		off = pf->off;
-		len = pf->len;
 		pf->request = false;
 		pf->busy = true;
 		pthread_mutex_unlock(&pf->lock);
-		result = read_full(pf->fd, off, dst, len, &fail_off);
+		result = run_job(pf, &fail_off);
 		pthread_mutex_lock(&pf->lock);
 		pf->result = result;
 		pf->fail_off = fail_off;
@@ -1089,6 +1146,8 @@ static void prefetch_start(struct pd_source *s)
 		return;
 	pf->spare_cap = PF_BUF;
 	pf->fd = s->fd;
+	pf->src = s;
+	pf->straddle = malloc(STRADDLE_MAX);
 	if (pthread_mutex_init(&pf->lock, NULL))
 		goto no_thread;
 	if (pthread_cond_init(&pf->cond, NULL)) {
@@ -1123,6 +1182,12 @@ static void prefetch_next(struct pd_source *s)
 	pf->dst = pf->spare + TAIL_MAX;
 	pf->off = end;
 	pf->len = s->data_end - end < READ_SIZE ? s->data_end - end : READ_SIZE;
+	/* frame on from where the frames taken end, else from where the main
+	 * thread is (then the job first walks over the window's records) */
+	pf->frame = pf->straddle != NULL;
+	pf->walk_from = s->nframes ? s->frames_end : s->pos;
+	pf->win_buf = s->buf;
+	pf->win_off = s->win_off;
 	pf->request = true;
 	pthread_cond_signal(&pf->cond);
 	pthread_mutex_unlock(&pf->lock);
@@ -1146,8 +1211,27 @@ static int prefetch_finish(struct pd_prefetch *pf, bool use)
 	pthread_mutex_unlock(&pf->lock);
 	pf->posted = false;
 	if (steal)
-		result = use ? read_full(pf->fd, pf->off, pf->dst, pf->len, &pf->fail_off) : 0;
+		result = use ? run_job(pf, &pf->fail_off) : 0;
 	return result;
+}
+
+/* The frames of the finished job, if they start where the main thread
+ * is (the record across the old window's end): swap them in. */
+static void frames_take(struct pd_source *s)
+{
+	struct pd_prefetch *pf = &s->pf;
+	struct pd_entry *t = s->frames;
+	size_t cap = s->frames_cap;
+
+	s->fi = s->nframes = 0;
+	if (!pf->framed || pf->frames_from != s->pos)
+		return;
+	s->frames = pf->frames;
+	s->frames_cap = pf->frames_cap;
+	s->nframes = pf->nframes;
+	s->frames_end = pf->frames_end;
+	pf->frames = t;
+	pf->frames_cap = cap;
 }
 
 /* Refill from the posted read so the window covers [LOW, NEED_END): copy
@@ -1183,6 +1267,7 @@ static int prefetch_take(struct pd_source *s, uint64_t low, uint64_t need_end,
 	s->buf = s->mem + TAIL_MAX - tail;
 	s->win_off = low;
 	s->win_len = tail + pf->len;
+	frames_take(s);
 	prefetch_next(s);
 	return 1;
 }
@@ -1202,6 +1287,11 @@ static void prefetch_stop(struct pd_prefetch *pf)
 	}
 	free(pf->spare);
 	pf->spare = NULL;
+	free(pf->straddle);
+	pf->straddle = NULL;
+	free(pf->frames);
+	free(pf->frames_tmp);
+	pf->frames = pf->frames_tmp = NULL;
 }
 
 /* Refill so the window covers [OFF, OFF + N) (inside the data section),
@@ -1211,7 +1301,10 @@ static void prefetch_stop(struct pd_prefetch *pf)
 static int window_fill(struct pd_source *s, uint64_t off, uint64_t n, struct ks_error *err)
 {
 	uint64_t low = pending_low(s, off), end, len;
-	int ret = prefetch_take(s, low, off + n, err);
+	int ret;
+
+	s->fi = s->nframes = 0; /* they end before OFF */
+	ret = prefetch_take(s, low, off + n, err);
 
 	if (ret)
 		return ret < 0 ? -1 : 0;
@@ -1229,15 +1322,6 @@ static int window_fill(struct pd_source *s, uint64_t off, uint64_t n, struct ks_
 	s->win_len += len;
 	prefetch_next(s);
 	return 0;
-}
-
-/* The window bytes at file offset OFF, N of them, refilling if needed. */
-static inline const uint8_t *window_at(struct pd_source *s, uint64_t off, uint64_t n,
-				       struct ks_error *err)
-{
-	if (off + n > s->win_off + s->win_len && window_fill(s, off, n, err) < 0)
-		return NULL;
-	return s->buf + (off - s->win_off);
 }
 
 /* ---- record decoding ---- */
@@ -1663,8 +1747,8 @@ static int id_index(struct pd_source *s, const uint8_t *rec, uint32_t size, uint
 }
 
 /* perf's evlist__event2evsel(): the attr of a kernel record, -1 if unknown. */
-HOT int record_attr(struct pd_source *s, uint32_t type, const uint8_t *rec, uint32_t size,
-		    bool swap)
+HOT int record_attr(const struct pd_source *s, struct pd_idcache *idc, uint32_t type,
+		    const uint8_t *rec, uint32_t size, bool swap)
 {
 	uint32_t n = (size - 8) / 8;
 
@@ -1677,17 +1761,17 @@ HOT int record_attr(struct pd_source *s, uint32_t type, const uint8_t *rec, uint
 			return 0;
 		if ((uint32_t)s->id_pos >= n)
 			return -1;
-		return attr_of_id(s, ld64(rec + 8 + 8 * (uint32_t)s->id_pos, swap));
+		return attr_of_id(s, idc, ld64(rec + 8 + 8 * (uint32_t)s->id_pos, swap));
 	}
 	if (s->is_pos < 0)
 		return 0;
 	if ((uint32_t)s->is_pos > n)
 		return -1;
-	return attr_of_id(s, ld64(rec + 8 + 8 * (n - (uint32_t)s->is_pos), swap));
+	return attr_of_id(s, idc, ld64(rec + 8 + 8 * (n - (uint32_t)s->is_pos), swap));
 }
 
 /* perf's evsel__parse_sample_timestamp(); *ts = ~0 when there is none. */
-HOT int record_ts(struct pd_source *s, const struct pd_attr *a, uint32_t type,
+HOT int record_ts(const struct pd_source *s, const struct pd_attr *a, uint32_t type,
 		  const uint8_t *rec, uint32_t size, uint64_t off, uint64_t *ts,
 		  struct ks_error *err, bool swap)
 {
@@ -1709,34 +1793,276 @@ HOT int record_ts(struct pd_source *s, const struct pd_attr *a, uint32_t type,
 }
 
 /* Handle a user record (type >= 64); *len may grow (AUXTRACE payload). */
+/* The payload a user record carries after its SIZE bytes (AUXTRACE data,
+ * tracing data). */
+static uint64_t user_payload(const struct pd_source *s, uint32_t type, const uint8_t *rec,
+			     uint32_t size)
+{
+	if (type == R_AUXTRACE && size >= 16)
+		return rd64(s, rec + 8);
+	if (type == R_HEADER_TRACING_DATA && size >= 12)
+		return rd32(s, rec + 8);
+	return 0;
+}
+
 static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, uint32_t size,
 		       uint64_t off, uint64_t *len, struct ks_error *err)
 {
-	uint64_t extra = 0;
+	uint64_t extra = user_payload(s, type, rec, size);
 
-	switch (type) {
-	case R_FINISHED_ROUND:
+	if (type == R_FINISHED_ROUND) {
 		flush_queue(s, false);
 		return 0;
-	case R_ID_INDEX:
-		return id_index(s, rec, size, off, err);
-	case R_AUXTRACE:
-		if (size >= 16)
-			extra = rd64(s, rec + 8);
-		break;
-	case R_HEADER_TRACING_DATA:
-		if (size >= 12)
-			extra = rd32(s, rec + 8);
-		break;
-	default:
-		break;
 	}
+	if (type == R_ID_INDEX)
+		return id_index(s, rec, size, off, err);
 	if (extra > s->data_end - off - size)
 		return ks_error_at(err, s->base.path, off,
 				   "record payload of %llu bytes runs past the data section",
 				   (unsigned long long)extra);
 	*len += extra;
 	s->base.stats.skipped++;
+	return 0;
+}
+
+/* ---- framing in the prefetch thread ---- */
+
+/* N bytes of the record at POS for a job: in the main thread's window, in
+ * the chunk just read, or assembled from both when it starts before the
+ * chunk and ends in it.  NULL when they are not all there. */
+static __attribute__((noinline)) const uint8_t *job_bytes_slow(struct pd_prefetch *pf,
+								uint64_t pos, uint64_t n)
+{
+	uint64_t start = pf->off, end = pf->off + pf->len;
+
+	if (pos > end || n > end - pos)
+		return NULL;
+	if (pos >= start)
+		return pf->dst + (pos - start);
+	if (pos < pf->win_off)
+		return NULL;
+	if (n <= start - pos)
+		return pf->win_buf + (pos - pf->win_off);
+	if (n > STRADDLE_MAX)
+		return NULL;
+	memcpy(pf->straddle, pf->win_buf + (pos - pf->win_off), start - pos);
+	memcpy(pf->straddle + (start - pos), pf->dst, pos + n - start);
+	return pf->straddle;
+}
+
+static inline const uint8_t *job_bytes(struct pd_prefetch *pf, uint64_t pos, uint64_t n)
+{
+	if (pos >= pf->off && pos - pf->off <= pf->len && n <= pf->len - (pos - pf->off))
+		return pf->dst + (pos - pf->off);
+	return job_bytes_slow(pf, pos, n);
+}
+
+/* The first record from walk_from on that does not end before the chunk
+ * (the main thread frames those); UINT64_MAX if a header on the way is
+ * damaged (the main thread then reports it). */
+static uint64_t job_first(const struct pd_source *s, const struct pd_prefetch *pf)
+{
+	uint64_t pos = pf->walk_from, start = pf->off;
+
+	if (pos < pf->win_off)
+		return UINT64_MAX;
+	while (pos < start && start - pos >= 8) {
+		const uint8_t *rec = pf->win_buf + (pos - pf->win_off);
+		uint32_t type = rd32(s, rec), size = rd16(s, rec + 6);
+		uint64_t extra;
+
+		if (size < 8 || size > s->data_end - pos)
+			return UINT64_MAX;
+		if (size > start - pos)
+			break;
+		extra = type >= R_USER_START ? user_payload(s, type, rec, size) : 0;
+		if (extra > s->data_end - pos - size)
+			return UINT64_MAX;
+		pos += size + extra;
+	}
+	return pos;
+}
+
+static int frames_grow(struct pd_prefetch *pf)
+{
+	size_t cap = pf->frames_cap ? 2 * pf->frames_cap : 16384;
+	struct pd_entry *f = realloc(pf->frames, cap * sizeof(*f));
+
+	if (!f)
+		return -1;
+	pf->frames = f;
+	pf->frames_cap = cap;
+	return 0;
+}
+
+/* Each run of queue entries between markers sorted by time, stably: the
+ * queue then gets a round as one sorted run, which its flush merges with
+ * what is left of the round before in one pass.  The flush's result does
+ * not change (a stable sort of the entries pushed gives the same result
+ * whatever their order was, and the counts of out-of-order entries and
+ * the queue's maximum time do not depend on it). */
+static void sort_frames(struct pd_prefetch *pf, size_t n)
+{
+	size_t i = 0, j;
+
+	if (n > pf->tmp_cap) {
+		struct pd_entry *t = realloc(pf->frames_tmp, pf->frames_cap * sizeof(*t));
+
+		if (!t)
+			return; /* unsorted frames are as good, only slower */
+		pf->frames_tmp = t;
+		pf->tmp_cap = pf->frames_cap;
+	}
+	while (i < n) {
+		struct pd_entry *sorted;
+
+		if (!(pf->frames[i].key & KEY_ATTR)) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < n && (pf->frames[j].key & KEY_ATTR); j++)
+			;
+		sorted = sort_entries(pf->frames + i, pf->frames_tmp + i, j - i);
+		if (sorted != pf->frames + i)
+			memcpy(pf->frames + i, sorted, (j - i) * sizeof(*sorted));
+		i = j;
+	}
+}
+
+/* The frame of the record REC (SIZE bytes) at POS; *LEN its length with
+ * any payload after it.  False when it cannot be framed: the frames end. */
+HOT bool frame_record(const struct pd_source *s, struct pd_prefetch *pf, const uint8_t *rec,
+		      uint32_t size, uint64_t pos, struct pd_entry *f, uint64_t *len, bool swap)
+{
+	uint32_t type = ld32(rec, swap);
+	struct ks_error scratch;
+	uint64_t ts;
+	int attr;
+
+	*f = (struct pd_entry){ MARK_MAIN, pos << 16 };
+	*len = size;
+	if (type >= R_USER_START) {
+		uint64_t extra = user_payload(s, type, rec, size);
+
+		if (extra > s->data_end - pos - size)
+			return false;
+		*len += extra;
+		if (type == R_FINISHED_ROUND)
+			f->ts = MARK_FLUSH;
+		return true;
+	}
+	attr = record_attr(s, pf->idc, type, rec, size, swap);
+	if (attr < 0 || record_ts(s, &s->attrs[attr], type, rec, size, pos, &ts, &scratch, swap) < 0 ||
+	    !ts || ts == UINT64_MAX)
+		return true;
+	*f = (struct pd_entry){ ts, pos << 16 | (type == R_SAMPLE ? KEY_SAMPLE : 0) |
+				    (uint64_t)(attr + 1) };
+	return true;
+}
+
+/* Frame the records from the first that does not end before the chunk up
+ * to the first that does not end in it (or cannot be framed). */
+HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
+{
+	uint64_t pos = job_first(s, pf), len;
+	size_t n = 0;
+
+	if (pos == UINT64_MAX)
+		return;
+	pf->frames_from = pos;
+	for (;;) {
+		const uint8_t *rec = job_bytes(pf, pos, 8);
+		uint32_t size;
+
+		if (!rec)
+			break;
+		size = ld16(rec + 6, swap);
+		if (size < 8 || size > s->data_end - pos)
+			break;
+		rec = job_bytes(pf, pos, size);
+		if (!rec || (n == pf->frames_cap && frames_grow(pf) < 0) ||
+		    !frame_record(s, pf, rec, size, pos, &pf->frames[n], &len, swap))
+			break;
+		n++;
+		pos += len;
+	}
+	sort_frames(pf, n);
+	pf->nframes = n;
+	pf->frames_end = pos;
+	pf->framed = true;
+}
+
+static void frame_job_any(struct pd_prefetch *pf)
+{
+	if (pf->src->swap)
+		frame_job(pf->src, pf, true);
+	else
+		frame_job(pf->src, pf, false);
+}
+
+/* The next record after the frames up to FI. */
+static inline uint64_t frames_pos(const struct pd_source *s, size_t fi)
+{
+	return fi < s->nframes ? s->frames[fi].key >> 16 : s->frames_end;
+}
+
+/* Queue the framed records from s->pos on, in a loop that keeps the queue's
+ * state in registers, up to a marker or a full queue. */
+HOT void queue_framed(struct pd_source *s)
+{
+	const struct pd_entry *f = s->frames;
+	struct pd_entry *q = s->q;
+	uint64_t n = s->q_n, cap = s->q_cap, q_max = s->q_max, last_flush = s->last_flush;
+	uint64_t out_of_order = 0, max_ts = s->max_timestamp;
+	size_t fi = s->fi, nf = s->nframes;
+	bool empty = n == s->q_head;
+
+	while (fi < nf && n < cap && (f[fi].key & KEY_ATTR)) {
+		uint64_t ts = f[fi].ts;
+
+		out_of_order += ts < last_flush;
+		q[n++] = f[fi++];
+		if (empty || ts >= q_max) {
+			max_ts = ts;
+			q_max = ts;
+		}
+		empty = false;
+	}
+	s->fi = fi;
+	s->pos = frames_pos(s, fi);
+	s->q_n = n;
+	s->q_max = q_max;
+	s->max_timestamp = max_ts;
+	s->base.stats.out_of_order += out_of_order;
+}
+
+/* Take the frames from s->pos on until one read_records() must read
+ * itself, or a FINISHED_ROUND made records ready. */
+static int take_frames(struct pd_source *s, struct ks_error *err)
+{
+	while (s->fi < s->nframes && s->q_head == s->q_ready) {
+		const struct pd_entry *f = &s->frames[s->fi];
+		uint64_t off = f->key >> 16;
+
+		if (off < s->pos) { /* read_records() read it */
+			s->fi++;
+			continue;
+		}
+		if (off > s->pos) { /* out of step (cannot happen): frame here */
+			s->fi = s->nframes = 0;
+			break;
+		}
+		if (f->key & KEY_ATTR) {
+			if (s->q_n == s->q_cap && queue_room(s, err) < 0)
+				return -1;
+			queue_framed(s);
+		} else if (f->ts == MARK_FLUSH) {
+			s->pos = frames_pos(s, ++s->fi);
+			flush_queue(s, false);
+		} else {
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -1769,7 +2095,7 @@ HOT void queue_samples(struct pd_source *s, bool swap)
 		if (by_id) {
 			if (size < id_at + 8)
 				break;
-			attr = attr_of_id(s, ld64(rec + id_at, swap));
+			attr = attr_of_id(s, s->idc, ld64(rec + id_at, swap));
 			if (attr < 0)
 				break;
 		}
@@ -1803,6 +2129,12 @@ HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *
 		uint32_t type, size;
 		int attr, ret;
 
+		if (s->fi < s->nframes) {
+			if (take_frames(s, err) < 0)
+				return -1;
+			if (s->q_head < s->q_ready)
+				break;
+		}
 		queue_samples(s, swap);
 		off = s->pos;
 		if (s->data_end - off < 8) {
@@ -1813,9 +2145,13 @@ HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *
 			s->finished = true;
 			return 0;
 		}
-		rec = window_at(s, off, 8, err);
-		if (!rec)
-			return -1;
+		/* a refill may bring frames from here on: take them first */
+		if (off + 8 > s->win_off + s->win_len) {
+			if (window_fill(s, off, 8, err) < 0)
+				return -1;
+			continue;
+		}
+		rec = s->buf + (off - s->win_off);
 		type = ld32(rec, swap);
 		size = ld16(rec + 6, swap);
 		if (size < 8 || size > s->data_end - off)
@@ -1823,9 +2159,11 @@ HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *
 					   "record of type %u has size %u: %s", type, size,
 					   size < 8 ? "smaller than its header" :
 					   "runs past the data section");
-		rec = window_at(s, off, size, err);
-		if (!rec)
-			return -1;
+		if (off + size > s->win_off + s->win_len) {
+			if (window_fill(s, off, size, err) < 0)
+				return -1;
+			continue;
+		}
 		len = size;
 		if (type >= R_USER_START) {
 			if (user_record(s, type, rec, size, off, &len, err) < 0)
@@ -1834,7 +2172,7 @@ HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *
 			continue;
 		}
 		s->pos += len;
-		attr = record_attr(s, type, rec, size, swap);
+		attr = record_attr(s, s->idc, type, rec, size, swap);
 		if (attr < 0) {
 			s->base.stats.skipped++;
 			continue;
@@ -1950,6 +2288,7 @@ static void pd_close(struct ks_source *base)
 	free(s->chain);
 	free(s->mem);
 	free(s->hdr);
+	free(s->frames);
 	free(base->path);
 	free(s);
 }
