@@ -3,10 +3,12 @@
  *
  * Dispatches "kvmscope <command> ..." to cmd_<command>() (one file each).
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -95,9 +97,24 @@ static void usage(FILE *out)
 	      "'man kvmscope-stat' for details.\n", out);
 }
 
+/* Large perf.data inputs are read through a mapping: a file cut short
+ * while being read makes the next access fault.  Say so, in one line. */
+static void on_sigbus(int sig)
+{
+	static const char msg[] = "kvmscope: an input file changed while being read "
+				  "(truncated?): cannot read it\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
+
+	signal(SIGBUS, on_sigbus);
 
 	if (argc < 2) {
 		usage(stderr);

@@ -195,6 +195,7 @@ struct pd_prefetch {
 	 * until the read is finished).  Set when posting: frame, walk_from,
 	 * win_buf, win_off.  Set by the job: the rest. */
 	struct pd_source *src;
+	bool mapped;                 /* jobs populate the mapping instead of reading */
 	bool frame, framed;
 	uint64_t walk_from, win_off;
 	const uint8_t *win_buf;
@@ -240,9 +241,13 @@ struct pd_source {
 	bool finished;
 
 	/* data window: file bytes [win_off, win_off + win_len) at buf, which
-	 * lies in the allocation [mem, mem + mem_cap) */
+	 * lies in the allocation [mem, mem + mem_cap), or in the mapping of
+	 * the file's bytes [map_off, map_off + map_len) at map (large data
+	 * sections); released: the mapping's pages below it were given back */
 	uint8_t *mem, *buf;
 	uint64_t mem_cap, win_off, win_len;
+	uint8_t *map;
+	uint64_t map_off, map_len, released;
 	struct pd_prefetch pf;
 
 	uint64_t *chain;
@@ -1084,10 +1089,29 @@ static int window_reserve(struct pd_source *s, uint64_t need, struct ks_error *e
 
 static void frame_job_any(struct pd_prefetch *pf);
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* Fault in the mapped file bytes [P, P + LEN) (file offset OFF), so that
+ * the main thread does not stop on them.  Returns 0, or -1 (*FAIL_OFF
+ * set) when they are not all there: the file was truncated under us. */
+static int populate(const uint8_t *p, uint64_t len, uint64_t off, uint64_t *fail_off)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)p & ~(page - 1), hi = (uintptr_t)p + len;
+
+	if (!madvise((void *)lo, hi - lo, MADV_POPULATE_READ) || errno == EINVAL)
+		return 0; /* EINVAL: a kernel before 5.14; the pages fault in as read */
+	*fail_off = off;
+	return -1;
+}
+
 /* A posted job: the read, then the framing if asked for. */
 static int run_job(struct pd_prefetch *pf, uint64_t *fail_off)
 {
-	int result = read_full(pf->fd, pf->off, pf->dst, pf->len, fail_off);
+	int result = pf->mapped ? populate(pf->dst, pf->len, pf->off, fail_off) :
+				  read_full(pf->fd, pf->off, pf->dst, pf->len, fail_off);
 
 	pf->framed = false;
 	if (!result && pf->frame)
@@ -1122,6 +1146,29 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
+/* Map the data section (read-only, shared with the page cache: no copy);
+ * the window then is the mapping from data_off on, up to what has been
+ * populated.  False where the file cannot be mapped. */
+static bool map_data(struct pd_source *s)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t off = s->data_off & ~(page - 1), len = s->data_end - off;
+	void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, s->fd, (off_t)off);
+
+	if (m == MAP_FAILED)
+		return false;
+	free(s->mem);
+	s->mem = NULL;
+	s->mem_cap = 0;
+	s->map = m;
+	s->map_off = s->released = off;
+	s->map_len = len;
+	s->win_off = s->data_off;
+	s->win_len = 0;
+	s->buf = s->map + (s->data_off - off);
+	return true;
+}
+
 /* Start the thread (once, at the first refill of a large data section,
  * with PF_BUF bytes for the window and the spare buffer).  Failing to start
  * only means reading synchronously. */
@@ -1135,16 +1182,20 @@ static void prefetch_start(struct pd_source *s)
 	pf->tried = true;
 	if (s->data_end - s->data_off <= PF_BUF || s->win_len)
 		return;
-	b = buffer_alloc(PF_BUF);
-	if (!b)
-		return;
-	free(s->mem);
-	s->mem = s->buf = b;
-	s->mem_cap = PF_BUF;
-	pf->spare = buffer_alloc(PF_BUF);
-	if (!pf->spare)
-		return;
-	pf->spare_cap = PF_BUF;
+	if (map_data(s)) {
+		pf->mapped = true;
+	} else {
+		b = buffer_alloc(PF_BUF);
+		if (!b)
+			return;
+		free(s->mem);
+		s->mem = s->buf = b;
+		s->mem_cap = PF_BUF;
+		pf->spare = buffer_alloc(PF_BUF);
+		if (!pf->spare)
+			return;
+		pf->spare_cap = PF_BUF;
+	}
 	pf->fd = s->fd;
 	pf->src = s;
 	pf->straddle = malloc(STRADDLE_MAX);
@@ -1179,7 +1230,7 @@ static void prefetch_next(struct pd_source *s)
 	if (!pf->running || end >= s->data_end)
 		return;
 	pthread_mutex_lock(&pf->lock);
-	pf->dst = pf->spare + TAIL_MAX;
+	pf->dst = pf->mapped ? s->map + (end - s->map_off) : pf->spare + TAIL_MAX;
 	pf->off = end;
 	pf->len = s->data_end - end < READ_SIZE ? s->data_end - end : READ_SIZE;
 	/* frame on from where the frames taken end, else from where the main
@@ -1294,6 +1345,48 @@ static void prefetch_stop(struct pd_prefetch *pf)
 	pf->frames = pf->frames_tmp = NULL;
 }
 
+#define RELEASE_STEP (8ull << 20)
+
+/* Give back the mapping's pages below LOW (no record from there on is
+ * needed), in steps: peak memory stays a few chunks. */
+static void map_release(struct pd_source *s, uint64_t low)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), to = low & ~(page - 1);
+
+	if (to < s->released + RELEASE_STEP)
+		return;
+	madvise(s->map + (s->released - s->map_off), to - s->released, MADV_DONTNEED);
+	s->released = to;
+}
+
+/* The window of a mapped data section up to NEED_END at least: the chunk
+ * the thread populated (and framed), or further by itself.  LOW: the lowest
+ * file offset still needed. */
+static int map_fill(struct pd_source *s, uint64_t low, uint64_t need_end, struct ks_error *err)
+{
+	struct pd_prefetch *pf = &s->pf;
+	uint64_t end = s->win_off + s->win_len;
+	int result;
+
+	if (pf->posted) {
+		result = prefetch_finish(pf, true);
+		if (result)
+			return read_error(s, result, pf->fail_off, err);
+		if (pf->off == end) {
+			s->win_len += pf->len;
+			frames_take(s);
+		}
+	}
+	end = s->win_off + s->win_len;
+	if (need_end > end) {
+		end = need_end + READ_MIN < s->data_end ? need_end + READ_MIN : s->data_end;
+		s->win_len = end - s->win_off;
+	}
+	map_release(s, low);
+	prefetch_next(s);
+	return 0;
+}
+
 /* Refill so the window covers [OFF, OFF + N) (inside the data section),
  * keeping every queued record: from the prefetched region when it fits,
  * else by compacting and reading synchronously.  Only called before the
@@ -1304,12 +1397,13 @@ static int window_fill(struct pd_source *s, uint64_t off, uint64_t n, struct ks_
 	int ret;
 
 	s->fi = s->nframes = 0; /* they end before OFF */
-	ret = prefetch_take(s, low, off + n, err);
-
-	if (ret)
-		return ret < 0 ? -1 : 0;
 	if (!s->pf.tried)
 		prefetch_start(s);
+	if (s->map)
+		return map_fill(s, low, off + n, err);
+	ret = prefetch_take(s, low, off + n, err);
+	if (ret)
+		return ret < 0 ? -1 : 0;
 	window_compact(s, low);
 	if (window_reserve(s, off + n - s->win_off, err) < 0)
 		return -1;
@@ -2276,6 +2370,8 @@ static void pd_close(struct ks_source *base)
 	struct pd_source *s = (struct pd_source *)base;
 
 	prefetch_stop(&s->pf);
+	if (s->map)
+		munmap(s->map, s->map_len);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (base->tep)
