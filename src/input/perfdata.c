@@ -196,6 +196,8 @@ struct pd_prefetch {
 	 * win_buf, win_off.  Set by the job: the rest. */
 	struct pd_source *src;
 	bool mapped;                 /* jobs populate the mapping instead of reading */
+	uint8_t *give_back;          /* mapped pages a job gives back first */
+	uint64_t give_back_len;
 	bool frame, framed;
 	uint64_t walk_from, win_off;
 	const uint8_t *win_buf;
@@ -1110,8 +1112,14 @@ static int populate(const uint8_t *p, uint64_t len, uint64_t off, uint64_t *fail
 /* A posted job: the read, then the framing if asked for. */
 static int run_job(struct pd_prefetch *pf, uint64_t *fail_off)
 {
-	int result = pf->mapped ? populate(pf->dst, pf->len, pf->off, fail_off) :
-				  read_full(pf->fd, pf->off, pf->dst, pf->len, fail_off);
+	int result;
+
+	if (pf->give_back_len) {
+		madvise(pf->give_back, pf->give_back_len, MADV_DONTNEED);
+		pf->give_back_len = 0;
+	}
+	result = pf->mapped ? populate(pf->dst, pf->len, pf->off, fail_off) :
+			      read_full(pf->fd, pf->off, pf->dst, pf->len, fail_off);
 
 	pf->framed = false;
 	if (!result && pf->frame)
@@ -1352,10 +1360,16 @@ static void prefetch_stop(struct pd_prefetch *pf)
 static void map_release(struct pd_source *s, uint64_t low)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), to = low & ~(page - 1);
+	uint8_t *from = s->map + (s->released - s->map_off);
 
-	if (to < s->released + RELEASE_STEP)
+	if (to < s->released + RELEASE_STEP || s->pf.give_back_len)
 		return;
-	madvise(s->map + (s->released - s->map_off), to - s->released, MADV_DONTNEED);
+	if (s->pf.running) { /* the next job does it */
+		s->pf.give_back = from;
+		s->pf.give_back_len = to - s->released;
+	} else {
+		madvise(from, to - s->released, MADV_DONTNEED);
+	}
 	s->released = to;
 }
 
@@ -1919,6 +1933,97 @@ static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, u
 	return 0;
 }
 
+/* ---- queueing many entries at once ---- */
+
+/* The queue's tail, in locals while a loop queues entries (stores to the
+ * entries would make the compiler reload the source's fields). */
+struct qtail {
+	struct pd_entry *q;
+	uint64_t n, cap, q_max, last_flush, max_ts, out_of_order;
+	bool empty;
+};
+
+static inline struct qtail qtail_load(const struct pd_source *s)
+{
+	return (struct qtail){ s->q, s->q_n, s->q_cap, s->q_max, s->last_flush,
+			       s->max_timestamp, 0, s->q_n == s->q_head };
+}
+
+/* queue_push() with room checked by the caller (t->n < t->cap). */
+static inline void qtail_push(struct qtail *t, struct pd_entry e)
+{
+	t->out_of_order += e.ts < t->last_flush;
+	t->q[t->n++] = e;
+	/* perf sets max_timestamp only when the event goes to the queue's tail */
+	if (t->empty || e.ts >= t->q_max) {
+		t->max_ts = e.ts;
+		t->q_max = e.ts;
+	}
+	t->empty = false;
+}
+
+static inline void qtail_store(const struct qtail *t, struct pd_source *s)
+{
+	s->q_n = t->n;
+	s->q_max = t->q_max;
+	s->max_timestamp = t->max_ts;
+	s->base.stats.out_of_order += t->out_of_order;
+}
+
+/* The queue entry of the sample REC (SIZE bytes, all there) at OFF, as
+ * read_records() would queue it; false when it is not a sample with a time
+ * that read_records() would queue (it then takes it itself). */
+HOT bool sample_entry(const struct pd_source *s, struct pd_idcache *idc, const uint8_t *rec,
+		      uint32_t size, uint64_t off, struct pd_entry *e, bool swap)
+{
+	const struct pd_attr *a;
+	uint64_t ts;
+	int attr = 0;
+
+	if (ld32(rec, swap) != R_SAMPLE || size < 8)
+		return false;
+	if (s->nr_attrs > 1 && s->id_pos >= 0) {
+		uint32_t id_at = 8 + 8 * (uint32_t)s->id_pos;
+
+		if (size < id_at + 8)
+			return false;
+		attr = attr_of_id(s, idc, ld64(rec + id_at, swap));
+		if (attr < 0)
+			return false;
+	}
+	a = &s->attrs[attr];
+	if (!(a->sample_type & S_TIME) || size - 8 < a->fixed_size)
+		return false;
+	ts = ld64(rec + 8 + a->time_pos, swap);
+	if (!ts || ts == UINT64_MAX)
+		return false;
+	*e = (struct pd_entry){ ts, off << 16 | KEY_SAMPLE | (uint64_t)(attr + 1) };
+	return true;
+}
+
+/* The samples with a time that follow s->pos and lie wholly in the window
+ * (nearly every record of a recording) queued in one loop.  Stops before
+ * the first record that needs more (another type, no time, an unknown id,
+ * a full queue, a damaged header): read_records() takes that one. */
+HOT void queue_samples(struct pd_source *s, bool swap)
+{
+	uint64_t off = s->pos, win_end = s->win_off + s->win_len;
+	struct qtail t = qtail_load(s);
+
+	while (win_end - off >= 8 && t.n < t.cap) {
+		const uint8_t *rec = s->buf + (off - s->win_off);
+		uint32_t size = ld16(rec + 6, swap);
+		struct pd_entry e;
+
+		if (size > win_end - off || !sample_entry(s, s->idc, rec, size, off, &e, swap))
+			break;
+		qtail_push(&t, e);
+		off += size;
+	}
+	s->pos = off;
+	qtail_store(&t, s);
+}
+
 /* ---- framing in the prefetch thread ---- */
 
 /* N bytes of the record at POS for a job: in the main thread's window, in
@@ -2054,6 +2159,27 @@ HOT bool frame_record(const struct pd_source *s, struct pd_prefetch *pf, const u
 	return true;
 }
 
+/* The samples with a time from POS on that lie wholly in the chunk framed
+ * in one loop (*NP frames so far); returns where it stopped. */
+HOT uint64_t frame_samples(const struct pd_source *s, struct pd_prefetch *pf, uint64_t pos,
+			   size_t *np, bool swap)
+{
+	uint64_t end = pf->off + pf->len;
+	size_t n = *np;
+
+	while (pos >= pf->off && end - pos >= 8 && n < pf->frames_cap) {
+		const uint8_t *rec = pf->dst + (pos - pf->off);
+		uint32_t size = ld16(rec + 6, swap);
+
+		if (size > end - pos || !sample_entry(s, pf->idc, rec, size, pos, &pf->frames[n], swap))
+			break;
+		n++;
+		pos += size;
+	}
+	*np = n;
+	return pos;
+}
+
 /* Frame the records from the first that does not end before the chunk up
  * to the first that does not end in it (or cannot be framed). */
 HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
@@ -2065,9 +2191,11 @@ HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
 		return;
 	pf->frames_from = pos;
 	for (;;) {
-		const uint8_t *rec = job_bytes(pf, pos, 8);
+		const uint8_t *rec;
 		uint32_t size;
 
+		pos = frame_samples(s, pf, pos, &n, swap);
+		rec = job_bytes(pf, pos, 8);
 		if (!rec)
 			break;
 		size = ld16(rec + 6, swap);
@@ -2100,34 +2228,18 @@ static inline uint64_t frames_pos(const struct pd_source *s, size_t fi)
 	return fi < s->nframes ? s->frames[fi].key >> 16 : s->frames_end;
 }
 
-/* Queue the framed records from s->pos on, in a loop that keeps the queue's
- * state in registers, up to a marker or a full queue. */
+/* Queue the framed records from s->pos on, up to a marker or a full queue. */
 HOT void queue_framed(struct pd_source *s)
 {
 	const struct pd_entry *f = s->frames;
-	struct pd_entry *q = s->q;
-	uint64_t n = s->q_n, cap = s->q_cap, q_max = s->q_max, last_flush = s->last_flush;
-	uint64_t out_of_order = 0, max_ts = s->max_timestamp;
+	struct qtail t = qtail_load(s);
 	size_t fi = s->fi, nf = s->nframes;
-	bool empty = n == s->q_head;
 
-	while (fi < nf && n < cap && (f[fi].key & KEY_ATTR)) {
-		uint64_t ts = f[fi].ts;
-
-		out_of_order += ts < last_flush;
-		q[n++] = f[fi++];
-		if (empty || ts >= q_max) {
-			max_ts = ts;
-			q_max = ts;
-		}
-		empty = false;
-	}
+	while (fi < nf && t.n < t.cap && (f[fi].key & KEY_ATTR))
+		qtail_push(&t, f[fi++]);
 	s->fi = fi;
 	s->pos = frames_pos(s, fi);
-	s->q_n = n;
-	s->q_max = q_max;
-	s->max_timestamp = max_ts;
-	s->base.stats.out_of_order += out_of_order;
+	qtail_store(&t, s);
 }
 
 /* Take the frames from s->pos on until one read_records() must read
@@ -2162,59 +2274,6 @@ static int take_frames(struct pd_source *s, struct ks_error *err)
 
 /* Read records until something can be delivered.  Returns 1 with R filled
  * (a record delivered at once), 0 (queue ready or end), <0 on error. */
-/* The samples with a time that follow s->pos and lie wholly in the window
- * (nearly every record of a recording): queued in a loop that keeps the
- * queue's state in registers.  Stops before the first record that needs
- * more (another type, no time, an unknown id, a full queue, a damaged
- * header): read_records() takes that one. */
-HOT void queue_samples(struct pd_source *s, bool swap)
-{
-	const uint8_t *buf = s->buf;
-	uint64_t off = s->pos, win_off = s->win_off, win_end = win_off + s->win_len;
-	struct pd_entry *q = s->q;
-	uint64_t n = s->q_n, cap = s->q_cap, q_max = s->q_max, last_flush = s->last_flush;
-	uint64_t out_of_order = 0, max_ts = s->max_timestamp;
-	bool empty = n == s->q_head, by_id = s->nr_attrs > 1 && s->id_pos >= 0;
-	uint32_t id_at = 8 + 8 * (uint32_t)(s->id_pos > 0 ? s->id_pos : 0);
-
-	while (win_end - off >= 8 && n < cap) {
-		const uint8_t *rec = buf + (off - win_off);
-		uint32_t size = ld16(rec + 6, swap);
-		const struct pd_attr *a;
-		uint64_t ts;
-		int attr = 0;
-
-		if (ld32(rec, swap) != R_SAMPLE || size < 8 || size > win_end - off)
-			break;
-		if (by_id) {
-			if (size < id_at + 8)
-				break;
-			attr = attr_of_id(s, s->idc, ld64(rec + id_at, swap));
-			if (attr < 0)
-				break;
-		}
-		a = &s->attrs[attr];
-		if (!(a->sample_type & S_TIME) || size - 8 < a->fixed_size)
-			break;
-		ts = ld64(rec + 8 + a->time_pos, swap);
-		if (!ts || ts == UINT64_MAX)
-			break;
-		out_of_order += ts < last_flush;
-		q[n++] = (struct pd_entry){ ts, off << 16 | KEY_SAMPLE | (uint64_t)(attr + 1) };
-		if (empty || ts >= q_max) {
-			max_ts = ts;
-			q_max = ts;
-		}
-		empty = false;
-		off += size;
-	}
-	s->pos = off;
-	s->q_n = n;
-	s->q_max = q_max;
-	s->max_timestamp = max_ts;
-	s->base.stats.out_of_order += out_of_order;
-}
-
 HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *err, bool swap)
 {
 	while (s->q_head == s->q_ready) {
