@@ -1109,6 +1109,7 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	if (!i)
 		st->views[0].dims = KS_DIM_KEY;
 	st->begins.dims = KS_DIM_KEY;
+	st->begins.direct = xcalloc(DIRECT_KEYS, sizeof(*st->begins.direct));
 	grow_roles(st);
 	grow_threads(st);
 	return st;
