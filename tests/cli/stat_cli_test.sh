@@ -94,6 +94,37 @@ PY
 	else
 		echo "not ok stat_generated_input: gen-perfdata failed"
 	fi
+	# A large file (read through a mapping) cut short while being read:
+	# exit 1 with one line, never a signal, whenever the cut lands.
+	big=$dir/big.data
+	if "$gen" --template "$dir/tmpl.data" -o "$big" --pairs 400000 --rounds --cpus 4; then
+		hit=0 bad=""
+		for delay in 0.005 0.01 0.02 0.04 0.08; do
+			cp "$big" "$dir/cut.data"
+			"$ks" stat -i "$dir/cut.data" --format perf > /dev/null 2> "$dir/cut.err" &
+			pid=$!
+			sleep "$delay"
+			truncate -s $(( $(stat -c %s "$big") / 3 )) "$dir/cut.data"
+			wait $pid; rc=$?
+			lines=$(wc -l < "$dir/cut.err")
+			if [ $rc -eq 1 ] && [ "$lines" -eq 1 ] &&
+			   grep -Eq '^kvmscope: .*(changed while being read|ends early|offset [0-9]+)' "$dir/cut.err"; then
+				hit=$((hit + 1))
+			elif [ $rc -ne 0 ]; then
+				bad="$bad delay $delay: status $rc, $lines lines: $(head -c 200 "$dir/cut.err");"
+			fi
+		done
+		if [ -n "$bad" ]; then
+			echo "not ok stat_file_cut_while_read:$bad"
+		elif [ $hit -eq 0 ]; then
+			echo "skip stat_file_cut_while_read: every run ended before the file was cut"
+		else
+			echo "ok stat_file_cut_while_read ($hit of 5 runs cut mid-read)"
+		fi
+		rm -f "$big" "$dir/cut.data"
+	else
+		echo "not ok stat_file_cut_while_read: gen-perfdata failed"
+	fi
 else
 	echo "skip error_truncated_perfdata: perf kvm stat record is not available"
 fi
