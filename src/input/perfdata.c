@@ -1154,6 +1154,17 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
+/* Data sections larger than map_min are mapped, and the prefetch thread
+ * populates and frames them map_chunk bytes at a time (ks_perfdata_tune). */
+_Static_assert(PF_BUF == KS_PD_MAP_MIN, "the first window and the mapping threshold");
+static uint64_t map_min = KS_PD_MAP_MIN, map_chunk = READ_SIZE;
+
+void ks_perfdata_tune(uint64_t min_mapped, uint64_t chunk)
+{
+	map_min = min_mapped;
+	map_chunk = chunk ? chunk : READ_SIZE;
+}
+
 /* Map the data section (read-only, shared with the page cache: no copy);
  * the window then is the mapping from data_off on, up to what has been
  * populated.  False where the file cannot be mapped. */
@@ -1188,10 +1199,12 @@ static void prefetch_start(struct pd_source *s)
 	int ret;
 
 	pf->tried = true;
-	if (s->data_end - s->data_off <= PF_BUF || s->win_len)
+	if (s->data_end - s->data_off <= map_min || s->win_len)
 		return;
 	if (map_data(s)) {
 		pf->mapped = true;
+	} else if (s->data_end - s->data_off <= PF_BUF) {
+		return;
 	} else {
 		b = buffer_alloc(PF_BUF);
 		if (!b)
@@ -1233,14 +1246,15 @@ no_thread:
 static void prefetch_next(struct pd_source *s)
 {
 	struct pd_prefetch *pf = &s->pf;
-	uint64_t end = s->win_off + s->win_len;
+	uint64_t end = s->win_off + s->win_len, chunk;
 
 	if (!pf->running || end >= s->data_end)
 		return;
 	pthread_mutex_lock(&pf->lock);
 	pf->dst = pf->mapped ? s->map + (end - s->map_off) : pf->spare + TAIL_MAX;
 	pf->off = end;
-	pf->len = s->data_end - end < READ_SIZE ? s->data_end - end : READ_SIZE;
+	chunk = pf->mapped ? map_chunk : READ_SIZE;
+	pf->len = s->data_end - end < chunk ? s->data_end - end : chunk;
 	/* frame on from where the frames taken end, else from where the main
 	 * thread is (then the job first walks over the window's records) */
 	pf->frame = pf->straddle != NULL;
@@ -1393,7 +1407,7 @@ static int map_fill(struct pd_source *s, uint64_t low, uint64_t need_end, struct
 	}
 	end = s->win_off + s->win_len;
 	if (need_end > end) {
-		end = need_end + READ_MIN < s->data_end ? need_end + READ_MIN : s->data_end;
+		end = s->data_end - need_end > map_chunk ? need_end + map_chunk : s->data_end;
 		s->win_len = end - s->win_off;
 	}
 	map_release(s, low);

@@ -39,6 +39,13 @@ int ks_perfdata_open(struct ks_source **out, const char *path, struct ks_error *
 int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 		     struct ks_error *err);
 int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err);
+/* For tests and fuzzing: perf.data data sections larger than MIN_MAPPED
+ * bytes are mapped (default KS_PD_MAP_MIN) and the prefetch thread
+ * populates and frames CHUNK bytes at a time (0: the default, 4 MB), so that
+ * small inputs go through the mapped, threaded path with many chunk
+ * boundaries.  ks_perfdata_tune(KS_PD_MAP_MIN, 0) restores the defaults. */
+#define KS_PD_MAP_MIN (6ull << 20)
+void ks_perfdata_tune(uint64_t min_mapped, uint64_t chunk);
 
 /* Sniff helpers (source_open.c uses them; readers may too). */
 #define KS_PERF_MAGIC "PERFILE2"

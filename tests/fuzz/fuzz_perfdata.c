@@ -4,7 +4,8 @@
  * Writes the input to a temporary file (the reader reads files), opens it
  * with ks_perfdata_open() and pulls every record: once one by one, once in
  * batches with a selection of events (as kvmscope stat reads), touching
- * every byte a record points to.  Also feeds the bytes to the tracing-data
+ * every byte a record points to, with the data section mapped and framed by
+ * the prefetch thread 1 KB at a time (as large files are read).  Also feeds the bytes to the tracing-data
  * parser directly.  Build:
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *     -I/usr/include/traceevent tests/fuzz/fuzz_perfdata.c LIB -ltraceevent ...
@@ -51,13 +52,17 @@ static void read_selected(const char *path)
 	volatile unsigned sink = 0;
 	int n, i;
 
-	if (ks_perfdata_open(&src, path, &err) < 0)
+	ks_perfdata_tune(0, 1024);
+	if (ks_perfdata_open(&src, path, &err) < 0) {
+		ks_perfdata_tune(KS_PD_MAP_MIN, 0);
 		return;
+	}
 	ks_source_select(src, even_ids, NULL);
 	while ((n = ks_source_next_batch(src, recs, 7, &err)) > 0)
 		for (i = 0; i < n; i++)
 			sink += touch(&recs[i]);
 	ks_source_close(src);
+	ks_perfdata_tune(KS_PD_MAP_MIN, 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1390,6 +1390,34 @@ static size_t compare_batches(const char *path, const struct recs *v, int max,
 	return n;
 }
 
+/* Mapped and framed by the prefetch thread in chunks of any size (records
+ * across every chunk boundary), a file gives the same records, in the same
+ * order, with the same counts as when it is read into a buffer. */
+static void t_mapped_chunks(void)
+{
+	const char *f = generate("gen-chunks.data", "--pairs 3000 --rounds --ooo --lost 3 "
+				 "--cpus 4 --unmatched --migrate");
+	static const uint64_t chunks[] = { 1000, 4096, 65543, 1 << 20 };
+	struct ks_source_stats st;
+	struct ks_error err;
+	struct recs v;
+	size_t i;
+
+	if (!f)
+		return;
+	KT_REQUIRE(read_all(f, &v, &err) == 0);
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		ks_perfdata_tune(0, chunks[i]);
+		KT_EQ_U64(compare_batches(f, &v, 64, NULL, &st), v.n);
+		KT_EQ_U64(st.out_of_order, v.stats.out_of_order);
+		KT_EQ_U64(st.lost_events, v.stats.lost_events);
+		KT_EQ_U64(st.skipped, v.stats.skipped);
+		KT_EXPECT(v.stats.out_of_order > 0);
+	}
+	ks_perfdata_tune(KS_PD_MAP_MIN, 0);
+	recs_free(&v);
+}
+
 /* Batches give the records of a ks_source_next() loop, whatever their size;
  * a selection gives those of its events and all other kinds, and counts
  * the samples it leaves out without changing the other counts. */
@@ -1459,6 +1487,7 @@ int main(void)
 		KT_CASE(t_generated_rounds),
 		KT_CASE(t_generated_window),
 		KT_CASE(t_batches_and_selection),
+		KT_CASE(t_mapped_chunks),
 		{ 0 },
 	};
 
