@@ -1199,9 +1199,9 @@ static void prefetch_start(struct pd_source *s)
 	int ret;
 
 	pf->tried = true;
-	if (s->data_end - s->data_off <= map_min || s->win_len)
+	if (s->win_len)
 		return;
-	if (map_data(s)) {
+	if (s->data_end - s->data_off > map_min && map_data(s)) {
 		pf->mapped = true;
 	} else if (s->data_end - s->data_off <= PF_BUF) {
 		return;

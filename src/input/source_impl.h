@@ -43,7 +43,8 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_erro
  * bytes are mapped (default KS_PD_MAP_MIN) and the prefetch thread
  * populates and frames CHUNK bytes at a time (0: the default, 4 MB), so that
  * small inputs go through the mapped, threaded path with many chunk
- * boundaries.  ks_perfdata_tune(KS_PD_MAP_MIN, 0) restores the defaults. */
+ * boundaries; UINT64_MAX maps none (large ones are then read into buffers
+ * by the thread).  ks_perfdata_tune(KS_PD_MAP_MIN, 0) restores the defaults. */
 #define KS_PD_MAP_MIN (6ull << 20)
 void ks_perfdata_tune(uint64_t min_mapped, uint64_t chunk);
 

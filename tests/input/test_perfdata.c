@@ -1391,13 +1391,15 @@ static size_t compare_batches(const char *path, const struct recs *v, int max,
 }
 
 /* Mapped and framed by the prefetch thread in chunks of any size (records
- * across every chunk boundary), a file gives the same records, in the same
- * order, with the same counts as when it is read into a buffer. */
+ * across every chunk boundary), or not mapped but read by the thread into
+ * buffers (chunk 0), a file larger than the first window gives the records,
+ * order and counts of the default reading (mapped, 4 MB chunks), which
+ * t_generated_window checks against perf script. */
 static void t_mapped_chunks(void)
 {
-	const char *f = generate("gen-chunks.data", "--pairs 3000 --rounds --ooo --lost 3 "
+	const char *f = generate("gen-chunks.data", "--pairs 30000 --rounds --ooo --lost 3 "
 				 "--cpus 4 --unmatched --migrate");
-	static const uint64_t chunks[] = { 1000, 4096, 65543, 1 << 20 };
+	static const uint64_t chunks[] = { 1000, 4096, 65543, 1 << 20, 0 };
 	struct ks_source_stats st;
 	struct ks_error err;
 	struct recs v;
@@ -1407,7 +1409,7 @@ static void t_mapped_chunks(void)
 		return;
 	KT_REQUIRE(read_all(f, &v, &err) == 0);
 	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
-		ks_perfdata_tune(0, chunks[i]);
+		ks_perfdata_tune(chunks[i] ? 0 : UINT64_MAX, chunks[i]);
 		KT_EQ_U64(compare_batches(f, &v, 64, NULL, &st), v.n);
 		KT_EQ_U64(st.out_of_order, v.stats.out_of_order);
 		KT_EQ_U64(st.lost_events, v.stats.lost_events);
