@@ -266,8 +266,8 @@ struct pd_source {
 /* ---- byte order ---- */
 
 /* The record path (framing, ordering, decoding) is written once with the
- * byte order as a parameter SWAP and marked HOT: pd_next() instantiates it
- * for each order, so that no read tests the order at run time. */
+ * byte order as a parameter SWAP and marked HOT: pd_next_batch() makes one
+ * instance for each order, so that no read tests the order at run time. */
 #define HOT static inline __attribute__((always_inline))
 
 HOT uint64_t ld64(const uint8_t *p, bool swap)
