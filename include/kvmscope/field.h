@@ -34,14 +34,16 @@ int ks_field_resolve(struct ks_field *f, struct tep_event *ev, const char *name)
 static inline uint64_t ks_field_read(const struct ks_field *f, const void *data,
 				     uint32_t size, bool *ok)
 {
-	const unsigned char *p = (const unsigned char *)data + f->offset;
+	const unsigned char *p;
 	uint64_t v = 0;
 
+	/* checked before P is formed: DATA is NULL for a sample without RAW */
 	if (!f->present || f->offset < 0 || (uint64_t)f->offset + (uint64_t)f->size > size) {
 		if (ok)
 			*ok = false;
 		return 0;
 	}
+	p = (const unsigned char *)data + f->offset;
 	if (ok)
 		*ok = true;
 	switch (f->size) {
