@@ -501,6 +501,14 @@ static inline size_t row_hash(const struct row_id *id)
 	return fib_hash(x, 32);
 }
 
+/* A view over DIMS; one by key alone gets its direct index. */
+static void view_init(struct view *v, unsigned dims)
+{
+	v->dims = dims;
+	if (dims == KS_DIM_KEY)
+		v->direct = xcalloc(DIRECT_KEYS, sizeof(*v->direct));
+}
+
 static void grow_view(struct view *v)
 {
 	struct row_slot *old = v->slots;
@@ -1100,16 +1108,12 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	 * when present and fall back on kvm_exit's isa field. */
 	st->key_ctx.isa = ks_x86_isa_from_cpuid(info->cpuid);
 	st->isa_from_cpuid = st->key_ctx.isa != KS_ISA_UNKNOWN;
-	for (i = 0; i < KS_STAT_MAX_VIEWS && cfg->views[i]; i++) {
-		st->views[i].dims = cfg->views[i];
-		if (cfg->views[i] == KS_DIM_KEY)
-			st->views[i].direct = xcalloc(DIRECT_KEYS, sizeof(*st->views[i].direct));
-	}
+	for (i = 0; i < KS_STAT_MAX_VIEWS && cfg->views[i]; i++)
+		view_init(&st->views[i], cfg->views[i]);
 	st->nviews = i ? i : 1;
 	if (!i)
-		st->views[0].dims = KS_DIM_KEY;
-	st->begins.dims = KS_DIM_KEY;
-	st->begins.direct = xcalloc(DIRECT_KEYS, sizeof(*st->begins.direct));
+		view_init(&st->views[0], KS_DIM_KEY);
+	view_init(&st->begins, KS_DIM_KEY);
 	grow_roles(st);
 	grow_threads(st);
 	return st;

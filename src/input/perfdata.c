@@ -152,6 +152,7 @@ struct pd_entry {
 	uint64_t key;
 };
 
+
 struct pd_idmap {
 	uint64_t *ids;  /* 0 = empty slot (id 0 always means the first attr) */
 	uint16_t *attr;
@@ -192,13 +193,14 @@ struct pd_prefetch {
 	 * record boundary in the main thread's window win_buf, which starts
 	 * at file offset win_off and ends where the chunk starts; the main
 	 * thread frames the records before it and does not touch the window
-	 * until the read is finished).  Set when posting: frame, walk_from,
-	 * win_buf, win_off.  Set by the job: the rest. */
+	 * until the read is finished); only where the straddle buffer could be
+	 * had.  Set when posting: walk_from, win_buf, win_off.  Set by the
+	 * job: the rest. */
 	struct pd_source *src;
 	bool mapped;                 /* jobs populate the mapping instead of reading */
 	uint8_t *give_back;          /* mapped pages a job gives back first */
 	uint64_t give_back_len;
-	bool frame, framed;
+	bool framed;
 	uint64_t walk_from, win_off;
 	const uint8_t *win_buf;
 	struct pd_entry *frames;     /* the records of [frames_from, frames_end) */
@@ -1122,7 +1124,7 @@ static int run_job(struct pd_prefetch *pf, uint64_t *fail_off)
 			      read_full(pf->fd, pf->off, pf->dst, pf->len, fail_off);
 
 	pf->framed = false;
-	if (!result && pf->frame)
+	if (!result && pf->straddle)
 		frame_job_any(pf);
 	return result;
 }
@@ -1257,7 +1259,6 @@ static void prefetch_next(struct pd_source *s)
 	pf->len = s->data_end - end < chunk ? s->data_end - end : chunk;
 	/* frame on from where the frames taken end, else from where the main
 	 * thread is (then the job first walks over the window's records) */
-	pf->frame = pf->straddle != NULL;
 	pf->walk_from = s->nframes ? s->frames_end : s->pos;
 	pf->win_buf = s->buf;
 	pf->win_off = s->win_off;
@@ -1596,46 +1597,29 @@ static int skip_branch(struct pd_source *s, const struct pd_attr *a, const uint8
 	return 0;
 }
 
-/* The fixed slots, IDENTIFIER .. PERIOD (size already checked). */
+/* The fixed slots, IDENTIFIER .. PERIOD, of the sample body at P (size
+ * already checked), each from its offset: no walk, so no chain of
+ * dependent adds.  Returns the end of the slots. */
 HOT const uint8_t *sample_fixed(const struct pd_attr *a, const uint8_t *p, struct ks_record *r,
 			       bool swap)
 {
-	uint64_t t = a->sample_type;
-
-	if (t & S_IDENTIFIER) {
-		r->id = ld64(p, swap);
-		p += 8;
+	if (a->identifier_at >= 0)
+		r->id = ld64(p + a->identifier_at, swap);
+	if (a->ip_at >= 0)
+		r->ip = ld64(p + a->ip_at, swap);
+	if (a->tid_at >= 0) {
+		r->pid = (int32_t)ld32(p + a->tid_at, swap);
+		r->tid = (int32_t)ld32(p + a->tid_at + 4, swap);
 	}
-	if (t & S_IP) {
-		r->ip = ld64(p, swap);
-		p += 8;
-	}
-	if (t & S_TID) {
-		r->pid = (int32_t)ld32(p, swap);
-		r->tid = (int32_t)ld32(p + 4, swap);
-		p += 8;
-	}
-	if (t & S_TIME) {
-		r->ts = r->raw_ts = ld64(p, swap);
-		p += 8;
-	}
-	if (t & S_ADDR)
-		p += 8;
-	if (t & S_ID) {
-		r->id = ld64(p, swap);
-		p += 8;
-	}
-	if (t & S_STREAM_ID)
-		p += 8;
-	if (t & S_CPU) {
-		r->cpu = (int32_t)ld32(p, swap);
-		p += 8;
-	}
-	if (t & S_PERIOD) {
-		r->period = ld64(p, swap);
-		p += 8;
-	}
-	return p;
+	if (a->sample_type & S_TIME)
+		r->ts = r->raw_ts = ld64(p + a->time_pos, swap);
+	if (a->id_at >= 0)
+		r->id = ld64(p + a->id_at, swap);
+	if (a->cpu_at >= 0)
+		r->cpu = (int32_t)ld32(p + a->cpu_at, swap);
+	if (a->period_at >= 0)
+		r->period = ld64(p + a->period_at, swap);
+	return p + a->fixed_size;
 }
 
 /* The variable part after PERIOD, in the documented order. */
@@ -1708,23 +1692,7 @@ HOT bool fixed_sample(const struct pd_attr *a, const uint8_t *rec, uint32_t size
 		r->data = p + a->fixed_size + 4;
 		r->size = raw;
 	}
-	/* the slots from their offsets: no walk, so no chain of dependent adds */
-	if (a->identifier_at >= 0)
-		r->id = ld64(p + a->identifier_at, swap);
-	if (a->ip_at >= 0)
-		r->ip = ld64(p + a->ip_at, swap);
-	if (a->tid_at >= 0) {
-		r->pid = (int32_t)ld32(p + a->tid_at, swap);
-		r->tid = (int32_t)ld32(p + a->tid_at + 4, swap);
-	}
-	if (a->sample_type & S_TIME)
-		r->ts = r->raw_ts = ld64(p + a->time_pos, swap);
-	if (a->id_at >= 0)
-		r->id = ld64(p + a->id_at, swap);
-	if (a->cpu_at >= 0)
-		r->cpu = (int32_t)ld32(p + a->cpu_at, swap);
-	if (a->period_at >= 0)
-		r->period = ld64(p + a->period_at, swap);
+	sample_fixed(a, p, r, swap);
 	return true;
 }
 
@@ -1914,7 +1882,6 @@ HOT int record_ts(const struct pd_source *s, const struct pd_attr *a, uint32_t t
 	return 0;
 }
 
-/* Handle a user record (type >= 64); *len may grow (AUXTRACE payload). */
 /* The payload a user record carries after its SIZE bytes (AUXTRACE data,
  * tracing data). */
 static uint64_t user_payload(const struct pd_source *s, uint32_t type, const uint8_t *rec,
@@ -1927,6 +1894,7 @@ static uint64_t user_payload(const struct pd_source *s, uint32_t type, const uin
 	return 0;
 }
 
+/* Handle a user record (type >= 64); *len may grow (AUXTRACE payload). */
 static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, uint32_t size,
 		       uint64_t off, uint64_t *len, struct ks_error *err)
 {
@@ -1948,6 +1916,12 @@ static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, u
 }
 
 /* ---- queueing many entries at once ---- */
+
+/* The key of the record of TYPE at OFF with attr index ATTR (pd_entry). */
+static inline uint64_t queue_key(uint64_t off, uint32_t type, int attr)
+{
+	return off << 16 | (type == R_SAMPLE ? KEY_SAMPLE : 0) | (uint64_t)(attr + 1);
+}
 
 /* The queue's tail, in locals while a loop queues entries (stores to the
  * entries would make the compiler reload the source's fields). */
@@ -2011,7 +1985,7 @@ HOT bool sample_entry(const struct pd_source *s, struct pd_idcache *idc, const u
 	ts = ld64(rec + 8 + a->time_pos, swap);
 	if (!ts || ts == UINT64_MAX)
 		return false;
-	*e = (struct pd_entry){ ts, off << 16 | KEY_SAMPLE | (uint64_t)(attr + 1) };
+	*e = (struct pd_entry){ ts, queue_key(off, R_SAMPLE, attr) };
 	return true;
 }
 
@@ -2168,8 +2142,7 @@ HOT bool frame_record(const struct pd_source *s, struct pd_prefetch *pf, const u
 	if (attr < 0 || record_ts(s, &s->attrs[attr], type, rec, size, pos, &ts, &scratch, swap) < 0 ||
 	    !ts || ts == UINT64_MAX)
 		return true;
-	*f = (struct pd_entry){ ts, pos << 16 | (type == R_SAMPLE ? KEY_SAMPLE : 0) |
-				    (uint64_t)(attr + 1) };
+	*f = (struct pd_entry){ ts, queue_key(pos, type, attr) };
 	return true;
 }
 
@@ -2347,8 +2320,7 @@ HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *
 		if (record_ts(s, &s->attrs[attr], type, rec, size, off, &ts, err, swap) < 0)
 			return -1;
 		if (ts && ts != UINT64_MAX) {
-			if (queue_push(s, ts, off << 16 | (type == R_SAMPLE ? KEY_SAMPLE : 0) |
-					   (uint64_t)(attr + 1), err) < 0)
+			if (queue_push(s, ts, queue_key(off, type, attr), err) < 0)
 				return -1;
 			continue;
 		}
