@@ -204,7 +204,7 @@ struct pd_prefetch {
 	uint64_t walk_from, win_off;
 	const uint8_t *win_buf;
 	struct pd_entry *frames;     /* the records of [frames_from, frames_end) */
-	struct pd_entry *frames_tmp; /* scratch for sorting them */
+	struct pd_entry *frames_tmp; /* where runs_build() puts them in runs */
 	size_t nframes, frames_cap, tmp_cap;
 	uint64_t frames_from, frames_end;
 	uint8_t *straddle;           /* a record across the chunk's start */
@@ -212,11 +212,17 @@ struct pd_prefetch {
 };
 
 /* A frame is a queue entry (ts, key) as read_records() makes it, or a
- * marker, whose key has no attr bits: ts MARK_FLUSH for FINISHED_ROUND,
+ * marker, whose key has no attr bits (its record's file offset << 16) and
+ * whose ts says what it is (MARK_KIND): MARK_FLUSH for FINISHED_ROUND,
  * MARK_MAIN for a record read_records() reads itself (any other kind, no
- * time, an unknown id, too short). */
+ * time, an unknown id, too short), MARK_RUN for the head of a run of
+ * queue entries sorted by time (its offset is the run's first record's,
+ * MARK_RUN_LEN entries follow it; runs_build). */
 #define MARK_MAIN 0
 #define MARK_FLUSH 1
+#define MARK_RUN 2
+#define MARK_KIND(f) ((f).ts & 3)
+#define MARK_RUN_LEN(f) ((f).ts >> 2)
 #define STRADDLE_MAX (64u << 10) /* a record's size is 16 bits */
 
 
@@ -263,6 +269,7 @@ struct pd_source {
 	struct pd_entry *frames;
 	size_t nframes, frames_cap, fi;
 	uint64_t frames_end;
+	uint64_t framed_ahead; /* entries queued from the frames */
 };
 
 /* ---- byte order ---- */
@@ -830,8 +837,9 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
-/* Room for one more entry: drop the delivered ones or grow. */
-static __attribute__((noinline)) int queue_room(struct pd_source *s, struct ks_error *err)
+/* Room for N more entries: drop the delivered ones, then grow. */
+static __attribute__((noinline)) int queue_reserve(struct pd_source *s, uint64_t n,
+						   struct ks_error *err)
 {
 	if (s->q_head) {
 		memmove(s->q, s->q + s->q_head, (s->q_n - s->q_head) * sizeof(*s->q));
@@ -839,9 +847,16 @@ static __attribute__((noinline)) int queue_room(struct pd_source *s, struct ks_e
 		s->q_ready -= s->q_head;
 		s->q_head = 0;
 	}
-	if (s->q_n == s->q_cap && queue_grow(s) < 0)
-		return ks_error_set(err, "%s: out of memory", s->base.path);
+	while (s->q_cap - s->q_n < n)
+		if (queue_grow(s) < 0)
+			return ks_error_set(err, "%s: out of memory", s->base.path);
 	return 0;
+}
+
+/* Room for one more entry. */
+static inline int queue_room(struct pd_source *s, struct ks_error *err)
+{
+	return queue_reserve(s, 1, err);
 }
 
 HOT int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_error *err)
@@ -2082,38 +2097,51 @@ static int frames_grow(struct pd_prefetch *pf)
 	return 0;
 }
 
-/* Each run of queue entries between markers sorted by time, stably: the
- * queue then gets a round as one sorted run, which its flush merges with
- * what is left of the round before in one pass.  The flush's result does
- * not change (a stable sort of the entries pushed gives the same result
- * whatever their order was, and the counts of out-of-order entries and
- * the queue's maximum time do not depend on it). */
-static void sort_frames(struct pd_prefetch *pf, size_t n)
+/* The frames F[0, N) in runs: each run of queue entries between markers
+ * sorted by time, stably, behind a MARK_RUN head, into pf->frames_tmp,
+ * which then becomes pf->frames.  The queue gets a round as one sorted
+ * run, which its flush merges with what is left of the round before in
+ * one pass, and the flush's result does not change: a stable sort of the
+ * entries pushed gives the same result whatever their order was, and the
+ * counts of out-of-order entries and the queue's maximum time do not
+ * depend on it (queue_run).  Returns the number of frames, 0 when memory
+ * for them could not be had (the main thread then frames the chunk). */
+static size_t runs_build(struct pd_prefetch *pf, size_t n)
 {
-	size_t i = 0, j;
+	struct pd_entry *f = pf->frames, *out, *sorted;
+	size_t i = 0, j, o = 0, cap = n, c;
 
-	if (n > pf->tmp_cap) {
-		struct pd_entry *t = realloc(pf->frames_tmp, pf->frames_cap * sizeof(*t));
-
-		if (!t)
-			return; /* unsorted frames are as good, only slower */
-		pf->frames_tmp = t;
-		pf->tmp_cap = pf->frames_cap;
+	for (i = 0; i < n; i++)
+		cap += !(f[i].key & KEY_ATTR); /* at most one head per marker, and one more */
+	cap++;
+	if (cap > pf->tmp_cap) {
+		out = realloc(pf->frames_tmp, cap * sizeof(*out));
+		if (!out)
+			return 0;
+		pf->frames_tmp = out;
+		pf->tmp_cap = cap;
 	}
-	while (i < n) {
-		struct pd_entry *sorted;
-
-		if (!(pf->frames[i].key & KEY_ATTR)) {
-			i++;
+	out = pf->frames_tmp;
+	for (i = 0; i < n; i = j) {
+		if (!(f[i].key & KEY_ATTR)) {
+			out[o++] = f[i];
+			j = i + 1;
 			continue;
 		}
-		for (j = i + 1; j < n && (pf->frames[j].key & KEY_ATTR); j++)
+		for (j = i + 1; j < n && (f[j].key & KEY_ATTR); j++)
 			;
-		sorted = sort_entries(pf->frames + i, pf->frames_tmp + i, j - i);
-		if (sorted != pf->frames + i)
-			memcpy(pf->frames + i, sorted, (j - i) * sizeof(*sorted));
-		i = j;
+		out[o] = (struct pd_entry){ (uint64_t)(j - i) << 2 | MARK_RUN, f[i].key & ~0xffffull };
+		sorted = sort_entries(f + i, out + o + 1, j - i);
+		if (sorted != out + o + 1)
+			memcpy(out + o + 1, sorted, (j - i) * sizeof(*sorted));
+		o += 1 + (j - i);
 	}
+	pf->frames_tmp = pf->frames;
+	pf->frames = out;
+	c = pf->tmp_cap;
+	pf->tmp_cap = pf->frames_cap;
+	pf->frames_cap = c;
+	return o;
 }
 
 /* The frame of the record REC (SIZE bytes) at POS; *LEN its length with
@@ -2195,10 +2223,9 @@ HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
 		n++;
 		pos += len;
 	}
-	sort_frames(pf, n);
-	pf->nframes = n;
+	pf->nframes = runs_build(pf, n);
 	pf->frames_end = pos;
-	pf->framed = true;
+	pf->framed = pf->nframes > 0 || n == 0;
 }
 
 static void frame_job_any(struct pd_prefetch *pf)
@@ -2215,41 +2242,53 @@ static inline uint64_t frames_pos(const struct pd_source *s, size_t fi)
 	return fi < s->nframes ? s->frames[fi].key >> 16 : s->frames_end;
 }
 
-/* Queue the framed records from s->pos on, up to a marker or a full queue. */
-HOT void queue_framed(struct pd_source *s)
+/* Queue the run whose MARK_RUN head is at s->fi, as queue_push() one by
+ * one would: the run is sorted, so its last entry is its latest, and the
+ * entries before the last flush's time are at its start. */
+static int queue_run(struct pd_source *s, struct ks_error *err)
 {
-	const struct pd_entry *f = s->frames;
-	struct qtail t = qtail_load(s);
-	size_t fi = s->fi, nf = s->nframes;
+	const struct pd_entry *f = &s->frames[s->fi + 1];
+	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), late;
 
-	while (fi < nf && t.n < t.cap && (f[fi].key & KEY_ATTR))
-		qtail_push(&t, f[fi++]);
-	s->fi = fi;
-	s->pos = frames_pos(s, fi);
-	qtail_store(&t, s);
+	if (queue_reserve(s, n, err) < 0)
+		return -1;
+	memcpy(s->q + s->q_n, f, n * sizeof(*f));
+	for (late = 0; late < n && f[late].ts < s->last_flush; late++)
+		;
+	s->base.stats.out_of_order += late;
+	if (n && (s->q_n == s->q_head || f[n - 1].ts >= s->q_max)) {
+		s->q_max = f[n - 1].ts;
+		s->max_timestamp = f[n - 1].ts;
+	}
+	s->q_n += n;
+	s->framed_ahead += n;
+	s->fi += 1 + n;
+	s->pos = frames_pos(s, s->fi);
+	return 0;
 }
 
 /* Take the frames from s->pos on until one read_records() must read
- * itself, or a FINISHED_ROUND made records ready. */
+ * itself, or a FINISHED_ROUND made records ready.  A marker before s->pos
+ * is of a record read_records() read; any other frame not at s->pos (which
+ * cannot happen) drops the frames, and read_records() frames them. */
 static int take_frames(struct pd_source *s, struct ks_error *err)
 {
 	while (s->fi < s->nframes && s->q_head == s->q_ready) {
 		const struct pd_entry *f = &s->frames[s->fi];
 		uint64_t off = f->key >> 16;
 
-		if (off < s->pos) { /* read_records() read it */
+		if (off < s->pos && MARK_KIND(*f) != MARK_RUN) {
 			s->fi++;
 			continue;
 		}
-		if (off > s->pos) { /* out of step (cannot happen): frame here */
+		if (off != s->pos) {
 			s->fi = s->nframes = 0;
 			break;
 		}
-		if (f->key & KEY_ATTR) {
-			if (s->q_n == s->q_cap && queue_room(s, err) < 0)
+		if (MARK_KIND(*f) == MARK_RUN) {
+			if (queue_run(s, err) < 0)
 				return -1;
-			queue_framed(s);
-		} else if (f->ts == MARK_FLUSH) {
+		} else if (MARK_KIND(*f) == MARK_FLUSH) {
 			s->pos = frames_pos(s, ++s->fi);
 			flush_queue(s, false);
 		} else {
@@ -2396,6 +2435,11 @@ static int pd_next_batch(struct ks_source *base, struct ks_record *recs, int max
 static int pd_next(struct ks_source *base, struct ks_record *r, struct ks_error *err)
 {
 	return pd_next_batch(base, r, 1, err);
+}
+
+uint64_t ks_perfdata_framed_ahead(const struct ks_source *base)
+{
+	return ((const struct pd_source *)base)->framed_ahead;
 }
 
 /* Skip the samples of every attr whose event is not wanted (or unknown). */

@@ -47,6 +47,9 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_erro
  * by the thread).  ks_perfdata_tune(KS_PD_MAP_MIN, 0) restores the defaults. */
 #define KS_PD_MAP_MIN (6ull << 20)
 void ks_perfdata_tune(uint64_t min_mapped, uint64_t chunk);
+/* For tests: how many records of SRC (a perf.data source) were queued as
+ * the prefetch thread framed them; the reader frames the others itself. */
+uint64_t ks_perfdata_framed_ahead(const struct ks_source *src);
 
 /* Sniff helpers (source_open.c uses them; readers may too). */
 #define KS_PERF_MAGIC "PERFILE2"

@@ -1355,6 +1355,8 @@ static bool only_kvm_exit(void *ctx, struct tep_event *ev)
 /* Read PATH in batches of MAX, with the selection WANT if not NULL, and
  * compare with V, the records of a ks_source_next() loop (less the samples
  * WANT leaves out).  Returns the records read; *STATS the source's counts. */
+static uint64_t last_framed_ahead; /* of compare_batches()'s source */
+
 static size_t compare_batches(const char *path, const struct recs *v, int max,
 			      bool (*want)(void *ctx, struct tep_event *ev),
 			      struct ks_source_stats *stats)
@@ -1385,6 +1387,7 @@ static size_t compare_batches(const char *path, const struct recs *v, int max,
 	KT_EQ_INT(r, 0);
 	KT_EQ_U64(bad, 0);
 	*stats = *ks_source_stats(src);
+	last_framed_ahead = ks_perfdata_framed_ahead(src);
 	ks_source_close(src);
 	free(recs);
 	return n;
@@ -1394,30 +1397,47 @@ static size_t compare_batches(const char *path, const struct recs *v, int max,
  * across every chunk boundary), or not mapped but read by the thread into
  * buffers (chunk 0), a file larger than the first window gives the records,
  * order and counts of the default reading (mapped, 4 MB chunks), which
- * t_generated_window checks against perf script. */
+ * t_generated_window checks against perf script; with rounds (runs of
+ * samples out of time order, some late) and without (one run).  The main
+ * thread queues the thread's frames: it frames only the first window
+ * itself, and a few records across chunk boundaries. */
 static void t_mapped_chunks(void)
 {
-	const char *f = generate("gen-chunks.data", "--pairs 30000 --rounds --ooo --lost 3 "
-				 "--cpus 4 --unmatched --migrate");
+	static const char *const opts[] = {
+		"--pairs 30000 --rounds --ooo --lost 3 --cpus 4 --unmatched --migrate",
+		"--pairs 30000 --lost 3 --cpus 4 --unmatched --migrate",
+	};
 	static const uint64_t chunks[] = { 1000, 4096, 65543, 1 << 20, 0 };
 	struct ks_source_stats st;
 	struct ks_error err;
 	struct recs v;
-	size_t i;
+	size_t i, k;
 
-	if (!f)
-		return;
-	KT_REQUIRE(read_all(f, &v, &err) == 0);
-	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
-		ks_perfdata_tune(chunks[i] ? 0 : UINT64_MAX, chunks[i]);
-		KT_EQ_U64(compare_batches(f, &v, 64, NULL, &st), v.n);
-		KT_EQ_U64(st.out_of_order, v.stats.out_of_order);
-		KT_EQ_U64(st.lost_events, v.stats.lost_events);
-		KT_EQ_U64(st.skipped, v.stats.skipped);
-		KT_EXPECT(v.stats.out_of_order > 0);
+	for (k = 0; k < 2; k++) {
+		const char *f = generate(k ? "gen-chunks-sorted.data" : "gen-chunks.data", opts[k]);
+
+		if (!f)
+			return;
+		KT_REQUIRE(read_all(f, &v, &err) == 0);
+		for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+			ks_perfdata_tune(chunks[i] ? 0 : UINT64_MAX, chunks[i]);
+			KT_EQ_U64(compare_batches(f, &v, 64, NULL, &st), v.n);
+			KT_EQ_U64(st.out_of_order, v.stats.out_of_order);
+			KT_EQ_U64(st.lost_events, v.stats.lost_events);
+			KT_EQ_U64(st.skipped, v.stats.skipped);
+			KT_EXPECT(!k == (v.stats.out_of_order > 0));
+			/* all but the first chunk's records; buffered: all but
+			 * the first window's (6 MB of 8.5), and none without
+			 * rounds, where the queue keeps every record, so the
+			 * window grows by synchronous reads */
+			if (chunks[i])
+				KT_EXPECT(last_framed_ahead >= v.n * 8 / 10);
+			else if (!k)
+				KT_EXPECT(last_framed_ahead >= v.n / 5);
+		}
+		ks_perfdata_tune(KS_PD_MAP_MIN, 0);
+		recs_free(&v);
 	}
-	ks_perfdata_tune(KS_PD_MAP_MIN, 0);
-	recs_free(&v);
 }
 
 /* Batches give the records of a ks_source_next() loop, whatever their size;
