@@ -244,9 +244,10 @@ struct pd_source {
 	uint64_t data_off, data_end, pos;
 	uint64_t first_sample_time, last_sample_time;
 
-	/* ordered_events state */
+	/* ordered_events state; q_sorted: q[q_head, q_n) is in time order */
 	struct pd_entry *q, *tmp;
 	uint64_t q_cap, q_head, q_ready, q_n;
+	bool q_sorted;
 	uint64_t next_flush, max_timestamp, q_max, last_flush;
 	bool finished;
 
@@ -837,11 +838,11 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
-/* Room for N more entries: drop the delivered ones, then grow. */
+/* Room for N more entries: drop the delivered ones if needed, then grow. */
 static __attribute__((noinline)) int queue_reserve(struct pd_source *s, uint64_t n,
 						   struct ks_error *err)
 {
-	if (s->q_head) {
+	if (s->q_head && s->q_cap - s->q_n < n) {
 		memmove(s->q, s->q + s->q_head, (s->q_n - s->q_head) * sizeof(*s->q));
 		s->q_n -= s->q_head;
 		s->q_ready -= s->q_head;
@@ -868,6 +869,7 @@ HOT int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_err
 	if (s->q_n == s->q_cap && queue_room(s, err) < 0)
 		return -1;
 	s->q[s->q_n++] = (struct pd_entry){ ts, key };
+	s->q_sorted = false;
 	/* perf sets max_timestamp only when the event goes to the queue's tail. */
 	if (empty || ts >= s->q_max) {
 		s->max_timestamp = ts;
@@ -899,36 +901,36 @@ static uint64_t bound(const struct pd_entry *a, uint64_t lo, uint64_t hi, uint64
 	return lo;
 }
 
-/* Stable merge of the sorted runs a[lo, mid) and a[mid, hi) into out[lo, hi).
- * The left run's head up to a[mid] and the right run's tail from a[mid - 1]
- * on are already in place (ties: left first) and are copied as they are;
- * only the overlapping middle is merged.  Runs from consecutive rounds
- * rarely overlap much. */
-static void merge(const struct pd_entry *a, uint64_t lo, uint64_t mid, uint64_t hi,
+/* Stable merge of the sorted runs A[0, NA) and B[0, NB) into OUT (ties:
+ * A first).  A's head up to B[0] and B's tail from A's last on are copied
+ * as they are; only the overlapping middle is merged.  Runs from
+ * consecutive rounds rarely overlap much. */
+static void merge(const struct pd_entry *a, uint64_t na, const struct pd_entry *b, uint64_t nb,
 		  struct pd_entry *out)
 {
 	uint64_t i, j, k, first, last;
 
-	if (a[mid - 1].ts <= a[mid].ts) {
-		memcpy(out + lo, a + lo, (hi - lo) * sizeof(*a));
+	if (!na || !nb || a[na - 1].ts <= b[0].ts) {
+		memcpy(out, a, na * sizeof(*a));
+		memcpy(out + na, b, nb * sizeof(*b));
 		return;
 	}
-	first = bound(a, lo, mid, a[mid].ts, true);
-	last = bound(a, mid, hi, a[mid - 1].ts, false);
-	memcpy(out + lo, a + lo, (first - lo) * sizeof(*a));
+	first = bound(a, 0, na, b[0].ts, true);
+	last = bound(b, 0, nb, a[na - 1].ts, false);
+	memcpy(out, a, first * sizeof(*a));
 	i = first;
-	j = mid;
+	j = 0;
 	k = first;
-	while (i < mid && j < last) { /* branch-free: the order is unpredictable */
-		bool from_j = a[j].ts < a[i].ts;
+	while (i < na && j < last) { /* branch-free: the order is unpredictable */
+		bool from_b = b[j].ts < a[i].ts;
 
-		out[k++] = *(from_j ? &a[j] : &a[i]);
-		j += from_j;
-		i += !from_j;
+		out[k++] = from_b ? b[j] : a[i];
+		j += from_b;
+		i += !from_b;
 	}
-	memcpy(out + k, a + i, (mid - i) * sizeof(*a));
-	k += mid - i;
-	memcpy(out + k, a + j, (hi - j) * sizeof(*a));
+	memcpy(out + k, a + i, (na - i) * sizeof(*a));
+	k += na - i;
+	memcpy(out + k, b + j, (nb - j) * sizeof(*b));
 }
 
 /* One pass of a natural merge sort: merge the pairs of sorted runs of
@@ -947,7 +949,7 @@ static uint64_t merge_pass(const struct pd_entry *src, uint64_t n, struct pd_ent
 		}
 		hi = run_end(src, mid, n);
 		runs++;
-		merge(src, i, mid, hi, dst);
+		merge(src + i, mid - i, src + mid, hi - mid, dst + i);
 		i = hi;
 	}
 	return runs;
@@ -981,10 +983,11 @@ static void sort_queue(struct pd_source *s)
 	uint64_t h = s->q_head;
 	struct pd_entry *t = s->q;
 
-	if (sort_entries(s->q + h, s->tmp + h, s->q_n - h) != s->q + h) {
+	if (!s->q_sorted && sort_entries(s->q + h, s->tmp + h, s->q_n - h) != s->q + h) {
 		s->q = s->tmp;
 		s->tmp = t;
 	}
+	s->q_sorted = true;
 }
 
 /* perf's ordered_events__flush(ROUND or FINAL). */
@@ -1967,6 +1970,8 @@ static inline void qtail_push(struct qtail *t, struct pd_entry e)
 
 static inline void qtail_store(const struct qtail *t, struct pd_source *s)
 {
+	if (t->n != s->q_n)
+		s->q_sorted = false;
 	s->q_n = t->n;
 	s->q_max = t->q_max;
 	s->max_timestamp = t->max_ts;
@@ -2244,19 +2249,39 @@ static inline uint64_t frames_pos(const struct pd_source *s, size_t fi)
 
 /* Queue the run whose MARK_RUN head is at s->fi, as queue_push() one by
  * one would: the run is sorted, so its last entry is its latest, and the
- * entries before the last flush's time are at its start. */
+ * entries before the last flush's time are at its start.  Where the
+ * queue's entries are in time order, the run is merged with them at once
+ * (a stable merge: the queue's entries first among equal times, as the
+ * flush's stable sort would order them), so the flush need not sort. */
 static int queue_run(struct pd_source *s, struct ks_error *err)
 {
 	const struct pd_entry *f = &s->frames[s->fi + 1];
-	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), late;
+	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), late, pending = s->q_n - s->q_head;
+	bool sorted = s->q_sorted || !pending;
+	struct pd_entry *t;
 
-	if (queue_reserve(s, n, err) < 0)
-		return -1;
-	memcpy(s->q + s->q_n, f, n * sizeof(*f));
+	if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
+		/* into the scratch array's start (no entry is ready: the
+		 * frames are taken only then) */
+		while (s->q_cap < pending + n)
+			if (queue_grow(s) < 0)
+				return ks_error_set(err, "%s: out of memory", s->base.path);
+		merge(s->q + s->q_head, pending, f, n, s->tmp);
+		t = s->q;
+		s->q = s->tmp;
+		s->tmp = t;
+		s->q_head = s->q_ready = 0;
+		s->q_n = pending;
+	} else {
+		if (queue_reserve(s, n, err) < 0)
+			return -1;
+		memcpy(s->q + s->q_n, f, n * sizeof(*f));
+	}
+	s->q_sorted = sorted;
 	for (late = 0; late < n && f[late].ts < s->last_flush; late++)
 		;
 	s->base.stats.out_of_order += late;
-	if (n && (s->q_n == s->q_head || f[n - 1].ts >= s->q_max)) {
+	if (n && (!pending || f[n - 1].ts >= s->q_max)) {
 		s->q_max = f[n - 1].ts;
 		s->max_timestamp = f[n - 1].ts;
 	}
