@@ -67,6 +67,15 @@ if [ ! -d "$seeds/perfdata" ] && [ -x build/kvmscope ] && command -v perf >/dev/
 		build/kvmscope dump "$seeds/perfdata/gen.data" 2>/dev/null | head -100 > "$seeds/ftrace_text/gen.txt" || true
 	fi
 fi
+# fuzz_pmu: a perf.data of guests that reprogram their vPMU, and a perf and
+# a QEMU command line (NUL-separated, as /proc/PID/cmdline)
+if [ ! -d "$seeds/pmu" ] && [ -f "$seeds/template.data" ]; then
+	mkdir -p "$seeds/pmu"
+	build/tools/gen-perfdata --template "$seeds/template.data" --cmdlines 8 \
+		-o "$seeds/pmu/pmu-guest.data" --pairs 60 --rounds --pmu-guest 2>/dev/null || true
+	printf '%s\0' perf record -e cycles -C 0-3 -a > "$seeds/pmu/perf-cmdline"
+	printf '%s\0' qemu-system-x86_64 -enable-kvm -cpu host,pmu=on -smp 4 > "$seeds/pmu/qemu-cmdline"
+fi
 if [ ! -d "$seeds/elfsyms" ] && command -v "${HOSTCC:-cc}" >/dev/null; then
 	mkdir -p "$seeds/elfsyms"
 	printf 'int _stext(void) { return 1; }\nstatic int helper(int x) { return x * 2; }\nint main(void) { return helper(_stext()); }\n' > "$seeds/elfsyms/seed.c"
