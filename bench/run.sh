@@ -4,8 +4,8 @@
 # stat on perf.data: a generated file of $BENCH_PAIRS exit/entry pairs
 # (default 2,000,000, about 460 MB), warm page cache, $BENCH_ROUNDS (5)
 # interleaved rounds of `perf kvm stat report` and `kvmscope stat`; prints
-# wall time, peak RSS and the ratios.  Scratch files go to $BENCH_DIR (default /tmp/kvmscope-bench)
-# and are kept for reruns.  BENCH_ONLY=stat runs this one only.
+# wall time, peak RSS and the ratios.  Scratch files go to $BENCH_DIR
+# (default /tmp/kvmscope-bench) and are kept for reruns.  BENCH_ONLY=stat runs this one only.
 set -eu
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)

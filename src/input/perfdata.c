@@ -838,6 +838,15 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
+/* The queue (and its scratch array) grown to CAP entries at least. */
+static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err)
+{
+	while (s->q_cap < cap)
+		if (queue_grow(s) < 0)
+			return ks_error_set(err, "%s: out of memory", s->base.path);
+	return 0;
+}
+
 /* Room for N more entries: drop the delivered ones if needed, then grow. */
 static __attribute__((noinline)) int queue_reserve(struct pd_source *s, uint64_t n,
 						   struct ks_error *err)
@@ -848,16 +857,7 @@ static __attribute__((noinline)) int queue_reserve(struct pd_source *s, uint64_t
 		s->q_ready -= s->q_head;
 		s->q_head = 0;
 	}
-	while (s->q_cap - s->q_n < n)
-		if (queue_grow(s) < 0)
-			return ks_error_set(err, "%s: out of memory", s->base.path);
-	return 0;
-}
-
-/* Room for one more entry. */
-static inline int queue_room(struct pd_source *s, struct ks_error *err)
-{
-	return queue_reserve(s, 1, err);
+	return queue_grow_to(s, s->q_n + n, err);
 }
 
 HOT int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_error *err)
@@ -866,7 +866,7 @@ HOT int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_err
 
 	if (ts < s->last_flush)
 		s->base.stats.out_of_order++;
-	if (s->q_n == s->q_cap && queue_room(s, err) < 0)
+	if (s->q_n == s->q_cap && queue_reserve(s, 1, err) < 0)
 		return -1;
 	s->q[s->q_n++] = (struct pd_entry){ ts, key };
 	s->q_sorted = false;
@@ -2114,7 +2114,7 @@ static int frames_grow(struct pd_prefetch *pf)
 static size_t runs_build(struct pd_prefetch *pf, size_t n)
 {
 	struct pd_entry *f = pf->frames, *out, *sorted;
-	size_t i = 0, j, o = 0, cap = n, c;
+	size_t i, j, o = 0, cap = n, c;
 
 	for (i = 0; i < n; i++)
 		cap += !(f[i].key & KEY_ATTR); /* at most one head per marker, and one more */
@@ -2263,9 +2263,8 @@ static int queue_run(struct pd_source *s, struct ks_error *err)
 	if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
 		/* into the scratch array's start (no entry is ready: the
 		 * frames are taken only then) */
-		while (s->q_cap < pending + n)
-			if (queue_grow(s) < 0)
-				return ks_error_set(err, "%s: out of memory", s->base.path);
+		if (queue_grow_to(s, pending + n, err) < 0)
+			return -1;
 		merge(s->q + s->q_head, pending, f, n, s->tmp);
 		t = s->q;
 		s->q = s->tmp;

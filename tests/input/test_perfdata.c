@@ -1352,11 +1352,12 @@ static bool only_kvm_exit(void *ctx, struct tep_event *ev)
 	return !strcmp(ev->name, "kvm_exit");
 }
 
-/* Read PATH in batches of MAX, with the selection WANT if not NULL, and
- * compare with V, the records of a ks_source_next() loop (less the samples
- * WANT leaves out).  Returns the records read; *STATS the source's counts. */
 static uint64_t last_framed_ahead; /* of compare_batches()'s source */
 
+/* Read PATH in batches of MAX, with the selection WANT if not NULL, and
+ * compare with V, the records of a ks_source_next() loop (less the samples
+ * WANT leaves out).  Returns the records read; *STATS the source's counts,
+ * last_framed_ahead its ks_perfdata_framed_ahead(). */
 static size_t compare_batches(const char *path, const struct recs *v, int max,
 			      bool (*want)(void *ctx, struct tep_event *ev),
 			      struct ks_source_stats *stats)
@@ -1399,8 +1400,9 @@ static size_t compare_batches(const char *path, const struct recs *v, int max,
  * order and counts of the default reading (mapped, 4 MB chunks), which
  * t_generated_window checks against perf script; with rounds (runs of
  * samples out of time order, some late) and without (one run).  The main
- * thread queues the thread's frames: it frames only the first window
- * itself, and a few records across chunk boundaries. */
+ * thread queues the thread's frames: it frames only the first chunk
+ * itself (buffered: the first window), and a few records across chunk
+ * boundaries. */
 static void t_mapped_chunks(void)
 {
 	static const char *const opts[] = {
