@@ -38,6 +38,8 @@
 #include "kvmscope/tracedat.h"
 
 #define NO_KEY (~0ULL)
+/* the hot path's pieces, inlined into the short path (lane_event) */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define CACHE_BITS 6
 #define CACHE_SLOTS (1u << CACHE_BITS)
 
@@ -58,6 +60,7 @@ struct event_role {
 	struct ks_field isa;           /* x86 kvm_exit isa */
 	int begin, end, child;         /* index of the matching rule, -1 = none */
 	int count;                     /* index into the class's (exit) begin rules */
+	int lane;                      /* LANE_*: the short path it may take */
 	struct rule_fields bf, ef, cf, nf;
 };
 
@@ -224,6 +227,25 @@ static void init_entry_role(struct ks_stat *st, struct event_role *r, struct tep
 		ks_field_resolve(&r->load_vcpu, ev, "id");
 }
 
+/* The short path (lane_event) an event of role R may take: a begin that
+ * only opens an occurrence under its key, or an end that only closes it,
+ * with no filter, condition, child, count or composed key to decide. */
+enum { LANE_NONE, LANE_BEGIN, LANE_END };
+
+static int lane_of(const struct ks_stat *st, const struct event_role *r)
+{
+	if (r->child >= 0 || r->is_load || r->is_put || (r->count >= 0 && !st->cfg.no_begin_counts) ||
+	    st->cfg.npids || st->cfg.vcpu >= 0 || st->cls->compose)
+		return LANE_NONE;
+	if (r->begin >= 0 && r->end < 0 && !r->is_entry && !st->begin_rules[r->begin].cond_field &&
+	    r->bf.key.present && !r->bf.info.present)
+		return LANE_BEGIN;
+	if (r->end >= 0 && r->begin < 0 && !st->end_rules[r->end].cond_field &&
+	    !r->ef.key.present && !r->ef.info.present)
+		return LANE_END;
+	return LANE_NONE;
+}
+
 static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event *ev)
 {
 	memset(r, 0, sizeof(*r));
@@ -248,6 +270,7 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 		ks_field_resolve(&r->isa, ev, "isa");
 	r->active = r->is_entry || r->is_load || r->is_put || r->begin >= 0 || r->end >= 0 ||
 		    r->child >= 0 || r->count >= 0;
+	r->lane = lane_of(st, r);
 }
 
 static void grow_roles(struct ks_stat *st)
@@ -630,7 +653,7 @@ static void hist_bucket_range(unsigned chunk, unsigned idx, uint64_t *lo, uint64
 }
 
 /* perf's update_stats() plus our totals and histogram. */
-static void row_add(struct ks_stat_row *r, uint64_t v, bool hist)
+ALWAYS_INLINE void row_add(struct ks_stat_row *r, uint64_t v, bool hist)
 {
 	double delta;
 
@@ -750,7 +773,7 @@ static inline bool pid_selected(const struct ks_stat *st, int32_t vm)
 	return false;
 }
 
-static void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
+ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
 {
 	int i;
 
@@ -776,7 +799,7 @@ static void child_event(struct ks_stat *st, struct thread *t, struct key_val k)
 	t->keyed = true;
 }
 
-static void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
+ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
 {
 	uint64_t begin = t->start;
 	int i;
@@ -808,7 +831,7 @@ static void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct 
 	}
 }
 
-static void pick_isa(struct ks_stat *st, const struct event_role *r, const struct ks_record *rec)
+ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r, const struct ks_record *rec)
 {
 	if (st->key_ctx.isa != KS_ISA_UNKNOWN || !r->isa.present)
 		return;
@@ -901,9 +924,9 @@ static struct thread *event_thread(struct ks_stat *st, const struct ks_record *r
 	return t;
 }
 
-static void handle_event(struct ks_stat *st, const struct ks_record *rec)
+static __attribute__((noinline)) void handle_event(struct ks_stat *st, struct event_role *r,
+						  const struct ks_record *rec)
 {
-	struct event_role *r = role_of(st, rec->event);
 	const struct ks_match *m;
 	struct thread *t;
 	bool first;
@@ -946,6 +969,58 @@ static void handle_event(struct ks_stat *st, const struct ks_record *rec)
 		if (cond_holds(&r->ef.cond, m, rec))
 			end_event(st, t, rec->ts, read_key(st, m, &r->ef, rec));
 	}
+}
+
+/* Whether the vCPU field F of REC (if the event has it) leaves the thread's
+ * vCPU as it is: track_vcpu() would then change nothing. */
+static inline bool vcpu_field_same(const struct ks_field *f, const struct thread *t,
+				   const struct ks_record *rec)
+{
+	bool ok;
+	int32_t v;
+
+	if (!f->present)
+		return true;
+	v = (int32_t)ks_field_read(f, rec->data, rec->size, &ok);
+	return !ok || v == t->attr.field_vcpu;
+}
+
+/* handle_event() for an event of a LANE_BEGIN or LANE_END role whose
+ * thread is known and stays as it is (same process, same vCPU): nearly
+ * every event of a recording.  False when it is not such an event, and
+ * nothing was done. */
+static inline bool lane_event(struct ks_stat *st, const struct event_role *r,
+			      const struct ks_record *rec)
+{
+	struct thread *t = thread_of(st, rec->tid);
+	bool compat = st->cfg.perf_compat;
+	struct key_val k;
+
+	if (!t->known || !t->attr.events ||
+	    (rec->pid >= 0 && (compat ? t->vm : t->attr.tgid) != rec->pid))
+		return false;
+	if (!compat && (!vcpu_field_same(&r->exit_vcpu, t, rec) ||
+			(r->is_entry && !vcpu_field_same(&r->entry_vcpu, t, rec))))
+		return false;
+	t->attr.events++;
+	if (r->lane == LANE_BEGIN) {
+		pick_isa(st, r, rec);
+		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec),
+				      .table = st->begin_rules[r->begin].table };
+		begin_event(st, t, rec->ts, k);
+	} else {
+		k = (struct key_val){ .table = st->end_rules[r->end].table };
+		end_event(st, t, rec->ts, k);
+	}
+	return true;
+}
+
+static inline __attribute__((always_inline)) void handle_event_fast(struct ks_stat *st,
+								   struct event_role *r,
+								   const struct ks_record *rec)
+{
+	if (!r->lane || !lane_event(st, r, rec))
+		handle_event(st, r, rec);
 }
 
 static void handle_comm(struct ks_stat *st, const struct ks_record *rec)
@@ -1003,7 +1078,7 @@ static inline __attribute__((always_inline)) void add_record(struct ks_stat *st,
 	if (rec->type != KS_REC_EVENT)
 		add_other(st, rec);
 	else if (rec->event)
-		handle_event(st, rec);
+		handle_event_fast(st, role_of(st, rec->event), rec);
 }
 
 void ks_stat_add(struct ks_stat *st, const struct ks_record *rec)
