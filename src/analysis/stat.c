@@ -64,6 +64,15 @@ struct event_role {
 	struct rule_fields bf, ef, cf, nf;
 };
 
+/* A thread's rows by key in a view without a direct index (one over the
+ * VM or vCPU), found for the VM and vCPU it then had (thread_row). */
+#define ROW_CACHE 4
+struct row_cache {
+	uint64_t key;
+	struct ks_stat_row *row;       /* NULL = empty */
+	int32_t vm, vcpu;
+};
+
 struct thread {
 	int32_t tid;                   /* 0 = free slot (tid 0 is never a vCPU) */
 	bool known;                    /* saw the first entry */
@@ -75,6 +84,7 @@ struct thread {
 	uint64_t start;                /* 0 = no begin pending */
 	bool keyed;                    /* the pending begin had a key */
 	struct ks_stat_row *pending[KS_STAT_MAX_VIEWS];
+	struct row_cache rows[KS_STAT_MAX_VIEWS][ROW_CACHE];
 	struct ks_attr_thread attr;
 };
 
@@ -228,14 +238,21 @@ static void init_entry_role(struct ks_stat *st, struct event_role *r, struct tep
 }
 
 /* The short path (lane_event) an event of role R may take: a begin that
- * only opens an occurrence under its key, or an end that only closes it,
- * with no filter, condition, child, count or composed key to decide. */
+ * only opens an occurrence under its key (and may be counted under its
+ * key), or an end that only closes it, with no filter, condition, child or
+ * composed key to decide. */
 enum { LANE_NONE, LANE_BEGIN, LANE_END };
 
 static int lane_of(const struct ks_stat *st, const struct event_role *r)
 {
-	if (r->child >= 0 || r->is_load || r->is_put || (r->count >= 0 && !st->cfg.no_begin_counts) ||
-	    st->cfg.npids || st->cfg.vcpu >= 0 || st->cls->compose)
+	bool counted = r->count >= 0 && !st->cfg.no_begin_counts;
+
+	if (r->child >= 0 || r->is_load || r->is_put || st->cfg.npids || st->cfg.vcpu >= 0 ||
+	    st->cls->compose)
+		return LANE_NONE;
+	/* a counted begin (count_begin) must be as plain as the lane's */
+	if (counted && (r->begin < 0 || st->cls->begin[r->count].cond_field || !r->nf.key.present ||
+			r->nf.info.present))
 		return LANE_NONE;
 	if (r->begin >= 0 && r->end < 0 && !r->is_entry && !st->begin_rules[r->begin].cond_field &&
 	    r->bf.key.present && !r->bf.info.present)
@@ -619,9 +636,32 @@ static inline struct ks_stat_row *find_create_row(struct ks_stat *st, struct vie
 	return *d;
 }
 
+struct key_val {
+	bool has;
+	uint64_t key;
+	int32_t info, table;
+};
+
+/* The row of key K in view VI for thread T: find_create_row(), through the
+ * thread's row cache where the view has no direct index. */
+ALWAYS_INLINE struct ks_stat_row *thread_row(struct ks_stat *st, int vi, struct thread *t,
+					     struct key_val k)
+{
+	struct view *v = &st->views[vi];
+	struct row_cache *c;
+
+	if (v->direct || k.info || (k.table && !st->cfg.perf_compat))
+		return find_create_row(st, v, t, k.key, k.info, k.table);
+	c = &t->rows[vi][k.key & (ROW_CACHE - 1)];
+	if (!c->row || c->key != k.key || c->vm != t->vm || c->vcpu != t->vcpu)
+		*c = (struct row_cache){ k.key, hash_find_create_row(st, v, t, k.key, 0, k.table),
+					 t->vm, t->vcpu };
+	return c->row;
+}
+
 /* Log-linear buckets: values < 128 exact; above, 128 buckets per power of
  * two, so a bucket's width is at most 1/128 (0.8%) of its values. */
-static void hist_add(struct ks_stat_row *r, uint64_t v)
+ALWAYS_INLINE void hist_add(struct ks_stat_row *r, uint64_t v)
 {
 	unsigned chunk, idx;
 
@@ -734,11 +774,6 @@ void ks_stat_row_log2_hist(const struct ks_stat_row *row, uint64_t out[64])
 
 /* ---- the state machine ---- */
 
-struct key_val {
-	bool has;
-	uint64_t key;
-	int32_t info, table;
-};
 
 static bool cond_holds(const struct ks_field *cond, const struct ks_match *m,
 		       const struct ks_record *rec)
@@ -780,8 +815,7 @@ ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts
 	if (t->start && t->keyed)
 		st->anomalies.begin_replaced++;
 	for (i = 0; i < st->nviews; i++)
-		t->pending[i] = k.has ? find_create_row(st, &st->views[i], t, k.key, k.info,
-							k.table) : NULL;
+		t->pending[i] = k.has ? thread_row(st, i, t, k) : NULL;
 	t->start = ts;
 	t->keyed = k.has;
 	t->skipped_begin = false;
@@ -795,7 +829,7 @@ static void child_event(struct ks_stat *st, struct thread *t, struct key_val k)
 	if (!t->start || !k.has)
 		return;
 	for (i = 0; i < st->nviews; i++)
-		t->pending[i] = find_create_row(st, &st->views[i], t, k.key, k.info, k.table);
+		t->pending[i] = thread_row(st, i, t, k);
 	t->keyed = true;
 }
 
@@ -817,8 +851,7 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, 
 		return;
 	for (i = 0; i < st->nviews; i++)
 		if (!t->pending[i])
-			t->pending[i] = find_create_row(st, &st->views[i], t, k.key, k.info,
-							k.table);
+			t->pending[i] = thread_row(st, i, t, k);
 	t->start = 0;
 	t->keyed = false;
 	if (ts < begin) {
@@ -838,6 +871,9 @@ ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r, cons
 	st->key_ctx.isa = (int)ks_field_u64(&r->isa, rec);
 }
 
+/* The thread of a row counted for no thread (KS_STAT_BEGINS). */
+static const struct thread no_thread = { .vm = -1, .vcpu = -1 };
+
 /* Every keyed exit event (the class's handling-begin rule, e.g. each
  * kvm_exit), whether or not its thread is known yet: the count kvm_stat
  * shows, and all a trace without end events (kvm_exit lines only) can tell. */
@@ -845,7 +881,6 @@ static void count_begin(struct ks_stat *st, const struct event_role *r, const st
 			const struct ks_record *rec)
 {
 	const struct ks_match *m = &st->cls->begin[r->count];
-	static const struct thread nobody = { .vm = -1, .vcpu = -1 };
 	int32_t vcpu = r->exit_vcpu.present ? (int32_t)ks_field_u64(&r->exit_vcpu, rec) : t->vcpu;
 	struct key_val k;
 
@@ -855,7 +890,14 @@ static void count_begin(struct ks_stat *st, const struct event_role *r, const st
 		return;
 	pick_isa(st, r, rec);
 	k = read_key(st, m, &r->nf, rec);
-	find_create_row(st, &st->begins, &nobody, k.key, k.info, k.table)->count++;
+	find_create_row(st, &st->begins, &no_thread, k.key, k.info, k.table)->count++;
+}
+
+/* count_begin() of a plain key (no info, no composition). */
+ALWAYS_INLINE void count_key(struct ks_stat *st, uint64_t key, int32_t table)
+{
+
+	find_create_row(st, &st->begins, &no_thread, key, 0, table)->count++;
 }
 
 /* The thread's VM and vCPU as rows see them. */
@@ -1005,6 +1047,8 @@ static inline bool lane_event(struct ks_stat *st, const struct event_role *r,
 	t->attr.events++;
 	if (r->lane == LANE_BEGIN) {
 		pick_isa(st, r, rec);
+		if (r->count >= 0 && !st->cfg.no_begin_counts)
+			count_key(st, ks_field_u64(&r->nf.key, rec), st->cls->begin[r->count].table);
 		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec),
 				      .table = st->begin_rules[r->begin].table };
 		begin_event(st, t, rec->ts, k);
