@@ -2179,6 +2179,12 @@ HOT bool frame_record(const struct pd_source *s, struct pd_prefetch *pf, const u
 	return true;
 }
 
+/* The framing loop asks for the bytes this far ahead: it is the first to
+ * touch them, and the hardware's prefetch stops at page boundaries (2048
+ * and 4096 took 3-4% off the wall time of `kvmscope stat` on the benchmark
+ * file, median of 21 interleaved rounds; 512 less). */
+#define FRAME_PREFETCH 2048
+
 /* The samples with a time from POS on that lie wholly in the chunk framed
  * in one loop (*NP frames so far); returns where it stopped. */
 HOT uint64_t frame_samples(const struct pd_source *s, struct pd_prefetch *pf, uint64_t pos,
@@ -2191,6 +2197,7 @@ HOT uint64_t frame_samples(const struct pd_source *s, struct pd_prefetch *pf, ui
 		const uint8_t *rec = pf->dst + (pos - pf->off);
 		uint32_t size = ld16(rec + 6, swap);
 
+		__builtin_prefetch(rec + FRAME_PREFETCH);
 		if (size > end - pos || !sample_entry(s, pf->idc, rec, size, pos, &pf->frames[n], swap))
 			break;
 		n++;
