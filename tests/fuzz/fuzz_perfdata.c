@@ -5,8 +5,11 @@
  * with ks_perfdata_open() and pulls every record: once one by one, once in
  * batches with a selection of events (as kvmscope stat reads), touching
  * every byte a record points to, with the data section mapped and framed by
- * the prefetch thread 1 KB at a time (as large files are read).  Also feeds the bytes to the tracing-data
- * parser directly.  Build:
+ * the prefetch thread 1 KB at a time (as large files are read).  The
+ * records also go through the stat engine and its report, in a mode the
+ * input's last byte picks (event class, perf's semantics or ours, one view
+ * or two, a vCPU or pid filter), as `kvmscope stat` runs them.  Also feeds
+ * the bytes to the tracing-data parser directly.  Build:
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *     -I/usr/include/traceevent tests/fuzz/fuzz_perfdata.c LIB -ltraceevent ...
  */
@@ -21,6 +24,8 @@
 #include "input/source_impl.h"
 #include "input/tracing_data.h"
 #include "kvmscope/source.h"
+#include "kvmscope/stat.h"
+#include "kvmscope/stat_report.h"
 
 static bool even_ids(void *ctx, struct tep_event *ev)
 {
@@ -65,6 +70,59 @@ static void read_selected(const char *path)
 	ks_perfdata_tune(KS_PD_MAP_MIN, 0);
 }
 
+/* The stat configuration of MODE (bits: class, perf_compat, second
+ * view, filter). */
+static void stat_config(struct ks_stat_config *cfg, struct ks_stat_report_opts *o, uint8_t mode)
+{
+	static const char *const classes[] = { "vmexit", "mmio", "ioport", "msr" };
+
+	*cfg = (struct ks_stat_config)KS_STAT_CONFIG_INIT;
+	*o = (struct ks_stat_report_opts){ .format = KS_STAT_JSON, .vcpu = -1 };
+	cfg->event_class = classes[mode & 3];
+	cfg->views[0] = KS_DIM_KEY;
+	if (mode & 4) {
+		cfg->perf_compat = cfg->no_histograms = cfg->no_begin_counts = true;
+		o->format = KS_STAT_PERF;
+	}
+	if (mode & 8)
+		cfg->views[1] = KS_DIM_VM | KS_DIM_VCPU;
+	if (mode & 16)
+		cfg->vcpu = o->vcpu = 1;
+	if (mode & 32)
+		cfg->pids[cfg->npids++] = (int32_t)(mode >> 6);
+}
+
+static void read_stat(const char *path, uint8_t mode)
+{
+	struct ks_record recs[16];
+	struct ks_stat_report_opts o;
+	struct ks_stat_config cfg;
+	struct ks_source *src;
+	struct ks_error err;
+	struct ks_stat *st;
+	FILE *out;
+	int n;
+
+	if (ks_perfdata_open(&src, path, &err) < 0)
+		return;
+	stat_config(&cfg, &o, mode);
+	st = ks_stat_new_source(&cfg, src, &err);
+	if (st) {
+		ks_stat_select(st, src);
+		while ((n = ks_source_next_batch(src, recs, 16, &err)) > 0)
+			ks_stat_add_batch(st, recs, (size_t)n);
+		o.src_info = ks_source_info(src);
+		o.src_stats = ks_source_stats(src);
+		out = fopen("/dev/null", "w");
+		if (out) {
+			ks_stat_report(out, st, &o, &err);
+			fclose(out);
+		}
+		ks_stat_free(st);
+	}
+	ks_source_close(src);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ks_source *src;
@@ -81,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			;
 		ks_source_close(src);
 		read_selected(path);
+		read_stat(path, data[size - 1]);
 	}
 	tep = tep_alloc();
 	if (tep) {
