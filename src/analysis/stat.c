@@ -1031,8 +1031,8 @@ static inline bool vcpu_field_same(const struct ks_field *f, const struct thread
  * thread is known and stays as it is (same process, same vCPU): nearly
  * every event of a recording.  False when it is not such an event, and
  * nothing was done. */
-static inline bool lane_event(struct ks_stat *st, const struct event_role *r,
-			      const struct ks_record *rec)
+ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
+				 const struct ks_record *rec)
 {
 	struct thread *t = thread_of(st, rec->tid);
 	bool compat = st->cfg.perf_compat;
