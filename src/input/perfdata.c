@@ -908,7 +908,9 @@ static uint64_t bound(const struct pd_entry *a, uint64_t lo, uint64_t hi, uint64
 static void merge(const struct pd_entry *a, uint64_t na, const struct pd_entry *b, uint64_t nb,
 		  struct pd_entry *out)
 {
-	uint64_t i, j, k, first, last;
+	const struct pd_entry *pa, *pb;
+	struct pd_entry *po;
+	uint64_t first, last;
 
 	if (!na || !nb || a[na - 1].ts <= b[0].ts) {
 		memcpy(out, a, na * sizeof(*a));
@@ -918,19 +920,22 @@ static void merge(const struct pd_entry *a, uint64_t na, const struct pd_entry *
 	first = bound(a, 0, na, b[0].ts, true);
 	last = bound(b, 0, nb, a[na - 1].ts, false);
 	memcpy(out, a, first * sizeof(*a));
-	i = first;
-	j = 0;
-	k = first;
-	while (i < na && j < last) { /* branch-free: the order is unpredictable */
-		bool from_b = b[j].ts < a[i].ts;
+	pa = a + first;
+	pb = b;
+	po = out + first;
+	while (pa < a + na && pb < b + last) {
+		/* branch-free (the order is unpredictable): the source's
+		 * address picked by a mask, which compilers do not turn back
+		 * into a branch as they do a conditional expression */
+		uintptr_t from_b = pb->ts < pa->ts, pick = -from_b;
 
-		out[k++] = from_b ? b[j] : a[i];
-		j += from_b;
-		i += !from_b;
+		*po++ = *(const struct pd_entry *)((uintptr_t)pa ^ (((uintptr_t)pa ^ (uintptr_t)pb) & pick));
+		pb += from_b;
+		pa += from_b ^ 1;
 	}
-	memcpy(out + k, a + i, (na - i) * sizeof(*a));
-	k += na - i;
-	memcpy(out + k, b + j, (nb - j) * sizeof(*b));
+	memcpy(po, pa, (size_t)(a + na - pa) * sizeof(*a));
+	po += a + na - pa;
+	memcpy(po, pb, (size_t)(b + nb - pb) * sizeof(*b));
 }
 
 /* One pass of a natural merge sort: merge the pairs of sorted runs of
@@ -2109,17 +2114,18 @@ static int frames_grow(struct pd_prefetch *pf)
  * one pass, and the flush's result does not change: a stable sort of the
  * entries pushed gives the same result whatever their order was, and the
  * counts of out-of-order entries and the queue's maximum time do not
- * depend on it (queue_run).  Returns the number of frames, 0 when memory
- * for them could not be had (the main thread then frames the chunk). */
+ * depend on it (queue_run).  A run is a round's stretches of one CPU's
+ * records each in time order: the scan that finds its end counts where
+ * time goes back, so that a run of one or two stretches (one CPU or two)
+ * is copied or merged at once, without sort_entries()' scans.  Returns
+ * the number of frames, 0 when memory for them could not be had (the
+ * main thread then frames the chunk). */
 static size_t runs_build(struct pd_prefetch *pf, size_t n)
 {
 	struct pd_entry *f = pf->frames, *out, *sorted;
-	size_t i, j, o = 0, cap = n, c;
+	size_t i, j, first_drop, drops, o = 0, cap = 2 * n + 1, c, len;
 
-	for (i = 0; i < n; i++)
-		cap += !(f[i].key & KEY_ATTR); /* at most one head per marker, and one more */
-	cap++;
-	if (cap > pf->tmp_cap) {
+	if (cap > pf->tmp_cap) { /* a head per run at most, a run per marker at most, one more */
 		out = realloc(pf->frames_tmp, cap * sizeof(*out));
 		if (!out)
 			return 0;
@@ -2133,13 +2139,29 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n)
 			j = i + 1;
 			continue;
 		}
-		for (j = i + 1; j < n && (f[j].key & KEY_ATTR); j++)
-			;
-		out[o] = (struct pd_entry){ (uint64_t)(j - i) << 2 | MARK_RUN, f[i].key & ~0xffffull };
-		sorted = sort_entries(f + i, out + o + 1, j - i);
-		if (sorted != out + o + 1)
-			memcpy(out + o + 1, sorted, (j - i) * sizeof(*sorted));
-		o += 1 + (j - i);
+		/* the run's end, and where its time first goes back: a
+		 * round's records are a sorted stretch per CPU */
+		first_drop = 0;
+		drops = 0;
+		for (j = i + 1; j < n && (f[j].key & KEY_ATTR); j++) {
+			bool drop = f[j].ts < f[j - 1].ts;
+
+			if (drop && !drops)
+				first_drop = j;
+			drops += drop;
+		}
+		len = j - i;
+		out[o] = (struct pd_entry){ (uint64_t)len << 2 | MARK_RUN, f[i].key & ~0xffffull };
+		if (!drops) {
+			memcpy(out + o + 1, f + i, len * sizeof(*f));
+		} else if (drops == 1) {
+			merge(f + i, first_drop - i, f + first_drop, j - first_drop, out + o + 1);
+		} else {
+			sorted = sort_entries(f + i, out + o + 1, len);
+			if (sorted != out + o + 1)
+				memcpy(out + o + 1, sorted, len * sizeof(*sorted));
+		}
+		o += 1 + len;
 	}
 	pf->frames_tmp = pf->frames;
 	pf->frames = out;
