@@ -66,7 +66,8 @@ struct event_role {
 
 /* A thread's rows by key in a view without a direct index (one over the
  * VM or vCPU), found for the VM and vCPU it then had (thread_row). */
-#define ROW_CACHE 4
+#define ROW_CACHE_BITS 4
+#define ROW_CACHE (1u << ROW_CACHE_BITS)
 struct row_cache {
 	uint64_t key;
 	struct ks_stat_row *row;       /* NULL = empty */
@@ -652,7 +653,7 @@ ALWAYS_INLINE struct ks_stat_row *thread_row(struct ks_stat *st, int vi, struct 
 
 	if (v->direct || k.info || (k.table && !st->cfg.perf_compat))
 		return find_create_row(st, v, t, k.key, k.info, k.table);
-	c = &t->rows[vi][k.key & (ROW_CACHE - 1)];
+	c = &t->rows[vi][fib_hash(k.key, ROW_CACHE_BITS)];
 	if (!c->row || c->key != k.key || c->vm != t->vm || c->vcpu != t->vcpu)
 		*c = (struct row_cache){ k.key, hash_find_create_row(st, v, t, k.key, 0, k.table),
 					 t->vm, t->vcpu };
