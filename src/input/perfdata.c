@@ -1794,15 +1794,14 @@ static inline void record_clear(struct ks_record *r)
 	r->cpu = r->tid = r->pid = -1;
 }
 
-/* Decode the kernel record at OFF (attr index ATTR or -1) into R.  Returns
+/* Decode the kernel record at OFF (of attr A, or NULL) into R.  Returns
  * 1 if it is delivered, 0 if it is a kind the reader skips. */
-HOT int decode_record(struct pd_source *s, uint64_t off, int attr, struct ks_record *r,
-		      struct ks_error *err, bool swap)
+HOT int decode_record(struct pd_source *s, uint64_t off, const struct pd_attr *a,
+		      struct ks_record *r, struct ks_error *err, bool swap)
 {
 	const uint8_t *rec = s->buf + (off - s->win_off);
 	uint32_t type = ld32(rec, swap);
 	uint32_t size = ld16(rec + 6, swap);
-	const struct pd_attr *a = attr >= 0 ? &s->attrs[attr] : NULL;
 	const uint8_t *end = rec + size;
 	uint32_t body_min;
 
@@ -2416,7 +2415,7 @@ HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *
 				return -1;
 			continue;
 		}
-		ret = decode_record(s, off, attr, r, err, swap);
+		ret = decode_record(s, off, &s->attrs[attr], r, err, swap);
 		if (ret)
 			return ret;
 	}
@@ -2467,15 +2466,16 @@ HOT int next_batch(struct pd_source *s, struct ks_record *recs, int max, struct 
 	for (;;) {
 		while (s->q_head < s->q_ready && n < max) {
 			struct pd_entry e = s->q[s->q_head++];
-			int attr = (int)(e.key & KEY_ATTR) - 1;
+			uint64_t attr_bits = e.key & KEY_ATTR;
+			const struct pd_attr *a = attr_bits ? &s->attrs[attr_bits - 1] : NULL;
 
-			if ((e.key & KEY_SAMPLE) && s->attrs[attr].skip) {
-				filter_sample(s, &s->attrs[attr]);
+			if ((e.key & KEY_SAMPLE) && a->skip) {
+				filter_sample(s, a);
 				continue;
 			}
 			if (s->q_head + PREFETCH_AHEAD < s->q_ready)
 				prefetch_record(s, s->q[s->q_head + PREFETCH_AHEAD].key >> 16);
-			ret = decode_record(s, e.key >> 16, attr, &recs[n], err, swap);
+			ret = decode_record(s, e.key >> 16, a, &recs[n], err, swap);
 			if (ret < 0) {
 				if (!n)
 					return ret;
