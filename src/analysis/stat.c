@@ -775,7 +775,6 @@ void ks_stat_row_log2_hist(const struct ks_stat_row *row, uint64_t out[64])
 
 /* ---- the state machine ---- */
 
-
 static bool cond_holds(const struct ks_field *cond, const struct ks_match *m,
 		       const struct ks_record *rec)
 {
@@ -865,7 +864,8 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, 
 	}
 }
 
-ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r, const struct ks_record *rec)
+ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r,
+			    const struct ks_record *rec)
 {
 	if (st->key_ctx.isa != KS_ISA_UNKNOWN || !r->isa.present)
 		return;
@@ -897,7 +897,6 @@ static void count_begin(struct ks_stat *st, const struct event_role *r, const st
 /* count_begin() of a plain key (no info, no composition). */
 ALWAYS_INLINE void count_key(struct ks_stat *st, uint64_t key, int32_t table)
 {
-
 	find_create_row(st, &st->begins, &no_thread, key, 0, table)->count++;
 }
 
@@ -1060,9 +1059,8 @@ ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
 	return true;
 }
 
-static inline __attribute__((always_inline)) void handle_event_fast(struct ks_stat *st,
-								   struct event_role *r,
-								   const struct ks_record *rec)
+ALWAYS_INLINE void handle_event_fast(struct ks_stat *st, struct event_role *r,
+				    const struct ks_record *rec)
 {
 	if (!r->lane || !lane_event(st, r, rec))
 		handle_event(st, r, rec);

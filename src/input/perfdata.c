@@ -928,8 +928,9 @@ static void merge(const struct pd_entry *a, uint64_t na, const struct pd_entry *
 		 * address picked by a mask, which compilers do not turn back
 		 * into a branch as they do a conditional expression */
 		uintptr_t from_b = pb->ts < pa->ts, pick = -from_b;
+		uintptr_t src = (uintptr_t)pa ^ (((uintptr_t)pa ^ (uintptr_t)pb) & pick);
 
-		*po++ = *(const struct pd_entry *)((uintptr_t)pa ^ (((uintptr_t)pa ^ (uintptr_t)pb) & pick));
+		*po++ = *(const struct pd_entry *)src;
 		pb += from_b;
 		pa += from_b ^ 1;
 	}
@@ -2124,7 +2125,7 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n)
 	struct pd_entry *f = pf->frames, *out, *sorted;
 	size_t i, j, first_drop, drops, o = 0, cap = 2 * n + 1, c, len;
 
-	if (cap > pf->tmp_cap) { /* a head per run at most, a run per marker at most, one more */
+	if (cap > pf->tmp_cap) { /* the frames and a head per run: a run per marker, one more */
 		out = realloc(pf->frames_tmp, cap * sizeof(*out));
 		if (!out)
 			return 0;
