@@ -238,6 +238,13 @@ static void init_entry_role(struct ks_stat *st, struct event_role *r, struct tep
 		ks_field_resolve(&r->load_vcpu, ev, "id");
 }
 
+/* Whether A and B read the same bytes the same way (both present). */
+static bool same_field(const struct ks_field *a, const struct ks_field *b)
+{
+	return a->present && b->present && a->offset == b->offset && a->size == b->size &&
+	       a->is_signed == b->is_signed && a->swap == b->swap;
+}
+
 /* The short path (lane_event) an event of role R may take: a begin that
  * only opens an occurrence under its key (and may be counted under its
  * key), or an end that only closes it, with no filter, condition, child or
@@ -251,9 +258,10 @@ static int lane_of(const struct ks_stat *st, const struct event_role *r)
 	if (r->child >= 0 || r->is_load || r->is_put || st->cfg.npids || st->cfg.vcpu >= 0 ||
 	    st->cls->compose)
 		return LANE_NONE;
-	/* a counted begin (count_begin) must be as plain as the lane's */
-	if (counted && (r->begin < 0 || st->cls->begin[r->count].cond_field || !r->nf.key.present ||
-			r->nf.info.present))
+	/* a counted begin (count_begin) must be as plain as the lane's, and
+	 * keyed by the same field, which the lane then reads once */
+	if (counted && (r->begin < 0 || st->cls->begin[r->count].cond_field || r->nf.info.present ||
+			!same_field(&r->nf.key, &r->bf.key)))
 		return LANE_NONE;
 	if (r->begin >= 0 && r->end < 0 && !r->is_entry && !st->begin_rules[r->begin].cond_field &&
 	    r->bf.key.present && !r->bf.info.present)
@@ -318,8 +326,7 @@ static inline size_t cache_slot(uint64_t x)
 	return fib_hash(x, CACHE_BITS);
 }
 
-static inline __attribute__((always_inline)) struct event_role *
-role_of(struct ks_stat *st, struct tep_event *ev)
+ALWAYS_INLINE struct event_role *role_of(struct ks_stat *st, struct tep_event *ev)
 {
 	/* by the tracepoint id: a system's events have consecutive ids, so
 	 * the few a recording has never share a slot (hashing the pointer
@@ -623,13 +630,20 @@ static struct ks_stat_row *hash_find_create_row(struct ks_stat *st, struct view 
 	return row_create(st, v, j, &id, table);
 }
 
+/* Whether a row is found by its key alone: no info, and no name table
+ * but the first occurrence's (perf's rows ignore it). */
+static inline bool key_alone(const struct ks_stat *st, int32_t info, int32_t table)
+{
+	return !info && (!table || st->cfg.perf_compat);
+}
+
 static inline struct ks_stat_row *find_create_row(struct ks_stat *st, struct view *v,
 						  const struct thread *t, uint64_t key,
 						  int32_t info, int32_t table)
 {
 	struct ks_stat_row **d;
 
-	if (!v->direct || key >= DIRECT_KEYS || info || (table && !st->cfg.perf_compat))
+	if (!v->direct || key >= DIRECT_KEYS || !key_alone(st, info, table))
 		return hash_find_create_row(st, v, t, key, info, table);
 	d = &v->direct[key];
 	if (!*d)
@@ -651,7 +665,7 @@ ALWAYS_INLINE struct ks_stat_row *thread_row(struct ks_stat *st, int vi, struct 
 	struct view *v = &st->views[vi];
 	struct row_cache *c;
 
-	if (v->direct || k.info || (k.table && !st->cfg.perf_compat))
+	if (v->direct || !key_alone(st, k.info, k.table))
 		return find_create_row(st, v, t, k.key, k.info, k.table);
 	c = &t->rows[vi][fib_hash(k.key, ROW_CACHE_BITS)];
 	if (!c->row || c->key != k.key || c->vm != t->vm || c->vcpu != t->vcpu)
@@ -781,9 +795,8 @@ static bool cond_holds(const struct ks_field *cond, const struct ks_match *m,
 	return !m->cond_field || (cond->present && ks_field_u64(cond, rec) == m->cond_value);
 }
 
-static inline __attribute__((always_inline)) struct key_val
-read_key(const struct ks_stat *st, const struct ks_match *m,
-			       const struct rule_fields *f, const struct ks_record *rec)
+ALWAYS_INLINE struct key_val read_key(const struct ks_stat *st, const struct ks_match *m,
+				      const struct rule_fields *f, const struct ks_record *rec)
 {
 	struct key_val k = { .has = f->key.present, .table = m->table };
 
@@ -875,6 +888,12 @@ ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r,
 /* The thread of a row counted for no thread (KS_STAT_BEGINS). */
 static const struct thread no_thread = { .vm = -1, .vcpu = -1 };
 
+/* One more begin event of key K (KS_STAT_BEGINS). */
+ALWAYS_INLINE void count_key(struct ks_stat *st, struct key_val k)
+{
+	find_create_row(st, &st->begins, &no_thread, k.key, k.info, k.table)->count++;
+}
+
 /* Every keyed exit event (the class's handling-begin rule, e.g. each
  * kvm_exit), whether or not its thread is known yet: the count kvm_stat
  * shows, and all a trace without end events (kvm_exit lines only) can tell. */
@@ -883,21 +902,13 @@ static void count_begin(struct ks_stat *st, const struct event_role *r, const st
 {
 	const struct ks_match *m = &st->cls->begin[r->count];
 	int32_t vcpu = r->exit_vcpu.present ? (int32_t)ks_field_u64(&r->exit_vcpu, rec) : t->vcpu;
-	struct key_val k;
 
 	if (!r->nf.key.present || !cond_holds(&r->nf.cond, m, rec))
 		return;
 	if (st->cfg.vcpu >= 0 && vcpu >= 0 && vcpu != st->cfg.vcpu)
 		return;
 	pick_isa(st, r, rec);
-	k = read_key(st, m, &r->nf, rec);
-	find_create_row(st, &st->begins, &no_thread, k.key, k.info, k.table)->count++;
-}
-
-/* count_begin() of a plain key (no info, no composition). */
-ALWAYS_INLINE void count_key(struct ks_stat *st, uint64_t key, int32_t table)
-{
-	find_create_row(st, &st->begins, &no_thread, key, 0, table)->count++;
+	count_key(st, read_key(st, m, &r->nf, rec));
 }
 
 /* The thread's VM and vCPU as rows see them. */
@@ -1047,10 +1058,12 @@ ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
 	t->attr.events++;
 	if (r->lane == LANE_BEGIN) {
 		pick_isa(st, r, rec);
-		if (r->count >= 0 && !st->cfg.no_begin_counts)
-			count_key(st, ks_field_u64(&r->nf.key, rec), st->cls->begin[r->count].table);
-		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec),
-				      .table = st->begin_rules[r->begin].table };
+		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec) };
+		if (r->count >= 0 && !st->cfg.no_begin_counts) {
+			k.table = st->cls->begin[r->count].table;
+			count_key(st, k);
+		}
+		k.table = st->begin_rules[r->begin].table;
 		begin_event(st, t, rec->ts, k);
 	} else {
 		k = (struct key_val){ .table = st->end_rules[r->end].table };
@@ -1115,8 +1128,7 @@ static __attribute__((noinline)) void add_other(struct ks_stat *st, const struct
 	}
 }
 
-static inline __attribute__((always_inline)) void add_record(struct ks_stat *st,
-							     const struct ks_record *rec)
+ALWAYS_INLINE void add_record(struct ks_stat *st, const struct ks_record *rec)
 {
 	if (rec->type != KS_REC_EVENT)
 		add_other(st, rec);
