@@ -58,6 +58,10 @@ enum {
 };
 int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flags,
 			 struct ks_error *err);
+/* The same with the run's budgets (NULL: the defaults, see limits.h). */
+struct ks_limits;
+int ks_source_open_limits(struct ks_source **out, const char *path, unsigned flags,
+			  const struct ks_limits *lim, struct ks_error *err);
 /* Returns 1 with *rec filled, 0 at the end, or a negative value with err set. */
 int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
 /* Up to MAX (>= 1) records into RECS[0, n): returns n >= 1, 0 at the end,

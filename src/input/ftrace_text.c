@@ -1584,6 +1584,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	if (!s)
 		return ks_error_set(err, "%s: out of memory", name);
 	s->base.ops = &text_ops;
+	s->base.limits = *ks_limits_or_default(NULL);
 	s->lr.fd = -1;
 	s->lr.mem = text;
 	s->lr.mem_len = len;
@@ -1605,7 +1606,8 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	return 0;
 }
 
-int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err)
+int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
+			struct ks_error *err)
 {
 	struct text_source *s;
 	struct stat st;
@@ -1614,6 +1616,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_erro
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ks_error_set(err, "%s: out of memory", path);
+	s->base.limits = *ks_limits_or_default(lim);
 	s->base.ops = &text_ops;
 	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
 	s->base.path = strdup(path);

@@ -2574,13 +2574,15 @@ static int open_file(struct pd_source *s, struct ks_error *err)
 	return 0;
 }
 
-int ks_perfdata_open(struct ks_source **out, const char *path, struct ks_error *err)
+int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
+		     struct ks_error *err)
 {
 	struct pd_source *s = calloc(1, sizeof(*s));
 
 	*out = NULL;
 	if (!s)
 		return ks_error_set(err, "%s: out of memory", path);
+	s->base.limits = *ks_limits_or_default(lim);
 	s->fd = -1;
 	s->base.ops = &pd_ops;
 	s->base.path = strdup(path);

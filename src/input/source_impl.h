@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 
 struct ks_source_ops {
@@ -30,15 +31,19 @@ struct ks_source {
 	struct tep_handle *tep;      /* owned by the reader */
 	struct ks_source_info info;
 	struct ks_source_stats stats;
+	struct ks_limits limits;     /* the run's budgets (never NULL: defaults) */
 };
 
 /* Each reader: open PATH whose first bytes are HEAD (HEAD_LEN of them, may be
  * fewer than asked for a short file).  Returns 0 or a negative value with err
  * set ("FILE: offset N: ..."). */
-int ks_perfdata_open(struct ks_source **out, const char *path, struct ks_error *err);
-int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
+int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
 		     struct ks_error *err);
-int ks_ftrace_text_open(struct ks_source **out, const char *path, struct ks_error *err);
+int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
+		     const struct ks_limits *lim,
+		     struct ks_error *err);
+int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
+			struct ks_error *err);
 /* For tests and fuzzing: perf.data data sections larger than MIN_MAPPED
  * bytes are mapped (default KS_PD_MAP_MIN) and the prefetch thread
  * populates and frames CHUNK bytes at a time (0: the default, 4 MB), so that

@@ -37,6 +37,12 @@ int ks_source_open(struct ks_source **out, const char *path, struct ks_error *er
 int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flags,
 			 struct ks_error *err)
 {
+	return ks_source_open_limits(out, path, flags, NULL, err);
+}
+
+int ks_source_open_limits(struct ks_source **out, const char *path, unsigned flags,
+			  const struct ks_limits *lim, struct ks_error *err)
+{
 	char head[16];
 	size_t got = 0;
 
@@ -45,10 +51,10 @@ int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flag
 		return -1;
 	if (got >= 8 && (memcmp(head, KS_PERF_MAGIC, 8) == 0 ||
 			 memcmp(head, KS_PERF_MAGIC_SWAPPED, 8) == 0))
-		return ks_perfdata_open(out, path, err);
+		return ks_perfdata_open(out, path, lim, err);
 	if (got >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
-		return ks_tracedat_open(out, path, flags, err);
+		return ks_tracedat_open(out, path, flags, lim, err);
 	if (got == 0)
 		return ks_error_at(err, path, 0, "the file is empty");
-	return ks_ftrace_text_open(out, path, err);
+	return ks_ftrace_text_open(out, path, lim, err);
 }

@@ -2099,7 +2099,7 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 }
 
 int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
-		     struct ks_error *err)
+		     const struct ks_limits *lim, struct ks_error *err)
 {
 	struct tracedat *td;
 	struct stat st;
@@ -2109,6 +2109,7 @@ int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 	if (!td)
 		return ks_error_set(err, "%s: out of memory", path);
 	td->open_flags = flags;
+	td->src.limits = *ks_limits_or_default(lim);
 	td->fd = -1;
 	td->src.ops = &tracedat_ops;
 	td->src.path = strdup(path);

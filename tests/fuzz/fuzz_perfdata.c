@@ -58,7 +58,7 @@ static void read_selected(const char *path)
 	int n, i;
 
 	ks_perfdata_tune(0, 1024);
-	if (ks_perfdata_open(&src, path, &err) < 0) {
+	if (ks_perfdata_open(&src, path, NULL, &err) < 0) {
 		ks_perfdata_tune(KS_PD_MAP_MIN, 0);
 		return;
 	}
@@ -103,7 +103,7 @@ static void read_stat(const char *path, uint8_t mode)
 	FILE *out;
 	int n;
 
-	if (ks_perfdata_open(&src, path, &err) < 0)
+	if (ks_perfdata_open(&src, path, NULL, &err) < 0)
 		return;
 	stat_config(&cfg, &o, mode);
 	st = ks_stat_new_source(&cfg, src, &err);
@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!path)
 		return 0;
-	if (ks_perfdata_open(&src, path, &err) == 0) {
+	if (ks_perfdata_open(&src, path, NULL, &err) == 0) {
 		while (ks_source_next(src, &rec, &err) > 0)
 			;
 		ks_source_close(src);

@@ -105,7 +105,7 @@ static int read_all(const char *path, struct recs *v, struct ks_error *err)
 	int r;
 
 	memset(v, 0, sizeof(*v));
-	if (ks_perfdata_open(&src, path, err) < 0)
+	if (ks_perfdata_open(&src, path, NULL, err) < 0)
 		return -1;
 	while ((r = ks_source_next(src, &rec, err)) > 0) {
 		if (v->n == cap) {
@@ -171,7 +171,7 @@ static void t_kvm_header(void)
 		kt_skip("perf kvm stat record is not available here");
 		return;
 	}
-	KT_REQUIRE(ks_perfdata_open(&src, f, &err) == 0);
+	KT_REQUIRE(ks_perfdata_open(&src, f, NULL, &err) == 0);
 	snprintf(cmd, sizeof(cmd), "perf report --header-only -i %s 2>/dev/null", f);
 	out = kt_run(cmd, &st);
 	KT_REQUIRE(out);
@@ -214,7 +214,7 @@ static void t_kvm_tracing_data(void)
 		kt_skip("%s is not readable", fmt_path);
 		return;
 	}
-	KT_REQUIRE(ks_perfdata_open(&src, f, &err) == 0);
+	KT_REQUIRE(ks_perfdata_open(&src, f, NULL, &err) == 0);
 	ev = tep_find_event_by_name(ks_source_tep(src), "kvm", "kvm_exit");
 	KT_REQUIRE(ev);
 	fields = tep_event_fields(ev);
@@ -849,7 +849,7 @@ static int swap_file(const char *src, const char *dst)
 	FILE *fp;
 
 	memset(&w, 0, sizeof(w));
-	if (ks_perfdata_open(&s, src, &err) < 0)
+	if (ks_perfdata_open(&s, src, NULL, &err) < 0)
 		return -1;
 	w.tep = ks_source_tep(s);
 	w.p = (uint8_t *)kt_read_file(src, &w.n);
@@ -957,8 +957,8 @@ static void check_swapped(const char *f, const char *name)
 
 	snprintf(copy, sizeof(copy), "%s", dst);
 	KT_REQUIRE(swap_file(f, copy) == 0);
-	KT_REQUIRE(ks_perfdata_open(&a, f, &err) == 0);
-	if (ks_perfdata_open(&b, copy, &err) < 0) {
+	KT_REQUIRE(ks_perfdata_open(&a, f, NULL, &err) == 0);
+	if (ks_perfdata_open(&b, copy, NULL, &err) < 0) {
 		kt_fail(__FILE__, __LINE__, "swapped copy: %s", err.msg);
 		ks_source_close(a);
 		return;
@@ -1103,7 +1103,7 @@ static void expect_error(const char *path, bool at_next, const char *want)
 	int r = 0;
 
 	err.msg[0] = 0;
-	if (ks_perfdata_open(&src, path, &err) < 0) {
+	if (ks_perfdata_open(&src, path, NULL, &err) < 0) {
 		KT_EXPECT(!at_next);
 	} else {
 		KT_EXPECT(at_next);
@@ -1275,7 +1275,7 @@ static void t_mutations(void)
 			}
 		}
 		write_bytes(path, m, cut);
-		if (ks_perfdata_open(&src, path, &err) == 0) {
+		if (ks_perfdata_open(&src, path, NULL, &err) == 0) {
 			while ((r = ks_source_next(src, &rec, &err)) > 0)
 				;
 			ks_source_close(src);
@@ -1368,7 +1368,7 @@ static size_t compare_batches(const char *path, const struct recs *v, int max,
 	size_t k = 0, n = 0, bad = 0;
 	int r, i;
 
-	if (!recs || ks_perfdata_open(&src, path, &err) < 0) {
+	if (!recs || ks_perfdata_open(&src, path, NULL, &err) < 0) {
 		kt_fail(__FILE__, __LINE__, "cannot open %s", path);
 		free(recs);
 		return 0;

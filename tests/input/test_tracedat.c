@@ -571,7 +571,7 @@ static void expect_error(const char *path, const char *words)
 	int r;
 
 	memset(&err, 0, sizeof(err));
-	r = ks_tracedat_open(&src, path, 0, &err);
+	r = ks_tracedat_open(&src, path, 0, NULL, &err);
 	if (r == 0) {
 		r = count_records(src, &c, &err);
 		ks_source_close(src);
@@ -675,7 +675,7 @@ static void t_corrupt_compressed(void)
 		at = len / 2 + (size_t)n * (len / 10);
 		for (size_t i = 0; i < 64; i++)
 			copy[at + i] ^= (char)(0x5a + i);
-		if (ks_tracedat_open(&src, write_copy("zcorrupt.dat", copy, len), 0, &err) == 0) {
+		if (ks_tracedat_open(&src, write_copy("zcorrupt.dat", copy, len), 0, NULL, &err) == 0) {
 			if (count_records(src, &c, &err) < 0)
 				fails++;
 			ks_source_close(src);
@@ -713,7 +713,7 @@ static struct ks_source *open_nosyms(const char *rel)
 
 	if (!p)
 		kt_skip("%s is absent", rel);
-	else if (ks_tracedat_open(&src, p, KS_OPEN_NO_SYMBOLS, &err) < 0)
+	else if (ks_tracedat_open(&src, p, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
 		kt_fail(__FILE__, __LINE__, "open: %s", err.msg);
 	return src;
 }

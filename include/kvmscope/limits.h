@@ -1,0 +1,54 @@
+/*
+ * limits.h - resource budgets of one run.
+ *
+ * Every reader and engine that keeps something per item of its input
+ * (decompressed chunks, options, threads, records held for ordering) counts
+ * it against one budget of the whole run, not a limit per item, so that no
+ * input, however crafted, makes kvmscope use more than the budget allows.
+ * Exceeding a budget is an error naming the file, the offset and the limit:
+ *
+ *	"FILE: offset N: the file needs more than 256 MiB of decompressed data
+ *	 in memory at once (limit; raise it with --limit memory=SIZE)"
+ *
+ * The defaults are far above what real recordings need and keep a run under
+ * about 256 MB of peak memory.  The CLI lets the user raise each one with
+ * --limit NAME=VALUE (ks_limits_parse).
+ */
+#ifndef KVMSCOPE_LIMITS_H
+#define KVMSCOPE_LIMITS_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+struct ks_limits {
+	/* bytes of decompressed or buffered input data a reader holds in
+	 * memory at once (all CPUs of all buffers together) */
+	uint64_t memory;
+	/* metadata objects one file may declare: options, buffers, CPU
+	 * regions, guests, guest vCPUs, event formats, strings */
+	uint64_t objects;
+	/* distinct host threads (tids) an engine tracks */
+	uint64_t threads;
+};
+
+/* The defaults: memory 160 MiB, objects 1,000,000, threads 200,000. */
+#define KS_LIMIT_MEMORY_DEFAULT (160ull << 20)
+#define KS_LIMIT_OBJECTS_DEFAULT 1000000ull
+#define KS_LIMIT_THREADS_DEFAULT 200000ull
+
+void ks_limits_default(struct ks_limits *l);
+
+/* The budget in force: L, or the defaults when L is NULL. */
+const struct ks_limits *ks_limits_or_default(const struct ks_limits *l);
+
+/* Parse "NAME=VALUE[,NAME=VALUE...]" into L (memory takes a size with an
+ * optional K, M or G suffix, powers of 1024).  Returns 0, or -1 with err
+ * naming the bad part. */
+int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err);
+
+/* The message tail every "over the budget" error ends with, for NAME:
+ * "(limit N; raise it with --limit NAME=VALUE)" written into BUF. */
+const char *ks_limit_hint(char *buf, size_t size, const char *name, uint64_t value);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * limits.c - the run's resource budgets.  See include/kvmscope/limits.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvmscope/limits.h"
+
+static const struct ks_limits defaults = {
+	.memory = KS_LIMIT_MEMORY_DEFAULT,
+	.objects = KS_LIMIT_OBJECTS_DEFAULT,
+	.threads = KS_LIMIT_THREADS_DEFAULT,
+};
+
+void ks_limits_default(struct ks_limits *l)
+{
+	*l = defaults;
+}
+
+const struct ks_limits *ks_limits_or_default(const struct ks_limits *l)
+{
+	return l ? l : &defaults;
+}
+
+static int parse_value(const char *s, size_t len, int sized, uint64_t *out)
+{
+	char buf[32], *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	if (buf[0] < '0' || buf[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno)
+		return -1;
+	if (sized && *end) {
+		switch (*end) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		default: return -1;
+		}
+		end++;
+		if (*end == 'i' && end[1] == 'B')
+			end += 2;
+		else if (*end == 'B')
+			end++;
+	}
+	if (*end || v == 0 || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
+{
+	const char *p = spec;
+
+	while (*p) {
+		const char *comma = strchr(p, ','), *eq;
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		uint64_t *field = NULL;
+		int sized = 0;
+
+		eq = memchr(p, '=', len);
+		if (eq) {
+			size_t nlen = (size_t)(eq - p);
+
+			if (nlen == 6 && !memcmp(p, "memory", 6))
+				field = &l->memory, sized = 1;
+			else if (nlen == 7 && !memcmp(p, "objects", 7))
+				field = &l->objects;
+			else if (nlen == 7 && !memcmp(p, "threads", 7))
+				field = &l->threads;
+		}
+		if (!field)
+			return ks_error_set(err, "--limit '%.*s': expected memory=SIZE, objects=N or threads=N",
+					    (int)len, p);
+		if (parse_value(eq + 1, len - (size_t)(eq + 1 - p), sized, field) < 0)
+			return ks_error_set(err, "--limit '%.*s': expected a positive whole number%s",
+					    (int)len, p, sized ? " with an optional K, M or G" : "");
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+const char *ks_limit_hint(char *buf, size_t size, const char *name, uint64_t value)
+{
+	snprintf(buf, size, "(limit %" PRIu64 "; raise it with --limit %s=VALUE)", value, name);
+	return buf;
+}
