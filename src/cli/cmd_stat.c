@@ -5,56 +5,44 @@
  * Reads any input (perf.data, trace.dat, ftrace text), runs the stat engine
  * with one view per --by, prints a table, JSON, CSV or perf's own layout.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/stat_report.h"
 
 #define STAT_BATCH 16 /* records per ks_source_next_batch() */
 
-static const char usage_text[] =
-	"usage: kvmscope stat [report] [-i FILE] [options]\n"
-	"\n"
-	"Exit statistics of KVM guests from a perf.data, trace.dat or ftrace text file\n"
-	"(type detected from the content).  The default input is perf.data.guest, as\n"
-	"written by 'perf kvm stat record'.\n"
-	"\n"
-	"  -i, --input FILE       input file\n"
-	"      --event CLASS      vmexit (default); x86: mmio, ioport, msr; arm64: trap;\n"
-	"                         powerpc: hcall\n"
-	"      --measure M        handling (default: exit -> entry) or run (entry -> exit)\n"
-	"      --arch ARCH        x86, arm64, powerpc, s390, riscv or loongarch (default:\n"
-	"                         from the input's header or events)\n"
-	"      --by DIMS          rows by reason (default), vcpu, vm, or a comma list such\n"
-	"                         as vm,vcpu,reason; repeat for several tables (max 4)\n"
-	"      --vcpu N           only vCPU N\n"
-	"  -p, --pid PID[,PID]    only these host processes (VMs)\n"
-	"  -k, --key KEY          sort by sample (default), time (total), mean_t, max_t,\n"
-	"                         min_t, ev_name or p99\n"
-	"      --hist             log2 latency histogram per row\n"
-	"      --json             JSON (integer nanoseconds)\n"
-	"      --csv              CSV\n"
-	"      --format FMT       table (default), json, csv, or perf: exactly the layout\n"
-	"                         of perf 6.1's 'perf kvm stat report' (on stdout)\n"
-	"  -h, --help             this text\n"
-	"\n"
-	"Times run from the exit (begin event) to the next entry of the same host thread\n"
-	"(--measure run: from the entry to the next exit).  --format perf measures what\n"
-	"perf measures on the input's architecture.  Every report says which source\n"
-	"mapped each host thread to its VM and vCPU.  See kvmscope-stat(1).\n";
+static const struct opt_cmd stat_cmd = {
+	.name = "stat",
+	.synopsis = "[report] [-i FILE] [options]",
+	.intro = "Exit statistics of KVM guests from a perf.data, trace.dat or ftrace text file\n"
+		 "(type detected from the content).  The default input is perf.data.guest, as\n"
+		 "written by 'perf kvm stat record'.\n",
+	.outro = "Times run from the exit (begin event) to the next entry of the same host thread\n"
+		 "(--measure run: from the entry to the next exit).  --format perf measures what\n"
+		 "perf measures on the input's architecture.  Every report says which source\n"
+		 "mapped each host thread to its VM and vCPU.  See kvmscope-stat(1).\n",
+};
+
+static const char *const measure_names[] = { "handling", "run", NULL };
+static const char *const format_names[] = { "table", "json", "csv", "perf", NULL };
+static const enum ks_stat_format format_values[] = { KS_STAT_TABLE, KS_STAT_JSON, KS_STAT_CSV,
+						     KS_STAT_PERF };
 
 struct stat_args {
 	const char *input;
 	const char *by[KS_STAT_MAX_VIEWS];
 	int nby;
+	long long vcpu;
+	int measure, format;
+	bool hist, measure_set;
 	struct ks_stat_config cfg;
 	struct ks_stat_report_opts report;
-	bool measure_set;
 };
 
 static unsigned parse_dims(const char *arg)
@@ -78,100 +66,67 @@ static unsigned parse_dims(const char *arg)
 	return dims;
 }
 
-static long parse_int(const char *opt, const char *arg, long min)
+static const char *take_pids(const char *arg, void *value)
 {
-	char *end;
-	long v = strtol(arg, &end, 0);
+	struct stat_args *a = value;
 
-	if (!*arg || *end || v < min)
-		usage_error("stat", "%s needs a number >= %ld, not '%s'", opt, min, arg);
-	return v;
-}
-
-static void parse_pids(struct stat_args *a, const char *arg)
-{
-	char buf[1024], *tok, *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (a->cfg.npids == KS_MAX_PIDS)
-			usage_error("stat", "at most %d pids", KS_MAX_PIDS);
-		a->cfg.pids[a->cfg.npids++] = (int32_t)parse_int("--pid", tok, 0);
-	}
+	if (parse_pid_list(arg, a->cfg.pids, KS_MAX_PIDS, &a->cfg.npids) < 0)
+		return "takes process ids separated by commas (at most 64)";
 	a->report.pid_arg = arg;
-}
-
-static enum ks_stat_format parse_format(const char *arg)
-{
-	if (!strcmp(arg, "table"))
-		return KS_STAT_TABLE;
-	if (!strcmp(arg, "json"))
-		return KS_STAT_JSON;
-	if (!strcmp(arg, "csv"))
-		return KS_STAT_CSV;
-	if (!strcmp(arg, "perf"))
-		return KS_STAT_PERF;
-	usage_error("stat", "--format takes table, json, csv or perf, not '%s'", arg);
-}
-
-static enum ks_measure parse_measure(const char *arg)
-{
-	if (!strcmp(arg, "handling"))
-		return KS_MEASURE_HANDLING;
-	if (!strcmp(arg, "run"))
-		return KS_MEASURE_RUN;
-	usage_error("stat", "--measure takes handling or run, not '%s'", arg);
+	return NULL;
 }
 
 static void parse_args(struct stat_args *a, int argc, char **argv)
 {
-	enum { O_EVENT = 256, O_BY, O_VCPU, O_HIST, O_JSON, O_CSV, O_FORMAT, O_MEASURE, O_ARCH };
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "event", required_argument, NULL, O_EVENT },
-		{ "by", required_argument, NULL, O_BY },
-		{ "vcpu", required_argument, NULL, O_VCPU },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "hist", no_argument, NULL, O_HIST },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "csv", no_argument, NULL, O_CSV },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "measure", required_argument, NULL, O_MEASURE },
-		{ "arch", required_argument, NULL, O_ARCH },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		OPT_INPUT('i', "input", &a->input, "input file",
+			  "for a host and a guest recording use 'kvmscope merge' or 'report --guest-trace'"),
+		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS",
+			   "vmexit (default); x86: mmio, ioport, msr; arm64: trap;\npowerpc: hcall"),
+		OPT_CHOICE(0, "measure", &a->measure, "M",
+			   "handling (default: exit -> entry) or run (entry -> exit)", measure_names),
+		OPT_STRING(0, "arch", &a->cfg.arch, "ARCH",
+			   "x86, arm64, powerpc, s390, riscv or loongarch (default:\n"
+			   "from the input's header or events)"),
+		OPT_LIST(0, "by", a->by, &a->nby, KS_STAT_MAX_VIEWS, "DIMS",
+			 "rows by reason (default), vcpu, vm, or a comma list such\n"
+			 "as vm,vcpu,reason; repeat for several tables (max 4)"),
+		OPT_INT(0, "vcpu", &a->vcpu, "N", "only vCPU N", 0, 1 << 20),
+		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "only these host processes (VMs)", take_pids),
+		OPT_STRING('k', "key", &a->report.sort_key, "KEY",
+			   "sort by sample (default), time (total), mean_t, max_t,\n"
+			   "min_t, ev_name or p99"),
+		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
+		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),
+		OPT_SET(0, "csv", &a->format, 2, "CSV", "format"),
+		{ .type = OPT_T_CHOICE, .long_name = "format", .value = &a->format, .argh = "FMT",
+		  .choices = format_names, .excl = "format",
+		  .help = "table (default), json, csv, or perf: exactly the layout\n"
+			  "of perf 6.1's 'perf kvm stat report' (on stdout)" },
+		OPT_END(),
 	};
-	int c;
+	int first = parse_options(&stat_cmd, opts, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "i:p:k:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': a->input = optarg; break;
-		case O_EVENT: a->cfg.event_class = optarg; break;
-		case O_BY:
-			if (a->nby == KS_STAT_MAX_VIEWS)
-				usage_error("stat", "at most %d --by tables", KS_STAT_MAX_VIEWS);
-			a->by[a->nby++] = optarg;
-			break;
-		case O_VCPU: a->cfg.vcpu = (int)parse_int("--vcpu", optarg, 0); break;
-		case 'p': parse_pids(a, optarg); break;
-		case 'k': a->report.sort_key = optarg; break;
-		case O_HIST: a->report.hist = true; break;
-		case O_JSON: a->report.format = KS_STAT_JSON; break;
-		case O_CSV: a->report.format = KS_STAT_CSV; break;
-		case O_FORMAT: a->report.format = parse_format(optarg); break;
-		case O_MEASURE: a->cfg.measure = parse_measure(optarg); a->measure_set = true; break;
-		case O_ARCH: a->cfg.arch = optarg; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("stat", "unknown option");
-		}
-	}
-	if (optind < argc && !strcmp(argv[optind], "report"))
-		optind++;
-	if (optind < argc && !a->input)
-		a->input = argv[optind++];
-	if (optind < argc)
-		usage_error("stat", "unexpected argument '%s'", argv[optind]);
+	if (first < argc && !strcmp(argv[first], "report"))
+		first++;
+	if (first < argc && !a->input)
+		a->input = argv[first++];
+	else if (first < argc && a->input)
+		usage_error("stat", "takes one input file ('%s' and '%s' were given)", a->input,
+			    argv[first]);
+	if (first < argc)
+		usage_error("stat", "unexpected argument '%s'", argv[first]);
+	a->cfg.vcpu = (int)a->vcpu;
+	a->cfg.measure = a->measure == 1 ? KS_MEASURE_RUN : KS_MEASURE_HANDLING;
+	a->report.format = format_values[a->format];
+	a->report.hist = a->hist;
+	if (a->report.format == KS_STAT_PERF && a->nby)
+		usage_error("stat", "--format perf prints perf's one table by reason; --by cannot "
+			    "be used with it");
+	if (a->hist && (a->report.format == KS_STAT_PERF || a->report.format == KS_STAT_CSV))
+		usage_error("stat", "--hist adds histograms to the table and JSON outputs, not to %s",
+			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
+	a->measure_set = option_given(opts, "measure");
 }
 
 static void setup(struct stat_args *a)
@@ -200,7 +155,7 @@ static void setup(struct stat_args *a)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_args a = { .cfg = KS_STAT_CONFIG_INIT };
+	struct stat_args a = { .cfg = KS_STAT_CONFIG_INIT, .vcpu = -1 };
 	struct ks_source *src;
 	static struct ks_record recs[STAT_BATCH];
 	struct ks_error err;
