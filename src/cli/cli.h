@@ -52,6 +52,14 @@ struct merge_inputs {
 	struct ks_merge_opts opts;
 };
 void merge_inputs_init(struct merge_inputs *in, int argc);
+/* The table entries of the input options (options.h) for IN. */
+const char *merge_take_offset(const char *arg, void *in);
+#define MERGE_INPUT_OPTS(in) \
+	OPT_CALLBACK(0, "tsc-offset", (in), "V=OFF", \
+		     "guest TSC = host TSC + OFF on vCPU V (for guests\n" \
+		     "without TimeShift and without offset events); repeatable", \
+		     merge_take_offset), \
+	OPT_FLAG(0, "no-sync", &(in)->opts.no_sync, "keep guest timestamps as recorded")
 /* Take option C (getopt's value) if it is one of the input options. */
 bool merge_inputs_option(struct merge_inputs *in, const char *cmd, int c, const char *arg);
 /* Add the operands ARGV[FIRST..ARGC) and open the merge (dies on errors). */

@@ -10,12 +10,12 @@
  * events with blanks, or the file name with several files), and a latency
  * trace.dat prints its stored text, like trace-cmd report.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/dump.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
@@ -37,15 +37,12 @@ struct input {
 static int prefix_width;
 static bool multi_inputs, any_instances;
 
-static void usage(FILE *out)
-{
-	fputs("usage: kvmscope dump [-t] [-N] [-i] FILE...\n\n"
-	      "Print every event of the inputs in trace-cmd report's layout.\n\n"
-	      "  -t          nanosecond timestamps\n"
-	      "  -N          do not load libtraceevent plugins (raw print formats)\n"
-	      "  -i FILE     an input (files may also be given without -i)\n"
-	      "  -h, --help  this help\n", out);
-}
+static const struct opt_cmd dump_cmd = {
+	.name = "dump",
+	.synopsis = "[-t] [-N] [-i] FILE...",
+	.intro = "Print every event of the inputs in trace-cmd report's layout.\n",
+	.outro = "See kvmscope-dump(1).\n",
+};
 
 /* A latency trace.dat: trace-cmd report prints "cpus=N", the stored text
  * and a newline, nothing else.  Returns whether IN is one. */
@@ -189,27 +186,26 @@ static void merge(struct input *in, int n, FILE *out)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ks_dump_opts opts = { 0 };
 	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
 	struct input *in;
-	int n = 0, shown, c, i;
+	int n = 0, shown, i, first;
 
 	if (!paths)
 		die("out of memory");
-	while ((c = getopt_long(argc, argv, "+tNi:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't': opts.nsec = true; break;
-		case 'N': opts.no_plugins = true; break;
-		case 'i': paths[n++] = optarg; break;
-		case 'h': usage(stdout); free(paths); return 0;
-		default: usage_error("dump", "unknown option");
-		}
+	{
+		const struct opt table[] = {
+			OPT_FLAG('t', NULL, &opts.nsec, "nanosecond timestamps"),
+			OPT_FLAG('N', NULL, &opts.no_plugins,
+				 "do not load libtraceevent plugins (raw print formats)"),
+			OPT_LIST('i', NULL, paths, &n, argc, "FILE",
+				 "an input (files may also be given without -i)"),
+			OPT_END(),
+		};
+
+		first = parse_options(&dump_cmd, table, argc, argv);
 	}
-	for (i = optind; i < argc; i++)
+	for (i = first; i < argc; i++)
 		paths[n++] = argv[i];
 	if (!n)
 		usage_error("dump", "no input file");

@@ -7,30 +7,23 @@
  *
  * The work is done by ks_merge (include/kvmscope/merge.h).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/merge.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: kvmscope merge [-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]\n"
-	      "                      -i HOST -i GUEST[@NAME]...\n\n"
-	      "Print the events of a host trace and of its guests' traces in host time\n"
-	      "order, each line prefixed with its file, like trace-cmd report with several\n"
-	      "inputs.  Guest time is moved to host time with the guest trace.dat's\n"
-	      "TimeShift option, else with the host's kvm_write_tsc_offset events.\n\n"
-	      "  -i FILE[@NAME]      an input; the first is the host (files may also be\n"
-	      "                      given without -i); NAME replaces the file name\n"
-	      "  -t                  nanosecond timestamps\n"
-	      "  --tsc-offset V=OFF  guest TSC = host TSC + OFF on vCPU V (for guests\n"
-	      "                      without TimeShift and without offset events)\n"
-	      "  --no-sync           keep guest timestamps as recorded\n"
-	      "  --quality           print the sync quality check on stderr\n"
-	      "  -h, --help          this help\n", out);
-}
+static const struct opt_cmd merge_cmd = {
+	.name = "merge",
+	.synopsis = "[-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]\n"
+		    "                      -i HOST -i GUEST[@NAME]...",
+	.intro = "Print the events of a host trace and of its guests' traces in host time\n"
+		 "order, each line prefixed with its file, like trace-cmd report with several\n"
+		 "inputs.  Guest time is moved to host time with the guest trace.dat's\n"
+		 "TimeShift option, else with the host's kvm_write_tsc_offset events.\n",
+	.outro = "See kvmscope-merge(1).\n",
+};
 
 static void print_quality(struct ks_merge *m)
 {
@@ -53,35 +46,28 @@ static void print_quality(struct ks_merge *m)
 
 int cmd_merge(int argc, char **argv)
 {
-	enum { OPT_QUALITY = 256 };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		MERGE_INPUT_LONGOPTS,
-		{ "quality", no_argument, NULL, OPT_QUALITY },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct merge_inputs in;
 	struct ks_merge *m;
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quality = false;
-	int c, rc;
+	int rc, first;
 
 	merge_inputs_init(&in, argc);
-	while ((c = getopt_long(argc, argv, "+ti:h", longopts, NULL)) != -1) {
-		if (merge_inputs_option(&in, "merge", c, optarg))
-			continue;
-		switch (c) {
-		case 't': in.opts.nsec = true; break;
-		case OPT_QUALITY: quality = true; break;
-		case 'h':
-			usage(stdout);
-			merge_inputs_free(&in);
-			return 0;
-		default: usage_error("merge", "unknown option");
-		}
+	{
+		const struct opt opts[] = {
+			OPT_LIST('i', NULL, in.specs, &in.n, argc, "FILE[@NAME]",
+				 "an input; the first is the host (files may also be\n"
+				 "given without -i); NAME replaces the file name"),
+			OPT_FLAG('t', NULL, &in.opts.nsec, "nanosecond timestamps"),
+			MERGE_INPUT_OPTS(&in),
+			OPT_FLAG(0, "quality", &quality, "print the sync quality check on stderr"),
+			OPT_END(),
+		};
+
+		first = parse_options(&merge_cmd, opts, argc, argv);
 	}
-	m = merge_inputs_open(&in, "merge", optind, argc, argv);
+	m = merge_inputs_open(&in, "merge", first, argc, argv);
 	ks_merge_print_headers(m, stdout);
 	while ((rc = ks_merge_next(m, &r, &err)) > 0)
 		ks_merge_print(m, &r, stdout);

@@ -4,7 +4,6 @@
  * trace (`pmu -i FILE`).  Analyses are in src/analysis/pmu_host.c and
  * pmu_trace.c; this file parses options and prints text or JSON.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,97 +11,77 @@
 #include "arch/arch.h"
 #include "arch/x86_msr.h"
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/json.h"
 #include "kvmscope/pmu_host.h"
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
 
-static const char usage_text[] =
-	"usage: kvmscope pmu check [--json] [--sysfs-root DIR] [--proc-root DIR]\n"
-	"                          [--dev-root DIR] [--cpuid FILE]\n"
-	"       kvmscope pmu [report] -i FILE [--json] [--vcpu N] [-p PID]\n"
-	"\n"
-	"check: the host PMU (vendor, counters, LBR depth), KVM's enable_pmu, who holds\n"
-	"counters on the host (NMI watchdog, processes with perf_event fds, which are\n"
-	"system-wide and pinned), the VMs with a vPMU, and per VM a verdict.\n"
-	"report: PMU and LBR MSR accesses of guests from a perf.data, trace.dat or\n"
-	"ftrace text file with kvm:kvm_msr (and kvm_exit/kvm_entry) events.\n"
-	"\n"
-	"  -i, --input FILE     trace to read (report)\n"
-	"      --vcpu N         only vCPU N (report)\n"
-	"  -p, --pid PID        only this host process / VM (report)\n"
-	"      --json           JSON output (integer nanoseconds)\n"
-	"      --sysfs-root DIR read sysfs from DIR instead of /sys (check)\n"
-	"      --proc-root DIR  read procfs from DIR instead of /proc (check)\n"
-	"      --dev-root DIR   look for kvm in DIR instead of /dev (check)\n"
-	"      --cpuid FILE     CPUID values from FILE (\"leaf subleaf eax ebx ecx edx\",\n"
-	"                       hex, one line per leaf) instead of the cpuid instruction\n"
-	"  -h, --help           this text\n"
-	"\n"
-	"See kvmscope-pmu(1).\n";
+static const struct opt_cmd pmu_cmd = {
+	.name = "pmu",
+	.synopsis = "check [--json] [--sysfs-root DIR] [--proc-root DIR]\n"
+		    "                          [--dev-root DIR] [--cpuid FILE]\n"
+		    "       kvmscope pmu [report] -i FILE [--json] [--vcpu N] [-p PID]",
+	.intro = "check: the host PMU (vendor, counters, LBR depth), KVM's enable_pmu, who holds\n"
+		 "counters on the host (NMI watchdog, processes with perf_event fds, which are\n"
+		 "system-wide and pinned), the VMs with a vPMU, and per VM a verdict.\n"
+		 "report: PMU and LBR MSR accesses of guests from a perf.data, trace.dat or\n"
+		 "ftrace text file with kvm:kvm_msr (and kvm_exit/kvm_entry) events.\n",
+	.outro = "See kvmscope-pmu(1).\n",
+};
 
 struct pmu_args {
 	bool check, json;
 	const char *input;
+	long long vcpu, pid;
 	struct ks_pmu_host_opts host;
 	struct ks_pmu_trace_config trace;
 };
 
-static long parse_num(const char *opt, const char *arg)
-{
-	char *end;
-	long v = strtol(arg, &end, 0);
-
-	if (!*arg || *end || v < 0)
-		usage_error("pmu", "%s needs a number >= 0, not '%s'", opt, arg);
-	return v;
-}
-
 static void parse_args(struct pmu_args *a, int argc, char **argv)
 {
-	enum { O_JSON = 256, O_SYSFS, O_PROC, O_DEV, O_CPUID, O_VCPU };
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "vcpu", required_argument, NULL, O_VCPU },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "sysfs-root", required_argument, NULL, O_SYSFS },
-		{ "proc-root", required_argument, NULL, O_PROC },
-		{ "dev-root", required_argument, NULL, O_DEV },
-		{ "cpuid", required_argument, NULL, O_CPUID },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		OPT_INPUT('i', "input", &a->input, "trace to read (report)", NULL),
+		OPT_INT(0, "vcpu", &a->vcpu, "N", "only vCPU N (report)", 0, 1 << 20),
+		OPT_INT('p', "pid", &a->pid, "PID", "only this host process / VM (report)", 1,
+			INT32_MAX),
+		OPT_FLAG(0, "json", &a->json, "JSON output (integer nanoseconds)"),
+		OPT_STRING(0, "sysfs-root", &a->host.sysfs_root, "DIR",
+			   "read sysfs from DIR instead of /sys (check)"),
+		OPT_STRING(0, "proc-root", &a->host.proc_root, "DIR",
+			   "read procfs from DIR instead of /proc (check)"),
+		OPT_STRING(0, "dev-root", &a->host.dev_root, "DIR",
+			   "look for kvm in DIR instead of /dev (check)"),
+		OPT_STRING(0, "cpuid", &a->host.cpuid_file, "FILE",
+			   "CPUID values from FILE (\"leaf subleaf eax ebx ecx edx\",\n"
+			   "hex, one line per leaf) instead of the cpuid instruction"),
+		OPT_END(),
 	};
-	int c;
+	int first;
 
-	a->trace.vcpu = -1;
-	a->trace.pid = -1;
-	while ((c = getopt_long(argc, argv, "i:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': a->input = optarg; break;
-		case 'p': a->trace.pid = (int32_t)parse_num("--pid", optarg); break;
-		case O_VCPU: a->trace.vcpu = (int)parse_num("--vcpu", optarg); break;
-		case O_JSON: a->json = true; break;
-		case O_SYSFS: a->host.sysfs_root = optarg; break;
-		case O_PROC: a->host.proc_root = optarg; break;
-		case O_DEV: a->host.dev_root = optarg; break;
-		case O_CPUID: a->host.cpuid_file = optarg; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("pmu", "unknown option");
-		}
-	}
-	if (optind < argc && !strcmp(argv[optind], "check")) {
+	a->vcpu = -1;
+	a->pid = -1;
+	first = parse_options(&pmu_cmd, opts, argc, argv);
+	a->trace.vcpu = (int)a->vcpu;
+	a->trace.pid = (int32_t)a->pid;
+	if (first < argc && !strcmp(argv[first], "check")) {
 		a->check = true;
-		optind++;
-	} else if (optind < argc && !strcmp(argv[optind], "report")) {
-		optind++;
+		first++;
+	} else if (first < argc && !strcmp(argv[first], "report")) {
+		first++;
 	}
-	if (optind < argc && !a->check && !a->input)
-		a->input = argv[optind++];
-	if (optind < argc)
-		usage_error("pmu", "unexpected argument '%s'", argv[optind]);
+	if (first < argc && !a->check && !a->input)
+		a->input = argv[first++];
+	if (first < argc)
+		usage_error("pmu", "unexpected argument '%s'", argv[first]);
 	if (!a->check && !a->input)
 		usage_error("pmu", "give 'check' or an input file (-i FILE)");
+	if (a->check && (a->input || a->vcpu >= 0 || a->pid >= 0))
+		usage_error("pmu", "-i, --vcpu and --pid are for 'pmu report', not 'pmu check'");
+	if (!a->check && (a->host.sysfs_root || a->host.proc_root || a->host.dev_root ||
+			  a->host.cpuid_file))
+		usage_error("pmu", "--sysfs-root, --proc-root, --dev-root and --cpuid are for "
+			    "'pmu check'");
 }
 
 /* ---- check: text ---- */

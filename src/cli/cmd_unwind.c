@@ -8,33 +8,24 @@
  * `kvmscope sample --stacks`) or folded lines with --folded.
  * See kvmscope-unwind(1).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/guestsyms.h"
 #include "kvmscope/qemudump.h"
 #include "kvmscope/unwind.h"
 
-static const char usage_text[] =
-	"usage: kvmscope unwind [options] DUMP\n"
-	"\n"
-	"Print every vCPU's guest call chain (kernel and user) from a QEMU\n"
-	"dump-guest-memory ELF file (QMP: dump-guest-memory paging=false).\n"
-	"\n"
-	"      --guest-kallsyms F    guest /proc/kallsyms of the same boot\n"
-	"      --guest-modules F     guest /proc/modules\n"
-	"      --guest-vmlinux F     guest vmlinux (relocated by the kallsyms' _stext, else\n"
-	"                            by the dump's VMCOREINFO KERNELOFFSET)\n"
-	"      --guest-binary P[:A]  guest user program P loaded at A (repeatable)\n"
-	"      --kernel-unwind M     auto (default), orc, fp or none\n"
-	"      --orc-layout L        auto (default), pre-6.4 or 6.4\n"
-	"      --folded              folded stacks (vcpuN;root;...;leaf 1) instead\n"
-	"      --vcpu N              only this vCPU\n"
-	"  -h, --help                this help\n";
+static const struct opt_cmd unwind_cmd = {
+	.name = "unwind",
+	.synopsis = "[options] DUMP",
+	.intro = "Print every vCPU's guest call chain (kernel and user) from a QEMU\n"
+		 "dump-guest-memory ELF file (QMP: dump-guest-memory paging=false).\n",
+	.outro = "See kvmscope-unwind(1).\n",
+};
 
 struct unwind_args {
 	const char *dump;
@@ -42,10 +33,8 @@ struct unwind_args {
 	enum ks_kunwind kunwind;
 	bool kunwind_auto, folded;
 	int layout;
-	long vcpu;
+	long long vcpu;
 };
-
-enum { O_KALLSYMS = 256, O_MODULES, O_VMLINUX, O_BINARY, O_KUNWIND, O_LAYOUT, O_FOLDED, O_VCPU };
 
 enum ks_kunwind parse_kernel_unwind(const char *cmd, const char *s, bool *is_auto)
 {
@@ -67,49 +56,51 @@ int parse_orc_layout(const char *cmd, const char *s)
 	return values[parse_choice(cmd, "--orc-layout", s, names)];
 }
 
+static const char *take_kunwind(const char *arg, void *value)
+{
+	struct unwind_args *a = value;
+
+	a->kunwind = parse_kernel_unwind("unwind", arg, &a->kunwind_auto);
+	return NULL;
+}
+
+static const char *take_layout(const char *arg, void *value)
+{
+	((struct unwind_args *)value)->layout = parse_orc_layout("unwind", arg);
+	return NULL;
+}
+
 static void parse_args(int argc, char **argv, struct unwind_args *a)
 {
-	static const struct option opts[] = {
-		{ "guest-kallsyms", required_argument, NULL, O_KALLSYMS },
-		{ "guest-modules", required_argument, NULL, O_MODULES },
-		{ "guest-vmlinux", required_argument, NULL, O_VMLINUX },
-		{ "guest-binary", required_argument, NULL, O_BINARY },
-		{ "kernel-unwind", required_argument, NULL, O_KUNWIND },
-		{ "orc-layout", required_argument, NULL, O_LAYOUT },
-		{ "folded", no_argument, NULL, O_FOLDED },
-		{ "vcpu", required_argument, NULL, O_VCPU },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		OPT_STRING(0, "guest-kallsyms", &a->syms.kallsyms, "F",
+			   "guest /proc/kallsyms of the same boot"),
+		OPT_STRING(0, "guest-modules", &a->syms.modules, "F", "guest /proc/modules"),
+		OPT_STRING(0, "guest-vmlinux", &a->syms.vmlinux, "F",
+			   "guest vmlinux (relocated by the kallsyms' _stext, else\n"
+			   "by the dump's VMCOREINFO KERNELOFFSET)"),
+		OPT_LIST(0, "guest-binary", a->syms.binaries, &a->syms.nbinaries,
+			 KS_GUESTSYMS_MAX_BINARIES, "P[:A]",
+			 "guest user program P loaded at A (repeatable)"),
+		OPT_CALLBACK(0, "kernel-unwind", a, "M", "auto (default), orc, fp or none",
+			     take_kunwind),
+		OPT_CALLBACK(0, "orc-layout", a, "L", "auto (default), pre-6.4 or 6.4", take_layout),
+		OPT_FLAG(0, "folded", &a->folded, "folded stacks (vcpuN;root;...;leaf 1) instead"),
+		OPT_INT(0, "vcpu", &a->vcpu, "N", "only this vCPU", 0, 1 << 20),
+		OPT_END(),
 	};
-	int c;
+	int first;
 
 	memset(a, 0, sizeof(*a));
 	a->kunwind = KS_KUNWIND_ORC;
 	a->kunwind_auto = true;
 	a->layout = KS_ORC_AUTO;
 	a->vcpu = -1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case O_KALLSYMS: a->syms.kallsyms = optarg; break;
-		case O_MODULES: a->syms.modules = optarg; break;
-		case O_VMLINUX: a->syms.vmlinux = optarg; break;
-		case O_BINARY:
-			if (a->syms.nbinaries >= KS_GUESTSYMS_MAX_BINARIES)
-				usage_error("unwind", "too many --guest-binary");
-			a->syms.binaries[a->syms.nbinaries++] = optarg;
-			break;
-		case O_KUNWIND:
-			a->kunwind = parse_kernel_unwind("unwind", optarg, &a->kunwind_auto);
-			break;
-		case O_LAYOUT: a->layout = parse_orc_layout("unwind", optarg); break;
-		case O_FOLDED: a->folded = true; break;
-		case O_VCPU: a->vcpu = strtol(optarg, NULL, 0); break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("unwind", "unknown option");
-		}
-	}
-	if (optind != argc - 1)
-		usage_error("unwind", "expected one dump file");
-	a->dump = argv[optind];
+	first = parse_options(&unwind_cmd, opts, argc, argv);
+	if (first != argc - 1)
+		usage_error("unwind", first == argc ? "expected a dump file" :
+			    "expected one dump file, not several");
+	a->dump = argv[first];
 }
 
 static void setup_unwinder(struct unwind_args *a, struct ks_qemudump *d, struct ks_guestsyms *gs,
@@ -167,6 +158,10 @@ int cmd_unwind(int argc, char **argv)
 	d = ks_qemudump_open(a.dump, &err);
 	if (!d)
 		die("%s", err.msg);
+	if (a.vcpu >= 0 && (size_t)a.vcpu >= ks_qemudump_vcpus(d))
+		die("%s: --vcpu %lld: the dump holds %zu vCPU%s (0-%zu)", a.dump, a.vcpu,
+		    ks_qemudump_vcpus(d), ks_qemudump_vcpus(d) == 1 ? "" : "s",
+		    ks_qemudump_vcpus(d) ? ks_qemudump_vcpus(d) - 1 : 0);
 	load_symbols(&a, d, &gs);
 	setup_unwinder(&a, d, &gs, &orc, &u);
 	if (!a.folded && ks_qemudump_vmcoreinfo_u64(d, "KERNELOFFSET", &off) == 0)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/timesync.h"
 
 void merge_inputs_init(struct merge_inputs *in, int argc)
@@ -16,6 +17,17 @@ void merge_inputs_init(struct merge_inputs *in, int argc)
 	in->opts = (struct ks_merge_opts){ 0 };
 	if (!in->specs || !in->offsets)
 		die("out of memory");
+}
+
+const char *merge_take_offset(const char *arg, void *value)
+{
+	struct merge_inputs *in = value;
+	struct ks_merge_offset *o = &in->offsets[in->opts.nr_offsets];
+
+	if (ks_timesync_parse_offset_arg(arg, &o->vcpu, &o->offset) < 0)
+		return "wants VCPU=OFFSET";
+	in->opts.nr_offsets++;
+	return NULL;
 }
 
 bool merge_inputs_option(struct merge_inputs *in, const char *cmd, int c, const char *arg)
