@@ -47,6 +47,7 @@ struct ks_source_stats {
 	uint64_t unknown_events; /* payloads whose format is not in the input */
 	uint64_t skipped;        /* records of kinds the reader does not decode */
 	uint64_t filtered;       /* samples of events not selected */
+	uint64_t outside_window; /* events before the time window (ks_source_set_window) */
 };
 
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err);
@@ -79,6 +80,12 @@ int ks_source_next_batch(struct ks_source *src, struct ks_record *recs, int max,
  * 0, or -1 when the reader cannot select (it then delivers all). */
 int ks_source_select(struct ks_source *src, bool (*want)(void *ctx, struct tep_event *ev),
 		     void *ctx);
+/* Deliver only the events whose timestamp lies in [START_NS, END_NS] (the
+ * source's clock, as ks_record.ts); task records (comm, fork, exit) and
+ * lost markers still come, so names and losses stay known.  Reading ends at
+ * the first event after END_NS (records come in time order).  Call before
+ * the first ks_source_next(). */
+void ks_source_set_window(struct ks_source *src, uint64_t start_ns, uint64_t end_ns);
 void ks_source_close(struct ks_source *src);
 
 const char *ks_source_path(const struct ks_source *src);

@@ -31,6 +31,7 @@ struct input {
 	int index;         /* position among the inputs */
 	int inst_base;     /* rank of its first instance (see record_rank) */
 	int rank;          /* of the pulled record */
+	uint64_t win_start, win_end; /* --time, in the clock of ts */
 };
 
 /* Prefix width and mode shared by all inputs (trace-cmd's max_file_size). */
@@ -178,8 +179,17 @@ static void merge(struct input *in, int n, FILE *out)
 				best = &in[i];
 		if (!best)
 			return;
-		ks_dump_print_record(best->dump, &best->rec, out,
-				     record_prefix(best, prefix, sizeof(prefix)));
+		if (best->rec.type == KS_REC_EVENT && best->rec.ts > best->win_end) {
+			best->has = false; /* in time order: the rest is after the window too */
+			continue;
+		}
+		if (best->rec.type == KS_REC_EVENT && best->rec.ts < best->win_start)
+			/* formatted, not printed: the sched_switch plugin learns
+			 * task names from it, as trace-cmd does on its way */
+			ks_dump_format(best->dump, &best->rec, NULL);
+		else
+			ks_dump_print_record(best->dump, &best->rec, out,
+					     record_prefix(best, prefix, sizeof(prefix)));
 		pull(best);
 	}
 }
@@ -190,6 +200,7 @@ int cmd_dump(int argc, char **argv)
 	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
 	struct input *in;
 	int n = 0, shown, i, first;
+	struct time_window time = { 0 };
 
 	if (!paths)
 		die("out of memory");
@@ -200,6 +211,7 @@ int cmd_dump(int argc, char **argv)
 				 "do not load libtraceevent plugins (raw print formats)"),
 			OPT_LIST('i', NULL, paths, &n, argc, "FILE",
 				 "an input (files may also be given without -i)"),
+			OPT_TIME(&time),
 			OPT_END(),
 		};
 
@@ -218,6 +230,8 @@ int cmd_dump(int argc, char **argv)
 		in[i].path = paths[i];
 		if (ks_source_open(&in[i].src, paths[i], &err) < 0)
 			die("%s", err.msg);
+		in[i].win_end = UINT64_MAX;
+		resolve_time_window(paths[i], &time, &in[i].win_start, &in[i].win_end);
 		in[i].dump = ks_dump_new(in[i].src, &opts);
 		if (!in[i].dump)
 			die("out of memory");

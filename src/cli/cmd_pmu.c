@@ -34,6 +34,7 @@ struct pmu_args {
 	bool check, json;
 	const char *input;
 	long long vcpu, pid;
+	struct time_window time;
 	struct ks_pmu_host_opts host;
 	struct ks_pmu_trace_config trace;
 };
@@ -45,6 +46,7 @@ static void parse_args(struct pmu_args *a, int argc, char **argv)
 		OPT_INT(0, "vcpu", &a->vcpu, "N", "only vCPU N (report)", 0, 1 << 20),
 		OPT_INT('p', "pid", &a->pid, "PID", "only this host process / VM (report)", 1,
 			INT32_MAX),
+		OPT_TIME(&a->time),
 		OPT_FLAG(0, "json", &a->json, "JSON output (integer nanoseconds)"),
 		OPT_STRING(0, "sysfs-root", &a->host.sysfs_root, "DIR",
 			   "read sysfs from DIR instead of /sys (check)"),
@@ -76,8 +78,9 @@ static void parse_args(struct pmu_args *a, int argc, char **argv)
 		usage_error("pmu", "unexpected argument '%s'", argv[first]);
 	if (!a->check && !a->input)
 		usage_error("pmu", "give 'check' or an input file (-i FILE)");
-	if (a->check && (a->input || a->vcpu >= 0 || a->pid >= 0))
-		usage_error("pmu", "-i, --vcpu and --pid are for 'pmu report', not 'pmu check'");
+	if (a->check && (a->input || a->vcpu >= 0 || a->pid >= 0 || a->time.set))
+		usage_error("pmu", "-i, --vcpu, --pid and --time are for 'pmu report', not 'pmu "
+			    "check'");
 	if (!a->check && (a->host.sysfs_root || a->host.proc_root || a->host.dev_root ||
 			  a->host.cpuid_file))
 		usage_error("pmu", "--sysfs-root, --proc-root, --dev-root and --cpuid are for "
@@ -507,6 +510,7 @@ static int run_report(const struct pmu_args *a)
 
 	if (ks_source_open(&src, a->input, &err) < 0)
 		die("%s", err.msg);
+	apply_time_window(src, a->input, &a->time);
 	pt = ks_pmu_trace_new(&a->trace, ks_source_info(src));
 	if (!pt)
 		die("out of memory");

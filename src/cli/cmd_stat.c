@@ -41,6 +41,7 @@ struct stat_args {
 	long long vcpu;
 	int measure, format;
 	bool hist, measure_set;
+	struct time_window time;
 	struct ks_stat_config cfg;
 	struct ks_stat_report_opts report;
 };
@@ -96,6 +97,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		OPT_STRING('k', "key", &a->report.sort_key, "KEY",
 			   "sort by sample (default), time (total), mean_t, max_t,\n"
 			   "min_t, ev_name or p99"),
+		OPT_TIME(&a->time),
 		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
 		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),
 		OPT_SET(0, "csv", &a->format, 2, "CSV", "format"),
@@ -167,6 +169,7 @@ int cmd_stat(int argc, char **argv)
 	setup(&a);
 	if (ks_source_open_flags(&src, a.input, KS_OPEN_NO_SYMBOLS, &err) < 0)
 		die("%s", err.msg);
+	apply_time_window(src, a.input, &a.time);
 	st = ks_stat_new_source(&a.cfg, src, &err);
 	if (!st)
 		die("%s", err.msg);

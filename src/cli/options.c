@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvmscope/source.h"
 #include "options.h"
 
 #define MAX_OPTS 96
@@ -42,6 +43,109 @@ int parse_whole(const char *s, long long min, long long max, long long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+static int parse_seconds(const char *s, size_t len, double *out)
+{
+	char buf[64], *end;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	if (buf[0] < '0' || buf[0] > '9')
+		return -1;
+	errno = 0;
+	*out = strtod(buf, &end);
+	return *end || errno || !isfinite(*out) ? -1 : 0;
+}
+
+const char *take_time_window(const char *arg, void *value)
+{
+	struct time_window *w = value;
+	const char *comma = strchr(arg, ','), *slash, *dash;
+	size_t len = strlen(arg);
+	long long n;
+
+	*w = (struct time_window){ .set = true, .end = -1 };
+	if (len && arg[len - 1] == '%' && (dash = strchr(arg, '-'))) {
+		w->percent = true;
+		if (dash[-1] != '%' || parse_seconds(arg, (size_t)(dash - arg - 1), &w->start) < 0 ||
+		    parse_seconds(dash + 1, len - (size_t)(dash + 1 - arg) - 1, &w->end) < 0 ||
+		    w->start > w->end || w->end > 100)
+			return "takes percentages A%-B% with 0 <= A <= B <= 100";
+		return NULL;
+	}
+	if ((slash = strchr(arg, '/'))) {
+		double p;
+
+		w->percent = true;
+		if (slash == arg || slash[-1] != '%' ||
+		    parse_seconds(arg, (size_t)(slash - arg - 1), &p) < 0 || p <= 0 || p > 100 ||
+		    parse_whole(slash + 1, 1, (long long)(100 / p + 0.5), &n) < 0)
+			return "takes P%/N: the Nth slice of P% of the input's span";
+		w->start = p * (double)(n - 1);
+		w->end = p * (double)n > 100 ? 100 : p * (double)n;
+		return NULL;
+	}
+	if (!comma || strchr(comma + 1, ','))
+		return "takes START,END in seconds (either may be empty), A%-B% or P%/N";
+	if ((comma > arg && parse_seconds(arg, (size_t)(comma - arg), &w->start) < 0) ||
+	    (comma[1] && parse_seconds(comma + 1, strlen(comma + 1), &w->end) < 0))
+		return "takes START,END in seconds (either may be empty), A%-B% or P%/N";
+	if (w->end >= 0 && w->end < w->start)
+		return "END is before START";
+	return NULL;
+}
+
+static uint64_t to_ns(double s)
+{
+	return s * 1e9 >= 1.8e19 ? UINT64_MAX : (uint64_t)(s * 1e9 + 0.5);
+}
+
+bool resolve_time_window(const char *path, const struct time_window *w, uint64_t *start,
+			 uint64_t *end)
+{
+	uint64_t first = UINT64_MAX, last = 0, span;
+	struct ks_record recs[64];
+	struct ks_source *scan;
+	struct ks_error err;
+	int n, i;
+
+	if (!w->set)
+		return false;
+	if (!w->percent) {
+		*start = to_ns(w->start);
+		*end = w->end < 0 ? UINT64_MAX : to_ns(w->end);
+		return true;
+	}
+	if (ks_source_open_flags(&scan, path, KS_OPEN_NO_SYMBOLS, &err) < 0)
+		die("%s", err.msg);
+	while ((n = ks_source_next_batch(scan, recs, 64, &err)) > 0)
+		for (i = 0; i < n; i++)
+			if (recs[i].type == KS_REC_EVENT) {
+				first = recs[i].ts < first ? recs[i].ts : first;
+				last = recs[i].ts > last ? recs[i].ts : last;
+			}
+	if (n < 0)
+		die("%s", err.msg);
+	ks_source_close(scan);
+	if (first > last) {
+		*start = 1, *end = 0; /* no events: nothing is in any window */
+		return true;
+	}
+	span = last - first;
+	*start = first + (uint64_t)((double)span * w->start / 100);
+	*end = w->end >= 100 ? last : first + (uint64_t)((double)span * w->end / 100);
+	return true;
+}
+
+void apply_time_window(struct ks_source *src, const char *path, const struct time_window *w)
+{
+	uint64_t start, end;
+
+	if (resolve_time_window(path, w, &start, &end))
+		ks_source_set_window(src, start, end);
 }
 
 int parse_pid_list(const char *s, int32_t *pids, int max, int *n)

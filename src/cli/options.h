@@ -111,6 +111,27 @@ bool option_given(const struct opt *opts, const char *long_name);
  * number in [MIN, MAX], decimal or 0x hex.  0, or -1 when S is not one. */
 int parse_whole(const char *s, long long min, long long max, long long *out);
 
+/* --time, perf's syntax: "START,END" in seconds of the input's clock (as
+ * `kvmscope dump` prints them; either side may be empty), or percentages
+ * of the input's time span: "A%-B%", or "P%/N" for the Nth slice of P%. */
+struct time_window {
+	bool set, percent;
+	double start, end; /* seconds, or percent; end < 0: open */
+};
+const char *take_time_window(const char *arg, void *value);
+#define OPT_TIME(w) OPT_CALLBACK(0, "time", (w), "START,END", \
+	"only events in this time window: seconds as dump prints\n" \
+	"them (START, or ,END alone) or percentages of the\n" \
+	"input's span (10%-20%, or 10%/2: the second tenth)", take_time_window)
+/* Limit SRC (opened from PATH) to W; percentages are resolved by reading
+ * PATH once more for the span of its events.  Dies on errors. */
+struct ks_source;
+void apply_time_window(struct ks_source *src, const char *path, const struct time_window *w);
+
+/* The window W of PATH in nanoseconds of its clock; false when W is unset. */
+bool resolve_time_window(const char *path, const struct time_window *w, uint64_t *start,
+			 uint64_t *end);
+
 /* PIDS from "PID[,PID...]": process ids 1..INT32_MAX, at most MAX of
  * them (appended at *N).  0, or -1 when S is not such a list. */
 int parse_pid_list(const char *s, int32_t *pids, int max, int *n);

@@ -7,24 +7,59 @@
  */
 #include "source_impl.h"
 
-int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err)
+void ks_source_set_window(struct ks_source *src, uint64_t start_ns, uint64_t end_ns)
 {
-	int r = src->ops->next(src, rec, err);
+	src->win_start = start_ns;
+	src->win_end = end_ns;
+	src->windowed = true;
+}
 
-	if (r > 0)
-		src->stats.records++;
-	return r;
+/* Drop the events of RECS[0, n) outside the window and return how many
+ * records are left; at the first event after it, the source has ended. */
+static int window(struct ks_source *src, struct ks_record *recs, int n)
+{
+	int i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		if (recs[i].type == KS_REC_EVENT && recs[i].ts > src->win_end) {
+			src->win_ended = true;
+			break;
+		}
+		if (recs[i].type == KS_REC_EVENT && recs[i].ts < src->win_start) {
+			src->stats.outside_window++;
+			continue;
+		}
+		if (kept != i)
+			recs[kept] = recs[i];
+		kept++;
+	}
+	return kept;
 }
 
 int ks_source_next_batch(struct ks_source *src, struct ks_record *recs, int max,
 			 struct ks_error *err)
 {
-	int n = src->ops->next_batch ? src->ops->next_batch(src, recs, max, err) :
-				       src->ops->next(src, recs, err);
+	int n;
 
+	for (;;) {
+		if (src->win_ended)
+			return 0;
+		n = src->ops->next_batch ? src->ops->next_batch(src, recs, max, err) :
+					   src->ops->next(src, recs, err);
+		if (n <= 0 || !src->windowed)
+			break;
+		n = window(src, recs, n);
+		if (n > 0)
+			break;
+	}
 	if (n > 0)
 		src->stats.records += (uint64_t)n;
 	return n;
+}
+
+int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err)
+{
+	return ks_source_next_batch(src, rec, 1, err);
 }
 
 int ks_source_select(struct ks_source *src, bool (*want)(void *ctx, struct tep_event *ev),

@@ -32,6 +32,8 @@ struct ks_source {
 	struct ks_source_info info;
 	struct ks_source_stats stats;
 	struct ks_limits limits;     /* the run's budgets (never NULL: defaults) */
+	uint64_t win_start, win_end; /* events outside [start, end] are dropped */
+	bool windowed, win_ended;
 };
 
 /* Each reader: open PATH whose first bytes are HEAD (HEAD_LEN of them, may be
