@@ -11,6 +11,8 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/attribution.h"
+#include "kvmscope/census.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/stat_report.h"
@@ -155,6 +157,74 @@ static void setup(struct stat_args *a)
 		a->cfg.views[0] = KS_DIM_KEY;
 }
 
+/* Whether ST counted nothing at all: no begin event passed the filters. */
+static bool empty_answer(const struct ks_stat *st)
+{
+	struct ks_stat_row **rows;
+
+	return ks_stat_rows(st, KS_STAT_BEGINS, &rows) == 0 && ks_stat_rows(st, 0, &rows) == 0;
+}
+
+static bool has_id(const int32_t *ids, int n, int32_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* An empty answer: say what the input does hold.  A question the input
+ * cannot answer (a class, vCPU, process or architecture it does not have)
+ * is an error; a legitimate zero (nothing in the time window) a note. */
+static void explain_empty(const struct stat_args *a, const struct ks_stat *st)
+{
+	static int32_t vms[KS_CENSUS_MAX_IDS];
+	const struct ks_attr_thread **threads;
+	static struct ks_census c;
+	size_t nthreads = ks_stat_attribution(st, &threads);
+	int nvms = 0;
+	struct ks_source *src;
+	struct ks_error err;
+	char have[512];
+	int i;
+
+	if (ks_source_open_flags(&src, a->input, KS_OPEN_NO_SYMBOLS, &err) < 0 ||
+	    ks_census(src, a->cfg.arch, &c, &err) < 0)
+		die("%s", err.msg);
+	ks_source_close(src);
+	if (!c.kvm_events)
+		die("%s: no KVM events: the file holds %llu events of other tracepoints; record "
+		    "kvm:* events ('perf kvm stat record', 'trace-cmd record -e kvm')", a->input,
+		    (unsigned long long)c.events);
+	if (a->cfg.arch && c.detected_arch && strcmp(c.detected_arch, a->cfg.arch))
+		die("%s: --arch %s, but the file's KVM events are %s's", a->input, a->cfg.arch,
+		    c.detected_arch);
+	ks_census_classes(&c, have, sizeof(have));
+	for (i = 0; i < c.nclasses; i++)
+		if (!strcmp(c.classes[i].name, a->cfg.event_class) && !c.classes[i].begins)
+			die("%s: no %s events; this file has %s", a->input, a->cfg.event_class,
+			    have[0] ? have : "no events of any class");
+	if (a->cfg.vcpu >= 0 && c.nvcpus && !has_id(c.vcpus, c.nvcpus, a->cfg.vcpu)) {
+		ks_census_ids(c.vcpus, c.nvcpus, have, sizeof(have));
+		die("%s: no vCPU %d; this file has vCPU%s %s", a->input, a->cfg.vcpu,
+		    c.nvcpus == 1 ? "" : "s", have);
+	}
+	for (size_t t = 0; t < nthreads; t++) /* sorted by VM */
+		if (threads[t]->vm >= 0 && (!nvms || vms[nvms - 1] != threads[t]->vm) &&
+		    nvms < KS_CENSUS_MAX_IDS)
+			vms[nvms++] = threads[t]->vm;
+	for (i = 0; i < a->cfg.npids; i++)
+		if (has_id(vms, nvms, a->cfg.pids[i]))
+			break;
+	if (a->cfg.npids && i == a->cfg.npids) {
+		ks_census_ids(vms, nvms, have, sizeof(have));
+		die("%s: no KVM events of process %s; this file has the VM process%s %s", a->input,
+		    a->report.pid_arg, nvms == 1 ? "" : "es", nvms ? have : "(none known)");
+	}
+	warnx_("%s: no %s events match%s", a->input, a->cfg.event_class,
+	       a->time.set ? " in the time window" : " the filters");
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args a = { .cfg = KS_STAT_CONFIG_INIT, .vcpu = -1 };
@@ -178,6 +248,8 @@ int cmd_stat(int argc, char **argv)
 		ks_stat_add_batch(st, recs, (size_t)r);
 	if (r < 0)
 		die("%s", err.msg);
+	if (empty_answer(st))
+		explain_empty(&a, st);
 	a.report.src_info = ks_source_info(src);
 	a.report.src_stats = ks_source_stats(src);
 	if (ks_stat_report(stdout, st, &a.report, &err) < 0)
