@@ -37,8 +37,7 @@ while IFS='|' read -r want word args; do
 		echo "not ok mistake $n: kvmscope $args: exit $rc (want $want), $lines stderr lines (want 1 naming '$word'): $(head -3 "$T/err" | tr '\n' ' ')"
 	fi
 done <<'ROWS'
-# usage mistakes: exit 2, the option named (the last word of a row is
-# what the one stderr line must contain, the middle field)
+# usage mistakes: exit 2, the option named
 2|--vcpu|stat -i $H/host-tsync.trace.dat --vcpu abc
 2|--vcpu|stat -i $H/host-tsync.trace.dat --vcpu -1
 2|--vcpu|stat -i $H/host-tsync.trace.dat --vcpu 1 --vcpu 2
