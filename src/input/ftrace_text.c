@@ -1560,13 +1560,17 @@ static int sniff(int fd, const char *path, struct ks_source_info *info, struct k
 			head_arch(info, p, nl ? (size_t)(head + n - (nl + 1)) : 0, nl ? nl + 1 : NULL);
 			goto out;
 		}
+		if (k == LINE_BAD) /* ftrace text starts with a header or an event */
+			break;
 		if (k == LINE_EMPTY)
 			lines--;
 		if (!nl)
 			break;
 		p = nl + 1;
 	}
-	ks_error_at(err, path, 0, "not a trace.dat, perf.data or ftrace text file");
+	ks_error_at(err, path, (uint64_t)(p - head),
+		    "not a trace.dat, perf.data or ftrace text file (this line is neither an "
+		    "ftrace header nor an event)");
 out:
 	free(head);
 	return r;
