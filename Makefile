@@ -99,7 +99,7 @@ TOOLS = $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all tests deps demo check bench fuzz clean install uninstall deb FORCE
+.PHONY: all tests deps demo check bench fuzz clean install uninstall deb print-version FORCE
 # Keep the object files of tests and tools (make would delete them as intermediates).
 .SECONDARY:
 all: $(BIN)
@@ -174,6 +174,9 @@ uninstall:
 		$(DESTDIR)$(ZSHCOMPDIR)/_kvmscope \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
 		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS)))
+
+print-version:
+	@echo '$(KS_VERSION)'
 
 # The Debian package, built in a scratch copy; the .deb lands in DEB_OUT.
 DEB_OUT ?= $(BUILD)/deb
