@@ -99,13 +99,15 @@ TOOLS = $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all tests deps demo check bench fuzz clean install uninstall deb print-version FORCE
+.PHONY: all tests tools deps demo check bench fuzz clean install uninstall deb print-version FORCE
 # Keep the object files of tests and tools (make would delete them as intermediates).
 .SECONDARY:
 all: $(BIN)
 
 # The tools (test-data writers), test programs and benchmarks, with the binary.
 tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES)
+# The binary and the test-data writers (scripts/fuzz.sh seeds its corpora with them).
+tools: $(BIN) $(TOOLS)
 
 deps:
 	@scripts/install-deps.sh
@@ -155,6 +157,7 @@ bench: deps
 
 FUZZ_SECONDS ?= 60
 fuzz: deps
+	@$(MAKE) --no-print-directory SAN= BUILD=build tools
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 install: $(BIN)
