@@ -1,6 +1,10 @@
 # kvmscope - build, test, benchmark and fuzz.
 #
-#   make            build the library, the CLI, the tools and the tests
+#   make            build the kvmscope binary only (build/kvmscope)
+#   make tests      build everything else too: tools, test programs, benchmarks
+#   make install    install the binary, the man pages and the shell completion
+#                   (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, ...; uninstall too)
+#   make deb        build the Debian package (scripts/build-deb.sh)
 #   make demo       install dependencies, build, and run kvmscope on real data
 #   make check      install dependencies, build, run the whole test suite
 #   make check SAN=1  the same built with AddressSanitizer + UBSan (build-san/)
@@ -10,6 +14,11 @@
 # Sources are discovered: every .c under src/<dir>/ (except src/cli) goes
 # into libkvmscope.a, src/cli/*.c make the kvmscope binary, each tools/*.c is
 # one program, each tests/*/test_*.c is one test program.
+#
+# CPPFLAGS, CFLAGS (default -O2 -g) and LDFLAGS from the environment or the
+# command line are honoured (Debian's hardening flags reach every object and
+# the link).  The version is `git describe` in a git checkout, else the
+# VERSION file; `kvmscope --version` prints it.
 
 SAN ?=
 ifeq ($(SAN),1)
@@ -22,13 +31,56 @@ endif
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = libtraceevent libtracefs libzstd zlib libelf libdw
+PKGS = libtraceevent libtracefs libzstd zlib libelf
+# The Debian package that provides each pkg-config module.
+deb_libtraceevent = libtraceevent-dev
+deb_libtracefs = libtracefs-dev
+deb_libzstd = libzstd-dev
+deb_zlib = zlib1g-dev
+deb_libelf = libelf-dev
 WERROR ?= -Werror
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
-KS_CFLAGS = -std=gnu11 -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE \
-	$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null) $(SANFLAGS)
-KS_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm -lpthread
+# pkg-config is asked once, when the first compile or link needs it (so that
+# `make deps`, `make clean` and `make install` of a built tree do not), and a
+# missing module stops the build naming the package to install.
+pkg_missing = $(if $(shell command -v $(PKG_CONFIG) 2>/dev/null),$(strip \
+	$(foreach p,$(PKGS),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(or $(deb_$(p)),$(p)-dev) (pkg-config $(p))))),pkg-config)
+pkg_check = $(if $(pkg_missing),$(error missing: $(subst $(rparen) ,$(rparen)$(comma) ,$(pkg_missing)); \
+	run 'make deps' or apt-get install them),)
+comma := ,
+rparen := )
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(pkg_check)$(shell $(PKG_CONFIG) --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS = $(eval PKG_LIBS := $(pkg_check)$(shell $(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIBS)
+KS_CFLAGS = -std=gnu11 -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE $(PKG_CFLAGS) $(SANFLAGS)
+KS_LIBS = $(PKG_LIBS) -lm -lpthread
+KS_LDFLAGS = $(CFLAGS) $(LDFLAGS) $(SANFLAGS)
+
+# The version: git describe in a checkout of this tree, else the VERSION file.
+# Without a tag: VERSION plus the commit (0.1.0-g674ec8a, -dirty if changed).
+VERSION_FILE := $(strip $(shell cat VERSION 2>/dev/null))
+IN_GIT := $(shell [ "$$(git -C . rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && echo y)
+ifeq ($(IN_GIT),y)
+KS_VERSION := $(or $(shell git describe --tags --dirty 2>/dev/null),$(VERSION_FILE)-g$(shell git describe --always --dirty 2>/dev/null))
+else
+KS_VERSION := $(VERSION_FILE)
+endif
+ifeq ($(KS_VERSION),)
+$(error no version: VERSION file missing and not a git checkout)
+endif
+
+# Installation (GNU conventions; DESTDIR for staging, as dpkg does).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL ?= install
+MANPAGES = $(wildcard man/*.1)
+# systemd units (the exporter's) are installed when the tree has them.
+UNITS = $(wildcard systemd/*.service systemd/*.socket systemd/*.timer)
 
 LIB_DIRS = input arch analysis output symbols unwind util
 LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
@@ -47,17 +99,29 @@ TOOLS = $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all deps demo check bench fuzz clean
+.PHONY: all tests tools deps demo check bench fuzz clean install uninstall deb print-version FORCE
 # Keep the object files of tests and tools (make would delete them as intermediates).
 .SECONDARY:
-all: $(BIN) $(TOOLS) $(TESTS) $(BENCHES)
+all: $(BIN)
+
+# The tools (test-data writers), test programs and benchmarks, with the binary.
+tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES)
+# The binary and the test-data writers (scripts/fuzz.sh seeds its corpora with them).
+tools: $(BIN) $(TOOLS)
 
 deps:
 	@scripts/install-deps.sh
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(KS_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(KS_CFLAGS) -MMD -MP -c -o $@ $<
+
+# main.c is rebuilt when the version changes (the file is rewritten only then).
+$(BUILD)/version: FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(KS_VERSION)' ] || echo '$(KS_VERSION)' > $@
+$(BUILD)/obj/src/cli/main.o: $(BUILD)/version
+$(BUILD)/obj/src/cli/main.o: KS_CFLAGS += -DKS_VERSION='"$(KS_VERSION)"'
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -65,35 +129,62 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(KS_LIBS)
+	$(CC) $(KS_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(KS_LIBS)
 
 $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(LIB) $(KS_LIBS)
+	$(CC) $(KS_LDFLAGS) -o $@ $< $(LIB) $(KS_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(LIB) $(KS_LIBS)
+	$(CC) $(KS_LDFLAGS) -o $@ $< $(LIB) $(KS_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(KS_LIBS)
+	$(CC) $(KS_LDFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(KS_LIBS)
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory tests
 	@scripts/demo.sh $(BUILD)
 
 check: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory tests
 	@tests/run.sh $(BUILD)
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory tests
 	@bench/run.sh $(BUILD)
 
 FUZZ_SECONDS ?= 60
 fuzz: deps
+	@$(MAKE) --no-print-directory SAN= BUILD=build tools
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+install: $(BIN)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(INSTALL) -m 755 $(BIN) $(DESTDIR)$(BINDIR)/kvmscope
+	$(INSTALL) -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 completion/kvmscope.bash $(DESTDIR)$(BASHCOMPDIR)/kvmscope
+	$(INSTALL) -m 644 completion/_kvmscope $(DESTDIR)$(ZSHCOMPDIR)/_kvmscope
+ifneq ($(UNITS),)
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(INSTALL) -m 644 $(UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
+endif
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/kvmscope $(DESTDIR)$(BASHCOMPDIR)/kvmscope \
+		$(DESTDIR)$(ZSHCOMPDIR)/_kvmscope \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS)))
+
+print-version:
+	@echo '$(KS_VERSION)'
+
+# The Debian package, built in a scratch copy; the .deb lands in DEB_OUT.
+DEB_OUT ?= $(BUILD)/deb
+deb:
+	@scripts/build-deb.sh $(DEB_OUT)
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -28,7 +28,7 @@ static const char usage_text[] =
 	"usage: kvmscope top [-i FILE [--fast]] [options]\n"
 	"\n"
 	"Exits per VM (QEMU process), vCPU and exit reason, refreshed every -d seconds:\n"
-	"exits/s, time in exits (%% of the vCPUs' time) and p99 exit handling latency.\n"
+	"exits/s, time in exits (% of the vCPUs' time) and p99 exit handling latency.\n"
 	"Live from tracefs (private instance), or replayed from any input file.\n"
 	"\n"
 	"  -i, --input FILE       replay FILE (perf.data, trace.dat, ftrace text) at its\n"

@@ -2,6 +2,7 @@
  * main.c - kvmscope: see inside KVM guests from the host.
  *
  * Dispatches "kvmscope <command> ..." to cmd_<command>() (one file each).
+ * "kvmscope help COMMAND" is "kvmscope COMMAND --help".
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +12,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+/* Set by the Makefile: git describe in a checkout, else the VERSION file. */
+#ifndef KS_VERSION
+#define KS_VERSION "unknown"
+#endif
 
 struct command {
 	const char *name;
@@ -88,13 +94,32 @@ static void usage(FILE *out)
 {
 	const struct command *c;
 
-	fputs("usage: kvmscope <command> [options]\n\n"
+	fputs("usage: kvmscope <command> [options]\n"
+	      "       kvmscope help <command>\n"
+	      "       kvmscope --version\n\n"
 	      "See inside KVM virtual machines from the host.\n\n"
 	      "Commands:\n", out);
 	for (c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->help);
-	fputs("\nRun 'kvmscope <command> --help' for a command's options; "
-	      "'man kvmscope-stat' for details.\n", out);
+	fputs("\nRun 'kvmscope <command> --help' (or 'kvmscope help <command>') for a\n"
+	      "command's options; 'man kvmscope' and 'man kvmscope-<command>' for details.\n"
+	      "Exit status: 0 success, 1 error (input, output, system), 2 usage error.\n", out);
+}
+
+static const struct command *find_command(const char *name)
+{
+	const struct command *c;
+
+	for (c = commands; c->name; c++)
+		if (!strcmp(name, c->name))
+			return c;
+	return NULL;
+}
+
+static int not_a_command(const char *name)
+{
+	fprintf(stderr, "kvmscope: '%s' is not a kvmscope command; see 'kvmscope --help'.\n", name);
+	return 2;
 }
 
 /* Large perf.data inputs are read through a mapping: a file cut short
@@ -121,17 +146,25 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!strcmp(argv[1], "help") && argc > 2) {
+		/* "help CMD": the command's own --help text, word for word. */
+		char *help_argv[] = { argv[2], (char *)"--help", NULL };
+
+		if (argc > 3) {
+			fputs("usage: kvmscope help <command>\n", stderr);
+			return 2;
+		}
+		c = find_command(argv[2]);
+		return c ? c->fn(2, help_argv) : not_a_command(argv[2]);
+	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		puts("kvmscope 0.1");
+		puts("kvmscope " KS_VERSION);
 		return 0;
 	}
-	for (c = commands; c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->fn(argc - 1, argv + 1);
-	fprintf(stderr, "kvmscope: '%s' is not a kvmscope command; see 'kvmscope --help'.\n", argv[1]);
-	return 2;
+	c = find_command(argv[1]);
+	return c ? c->fn(argc - 1, argv + 1) : not_a_command(argv[1]);
 }
