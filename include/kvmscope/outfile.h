@@ -17,14 +17,15 @@
  *	// or ks_outfile_abort(of): removes the temporary file, keeps the final name
  *
  * Refused outputs (one-line errors, nothing created):
- *  - a final name that exists and is not a regular file (a device such as
- *    /dev/null, a FIFO, a directory, /dev/stdout): only regular files and
- *    standard output ("-") are written;
+ *  - a directory or a block device;
  *  - a final name that is one of the inputs (same device and inode, also
  *    through a hard link or a symbolic link);
- *  - "-" with KS_OUTFILE_NO_STDOUT (outputs that need a seekable file).
- * A symbolic link to a regular file is followed: its target is replaced and
- * the link stays.
+ *  - "-" with KS_OUTFILE_NO_STDOUT (outputs that need a seekable file), and
+ *    with that flag a device or pipe that cannot seek.
+ * An existing character device or pipe (/dev/null, /dev/full, a FIFO,
+ * /dev/stdout on a pipe) is written in place, checked like standard output,
+ * and never renamed over, truncated or removed.  A symbolic link to a
+ * regular file is followed: its target is replaced and the link stays.
  *
  * "-" means standard output: ks_outfile_stream() is stdout, commit flushes
  * it and checks for errors, abort does nothing; stdout is never closed here
@@ -59,7 +60,8 @@ int ks_outfile_open(struct ks_outfile **out, const char *path, const char *const
 
 /* Where to write (stdout for "-"). */
 FILE *ks_outfile_stream(struct ks_outfile *of);
-/* The final name as given, and the temporary file's path (NULL for "-"). */
+/* The final name as given, and the temporary file's path (NULL for "-"
+ * and devices written in place). */
 const char *ks_outfile_path(const struct ks_outfile *of);
 const char *ks_outfile_temp_path(const struct ks_outfile *of);
 

@@ -397,15 +397,14 @@ int cmd_convert(int argc, char **argv)
 	uint64_t nformats = 0;
 
 	parse_args(argc, argv, &a);
-	/* the output is checked before the input is read: never the input
-	 * itself, never a device */
+	/* the output is checked and opened before the input is read: never
+	 * the input itself, a directory or something that cannot seek */
 	inputs[0] = a.input;
-	cli_output_check(a.output, inputs, KS_OUTFILE_NO_STDOUT);
-	if (ks_source_open(&src, a.input, &err) < 0)
-		die("%s", err.msg);
-	set_opts(src, &a, &o, uname, sizeof(uname));
 	of = cli_output_open(a.output, inputs, KS_OUTFILE_NO_STDOUT);
 	out_slot = cli_output_slot(of);
+	if (ks_source_open(&src, a.input, &err) < 0)
+		die("%s", err.msg); /* the temporary file goes at exit */
+	set_opts(src, &a, &o, uname, sizeof(uname));
 	w = ks_tdw_create_out(of, &o, &err);
 	if (!w) {
 		cli_output_release(out_slot);

@@ -26,7 +26,8 @@
 struct ks_outfile {
 	char *path;      /* as given (for messages) */
 	char *final;     /* where the rename goes (a symlink's target) */
-	char *temp;      /* NULL for standard output */
+	char *temp;      /* NULL for standard output and devices */
+	bool direct;     /* an existing device or pipe, written in place */
 	FILE *f;
 	int fd;
 	int werr;        /* the first write error's errno (stdio keeps only a flag) */
@@ -152,9 +153,11 @@ int ks_outfile_check(const char *path, const char *const *inputs, unsigned flags
 		}
 		return ks_error_set(err, "%s: %s", path, strerror(errno));
 	}
-	if (!S_ISREG(st.st_mode))
-		return ks_error_set(err, "%s: not a regular file; kvmscope writes outputs to "
-				    "regular files or to standard output ('-')", path);
+	if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
+		return ks_error_set(err, "%s: %s; kvmscope writes outputs to regular files, "
+				    "character devices such as /dev/null, pipes or standard "
+				    "output ('-')", path,
+				    S_ISDIR(st.st_mode) ? "a directory" : "a block device");
 	for (i = 0; inputs && inputs[i]; i++)
 		if (stat_input(inputs[i], &ist) == 0 && ist.st_dev == st.st_dev &&
 		    ist.st_ino == st.st_ino)
@@ -229,6 +232,31 @@ static void free_outfile(struct ks_outfile *of)
 	free(of);
 }
 
+/* An existing character device or pipe (/dev/null, a FIFO, /dev/stdout):
+ * written in place, never renamed over, truncated or removed. */
+static int open_direct(struct ks_outfile *of, struct ks_error *err)
+{
+	int fd = open(of->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return ks_error_set(err, "%s: cannot open: %s", of->path, strerror(errno));
+	if ((of->flags & KS_OUTFILE_NO_STDOUT) && lseek(fd, 0, SEEK_CUR) < 0) {
+		close(fd);
+		return ks_error_set(err, "%s: cannot seek there; this output is written with "
+				    "seeks: name a regular file (or /dev/null)", of->path);
+	}
+	of->fd = fd;
+	of->direct = true;
+	of->f = fopencookie(of, "wb", (cookie_io_functions_t){ ck_read, ck_write, ck_seek,
+							       ck_close });
+	if (!of->f) {
+		int e = errno;
+		close(fd);
+		return ks_error_set(err, "%s: cannot open: %s", of->path, strerror(e));
+	}
+	return 0;
+}
+
 int ks_outfile_open(struct ks_outfile **out, const char *path, const char *const *inputs,
 		    unsigned flags, struct ks_error *err)
 {
@@ -247,6 +275,17 @@ int ks_outfile_open(struct ks_outfile **out, const char *path, const char *const
 		of->f = stdout;
 		*out = of;
 		return 0;
+	}
+	{
+		struct stat st;
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			if (open_direct(of, err) < 0) {
+				free_outfile(of);
+				return -1;
+			}
+			*out = of;
+			return 0;
+		}
 	}
 	if (!(of->final = final_name(path, err)) || create_temp(of, err) < 0) {
 		free_outfile(of);
@@ -275,10 +314,11 @@ void ks_outfile_abort(struct ks_outfile *of)
 {
 	if (!of)
 		return;
-	if (of->temp) {
+	if (of->temp || of->direct) {
 		if (of->f)
 			fclose(of->f);
-		unlink(of->temp);
+		if (of->temp)
+			unlink(of->temp);
 	}
 	free_outfile(of);
 }
@@ -324,6 +364,22 @@ static int commit_stdout(struct ks_outfile *of, struct ks_error *err)
 	return 0;
 }
 
+static int commit_direct(struct ks_outfile *of, struct ks_error *err)
+{
+	int bad = ferror(of->f), e = 0;
+
+	if (fflush(of->f) != 0)
+		e = of->werr ? of->werr : errno;
+	if (fclose(of->f) != 0 && !e)
+		e = errno;
+	if (bad && !e)
+		e = of->werr;
+	if (bad || e)
+		ks_error_set(err, "%s: write error%s%s", of->path, e ? ": " : "", e ? strerror(e) : "");
+	free_outfile(of);
+	return bad || e ? -1 : 0;
+}
+
 int ks_outfile_commit(struct ks_outfile *of, struct ks_error *err)
 {
 	struct stat st;
@@ -332,6 +388,8 @@ int ks_outfile_commit(struct ks_outfile *of, struct ks_error *err)
 
 	if (!of)
 		return ks_error_set(err, "no output file");
+	if (of->direct)
+		return commit_direct(of, err);
 	if (!of->temp)
 		return commit_stdout(of, err);
 	bad = ferror(of->f);
@@ -350,8 +408,8 @@ int ks_outfile_commit(struct ks_outfile *of, struct ks_error *err)
 	 * over a device node would replace the node */
 	if (lstat(of->final, &st) == 0 && !S_ISREG(st.st_mode)) {
 		unlink(of->temp);
-		ks_error_set(err, "%s: not a regular file any more; kvmscope writes outputs to "
-			     "regular files or to standard output ('-')", of->path);
+		ks_error_set(err, "%s: not a regular file any more; the output is not "
+			     "renamed over it", of->path);
 		free_outfile(of);
 		return -1;
 	}

@@ -3,9 +3,10 @@
 # run leaves under the output's name.
 #
 # Properties checked (checksums before and after, file types, exit codes):
-#  - a refused output (a device: /dev/null, /dev/full, a node made with
-#    mknod, /dev/stdout on a pipe; the input itself, through a hard link or
-#    a symbolic link) is untouched, the run exits 1 with one line;
+#  - a device (/dev/null, /dev/full, a node made with mknod) is written in
+#    place and stays the device; a directory, a block device, the input
+#    itself (also through a hard link or a symbolic link) and, for a
+#    trace.dat, a pipe are refused: untouched, exit 1 with one line;
 #  - a failed run (broken input) leaves an existing output as it was;
 #  - standard output on /dev/full: exit 1, one line "standard output: write
 #    error", for every command that prints;
@@ -45,30 +46,49 @@ one_line() {
 printf 'garbage, not a recording\n' > "$dir/broken.data"
 bsum=$(sum "$dir/broken.data")
 
+# devices are written in place, never replaced or removed
 for dev in /dev/null /dev/full; do
 	before=$(stat -c '%F %t:%T' "$dev")
 	"$ks" convert -i "$dir/broken.data" -o "$dev" 2>"$dir/err"; rc=$?
 	after=$(stat -c '%F %t:%T' "$dev" 2>/dev/null)
 	if [ "$before" = "$after" ]; then
-		one_line "convert_broken_to_$(basename $dev)_refused" 1 $rc "$dir/err" "not a regular file"
+		one_line "convert_broken_to_$(basename $dev)_untouched" 1 $rc "$dir/err" "broken.data"
 	else
 		echo "not ok convert_broken_to_$(basename $dev): $dev is now '$after'"
 	fi
 done
-# the same with a good input: refused before reading, not only when it fails
-"$ks" convert -i "$host" -o /dev/null 2>"$dir/err"; rc=$?
-one_line convert_good_to_dev_null_refused 1 $rc "$dir/err" "not a regular file"
-# /dev/stdout on a pipe
+"$ks" convert -q -i "$host" -o /dev/null 2>"$dir/err"; rc=$?
+[ $rc = 0 ] && [ -c /dev/null ] && echo "ok convert_good_to_dev_null" ||
+	echo "not ok convert_good_to_dev_null: exit $rc, $(head -1 "$dir/err")"
+"$ks" convert -q -i "$host" -o /dev/full 2>"$dir/err"; rc=$?
+[ -c /dev/full ] && one_line convert_good_to_dev_full 1 $rc "$dir/err" "No space left on device" ||
+	echo "not ok convert_good_to_dev_full: /dev/full is gone"
+# /dev/stdout on a pipe: a trace.dat needs seeks, refused before reading
 "$ks" convert -i "$dir/broken.data" -o /dev/stdout 2>"$dir/err" | cat > /dev/null
 rc=${PIPESTATUS[0]}
-one_line convert_to_dev_stdout_pipe_refused 1 $rc "$dir/err" "not a regular file"
+one_line convert_to_dev_stdout_pipe_refused 1 $rc "$dir/err" "cannot seek"
+# a flame graph on a pipe is fine
+n=$("$ks" report -i "$host" --flamegraph /dev/stdout 2>"$dir/err" | grep -c '</svg>')
+[ "$n" = 1 ] && echo "ok report_flamegraph_to_dev_stdout_pipe" ||
+	echo "not ok report_flamegraph_to_dev_stdout_pipe: $(head -1 "$dir/err")"
+# a directory is refused
+"$ks" report -i "$host" --flamegraph "$dir" > /dev/null 2>"$dir/err"; rc=$?
+one_line report_flamegraph_to_directory_refused 1 $rc "$dir/err" "a directory"
 
 if [ "$(id -u)" = 0 ] && mknod "$dir/node" c 1 3 2>/dev/null; then
 	"$ks" convert -i "$dir/broken.data" -o "$dir/node" 2>"$dir/err"; rc=$?
 	if [ -c "$dir/node" ]; then
-		one_line convert_to_mknod_node_refused 1 $rc "$dir/err" "not a regular file"
+		one_line convert_broken_to_mknod_node_untouched 1 $rc "$dir/err" "broken.data"
 	else
-		echo "not ok convert_to_mknod_node: the device node is gone"
+		echo "not ok convert_broken_to_mknod_node: the device node is gone"
+	fi
+	"$ks" timeline -q -i "$host" --html "$dir/node" 2>"$dir/err"; rc=$?
+	[ $rc = 0 ] && [ -c "$dir/node" ] && echo "ok timeline_html_to_mknod_node_written_in_place" ||
+		echo "not ok timeline_html_to_mknod_node: exit $rc, $(head -1 "$dir/err")"
+	if mknod "$dir/blk" b 7 200 2>/dev/null; then
+		"$ks" convert -i "$host" -o "$dir/blk" 2>"$dir/err"; rc=$?
+		[ -b "$dir/blk" ] && one_line convert_to_block_device_refused 1 $rc "$dir/err" "a block device" ||
+			echo "not ok convert_to_block_device: the node is gone"
 	fi
 else
 	echo "skip convert_to_mknod_node: mknod needs root"
@@ -260,8 +280,8 @@ if [ ! -w "$T/instances" ]; then
 	echo "skip record_writers: tracefs is not writable at $T (needs root)"
 	exit 0
 fi
-"$ks" record -o /dev/null -e sched:sched_switch -d 0.1 2>"$dir/err"; rc=$?
-one_line record_to_dev_null_refused 1 $rc "$dir/err" "not a regular file"
+"$ks" record -o "$dir" -e sched:sched_switch -d 0.1 2>"$dir/err"; rc=$?
+one_line record_to_directory_refused 1 $rc "$dir/err" "a directory"
 
 # NAME.old: kept with its content; the new file is a recording
 rm -f "$dir/rec.dat" "$dir/rec.dat.old"

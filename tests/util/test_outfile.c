@@ -138,9 +138,8 @@ static void t_refusals(void)
 		snprintf(spec, sizeof(spec), "%s@guest", path("in.dat"));
 		KT_EQ_INT(ks_outfile_check(path("in.dat"), in2, 0, &err), -1);
 	}
-	KT_EQ_INT(ks_outfile_open(&of, "/dev/null", NULL, 0, &err), -1);
-	KT_EXPECT(strstr(err.msg, "not a regular file") != NULL);
 	KT_EQ_INT(ks_outfile_open(&of, dir, NULL, 0, &err), -1);
+	KT_EXPECT(strstr(err.msg, "a directory") != NULL);
 	KT_EQ_INT(ks_outfile_open(&of, "-", NULL, KS_OUTFILE_NO_STDOUT, &err), -1);
 	KT_EQ_INT(ks_outfile_open(&of, path("no-dir/x"), NULL, 0, &err), -1);
 	KT_EXPECT(strstr(err.msg, "cannot create") != NULL);
@@ -149,6 +148,29 @@ static void t_refusals(void)
 	free(s);
 	KT_EQ_INT(hidden(), 0);
 	KT_EXPECT(of == NULL);
+}
+
+/* Devices are written in place and stay what they are. */
+static void t_devices(void)
+{
+	struct ks_outfile *of;
+	struct ks_error err;
+	struct stat st;
+
+	KT_REQUIRE(ks_outfile_open(&of, "/dev/null", NULL, KS_OUTFILE_NO_STDOUT, &err) == 0);
+	KT_EXPECT(ks_outfile_temp_path(of) == NULL);
+	fputs("discarded\n", ks_outfile_stream(of));
+	KT_EQ_INT(ks_outfile_commit(of, &err), 0);
+	KT_REQUIRE(stat("/dev/null", &st) == 0);
+	KT_EXPECT(S_ISCHR(st.st_mode));
+	KT_REQUIRE(ks_outfile_open(&of, "/dev/full", NULL, 0, &err) == 0);
+	fputs("no room\n", ks_outfile_stream(of));
+	KT_EQ_INT(ks_outfile_commit(of, &err), -1);
+	KT_EXPECT(strstr(err.msg, "No space left on device") != NULL);
+	KT_REQUIRE(ks_outfile_open(&of, "/dev/full", NULL, 0, &err) == 0);
+	ks_outfile_abort(of);
+	KT_REQUIRE(stat("/dev/full", &st) == 0);
+	KT_EXPECT(S_ISCHR(st.st_mode));
 }
 
 static void t_keep_old(void)
@@ -230,7 +252,8 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_commit_replaces), KT_CASE(t_abort_keeps_old), KT_CASE(t_refusals),
-		KT_CASE(t_keep_old), KT_CASE(t_symlink_target), KT_CASE(t_write_error),
+		KT_CASE(t_devices), KT_CASE(t_keep_old), KT_CASE(t_symlink_target),
+		KT_CASE(t_write_error),
 		{ NULL, NULL },
 	};
 
