@@ -263,8 +263,8 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$m" 2>/dev/null; then
 	full_case timeline_json t.json timeline -q -i "$host" --json OUT
 	full_case convert c.dat convert -q -i "$host" -o OUT
 	full_case convert_v6 c6.dat convert -q -i "$host" -o OUT --file-version 6
-	# the flame graph is small: leave it less room than it needs
-	dd if=/dev/zero of="$m/fill" bs=1k count=60 2>/dev/null
+	# the flame graph is small: leave it no room at all
+	dd if=/dev/zero of="$m/fill" bs=4k 2>/dev/null
 	full_case report_flamegraph f.svg report -i "$host" --flamegraph OUT
 	full_case report_folded f.txt report -i "$dir/big.data" --folded OUT
 	if [ -w "$T/instances" ] && rm -f "$m/fill"; then
