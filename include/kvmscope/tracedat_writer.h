@@ -65,8 +65,17 @@ struct ks_tdw_stats {
 	uint64_t data_bytes;      /* flyrecord bytes in the file (compressed if so) */
 };
 
+/* The file is written to a temporary file next to PATH (outfile.h) and
+ * renamed to PATH by ks_tdw_close() once complete: a failed or killed run
+ * leaves whatever PATH was.  ks_tdw_create_out() writes to OF (opened with
+ * ks_outfile_open(), not standard output) and takes it over in every case:
+ * ks_tdw_close() commits it, an error or ks_tdw_abort() removes its
+ * temporary file. */
+struct ks_outfile;
 struct ks_tdw *ks_tdw_create(const char *path, const struct ks_tdw_opts *o,
 			     struct ks_error *err);
+struct ks_tdw *ks_tdw_create_out(struct ks_outfile *of, const struct ks_tdw_opts *o,
+				 struct ks_error *err);
 
 /* Metadata.  Texts are copied.  header_page / header_event default to the
  * kernel's layout for the configured kernel long size; ftrace formats go to
@@ -119,9 +128,10 @@ int ks_tdw_set_latency_text(struct ks_tdw *w, const char *text, size_t len, stru
 
 const struct ks_tdw_stats *ks_tdw_stats(const struct ks_tdw *w);
 
-/* Write the file and free W (also on error, which removes the file). */
+/* Write the file, give it its name and free W (also on error, which
+ * removes the temporary file only). */
 int ks_tdw_close(struct ks_tdw *w, struct ks_error *err);
-/* Free W and remove the partly written file. */
+/* Free W and remove the temporary file; the final name is untouched. */
 void ks_tdw_abort(struct ks_tdw *w);
 
 #endif

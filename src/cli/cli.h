@@ -38,6 +38,25 @@ int parse_choice(const char *cmd, const char *opt, const char *s, const char *co
 enum ks_kunwind parse_kernel_unwind(const char *cmd, const char *s, bool *is_auto);
 int parse_orc_layout(const char *cmd, const char *s);
 
+/* Output files (output.c, over kvmscope/outfile.h): written to a temporary
+ * file renamed over PATH when complete.  cli_output_check() runs the checks
+ * alone (before reading any input); cli_output_open() dies with one line on
+ * a refusal or error and registers the temporary file for removal at exit
+ * and on SIGINT/SIGTERM/SIGHUP; cli_output_commit() dies on a write error.
+ * For a writer that commits by itself (ks_tdw_close), take the slot with
+ * cli_output_slot() before and cli_output_release() it after. */
+#include "kvmscope/outfile.h"
+void cli_output_check(const char *path, const char *const *inputs, unsigned flags);
+struct ks_outfile *cli_output_open(const char *path, const char *const *inputs, unsigned flags);
+void cli_output_commit(struct ks_outfile *of);
+void cli_output_abort(struct ks_outfile *of);
+int cli_output_slot(const struct ks_outfile *of);
+void cli_output_release(int slot);
+/* Remove the registered temporary files on SIGINT/SIGTERM/SIGHUP even when
+ * the signal was ignored (record, whose own handlers take them over and
+ * chain to these after a second signal). */
+void cli_output_catch_signals(void);
+
 /* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync.
  * Their long options use these values (MERGE_INPUT_LONGOPTS). */
 #include "kvmscope/merge.h"

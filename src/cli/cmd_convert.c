@@ -85,6 +85,17 @@ static struct comm_slot *comm_find(struct comm_map *m, int32_t tid)
 	return &m->slots[i];
 }
 
+/* The output's slot in the command line's list of temporary files. */
+static int out_slot = -1;
+
+/* Remove the unfinished output (its temporary file only) and die. */
+static _Noreturn void writer_failed(struct ks_tdw *w, const struct ks_error *err)
+{
+	cli_output_release(out_slot);
+	ks_tdw_abort(w);
+	die("%s", err->msg);
+}
+
 static void parse_args(int argc, char **argv, struct convert_args *a)
 {
 	static const struct option longopts[] = {
@@ -199,8 +210,7 @@ static void copy_guests(struct ks_tdw *w, const struct ks_tracedat_meta *m)
 			memcpy(p + 4, &gu->vcpus[i].host_tid, 4);
 		}
 		if (ks_tdw_add_option(w, 13, d, (uint32_t)size, &err) < 0) {
-			ks_tdw_abort(w);
-			die("%s", err.msg);
+			writer_failed(w, &err);
 		}
 		free(d);
 	}
@@ -252,14 +262,12 @@ static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
 			comm_find(comms, rec.tid);
 		if (ks_tdw_add_event(w, (uint32_t)rec.cpu, raw_ts ? rec.raw_ts : rec.ts, rec.data,
 				     rec.size, &err) < 0) {
-			ks_tdw_abort(w);
-			die("%s", err.msg);
+			writer_failed(w, &err);
 		}
 		n->events++;
 	}
 	if (r < 0) {
-		ks_tdw_abort(w);
-		die("%s", err.msg);
+		writer_failed(w, &err);
 	}
 }
 
@@ -279,8 +287,7 @@ static void write_cmdlines(struct ks_tdw *w, struct tep_handle *tep, struct comm
 		if (!comm || (s->tid == 0 && !s->named))
 			continue;
 		if (ks_tdw_add_cmdline(w, s->tid, comm, &err) < 0) {
-			ks_tdw_abort(w);
-			die("%s", err.msg);
+			writer_failed(w, &err);
 		}
 	}
 }
@@ -349,8 +356,7 @@ static void add_symbols(struct ks_tdw *w, struct tep_handle *tep)
 		}
 		fclose(f);
 		if (ks_tdw_set_kallsyms(w, out, out_len, &err) < 0) {
-			ks_tdw_abort(w);
-			die("%s", err.msg);
+			writer_failed(w, &err);
 		}
 		free(out);
 	}
@@ -368,8 +374,7 @@ static void add_symbols(struct ks_tdw *w, struct tep_handle *tep)
 		}
 		fclose(f);
 		if (ks_tdw_set_printk_formats(w, out, out_len, &err) < 0) {
-			ks_tdw_abort(w);
-			die("%s", err.msg);
+			writer_failed(w, &err);
 		}
 		free(out);
 	}
@@ -379,7 +384,10 @@ static void add_symbols(struct ks_tdw *w, struct tep_handle *tep)
 int cmd_convert(int argc, char **argv)
 {
 	struct convert_args a = { 0 };
+	const char *inputs[2] = { NULL, NULL };
 	struct convert_counts n = { 0 };
+	struct ks_outfile *of;
+	int r;
 	struct comm_map comms = { 0 };
 	struct ks_source *src;
 	struct ks_tdw_opts o;
@@ -389,15 +397,21 @@ int cmd_convert(int argc, char **argv)
 	uint64_t nformats = 0;
 
 	parse_args(argc, argv, &a);
+	/* the output is checked and opened before the input is read: never
+	 * the input itself, a directory or something that cannot seek */
+	inputs[0] = a.input;
+	of = cli_output_open(a.output, inputs, KS_OUTFILE_NO_STDOUT);
+	out_slot = cli_output_slot(of);
 	if (ks_source_open(&src, a.input, &err) < 0)
-		die("%s", err.msg);
+		die("%s", err.msg); /* the temporary file goes at exit */
 	set_opts(src, &a, &o, uname, sizeof(uname));
-	w = ks_tdw_create(a.output, &o, &err);
-	if (!w)
+	w = ks_tdw_create_out(of, &o, &err);
+	if (!w) {
+		cli_output_release(out_slot);
 		die("%s", err.msg);
+	}
 	if (ks_source_tep(src) && ks_tdw_add_tep_formats(w, ks_source_tep(src), &err) < 0) {
-		ks_tdw_abort(w);
-		die("%s", err.msg);
+		writer_failed(w, &err);
 	}
 	if (ks_source_tep(src))
 		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
@@ -406,7 +420,10 @@ int cmd_convert(int argc, char **argv)
 	copy_guests(w, ks_tracedat_meta(src));
 	copy_records(src, w, keep_raw_ts(ks_tracedat_meta(src)), &comms, &n);
 	write_cmdlines(w, ks_source_tep(src), &comms);
-	if (ks_tdw_close(w, &err) < 0)
+	/* the file gets its name here, complete, or not at all */
+	r = ks_tdw_close(w, &err);
+	cli_output_release(out_slot);
+	if (r < 0)
 		die("%s", err.msg);
 	if (!a.quiet)
 		fprintf(stderr, "kvmscope convert: %s -> %s: %" PRIu64 " events, %" PRIu64

@@ -275,7 +275,11 @@ static void add_cmdlines(struct record_state *s)
 	free(txt);
 }
 
-static struct ks_tdw *create_writer(const struct record_args *a, struct ks_live *l)
+/* The output's slot in the command line's list of temporary files. */
+static int out_slot = -1;
+
+static struct ks_tdw *create_writer(const struct record_args *a, struct ks_live *l,
+				    struct ks_outfile *of)
 {
 	static char uname_buf[512], tmpdir[4096];
 	struct ks_tdw_opts o = { 0 };
@@ -306,9 +310,11 @@ static struct ks_tdw *create_writer(const struct record_args *a, struct ks_live 
 	snprintf(tmpdir, sizeof(tmpdir), "%s", dirname(dup));
 	free(dup);
 	o.tmpdir = tmpdir;
-	w = ks_tdw_create(a->output, &o, &err);
-	if (!w)
+	w = ks_tdw_create_out(of, &o, &err);
+	if (!w) {
+		cli_output_release(out_slot);
 		die("%s", err.msg);
+	}
 	return w;
 }
 
@@ -467,7 +473,9 @@ int cmd_record(int argc, char **argv)
 	struct record_args a = { 0 };
 	struct ks_live_opts o = KS_LIVE_OPTS_INIT;
 	struct record_state s = { 0 };
+	struct ks_outfile *of;
 	struct ks_error err;
+	int r;
 	uint64_t kernel_lost;
 	int rc = 0;
 
@@ -479,10 +487,17 @@ int cmd_record(int argc, char **argv)
 	o.pids = a.pids;
 	o.npids = a.npids;
 	o.buffer_kb = a.buffer_kb;
+	/* the output first: a refused name stops the run before tracing, and
+	 * the temporary file's removal on signals is in place before
+	 * ks_live_catch_signals() (whose second-signal exit chains to it).
+	 * An existing file is kept as NAME.old when the new one is complete. */
+	of = cli_output_open(a.output, NULL, KS_OUTFILE_NO_STDOUT | KS_OUTFILE_KEEP_OLD);
+	out_slot = cli_output_slot(of);
+	cli_output_catch_signals();
 	ks_live_catch_signals();
 	if (ks_live_create(&s.live, &o, &err) < 0)
 		die("%s", err.msg);
-	s.w = create_writer(&a, s.live);
+	s.w = create_writer(&a, s.live, of);
 	add_metadata(&s);
 	s.page = calloc(1, ks_live_page_size(s.live));
 	s.events_cpu = calloc((size_t)ks_live_nr_cpus(s.live), sizeof(*s.events_cpu));
@@ -501,7 +516,9 @@ int cmd_record(int argc, char **argv)
 		;
 	kernel_lost = ks_live_kernel_lost(s.live);
 	add_cmdlines(&s);
-	if (ks_tdw_close(s.w, &err) < 0)
+	r = ks_tdw_close(s.w, &err);
+	cli_output_release(out_slot);
+	if (r < 0)
 		die("%s", err.msg);
 	summary(&s, &a, kernel_lost);
 	if (a.cmd && s.child > 0) {

@@ -583,35 +583,61 @@ static void folded_to_flame(void *ctx, const char *stack, uint64_t count)
 		die("out of memory building the flame graph");
 }
 
-static void write_stacks(const struct report_args *a, struct ks_profile *p)
+/* Every file report reads (binaries as given, "PATH:LOAD" is not a file). */
+static void report_inputs(const struct report_args *a, const char **in, size_t max)
+{
+	size_t n = 0;
+	int i;
+
+	in[n++] = a->input;
+	if (a->kallsyms)
+		in[n++] = a->kallsyms;
+	if (a->modules)
+		in[n++] = a->modules;
+	if (a->vmlinux)
+		in[n++] = a->vmlinux;
+	for (i = 0; i < a->nguest_traces && n + 1 < max; i++)
+		in[n++] = a->guest_traces[i];
+	for (i = 0; i < a->nbinaries && n + 1 < max; i++)
+		in[n++] = a->binaries[i];
+	in[n] = NULL;
+}
+
+/* The output files are checked before any input is read: never an input,
+ * never a device; they are written to a temporary file renamed at the end. */
+static void check_outputs(const struct report_args *a, const char **in)
+{
+	if (a->folded)
+		cli_output_check(a->folded, in, 0);
+	if (a->flamegraph)
+		cli_output_check(a->flamegraph, in, 0);
+}
+
+static void write_stacks(const struct report_args *a, struct ks_profile *p, const char **in)
 {
 	struct ks_error err;
 
 	if (a->folded) {
-		FILE *f = strcmp(a->folded, "-") ? fopen(a->folded, "w") : stdout;
+		struct ks_outfile *of = cli_output_open(a->folded, in, 0);
 
-		if (!f)
-			die("%s: cannot create", a->folded);
-		ks_profile_folded(p, folded_to_file, f);
-		if (f != stdout && fclose(f) != 0)
-			die("%s: write error", a->folded);
+		ks_profile_folded(p, folded_to_file, ks_outfile_stream(of));
+		cli_output_commit(of);
 	}
 	if (a->flamegraph) {
 		struct ks_flame *fl = ks_flame_new();
+		struct ks_outfile *of;
 		char title[512];
-		FILE *f;
 
 		if (!fl)
 			die("out of memory");
 		ks_profile_folded(p, folded_to_flame, fl);
-		f = fopen(a->flamegraph, "w");
-		if (!f)
-			die("%s: cannot create", a->flamegraph);
+		of = cli_output_open(a->flamegraph, in, 0);
 		snprintf(title, sizeof(title), "Guest profile: %s", a->input);
-		if (ks_flame_write_svg(fl, f, title, &err) < 0)
+		if (ks_flame_write_svg(fl, ks_outfile_stream(of), title, &err) < 0 &&
+		    !ferror(ks_outfile_stream(of)))
 			die("%s: %s", a->flamegraph, err.msg);
-		if (fclose(f) != 0)
-			die("%s: write error", a->flamegraph);
+		/* a write error is reported by the commit, with its reason */
+		cli_output_commit(of);
 		ks_flame_free(fl);
 	}
 }
@@ -627,8 +653,11 @@ static void run(struct report_args *a)
 	struct ks_record rec;
 	struct ks_error err;
 	size_t n, nex = 0;
+	const char *in[2 * MAX_LIST + 8];
 	int r, i;
 
+	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
+	check_outputs(a, in);
 	load_or_die(ks_source_open(&src, a->input, &err), &err);
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
 	if (!p)
@@ -665,7 +694,7 @@ static void run(struct report_args *a)
 		if (nex)
 			print_exits(a, p, ex, nex);
 	}
-	write_stacks(a, p);
+	write_stacks(a, p, in);
 	free(rows);
 	free(ex);
 	ks_profile_free(p);

@@ -404,12 +404,44 @@ static char **fold_all(const struct sampler *s, const struct ks_guestsyms *gs)
 	return lines;
 }
 
-static void write_folded(const struct sampler *s, char **lines, struct ks_flame *fl)
+/* The files sample reads: an output must not be one of them. */
+static void sample_inputs(const struct sample_args *a, const char **in)
 {
-	FILE *out = stdout;
+	size_t n = 0;
+	int i;
 
-	if (s->a->output && !(out = fopen(s->a->output, "w")))
-		die("%s: %s", s->a->output, strerror(errno));
+	if (a->syms.kallsyms)
+		in[n++] = a->syms.kallsyms;
+	if (a->syms.modules)
+		in[n++] = a->syms.modules;
+	if (a->syms.vmlinux)
+		in[n++] = a->syms.vmlinux;
+	for (i = 0; i < a->syms.nbinaries; i++)
+		in[n++] = a->syms.binaries[i];
+	in[n] = NULL;
+}
+
+/* Checked before anything is read or sampled: never an input, never a device. */
+static void check_outputs(const struct sample_args *a)
+{
+	const char *in[KS_GUESTSYMS_MAX_BINARIES + 4];
+
+	sample_inputs(a, in);
+	if (a->output)
+		cli_output_check(a->output, in, 0);
+	if (a->svg)
+		cli_output_check(a->svg, in, 0);
+	if (a->stacks)
+		cli_output_check(a->stacks, in, 0);
+}
+
+/* Outputs go to a temporary file renamed to their name when complete. */
+static void write_folded(const struct sampler *s, char **lines, struct ks_flame *fl,
+			 const char *const *in)
+{
+	struct ks_outfile *of = cli_output_open(s->a->output ? s->a->output : "-", in, 0);
+	FILE *out = ks_outfile_stream(of);
+
 	for (size_t i = 0; i < s->run.nrecs;) {
 		size_t j = i;
 		while (j < s->run.nrecs && !strcmp(lines[j], lines[i]))
@@ -419,38 +451,34 @@ static void write_folded(const struct sampler *s, char **lines, struct ks_flame 
 			die("out of memory");
 		i = j;
 	}
-	if (out != stdout && fclose(out))
-		die("%s: write error", s->a->output);
+	cli_output_commit(of);
 }
 
-static void write_svg(const struct sampler *s, struct ks_flame *fl)
+static void write_svg(const struct sampler *s, struct ks_flame *fl, const char *const *in)
 {
 	struct ks_error err;
-	FILE *f = fopen(s->a->svg, "w");
+	struct ks_outfile *of = cli_output_open(s->a->svg, in, 0);
 
-	if (!f)
-		die("%s: %s", s->a->svg, strerror(errno));
-	if (ks_flame_write_svg(fl, f, "Guest call chains (kvmscope sample)", &err) < 0)
+	if (ks_flame_write_svg(fl, ks_outfile_stream(of), "Guest call chains (kvmscope sample)",
+			       &err) < 0 && !ferror(ks_outfile_stream(of)))
 		die("%s", err.msg);
-	if (fclose(f))
-		die("%s: write error", s->a->svg);
+	cli_output_commit(of); /* reports a write error with its reason */
 }
 
-static void write_stacks(const struct sampler *s, const struct ks_guestsyms *gs)
+static void write_stacks(const struct sampler *s, const struct ks_guestsyms *gs,
+			 const char *const *in)
 {
-	FILE *f = fopen(s->a->stacks, "w");
+	struct ks_outfile *of = cli_output_open(s->a->stacks, in, 0);
+	FILE *f = ks_outfile_stream(of);
 	static struct ks_stack st;
 
-	if (!f)
-		die("%s: %s", s->a->stacks, strerror(errno));
 	for (size_t i = 0; i < s->run.nrecs; i++) {
 		rec_stack(&s->run.recs[i], &st);
 		fprintf(f, "sample %zu vcpu %u\n", i / (s->nthreads ? s->nthreads : 1),
 			s->run.recs[i].vcpu);
 		ks_stack_print(f, gs, &st);
 	}
-	if (fclose(f))
-		die("%s: write error", s->a->stacks);
+	cli_output_commit(of);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -493,14 +521,16 @@ static void outputs(struct sampler *s, const struct ks_guestsyms *gs)
 {
 	char **lines = fold_all(s, gs);
 	struct ks_flame *fl = s->a->svg ? ks_flame_new() : NULL;
+	const char *in[KS_GUESTSYMS_MAX_BINARIES + 4];
 
-	write_folded(s, lines, fl);
+	sample_inputs(s->a, in);
+	write_folded(s, lines, fl, in);
 	if (fl) {
-		write_svg(s, fl);
+		write_svg(s, fl, in);
 		ks_flame_free(fl);
 	}
 	if (s->a->stacks)
-		write_stacks(s, gs);
+		write_stacks(s, gs, in);
 	for (size_t i = 0; i < s->run.nrecs; i++)
 		free(lines[i]);
 	free(lines);
@@ -539,6 +569,7 @@ int cmd_sample(int argc, char **argv)
 	int log_fd = -1, rc = 0;
 
 	parse_args(argc, argv, &a);
+	check_outputs(&a);
 	if (ks_guestsyms_load(&gs, &a.syms, &err) < 0)
 		die("%s", err.msg);
 	if (a.proto_log && (log_fd = open(a.proto_log, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)

@@ -35,18 +35,17 @@ static void usage(FILE *out)
 	      "  -h, --help              this help\n", out);
 }
 
-static void write_file(const char *path, const struct ks_timeline *tl, bool html)
+/* Written to a temporary file renamed to PATH when complete (outfile.h). */
+static void write_file(const char *path, const char *const *inputs, const struct ks_timeline *tl,
+		       bool html)
 {
-	FILE *f = fopen(path, "w");
+	struct ks_outfile *of = cli_output_open(path, inputs, 0);
 
-	if (!f)
-		die("%s: cannot create the file", path);
 	if (html)
-		ks_timeline_write_html(tl, f);
+		ks_timeline_write_html(tl, ks_outfile_stream(of));
 	else
-		ks_timeline_write_json(tl, f);
-	if (fclose(f) != 0)
-		die("%s: cannot write the file", path);
+		ks_timeline_write_json(tl, ks_outfile_stream(of));
+	cli_output_commit(of);
 }
 
 int cmd_timeline(int argc, char **argv)
@@ -92,6 +91,15 @@ int cmd_timeline(int argc, char **argv)
 		default: usage_error("timeline", "unknown option");
 		}
 	}
+	/* the outputs are checked before any input is read */
+	for (c = optind; c < argc; c++)
+		in.specs[in.n++] = argv[c];
+	in.specs[in.n] = NULL;
+	if (json)
+		cli_output_check(json, in.specs, 0);
+	if (html)
+		cli_output_check(html, in.specs, 0);
+	in.n -= argc - optind;
 	m = merge_inputs_open(&in, "timeline", optind, argc, argv);
 	tl = ks_timeline_new(m);
 	if (!tl)
@@ -107,13 +115,12 @@ int cmd_timeline(int argc, char **argv)
 	if (!quiet)
 		ks_timeline_print_summary(tl, stdout);
 	if (json)
-		write_file(json, tl, false);
+		write_file(json, in.specs, tl, false);
 	if (html)
-		write_file(html, tl, true);
+		write_file(html, in.specs, tl, true);
 	ks_timeline_free(tl);
 	ks_merge_close(m);
 	merge_inputs_free(&in);
-	if (fflush(stdout) != 0)
-		die("cannot write the output");
+	/* standard output is checked at exit (main.c) */
 	return 0;
 }

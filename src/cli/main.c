@@ -5,6 +5,7 @@
  * "kvmscope help COMMAND" is "kvmscope COMMAND --help".
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +40,14 @@ static const struct command commands[] = {
 	{ NULL, NULL, NULL },
 };
 
+/* Set by die() and usage_error(): the run failed and said why already. */
+static bool dying;
+
 _Noreturn void die(const char *fmt, ...)
 {
 	va_list ap;
 
+	dying = true;
 	fflush(stdout);
 	fputs("kvmscope: ", stderr);
 	va_start(ap, fmt);
@@ -67,6 +72,7 @@ _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
+	dying = true;
 	fprintf(stderr, "kvmscope %s: ", cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -136,11 +142,26 @@ static void on_sigbus(int sig)
 	_exit(1);
 }
 
+/* Every command's standard output is checked once, at exit (also after
+ * --help's exit(0)): a full disk or a broken file behind stdout is an error
+ * (exit 1 with one line), not a silent success.  After die() the run has
+ * failed already and said why. */
+static void check_stdout(void)
+{
+	struct ks_error err;
+
+	if (ks_stdout_close(&err) < 0 && !dying) {
+		fprintf(stderr, "kvmscope: %s\n", err.msg);
+		_exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
 
 	signal(SIGBUS, on_sigbus);
+	atexit(check_stdout);
 
 	if (argc < 2) {
 		usage(stderr);

@@ -111,17 +111,32 @@ static void registry_del(struct ks_live *l)
 		}
 }
 
+/* The handlers that were in place before ks_live_catch_signals(), called
+ * after a second signal (e.g. the command line's removal of unfinished
+ * output files). */
+static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction previous[3];
+
 static void on_signal(int sig)
 {
-	int i;
+	size_t i;
+	int fd;
 
 	if (got_signal) {
-		/* second signal: the user insists; rmdir fails while readers are
-		 * open, but then the process dies and the files close, so try
-		 * once more from a fresh state is not possible: best effort. */
+		/* second signal: the user insists.  The instance's directory
+		 * cannot be removed while its trace_pipe_raw files are open:
+		 * close every descriptor but the standard ones (the process
+		 * ends here anyway), then remove it. */
+		for (fd = 3; fd < 65536; fd++)
+			if (close(fd) < 0 && errno == EBADF && fd > 4096)
+				break;
 		for (i = 0; i < MAX_LIVE; i++)
 			if (registry_paths[i][0])
 				rmdir(registry_paths[i]);
+		for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+			if (caught[i] == sig && previous[i].sa_handler != SIG_DFL &&
+			    previous[i].sa_handler != SIG_IGN && !(previous[i].sa_flags & SA_SIGINFO))
+				previous[i].sa_handler(sig);
 		_exit(128 + sig);
 	}
 	got_signal = sig;
@@ -130,13 +145,16 @@ static void on_signal(int sig)
 void ks_live_catch_signals(void)
 {
 	struct sigaction sa;
+	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++) {
+		struct sigaction old;
+		if (sigaction(caught[i], &sa, &old) == 0 && old.sa_handler != on_signal)
+			previous[i] = old;
+	}
 	signal(SIGPIPE, SIG_IGN);
 }
 

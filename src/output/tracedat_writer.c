@@ -27,6 +27,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "kvmscope/outfile.h"
 #include "kvmscope/tracedat_writer.h"
 
 #define MAGIC "\x17\x08\x44tracing"
@@ -79,7 +80,8 @@ struct instance {
 
 struct ks_tdw {
 	char *path;
-	FILE *out;
+	struct ks_outfile *of;     /* the output: a temporary file until committed */
+	FILE *out;                 /* its stream */
 	int version;
 	enum compression comp;
 	char comp_name[8], comp_version[32];
@@ -259,30 +261,40 @@ static int copy_opts(struct ks_tdw *w, const struct ks_tdw_opts *o, struct ks_er
 	return set_compression(w, o->compression, err);
 }
 
-struct ks_tdw *ks_tdw_create(const char *path, const struct ks_tdw_opts *o, struct ks_error *err)
+struct ks_tdw *ks_tdw_create_out(struct ks_outfile *of, const struct ks_tdw_opts *o,
+				 struct ks_error *err)
 {
+	const char *path = ks_outfile_path(of);
 	struct ks_tdw *w;
 
-	if (check_opts(path, o, err) < 0)
+	if (check_opts(path, o, err) < 0) {
+		ks_outfile_abort(of);
 		return NULL;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->path = strdup(path))) {
 		free(w);
 		ks_error_set(err, "%s: out of memory", path);
+		ks_outfile_abort(of);
 		return NULL;
 	}
+	w->of = of;
+	w->out = ks_outfile_stream(of);
 	if (copy_opts(w, o, err) < 0) {
-		ks_tdw_abort(w);
-		return NULL;
-	}
-	w->out = fopen(path, "wb");
-	if (!w->out) {
-		ks_error_set(err, "%s: cannot create: %s", path, strerror(errno));
 		ks_tdw_abort(w);
 		return NULL;
 	}
 	setvbuf(w->out, NULL, _IOFBF, 1 << 20);
 	return w;
+}
+
+struct ks_tdw *ks_tdw_create(const char *path, const struct ks_tdw_opts *o, struct ks_error *err)
+{
+	struct ks_outfile *of;
+
+	if (ks_outfile_open(&of, path, NULL, KS_OUTFILE_NO_STDOUT, err) < 0)
+		return NULL;
+	return ks_tdw_create_out(of, o, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1536,10 +1548,8 @@ void ks_tdw_abort(struct ks_tdw *w)
 {
 	if (!w)
 		return;
-	if (w->out) {
-		fclose(w->out);
-		unlink(w->path);
-	}
+	/* only the temporary file goes; the final name was never touched */
+	ks_outfile_abort(w->of);
 	free_all(w);
 }
 
@@ -1560,18 +1570,12 @@ int ks_tdw_close(struct ks_tdw *w, struct ks_error *err)
 		r = w->version == 6 ? write_v6(w, err) : write_v7(w, err);
 	if (!r && w->failed)
 		r = fail(w, err, "out of memory");
-	if (!r && fflush(w->out) != 0)
-		r = fail_errno(w, err, "cannot write");
 	if (r < 0) {
 		ks_tdw_abort(w);
 		return -1;
 	}
-	if (fclose(w->out) != 0) {
-		w->out = NULL;
-		r = fail_errno(w, err, "cannot close");
-		unlink(w->path);
-	}
-	w->out = NULL;
+	/* flush, fsync and rename: the file appears under its name complete */
+	r = ks_outfile_commit(w->of, err);
 	free_all(w);
 	return r < 0 ? -1 : 0;
 }

@@ -43,7 +43,7 @@ for name in host-2vcpu-22k host-tsync guest-only; do
 	fi
 	# stat: the kvm_exit lines of the window (JSON begin_counts)
 	exits=$(grep -c ': kvm_exit: ' "$t/$name.want")
-	got=$(timeout 60 "$KVMSCOPE" stat --json --time "$a,$b" -i "$f" | python3 -c '
+	got=$(timeout 60 "$KVMSCOPE" stat --json --time "$a,$b" -i "$f" 2>/dev/null | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["begin_counts"]["total"])' 2>&1)
 	if [ "$exits" -gt 0 ] && [ "$got" = "$exits" ]; then
