@@ -62,8 +62,8 @@ RISCV_IRQ = {1: 'IRQ_S_SOFT', 2: 'IRQ_VS_SOFT', 3: 'IRQ_M_SOFT', 5: 'IRQ_S_TIMER
 # perf 6.12 (Debian trixie's, which --format perf follows and
 # tests/cli/foreign_perf_test.sh runs): tools/perf/arch/riscv/util/kvm-stat.c
 # keys by the raw scause (interrupt bit included) and names it from
-# riscv_exception_types.h, the EXC_* codes without their prefix: interrupts
-# are UNKNOWN, each raw value its own row.
+# riscv_exception_types.h, the EXC_* codes without their prefix; its rows
+# are keyed by that name, so interrupts and unknown codes are one UNKNOWN row.
 # arch/loongarch/include/asm/loongarch.h: ESTAT.Ecode values EXCCODE_*
 # (kvm_exit's reason, arch/loongarch/kvm/vcpu.c kvm_handle_exit()).
 LOONGARCH_EXCCODE = {0: 'RSV', 1: 'TLBL', 2: 'TLBS', 3: 'TLBI', 4: 'TLBM', 5: 'TLBNR',
@@ -304,17 +304,21 @@ def perf_name(arch, key):
     return LOONGARCH_PERF.get(key[1], 'UNKNOWN')
 
 def perfnames(expf, txtf):
-    """--format perf rows: perf keys by the code alone (riscv 6.12: the raw
-    scause, so an interrupt and the exception of the same number are two
-    rows) and names it from its own table."""
+    """--format perf rows: perf keys by the code alone and names it from its
+    own table (riscv 6.12: rows keyed by that name, so every interrupt and
+    unknown code is one UNKNOWN row)."""
     exp = json.load(open(expf))
     arch = exp['arch']
     want = {}
     for o in exp['occ']:
         code = tuple(o['key']) if arch == 'riscv' else o['key'][1]
         want[code] = want.get(code, 0) + 1
-    want = sorted((perf_name(arch, c if arch == 'riscv' else ('exc', c))[:39], n)
-                  for c, n in want.items())
+    rows = {}
+    for c, n in want.items():
+        name = perf_name(arch, c if arch == 'riscv' else ('exc', c))[:39]
+        key = name if arch == 'riscv' else c
+        rows[key] = (name, rows.get(key, (name, 0))[1] + n)
+    want = sorted(rows.values())
     got = []
     for line in open(txtf):
         m = re.match(r'^\s*(\S.*?)\s+(\d+)\s+[\d.]+%\s', line)
