@@ -139,19 +139,22 @@ install_one() { # arch
 		--no-breaks --no-replaces --no-enhances --no-pre-depends "linux-perf:$darch" 2>"$dir/depends.log" |
 		awk '/^[a-z0-9]/ { sub(/:.*/, ""); print }' | sort -u)
 	[ -n "$names" ] || { fail "no linux-perf:$darch in $suite: $(head -1 "$dir/depends.log")"; return 1; }
-	echo "foreign-perf: $darch: downloading $(echo "$names" | wc -l) packages" >&2
-	n=0
-	for p in $names; do
-		# Kept from an interrupted run (apt-get names files NAME_VERSION_ARCH).
-		if compgen -G "$dir/debs/${p}_*_$darch.deb" >/dev/null ||
-			compgen -G "$dir/debs/${p}_*_all.deb" >/dev/null; then
-			n=$((n + 1)); continue
-		fi
-		# A few (mime-support, ...) have no $darch build: skip those.
-		if (cd "$dir/debs" && apt-get "${opts[@]}" download -qq "$p:$darch" >/dev/null 2>&1); then
-			n=$((n + 1))
-		fi
+	echo "foreign-perf: $darch: downloading the packages of $(echo "$names" | wc -l) dependencies" >&2
+	# A few (mime-support, ...) have no $darch build: only those with one,
+	# in one apt-get call (its downloads run in parallel); files kept from
+	# an interrupted run (apt-get names them NAME_VERSION_ARCH) are skipped.
+	local have want=""
+	have=$(apt-cache "${opts[@]}" show --no-all-versions $(printf "%s:$darch " $names) 2>/dev/null |
+		awk '/^Package:/ { p = $2 } /^Architecture:/ && ($2 == "'"$darch"'" || $2 == "all") { print p }')
+	for p in $have; do
+		compgen -G "$dir/debs/${p}_*_$darch.deb" >/dev/null ||
+			compgen -G "$dir/debs/${p}_*_all.deb" >/dev/null || want="$want $p:$darch"
 	done
+	if [ -n "$want" ] && ! (cd "$dir/debs" && apt-get "${opts[@]}" download -qq $want >"$dir/download.log" 2>&1); then
+		fail "apt-get download failed: $(grep -m1 '^[EW]' "$dir/download.log")"
+		return 1
+	fi
+	n=$(echo "$have" | wc -w)
 	ls "$dir"/debs/linux-perf_*.deb >/dev/null 2>&1 || { fail "download of linux-perf:$darch failed"; return 1; }
 	rm -rf "$root"
 	mkdir -p "$root"
