@@ -14,7 +14,7 @@
 # equal perf's), s390 big endian, riscv and x86 little endian.
 # Three random seeds per architecture, each printed in the test names; set
 # KS_FOREIGN_SEEDS="N M ..." to replay.  Views of the first seed's file:
-# every -k sort key, each --vcpu N, each event class of the arch; of the
+# every -k sort key, each --vcpu N, each VM (-p), each event class; of the
 # other seeds' (qemu-user needs ~0.8 s to start perf): -k sample, each
 # class, two vCPUs.  perf 6.1 knows only -k sample and time, and on arm64
 # only the vmexit class.  The one documented
@@ -134,9 +134,9 @@ for arch in arm64 powerpc s390 riscv x86; do
 			"$scn")
 		# The first seed: every view; the others (qemu-user starts in ~0.8 s
 		# per run): -k sample and time, each class, two of the vCPUs.
-		keys="sample time" ckeys="sample time" vcpus=$(seq 0 $((nv - 1)))
+		keys="sample time" ckeys="sample time" vcpus=$(seq 0 $((nv - 1))) pids="1000 2000"
 		if [ $i -gt 1 ]; then
-			keys=sample ckeys=sample
+			keys=sample ckeys=sample pids=
 			v=$((seed % nv))
 			vcpus="$v $(((v + 1 + seed / nv % (nv - 1)) % nv))"  # two different ones
 		fi
@@ -151,6 +151,9 @@ for arch in arm64 powerpc s390 riscv x86; do
 			done
 			for v in $vcpus; do
 				echo "foreign_perf[$tag --vcpu $v]|$f|$ksfiles|$arch|--vcpu $v"
+			done
+			for p in $pids; do   # the two VMs of foreign_scenario.py
+				echo "foreign_perf[$tag -p $p]|$f|$ksfiles|$arch|-p $p"
 			done
 		} >> "$jobs_file"
 	done
