@@ -9,9 +9,10 @@
 # every code the kernel defines and unknown ones, thread reuse, arm64
 # vcpu_load/put, the arch's other event classes), written by
 # tools/gen-kvm-perfdata in the arch's byte orders: arm64 and powerpc in
-# both (perf reads the little-endian file: perf 6.1 on a little-endian host
-# cannot read a big-endian tracepoint file; kvmscope's output on each must
-# equal perf's), s390 big endian, riscv and x86 little endian.
+# both (perf reads the little-endian file: perf 6.1 reads no tracepoint file
+# of the other byte order, whichever the host's: arm64 and x86 perf fail on
+# big-endian files, s390 perf on little-endian ones; kvmscope's output on
+# each order must equal perf's), s390 big endian, riscv and x86 little.
 # Three random seeds per architecture, each printed in the test names; set
 # KS_FOREIGN_SEEDS="N M ..." to replay.  Views of the first seed's file:
 # every -k sort key, each --vcpu N, each VM (-p), each event class; of the
