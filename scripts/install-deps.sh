@@ -23,6 +23,14 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
+# The perf of arm64, powerpc, s390 and riscv under qemu-user, the oracle of
+# tests/cli/foreign_perf_test.sh, unpacked into a cache outside the tree
+# (scripts/foreign-perf.sh; fast when cached).  Before the early exit below,
+# so it runs when the Debian packages are all there.  A failure (registry
+# unreachable) is not fatal here: that test then skips, or fails in CI.
+"$(dirname "$0")/foreign-perf.sh" install ||
+	echo "install-deps: foreign perf not installed (see scripts/foreign-perf.sh check ARCH)"
+
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing:$missing"
 SUDO=""

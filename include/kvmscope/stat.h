@@ -126,6 +126,9 @@ const char *ks_stat_measure_name(const struct ks_stat *st);
 const char *ks_stat_variant(const struct ks_stat *st);
 /* perf's decode_str_len for the architecture: perf cuts names at len - 1. */
 int ks_stat_perf_decode_len(const struct ks_stat *st);
+/* The width of perf's name column (the event title and each row's name)
+ * in the perf version --format perf follows for the architecture. */
+int ks_stat_perf_name_width(const struct ks_stat *st);
 
 /* Attribution of the host threads that had KVM events, sorted by VM, vCPU,
  * tid (see attribution.h).  The array belongs to st. */

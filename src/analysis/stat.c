@@ -17,7 +17,8 @@
  * events, as perf's machine__process_fork_event) ends a thread: its
  * attribution is kept as one lifetime and the tid starts afresh (no pending
  * occurrence, no name, not "known" until its next entry), so a reused tid
- * of another VM or vCPU is attributed on its own.
+ * of another VM or vCPU is attributed on its own.  Not in perf_compat mode:
+ * perf kvm stat report ignores EXIT and FORK records.
  *
  * The hot path is: event-role lookup by tep_event pointer (small open hash),
  * thread lookup by tid (open hash), field reads at resolved offsets.
@@ -117,6 +118,7 @@ struct ks_stat {
 	const struct ks_arch *arch;
 	const char *arch_source;
 	const struct ks_event_class *cls;
+	ks_key_compose_fn compose;  /* cls's, or its perf_compose in perf_compat */
 	const struct ks_match *begin_rules, *end_rules; /* swapped for run */
 	bool run;
 	int variant;                   /* -1 undecided, 0 preferred, 1 fallback */
@@ -256,7 +258,7 @@ static int lane_of(const struct ks_stat *st, const struct event_role *r)
 	bool counted = r->count >= 0 && !st->cfg.no_begin_counts;
 
 	if (r->child >= 0 || r->is_load || r->is_put || st->cfg.npids || st->cfg.vcpu >= 0 ||
-	    st->cls->compose)
+	    st->compose)
 		return LANE_NONE;
 	/* a counted begin (count_begin) must be as plain as the lane's, and
 	 * keyed by the same field, which the lane then reads once */
@@ -804,8 +806,8 @@ ALWAYS_INLINE struct key_val read_key(const struct ks_stat *st, const struct ks_
 		return k;
 	k.key = ks_field_u64(&f->key, rec);
 	k.info = (int32_t)ks_field_u64(&f->info, rec);
-	if (st->cls->compose)
-		st->cls->compose(&k.key, ks_field_u64(&f->key2, rec), &k.table);
+	if (st->compose)
+		st->compose(&k.key, ks_field_u64(&f->key2, rec), &k.table);
 	return k;
 }
 
@@ -1107,10 +1109,14 @@ static __attribute__((noinline)) void add_other(struct ks_stat *st, const struct
 		handle_comm(st, rec);
 		break;
 	case KS_REC_EXIT:
-		retire_thread(st, rec->tid);
+		/* perf kvm stat report handles no EXIT or FORK record (its tool
+		 * has only sample, comm and namespaces): a reused tid goes on as
+		 * the same thread there, pending exit and vCPU included. */
+		if (!st->cfg.perf_compat)
+			retire_thread(st, rec->tid);
 		break;
 	case KS_REC_FORK:
-		t = rec->tid > 0 ? thread_find(st, rec->tid) : NULL;
+		t = rec->tid > 0 && !st->cfg.perf_compat ? thread_find(st, rec->tid) : NULL;
 		if (t && t->attr.events)
 			retire_thread(st, rec->tid); /* tid reused, its EXIT unseen */
 		if (rec->tid > 0 && rec->pid > 0) {
@@ -1205,6 +1211,8 @@ static int choose_class(struct ks_stat *st, struct ks_error *err)
 		return ks_error_set(err, "--measure run needs an exit/entry class (vmexit), "
 				    "not '%s'", st->cls->name);
 	st->run = m == KS_MEASURE_RUN;
+	st->compose = st->cfg.perf_compat && st->cls->perf_compose ? st->cls->perf_compose
+								  : st->cls->compose;
 	st->begin_rules = st->run ? st->cls->end : st->cls->begin;
 	st->end_rules = st->run ? st->cls->begin : st->cls->end;
 	st->variant = -1;
@@ -1340,6 +1348,11 @@ const char *ks_stat_variant(const struct ks_stat *st)
 int ks_stat_perf_decode_len(const struct ks_stat *st)
 {
 	return st->arch->perf_decode_len;
+}
+
+int ks_stat_perf_name_width(const struct ks_stat *st)
+{
+	return st->arch->perf_name_width > 0 ? st->arch->perf_name_width : 20;
 }
 
 void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row, bool perf_style,
@@ -1478,6 +1491,11 @@ struct sort_item {
 	char name[64];
 };
 
+struct sort_mode {
+	int by;             /* BY_* */
+	bool ties_by_name;  /* perf's hists: equal rows in name order */
+};
+
 enum { BY_SAMPLE, BY_TIME, BY_MEAN, BY_MAX, BY_MIN, BY_NAME, BY_P99, BY_PERF_MEAN };
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
@@ -1488,9 +1506,10 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
 static int sort_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct sort_item *x = a, *y = b;
+	const struct sort_mode *m = ctx;
 	int c = 0;
 
-	switch (*(const int *)ctx) {
+	switch (m->by) {
 	case BY_SAMPLE:
 		c = cmp_u64_desc(x->row->count, y->row->count);
 		break;
@@ -1519,6 +1538,8 @@ static int sort_cmp(const void *a, const void *b, void *ctx)
 	}
 	if (c)
 		return c;
+	if (m->ties_by_name && (c = strcmp(x->name, y->name)))
+		return c;
 	return x->pos < y->pos ? -1 : x->pos > y->pos ? 1 : 0;
 }
 
@@ -1532,8 +1553,8 @@ int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, 
 		{ "p99", BY_P99, BY_P99 },
 	};
 	struct sort_item *items;
+	struct sort_mode mode;
 	size_t i, k;
-	int mode;
 
 	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (!strcmp(keys[k].name, key))
@@ -1541,15 +1562,18 @@ int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, 
 	if (k == sizeof(keys) / sizeof(keys[0]))
 		return ks_error_set(err, "unknown sort key '%s' (use sample, time, mean_t, max_t, "
 				    "min_t, ev_name or p99)", key);
+	/* perf 6.1's "time" sorts by mean time; newer perf (hists) and we
+	 * by total. */
+	mode.ties_by_name = st->cfg.perf_compat && st->arch->perf_hists;
+	mode.by = st->cfg.perf_compat && !mode.ties_by_name ? keys[k].perf_mode : keys[k].mode;
 	items = xcalloc(n + 1, sizeof(*items));
 	for (i = 0; i < n; i++) {
 		items[i].row = rows[i];
 		items[i].pos = i;
-		if (keys[k].mode == BY_NAME)
-			ks_stat_key_name(st, rows[i], false, items[i].name, sizeof(items[i].name));
+		if (keys[k].mode == BY_NAME || mode.ties_by_name)
+			ks_stat_key_name(st, rows[i], mode.ties_by_name, items[i].name,
+					 sizeof(items[i].name));
 	}
-	/* perf 6.1's "time" sorts by mean time; newer perf and we by total. */
-	mode = st->cfg.perf_compat ? keys[k].perf_mode : keys[k].mode;
 	qsort_r(items, n, sizeof(*items), sort_cmp, &mode);
 	for (i = 0; i < n; i++)
 		rows[i] = items[i].row;

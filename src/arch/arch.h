@@ -78,6 +78,9 @@ struct ks_event_class {
 	 * child events: s390 instruction, sigp, diag, program intercepts). */
 	struct ks_match child[KS_MAX_CHILD];
 	ks_key_compose_fn compose;   /* NULL: the key field as is */
+	/* perf's keying where it differs from ours (perf_compat, i.e.
+	 * --format perf): riscv perf 6.12 keys by the raw scause. NULL: compose. */
+	ks_key_compose_fn perf_compose;
 	/* When the input has PREFERRED_SYSTEM:PREFERRED_NAME, the fallback
 	 * rules are ignored; the two texts say which pair was used. */
 	const char *preferred_system, *preferred_name;
@@ -105,6 +108,10 @@ struct ks_arch {
 	const char *perf_vcpu_field; /* vcpu_id_str: read from the first entry */
 	int perf_measure;            /* KS_ARCH_MEASURE_* */
 	int perf_decode_len;         /* decode_str_len: names are cut at len - 1 */
+	int perf_name_width;         /* perf's width of the name column (print_result) */
+	/* perf's rows are hist entries keyed by their name (perf 6.3+: the
+	 * riscv perf is 6.12): ties sort by name, -k time is total time */
+	bool perf_hists;
 	const char *isa_name;        /* exit-reason table label: "ARM64", "HV", "SIE"... */
 	const char *const *machines; /* uname -m / perf ARCH values; NULL ends */
 	/* true when the input's events are this architecture's */

@@ -170,6 +170,7 @@ const struct ks_arch ks_arch_arm64 = {
 	.perf_vcpu_field = "id",
 	.perf_measure = KS_ARCH_MEASURE_RUN,
 	.perf_decode_len = 20,
+	.perf_name_width = 20,
 	.isa_name = "arm64",
 	.machines = arm64_machines,
 	.detect = arm64_detect,

@@ -135,6 +135,7 @@ const struct ks_arch ks_arch_loongarch = {
 	.perf_vcpu_field = "vcpu_id",   /* absent from the events: perf reads 0 */
 	.perf_measure = KS_ARCH_MEASURE_HANDLING,
 	.perf_decode_len = 40,
+	.perf_name_width = 40,
 	.isa_name = "loongarch64",
 	.machines = loongarch_machines,
 	.detect = loongarch_detect,

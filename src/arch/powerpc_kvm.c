@@ -241,6 +241,7 @@ const struct ks_arch ks_arch_powerpc = {
 	.perf_vcpu_field = "vcpu_id",
 	.perf_measure = KS_ARCH_MEASURE_HANDLING,
 	.perf_decode_len = 40,
+	.perf_name_width = 40,
 	.isa_name = "HV",
 	.machines = powerpc_machines,
 	.detect = powerpc_detect,

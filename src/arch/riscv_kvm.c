@@ -8,11 +8,10 @@
  *
  *   vmexit: kvm_exit -> kvm_entry (handling); perf measures kvm_entry ->
  *           kvm_exit (run): --format perf does too.
- * perf (tools/perf/.../riscv_trap_types.h) drops the interrupt bit and looks
- * the code up in ONE table listing the IRQ_* causes before the EXC_* ones,
- * first match wins: exception 1 (INST_ACCESS) shows as "IRQ_S_SOFT" there,
- * 14 as "UNKNOWN".  --format perf reproduces that; our names keep the two
- * apart.  Neither event names the vCPU (perf's vcpu_id_str "id" is absent:
+ * --format perf follows perf 6.12 (Debian trixie): exceptions named without
+ * the EXC_ prefix, interrupts and unknown codes all in one "UNKNOWN" row
+ * (see scause_perf_compose); our own names keep the two tables apart, one
+ * row per code, the interrupt bit dropped.  Neither event names the vCPU (perf's vcpu_id_str "id" is absent:
  * it reads 0); see attribution.h.
  */
 #include <stdio.h>
@@ -49,21 +48,22 @@ static void scause_compose(uint64_t *key, uint64_t key2, int32_t *table)
 	*key &= ~CAUSE_IRQ_FLAG;
 }
 
-/* perf's kvm_riscv_trap_class, in its order (first match wins). */
-static const struct ks_code_name perf_table[] = {
-	{ 1, "IRQ_S_SOFT" },  { 2, "IRQ_VS_SOFT" },  { 3, "IRQ_M_SOFT" },
-	{ 5, "IRQ_S_TIMER" }, { 6, "IRQ_VS_TIMER" }, { 7, "IRQ_M_TIMER" },
-	{ 9, "IRQ_S_EXT" },   { 10, "IRQ_VS_EXT" },  { 11, "IRQ_M_EXT" },
-	{ 12, "IRQ_S_GEXT" }, { 13, "IRQ_PMU_OVF" },
-	{ 0, "EXC_INST_MISALIGNED" },  { 1, "EXC_INST_ACCESS" },   { 2, "EXC_INST_ILLEGAL" },
-	{ 3, "EXC_BREAKPOINT" },       { 4, "EXC_LOAD_MISALIGNED" }, { 5, "EXC_LOAD_ACCESS" },
-	{ 6, "EXC_STORE_MISALIGNED" }, { 7, "EXC_STORE_ACCESS" },  { 8, "EXC_SYSCALL" },
-	{ 9, "EXC_HYPERVISOR_SYSCALL" }, { 10, "EXC_SUPERVISOR_SYSCALL" },
-	{ 12, "EXC_INST_PAGE_FAULT" }, { 13, "EXC_LOAD_PAGE_FAULT" },
-	{ 15, "EXC_STORE_PAGE_FAULT" }, { 20, "EXC_INST_GUEST_PAGE_FAULT" },
-	{ 21, "EXC_LOAD_GUEST_PAGE_FAULT" }, { 22, "EXC_VIRTUAL_INST_FAULT" },
-	{ 23, "EXC_STORE_GUEST_PAGE_FAULT" },
-};
+/* perf 6.12 (tools/perf/arch/riscv/util/kvm-stat.c, riscv_exception_types.h)
+ * reads the raw scause, interrupt bit included, and names it from its
+ * exception table alone, without the EXC_ prefix; its rows are hist entries
+ * keyed by that name, so every interrupt and every exception code it lacks
+ * fall into one "UNKNOWN" row.  Later perf (riscv_trap_types.h) masks the
+ * bit and lists IRQ_* first; the Debian perf --format perf is checked
+ * against is 6.12. */
+#define PERF_UNKNOWN UINT64_MAX
+
+static void scause_perf_compose(uint64_t *key, uint64_t key2, int32_t *table)
+{
+	(void)key2;
+	*table = TABLE_EXC;
+	if ((*key & CAUSE_IRQ_FLAG) || !ks_code_lookup(exceptions, N(exceptions), *key))
+		*key = PERF_UNKNOWN;
+}
 
 static void riscv_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
 			   bool perf_style, char *buf, size_t len)
@@ -73,8 +73,7 @@ static void riscv_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t i
 
 	(void)info;
 	if (perf_style) {
-		/* ks_code_lookup scans in order: the first match, as perf. */
-		name = ks_code_lookup(perf_table, N(perf_table), key);
+		name = key == PERF_UNKNOWN ? NULL : ks_code_lookup(exceptions, N(exceptions), key);
 		snprintf(buf, len, "%s", name ? name : "UNKNOWN");
 		return;
 	}
@@ -101,6 +100,7 @@ static const struct ks_event_class riscv_classes[] = {
 		.key_name = riscv_key_name,
 		.key_known = riscv_key_known,
 		.compose = scause_compose,
+		.perf_compose = scause_perf_compose,
 		.run_ok = true,
 	},
 	{ .name = NULL },
@@ -121,6 +121,8 @@ const struct ks_arch ks_arch_riscv = {
 	.perf_vcpu_field = "id",
 	.perf_measure = KS_ARCH_MEASURE_RUN,
 	.perf_decode_len = 40,
+	.perf_name_width = 40,
+	.perf_hists = true,
 	.isa_name = "riscv64",       /* perf: exit_reasons_isa */
 	.machines = riscv_machines,
 	.detect = riscv_detect,

@@ -334,6 +334,7 @@ const struct ks_arch ks_arch_s390 = {
 	.perf_vcpu_field = "id",
 	.perf_measure = KS_ARCH_MEASURE_HANDLING,
 	.perf_decode_len = 40,
+	.perf_name_width = 40,
 	.isa_name = "SIE",
 	.machines = s390_machines,
 	.detect = s390_detect,

@@ -147,6 +147,7 @@ const struct ks_arch ks_arch_x86 = {
 	.perf_vcpu_field = "vcpu_id",
 	.perf_measure = KS_ARCH_MEASURE_HANDLING,
 	.perf_decode_len = 20,
+	.perf_name_width = 20,
 	.isa_name = NULL, /* VMX or SVM, from the CPUID or kvm_exit.isa */
 	.machines = x86_machines,
 	.detect = x86_detect,

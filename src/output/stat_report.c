@@ -48,7 +48,8 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* ---- perf 6.1 layout (builtin-kvm.c print_result) ---- */
+/* ---- perf's layout (builtin-kvm.c print_result): perf 6.1's, or 6.12's for
+ * riscv; the name column is as wide as the architecture's perf makes it ---- */
 
 static void perf_header(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o)
 {
@@ -61,7 +62,7 @@ static void perf_header(FILE *out, const struct ks_stat *st, const struct ks_sta
 		fputs("all VCPUs:\n\n", out);
 	else
 		fprintf(out, "VCPU %d:\n\n", o->vcpu);
-	fprintf(out, "%*s ", 20, ks_stat_class_title(st));
+	fprintf(out, "%*s ", ks_stat_perf_name_width(st), ks_stat_class_title(st));
 	fprintf(out, "%10s ", "Samples");
 	fprintf(out, "%9s ", "Samples%");
 	fprintf(out, "%9s ", "Time%");
@@ -90,7 +91,7 @@ static int print_perf(FILE *out, const struct ks_stat *st, const struct ks_stat_
 		ks_stat_key_name(st, r, true, name, sizeof(name));
 		if (dlen > 0 && dlen <= (int)sizeof(name))
 			name[dlen - 1] = '\0';
-		fprintf(out, "%*s ", 20, name);
+		fprintf(out, "%*s ", ks_stat_perf_name_width(st), name);
 		fprintf(out, "%10llu ", (unsigned long long)r->count);
 		fprintf(out, "%8.2f%% ", (double)r->count / (double)v.total_count * 100);
 		fprintf(out, "%8.2f%% ", (double)r->total_ns / (double)v.total_ns * 100);

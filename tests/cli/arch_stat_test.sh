@@ -8,7 +8,8 @@
 # key names are checked against the kernel/perf headers in /tmp/linux when
 # present, riscv and loongarch (absent from the 6.1 tree) against the tables
 # in arch_oracle.py verified on mainline sources (file paths cited there).
-# Debian's perf only analyses x86, so no perf oracle here.  The real hip24
+# The perf oracle of these architectures (Debian's arm64, ppc64el, s390x
+# and riscv64 perf under qemu-user) is tests/cli/foreign_perf_test.sh.  The real hip24
 # trace.dat files check x86 attribution.  Thread reuse: generated COMM/FORK/
 # EXIT records (sample_id_all timestamps) against a per-lifetime replay.
 set -u
