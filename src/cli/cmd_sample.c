@@ -13,8 +13,9 @@
  * Time: every wait on the stub has a deadline (ks_gdb_set_deadline).  A
  * sample may hold the guest for --sample-budget; when that runs out the
  * sample is abandoned (counted, never kept in part) and 'c' goes out at
- * once.  -d bounds the whole run, connecting and setup included: sampling
- * stops at START + d, and the detach gets what is left of one more second.
+ * once.  -d bounds the whole run, connecting and setup included: no sample
+ * starts after START + d, and the last one and the detach get at most half
+ * a second more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -321,11 +322,11 @@ static int64_t grace_end(const struct sampler *s)
  * *RELEASED: when 'c' was sent, or acked when it was. */
 static int resume(struct sampler *s, int64_t *released, struct ks_error *err)
 {
-	int64_t wait = hold_budget(s);
+	int64_t start = now_ns(), wait = earlier(start + hold_budget(s), grace_end(s)) - start;
 	int rc;
 
-	ks_gdb_set_deadline(s->g, earlier(now_ns() + wait, grace_end(s)));
-	*released = now_ns();
+	ks_gdb_set_deadline(s->g, start + wait);
+	*released = start;
 	rc = ks_gdb_continue(s->g, err);
 	if (rc == 0)
 		*released = now_ns();
@@ -345,8 +346,9 @@ static int take_sample(struct sampler *s, struct ks_error *err)
 	bool cut;
 	int rc = 0;
 
+	/* (the last sample of a -d run is cut by its budget, not by -d) */
 	ks_gdb_set_deadline(s->g, earlier(s->a->budget_ms ? t0 + s->a->budget_ms * NS_PER_MS : 0,
-					  s->run_end));
+					  grace_end(s)));
 	/* The first sample is the state the connection stopped the guest in. */
 	if (ks_gdb_running(s->g))
 		rc = ks_gdb_interrupt(s->g, err);
@@ -571,14 +573,16 @@ static void summary(const struct sampler *s)
 	const struct run *r = &s->run;
 	double *h = r->held_ms;
 	size_t n = r->nheld;
-
 	uint64_t tried = r->samples + r->abandoned;
 
 	fprintf(stderr, "kvmscope sample: %" PRIu64 " samples of %zu vCPU(s) in %.2f s (%.1f/s)",
 		r->samples, s->nthreads, r->wall_s, r->wall_s > 0 ? (double)r->samples / r->wall_s : 0);
-	if (r->abandoned)
+	if (r->abandoned && s->a->budget_ms)
 		fprintf(stderr, ", %" PRIu64 " abandoned (over the %d ms budget, guest resumed)",
 			r->abandoned, s->a->budget_ms);
+	else if (r->abandoned)
+		fprintf(stderr, ", %" PRIu64 " abandoned (cut by the end of -d, guest resumed)",
+			r->abandoned);
 	fputc('\n', stderr);
 	if (r->unacked)
 		fprintf(stderr, "gdbstub: 'continue' not acknowledged in time %" PRIu64 " times "
