@@ -11,9 +11,17 @@
  *
  * Framing: '$' payload '#' checksum, '+'/'-' acks with retransmission,
  * '}' escapes, run-length encoded replies, the stub's PacketSize.  Every read
- * waits at most the timeout given at connect time.  The client can never
- * write guest state: packets starting with M, X, G or P are refused before
- * they reach the wire.  Errors: a negative return and one sentence in err.
+ * waits at most the timeout given at connect time, and no longer than the
+ * caller's deadline (ks_gdb_set_deadline).  The client can never write
+ * guest state: packets starting with M, X, G or P are refused before they
+ * reach the wire.  Errors: a negative return and one sentence in err;
+ * -ETIME when the caller's deadline ran out.
+ *
+ * Deadlines: once the deadline has passed, new packets are refused (-ETIME)
+ * except those that let the guest go (c, D and the Qqemu.PhyMemMode:0
+ * before D), which are sent without waiting for their answer.  Answers
+ * that a deadline cut short are dropped when they arrive later, so the
+ * next exchange is never mistaken for an old one's.
  */
 #ifndef KVMSCOPE_GDBPROTO_H
 #define KVMSCOPE_GDBPROTO_H
@@ -46,6 +54,17 @@ const struct ks_gdb_stats *ks_gdb_stats(const struct ks_gdb *g);
 size_t ks_gdb_packet_size(const struct ks_gdb *g);
 bool ks_gdb_running(const struct ks_gdb *g);
 
+/* DEADLINE_NS: CLOCK_MONOTONIC nanoseconds after which no wait goes on
+ * (0: none, only the timeout).  Setting it clears ks_gdb_expired(). */
+void ks_gdb_set_deadline(struct ks_gdb *g, int64_t deadline_ns);
+/* A wait or a packet was cut by the deadline since it was set. */
+bool ks_gdb_expired(const struct ks_gdb *g);
+/* No answer to a cut exchange is still to come. */
+bool ks_gdb_in_step(const struct ks_gdb *g);
+/* Read and drop the answers still to come, until in step (0) or the
+ * deadline or timeout (negative).  Sends nothing but acks. */
+int ks_gdb_settle(struct ks_gdb *g, struct ks_error *err);
+
 /* Raw exchange: send PAYLOAD, return the decoded reply (NUL-terminated,
  * owned by G, valid until the next call).  Stop replies arriving
  * unsolicited are skipped.  Write packets (M X G P) are refused. */
@@ -65,10 +84,15 @@ int ks_gdb_read_mem(struct ks_gdb *g, uint64_t addr, void *buf, size_t len,
 		    struct ks_error *err);
 /* QEMU: Qqemu.PhyMemMode (m reads physical addresses while on). */
 int ks_gdb_set_phys(struct ks_gdb *g, bool on, struct ks_error *err);
+/* 'c'.  Sent even after the deadline; -ETIME: sent, ack still to come
+ * (ks_gdb_running() is then true: the stub reads it in turn). */
 int ks_gdb_continue(struct ks_gdb *g, struct ks_error *err);
-/* Stop a running target (0x03) and wait for its stop reply. */
+/* Stop a running target (0x03) and wait for its stop reply.  -ETIME after
+ * 0x03 went out: the target counts as stopped, the reply comes later. */
 int ks_gdb_interrupt(struct ks_gdb *g, struct ks_error *err);
-/* Stop if running, then D;pid (multiprocess) or D.  The stub resumes. */
+/* Stop if running, then D;pid (multiprocess) or D.  The stub resumes.
+ * -ETIME: the detach went out unconfirmed, or (ks_gdb_running() and
+ * nothing sent) a running target was left running without a detach. */
 int ks_gdb_detach(struct ks_gdb *g, struct ks_error *err);
 
 /* x86-64 registers from QEMU's 'g' layout (608 bytes for x86_64). */

@@ -9,6 +9,13 @@
  * SIGINT/SIGTERM, protocol or unwind errors - detaches with D;1 (the stub
  * resumes the guest).  Output: folded stacks, an SVG flame graph, per-sample
  * stacks, and a summary on stderr.  See kvmscope-sample(1).
+ *
+ * Time: every wait on the stub has a deadline (ks_gdb_set_deadline).  A
+ * sample may hold the guest for --sample-budget; when that runs out the
+ * sample is abandoned (counted, never kept in part) and 'c' goes out at
+ * once.  -d bounds the whole run, connecting and setup included: no sample
+ * starts after START + d, and the last one and the detach get at most half
+ * a second more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,8 +44,8 @@ static const char usage_text[] =
 	"\n"
 	"  -g, --gdb HOST:PORT       QEMU gdbstub (default 127.0.0.1:1234)\n"
 	"  -F, --freq HZ             samples per second (default 99)\n"
-	"  -d, --duration SECONDS    stop after this long (default: until Ctrl-C)\n"
-	"  -n, --samples N           stop after N samples\n"
+	"  -d, --duration SECONDS    stop after this long, setup included (default: until Ctrl-C)\n"
+	"  -n, --samples N           stop after N samples (abandoned ones included)\n"
 	"  -o, --output FILE         folded stacks (default: standard output)\n"
 	"      --svg FILE            SVG flame graph\n"
 	"      --stacks FILE         every sampled stack, one block per vCPU and sample\n"
@@ -53,7 +60,10 @@ static const char usage_text[] =
 	"      --orc-layout L        auto (default), pre-6.4 or 6.4\n"
 	"      --mem M               auto (default: the stub's virtual reads, own page walk\n"
 	"                            when they fail), phys (own page walk) or virt\n"
-	"      --timeout MS          protocol timeout (default 2000)\n"
+	"      --sample-budget MS    longest one sample may hold the guest stopped; past it\n"
+	"                            the sample is abandoned and the guest resumed (default 50,\n"
+	"                            0: no limit but --timeout)\n"
+	"      --timeout MS          longest wait for one answer of the stub (default 2000)\n"
 	"      --log-protocol FILE   write every byte sent to the stub to FILE\n"
 	"  -h, --help                this help\n"
 	"\n"
@@ -65,7 +75,7 @@ struct sample_args {
 	uint64_t max_samples;
 	bool annotate, per_vcpu;
 	enum { MEM_AUTO, MEM_PHYS, MEM_VIRT } mem;
-	int timeout_ms, layout;
+	int timeout_ms, budget_ms, layout;
 	enum ks_kunwind kunwind;
 	bool kunwind_auto;
 	struct ks_guestsyms_opts syms;
@@ -83,11 +93,19 @@ struct run {
 	double *held_ms;
 	size_t nheld, held_cap;
 	uint64_t samples, stops[KS_STOP_COUNT_], errors;
+	uint64_t abandoned;  /* samples the budget cut short: dropped, guest resumed */
+	uint64_t unacked;    /* continues the stub did not acknowledge in time */
 	double total_held_ms, wall_s;
 	uint64_t packets_before, writes_before, bytes_before; /* gdbstub counters at the first sample */
 };
 
 static volatile sig_atomic_t stop_requested;
+
+#define NS_PER_MS 1000000ll
+#define NS_PER_S 1000000000ll
+/* After -d: what the detach may still take (the rest of the second is for
+ * writing the outputs). */
+#define DETACH_GRACE_NS (500 * NS_PER_MS)
 
 static void on_signal(int sig)
 {
@@ -95,12 +113,18 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-static double now_s(void)
+static int64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* The earlier of two deadlines, 0 meaning none. */
+static int64_t earlier(int64_t a, int64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
 }
 
 static double parse_num(const char *opt, const char *s, double min)
@@ -115,7 +139,7 @@ static double parse_num(const char *opt, const char *s, double min)
 
 enum {
 	O_SVG = 256, O_STACKS, O_ANNOTATE, O_PER_VCPU, O_KALLSYMS, O_MODULES, O_VMLINUX,
-	O_KASLR, O_BINARY, O_KUNWIND, O_LAYOUT, O_MEM, O_TIMEOUT, O_PROTO,
+	O_KASLR, O_BINARY, O_KUNWIND, O_LAYOUT, O_MEM, O_TIMEOUT, O_PROTO, O_BUDGET,
 };
 
 static const char *const mem_names[] = { "auto", "phys", "virt", NULL };
@@ -138,6 +162,7 @@ static void parse_args(int argc, char **argv, struct sample_args *a)
 		{ "orc-layout", required_argument, NULL, O_LAYOUT },
 		{ "mem", required_argument, NULL, O_MEM },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "sample-budget", required_argument, NULL, O_BUDGET },
 		{ "log-protocol", required_argument, NULL, O_PROTO },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -147,6 +172,7 @@ static void parse_args(int argc, char **argv, struct sample_args *a)
 	a->gdb = "127.0.0.1:1234";
 	a->freq = 99;
 	a->timeout_ms = 2000;
+	a->budget_ms = 50;
 	a->layout = KS_ORC_AUTO;
 	a->kunwind = parse_kernel_unwind("sample", "auto", &a->kunwind_auto);
 	while ((c = getopt_long(argc, argv, "g:F:d:n:o:h", opts, NULL)) != -1) {
@@ -175,6 +201,7 @@ static void parse_args(int argc, char **argv, struct sample_args *a)
 		case O_LAYOUT: a->layout = parse_orc_layout("sample", optarg); break;
 		case O_MEM: a->mem = parse_choice("sample", "--mem", optarg, mem_names); break;
 		case O_TIMEOUT: a->timeout_ms = (int)parse_num("--timeout", optarg, 1); break;
+		case O_BUDGET: a->budget_ms = (int)parse_num("--sample-budget", optarg, 0); break;
 		case O_PROTO: a->proto_log = optarg; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: usage_error("sample", "unknown option");
@@ -182,6 +209,8 @@ static void parse_args(int argc, char **argv, struct sample_args *a)
 	}
 	if (optind < argc)
 		usage_error("sample", "unexpected argument '%s'", argv[optind]);
+	if (a->timeout_ms > 3600000 || a->budget_ms > 3600000)
+		usage_error("sample", "--timeout and --sample-budget are limited to an hour");
 }
 
 /* ---- one sample ---- */
@@ -196,6 +225,7 @@ struct sampler {
 	struct ks_guestcode code;
 	char threads[MAX_VCPUS][KS_GDB_THREAD_ID_MAX];
 	size_t nthreads;
+	int64_t run_end; /* START + -d (ns, monotonic), 0 without -d */
 	struct run run;
 };
 
@@ -266,55 +296,124 @@ static int push_held(struct run *run, double ms)
 	return 0;
 }
 
-static int take_sample(struct sampler *s, struct ks_error *err)
+/* Forget the stacks kept since MARK (an abandoned sample). */
+static void drop_stacks(struct run *run, size_t mark)
 {
-	double t0 = now_s();
-
-	/* The first sample is the state the connection stopped the guest in. */
-	if (ks_gdb_running(s->g) && ks_gdb_interrupt(s->g, err) < 0)
-		return -1;
-	for (size_t i = 0; i < s->nthreads; i++)
-		if (unwind_vcpu(s, i, err) < 0)
-			return -1;
-	if (ks_gdb_continue(s->g, err) < 0)
-		return -1;
-	s->run.samples++;
-	return push_held(&s->run, (now_s() - t0) * 1e3);
+	while (run->nrecs > mark) {
+		struct rec *r = &run->recs[--run->nrecs];
+		run->stops[r->stop]--;
+		free(r->ips);
+	}
 }
 
-static void sleep_until(double t)
+/* What one stop of the guest may take (ns). */
+static int64_t hold_budget(const struct sampler *s)
 {
-	double d = t - now_s();
+	return (s->a->budget_ms ? s->a->budget_ms : s->a->timeout_ms) * NS_PER_MS;
+}
+
+static int64_t grace_end(const struct sampler *s)
+{
+	return s->run_end ? s->run_end + DETACH_GRACE_NS : 0;
+}
+
+/* 'c' after a sample; the wait for its ack is bounded like a sample (the
+ * guest runs once the stub has read 'c': the ack only confirms it).
+ * *RELEASED: when 'c' was sent, or acked when it was. */
+static int resume(struct sampler *s, int64_t *released, struct ks_error *err)
+{
+	int64_t start = now_ns(), wait = earlier(start + hold_budget(s), grace_end(s)) - start;
+	int rc;
+
+	ks_gdb_set_deadline(s->g, start + wait);
+	*released = start;
+	rc = ks_gdb_continue(s->g, err);
+	if (rc == 0)
+		*released = now_ns();
+	if (rc != -ETIME)
+		return rc;
+	if (!s->run.unacked++)
+		fprintf(stderr, "kvmscope: the gdbstub did not acknowledge 'continue' within %lld ms "
+			"(slow or unresponsive stub); sampling goes on\n",
+			(long long)(wait / NS_PER_MS));
+	return 0;
+}
+
+static int take_sample(struct sampler *s, struct ks_error *err)
+{
+	int64_t t0 = now_ns(), released;
+	size_t mark = s->run.nrecs;
+	bool cut;
+	int rc = 0;
+
+	/* (the last sample of a -d run is cut by its budget, not by -d) */
+	ks_gdb_set_deadline(s->g, earlier(s->a->budget_ms ? t0 + s->a->budget_ms * NS_PER_MS : 0,
+					  grace_end(s)));
+	/* The first sample is the state the connection stopped the guest in. */
+	if (ks_gdb_running(s->g))
+		rc = ks_gdb_interrupt(s->g, err);
+	for (size_t i = 0; rc == 0 && i < s->nthreads && !ks_gdb_expired(s->g); i++)
+		rc = unwind_vcpu(s, i, err);
+	cut = rc == -ETIME || ks_gdb_expired(s->g);
+	if (rc < 0 && !cut)
+		return -1; /* the detach lets the guest go */
+	if (cut)
+		drop_stacks(&s->run, mark);
+	if (resume(s, &released, err) < 0)
+		return -1;
+	if (cut)
+		s->run.abandoned++;
+	else
+		s->run.samples++;
+	return push_held(&s->run, (double)(released - t0) / 1e6);
+}
+
+/* Until T (ns), the guest running: late answers to an abandoned sample are
+ * read meanwhile, so that the next sample does not wait for them. */
+static int wait_until(struct sampler *s, int64_t t, struct ks_error *err)
+{
+	int64_t d;
 	struct timespec ts;
 
+	if (!ks_gdb_in_step(s->g)) {
+		int rc;
+
+		ks_gdb_set_deadline(s->g, t);
+		rc = ks_gdb_settle(s->g, err);
+		if (rc < 0 && rc != -ETIME)
+			return -1;
+	}
+	d = t - now_ns();
 	if (d <= 0)
-		return;
-	ts.tv_sec = (time_t)d;
-	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+		return 0;
+	ts.tv_sec = (time_t)(d / NS_PER_S);
+	ts.tv_nsec = (long)(d % NS_PER_S);
 	nanosleep(&ts, NULL); /* EINTR: the loop checks stop_requested */
+	return 0;
 }
 
 static int sample_loop(struct sampler *s, struct ks_error *err)
 {
-	double start = now_s(), period = 1.0 / s->a->freq, next = start;
+	int64_t start = now_ns(), period = (int64_t)(1e9 / s->a->freq), next = start;
 
 	s->run.packets_before = ks_gdb_stats(s->g)->packets_sent;
 	s->run.writes_before = ks_gdb_stats(s->g)->writes;
 	s->run.bytes_before = ks_gdb_stats(s->g)->bytes_received;
 
 	while (!stop_requested) {
-		if (s->a->max_samples && s->run.samples >= s->a->max_samples)
+		if (s->a->max_samples && s->run.samples + s->run.abandoned >= s->a->max_samples)
 			break;
-		if (s->a->duration > 0 && now_s() - start >= s->a->duration)
+		if (s->run_end && now_ns() >= s->run_end)
 			break;
 		next += period;
 		if (take_sample(s, err) < 0)
 			return -1;
-		if (now_s() > next)
-			next = now_s(); /* fell behind: do not burst */
-		sleep_until(next);
+		if (now_ns() > next)
+			next = now_ns(); /* fell behind: do not burst */
+		if (wait_until(s, earlier(next, s->run_end), err) < 0)
+			return -1;
 	}
-	s->run.wall_s = now_s() - start;
+	s->run.wall_s = (double)(now_ns() - start) / 1e9;
 	return 0;
 }
 
@@ -334,7 +433,7 @@ static int setup_kernel_unwind(struct sampler *s, const struct ks_guestsyms *gs,
 	ks_gdbmem_reset(&s->gm);
 	ks_vmem_reset(&s->vm, r.cr3, r.cr4);
 	if (ks_guest_orc_setup(&s->orc, &s->vm, gs->kernel, s->a->layout, &info, err) < 0) {
-		if (!s->a->kunwind_auto)
+		if (!s->a->kunwind_auto || ks_gdb_expired(s->g))
 			return -1;
 		fprintf(stderr, "kvmscope: %s; kernel frames by frame pointers\n", err->msg);
 		s->unw.kernel = KS_KUNWIND_FP;
@@ -349,9 +448,18 @@ static int setup_kernel_unwind(struct sampler *s, const struct ks_guestsyms *gs,
 
 static int connect_stub(struct sampler *s, struct ks_error *err)
 {
-	s->g = ks_gdb_connect(s->a->gdb, s->a->timeout_ms, err);
+	int timeout = s->a->timeout_ms;
+
+	/* Connecting and the setup count against -d too (a timeout cut to what
+	 * is left of -d changes nothing later: every wait ends at -d anyway). */
+	if (s->run_end) {
+		int64_t left = (s->run_end - now_ns()) / NS_PER_MS;
+		timeout = left < 1 ? 1 : left < timeout ? (int)left : timeout;
+	}
+	s->g = ks_gdb_connect(s->a->gdb, timeout, err);
 	if (!s->g)
 		return -1;
+	ks_gdb_set_deadline(s->g, s->run_end);
 	if (ks_gdb_handshake(s->g, err) < 0)
 		return -1;
 	if (ks_gdb_threads(s->g, s->threads, MAX_VCPUS, &s->nthreads, err) < 0)
@@ -493,21 +601,32 @@ static void summary(const struct sampler *s)
 	const struct run *r = &s->run;
 	double *h = r->held_ms;
 	size_t n = r->nheld;
+	uint64_t tried = r->samples + r->abandoned;
 
-	fprintf(stderr, "kvmscope sample: %" PRIu64 " samples of %zu vCPU(s) in %.2f s (%.1f/s)\n",
+	fprintf(stderr, "kvmscope sample: %" PRIu64 " samples of %zu vCPU(s) in %.2f s (%.1f/s)",
 		r->samples, s->nthreads, r->wall_s, r->wall_s > 0 ? (double)r->samples / r->wall_s : 0);
+	if (r->abandoned && s->a->budget_ms)
+		fprintf(stderr, ", %" PRIu64 " abandoned (over the %d ms budget, guest resumed)",
+			r->abandoned, s->a->budget_ms);
+	else if (r->abandoned)
+		fprintf(stderr, ", %" PRIu64 " abandoned (cut by the end of -d, guest resumed)",
+			r->abandoned);
+	fputc('\n', stderr);
+	if (r->unacked)
+		fprintf(stderr, "gdbstub: 'continue' not acknowledged in time %" PRIu64 " times "
+			"(slow or unresponsive stub)\n", r->unacked);
 	if (n) {
 		qsort(h, n, sizeof(*h), cmp_double);
 		fprintf(stderr, "guest held: median %.3f ms, p90 %.3f ms, max %.3f ms, total %.1f ms\n",
 			h[n / 2], h[(n * 9) / 10], h[n - 1], r->total_held_ms);
 	}
-	if (r->samples) {
+	if (tried) {
 		const struct ks_gdb_stats *gs = ks_gdb_stats(s->g);
 
 		fprintf(stderr, "gdbstub: %.1f packets, %.1f writes and %.0f bytes received per sample\n",
-			(double)(gs->packets_sent - r->packets_before) / (double)r->samples,
-			(double)(gs->writes - r->writes_before) / (double)r->samples,
-			(double)(gs->bytes_received - r->bytes_before) / (double)r->samples);
+			(double)(gs->packets_sent - r->packets_before) / (double)tried,
+			(double)(gs->writes - r->writes_before) / (double)tried,
+			(double)(gs->bytes_received - r->bytes_before) / (double)tried);
 	}
 	fprintf(stderr, "stacks: %zu;", r->nrecs);
 	for (int i = 0; i < KS_STOP_COUNT_; i++)
@@ -535,6 +654,31 @@ static void outputs(struct sampler *s, const struct ks_guestsyms *gs)
 		free(lines[i]);
 	free(lines);
 	summary(s);
+}
+
+/* Detach.  The stop it needs lasts no longer than a sample's (then D goes
+ * out without the stop reply); the wait for D's answer (the guest runs once
+ * the stub has read D) is bounded by the timeout, and by -d's grace. */
+static void let_go(struct sampler *s)
+{
+	struct ks_error err = { "" };
+	int rc;
+
+	ks_gdb_set_deadline(s->g, earlier(now_ns() + hold_budget(s), grace_end(s)));
+	rc = ks_gdb_interrupt(s->g, &err);
+	if (rc == -ETIME && ks_gdb_running(s->g)) {
+		fprintf(stderr, "kvmscope: no time was left to stop the guest for the detach: "
+			"it was left running, not detached\n");
+		return;
+	}
+	if (rc == 0 || rc == -ETIME) {
+		ks_gdb_set_deadline(s->g, earlier(now_ns() + s->a->timeout_ms * NS_PER_MS,
+						  grace_end(s)));
+		rc = ks_gdb_detach(s->g, &err);
+	}
+	if (rc < 0)
+		fprintf(stderr, "kvmscope: detach failed: %s (QMP 'cont' resumes the guest if it "
+			"stays stopped)\n", err.msg);
 }
 
 static void free_sampler(struct sampler *s)
@@ -565,7 +709,7 @@ int cmd_sample(int argc, char **argv)
 	static struct sampler s;
 	struct sample_args a;
 	struct ks_guestsyms gs;
-	struct ks_error err = { "" }, derr = { "" };
+	struct ks_error err = { "" };
 	int log_fd = -1, rc = 0;
 
 	parse_args(argc, argv, &a);
@@ -576,12 +720,17 @@ int cmd_sample(int argc, char **argv)
 		die("%s: %s", a.proto_log, strerror(errno));
 	s.a = &a;
 	install_signals();
+	if (a.duration > 0) /* (at most 30 years: no overflow) */
+		s.run_end = now_ns() + (int64_t)((a.duration < 1e9 ? a.duration : 1e9) * 1e9);
 	if (connect_stub(&s, &err) < 0)
 		rc = -1;
 	if (s.g)
 		ks_gdb_set_log(s.g, log_fd);
 	if (rc == 0 && setup_kernel_unwind(&s, &gs, &err) < 0)
 		rc = -1;
+	if (rc < 0 && s.g && ks_gdb_expired(s.g))
+		snprintf(err.msg, sizeof(err.msg), "-d %g s ran out before the setup was done "
+			 "(the gdbstub answers too slowly)", a.duration);
 	if (a.mem == MEM_AUTO) { /* code bytes from the binaries, checked against the guest */
 		s.code.map = gs.user_code;
 		s.vm.read_code = ks_guestcode_read;
@@ -590,9 +739,8 @@ int cmd_sample(int argc, char **argv)
 	if (rc == 0 && sample_loop(&s, &err) < 0)
 		rc = -1;
 	/* Always let the guest go, whatever happened above. */
-	if (s.g && ks_gdb_detach(s.g, &derr) < 0)
-		fprintf(stderr, "kvmscope: detach failed: %s (QMP 'cont' resumes the guest)\n",
-			derr.msg);
+	if (s.g)
+		let_go(&s);
 	if (log_fd >= 0)
 		close(log_fd);
 	if (rc < 0)

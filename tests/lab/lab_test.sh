@@ -174,8 +174,44 @@ long_run_tests() {
 	else nok t1-running-after-sigint "exit $rc; $why; $(tail -2 "$LAB_D/int.err" | tr '\n' ' ')"; fi
 }
 
+# Through a proxy that makes the real stub slow now and then (every 40th
+# piece it sends, about one in three samples, arrives 120 ms late): -d 3
+# ends within 4 s, no stop of the guest (0x03 to c or D) lasts 300 ms, the
+# samples cut short are counted, the late answers do not confuse later
+# samples (the lab's user chain still comes out), and the guest runs
+# afterwards.  Frame pointers for the kernel: reading the ORC tables
+# through this proxy takes longer than -d.
+slow_stub_tests() {
+	local o="$LAB_D/slow" ppid i t0 t1 rc why wall ab longest
+	rm -f "$o.port"
+	python3 "$CTL" slowproxy "$o.port" "$LAB_GDB_PORT" 0.12 40 > "$o.proxy" 2> "$o.proxy.err" &
+	ppid=$!
+	for i in $(seq 100); do [ -s "$o.port" ] && break; sleep 0.05; done
+	t0=$EPOCHREALTIME
+	"$KVMSCOPE" sample --gdb "127.0.0.1:$(cat "$o.port")" --guest-kallsyms "$LAB_KALLSYMS" \
+		--guest-binary "$LAB_PROG" -o "$o.folded" -F 50 -d 3 --kernel-unwind fp 2> "$o.err"
+	rc=$?
+	t1=$EPOCHREALTIME
+	wait "$ppid" 2>/dev/null
+	longest=$(cat "$o.proxy")
+	wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	echo "# t1 slow stub: $(grep -E 'samples|held' "$o.err" | tr '\n' ' ')"
+	if awk -v w="$wall" 'BEGIN { exit !(w < 4.0) }'; then ok "t1-slow-stub-d-honoured ($wall s)"
+	else nok t1-slow-stub-d-honoured "-d 3 took $wall s"; fi
+	if awk -v m="$longest" 'BEGIN { exit !(m > 0 && m < 0.3) }'; then
+		ok "t1-slow-stub-held-within-budget (longest stop $longest s)"
+	else nok t1-slow-stub-held-within-budget "longest stop '$longest' s: $(cat "$o.proxy.err")"; fi
+	ab=$(grep -oE '[0-9]+ abandoned' "$o.err" | awk '{ print $1 }')
+	if [ $rc -eq 0 ] && [ "${ab:-0}" -gt 0 ]; then ok "t1-slow-stub-abandoned-counted ($ab)"
+	else nok t1-slow-stub-abandoned-counted "exit $rc, abandoned '${ab:-}': $(tail -3 "$o.err" | tr '\n' ' ')"; fi
+	if has_chain "$o" "main;lab_user_a;lab_user_b;lab_user_c"; then ok t1-slow-stub-chains
+	else nok t1-slow-stub-chains "no lab chain in $o.folded: $(head -c 300 "$o.folded")"; fi
+	if why=$(guest_alive); then ok t1-running-after-slow-stub; else nok t1-running-after-slow-stub "$why"; fi
+}
+
 if run_guest_tests t1 1; then
 	long_run_tests
+	slow_stub_tests
 	dump_and_gdb_tests
 fi
 lab_stop t1

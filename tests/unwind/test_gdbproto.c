@@ -7,6 +7,7 @@
  * checksum, run-length encode, escape, stay silent or send an early stop
  * packet, so that every part of the framing is exercised.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,6 +409,173 @@ static void t_every_packet_acked_once(void)
 	KT_EQ_INT(s.acks, s.sent);
 }
 
+/* ---- deadlines: the test plays the stub on the other end ---- */
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Everything the client has sent so far (the other end is non-blocking). */
+static void drain(int fd, char *buf, size_t max)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n + 1 < max && (r = recv(fd, buf + n, max - 1 - n, MSG_DONTWAIT)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
+}
+
+static struct ks_gdb *pair(int *stub_fd)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return NULL;
+	*stub_fd = sv[1];
+	return ks_gdb_from_fd(sv[0], 1000);
+}
+
+/* A reply the deadline cut short arrives later, in front of the answer to
+ * the next packet: it is dropped, never taken for that answer. */
+static void t_deadline_late_reply_dropped(void)
+{
+	int fd;
+	struct ks_gdb *g = pair(&fd);
+	struct ks_error err;
+	const char *r;
+	char got[512];
+	int64_t t0;
+
+	KT_REQUIRE(g);
+	ks_gdb_set_deadline(g, (t0 = mono_ns()) + 30000000);
+	KT_EQ_INT(ks_gdb_command(g, "g", &r, NULL, &err), -ETIME);
+	KT_EXPECT(mono_ns() - t0 < 500000000);
+	KT_EXPECT(ks_gdb_expired(g));
+	KT_EXPECT(!ks_gdb_in_step(g));
+	/* after the deadline nothing new goes out */
+	drain(fd, got, sizeof(got));
+	KT_EQ_INT(ks_gdb_command(g, "m0,4", &r, NULL, &err), -ETIME);
+	drain(fd, got, sizeof(got));
+	KT_EQ_STR(got, "");
+	/* late: g's ack and reply, then Hg's */
+	send_raw(fd, "+");
+	send_raw(fd, pkt("0011223344"));
+	send_raw(fd, "+");
+	send_raw(fd, pkt("OK"));
+	ks_gdb_set_deadline(g, 0);
+	KT_EQ_INT(ks_gdb_command(g, "Hg1", &r, NULL, &err), 0);
+	KT_EQ_STR(r, "OK");
+	KT_EXPECT(ks_gdb_in_step(g));
+	ks_gdb_close(g);
+	close(fd);
+}
+
+/* Cut in the middle of a reply (whose body holds a '+'): the rest is
+ * skipped, acked, and the next exchange is in step. */
+static void t_deadline_cut_mid_packet(void)
+{
+	int fd;
+	struct ks_gdb *g = pair(&fd);
+	struct ks_error err;
+	const char *r;
+	char got[512], whole[64];
+
+	KT_REQUIRE(g);
+	snprintf(whole, sizeof(whole), "%s", pkt("multiprocess+;x"));
+	send_raw(fd, "+");
+	KT_EXPECT(write(fd, whole, 6) == 6); /* "$multi" */
+	ks_gdb_set_deadline(g, mono_ns() + 30000000);
+	KT_EQ_INT(ks_gdb_command(g, "qSupported", &r, NULL, &err), -ETIME);
+	KT_EXPECT(!ks_gdb_in_step(g));
+	send_raw(fd, whole + 6);
+	send_raw(fd, "+");
+	send_raw(fd, pkt("OK"));
+	ks_gdb_set_deadline(g, 0);
+	KT_EQ_INT(ks_gdb_command(g, "Hg1", &r, NULL, &err), 0);
+	KT_EQ_STR(r, "OK");
+	KT_EXPECT(ks_gdb_in_step(g));
+	drain(fd, got, sizeof(got));
+	/* the cut packet acked (after the next packet: that one is sent
+	 * before anything is awaited), never rejected */
+	KT_EXPECT(strstr(got, "$Hg1#") != NULL && strchr(strstr(got, "$Hg1#"), '+') != NULL);
+	KT_EXPECT(strchr(got, '-') == NULL);
+	KT_EQ_U64(ks_gdb_stats(g)->retransmits, 0);
+	ks_gdb_close(g);
+	close(fd);
+}
+
+/* After the deadline, 'c' still goes out (without waiting for its ack);
+ * a late answer read while the guest runs is not acked then (a byte but
+ * 0x03 stops a running QEMU), only after the next stop. */
+static void t_deadline_continue_forced_no_ack_while_running(void)
+{
+	int fd;
+	struct ks_gdb *g = pair(&fd);
+	struct ks_error err;
+	const char *r;
+	char got[512];
+
+	KT_REQUIRE(g);
+	ks_gdb_set_deadline(g, mono_ns() + 20000000);
+	KT_EQ_INT(ks_gdb_command(g, "g", &r, NULL, &err), -ETIME);
+	KT_EQ_INT(ks_gdb_continue(g, &err), -ETIME);
+	KT_EXPECT(ks_gdb_running(g));
+	drain(fd, got, sizeof(got));
+	KT_EQ_STR(got, "$g#67$c#63");
+	/* late: g's ack and reply, c's ack; read while running */
+	send_raw(fd, "+");
+	send_raw(fd, pkt("00"));
+	send_raw(fd, "+");
+	ks_gdb_set_deadline(g, 0);
+	KT_EQ_INT(ks_gdb_settle(g, &err), 0);
+	KT_EXPECT(ks_gdb_in_step(g));
+	drain(fd, got, sizeof(got));
+	KT_EQ_STR(got, "");
+	send_raw(fd, pkt("T02thread:p01.01;"));
+	KT_EQ_INT(ks_gdb_interrupt(g, &err), 0);
+	KT_EXPECT(!ks_gdb_running(g));
+	drain(fd, got, sizeof(got));
+	KT_EQ_STR(got, "\x03+");
+	ks_gdb_close(g);
+	close(fd);
+}
+
+/* An interrupt whose stop reply is late: the target counts as stopped,
+ * the detach goes out at once, and the late reply is not taken for D's. */
+static void t_deadline_detach_after_late_stop(void)
+{
+	int fd;
+	struct ks_gdb *g = pair(&fd);
+	struct ks_error err;
+	char got[512];
+
+	KT_REQUIRE(g);
+	send_raw(fd, "+");
+	KT_EQ_INT(ks_gdb_continue(g, &err), 0);
+	drain(fd, got, sizeof(got));
+	ks_gdb_set_deadline(g, mono_ns() + 20000000);
+	KT_EQ_INT(ks_gdb_interrupt(g, &err), -ETIME);
+	KT_EXPECT(!ks_gdb_running(g));
+	KT_EQ_INT(ks_gdb_detach(g, &err), -ETIME);
+	KT_EXPECT(ks_gdb_running(g));
+	drain(fd, got, sizeof(got));
+	KT_EQ_STR(got, "\x03$D#44");
+	/* with time again: the late stop reply, then D's ack and OK */
+	send_raw(fd, pkt("T02thread:p01.01;"));
+	send_raw(fd, "+");
+	send_raw(fd, pkt("OK"));
+	ks_gdb_set_deadline(g, 0);
+	KT_EQ_INT(ks_gdb_settle(g, &err), 0);
+	KT_EXPECT(ks_gdb_in_step(g));
+	ks_gdb_close(g);
+	close(fd);
+}
+
 static void t_regs_layout(void)
 {
 	uint8_t b[608] = { 0 };
@@ -436,7 +604,10 @@ int main(void)
 		KT_CASE(t_early_stop_packet_skipped), KT_CASE(t_refuses_write_packets),
 		KT_CASE(t_timeout_and_detach), KT_CASE(t_send_timeout_peer_not_reading),
 		KT_CASE(t_acks_late_but_before_waiting), KT_CASE(t_every_packet_acked_once),
-		KT_CASE(t_regs_layout), { 0 },
+		KT_CASE(t_regs_layout), KT_CASE(t_deadline_late_reply_dropped),
+		KT_CASE(t_deadline_cut_mid_packet),
+		KT_CASE(t_deadline_continue_forced_no_ack_while_running),
+		KT_CASE(t_deadline_detach_after_late_stop), { 0 },
 	};
 	return kt_main(cases);
 }
