@@ -1006,6 +1006,9 @@ static int set_cursor(struct tracedat *td, struct tdbuffer *b, uint32_t i, uint3
 {
 	struct cpu_cursor *c = &td->cpus[b->first + i];
 
+	if (cpu >= (1u << 16))
+		return ks_error_at(err, td->src.path, at, "buffer \"%s\": implausible CPU number %u",
+				   b->name, cpu);
 	if (off > td->file_size || size > td->file_size - off)
 		return ks_error_at(err, td->src.path, at,
 				   "truncated: buffer \"%s\": data of CPU %u (offset %llu, %llu bytes) "
@@ -1131,6 +1134,9 @@ static int handle_option(struct tracedat *td, uint16_t id, const uint8_t *d, uin
 	case OPT_CPUCOUNT:
 		if (size >= 4)
 			m->cpu_count = get32(td, d);
+		if (m->cpu_count > (1u << 16))
+			return ks_error_at(err, td->src.path, at, "implausible CPU count %u",
+					   m->cpu_count);
 		return 0;
 	case OPT_TRACEID:
 		if (size >= 8) {
@@ -2338,9 +2344,14 @@ int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 		tracedat_close(&td->src);
 		return ks_error_set(err, "%s: out of memory", path);
 	}
-	td->fd = open(path, O_RDONLY | O_CLOEXEC);
+	td->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (td->fd < 0 || fstat(td->fd, &st) < 0) {
 		ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		tracedat_close(&td->src);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ks_source_check_regular(path, td->fd, err);
 		tracedat_close(&td->src);
 		return -1;
 	}
