@@ -1242,28 +1242,40 @@ static int parse_options(struct tracedat *td, struct rd *r, uint64_t *next, stru
 /* ------------------------------------------------------------------ */
 /* file header and the two layouts */
 
-/* A v7 file without BUFFER options is a recording without data (trace-cmd
- * convert writes one: its last options section is followed by the strings
- * section) or one cut before the BUFFER options were written: then the
- * last options section is followed by a flyrecord section or by nothing. */
+/* What follows the last options section (at END): trace-cmd and kvmscope
+ * write the strings section there, last or before a latency section.  A
+ * file without BUFFER options is a recording without data (trace-cmd
+ * convert writes one) or one cut before the BUFFER options were written:
+ * then a flyrecord section or nothing follows.  A section there cut short
+ * is a file cut short. */
 static int check_finished(struct tracedat *td, uint64_t end, struct ks_error *err)
 {
 	uint8_t hdr[16];
+	uint64_t left = end <= td->file_size ? td->file_size - end : 0;
 	uint16_t id;
 
-	if (td->have_buffer_option)
-		return 0;
-	if (end > td->file_size || td->file_size - end < 16)
+	if (!left && !td->have_buffer_option)
 		return ks_error_at(err, td->src.path, end,
 				   "truncated: the file ends after its options, which name no data "
 				   "(the recording was not finished)");
+	if (!left)
+		return 0;
+	if (left < 16)
+		return ks_error_at(err, td->src.path, end,
+				   "truncated: a section header of %llu bytes (16 expected) ends the file",
+				   (unsigned long long)left);
 	if (pread_at(td, hdr, 16, end, "section header", err) < 0)
 		return -1;
 	id = get16(td, hdr);
-	if (id == OPT_BUFFER || id == OPT_BUFFER_TEXT)
+	if ((id == OPT_BUFFER || id == OPT_BUFFER_TEXT) && !td->have_buffer_option)
 		return ks_error_at(err, td->src.path, end,
 				   "truncated: data section without a BUFFER option naming it "
 				   "(the recording was not finished)");
+	if (id == OPT_STRINGS && get64(td, hdr + 8) > left - 16)
+		return ks_error_at(err, td->src.path, end,
+				   "truncated: section %u of %llu bytes runs past the end of the file "
+				   "(%llu bytes)", id, (unsigned long long)get64(td, hdr + 8),
+				   (unsigned long long)td->file_size);
 	return 0;
 }
 
@@ -2185,7 +2197,7 @@ static int load_latency_v7(struct tracedat *td, struct ks_error *err)
 	size = get64(td, hdr + 8);
 	if (size > td->file_size - off - 16)
 		return ks_error_at(err, td->src.path, off,
-				   "latency section of %llu bytes runs past the end of the file",
+				   "truncated: latency section of %llu bytes runs past the end of the file",
 				   (unsigned long long)size);
 	end = off + 16 + size;
 	if (!(get16(td, hdr + 2) & SEC_FL_COMPRESS)) {
@@ -2248,7 +2260,7 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 	if (td->meta.version >= 7) {
 		if (td->latency_offset > td->file_size || td->file_size - td->latency_offset < 16)
 			return ks_error_at(err, td->src.path, td->latency_offset,
-					   "latency section lies outside the file");
+					   "truncated: latency section lies outside the file");
 		if (load_latency_v7(td, err) < 0)
 			return -1;
 	} else {
