@@ -52,6 +52,7 @@ enum {
 #define READ_PAGES 16             /* pages per read of uncompressed data */
 #define READ_BLOCK_MAX (256u << 10) /* ... but no more than this, unless one page is larger */
 #define READ_AHEAD (64u << 10)    /* bytes per read of metadata fields */
+#define PLAUSIBLE (1ull << 40)    /* sizes and offsets past the end below it: a cut file */
 #define TSYNC_INTERPOLATE 1
 
 enum compression { COMP_NONE, COMP_ZLIB, COMP_ZSTD };
@@ -365,7 +366,9 @@ static int rd_alloc(struct rd *r, uint64_t n, char **out, struct ks_error *err)
 	if (n > r->end - r->pos)
 		return ks_error_at(err, r->td->src.path, rd_errpos(r),
 				   "%s%s: a block of %llu bytes runs past its end (%llu bytes left)",
-				   r->mem ? "" : "truncated: ", r->what, (unsigned long long)n,
+				   /* in the file (v6): cut short, unless absurd */
+				   !r->mem && n < PLAUSIBLE ? "truncated: " : "", r->what,
+				   (unsigned long long)n,
 				   (unsigned long long)(r->end - r->pos));
 	if (mem_take(r->td, n + 1, rd_errpos(r), err) < 0)
 		return -1;
@@ -1009,12 +1012,17 @@ static int set_cursor(struct tracedat *td, struct tdbuffer *b, uint32_t i, uint3
 	if (cpu >= (1u << 16))
 		return ks_error_at(err, td->src.path, at, "buffer \"%s\": implausible CPU number %u",
 				   b->name, cpu);
-	if (off > td->file_size || size > td->file_size - off)
+	/* past the end: a file cut short, unless the numbers are absurd */
+	if ((off > td->file_size || size > td->file_size - off) && off < PLAUSIBLE && size < PLAUSIBLE)
 		return ks_error_at(err, td->src.path, at,
 				   "truncated: buffer \"%s\": data of CPU %u (offset %llu, %llu bytes) "
 				   "runs past the end of the file (%llu bytes)", b->name, cpu,
 				   (unsigned long long)off, (unsigned long long)size,
 				   (unsigned long long)td->file_size);
+	if (off > td->file_size || size > td->file_size - off)
+		return ks_error_at(err, td->src.path, at,
+				   "buffer \"%s\": data of CPU %u (offset %llu, %llu bytes) lies outside the file",
+				   b->name, cpu, (unsigned long long)off, (unsigned long long)size);
 	c->cpu = cpu;
 	c->buffer = (uint32_t)(b - td->buffers);
 	c->order = b->order;
