@@ -105,6 +105,8 @@ for f in tests/fuzz/fuzz_*.c; do
 	corpus="$out/corpus/$name"
 	mkdir -p "$corpus" "$out/crashes/$name"
 	[ -d "tests/fuzz/corpus/$name" ] && cp -n tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
+	# the regression inputs are seeds too (crafted files reach deep paths)
+	[ -d "tests/fuzz/regress/$name" ] && cp -n tests/fuzz/regress/"$name"/* "$corpus"/ 2>/dev/null || true
 	[ -d "$seeds/${name#fuzz_}" ] && cp -n "$seeds/${name#fuzz_}"/* "$corpus"/ 2>/dev/null || true
 	# tests/fuzz/seeds-NAME.txt: "PATH BYTES" per line, a file under
 	# ../shared/data (gunzipped if .gz) cut to its first BYTES bytes

@@ -686,6 +686,9 @@ static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64
 	case FEAT_NRCPUS:
 		if (size >= 8)
 			info->nr_cpus = (int)(rd32(s, p) & 0x7fffffff);
+		if (info->nr_cpus > 65536) /* the most a trace.dat (convert) holds */
+			return ks_error_at(err, s->base.path, off,
+					   "implausible CPU count %d in the NRCPUS feature", info->nr_cpus);
 		break;
 	case FEAT_SAMPLE_TIME:
 		if (size >= 16) {
@@ -2560,11 +2563,13 @@ static int open_file(struct pd_source *s, struct ks_error *err)
 {
 	struct stat st;
 
-	s->fd = open(s->base.path, O_RDONLY | O_CLOEXEC);
+	s->fd = open(s->base.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->fd < 0)
 		return ks_error_set(err, "%s: cannot open: %s", s->base.path, strerror(errno));
 	if (fstat(s->fd, &st) < 0)
 		return ks_error_set(err, "%s: cannot stat: %s", s->base.path, strerror(errno));
+	if (!S_ISREG(st.st_mode)) /* perf's pipe format is not read: it needs a file */
+		return ks_source_check_regular(s->base.path, s->fd, err);
 	if (st.st_size < 8)
 		return ks_error_at(err, s->base.path, 0, "not a perf.data file (too short)");
 	if ((uint64_t)st.st_size >= MAX_FILE)
