@@ -150,6 +150,16 @@ report() {
 }
 
 declare -A running=()
+# interrupted: end the running tests (each timeout(1) passes the signal on
+# to its test's process group, which a ^C at the terminal does not reach)
+stop_all() {
+	local p
+	for p in "${!running[@]}"; do pkill -TERM -P "$p"; done
+	wait
+	echo "# interrupted; scratch kept: $base"
+	exit 130
+}
+trap stop_all INT TERM
 for i in "${order[@]}"; do
 	while [ "${#running[@]}" -ge "$jobs" ]; do
 		wait -n -p done_pid
