@@ -160,20 +160,25 @@ stop_all() {
 	exit 130
 }
 trap stop_all INT TERM
+# reap: report a test that ended (all of them if wait names none)
+reap() {
+	local p=""
+	wait -n -p p
+	if [ -n "$p" ] && [ -n "${running[$p]:-}" ]; then
+		report "${running[$p]}"
+		unset "running[$p]"
+		return
+	fi
+	wait
+	for p in "${!running[@]}"; do report "${running[$p]}"; done
+	running=()
+}
 for i in "${order[@]}"; do
-	while [ "${#running[@]}" -ge "$jobs" ]; do
-		wait -n -p done_pid
-		report "${running[$done_pid]}"
-		unset "running[$done_pid]"
-	done
+	while [ "${#running[@]}" -ge "$jobs" ]; do reap; done
 	run_test "$i" &
 	running[$!]=$i
 done
-while [ "${#running[@]}" -gt 0 ]; do
-	wait -n -p done_pid
-	report "${running[$done_pid]}"
-	unset "running[$done_pid]"
-done
+while [ "${#running[@]}" -gt 0 ]; do reap; done
 
 echo "1..$n"
 # this run's times replace the last ones of the same tests
