@@ -6,10 +6,10 @@
 # build-fuzz/ ($FUZZ_OUT).  Seed corpora: tests/fuzz/corpus/<name>/ (small
 # committed inputs, where there are any), inputs made here (below) and the
 # real recordings in ../shared/data listed in tests/fuzz/seeds-<name>.txt.  A
-# crash leaves its input in build-fuzz/crashes/<name>/ and fails the run
-# (with FUZZ_FINDINGS_FATAL=0 a new finding is only reported: CI uses that so
-# that a random new finding does not make every build red; the committed
-# regression inputs under tests/fuzz/regress/<name>/ always fail the run).
+# finding fails the run and leaves its input in build-fuzz/crashes/<name>/
+# (and in $FUZZ_ARTIFACTS/<name>/ when set; scripts/fuzz-run.sh); with
+# FUZZ_FINDINGS_FATAL=0 it is only reported.  A failing committed regression
+# input (tests/fuzz/regress/<name>/) always fails the run.
 set -eu
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -130,33 +130,6 @@ for f in tests/fuzz/fuzz_*.c; do
 done
 [ "$secs" != 0 ] || exit $status # 0: build and seed only (for scripts/fuzz-campaign.sh)
 
-# fuzz_one NAME: run NAME for $secs seconds; print one line of result (and
-# the sanitizer's summary after a finding).
-fuzz_one() {
-	local name=$1 bin="$out/$1" log="$out/$1.log" execs
-	if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
-		-artifact_prefix="$out/crashes/$name/" "$out/corpus/$name" >"$log" 2>&1; then
-		execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-		[ -n "$execs" ] || execs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#')
-		echo "$name: ${execs:-?} executions in ${secs}s, no finding"
-	else
-		echo "$name: FINDING, see $log and $out/crashes/$name/"
-		grep -E 'ERROR|SUMMARY' "$log" | head -5
-	fi
-}
-
-# The timed runs, FUZZ_JOBS at a time (default: one per CPU); results are
-# printed in the targets' order.
-jobs_max=${FUZZ_JOBS:-$(nproc)}
-for name in "${targets[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
-	fuzz_one "$name" >"$out/$name.result" &
-done
-wait
-for name in "${targets[@]}"; do
-	cat "$out/$name.result"
-	if grep -q "^$name: FINDING" "$out/$name.result"; then
-		[ "${FUZZ_FINDINGS_FATAL:-1}" = 0 ] || status=1
-	fi
-done
+# The timed runs and their verdict (a new finding fails the run).
+scripts/fuzz-run.sh "$out" "$secs" "${targets[@]}" || status=1
 exit $status
