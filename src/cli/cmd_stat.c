@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/stat_report.h"
@@ -41,6 +42,8 @@ static const char usage_text[] =
 	"      --csv              CSV\n"
 	"      --format FMT       table (default), json, csv, or perf: exactly the layout\n"
 	"                         of perf 6.1's 'perf kvm stat report' (on stdout)\n"
+	"      --limit NAME=VAL   raise a budget of the run: memory=SIZE (buffered input),\n"
+	"                         threads=N (distinct threads), objects=N\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Times run from the exit (begin event) to the next entry of the same host thread\n"
@@ -55,6 +58,7 @@ struct stat_args {
 	struct ks_stat_config cfg;
 	struct ks_stat_report_opts report;
 	bool measure_set;
+	struct ks_limits limits;
 };
 
 static unsigned parse_dims(const char *arg)
@@ -125,7 +129,7 @@ static enum ks_measure parse_measure(const char *arg)
 
 static void parse_args(struct stat_args *a, int argc, char **argv)
 {
-	enum { O_EVENT = 256, O_BY, O_VCPU, O_HIST, O_JSON, O_CSV, O_FORMAT, O_MEASURE, O_ARCH };
+	enum { O_EVENT = 256, O_BY, O_VCPU, O_HIST, O_JSON, O_CSV, O_FORMAT, O_MEASURE, O_ARCH, O_LIMIT };
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "event", required_argument, NULL, O_EVENT },
@@ -139,6 +143,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "measure", required_argument, NULL, O_MEASURE },
 		{ "arch", required_argument, NULL, O_ARCH },
+		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -162,6 +167,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		case O_FORMAT: a->report.format = parse_format(optarg); break;
 		case O_MEASURE: a->cfg.measure = parse_measure(optarg); a->measure_set = true; break;
 		case O_ARCH: a->cfg.arch = optarg; break;
+		case O_LIMIT: parse_limit("stat", &a->limits, optarg); break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: usage_error("stat", "unknown option");
 		}
@@ -208,9 +214,10 @@ int cmd_stat(int argc, char **argv)
 	int r;
 
 	a.cfg.views[0] = 0;
+	ks_limits_default(&a.limits);
 	parse_args(&a, argc, argv);
 	setup(&a);
-	if (ks_source_open_flags(&src, a.input, KS_OPEN_NO_SYMBOLS, &err) < 0)
+	if (ks_source_open_limits(&src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 		die("%s", err.msg);
 	st = ks_stat_new_source(&a.cfg, src, &err);
 	if (!st)
@@ -218,7 +225,7 @@ int cmd_stat(int argc, char **argv)
 	ks_stat_select(st, src); /* fewer records to decode; optional */
 	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0)
 		ks_stat_add_batch(st, recs, (size_t)r);
-	if (r < 0)
+	if (r < 0 || ks_stat_error(st, &err) < 0)
 		die("%s", err.msg);
 	a.report.src_info = ks_source_info(src);
 	a.report.src_stats = ks_source_stats(src);

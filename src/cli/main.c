@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 
 struct command {
 	const char *name;
@@ -67,6 +68,14 @@ _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "; see 'kvmscope %s --help'.\n", cmd);
 	exit(2);
+}
+
+void parse_limit(const char *cmd, struct ks_limits *l, const char *arg)
+{
+	struct ks_error err;
+
+	if (ks_limits_parse(l, arg, &err) < 0)
+		usage_error(cmd, "%s", err.msg);
 }
 
 int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names)
