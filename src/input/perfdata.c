@@ -250,6 +250,7 @@ struct pd_source {
 	bool q_sorted;
 	uint64_t next_flush, max_timestamp, q_max, last_flush;
 	bool finished;
+	uint64_t rounds;  /* FINISHED_ROUND records seen */
 
 	/* data window: file bytes [win_off, win_off + win_len) at buf, which
 	 * lies in the allocation [mem, mem + mem_cap), or in the mapping of
@@ -838,12 +839,37 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
+/* Whether holding a queue of QCAP entries and a window of WIN bytes for
+ * ordering stays within limits.memory; else the error, at offset OFF.
+ * perf queues every record until a FINISHED_ROUND (or the end): a file
+ * without them (valid, but not written by perf record) is held whole. */
+static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
+			   struct ks_error *err)
+{
+	uint64_t held = qcap * 2 * sizeof(struct pd_entry) + win, lim = s->base.limits.memory;
+	char hint[96];
+
+	if (held <= lim)
+		return 0;
+	ks_limit_hint(hint, sizeof(hint), "memory", lim);
+	if (!s->rounds)
+		return ks_error_at(err, s->base.path, off,
+				   "no FINISHED_ROUND records: ordering the records by time "
+				   "would hold more than the memory budget %s", hint);
+	return ks_error_at(err, s->base.path, off,
+			   "a round between FINISHED_ROUND records holds more than the "
+			   "memory budget %s", hint);
+}
+
 /* The queue (and its scratch array) grown to CAP entries at least. */
 static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err)
 {
-	while (s->q_cap < cap)
+	while (s->q_cap < cap) {
+		if (ordering_budget(s, s->q_cap ? s->q_cap * 2 : 4096, s->win_len, s->pos, err) < 0)
+			return -1;
 		if (queue_grow(s) < 0)
 			return ks_error_set(err, "%s: out of memory", s->base.path);
+	}
 	return 0;
 }
 
@@ -1092,6 +1118,8 @@ static int window_reserve(struct pd_source *s, uint64_t need, struct ks_error *e
 		want = need;
 	if (want <= s->mem_cap)
 		return 0;
+	if (ordering_budget(s, s->q_cap, need, s->win_off + need, err) < 0)
+		return -1;
 	if (need > MAX_WINDOW)
 		return ks_error_at(err, s->base.path, s->win_off,
 				   "a round of more than %llu MB without FINISHED_ROUND; "
@@ -1924,6 +1952,7 @@ static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, u
 	uint64_t extra = user_payload(s, type, rec, size);
 
 	if (type == R_FINISHED_ROUND) {
+		s->rounds++;
 		flush_queue(s, false);
 		return 0;
 	}
@@ -2343,6 +2372,7 @@ static int take_frames(struct pd_source *s, struct ks_error *err)
 				return -1;
 		} else if (MARK_KIND(*f) == MARK_FLUSH) {
 			s->pos = frames_pos(s, ++s->fi);
+			s->rounds++;
 			flush_queue(s, false);
 		} else {
 			break;
