@@ -93,7 +93,8 @@ struct thread {
 	bool keyed;                    /* the pending begin had a key */
 	struct ks_stat_row *pending[KS_STAT_MAX_VIEWS];
 	struct ks_attr_thread attr;
-	/* one cache per view in use (thread_size() bytes in all) */
+	/* one cache per view in use without a direct index (view.cache):
+	 * st->thread_size bytes in all */
 	struct row_cache rows[][ROW_CACHE];
 };
 
@@ -112,6 +113,7 @@ struct view {
 	size_t cap, used;
 	struct ks_stat_row **sorted;   /* valid rows, perf's iteration order */
 	size_t nsorted;
+	int cache;                     /* a thread's row cache for it (no direct index) */
 };
 
 struct comm {
@@ -680,7 +682,7 @@ ALWAYS_INLINE struct ks_stat_row *thread_row(struct ks_stat *st, int vi, struct 
 
 	if (v->direct || !key_alone(st, k.info, k.table))
 		return find_create_row(st, v, t, k.key, k.info, k.table);
-	c = &t->rows[vi][fib_hash(k.key, ROW_CACHE_BITS)];
+	c = &t->rows[v->cache][fib_hash(k.key, ROW_CACHE_BITS)];
 	if (!c->row || c->key != k.key || c->vm != t->vm || c->vcpu != t->vcpu)
 		*c = (struct row_cache){ k.key, hash_find_create_row(st, v, t, k.key, 0, k.table),
 					 t->vm, t->vcpu };
@@ -1242,6 +1244,7 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 				struct ks_error *err)
 {
 	struct ks_stat *st;
+	size_t ncache;
 	int i;
 
 	st = xcalloc(1, sizeof(*st));
@@ -1273,7 +1276,10 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	ks_hmap_init(&st->roles, sizeof(struct event_role *));
 	ks_hmap_init(&st->threads, sizeof(struct thread *));
 	ks_hmap_init(&st->comms, sizeof(struct comm));
-	st->thread_size = sizeof(struct thread) + (size_t)st->nviews * sizeof(st->spare_thread->rows[0]);
+	for (i = 0, ncache = 0; i < st->nviews; i++)
+		if (!st->views[i].direct)
+			st->views[i].cache = ncache++;
+	st->thread_size = sizeof(struct thread) + ncache * sizeof(st->spare_thread->rows[0]);
 	st->spare_thread = xcalloc(1, st->thread_size);
 	st->max_threads = ks_limits_or_default(cfg->limits)->threads;
 	return st;
