@@ -6,7 +6,8 @@
 # depended on the tep_event pointers, i.e. on address space randomisation
 # (3 to 5 hangs in 20 runs of guest-tsync.trace.dat).  So each file is run
 # many times with ASLR on (the default; this script does not disable it),
-# each run under a timeout: exit 124 is a hang.
+# each run under a timeout: exit 124 is a hang, and so is 137 (top catches
+# SIGTERM, so a hung top is killed with SIGKILL 5 s later).
 set -u
 ks=${KVMSCOPE:?}
 data=${KS_SHARED:-../shared}/data/hip24
@@ -32,9 +33,9 @@ for f in "$data"/*.trace.dat; do
 	for cmd in "stat -i" "top --batch --fast -i"; do
 		hangs=0 fails=0 why=
 		for ((i = 0; i < runs; i++)); do
-			timeout 10 "$ks" $cmd "$f" >/dev/null 2>"$KS_TMP/hang.err"
+			timeout -k 5 10 "$ks" $cmd "$f" >/dev/null 2>"$KS_TMP/hang.err"
 			rc=$?
-			if [ $rc = 124 ]; then
+			if [ $rc = 124 ] || [ $rc = 137 ]; then
 				hangs=$((hangs + 1))
 			elif [ $rc != 0 ]; then
 				fails=$((fails + 1)) why=$(head -1 "$KS_TMP/hang.err")
