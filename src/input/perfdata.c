@@ -42,6 +42,7 @@
 
 #include "source_impl.h"
 #include "tracing_data.h"
+#include "util/hashmap.h"
 
 /* perf_event_attr.sample_type bits (include/uapi/linux/perf_event.h). */
 #define S_IP (1ull << 0)
@@ -153,11 +154,6 @@ struct pd_entry {
 };
 
 
-struct pd_idmap {
-	uint64_t *ids;  /* 0 = empty slot (id 0 always means the first attr) */
-	uint16_t *attr;
-	uint64_t cap, n;
-};
 
 /* A slot of the id -> attr cache in front of pd_idmap: ids of one attr are
  * usually consecutive numbers, so their low bits pick distinct slots. */
@@ -236,7 +232,8 @@ struct pd_source {
 
 	struct pd_attr *attrs;
 	uint32_t nr_attrs;
-	struct pd_idmap ids;
+	struct ks_hmap ids; /* sample id -> attr index (uint16_t); id 0 is
+			     * never stored (it always means the first attr) */
 	struct pd_idcache idc[ID_CACHE]; /* direct-mapped by the id's low bits */
 	int32_t id_pos;   /* u64 index of the id in a sample body, -1 = none */
 	int32_t is_pos;   /* u64 index from the end of other records, -1 = none */
@@ -322,68 +319,25 @@ static inline uint16_t rd16(const struct pd_source *s, const uint8_t *p)
 
 /* ---- id -> attr map ---- */
 
-static uint64_t id_slot(uint64_t id, uint64_t cap)
+static int idmap_put(struct ks_hmap *m, uint64_t id, uint16_t attr)
 {
-	return (id * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
-}
-
-static int idmap_grow(struct pd_idmap *m)
-{
-	uint64_t cap = m->cap ? m->cap * 2 : 64, i, j;
-	uint64_t *ids = calloc(cap, sizeof(*ids));
-	uint16_t *attr = calloc(cap, sizeof(*attr));
-
-	if (!ids || !attr) {
-		free(ids);
-		free(attr);
-		return -1;
-	}
-	for (i = 0; i < m->cap; i++) {
-		if (!m->ids[i])
-			continue;
-		for (j = id_slot(m->ids[i], cap); ids[j]; j = (j + 1) & (cap - 1))
-			;
-		ids[j] = m->ids[i];
-		attr[j] = m->attr[i];
-	}
-	free(m->ids);
-	free(m->attr);
-	m->ids = ids;
-	m->attr = attr;
-	m->cap = cap;
-	return 0;
-}
-
-static int idmap_put(struct pd_idmap *m, uint64_t id, uint16_t attr)
-{
-	uint64_t j;
+	uint16_t *v;
+	bool created;
 
 	if (!id)
 		return 0;
-	if ((m->n + 1) * 2 > m->cap && idmap_grow(m) < 0)
+	v = ks_hmap_put(m, id, &created);
+	if (!v)
 		return -1;
-	for (j = id_slot(id, m->cap); m->ids[j]; j = (j + 1) & (m->cap - 1)) {
-		if (m->ids[j] == id) {
-			m->attr[j] = attr;
-			return 0;
-		}
-	}
-	m->ids[j] = id;
-	m->attr[j] = attr;
-	m->n++;
+	*v = attr;
 	return 0;
 }
 
-static int idmap_get(const struct pd_idmap *m, uint64_t id)
+static int idmap_get(const struct ks_hmap *m, uint64_t id)
 {
-	uint64_t j;
+	const uint16_t *v = id ? ks_hmap_get(m, id) : NULL;
 
-	if (!m->cap)
-		return -1;
-	for (j = id_slot(id, m->cap); m->ids[j]; j = (j + 1) & (m->cap - 1))
-		if (m->ids[j] == id)
-			return m->attr[j];
-	return -1;
+	return v ? *v : -1;
 }
 
 static __attribute__((noinline)) int attr_of_id_miss(const struct pd_source *s, uint64_t id,
@@ -2566,8 +2520,7 @@ static void pd_close(struct ks_source *base)
 	if (base->tep)
 		tep_free(base->tep);
 	free(s->attrs);
-	free(s->ids.ids);
-	free(s->ids.attr);
+	ks_hmap_free(&s->ids);
 	free(s->q);
 	free(s->tmp);
 	free(s->chain);
@@ -2614,6 +2567,7 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_l
 		return ks_error_set(err, "%s: out of memory", path);
 	s->base.limits = *ks_limits_or_default(lim);
 	s->fd = -1;
+	ks_hmap_init(&s->ids, sizeof(uint16_t));
 	s->base.ops = &pd_ops;
 	s->base.path = strdup(path);
 	s->base.tep = tep_alloc();
