@@ -630,6 +630,8 @@ static void run(struct report_args *a)
 	int r, i;
 
 	load_or_die(ks_source_open(&src, a->input, &err), &err);
+	a->cfg.limits = ks_source_limits(src);
+	a->cfg.path = ks_source_path(src);
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
 	if (!p)
 		usage_error("report", "%s", err.msg);
@@ -637,7 +639,7 @@ static void run(struct report_args *a)
 	bind_guests(p, meta);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_profile_add(p, &rec);
-	if (r < 0)
+	if (r < 0 || ks_profile_error(p, &err) < 0)
 		die("%s", err.msg);
 	setup_default_symbols(a, p, &l);
 	setup_guest_traces(a, p, &l, meta);
