@@ -166,8 +166,8 @@ static struct thread *thread_get(struct ks_profile *p, int32_t tid, const struct
 			ks_error_at(&p->error, p->cfg.path, rec->offset,
 				    "more distinct threads than the budget allows %s", hint);
 		else
-			ks_error_set(&p->error, "more distinct threads than the budget allows %s",
-				     hint);
+			ks_error_set(&p->error, "%s: more distinct threads than the budget allows %s",
+				     p->cfg.path ? p->cfg.path : "input", hint);
 		return NULL;
 	}
 	t = ks_hmap_put(&p->threads, (uint32_t)tid, &created);
