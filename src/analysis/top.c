@@ -16,6 +16,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/top.h"
@@ -45,6 +46,9 @@ struct ks_top {
 	uint64_t start_ns, last_ns, first_ts;
 	uint64_t interval_ns, records, lost, cur_records, cur_lost;
 	char arch_name[32];
+	uint64_t max_threads;         /* limits.threads, for the contexts */
+	bool failed;
+	struct ks_error error;
 };
 
 static const unsigned top_views[KS_TOP_LEVELS] = {
@@ -78,12 +82,24 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 /* ------------------------------------------------------------------ */
 /* per-thread context */
 
-static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create)
+static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create, uint64_t rec_off)
 {
 	size_t i, h;
 
 	if (tid <= 0)
 		return NULL;
+	if (create && t->used >= t->max_threads) {
+		/* the stat engine counts the same threads: this only
+		 * matters across intervals, when it starts afresh */
+		char hint[96];
+
+		if (!t->failed)
+			ks_error_at(&t->error, ks_source_path(t->src), rec_off,
+				    "more distinct threads than the budget allows %s",
+				    ks_limit_hint(hint, sizeof(hint), "threads", t->max_threads));
+		t->failed = true;
+		return NULL;
+	}
 	if (create && (t->used + 1) * 2 > t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
 		struct thread_ctx *n = calloc(ncap, sizeof(*n)), *old = t->threads;
@@ -144,7 +160,7 @@ static void ctx_note(struct ks_top *t, const struct ks_record *rec)
 	    strcmp(rec->event->system, t->arch->entry_system))
 		return;
 	entry = is_entry(t, rec->event);
-	c = ctx_find(t, rec->tid, entry);
+	c = ctx_find(t, rec->tid, entry, rec->offset);
 	if (!c)
 		return; /* no entry seen yet: the engine ignores it too */
 	if (entry)
@@ -175,6 +191,7 @@ struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err)
 		return NULL;
 	}
 	t->src = src;
+	t->max_threads = ks_source_limits(src)->threads;
 	t->cur = new_stat(t, err);
 	if (!t->cur) {
 		free(t);
@@ -263,6 +280,10 @@ int ks_top_interval(struct ks_top *t, uint64_t end_ns, struct ks_error *err)
 {
 	struct ks_stat *next;
 
+	if (t->failed)
+		return ks_error_set(err, "%s", t->error.msg);
+	if (ks_stat_error(t->cur, err) < 0)
+		return -1;
 	t->interval_ns = end_ns > t->start_ns && t->start_ns ? end_ns - t->start_ns : 0;
 	t->records = t->cur_records;
 	t->lost = t->cur_lost;

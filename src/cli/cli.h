@@ -29,6 +29,11 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* --limit NAME=VALUE[,...] into L (ks_limits_parse), or a usage error of
+ * CMD (exit 2). */
+struct ks_limits;
+void parse_limit(const char *cmd, struct ks_limits *l, const char *arg);
+
 /* The index of S in NAMES (NULL-terminated), or a usage error of CMD that
  * lists them: "OPT: auto, phys or virt". */
 int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names);

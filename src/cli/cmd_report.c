@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "kvmscope/json.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
@@ -50,6 +51,8 @@ static const char usage_text[] =
 	"      --json | --csv       machine-readable output\n"
 	"      --folded FILE        folded stacks (FlameGraph format; - = stdout)\n"
 	"      --flamegraph FILE    self-contained interactive SVG flame graph\n"
+	"      --limit NAME=VAL     raise a budget of the run: memory=SIZE (buffered\n"
+	"                           input), threads=N (distinct threads), objects=N\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"Unresolved addresses show as [unknown]; guest user addresses without a\n"
@@ -61,6 +64,7 @@ enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
 
 struct report_args {
 	const char *input;
+	struct ks_limits limits;
 	const char *kallsyms, *modules, *vmlinux, *mount;
 	uint64_t kaslr_offset;
 	const char *binaries[MAX_LIST];
@@ -151,7 +155,8 @@ static void add_list(const char **list, int *n, const char *v, const char *opt)
 static void parse_args(struct report_args *a, int argc, char **argv)
 {
 	enum { O_KALLSYMS = 256, O_MODULES, O_VMLINUX, O_KASLR, O_BINARY, O_MOUNT, O_GTRACE,
-	       O_SAMPLE_EXITS, O_BY, O_OFFSETS, O_NO_EXITS, O_JSON, O_CSV, O_FOLDED, O_FLAME };
+	       O_SAMPLE_EXITS, O_BY, O_OFFSETS, O_NO_EXITS, O_JSON, O_CSV, O_FOLDED, O_FLAME,
+	       O_LIMIT };
 	static const struct option opts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "guest-kallsyms", required_argument, NULL, O_KALLSYMS },
@@ -169,6 +174,7 @@ static void parse_args(struct report_args *a, int argc, char **argv)
 		{ "by", required_argument, NULL, O_BY },
 		{ "sort", required_argument, NULL, 's' },
 		{ "offsets", no_argument, NULL, O_OFFSETS },
+		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "no-exits", no_argument, NULL, O_NO_EXITS },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV },
@@ -196,6 +202,7 @@ static void parse_args(struct report_args *a, int argc, char **argv)
 		case O_BY: a->by |= parse_by(optarg); break;
 		case 's': a->sort = optarg; break;
 		case O_OFFSETS: a->offsets = true; break;
+		case O_LIMIT: parse_limit("report", &a->limits, optarg); break;
 		case O_NO_EXITS: a->no_exits = true; break;
 		case O_JSON: a->format = OUT_JSON; break;
 		case O_CSV: a->format = OUT_CSV; break;
@@ -658,7 +665,9 @@ static void run(struct report_args *a)
 
 	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
 	check_outputs(a, in);
-	load_or_die(ks_source_open(&src, a->input, &err), &err);
+	load_or_die(ks_source_open_limits(&src, a->input, 0, &a->limits, &err), &err);
+	a->cfg.limits = ks_source_limits(src);
+	a->cfg.path = ks_source_path(src);
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
 	if (!p)
 		usage_error("report", "%s", err.msg);
@@ -666,7 +675,7 @@ static void run(struct report_args *a)
 	bind_guests(p, meta);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_profile_add(p, &rec);
-	if (r < 0)
+	if (r < 0 || ks_profile_error(p, &err) < 0)
 		die("%s", err.msg);
 	setup_default_symbols(a, p, &l);
 	setup_guest_traces(a, p, &l, meta);
@@ -709,6 +718,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_args a = { 0 };
 
+	ks_limits_default(&a.limits);
 	parse_args(&a, argc, argv);
 	run(&a);
 	free(a.sample_exits_buf);

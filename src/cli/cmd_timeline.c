@@ -105,13 +105,13 @@ int cmd_timeline(int argc, char **argv)
 	if (!tl)
 		die("out of memory");
 	tl->max_gevents = max_ev;
-	while ((rc = ks_merge_next(m, &r, &err)) > 0)
+	while (ks_timeline_error(tl, NULL) == 0 && (rc = ks_merge_next(m, &r, &err)) > 0)
 		ks_timeline_feed(tl, &r);
-	if (rc < 0)
+	if (rc < 0 || ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
 	ks_timeline_finish(tl);
-	if (tl->oom)
-		die("out of memory");
+	if (ks_timeline_error(tl, &err) < 0)
+		die("%s", err.msg);
 	if (!quiet)
 		ks_timeline_print_summary(tl, stdout);
 	if (json)

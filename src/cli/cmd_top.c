@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/live.h"
 #include "kvmscope/source.h"
 #include "kvmscope/top.h"
@@ -43,6 +44,8 @@ static const char usage_text[] =
 	"  -e, --event SYS:EVENT  live: record these events instead of the KVM set\n"
 	"                         (globs allowed; repeat)\n"
 	"  -p, --pid PID[,PID]    live: only these processes (set_event_pid)\n"
+	"      --limit NAME=VAL   replay: raise a budget of the run: memory=SIZE,\n"
+	"                         threads=N (distinct threads), objects=N\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Keys: q quit, s next sort column, v per-vCPU rows on/off.  See kvmscope-top(1).\n";
@@ -62,6 +65,7 @@ struct top_args {
 	size_t nevents;
 	int32_t pids[MAX_PIDS];
 	size_t npids;
+	struct ks_limits limits;
 };
 
 struct top_state {
@@ -133,6 +137,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		{ "vcpus", no_argument, NULL, 'v' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "limit", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -140,6 +145,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 	int c;
 
 	a->delay = 1.0;
+	ks_limits_default(&a->limits);
 	while ((c = getopt_long(argc, argv, "i:d:n:bs:ve:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->input = optarg; break;
@@ -164,6 +170,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 			a->events[a->nevents++] = optarg;
 			break;
 		case 'p': parse_pids(a, optarg); break;
+		case 'L': parse_limit("top", &a->limits, optarg); break;
 		case 'h': fputs(usage_text, stdout); exit(0);
 		default: usage_error("top", "unknown option");
 		}
@@ -516,7 +523,7 @@ int cmd_top(int argc, char **argv)
 	parse_args(argc, argv, &a);
 	ks_live_catch_signals();
 	if (a.input) {
-		if (ks_source_open_flags(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &err) < 0)
+		if (ks_source_open_limits(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 			die("%s", err.msg);
 	} else {
 		s.live = true;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 
 /* Set by the Makefile: git describe in a checkout, else the VERSION file. */
 #ifndef KS_VERSION
@@ -81,6 +82,14 @@ _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "; see 'kvmscope %s --help'.\n", cmd);
 	exit(2);
+}
+
+void parse_limit(const char *cmd, struct ks_limits *l, const char *arg)
+{
+	struct ks_error err;
+
+	if (ks_limits_parse(l, arg, &err) < 0)
+		usage_error(cmd, "--limit %s", err.msg);
 }
 
 int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names)

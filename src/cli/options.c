@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "options.h"
 
@@ -96,6 +97,13 @@ const char *take_time_window(const char *arg, void *value)
 	if (w->end >= 0 && w->end < w->start)
 		return "END is before START";
 	return NULL;
+}
+
+const char *take_limit(const char *arg, void *limits)
+{
+	static struct ks_error err; /* the message outlives the call */
+
+	return ks_limits_parse(limits, arg, &err) < 0 ? err.msg : NULL;
 }
 
 static uint64_t to_ns(double s)

@@ -34,6 +34,7 @@
 #include "tracing_data.h"
 #include "ftrace_text.h"
 #include "source_impl.h"
+#include "util/hashmap.h"
 
 /* Option / section ids (trace-cmd.dat.v7(5)). */
 enum {
@@ -143,10 +144,7 @@ struct tracedat {
 	/* v7: the sections loaded so far, by offset + 1 (open hash): each is
 	 * used once, since a file naming one twice loops or repeats work;
 	 * and their bytes (decompressed) in all */
-	struct {
-		uint64_t *slot;
-		uint32_t cap, n;
-	} sections;
+	struct ks_hmap sections;        /* offset -> nothing (a set) */
 	uint64_t section_bytes;
 
 	/* the run's budget (src.limits): bytes held in memory now (sections
@@ -513,43 +511,15 @@ static int count_section_bytes(struct tracedat *td, uint64_t off, uint8_t **data
 			   "the metadata sections hold more than %u MB in all", MAX_SECTION >> 20);
 }
 
-/* The slot of KEY in an open hash of CAP (a power of two) slots: KEY's or
- * the first empty one from its home on. */
-static uint32_t section_slot(const uint64_t *slot, uint32_t cap, uint64_t key)
-{
-	uint32_t j = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
-
-	while (slot[j] && slot[j] != key)
-		j = (j + 1) & (cap - 1);
-	return j;
-}
-
 /* Add OFF to the sections loaded.  Returns 1 if it is new, 0 if it was
  * loaded before, -1 when out of memory. */
 static int section_add(struct tracedat *td, uint64_t off)
 {
-	uint64_t key = off + 1, *slot;
-	uint32_t i, j, cap;
+	bool created;
 
-	if (td->sections.n * 2 >= td->sections.cap) {
-		cap = td->sections.cap ? td->sections.cap * 2 : 64;
-		slot = calloc(cap, sizeof(*slot));
-		if (!slot)
-			return -1;
-		for (i = 0; i < td->sections.cap; i++)
-			if (td->sections.slot[i])
-				slot[section_slot(slot, cap, td->sections.slot[i])] =
-					td->sections.slot[i];
-		free(td->sections.slot);
-		td->sections.slot = slot;
-		td->sections.cap = cap;
-	}
-	j = section_slot(td->sections.slot, td->sections.cap, key);
-	if (td->sections.slot[j])
-		return 0;
-	td->sections.slot[j] = key;
-	td->sections.n++;
-	return 1;
+	if (!ks_hmap_put(&td->sections, off, &created))
+		return -1;
+	return created;
 }
 
 /* Load a v7 section at OFF (header + payload, decompressed) into memory.
@@ -2018,7 +1988,7 @@ static void tracedat_close(struct ks_source *src)
 	free(td->cpus);
 	free(td->heap);
 	free(td->event_cache);
-	free(td->sections.slot);
+	ks_hmap_free(&td->sections);
 	for (i = 0; i < td->nr_buffers; i++)
 		free(td->buffers[i].name);
 	free(td->buffers);
@@ -2358,6 +2328,7 @@ int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 	td->src.limits = *ks_limits_or_default(lim);
 	td->fd = -1;
 	td->src.ops = &tracedat_ops;
+	ks_hmap_init(&td->sections, 0);
 	td->src.path = strdup(path);
 	td->src.tep = tep_alloc();
 	if (!td->src.path || !td->src.tep) {

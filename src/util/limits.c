@@ -82,10 +82,10 @@ int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
 				field = &l->threads;
 		}
 		if (!field)
-			return ks_error_set(err, "--limit '%.*s': expected memory=SIZE, objects=N or threads=N",
+			return ks_error_set(err, "'%.*s': expected memory=SIZE, objects=N or threads=N",
 					    (int)len, p);
 		if (parse_value(eq + 1, len - (size_t)(eq + 1 - p), sized, field) < 0)
-			return ks_error_set(err, "--limit '%.*s': expected a positive whole number%s",
+			return ks_error_set(err, "'%.*s': expected a positive whole number%s",
 					    (int)len, p, sized ? " with an optional K, M or G" : "");
 		p += len;
 		if (*p == ',')
