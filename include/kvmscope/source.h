@@ -17,6 +17,7 @@
 #define KVMSCOPE_SOURCE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -94,5 +95,35 @@ const struct ks_limits *ks_source_limits(const struct ks_source *src);
 struct tep_handle *ks_source_tep(const struct ks_source *src);
 const struct ks_source_info *ks_source_info(const struct ks_source *src);
 const struct ks_source_stats *ks_source_stats(const struct ks_source *src);
+
+/*
+ * Metadata as the input stores it.  A trace.dat, and the tracing data of a
+ * perf.data, carry the texts the recording machine's tracefs gave: event
+ * formats, header_page / header_event, kallsyms, printk formats and saved
+ * cmdlines.  Readers keep them byte for byte (libtraceevent's parse loses
+ * symbol types, spacing and unparsable lines), so that a copy (kvmscope
+ * convert) holds exactly what the original held.  Every pointer stays valid
+ * as long as the source; texts are NUL-terminated after LEN bytes.
+ */
+struct ks_source_format {
+	const char *system;      /* "ftrace" for ftrace's own formats */
+	const char *text;
+	size_t len;
+};
+
+enum ks_source_text_id {
+	KS_TEXT_HEADER_PAGE,
+	KS_TEXT_HEADER_EVENT,
+	KS_TEXT_KALLSYMS,        /* not kept when opened with KS_OPEN_NO_SYMBOLS */
+	KS_TEXT_PRINTK,
+	KS_TEXT_CMDLINES,
+	KS_TEXT_NR
+};
+
+/* The event formats in the input's order; returns how many (0 for inputs
+ * without stored formats, e.g. ftrace text). */
+size_t ks_source_formats(const struct ks_source *src, const struct ks_source_format **fmts);
+/* The text ID as stored (*LEN bytes), or NULL when the input has none. */
+const char *ks_source_text(const struct ks_source *src, enum ks_source_text_id id, size_t *len);
 
 #endif

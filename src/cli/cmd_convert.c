@@ -6,9 +6,10 @@
  *
  * Reads the input through ks_source_open (perf.data tracepoint samples,
  * trace.dat, ftrace text) and writes every tracepoint event with the
- * tracedat writer: one CPU stream per record CPU, the input's event formats
- * (regenerated from libtraceevent's parse), saved cmdlines from the input's
- * COMM records or its own cmdlines.  Timestamps: a trace.dat recorded with
+ * tracedat writer: one CPU stream per record CPU, the input's metadata as
+ * it stores it (event formats, header_page / header_event, kallsyms, printk
+ * formats, saved cmdlines; formats regenerated from libtraceevent's parse
+ * only for inputs that store none), plus cmdlines from COMM records.  Timestamps: a trace.dat recorded with
  * x86-tsc and TSC2NSEC keeps its raw counters and the TSC2NSEC option, so
  * `trace-cmd report` converts them exactly as for the original; everything
  * else is written in nanoseconds with the "local" clock.
@@ -271,16 +272,24 @@ static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
 	}
 }
 
-/* Saved cmdlines: COMM records first, else what the input's tep knows. */
-static void write_cmdlines(struct ks_tdw *w, struct tep_handle *tep, struct comm_map *comms)
+/* Saved cmdlines: the input's own text as stored, then the tasks of its
+ * COMM records that text does not name; without a stored text, COMM records
+ * first, else what the input's tep knows of each task seen. */
+static void write_cmdlines(struct ks_tdw *w, struct ks_source *src, struct comm_map *comms)
 {
+	struct tep_handle *tep = ks_source_tep(src);
+	size_t i, len;
+	const char *stored = ks_source_text(src, KS_TEXT_CMDLINES, &len);
 	struct ks_error err;
-	size_t i;
 
+	if (stored && ks_tdw_set_cmdlines(w, stored, len, &err) < 0)
+		writer_failed(w, &err);
 	for (i = 0; i < comms->cap; i++) {
 		struct comm_slot *s = &comms->slots[i];
 		const char *comm = s->named ? s->comm : NULL;
 		if (!s->used || s->tid < 0)
+			continue;
+		if (stored && (!comm || (tep && tep_is_pid_registered(tep, s->tid))))
 			continue;
 		if (!comm && tep && tep_is_pid_registered(tep, s->tid))
 			comm = tep_data_comm_from_pid(tep, s->tid);
@@ -292,93 +301,36 @@ static void write_cmdlines(struct ks_tdw *w, struct tep_handle *tep, struct comm
 	}
 }
 
-/* libtraceevent has no way to list the kernel symbols and printk strings it
- * holds except its debugging printers, which write to stdout: run one with
- * stdout sent to a temporary file and read that back.  (Stop-gap until the
- * readers keep the original kallsyms / printk_formats texts.) */
-static char *capture_stdout(void (*print)(struct tep_handle *), struct tep_handle *tep,
-			    size_t *len)
+/* The input's metadata as it stores it: event formats, header_page and
+ * header_event, kallsyms and printk formats, copied byte for byte.  An
+ * input without stored formats (ftrace text) gets them regenerated from
+ * libtraceevent's parse. */
+static void copy_metadata(struct ks_tdw *w, struct ks_source *src)
 {
-	FILE *tmp = tmpfile();
-	char *text = NULL;
-	int saved;
-	long size;
-
-	*len = 0;
-	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
-	if (!tmp || saved < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
-		if (tmp)
-			fclose(tmp);
-		if (saved >= 0)
-			close(saved);
-		return NULL;
-	}
-	print(tep);
-	fflush(stdout);
-	dup2(saved, STDOUT_FILENO);
-	close(saved);
-	size = ftell(tmp);
-	if (size > 0 && fseek(tmp, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
-	    fread(text, (size_t)size, 1, tmp) == 1) {
-		text[size] = '\0';
-		*len = (size_t)size;
-	} else {
-		free(text);
-		text = NULL;
-	}
-	fclose(tmp);
-	return text;
-}
-
-/* "ADDR NAME[ [MOD]]" lines -> /proc/kallsyms lines; "ADDR FMT" lines ->
- * printk_formats lines. */
-static void add_symbols(struct ks_tdw *w, struct tep_handle *tep)
-{
-	size_t len;
-	char *funcs = capture_stdout(tep_print_funcs, tep, &len), *line, *save = NULL;
-	char *fmts;
-	FILE *f;
-	char *out = NULL;
-	size_t out_len = 0;
+	static const struct {
+		enum ks_source_text_id id;
+		int (*set)(struct ks_tdw *, const char *, size_t, struct ks_error *);
+	} texts[] = {
+		{ KS_TEXT_HEADER_PAGE, ks_tdw_set_header_page },
+		{ KS_TEXT_HEADER_EVENT, ks_tdw_set_header_event },
+		{ KS_TEXT_KALLSYMS, ks_tdw_set_kallsyms },
+		{ KS_TEXT_PRINTK, ks_tdw_set_printk_formats },
+	};
+	const struct ks_source_format *f;
+	size_t n = ks_source_formats(src, &f), i, len;
 	struct ks_error err;
 
-	if (funcs && (f = open_memstream(&out, &out_len))) {
-		for (line = strtok_r(funcs, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char *sp = strchr(line, ' '), *mod;
-			if (!sp)
-				continue;
-			*sp++ = '\0';
-			mod = strstr(sp, " [");
-			if (mod)
-				*mod++ = '\0';
-			fprintf(f, "%s T %s%s%s\n", line, sp, mod ? "\t" : "", mod ? mod : "");
-		}
-		fclose(f);
-		if (ks_tdw_set_kallsyms(w, out, out_len, &err) < 0) {
+	for (i = 0; i < n; i++)
+		if (ks_tdw_add_event_format(w, f[i].system, f[i].text, f[i].len, &err) < 0)
 			writer_failed(w, &err);
-		}
-		free(out);
-	}
-	free(funcs);
-	fmts = capture_stdout(tep_print_printk, tep, &len);
-	out = NULL;
-	save = NULL;
-	if (fmts && (f = open_memstream(&out, &out_len))) {
-		for (line = strtok_r(fmts, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char *sp = strchr(line, ' ');
-			if (sp) {
-				*sp = '\0';
-				fprintf(f, "0x%s : \"%s\"\n", line, sp + 1);
-			}
-		}
-		fclose(f);
-		if (ks_tdw_set_printk_formats(w, out, out_len, &err) < 0) {
+	if (!n && ks_source_tep(src) && ks_tdw_add_tep_formats(w, ks_source_tep(src), &err) < 0)
+		writer_failed(w, &err);
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		const char *t = ks_source_text(src, texts[i].id, &len);
+
+		if (t && texts[i].set(w, t, len, &err) < 0)
 			writer_failed(w, &err);
-		}
-		free(out);
 	}
-	free(fmts);
 }
 
 int cmd_convert(int argc, char **argv)
@@ -410,16 +362,12 @@ int cmd_convert(int argc, char **argv)
 		cli_output_release(out_slot);
 		die("%s", err.msg);
 	}
-	if (ks_source_tep(src) && ks_tdw_add_tep_formats(w, ks_source_tep(src), &err) < 0) {
-		writer_failed(w, &err);
-	}
+	copy_metadata(w, src);
 	if (ks_source_tep(src))
 		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
-	if (ks_source_tep(src))
-		add_symbols(w, ks_source_tep(src));
 	copy_guests(w, ks_tracedat_meta(src));
 	copy_records(src, w, keep_raw_ts(ks_tracedat_meta(src)), &comms, &n);
-	write_cmdlines(w, ks_source_tep(src), &comms);
+	write_cmdlines(w, src, &comms);
 	/* the file gets its name here, complete, or not at all */
 	r = ks_tdw_close(w, &err);
 	cli_output_release(out_slot);

@@ -625,7 +625,8 @@ static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64
 
 	switch (feat) {
 	case FEAT_TRACING_DATA:
-		return ks_tracing_data_load(&s->base.tep, p, size, s->base.path, off, err);
+		return ks_tracing_data_load(&s->base.tep, &s->base.meta, p, size, s->base.path, off,
+					    err);
 	case FEAT_HOSTNAME:
 		feat_string(s, p, size, info->hostname, sizeof(info->hostname));
 		break;
@@ -2515,6 +2516,7 @@ static void pd_close(struct ks_source *base)
 {
 	struct pd_source *s = (struct pd_source *)base;
 
+	ks_source_meta_free(&base->meta);
 	prefetch_stop(&s->pf);
 	if (s->map)
 		munmap(s->map, s->map_len);

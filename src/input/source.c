@@ -5,6 +5,10 @@
  * keeping it apart means a program (or fuzz target) that opens one reader
  * directly links only that one.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "source_impl.h"
 
 void ks_source_set_window(struct ks_source *src, uint64_t start_ns, uint64_t end_ns)
@@ -97,4 +101,88 @@ const struct ks_source_info *ks_source_info(const struct ks_source *src)
 const struct ks_source_stats *ks_source_stats(const struct ks_source *src)
 {
 	return &src->stats;
+}
+
+/* A NUL-terminated copy of TEXT[0, LEN), or TEXT itself when TAKE. */
+static char *meta_copy(char *text, size_t len, bool take)
+{
+	char *c;
+
+	if (take)
+		return text;
+	c = malloc(len + 1);
+	if (c) {
+		if (len)
+			memcpy(c, text, len);
+		c[len] = '\0';
+	}
+	return c;
+}
+
+int ks_source_meta_add_format(struct ks_source_meta *m, const char *system, char *text,
+			      size_t len, bool take)
+{
+	char *t = meta_copy(text, len, take), *sys = strdup(system ? system : "");
+
+	if (t && sys && m->nr_formats == m->cap_formats) {
+		size_t cap = m->cap_formats ? m->cap_formats * 2 : 64;
+		struct ks_source_format *n = realloc(m->formats, cap * sizeof(*n));
+
+		if (n) {
+			m->formats = n;
+			m->cap_formats = cap;
+		}
+	}
+	if (!t || !sys || m->nr_formats == m->cap_formats) {
+		free(t);
+		free(sys);
+		return -ENOMEM;
+	}
+	m->formats[m->nr_formats++] = (struct ks_source_format){ sys, t, len };
+	return 0;
+}
+
+int ks_source_meta_set_text(struct ks_source_meta *m, enum ks_source_text_id id, char *text,
+			    size_t len, bool take)
+{
+	char *t = meta_copy(text, len, take);
+
+	if (!t)
+		return -ENOMEM;
+	free(m->text[id]);
+	m->text[id] = t;
+	m->text_len[id] = len;
+	return 0;
+}
+
+void ks_source_meta_free(struct ks_source_meta *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_formats; i++) {
+		free((char *)m->formats[i].system);
+		free((char *)m->formats[i].text);
+	}
+	free(m->formats);
+	for (i = 0; i < KS_TEXT_NR; i++)
+		free(m->text[i]);
+	memset(m, 0, sizeof(*m));
+}
+
+size_t ks_source_formats(const struct ks_source *src, const struct ks_source_format **fmts)
+{
+	*fmts = src->meta.formats;
+	return src->meta.nr_formats;
+}
+
+const char *ks_source_text(const struct ks_source *src, enum ks_source_text_id id, size_t *len)
+{
+	if ((unsigned)id >= KS_TEXT_NR || !src->meta.text[id]) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = src->meta.text_len[id];
+	return src->meta.text[id];
 }

@@ -30,6 +30,16 @@ struct ks_source_ops {
 		      void *ctx);
 };
 
+/* What a reader keeps of the input's metadata texts (see
+ * ks_source_formats() and ks_source_text()); freed by ks_source_meta_free(),
+ * which every reader's close calls. */
+struct ks_source_meta {
+	struct ks_source_format *formats;
+	size_t nr_formats, cap_formats;
+	char *text[KS_TEXT_NR];
+	size_t text_len[KS_TEXT_NR];
+};
+
 struct ks_source {
 	const struct ks_source_ops *ops;
 	char *path;                  /* owned (strdup) by the reader; freed by close */
@@ -39,7 +49,19 @@ struct ks_source {
 	struct ks_limits limits;     /* the run's budgets (never NULL: defaults) */
 	uint64_t win_start, win_end; /* events outside [start, end] are dropped */
 	bool windowed, win_ended;
+	struct ks_source_meta meta;  /* the stored texts (readers of files with them) */
 };
+
+/* Keep a copy of format TEXT (LEN bytes) of SYSTEM; TAKE: TEXT is a malloc'ed
+ * NUL-terminated buffer that the source takes over (also on failure).
+ * Returns 0 or -ENOMEM. */
+int ks_source_meta_add_format(struct ks_source_meta *m, const char *system, char *text,
+			      size_t len, bool take);
+/* The same for text ID (replacing an earlier one). */
+int ks_source_meta_set_text(struct ks_source_meta *m, enum ks_source_text_id id, char *text,
+			    size_t len, bool take);
+/* Free what M holds; M is empty afterwards. */
+void ks_source_meta_free(struct ks_source_meta *m);
 
 /* Each reader: open PATH whose first bytes are HEAD (HEAD_LEN of them, may be
  * fewer than asked for a short file).  Returns 0 or a negative value with err

@@ -626,6 +626,16 @@ static void key_add(struct tracedat *td, char tag, const void *data, uint64_t le
 /* ------------------------------------------------------------------ */
 /* metadata blocks (same layout in v6 and in v7 sections) */
 
+/* Keep BUF (SIZE bytes from rd_alloc(), still counted against the memory
+ * budget) as the source's text ID. */
+static int keep_text(struct rd *r, enum ks_source_text_id id, char *buf, uint64_t size,
+		     struct ks_error *err)
+{
+	if (ks_source_meta_set_text(&r->td->src.meta, id, buf, size, true) < 0)
+		return ks_error_at(err, r->td->src.path, rd_errpos(r), "out of memory");
+	return 0;
+}
+
 static int parse_header_info(struct rd *r, struct ks_error *err)
 {
 	uint64_t size;
@@ -638,15 +648,18 @@ static int parse_header_info(struct rd *r, struct ks_error *err)
 		return -1;
 	key_add(r->td, 'P', buf, size);
 	ret = tep_parse_header_page(r->td->src.tep, buf, size, (int)r->td->meta.long_size);
-	rd_free(r, buf, size);
-	if (ret < 0)
+	if (ret < 0) {
+		rd_free(r, buf, size);
 		return ks_error_at(err, r->td->src.path, rd_errpos(r), "cannot parse header_page");
+	}
+	/* kept as stored (its bytes stay counted) */
+	if (keep_text(r, KS_TEXT_HEADER_PAGE, buf, size, err) < 0)
+		return -1;
 	r->what = "header_event";
 	if (rd_expect(r, "header_event", 13, err) < 0 || rd_u64(r, &size, err) < 0 ||
 	    rd_alloc(r, size, &buf, err) < 0)
 		return -1;
-	rd_free(r, buf, size);
-	return 0;
+	return keep_text(r, KS_TEXT_HEADER_EVENT, buf, size, err);
 }
 
 static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct ks_error *err)
@@ -668,8 +681,10 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 			rd_free(r, buf, size);
 			return ks_error_set(err, "%s: out of memory", r->td->src.path);
 		}
-		/* the batch and then the tep keep a copy: its bytes stay counted */
-		free(buf);
+		/* the source keeps the text as stored (ks_source_formats()); the
+		 * batch and then the tep keep a copy: its bytes stay counted */
+		if (ks_source_meta_add_format(&r->td->src.meta, sys, buf, size, true) < 0)
+			return ks_error_set(err, "%s: out of memory", r->td->src.path);
 	}
 	return 0;
 }
@@ -720,7 +735,7 @@ static uint64_t count_lines(const char *s, uint64_t len)
 }
 
 /* A text block preceded by its size (4 or 8 bytes), handed to PARSE. */
-static int parse_text(struct rd *r, const char *what, int size_bytes,
+static int parse_text(struct rd *r, const char *what, int size_bytes, enum ks_source_text_id id,
 		      int (*parse)(struct tep_handle *, const char *), struct ks_error *err)
 {
 	uint64_t size;
@@ -752,8 +767,8 @@ static int parse_text(struct rd *r, const char *what, int size_bytes,
 	}
 	if (size)
 		parse(r->td->src.tep, buf);
-	free(buf);
-	return 0;
+	/* the text as stored stays with the source (ks_source_text()) */
+	return keep_text(r, id, buf, size, err);
 }
 
 /* Parsing a guest's ~200k symbols is most of the cost of opening a file:
@@ -762,17 +777,17 @@ static int parse_kallsyms(struct rd *r, struct ks_error *err)
 {
 	bool skip = r->td->open_flags & KS_OPEN_NO_SYMBOLS;
 
-	return parse_text(r, "kallsyms", 4, skip ? skip_kallsyms : tep_parse_kallsyms, err);
+	return parse_text(r, "kallsyms", 4, KS_TEXT_KALLSYMS, skip ? skip_kallsyms : tep_parse_kallsyms, err);
 }
 
 static int parse_printk(struct rd *r, struct ks_error *err)
 {
-	return parse_text(r, "printk formats", 4, ks_guard_parse_printk, err);
+	return parse_text(r, "printk formats", 4, KS_TEXT_PRINTK, ks_guard_parse_printk, err);
 }
 
 static int parse_cmdlines(struct rd *r, struct ks_error *err)
 {
-	return parse_text(r, "saved cmdlines", 8, tep_parse_saved_cmdlines, err);
+	return parse_text(r, "saved cmdlines", 8, KS_TEXT_CMDLINES, tep_parse_saved_cmdlines, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1976,6 +1991,7 @@ static void tracedat_close(struct ks_source *src)
 	struct tracedat *td = (struct tracedat *)src;
 	uint32_t i;
 
+	ks_source_meta_free(&src->meta);
 	ks_guard_batch_free(td->formats); /* set when parsing stopped on an error */
 	free(td->tep_key.b);
 	free(td->ra);

@@ -13,6 +13,7 @@
 #include <traceevent/event-parse.h>
 
 #include "format_guard.h"
+#include "source_impl.h"
 #include "tracing_data.h"
 
 struct td_cursor {
@@ -23,8 +24,18 @@ struct td_cursor {
 	const char *path;
 	uint64_t base;    /* file offset of buf[0] */
 	struct ks_error *err;
-	struct ks_guard_batch *formats; /* parsed together at the end */
+	struct ks_guard_batch *formats; /* parsed together at the end; NULL: no tep */
+	struct ks_source_meta *meta;    /* where the texts are kept, or NULL */
 };
+
+/* Keep TEXT (SIZE bytes) as the source's text ID, if texts are kept. */
+static int td_keep(struct td_cursor *c, enum ks_source_text_id id, const uint8_t *p,
+		   uint64_t size)
+{
+	if (c->meta && ks_source_meta_set_text(c->meta, id, (char *)p, size, false) < 0)
+		return ks_error_set(c->err, "%s: out of memory", c->path);
+	return 0;
+}
 
 static int td_fail(struct td_cursor *c, const char *what)
 {
@@ -128,6 +139,8 @@ static int td_preamble(struct td_cursor *c, struct tep_handle *tep, bool *has_cm
 	if (page_size == 0 || page_size > (1u << 24) || (page_size & (page_size - 1)))
 		return ks_error_at(c->err, c->path, c->base + c->pos - 4,
 				   "tracing data: bad page size %u", page_size);
+	if (!tep)
+		return 0;
 	tep_set_file_bigendian(tep, c->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
 				TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
@@ -150,12 +163,16 @@ static int td_header_files(struct td_cursor *c, struct tep_handle *tep)
 	if (td_u64(c, &size, "truncated header_page size") < 0 ||
 	    td_take(c, size, &p, "header_page runs past the end") < 0)
 		return -1;
-	text = td_strdup(p, size);
-	if (!text)
-		return ks_error_set(c->err, "%s: out of memory", c->path);
-	if (tep_parse_header_page(tep, text, size, tep_get_long_size(tep)) == 0)
-		tep_set_long_size(tep, tep_get_header_page_size(tep));
-	free(text);
+	if (td_keep(c, KS_TEXT_HEADER_PAGE, p, size) < 0)
+		return -1;
+	if (tep) {
+		text = td_strdup(p, size);
+		if (!text)
+			return ks_error_set(c->err, "%s: out of memory", c->path);
+		if (tep_parse_header_page(tep, text, size, tep_get_long_size(tep)) == 0)
+			tep_set_long_size(tep, tep_get_header_page_size(tep));
+		free(text);
+	}
 
 	if (td_take(c, 13, &p, "truncated header_event") < 0)
 		return -1;
@@ -165,7 +182,7 @@ static int td_header_files(struct td_cursor *c, struct tep_handle *tep)
 	if (td_u64(c, &size, "truncated header_event size") < 0 ||
 	    td_take(c, size, &p, "header_event runs past the end") < 0)
 		return -1;
-	return 0;
+	return td_keep(c, KS_TEXT_HEADER_EVENT, p, size);
 }
 
 /* COUNT formats, each u64 size + text, of system SYS. */
@@ -181,7 +198,9 @@ static int td_formats(struct td_cursor *c, const char *sys,
 		    td_take(c, size, &p, "event format runs past the end") < 0)
 			return -1;
 		/* An event libtraceevent cannot parse is left out, not fatal. */
-		if (ks_guard_batch_add(c->formats, (const char *)p, size, sys) < 0)
+		if (c->formats && ks_guard_batch_add(c->formats, (const char *)p, size, sys) < 0)
+			return td_fail(c, "out of memory");
+		if (c->meta && ks_source_meta_add_format(c->meta, sys, (char *)p, size, false) < 0)
 			return td_fail(c, "out of memory");
 	}
 	return 0;
@@ -218,14 +237,14 @@ typedef int (*td_text_parser)(struct tep_handle *tep, const char *text);
 
 /* A text block (kallsyms, printk formats, cmdlines) handed to PARSE. */
 static int td_text(struct td_cursor *c, struct tep_handle *tep, uint64_t size,
-		   td_text_parser parse, const char *what)
+		   enum ks_source_text_id id, td_text_parser parse, const char *what)
 {
 	const uint8_t *p = NULL;
 	char *text;
 
-	if (td_take(c, size, &p, what) < 0)
+	if (td_take(c, size, &p, what) < 0 || td_keep(c, id, p, size) < 0)
 		return -1;
-	if (size == 0)
+	if (size == 0 || !tep)
 		return 0;
 	text = td_strdup(p, size);
 	if (!text)
@@ -241,42 +260,51 @@ static int td_tail(struct td_cursor *c, struct tep_handle *tep, bool has_cmdline
 	uint64_t size64 = 0;
 
 	if (td_u32(c, &size32, "truncated kallsyms size") < 0 ||
-	    td_text(c, tep, size32, tep_parse_kallsyms, "kallsyms run past the end") < 0)
+	    td_text(c, tep, size32, KS_TEXT_KALLSYMS, tep_parse_kallsyms, "kallsyms run past the end") < 0)
 		return -1;
 	if (td_u32(c, &size32, "truncated printk formats size") < 0 ||
-	    td_text(c, tep, size32, ks_guard_parse_printk,
+	    td_text(c, tep, size32, KS_TEXT_PRINTK, ks_guard_parse_printk,
 		    "printk formats run past the end") < 0)
 		return -1;
 	if (!has_cmdlines)
 		return 0;
 	if (td_u64(c, &size64, "truncated saved cmdlines size") < 0 ||
-	    td_text(c, tep, size64, tep_parse_saved_cmdlines,
+	    td_text(c, tep, size64, KS_TEXT_CMDLINES, tep_parse_saved_cmdlines,
 		    "saved cmdlines run past the end") < 0)
 		return -1;
 	return 0;
 }
 
-int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64_t len,
-			      const char *path, uint64_t file_offset, uint64_t *consumed,
-			      struct ks_error *err)
+/* Walk the block: parse it into TEP (if not NULL), keep its texts in META
+ * (if not NULL). */
+static int td_walk(struct tep_handle *tep, struct ks_source_meta *meta, const uint8_t *buf,
+		   uint64_t len, const char *path, uint64_t file_offset, uint64_t *consumed,
+		   struct ks_error *err)
 {
 	struct td_cursor c = { .buf = buf, .len = len, .path = path,
-			       .base = file_offset, .err = err };
+			       .base = file_offset, .err = err, .meta = meta };
 	bool has_cmdlines = false;
 	int ret = -1;
 
-	c.formats = ks_guard_batch_new();
-	if (!c.formats)
+	if (tep && !(c.formats = ks_guard_batch_new()))
 		return ks_error_set(err, "%s: out of memory", path);
 	if (td_preamble(&c, tep, &has_cmdlines) == 0 && td_header_files(&c, tep) == 0 &&
 	    td_events(&c) == 0 && td_tail(&c, tep, has_cmdlines) == 0) {
-		ks_guard_batch_parse(c.formats, tep);
+		if (tep)
+			ks_guard_batch_parse(c.formats, tep);
 		if (consumed)
 			*consumed = c.pos;
 		ret = 0;
 	}
 	ks_guard_batch_free(c.formats);
 	return ret;
+}
+
+int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64_t len,
+			      const char *path, uint64_t file_offset, uint64_t *consumed,
+			      struct ks_error *err)
+{
+	return td_walk(tep, NULL, buf, len, path, file_offset, consumed, err);
 }
 
 int ks_tracing_data_parse(struct tep_handle *tep, const uint8_t *buf, uint64_t len,
@@ -329,17 +357,19 @@ void ks_tep_cache_store(enum ks_tep_cache_slot slot, const void *key, uint64_t l
 	pthread_mutex_unlock(&tep_cache_lock);
 }
 
-int ks_tracing_data_load(struct tep_handle **tep, const uint8_t *buf, uint64_t len,
-			 const char *path, uint64_t file_offset, struct ks_error *err)
+int ks_tracing_data_load(struct tep_handle **tep, struct ks_source_meta *meta,
+			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
+			 struct ks_error *err)
 {
 	struct tep_handle *hit = ks_tep_cache_lookup(KS_TEP_CACHE_PERFDATA, buf, len);
 
 	if (hit) {
 		tep_free(*tep);
 		*tep = hit;
-		return 0;
+		/* the texts still come from this file's block */
+		return meta ? td_walk(NULL, meta, buf, len, path, file_offset, NULL, err) : 0;
 	}
-	if (ks_tracing_data_parse(*tep, buf, len, path, file_offset, err) < 0)
+	if (td_walk(*tep, meta, buf, len, path, file_offset, NULL, err) < 0)
 		return -1;
 	ks_tep_cache_store(KS_TEP_CACHE_PERFDATA, buf, len, *tep);
 	return 0;

@@ -39,10 +39,13 @@ int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64
 /* The block's tep handle: *TEP (a fresh handle) is either filled from the
  * block, or replaced by a reference to the handle of an identical block
  * parsed before in this process (its state depends on the block's bytes
- * only).  Callers must not change the handle afterwards, other than
+ * only).  META (may be NULL) receives the block's texts as stored
+ * (ks_source_formats(), ks_source_text()).  Callers must not change the handle afterwards, other than
  * releasing it with tep_free().  Returns 0 or a negative value with err set. */
-int ks_tracing_data_load(struct tep_handle **tep, const uint8_t *buf, uint64_t len,
-			 const char *path, uint64_t file_offset, struct ks_error *err);
+struct ks_source_meta;
+int ks_tracing_data_load(struct tep_handle **tep, struct ks_source_meta *meta,
+			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
+			 struct ks_error *err);
 
 /* A one-entry cache of tep handles per slot, keyed by the exact bytes that
  * made the handle (the caller's serialization of everything it fed in).
