@@ -371,7 +371,7 @@ static void setup_guest_traces(struct report_args *a, struct ks_profile *p, stru
 			die("%s: its trace id 0x%" PRIx64 " is not a guest of %s (GUEST option)",
 			    a->guest_traces[i], gm->trace_id, a->input);
 		k = new_tab(l);
-		load_or_die(ks_symtab_from_tep(k, ks_source_tep(gs), &err), &err);
+		load_or_die(ks_symtab_from_source(k, gs, &err), &err);
 		ks_symtab_finish(k);
 		ks_profile_set_symbols(p, vm, k, NULL);
 	}

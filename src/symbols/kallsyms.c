@@ -1,7 +1,7 @@
 /*
  * kallsyms.c - guest kernel symbols from text: /proc/kallsyms, /proc/modules,
- * and the kallsyms libtraceevent keeps for a trace.dat (trace-cmd saves the
- * recording machine's /proc/kallsyms in every file).
+ * and the kallsyms text a trace.dat stores (trace-cmd saves the recording
+ * machine's /proc/kallsyms in every file; the reader keeps it as stored).
  *
  * Lines that do not parse are skipped (a kallsyms file may be truncated);
  * a file with no symbol at all is an error.
@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
-#include <event-parse.h>
+#include "kvmscope/source.h"
 
 #include "symbols/symtab.h"
 
@@ -197,66 +196,12 @@ int ks_modules_load(struct ks_symtab *t, const char *path, struct ks_error *err)
 	return r;
 }
 
-/*
- * libtraceevent has no iterator over its function map, only
- * tep_print_funcs(), which prints "ADDR NAME [MOD]" lines on stdout.  Send
- * stdout to a temporary file for that call and parse the lines back.
- */
-static int capture_tep_funcs(struct tep_handle *tep, char **buf, size_t *len,
-			     struct ks_error *err)
+int ks_symtab_from_source(struct ks_symtab *t, const struct ks_source *src, struct ks_error *err)
 {
-	char path[] = "/tmp/kvmscope-funcs-XXXXXX";
-	int fd = mkstemp(path), saved;
+	size_t len;
+	const char *text = ks_source_text(src, KS_TEXT_KALLSYMS, &len);
 
-	if (fd < 0)
-		return ks_error_set(err, "cannot create a temporary file: %s", strerror(errno));
-	unlink(path);
-	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
-	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-		close(fd);
-		if (saved >= 0)
-			close(saved);
-		return ks_error_set(err, "cannot redirect stdout: %s", strerror(errno));
-	}
-	tep_print_funcs(tep);
-	fflush(stdout);
-	dup2(saved, STDOUT_FILENO);
-	close(saved);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	int r = ks_read_text_file(path, KS_TEXT_MAX, buf, len, err);
-	close(fd);
-	return r;
-}
-
-int ks_symtab_from_tep(struct ks_symtab *t, struct tep_handle *tep, struct ks_error *err)
-{
-	char line[1024], *buf, *name, *mod, *p, *end;
-	size_t len, pos = 0, added = 0;
-	uint64_t addr;
-
-	if (!tep || !tep_get_function_count(tep))
-		return ks_error_set(err, "the trace has no kallsyms");
-	if (capture_tep_funcs(tep, &buf, &len, err) < 0)
-		return -1;
-	while (next_line(buf, len, &pos, line, sizeof(line))) {
-		addr = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		name = end + 1;
-		p = strchr(name, ' ');
-		mod = NULL;
-		if (p) {
-			*p = '\0';
-			if (p[1] == '[')
-				mod = p + 1;
-		}
-		if (!*name || ks_symtab_add(t, addr, 0, name, mod) < 0)
-			continue;
-		added++;
-	}
-	free(buf);
-	if (!added)
-		return ks_error_set(err, "the trace has no kallsyms");
-	return 0;
+	if (!text || !len)
+		return ks_error_set(err, "%s: the trace has no kallsyms", ks_source_path(src));
+	return ks_kallsyms_parse(t, text, len, ks_source_path(src), err);
 }

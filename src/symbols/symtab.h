@@ -67,8 +67,9 @@ int ks_kallsyms_load(struct ks_symtab *t, const char *path, struct ks_error *err
 int ks_modules_parse(struct ks_symtab *t, const char *text, size_t len, const char *path,
 		     struct ks_error *err);
 int ks_modules_load(struct ks_symtab *t, const char *path, struct ks_error *err);
-/* The functions libtraceevent holds in TEP (a trace.dat's kallsyms). */
-int ks_symtab_from_tep(struct ks_symtab *t, struct tep_handle *tep, struct ks_error *err);
+/* The kallsyms text SRC stores (a trace.dat's; ks_source_text()). */
+struct ks_source;
+int ks_symtab_from_source(struct ks_symtab *t, const struct ks_source *src, struct ks_error *err);
 
 /* ELF symbols (.symtab, else .dynsym; functions and text labels) of PATH.
  * BIAS is added to every value.  *STEXT (may be NULL) receives the ELF's
