@@ -153,6 +153,8 @@ struct ks_stat {
 	/* a thread past the budget or memory: records go here, harmlessly,
 	 * once the engine has failed */
 	struct thread *spare_thread;
+	struct ks_stat_row spare_row;  /* what rows that could not be made count into
+					* (never reported: the engine has failed) */
 	bool failed;
 	struct ks_error error;
 
@@ -178,14 +180,17 @@ static inline size_t fib_hash(uint64_t x, unsigned bits)
 	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> (64 - bits));
 }
 
-static void *xcalloc(size_t n, size_t size)
+static void stat_fail(struct ks_stat *st, const struct ks_record *rec, const char *fmt,
+		      const char *what);
+
+/* calloc() that fails the engine (ks_stat_error() then says "out of
+ * memory") instead of returning NULL unnoticed. */
+static void *st_calloc(struct ks_stat *st, size_t n, size_t size)
 {
 	void *p = calloc(n, size);
 
-	if (!p) {
-		fputs("kvmscope: out of memory\n", stderr);
-		abort();
-	}
+	if (!p)
+		stat_fail(st, NULL, "%s", "out of memory");
 	return p;
 }
 
@@ -493,12 +498,15 @@ static void retire_thread(struct ks_stat *st, int32_t tid)
 		return;
 	if (t->attr.events) {
 		if (st->nretired == st->retired_cap) {
-			st->retired_cap = st->retired_cap ? st->retired_cap * 2 : 16;
-			st->retired = realloc(st->retired, st->retired_cap * sizeof(*st->retired));
-			if (!st->retired) {
-				fputs("kvmscope: out of memory\n", stderr);
-				abort();
+			size_t cap = st->retired_cap ? st->retired_cap * 2 : 16;
+			struct ks_attr_thread *n = realloc(st->retired, cap * sizeof(*n));
+
+			if (!n) {
+				stat_fail(st, NULL, "%s", "out of memory");
+				return;
 			}
+			st->retired = n;
+			st->retired_cap = cap;
 		}
 		st->retired[st->nretired++] = t->attr;
 		free(st->attr_sorted);
@@ -567,20 +575,26 @@ static inline size_t row_hash(const struct row_id *id)
 }
 
 /* A view over DIMS; one by key alone gets its direct index. */
-static void view_init(struct view *v, unsigned dims)
+static int view_init(struct ks_stat *st, struct view *v, unsigned dims)
 {
 	v->dims = dims;
-	if (dims == KS_DIM_KEY)
-		v->direct = xcalloc(DIRECT_KEYS, sizeof(*v->direct));
+	if (dims == KS_DIM_KEY && !(v->direct = st_calloc(st, DIRECT_KEYS, sizeof(*v->direct))))
+		return -1;
+	return 0;
 }
 
-static void grow_view(struct view *v)
+/* Double V's table; on failure it stays as it is (with room for one more
+ * row, unless it has none) and the engine has failed. */
+static void grow_view(struct ks_stat *st, struct view *v)
 {
-	struct row_slot *old = v->slots;
+	struct row_slot *old = v->slots, *slots;
 	size_t i, oldcap = v->cap;
 
+	slots = st_calloc(st, oldcap ? oldcap * 2 : 64, sizeof(*slots));
+	if (!slots)
+		return;
 	v->cap = oldcap ? oldcap * 2 : 64;
-	v->slots = xcalloc(v->cap, sizeof(*v->slots));
+	v->slots = slots;
 	for (i = 0; i < oldcap; i++) {
 		size_t j;
 
@@ -598,8 +612,10 @@ static void grow_view(struct view *v)
 static __attribute__((noinline)) struct ks_stat_row *
 row_create(struct ks_stat *st, struct view *v, size_t j, const struct row_id *id, int32_t table)
 {
-	struct ks_stat_row *r = xcalloc(1, sizeof(*r));
+	struct ks_stat_row *r = st_calloc(st, 1, sizeof(*r));
 
+	if (!r)
+		return &st->spare_row;
 	r->vm = id->vm;
 	r->vcpu = id->vcpu;
 	r->thread = id->thread;
@@ -637,7 +653,9 @@ static struct ks_stat_row *hash_find_create_row(struct ks_stat *st, struct view 
 		id.table = 0;
 	}
 	if ((v->used + 1) * 2 > v->cap)
-		grow_view(v);
+		grow_view(st, v);
+	if (v->used + 1 >= v->cap)
+		return &st->spare_row; /* could not grow: the engine has failed */
 	j = row_hash(&id) & (v->cap - 1);
 	while (v->slots[j].row) {
 		if (same_id(&v->slots[j].id, &id))
@@ -693,7 +711,7 @@ ALWAYS_INLINE struct ks_stat_row *thread_row(struct ks_stat *st, int vi, struct 
 
 /* Log-linear buckets: values < 128 exact; above, 128 buckets per power of
  * two, so a bucket's width is at most 1/128 (0.8%) of its values. */
-ALWAYS_INLINE void hist_add(struct ks_stat_row *r, uint64_t v)
+ALWAYS_INLINE bool hist_add(struct ks_stat_row *r, uint64_t v)
 {
 	unsigned chunk, idx;
 
@@ -706,9 +724,10 @@ ALWAYS_INLINE void hist_add(struct ks_stat_row *r, uint64_t v)
 		chunk = e - 6;
 		idx = (unsigned)(v >> (e - 7)) & 127;
 	}
-	if (!r->hist[chunk])
-		r->hist[chunk] = xcalloc(128, sizeof(uint32_t));
+	if (!r->hist[chunk] && !(r->hist[chunk] = calloc(128, sizeof(uint32_t))))
+		return false;
 	r->hist[chunk][idx]++;
+	return true;
 }
 
 static void hist_bucket_range(unsigned chunk, unsigned idx, uint64_t *lo, uint64_t *hi)
@@ -724,8 +743,9 @@ static void hist_bucket_range(unsigned chunk, unsigned idx, uint64_t *lo, uint64
 	*hi = *lo + ((1ULL << (e - 7)) - 1);
 }
 
-/* perf's update_stats() plus our totals and histogram. */
-ALWAYS_INLINE void row_add(struct ks_stat_row *r, uint64_t v, bool hist)
+/* perf's update_stats() plus our totals and histogram; false when the
+ * histogram could not grow (out of memory). */
+ALWAYS_INLINE bool row_add(struct ks_stat_row *r, uint64_t v, bool hist)
 {
 	double delta;
 
@@ -739,8 +759,7 @@ ALWAYS_INLINE void row_add(struct ks_stat_row *r, uint64_t v, bool hist)
 		r->max_ns = v;
 	if (v < r->min_ns)
 		r->min_ns = v;
-	if (hist)
-		hist_add(r, v);
+	return !hist || hist_add(r, v);
 }
 
 double ks_stat_row_stddev_pct(const struct ks_stat_row *row)
@@ -889,7 +908,8 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, 
 		return;
 	}
 	for (i = 0; i < st->nviews; i++) {
-		row_add(t->pending[i], ts - begin, !st->cfg.no_histograms);
+		if (!row_add(t->pending[i], ts - begin, !st->cfg.no_histograms))
+			stat_fail(st, NULL, "%s", "out of memory");
 		t->pending[i] = NULL;
 	}
 }
@@ -1255,7 +1275,11 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	size_t ncache;
 	int i;
 
-	st = xcalloc(1, sizeof(*st));
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
 	st->cfg = *cfg;
 	st->arch = choose_arch(st, info, tep, err);
 	if (!st->arch || choose_class(st, err) < 0) {
@@ -1276,11 +1300,11 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	st->key_ctx.isa = ks_x86_isa_from_cpuid(info->cpuid);
 	st->isa_from_cpuid = st->key_ctx.isa != KS_ISA_UNKNOWN;
 	for (i = 0; i < KS_STAT_MAX_VIEWS && cfg->views[i]; i++)
-		view_init(&st->views[i], cfg->views[i]);
+		view_init(st, &st->views[i], cfg->views[i]);
 	st->nviews = i ? i : 1;
 	if (!i)
-		view_init(&st->views[0], KS_DIM_KEY);
-	view_init(&st->begins, KS_DIM_KEY);
+		view_init(st, &st->views[0], KS_DIM_KEY);
+	view_init(st, &st->begins, KS_DIM_KEY);
 	ks_hmap_init(&st->roles, sizeof(struct event_role *));
 	ks_hmap_init(&st->threads, sizeof(struct thread *));
 	ks_hmap_init(&st->comms, sizeof(struct comm));
@@ -1288,8 +1312,14 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 		if (!st->views[i].direct)
 			st->views[i].cache = ncache++;
 	st->thread_size = sizeof(struct thread) + ncache * sizeof(st->spare_thread->rows[0]);
-	st->spare_thread = xcalloc(1, st->thread_size);
+	st->spare_thread = st_calloc(st, 1, st->thread_size);
 	st->max_threads = ks_limits_or_default(cfg->limits)->threads;
+	if (st->failed) {
+		if (err)
+			*err = st->error;
+		ks_stat_free(st);
+		return NULL;
+	}
 	return st;
 }
 
@@ -1354,6 +1384,8 @@ void ks_stat_free(struct ks_stat *st)
 		free(st->chunks[j]);
 	free(st->chunks);
 	free(st->spare_thread);
+	for (j = 0; j < 64; j++)
+		free(st->spare_row.hist[j]);
 	free(st);
 }
 
@@ -1444,9 +1476,13 @@ size_t ks_stat_attribution(const struct ks_stat *cst, const struct ks_attr_threa
 	size_t i;
 
 	if (!st->attr_sorted) {
-		st->attr_sorted = xcalloc(st->threads_used + st->nretired + 1,
-					  sizeof(*st->attr_sorted));
+		st->attr_sorted = st_calloc(st, st->threads_used + st->nretired + 1,
+					    sizeof(*st->attr_sorted));
 		st->nattr = 0;
+		if (!st->attr_sorted) { /* ks_stat_error() says so */
+			*out = NULL;
+			return 0;
+		}
 		for (i = 0; i < st->nretired; i++)
 			st->attr_sorted[st->nattr++] = &st->retired[i];
 		for (i = 0; i < st->threads_used; i++)
@@ -1500,7 +1536,9 @@ size_t ks_stat_rows(const struct ks_stat *cst, int vi, struct ks_stat_row ***row
 		return 0;
 	v = vi == KS_STAT_BEGINS ? &st->begins : &st->views[vi];
 	if (!v->sorted) {
-		v->sorted = xcalloc(v->used + 1, sizeof(*v->sorted));
+		v->sorted = st_calloc((struct ks_stat *)st, v->used + 1, sizeof(*v->sorted));
+		if (!v->sorted) /* ks_stat_error() says so */
+			return 0;
 		for (j = 0; j < v->cap; j++)
 			if (v->slots[j].row && v->slots[j].row->count)
 				v->sorted[v->nsorted++] = v->slots[j].row;
@@ -1613,7 +1651,9 @@ int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, 
 	 * by total. */
 	mode.ties_by_name = st->cfg.perf_compat && st->arch->perf_hists;
 	mode.by = st->cfg.perf_compat && !mode.ties_by_name ? keys[k].perf_mode : keys[k].mode;
-	items = xcalloc(n + 1, sizeof(*items));
+	items = calloc(n + 1, sizeof(*items));
+	if (!items)
+		return ks_error_set(err, "out of memory");
 	for (i = 0; i < n; i++) {
 		items[i].row = rows[i];
 		items[i].pos = i;
