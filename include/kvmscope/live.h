@@ -13,16 +13,16 @@
  *	struct ks_live *l;
  *	if (ks_live_create(&l, &o, &err) < 0) die(...);
  *	ks_live_start(l);
- *	while (!ks_live_interrupted()) {
+ *	while (!stop_requested) {                            // the caller's own flag
  *		ks_live_wait(l, -1, 100, NULL);
  *		for (cpu...) while ((n = ks_live_read_page(l, cpu, buf, &err)) > 0) use(buf, n);
  *	}
  *	ks_live_destroy(l);                                  // removes the instance
  *
- * The instance is removed by ks_live_destroy() and, as a safety net, by an
- * atexit() handler (die() and exit() paths).  ks_live_catch_signals() turns
- * SIGINT / SIGTERM / SIGHUP into ks_live_interrupted() so that loops end and
- * the instance is removed normally.
+ * The instance is removed by ks_live_destroy().  The library installs no
+ * exit or signal handler: a program that may exit without destroying it
+ * (die(), signals) passes a track hook in the options and removes what is
+ * left itself (kvmscope's command line does, in src/cli/live_signals.c).
  */
 #ifndef KVMSCOPE_LIVE_H
 #define KVMSCOPE_LIVE_H
@@ -47,6 +47,13 @@ struct ks_live_opts {
 	size_t npids;
 	uint32_t buffer_kb;         /* per-CPU ring buffer; 0 = the kernel's default */
 	const char *tracing_dir;    /* NULL = libtracefs finds it */
+	/* Optional: called with ADD once the instance exists (DIR: its
+	 * directory) and without ADD (DIR NULL) when ks_live_destroy() removes
+	 * it, so that the caller can remove it on exit paths the library does
+	 * not see (die(), signals).  A negative return when ADD makes
+	 * ks_live_create() fail. */
+	int (*track)(void *ctx, struct ks_live *l, const char *dir, bool add);
+	void *track_ctx;
 };
 
 #define KS_LIVE_OPTS_INIT { 0 }
@@ -89,11 +96,6 @@ void ks_live_wait(struct ks_live *l, int extra_fd, int timeout_ms, bool *extra_r
 /* Events the kernel lost (overrun + dropped of every CPU's stats file). */
 uint64_t ks_live_kernel_lost(const struct ks_live *l);
 
-/* Signals: SIGINT, SIGTERM, SIGHUP set the flag (a second one exits after
- * removing the instance's directory as far as a handler can). */
-void ks_live_catch_signals(void);
-bool ks_live_interrupted(void);
-int ks_live_signal(void);         /* the signal that arrived, 0 = none */
 
 /* The KVM event set for MACHINE (uname -m; NULL = this host). */
 const char *const *ks_live_default_events(const char *machine, size_t *n);

@@ -91,4 +91,15 @@ struct ks_merge *merge_inputs_open(struct merge_inputs *in, const char *cmd, int
 				   char **argv);
 void merge_inputs_free(struct merge_inputs *in);
 
+/* Live tracing (live_signals.c).  cli_live_track is the ks_live_opts.track
+ * hook: the instances it lists are removed at exit and by a second signal.
+ * cli_live_catch_signals(): SIGINT / SIGTERM / SIGHUP set the flag that
+ * cli_live_interrupted() reads (a second one removes the instances' directories
+ * and exits, chaining to the handlers that were there before). */
+struct ks_live;
+int cli_live_track(void *ctx, struct ks_live *l, const char *dir, bool add);
+void cli_live_catch_signals(void);
+bool cli_live_interrupted(void);
+int cli_live_signal(void);         /* the signal that arrived, 0 = none */
+
 #endif

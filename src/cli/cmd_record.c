@@ -8,7 +8,7 @@
  * and hands the raw pages to the trace.dat writer, which spools them and
  * lays out (and compresses) the file at the end.  Runs for -d SECONDS,
  * until SIGINT/SIGTERM, or while a command given after "--" runs.  The
- * instance is removed on every exit path (live.c's atexit registry).
+ * instance is removed on every exit path (live_signals.c's atexit registry).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -428,7 +428,7 @@ static void run_loop(struct record_state *s, const struct record_args *a)
 	uint64_t last_events = 0;
 	bool tty = !a->quiet && isatty(2);
 
-	while (!ks_live_interrupted()) {
+	while (!cli_live_interrupted()) {
 		if (a->duration > 0 && now_s() - s->start >= a->duration)
 			break;
 		if (a->cmd && child_exited(s))
@@ -487,14 +487,15 @@ int cmd_record(int argc, char **argv)
 	o.pids = a.pids;
 	o.npids = a.npids;
 	o.buffer_kb = a.buffer_kb;
+	o.track = cli_live_track;
 	/* the output first: a refused name stops the run before tracing, and
 	 * the temporary file's removal on signals is in place before
-	 * ks_live_catch_signals() (whose second-signal exit chains to it).
+	 * cli_live_catch_signals() (whose second-signal exit chains to it).
 	 * An existing file is kept as NAME.old when the new one is complete. */
 	of = cli_output_open(a.output, NULL, KS_OUTFILE_NO_STDOUT | KS_OUTFILE_KEEP_OLD);
 	out_slot = cli_output_slot(of);
 	cli_output_catch_signals();
-	ks_live_catch_signals();
+	cli_live_catch_signals();
 	if (ks_live_create(&s.live, &o, &err) < 0)
 		die("%s", err.msg);
 	s.w = create_writer(&a, s.live, of);
@@ -529,8 +530,8 @@ int cmd_record(int argc, char **argv)
 		if (WIFEXITED(s.child_status))
 			rc = WEXITSTATUS(s.child_status);
 	}
-	if (ks_live_interrupted() && !a.quiet)
-		fprintf(stderr, "kvmscope record: stopped by signal %d\n", ks_live_signal());
+	if (cli_live_interrupted() && !a.quiet)
+		fprintf(stderr, "kvmscope record: stopped by signal %d\n", cli_live_signal());
 	kbuffer_free(s.kb);
 	free(s.page);
 	free(s.events_cpu);

@@ -410,7 +410,7 @@ static void sleep_until(struct top_state *s, double t, struct ks_live *live)
 	double left;
 	bool ready;
 
-	while (!s->quit && !ks_live_interrupted() && (left = t - now_s()) > 0) {
+	while (!s->quit && !cli_live_interrupted() && (left = t - now_s()) > 0) {
 		int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
 		ks_live_wait(live, s->screen ? 0 : -1, ms, &ready);
 		if (ready)
@@ -432,7 +432,7 @@ static void replay(struct top_state *s)
 	bool any = false;
 	int r = 0;
 
-	while (!s->quit && !ks_live_interrupted() && (r = ks_source_next(s->src, &rec, &err)) > 0) {
+	while (!s->quit && !cli_live_interrupted() && (r = ks_source_next(s->src, &rec, &err)) > 0) {
 		if (!start && rec.ts) {
 			start = rec.ts;
 			boundary = start + period;
@@ -449,7 +449,7 @@ static void replay(struct top_state *s)
 		ks_top_add(s->top, &rec);
 		any = true;
 	}
-	if (!s->quit && !ks_live_interrupted()) {
+	if (!s->quit && !cli_live_interrupted()) {
 		if (r < 0)
 			die("%s", err.msg);
 		if (any)
@@ -481,7 +481,7 @@ static void live_loop(struct top_state *s, struct ks_live *l)
 {
 	double next = now_s() + s->a->delay;
 
-	while (!s->quit && !ks_live_interrupted()) {
+	while (!s->quit && !cli_live_interrupted()) {
 		drain(s);
 		if (now_s() >= next) {
 			close_interval(s, mono_ns());
@@ -506,6 +506,7 @@ static struct ks_live *open_live(struct top_state *s)
 	o.npids = s->a->npids;
 	o.clock = "mono"; /* trace time == CLOCK_MONOTONIC: intervals end at wall time */
 	o.buffer_kb = 4096;
+	o.track = cli_live_track;
 	if (ks_live_create(&l, &o, &err) < 0)
 		die("%s", err.msg);
 	if (ks_live_source_open(&s->src, l, &err) < 0 || ks_live_start(l, &err) < 0)
@@ -521,7 +522,7 @@ int cmd_top(int argc, char **argv)
 	struct ks_error err;
 
 	parse_args(argc, argv, &a);
-	ks_live_catch_signals();
+	cli_live_catch_signals();
 	if (a.input) {
 		if (ks_source_open_limits(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 			die("%s", err.msg);

@@ -2,11 +2,10 @@
  * live.c - live tracefs tracing: a private instance, its per-CPU raw
  * readers, and a struct ks_source decoding their pages (see live.h).
  *
- * The instance is named "kvmscope-PID".  Every created instance is listed
- * in a small registry that an atexit() handler empties, so die() and exit()
- * never leave an instance behind; SIGINT / SIGTERM / SIGHUP only set a flag
- * that the loops of record and top check (they wake at least every few
- * hundred milliseconds), so those signals also end through ks_live_destroy().
+ * The instance is named "kvmscope-PID".  The library installs no handler:
+ * the caller's hook (ks_live_opts.track) learns of every instance created
+ * and destroyed, so that the command line's exit and signal handlers remove
+ * what die() or a signal would leave behind (src/cli/live_signals.c).
  *
  * Pages are decoded with libtraceevent's kbuffer, like the trace.dat reader:
  * kbuffer_load_subbuffer, kbuffer_read_event / kbuffer_next_event,
@@ -19,7 +18,7 @@
 #include <fnmatch.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <signal.h>
+#include <signal.h> /* kill(pid, 0): is a process alive (no handler is set here) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,116 +55,31 @@ struct ks_live {
 	struct tep_handle *tep;
 	bool tsc2nsec;
 	uint32_t tsc_mult, tsc_shift;
-	bool registered;
+	/* the caller's hook told of the instance (ks_live_opts.track) */
+	int (*track)(void *ctx, struct ks_live *l, const char *dir, bool add);
+	void *track_ctx;
+	bool tracked;
 };
 
-/* ------------------------------------------------------------------ */
-/* signals and the registry of instances to remove at exit */
-
-#define MAX_LIVE 8
-static struct ks_live *registry[MAX_LIVE];
-static char registry_paths[MAX_LIVE][512]; /* for the signal handler's rmdir */
-static volatile sig_atomic_t got_signal;
-static bool atexit_done;
-
-static void remove_all_at_exit(void)
+/* Tell the caller's hook that L's instance exists: it may remove the
+ * directory on paths the library does not see (exit, signals). */
+static int track_add(struct ks_live *l, struct ks_error *err)
 {
-	int i;
+	char *dir;
+	int r;
 
-	for (i = 0; i < MAX_LIVE; i++)
-		if (registry[i])
-			ks_live_destroy(registry[i]);
-}
-
-static void registry_add(struct ks_live *l)
-{
-	int i;
-	char *p;
-
-	if (!atexit_done) {
-		atexit(remove_all_at_exit);
-		atexit_done = true;
-	}
-	for (i = 0; i < MAX_LIVE; i++) {
-		if (registry[i])
-			continue;
-		p = tracefs_instance_get_dir(l->inst);
-		if (p) {
-			snprintf(registry_paths[i], sizeof(registry_paths[i]), "%s", p);
-			tracefs_put_tracing_file(p);
-		}
-		registry[i] = l;
-		l->registered = true;
-		return;
-	}
-}
-
-static void registry_del(struct ks_live *l)
-{
-	int i;
-
-	for (i = 0; i < MAX_LIVE; i++)
-		if (registry[i] == l) {
-			registry[i] = NULL;
-			registry_paths[i][0] = 0;
-		}
-}
-
-/* The handlers that were in place before ks_live_catch_signals(), called
- * after a second signal (e.g. the command line's removal of unfinished
- * output files). */
-static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction previous[3];
-
-static void on_signal(int sig)
-{
-	size_t i;
-	int fd;
-
-	if (got_signal) {
-		/* second signal: the user insists.  The instance's directory
-		 * cannot be removed while its trace_pipe_raw files are open:
-		 * close every descriptor but the standard ones (the process
-		 * ends here anyway), then remove it. */
-		for (fd = 3; fd < 65536; fd++)
-			if (close(fd) < 0 && errno == EBADF && fd > 4096)
-				break;
-		for (i = 0; i < MAX_LIVE; i++)
-			if (registry_paths[i][0])
-				rmdir(registry_paths[i]);
-		for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
-			if (caught[i] == sig && previous[i].sa_handler != SIG_DFL &&
-			    previous[i].sa_handler != SIG_IGN && !(previous[i].sa_flags & SA_SIGINFO))
-				previous[i].sa_handler(sig);
-		_exit(128 + sig);
-	}
-	got_signal = sig;
-}
-
-void ks_live_catch_signals(void)
-{
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++) {
-		struct sigaction old;
-		if (sigaction(caught[i], &sa, &old) == 0 && old.sa_handler != on_signal)
-			previous[i] = old;
-	}
-	signal(SIGPIPE, SIG_IGN);
-}
-
-bool ks_live_interrupted(void)
-{
-	return got_signal != 0;
-}
-
-int ks_live_signal(void)
-{
-	return got_signal;
+	if (!l->track)
+		return 0;
+	dir = tracefs_instance_get_dir(l->inst);
+	if (!dir)
+		return ks_error_set(err, "%s: cannot find the instance's directory", l->name);
+	r = l->track(l->track_ctx, l, dir, true);
+	tracefs_put_tracing_file(dir);
+	if (r < 0)
+		return ks_error_set(err, "%s: the caller cannot track one more tracefs instance",
+				    l->name);
+	l->tracked = true;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -613,7 +527,8 @@ static int setup(struct ks_live *l, const struct ks_live_opts *o, const char *td
 	if (!l->inst)
 		return ks_error_set(err, "cannot create tracefs instance %s: %s", l->name,
 				    strerror(errno));
-	registry_add(l);
+	if (track_add(l, err) < 0)
+		return -1;
 	if (write_file(l, "tracing_on", "0", err) < 0 || setup_clock(l, o, err) < 0)
 		return -1;
 	if (o->buffer_kb) {
@@ -642,6 +557,8 @@ int ks_live_create(struct ks_live **out, const struct ks_live_opts *o, struct ks
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return ks_error_set(err, "out of memory");
+	l->track = o->track;
+	l->track_ctx = o->track_ctx;
 	if (setup(l, o, tdir, err) < 0) {
 		ks_live_destroy(l);
 		return -1;
@@ -668,7 +585,9 @@ void ks_live_destroy(struct ks_live *l)
 
 	if (!l)
 		return;
-	registry_del(l);
+	if (l->tracked)
+		l->track(l->track_ctx, l, NULL, false);
+	l->tracked = false;
 	ks_live_stop(l);
 	for (cpu = 0; l->cpus && cpu < l->nr_cpus; cpu++) {
 		if (l->cpus[cpu].tcpu)
