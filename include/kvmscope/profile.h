@@ -87,9 +87,10 @@ void ks_profile_add(struct ks_profile *p, const struct ks_record *rec);
 int ks_profile_error(const struct ks_profile *p, struct ks_error *err);
 
 /* Symbols of VM (tables stay owned by the caller; NULL = none).  VM -1 =
- * the default for VMs without their own. */
-void ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_symtab *kernel,
-			    const struct ks_symtab *user);
+ * the default for VMs without their own.  Returns 0, or -ENOMEM (the
+ * profile has then failed: ks_profile_error()). */
+int ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_symtab *kernel,
+			   const struct ks_symtab *user);
 
 /* VMs seen (ids), their names (COMM of the VM or GUEST name; may be NULL). */
 size_t ks_profile_vms(const struct ks_profile *p, const int32_t **vms);

@@ -7,6 +7,7 @@
  * tracked for their vCPU (kvm_entry vcpu_id, GUEST option, "CPU N/KVM"
  * comm) and their pending exit (exit -> entry handling time).
  */
+#include <errno.h>
 #include <event-parse.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,8 +106,8 @@ struct ks_profile {
 	uint64_t sample_keys[KS_PROF_MAX_SAMPLE_EXITS];
 	int nsample_keys;
 
-	struct ev_info evs[16];
-	int nevs;
+	struct ev_info *evs;     /* every event met, classified once (grows) */
+	int nevs, evcap;
 
 	struct entry *entries;
 	size_t nentries, entcap;
@@ -127,8 +128,8 @@ struct ks_profile {
 	uint32_t *shash;
 	size_t shash_cap;
 
-	struct vm_syms syms[256];
-	int nsyms;
+	struct vm_syms *syms;    /* grows: one per VM given symbols */
+	int nsyms, symcap;
 	struct vm_name *names;
 	size_t nnames;
 	int32_t *vms;
@@ -570,11 +571,21 @@ void ks_profile_free(struct ks_profile *p)
 	ks_hmap_free(&p->threads);
 	free(p->names);
 	free(p->vms);
+	free(p->evs);
+	free(p->syms);
 	free(p);
 }
 
-void ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_symtab *kernel,
-			    const struct ks_symtab *user)
+/* The profile stops (ks_profile error "out of memory"). */
+static void out_of_memory(struct ks_profile *p)
+{
+	if (!p->failed)
+		ks_error_set(&p->error, "out of memory");
+	p->failed = true;
+}
+
+int ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_symtab *kernel,
+			   const struct ks_symtab *user)
 {
 	int i;
 
@@ -582,11 +593,21 @@ void ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_sy
 		if (p->syms[i].vm == vm)
 			break;
 	if (i == p->nsyms) {
-		if (p->nsyms == (int)(sizeof(p->syms) / sizeof(p->syms[0])))
-			return;
+		if (p->nsyms == p->symcap) {
+			int cap = p->symcap ? p->symcap * 2 : 16;
+			struct vm_syms *n = realloc(p->syms, (size_t)cap * sizeof(*n));
+
+			if (!n) {
+				out_of_memory(p);
+				return -ENOMEM;
+			}
+			p->syms = n;
+			p->symcap = cap;
+		}
 		p->nsyms++;
 	}
 	p->syms[i] = (struct vm_syms){ vm, kernel, user };
+	return 0;
 }
 
 /* ---- event classification ---- */
@@ -599,8 +620,17 @@ static struct ev_info *ev_info(struct ks_profile *p, struct tep_event *ev)
 	for (i = 0; i < p->nevs; i++)
 		if (p->evs[i].ev == ev)
 			return &p->evs[i];
-	if (p->nevs == (int)(sizeof(p->evs) / sizeof(p->evs[0])))
-		memmove(p->evs, p->evs + 1, sizeof(p->evs) - sizeof(p->evs[0])), p->nevs--;
+	if (p->nevs == p->evcap) {
+		int cap = p->evcap ? p->evcap * 2 : 16;
+		struct ev_info *n = realloc(p->evs, (size_t)cap * sizeof(*n));
+
+		if (!n) {
+			out_of_memory(p);
+			return NULL;
+		}
+		p->evs = n;
+		p->evcap = cap;
+	}
 	e = &p->evs[p->nevs++];
 	memset(e, 0, sizeof(*e));
 	e->ev = ev;
@@ -689,7 +719,7 @@ static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec)
 	struct thread *t;
 	uint64_t ip, reason, v;
 
-	if (e->kind == EV_OTHER || rec->tid < 0 || !(t = thread_get(p, rec->tid, rec)))
+	if (!e || e->kind == EV_OTHER || rec->tid < 0 || !(t = thread_get(p, rec->tid, rec)))
 		return;
 	switch (e->kind) {
 	case EV_X86_EXIT: {
