@@ -32,7 +32,9 @@ stale() {
 	return 1
 }
 objs=()
-for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort); do
+# the library, and the command line's format probe (a helper process that
+# parses event formats first; the targets set it, as kvmscope's main does)
+for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort) src/cli/format_probe.c; do
 	o="$out/obj/$(echo "$src" | tr / _).o"
 	if stale "$o"; then
 		$CC $flags $san -fsanitize=fuzzer-no-link -MMD -MF "$o.d" -c "$src" -o "$o"

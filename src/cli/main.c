@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "format_probe.h"
 #include "kvmscope/limits.h"
 
 /* Set by the Makefile: git describe in a checkout, else the VERSION file. */
@@ -288,6 +289,8 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
 	atexit(check_stdout);
+	/* event formats of damaged files are tried in a helper process first */
+	ks_format_probe_set(cli_format_probe, NULL);
 
 	if (argc < 2) {
 		usage(stderr);

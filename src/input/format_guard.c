@@ -2,24 +2,15 @@
  * format_guard.c - checks in front of libtraceevent's parsers (see .h).
  */
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <traceevent/event-parse.h>
 
 #include "format_guard.h"
+#include "kvmscope/format_probe.h"
 
 #define MAX_FIELDS 256
 
@@ -115,7 +106,7 @@ static bool known_field(const struct names *nm, const char *id, size_t len)
  * names a field of the format. */
 static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 {
-	bool in_str = false;
+	bool in_str = false, after_str = false;
 	int depth = 0;
 
 	for (; p < end; p++) {
@@ -123,9 +114,13 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 			if (*p == '\\' && p + 1 < end)
 				p++;
 			else if (*p == '"')
-				in_str = false;
+				in_str = false, after_str = true;
 			continue;
 		}
+		if (after_str && *p == '.')
+			return false; /* "" . REC->x: the expression parser crashes */
+		if (*p != ' ' && *p != '\t' && *p != '\n')
+			after_str = false;
 		if (*p == '"') {
 			in_str = true;
 		} else if (!is_ident(*p) && !strchr(" \t\n+-*/%&|^~!<>=?:(),.[]{}'", *p)) {
@@ -147,319 +142,34 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 	return !in_str && depth == 0;
 }
 
-struct fmt_ref {
-	const char *text;
-	size_t size;
-	const char *sys;
-};
+/* A format as the probe sees it (system, text, len). */
+#define fmt_ref ks_source_format
 
-/* ---- formats already checked in a child ----
- *
- * A process often meets the same formats again (host and guest traces of one
- * kernel, files of one machine, a fuzzer's mutations of one file): a format
- * that a child parsed without dying, or that killed a child on its own, is
- * remembered by a 128-bit fingerprint of its system name and text, and is
- * not checked again.  The sets are bounded; a full one starts afresh. */
-#define FP_SLOTS 16384 /* a power of two; at most half full */
-
-struct fingerprint {
-	uint64_t a, b;
-};
-
-struct fp_set {
-	struct fingerprint slot[FP_SLOTS];
-	size_t used;
-};
-
-static struct fp_set safe_set, unsafe_set;
-static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void mix(struct fingerprint *fp, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		fp->a = (fp->a ^ p[i]) * 0x100000001b3ull;           /* FNV-1a */
-		fp->b = (fp->b + p[i] + 1) * 0x9e3779b97f4a7c15ull;  /* independent */
-		fp->b ^= fp->b >> 29;
-	}
-}
-
-static struct fingerprint format_fingerprint(const struct fmt_ref *f)
-{
-	struct fingerprint fp = { 0xcbf29ce484222325ull, f->size };
-
-	mix(&fp, f->sys ? f->sys : "", f->sys ? strlen(f->sys) + 1 : 1);
-	mix(&fp, f->text, f->size);
-	if (!fp.a && !fp.b) /* 0,0 marks an empty slot */
-		fp.a = 1;
-	return fp;
-}
-
-/* Find FP's slot in SET: its own, or the empty one where it would go. */
-static size_t fp_slot(const struct fp_set *set, struct fingerprint fp)
-{
-	size_t j = (size_t)fp.a & (FP_SLOTS - 1);
-
-	while ((set->slot[j].a || set->slot[j].b) &&
-	       (set->slot[j].a != fp.a || set->slot[j].b != fp.b))
-		j = (j + 1) & (FP_SLOTS - 1);
-	return j;
-}
-
-static bool fp_known(const struct fp_set *set, struct fingerprint fp)
-{
-	bool found;
-	size_t j;
-
-	pthread_mutex_lock(&fp_lock);
-	j = fp_slot(set, fp);
-	found = set->slot[j].a == fp.a && set->slot[j].b == fp.b;
-	pthread_mutex_unlock(&fp_lock);
-	return found;
-}
-
-static void fp_remember(struct fp_set *set, struct fingerprint fp)
-{
-	size_t j;
-
-	pthread_mutex_lock(&fp_lock);
-	if (set->used >= FP_SLOTS / 2)
-		memset(set, 0, sizeof(*set));
-	j = fp_slot(set, fp);
-	if (set->slot[j].a != fp.a || set->slot[j].b != fp.b) {
-		set->slot[j] = fp;
-		set->used++;
-	}
-	pthread_mutex_unlock(&fp_lock);
-}
-
-/* ---- the checking process ----
+/* ---- the program's probe ----
  *
  * libtraceevent's expression parser crashes on some syntax errors in a print
- * fmt ("" . REC->x) that no cheap check can rule out, so formats are parsed
- * in a helper process first: a format that kills it is not given to the
- * real tep.  The helper is forked once and kept (a fork of a large process
- * costs milliseconds here, a request through its socket microseconds); when
- * a format kills it, the next request forks a new one.  Requests: u32
- * count, then per format u32 system length, system, u64 text length, text;
- * the reply is one byte once every format was parsed (each batch in a fresh
- * tep).  A helper that does not answer within GUARD_TIMEOUT_MS is killed and
- * the formats count as unsafe. */
-#define GUARD_TIMEOUT_MS 10000
-#define GUARD_MAX_TEXT (64u << 20)
+ * fmt ("" . REC->x) that no cheap check can rule out.  Finding out safely
+ * takes a process that may die, which a library does not start: the program
+ * hands in a probe (ks_format_probe_set; kvmscope's command line forks a
+ * checking process, src/cli/format_probe.c).  Without one, the cheap checks
+ * have to do. */
+static ks_format_probe_fn probe_fn;
+static void *probe_ctx;
 
-static struct {
-	pid_t pid;
-	int fd;
-	unsigned long starts;
-} helper = { -1, -1, 0 };
-static pthread_mutex_t helper_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, const char *sys,
-			 bool probe);
-
-static bool io_full(int fd, void *buf, size_t len, bool writing)
+void ks_format_probe_set(ks_format_probe_fn fn, void *ctx)
 {
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL) : read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
+	probe_fn = fn;
+	probe_ctx = ctx;
 }
 
-/* One request in the helper: parse every format into a fresh tep. */
-static bool helper_serve_one(int fd)
-{
-	struct tep_handle *t;
-	uint32_t n, i, slen;
-	uint64_t tlen;
-	char sys[256], *text;
-
-	if (!io_full(fd, &n, 4, false))
-		return false;
-	t = tep_alloc();
-	for (i = 0; i < n; i++) {
-		if (!io_full(fd, &slen, 4, false) || slen >= sizeof(sys) ||
-		    !io_full(fd, sys, slen, false) || !io_full(fd, &tlen, 8, false) ||
-		    tlen > GUARD_MAX_TEXT || !(text = malloc(tlen + 1)))
-			return false;
-		sys[slen] = 0;
-		if (!io_full(fd, text, tlen, false))
-			return false;
-		if (t)
-			guarded_parse(t, text, tlen, sys, false);
-		free(text);
-	}
-	if (t)
-		tep_free(t);
-	return io_full(fd, "K", 1, true);
-}
-
-/* Set by sanitizer runtimes (a weak reference: NULL in a plain build). */
-extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
-
-static void helper_die(void)
-{
-	_exit(1);
-}
-
-/* The helper's crashes are its job: they leave no core file, and no
- * inherited crash handler runs (a fuzzer's would save the input as a crash
- * artifact, though the parent survives it). */
-static void helper_die_quietly(void)
-{
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
-	int devnull = open("/dev/null", O_WRONLY);
-	size_t i;
-
-	if (devnull >= 0)
-		dup2(devnull, 2); /* a sanitizer report of a crash is noise */
-	prctl(PR_SET_DUMPABLE, 0);
-	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		signal(fatal[i], SIG_DFL);
-	if (__sanitizer_set_death_callback)
-		__sanitizer_set_death_callback(helper_die);
-}
-
-static void helper_main(int fd)
-{
-	helper_die_quietly();
-	signal(SIGINT, SIG_IGN); /* Ctrl-C is for the parent to handle */
-	while (helper_serve_one(fd))
-		;
-	_exit(0);
-}
-
-static void helper_stop(void)
-{
-	if (helper.fd >= 0)
-		close(helper.fd);
-	if (helper.pid > 0) {
-		kill(helper.pid, SIGKILL);
-		while (waitpid(helper.pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	helper.fd = -1;
-	helper.pid = -1;
-}
-
-static bool helper_start(void)
-{
-	int sv[2];
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return false;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return false;
-	}
-	if (pid == 0) {
-		close(sv[0]);
-		helper_main(sv[1]);
-	}
-	close(sv[1]);
-	helper.pid = pid;
-	helper.fd = sv[0];
-	helper.starts++;
-	return true;
-}
-
-unsigned long ks_guard_helper_starts(void)
-{
-	unsigned long n;
-
-	pthread_mutex_lock(&helper_lock);
-	n = helper.starts;
-	pthread_mutex_unlock(&helper_lock);
-	return n;
-}
-
-static bool helper_request(const struct fmt_ref *f, size_t n)
-{
-	uint32_t count = (uint32_t)n, slen;
-	uint64_t tlen;
-	struct pollfd pfd = { .fd = helper.fd, .events = POLLIN };
-	char reply;
-
-	if (!io_full(helper.fd, &count, 4, true))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		const char *sys = f[i].sys ? f[i].sys : "";
-
-		slen = (uint32_t)strnlen(sys, 255);
-		tlen = f[i].size;
-		if (!io_full(helper.fd, &slen, 4, true) || !io_full(helper.fd, (void *)sys, slen, true) ||
-		    !io_full(helper.fd, &tlen, 8, true) ||
-		    !io_full(helper.fd, (void *)f[i].text, f[i].size, true))
-			return false;
-	}
-	while (poll(&pfd, 1, GUARD_TIMEOUT_MS) < 0)
-		if (errno != EINTR)
-			return false;
-	return (pfd.revents & POLLIN) && io_full(helper.fd, &reply, 1, false) && reply == 'K';
-}
-
-/* Do the N formats parse without killing the helper?  Only those not seen
- * before are sent (a file differs from one seen before in few of its
- * formats, if any); the verdict is remembered when it is clear: all sent
- * formats passed, or the one sent killed the helper.  When no helper can be
- * started the cheap checks have to do. */
 static bool formats_parse_safely(const struct fmt_ref *f, size_t n)
 {
-	struct fmt_ref *ask = NULL;  /* the formats not known to be safe */
-	struct fingerprint *fp = NULL; /* of ASK[i] */
-	size_t i, m = 0;
-	bool ok = false;
-
-	for (i = 0; i < n; i++) {
-		struct fingerprint this = format_fingerprint(&f[i]);
-
-		if (f[i].size > GUARD_MAX_TEXT || fp_known(&unsafe_set, this))
-			goto out;
-		if (fp_known(&safe_set, this))
-			continue;
-		if (!ask && (!(ask = malloc(n * sizeof(*ask))) || !(fp = malloc(n * sizeof(*fp)))))
-			goto out; /* each format is then probed on its own */
-		fp[m] = this;
-		ask[m++] = f[i];
-	}
-	pthread_mutex_lock(&helper_lock);
-	if (!m || (helper.pid < 0 && !helper_start())) {
-		pthread_mutex_unlock(&helper_lock);
-		ok = true;
-		goto out;
-	}
-	ok = helper_request(ask, m);
-	if (!ok)
-		helper_stop(); /* dead, hung or out of step: a new one next time */
-	pthread_mutex_unlock(&helper_lock);
-	for (i = 0; ok && i < m; i++)
-		fp_remember(&safe_set, fp[i]);
-	if (!ok && m == 1)
-		fp_remember(&unsafe_set, fp[0]);
-out:
-	free(ask);
-	free(fp);
-	return ok;
+	return !probe_fn || probe_fn(probe_ctx, f, n);
 }
 
 static bool parses_safely(const char *buf, size_t size, const char *sys)
 {
-	struct fmt_ref f = { buf, size, sys };
+	struct fmt_ref f = { .system = sys, .text = buf, .len = size };
 
 	return formats_parse_safely(&f, 1);
 }
@@ -489,6 +199,8 @@ static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, c
 		}
 		else if ((size_t)(eol - p) >= 10 && !strncmp(p, "print fmt:", 10) && !fmt)
 			fmt = p; /* runs to the end: its strings may hold newlines */
+		else if ((size_t)(eol - p) >= 5 && !strncmp(p, "print", 5) && !fmt)
+			return -1; /* "print fmt :": libtraceevent reads it, unchecked */
 		p = eol + (eol < end);
 	}
 	if ((!fmt || print_fmt_ok(fmt + 10, end, &nm)) && (!probe || parses_safely(buf, size, sys)))
@@ -511,6 +223,12 @@ static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, c
 int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys)
 {
 	return guarded_parse(tep, buf, size, sys, true);
+}
+
+int ks_format_parse_checked(struct tep_handle *tep, const char *text, size_t len,
+			    const char *system)
+{
+	return guarded_parse(tep, text, len, system, false);
 }
 
 
@@ -545,7 +263,7 @@ int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, c
 		return -1;
 	}
 	memcpy(text, buf, size);
-	b->f[b->n++] = (struct fmt_ref){ text, size, name };
+	b->f[b->n++] = (struct fmt_ref){ .system = name, .text = text, .len = size };
 	return 0;
 }
 
@@ -553,7 +271,7 @@ static void batch_clear(struct ks_guard_batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		free((char *)b->f[i].text);
-		free((char *)b->f[i].sys);
+		free((char *)b->f[i].system);
 	}
 	b->n = 0;
 }
@@ -564,7 +282,7 @@ void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)
 	bool safe = b->n && formats_parse_safely(b->f, b->n);
 
 	for (size_t i = 0; i < b->n; i++)
-		guarded_parse(tep, b->f[i].text, b->f[i].size, b->f[i].sys, !safe);
+		guarded_parse(tep, b->f[i].text, b->f[i].len, b->f[i].system, !safe);
 	batch_clear(b);
 }
 

@@ -21,8 +21,9 @@ struct tep_handle;
 int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys);
 
 /* Formats collected while a file's metadata is read and parsed together:
- * one child process checks them all (a damaged file falls back to one check
- * per format), so a file with thousands of formats costs one fork. */
+ * the program's probe (kvmscope/format_probe.h) is asked about them all at
+ * once (a damaged file falls back to one question per format), so a file
+ * with thousands of formats costs the probe one round. */
 struct ks_guard_batch;
 struct ks_guard_batch *ks_guard_batch_new(void);
 /* Copies BUF.  Returns 0 or -1 (out of memory). */
@@ -31,10 +32,6 @@ int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, c
  * dropped or lose their print fmt), then empty the batch. */
 void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep);
 void ks_guard_batch_free(struct ks_guard_batch *b);
-
-/* How many checking processes this process has started (each one a fork;
- * a format that kills one is not sent to the next). */
-unsigned long ks_guard_helper_starts(void);
 
 /* tep_parse_printk_formats() on TEXT without the lines it cannot parse
  * ("ADDR : \"STRING\"" is the only accepted shape). */

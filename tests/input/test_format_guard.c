@@ -14,6 +14,9 @@
 #include <traceevent/event-parse.h>
 
 #include "../lib/ktest.h"
+/* the command line's probe (a helper process), which the library has not:
+ * compiled in here, as the test programs link the library only */
+#include "cli/format_probe.c"
 #include "input/format_guard.h"
 
 static const char good[] =
@@ -220,7 +223,7 @@ static void t_crashing_format_checked_once(void)
 		struct ks_guard_batch *b = ks_guard_batch_new();
 
 		KT_REQUIRE(tep && b);
-		before = ks_guard_helper_starts();
+		before = cli_format_probe_starts();
 		KT_EQ_INT(ks_guard_batch_add(b, bad, strlen(bad), "demo"), 0);
 		KT_EQ_INT(ks_guard_batch_add(b, other, strlen(other), "demo"), 0);
 		ks_guard_batch_parse(b, tep);
@@ -228,7 +231,7 @@ static void t_crashing_format_checked_once(void)
 		KT_EQ_STR(printed(tep), "");
 		KT_EXPECT(tep_find_event(tep, 8) != NULL);
 		if (round) /* the 1st round forked for the batch and for the probe */
-			KT_EQ_U64(ks_guard_helper_starts(), before);
+			KT_EQ_U64(cli_format_probe_starts(), before);
 		ks_guard_batch_free(b);
 		tep_free(tep);
 	}
@@ -265,6 +268,26 @@ static void t_text_end_not_read_past(void)
 	munmap(map, (size_t)pg * 2);
 }
 
+/* Without the program's probe (the library alone starts no process), the
+ * library's own checks defuse the crashes the fuzzers found: a '.' after a
+ * string in the print fmt, and a "print fmt :" line they would not check. */
+static void t_no_probe_checks(void)
+{
+	char *dot = with("REC->prev_state, REC->comm", "REC->prev_state ? \"-\" : \"\". REC->comm");
+	char *spaced = with("print fmt:", "print fmt :");
+	struct tep_handle *tep = tep_alloc();
+
+	KT_REQUIRE(dot && spaced && tep);
+	ks_format_probe_set(NULL, NULL);
+	KT_EQ_INT(ks_guard_parse_event(tep, dot, strlen(dot), "demo"), 0);
+	KT_EQ_STR(printed(tep), ""); /* its print fmt dropped, its fields kept */
+	KT_EQ_INT(ks_guard_parse_event(tep, spaced, strlen(spaced), "demo"), -1);
+	ks_format_probe_set(cli_format_probe, NULL);
+	tep_free(tep);
+	free(dot);
+	free(spaced);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -272,9 +295,10 @@ int main(void)
 		KT_CASE(t_printk_without_colon), KT_CASE(t_bad_field_line_refused),
 		KT_CASE(t_parser_crash_contained), KT_CASE(t_helper_dies_without_inherited_handlers),
 		KT_CASE(t_crashing_format_checked_once),
-		KT_CASE(t_text_end_not_read_past),
+		KT_CASE(t_text_end_not_read_past), KT_CASE(t_no_probe_checks),
 		{ 0 },
 	};
 
+	ks_format_probe_set(cli_format_probe, NULL);
 	return kt_main(cases);
 }

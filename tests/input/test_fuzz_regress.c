@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "../lib/ktest.h"
+/* the command line's probe (a helper process), which the library has not:
+ * compiled in here, as the test programs link the library only */
+#include "cli/format_probe.c"
 #include "kvmscope/source.h"
 
 static void t_regress_inputs(void)
@@ -55,5 +58,6 @@ int main(void)
 {
 	static const struct kt_case cases[] = { KT_CASE(t_regress_inputs), { 0 } };
 
+	ks_format_probe_set(cli_format_probe, NULL);
 	return kt_main(cases);
 }
