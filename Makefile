@@ -130,8 +130,11 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+# the kvm plugin's symbol hook (cmd_merge.c) overrides the plugin's weak one
+KS_EXPORTS = -Wl,--export-dynamic-symbol=tep_plugin_kvm_get_func \
+	     -Wl,--export-dynamic-symbol=tep_plugin_kvm_put_func
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(KS_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(KS_LIBS)
+	$(CC) $(KS_LDFLAGS) $(KS_EXPORTS) -o $@ $(CLI_OBJ) $(LIB) $(KS_LIBS)
 
 $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)

@@ -5,7 +5,7 @@
  *	struct ks_merge_rec r;
  *	if (ks_merge_open(&m, specs, n, &opts, &err) < 0) die(err.msg);
  *	while ((rc = ks_merge_next(m, &r, &err)) > 0)
- *		ks_merge_print(m, &r, stdout);        // trace-cmd report layout
+ *		use(&r);                              // ks_merge_print (merge_print.h)
  *	ks_merge_quality(m, &q);                      // sync sanity figures
  *	ks_merge_close(m);
  *
@@ -42,7 +42,7 @@ struct ks_merge_offset {
 };
 
 struct ks_merge_opts {
-	bool nsec;                              /* nanosecond timestamps in ks_merge_format */
+	bool nsec;                              /* nanosecond timestamps (for the printer) */
 	bool no_sync;                           /* keep guest timestamps as they are */
 	const struct ks_merge_offset *offsets;  /* --tsc-offset, for guests without TimeShift */
 	uint32_t nr_offsets;
@@ -82,12 +82,13 @@ int32_t ks_merge_vcpu_tid(const struct ks_merge *m, int input, uint32_t vcpu);
 /* Number of vCPUs known for a guest (GUEST option, else the guest's CPUs). */
 uint32_t ks_merge_nr_vcpus(const struct ks_merge *m, int input);
 
-/* Print the "cpus=N" header line of every input, then one record, in
- * trace-cmd report's layout with the file prefix of several inputs.
- * kvm_entry/kvm_exit lines of a guest's vCPU threads get the guest's function
- * name after the rip, as trace-cmd prints them when it merges. */
-void ks_merge_print_headers(struct ks_merge *m, FILE *out);
-void ks_merge_print(struct ks_merge *m, const struct ks_merge_rec *r, FILE *out);
+/* The guest function at guest address ADDR for a record of host thread
+ * HOST_TID (a guest's vCPU thread), from that guest's kallsyms through
+ * libtraceevent, or NULL; *START (may be NULL) receives its address.  For
+ * the kvm plugin's symbol hook (trace-cmd prints kvm_entry / kvm_exit rips
+ * of merged guests as "rip 0xADDR func+0xOFF"). */
+const char *ks_merge_guest_function(const struct ks_merge *m, int32_t host_tid, uint64_t addr,
+				    uint64_t *start);
 
 /* Finalises the pending checks (call after the end of the stream). */
 void ks_merge_quality(struct ks_merge *m, struct ks_merge_quality *q);

@@ -13,7 +13,6 @@
 
 #include <event-parse.h>
 
-#include "kvmscope/dump.h"
 #include "kvmscope/field.h"
 #include "kvmscope/merge.h"
 #include "kvmscope/source.h"
@@ -33,11 +32,8 @@ struct vthread {
 struct input {
 	char *path;
 	char *name;
-	char prefix[256];
 	struct ks_source *src;
 	const struct ks_tracedat_meta *meta;
-	struct ks_dump *dump;
-	bool after_lost;
 	struct ks_record rec;
 	bool has;
 	/* guests */
@@ -56,13 +52,10 @@ struct ks_merge {
 	struct vthread *vt;
 	uint32_t nr_vt;
 	struct tep_event *kvm_entry, *kvm_exit;
-	struct ks_field exit_rip, entry_rip;
 	int last;             /* input whose record went out last */
 	bool have_host_first;
 	uint64_t host_first;
 	struct ks_merge_quality q;
-	char *line;
-	size_t line_cap;
 };
 
 static const char *base_name(const char *path)
@@ -84,19 +77,6 @@ static int split_spec(struct input *in, const char *spec)
 		in->name = in->path ? strdup(base_name(in->path)) : NULL;
 	}
 	return in->path && in->name ? 0 : -1;
-}
-
-static void set_prefixes(struct ks_merge *m)
-{
-	int i, width = 0;
-
-	for (i = 0; i < m->n; i++) {
-		int len = (int)strlen(m->in[i].name);
-		if (len > width)
-			width = len;
-	}
-	for (i = 0; i < m->n; i++)
-		snprintf(m->in[i].prefix, sizeof(m->in[i].prefix), "%*s: ", width, m->in[i].name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -263,8 +243,6 @@ static void resolve_kvm_events(struct ks_merge *m)
 		return;
 	m->kvm_entry = tep_find_event_by_name(tep, "kvm", "kvm_entry");
 	m->kvm_exit = tep_find_event_by_name(tep, "kvm", "kvm_exit");
-	ks_field_resolve(&m->entry_rip, m->kvm_entry, "rip");
-	ks_field_resolve(&m->exit_rip, m->kvm_exit, "guest_rip");
 }
 
 int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
@@ -293,7 +271,6 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 		}
 		m->in[i].meta = ks_tracedat_meta(m->in[i].src);
 	}
-	set_prefixes(m);
 	resolve_kvm_events(m);
 	for (i = 1; i < n; i++)
 		if (map_vcpus(m, i, err) < 0 || setup_sync(m, i, err) < 0) {
@@ -315,8 +292,6 @@ static void free_input(struct input *in)
 {
 	free(in->path);
 	free(in->name);
-	if (in->dump)
-		ks_dump_free(in->dump);
 	if (in->src)
 		ks_source_close(in->src);
 	ks_timesync_free(in->sync);
@@ -337,7 +312,6 @@ void ks_merge_close(struct ks_merge *m)
 		free(m->vt[t].pending);
 	free(m->vt);
 	free(m->in);
-	free(m->line);
 	free(m);
 }
 
@@ -499,25 +473,7 @@ uint32_t ks_merge_nr_vcpus(const struct ks_merge *m, int input)
 }
 
 /* ------------------------------------------------------------------ */
-/* printing */
-
-static struct ks_dump *input_dump(struct ks_merge *m, struct input *in)
-{
-	if (!in->dump)
-		in->dump = ks_dump_new(in->src, &(struct ks_dump_opts){ .nsec = m->opts.nsec });
-	return in->dump;
-}
-
-void ks_merge_print_headers(struct ks_merge *m, FILE *out)
-{
-	int i;
-
-	for (i = 0; i < m->n; i++) {
-		struct ks_dump *d = input_dump(m, &m->in[i]);
-		if (d)
-			ks_dump_print_header(d, out, m->n > 1 ? m->in[i].prefix : NULL);
-	}
-}
+/* guest symbols */
 
 /* The guest whose vCPU thread TID is, or -1. */
 static int guest_of_tid(const struct ks_merge *m, int32_t tid)
@@ -530,68 +486,17 @@ static int guest_of_tid(const struct ks_merge *m, int32_t tid)
 	return -1;
 }
 
-/* trace-cmd names the guest function at a kvm_entry/kvm_exit rip of a vCPU
- * thread: " rip 0xADDR" becomes " rip 0xADDR func" or "... func+0xOFF". */
-static const char *annotate_rip(struct ks_merge *m, const struct ks_record *rec,
-				const char *text, size_t *len)
+const char *ks_merge_guest_function(const struct ks_merge *m, int32_t host_tid, uint64_t addr,
+				    uint64_t *start)
 {
-	const struct ks_field *f = rec->event == m->kvm_entry ? &m->entry_rip : &m->exit_rip;
-	char needle[40], sym[300];
-	const char *at, *func;
-	unsigned long long rip, start;
 	struct tep_handle *gtep;
-	size_t pre, need;
-	int g;
+	const char *func;
+	int g = guest_of_tid(m, host_tid);
 
-	g = guest_of_tid(m, rec->tid);
-	if (g < 0 || !f->present || !(gtep = ks_source_tep(m->in[g].src)))
-		return text;
-	rip = ks_field_u64(f, rec);
-	func = tep_find_function(gtep, rip);
-	if (!func)
-		return text;
-	start = tep_find_function_address(gtep, rip);
-	snprintf(needle, sizeof(needle), " rip 0x%llx", rip);
-	at = strstr(text, needle);
-	if (!at)
-		return text;
-	if (start != rip)
-		snprintf(sym, sizeof(sym), " %s+0x%llx", func, rip - start);
-	else
-		snprintf(sym, sizeof(sym), " %s", func);
-	pre = (size_t)(at - text) + strlen(needle);
-	need = *len + strlen(sym) + 1;
-	if (need > m->line_cap) {
-		char *p = realloc(m->line, need);
-		if (!p)
-			return text;
-		m->line = p;
-		m->line_cap = need;
-	}
-	memmove(m->line, text, pre);
-	memcpy(m->line + pre, sym, strlen(sym));
-	memcpy(m->line + pre + strlen(sym), text + pre, *len - pre);
-	*len += strlen(sym);
-	m->line[*len] = 0;
-	return m->line;
-}
-
-void ks_merge_print(struct ks_merge *m, const struct ks_merge_rec *r, FILE *out)
-{
-	struct input *in = &m->in[r->input];
-	struct ks_dump *d = input_dump(m, in);
-	const char *text;
-	size_t len;
-
-	if (!d || !(text = ks_dump_format(d, r->rec, &len)))
-		return;
-	if (r->input == 0 && r->rec->event && m->nr_vt &&
-	    (r->rec->event == m->kvm_entry || r->rec->event == m->kvm_exit))
-		text = annotate_rip(m, r->rec, text, &len);
-	/* trace-cmd prints a dropped-events notice and the next event as one */
-	if (m->n > 1 && !in->after_lost)
-		fputs(in->prefix, out);
-	in->after_lost = r->rec->type == KS_REC_LOST;
-	fwrite(text, 1, len, out);
-	fputc('\n', out);
+	if (g < 0 || !(gtep = ks_source_tep(m->in[g].src)))
+		return NULL;
+	func = tep_find_function(gtep, addr);
+	if (func && start)
+		*start = tep_find_function_address(gtep, addr);
+	return func;
 }

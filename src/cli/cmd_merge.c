@@ -7,12 +7,16 @@
  *
  * The work is done by ks_merge (include/kvmscope/merge.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/merge.h"
+#include "kvmscope/merge_print.h"
+
+#include <event-parse.h>
 
 static const struct opt_cmd merge_cmd = {
 	.name = "merge",
@@ -24,6 +28,39 @@ static const struct opt_cmd merge_cmd = {
 		 "TimeShift option, else with the host's kvm_write_tsc_offset events.\n",
 	.outro = "See kvmscope-merge(1).\n",
 };
+
+/* The merge whose guests name the functions at kvm_entry / kvm_exit rips. */
+static struct ks_merge *symbolising;
+
+/*
+ * libtraceevent's kvm plugin asks this hook (a weak symbol in the plugin,
+ * which the executable's exported one overrides, as trace-cmd's does) for
+ * the function at a guest rip: *VAL becomes the function's start and the
+ * plugin prints " func" or " func+0xOFF" after the address.
+ */
+const char *tep_plugin_kvm_get_func(struct tep_event *event, struct tep_record *record,
+				    unsigned long long *val);
+void tep_plugin_kvm_put_func(const char *func);
+
+const char *tep_plugin_kvm_get_func(struct tep_event *event, struct tep_record *record,
+				    unsigned long long *val)
+{
+	uint64_t start = *val;
+	const char *func;
+
+	if (!symbolising || !event || !record)
+		return NULL;
+	func = ks_merge_guest_function(symbolising, tep_data_pid(event->tep, record), *val,
+				       &start);
+	if (func)
+		*val = start;
+	return func;
+}
+
+void tep_plugin_kvm_put_func(const char *func)
+{
+	(void)func; /* the name belongs to the guest's tep */
+}
 
 static void print_quality(struct ks_merge *m)
 {
@@ -47,6 +84,7 @@ static void print_quality(struct ks_merge *m)
 int cmd_merge(int argc, char **argv)
 {
 	struct merge_inputs in;
+	struct ks_merge_printer *pr;
 	struct ks_merge *m;
 	struct ks_merge_rec r;
 	struct ks_error err;
@@ -68,13 +106,19 @@ int cmd_merge(int argc, char **argv)
 		first = parse_options(&merge_cmd, opts, argc, argv);
 	}
 	m = merge_inputs_open(&in, "merge", first, argc, argv);
-	ks_merge_print_headers(m, stdout);
+	pr = ks_merge_printer_new(m, in.opts.nsec);
+	if (!pr)
+		die("out of memory");
+	symbolising = ks_merge_nr_inputs(m) > 1 ? m : NULL;
+	ks_merge_print_headers(pr, stdout);
 	while ((rc = ks_merge_next(m, &r, &err)) > 0)
-		ks_merge_print(m, &r, stdout);
+		ks_merge_print(pr, &r, stdout);
+	symbolising = NULL;
 	if (rc < 0)
 		die("%s", err.msg);
 	if (quality)
 		print_quality(m);
+	ks_merge_printer_free(pr);
 	ks_merge_close(m);
 	merge_inputs_free(&in);
 	/* standard output is checked at exit (main.c) */
