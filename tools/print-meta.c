@@ -7,9 +7,10 @@
  *
  * WHAT: formats (every format as "SYSTEM\n" then its text, in the file's
  * order), ftrace or events (the texts of the ftrace formats or of the
- * others, each followed by a newline, as `trace-cmd dump` prints them), header_page, header_event, kallsyms, printk, cmdlines.  Exit 1
- * when FILE cannot be read, 2 on a usage error; a text the input does not
- * hold prints nothing.
+ * others, each followed by a newline, as `trace-cmd dump` prints them),
+ * header_page, header_event, kallsyms, printk, cmdlines, uname.  Exit 1 when
+ * FILE cannot be read, 2 on a usage error; a text the input does not hold
+ * prints nothing.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
 	static const char *const names[KS_TEXT_NR] = {
 		[KS_TEXT_HEADER_PAGE] = "header_page", [KS_TEXT_HEADER_EVENT] = "header_event",
 		[KS_TEXT_KALLSYMS] = "kallsyms", [KS_TEXT_PRINTK] = "printk",
-		[KS_TEXT_CMDLINES] = "cmdlines",
+		[KS_TEXT_CMDLINES] = "cmdlines", [KS_TEXT_UNAME] = "uname",
 	};
 	const struct ks_source_format *f;
 	struct ks_source *src;
@@ -31,8 +32,8 @@ int main(int argc, char **argv)
 	int id = -1;
 
 	if (argc != 3) {
-		fputs("usage: print-meta formats|ftrace|events|header_page|header_event|kallsyms|printk|cmdlines "
-		      "FILE\n", stderr);
+		fputs("usage: print-meta formats|ftrace|events|header_page|header_event|kallsyms|"
+		      "printk|cmdlines|uname FILE\n", stderr);
 		return 2;
 	}
 	for (i = 0; i < KS_TEXT_NR; i++)

@@ -117,6 +117,7 @@ enum ks_source_text_id {
 	KS_TEXT_KALLSYMS,        /* not kept when opened with KS_OPEN_NO_SYMBOLS */
 	KS_TEXT_PRINTK,
 	KS_TEXT_CMDLINES,
+	KS_TEXT_UNAME,           /* the recording machine's uname (trace.dat UNAME) */
 	KS_TEXT_NR
 };
 
@@ -125,5 +126,37 @@ enum ks_source_text_id {
 size_t ks_source_formats(const struct ks_source *src, const struct ks_source_format **fmts);
 /* The text ID as stored (*LEN bytes), or NULL when the input has none. */
 const char *ks_source_text(const struct ks_source *src, enum ks_source_text_id id, size_t *len);
+
+/* The recording's clock and identity, as far as the input says. */
+struct ks_source_clock {
+	const char *name;        /* trace clock ("x86-tsc", "local"...); NULL if unknown */
+	bool raw_counter;        /* ks_record.raw_ts are the clock's own units, kept as
+				  * stored (ts converted from them) */
+	bool has_tsc2nsec;       /* ns = ((raw * mult) >> shift) + offset */
+	uint32_t tsc_mult, tsc_shift;
+	uint64_t tsc_offset;
+	int64_t ts_offset;       /* ns added to every ts (trace.dat OFFSET options) */
+	bool moved;              /* ts were moved to another machine's time (guest
+				  * TimeShift): raw_ts no longer match them */
+	bool has_trace_id;       /* this recording's trace id (trace.dat TRACEID) */
+	uint64_t trace_id;
+};
+/* Never NULL (all zero for inputs that say nothing). */
+const struct ks_source_clock *ks_source_clock(const struct ks_source *src);
+
+/* The guests a host recording names (trace.dat GUEST options): the guest's
+ * name and trace id, and the host thread running each vCPU. */
+struct ks_source_vcpu {
+	uint32_t vcpu;
+	uint32_t host_tid;
+};
+struct ks_source_guest {
+	const char *name;
+	uint64_t trace_id;
+	uint32_t nr_vcpus;
+	const struct ks_source_vcpu *vcpus;
+};
+/* Returns how many; *GUESTS valid as long as the source. */
+size_t ks_source_guests(const struct ks_source *src, const struct ks_source_guest **guests);
 
 #endif

@@ -25,7 +25,6 @@
 
 #include "cli.h"
 #include "kvmscope/source.h"
-#include "kvmscope/tracedat.h"
 #include "kvmscope/tracedat_writer.h"
 
 static const char usage_text[] =
@@ -141,19 +140,12 @@ static void parse_args(int argc, char **argv, struct convert_args *a)
 		usage_error("convert", "version 6 files cannot be compressed");
 }
 
-/* A trace.dat keeps its stored timestamps (raw counters, TSC2NSEC and clock)
- * unless something else moved its times (guest TimeShift, OFFSET). */
-static bool keep_raw_ts(const struct ks_tracedat_meta *m)
-{
-	return m && !m->tsync_applied && m->ts_offset == 0 &&
-	       (m->has_tsc2nsec ? m->tsc_mult != 0 : m->clock != NULL);
-}
-
 static void set_opts(struct ks_source *src, const struct convert_args *a, struct ks_tdw_opts *o,
 		     char *uname, size_t uname_len)
 {
-	const struct ks_tracedat_meta *m = ks_tracedat_meta(src);
+	const struct ks_source_clock *c = ks_source_clock(src);
 	const struct ks_source_info *info = ks_source_info(src);
+	const char *stored_uname = ks_source_text(src, KS_TEXT_UNAME, NULL);
 	struct tep_handle *tep = ks_source_tep(src);
 
 	memset(o, 0, sizeof(*o));
@@ -168,21 +160,23 @@ static void set_opts(struct ks_source *src, const struct convert_args *a, struct
 		o->kernel_long_size = hps == 4 ? 4 : 8;
 	}
 	o->clock = "local";
-	if (keep_raw_ts(m) && m->has_tsc2nsec) {
+	/* a trace.dat keeps its stored timestamps (raw counters, TSC2NSEC and
+	 * clock) unless something else moved its times (TimeShift, OFFSET) */
+	if (c->raw_counter && c->has_tsc2nsec) {
 		o->clock = "x86-tsc";
 		o->has_tsc2nsec = true;
-		o->tsc_mult = m->tsc_mult;
-		o->tsc_shift = m->tsc_shift;
-		o->tsc_offset = m->tsc_offset;
-	} else if (keep_raw_ts(m)) {
-		o->clock = m->clock;
+		o->tsc_mult = c->tsc_mult;
+		o->tsc_shift = c->tsc_shift;
+		o->tsc_offset = c->tsc_offset;
+	} else if (c->raw_counter) {
+		o->clock = c->name;
 	}
-	if (m && m->has_trace_id) {
+	if (c->has_trace_id) {
 		o->has_trace_id = true;
-		o->trace_id = m->trace_id;
+		o->trace_id = c->trace_id;
 	}
-	if (m && m->uname)
-		o->uname = m->uname;
+	if (stored_uname)
+		o->uname = stored_uname;
 	else if (info->osrelease[0]) {
 		snprintf(uname, uname_len, "Linux %s %s %s", info->hostname[0] ? info->hostname : "-",
 			 info->osrelease, info->arch);
@@ -191,13 +185,15 @@ static void set_opts(struct ks_source *src, const struct convert_args *a, struct
 }
 
 /* GUEST options of a host trace.dat: name, trace id, vCPU -> host tid. */
-static void copy_guests(struct ks_tdw *w, const struct ks_tracedat_meta *m)
+static void copy_guests(struct ks_tdw *w, struct ks_source *src)
 {
+	const struct ks_source_guest *guests;
+	size_t g, n = ks_source_guests(src, &guests);
 	struct ks_error err;
-	uint32_t g, i;
+	uint32_t i;
 
-	for (g = 0; m && g < m->nr_guests; g++) {
-		const struct ks_tracedat_guest *gu = &m->guests[g];
+	for (g = 0; g < n; g++) {
+		const struct ks_source_guest *gu = &guests[g];
 		size_t nlen = strlen(gu->name ? gu->name : "") + 1;
 		size_t size = nlen + 8 + 4 + 8 * (size_t)gu->nr_vcpus;
 		uint8_t *d = malloc(size), *p = d;
@@ -365,8 +361,8 @@ int cmd_convert(int argc, char **argv)
 	copy_metadata(w, src);
 	if (ks_source_tep(src))
 		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
-	copy_guests(w, ks_tracedat_meta(src));
-	copy_records(src, w, keep_raw_ts(ks_tracedat_meta(src)), &comms, &n);
+	copy_guests(w, src);
+	copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
 	write_cmdlines(w, src, &comms);
 	/* the file gets its name here, complete, or not at all */
 	r = ks_tdw_close(w, &err);

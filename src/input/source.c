@@ -166,6 +166,7 @@ void ks_source_meta_free(struct ks_source_meta *m)
 	free(m->formats);
 	for (i = 0; i < KS_TEXT_NR; i++)
 		free(m->text[i]);
+	free(m->guests);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -185,4 +186,15 @@ const char *ks_source_text(const struct ks_source *src, enum ks_source_text_id i
 	if (len)
 		*len = src->meta.text_len[id];
 	return src->meta.text[id];
+}
+
+const struct ks_source_clock *ks_source_clock(const struct ks_source *src)
+{
+	return &src->meta.clock;
+}
+
+size_t ks_source_guests(const struct ks_source *src, const struct ks_source_guest **guests)
+{
+	*guests = src->meta.guests;
+	return src->meta.nr_guests;
 }

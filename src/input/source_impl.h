@@ -38,6 +38,10 @@ struct ks_source_meta {
 	size_t nr_formats, cap_formats;
 	char *text[KS_TEXT_NR];
 	size_t text_len[KS_TEXT_NR];
+	struct ks_source_clock clock;      /* name points into the reader's data */
+	struct ks_source_guest *guests;    /* owned; names and vCPUs point into
+					    * the reader's data */
+	size_t nr_guests;
 };
 
 struct ks_source {

@@ -1559,6 +1559,46 @@ static void fill_info(struct tracedat *td)
 	m->tsync_applied = m->has_time_shift && m->tsync_nr_cpus > 0;
 }
 
+/* What the source interface hands out (ks_source_clock, ks_source_guests,
+ * ks_source_text(KS_TEXT_UNAME)) from the options read.  Returns 0 or -1
+ * (out of memory). */
+static int fill_source_meta(struct tracedat *td)
+{
+	const struct ks_tracedat_meta *m = &td->meta;
+	struct ks_source_meta *sm = &td->src.meta;
+	uint32_t i;
+
+	sm->clock = (struct ks_source_clock){
+		.name = m->clock,
+		.raw_counter = !m->tsync_applied && m->ts_offset == 0 &&
+			       (m->has_tsc2nsec ? m->tsc_mult != 0 : m->clock != NULL),
+		.has_tsc2nsec = m->has_tsc2nsec, .tsc_mult = m->tsc_mult,
+		.tsc_shift = m->tsc_shift, .tsc_offset = m->tsc_offset,
+		.ts_offset = m->ts_offset, .moved = m->tsync_applied,
+		.has_trace_id = m->has_trace_id, .trace_id = m->trace_id,
+	};
+	if (m->uname && ks_source_meta_set_text(sm, KS_TEXT_UNAME, m->uname, strlen(m->uname),
+						false) < 0)
+		return -1;
+	if (!m->nr_guests)
+		return 0;
+	sm->guests = calloc(m->nr_guests, sizeof(*sm->guests));
+	if (!sm->guests)
+		return -1;
+	/* struct ks_source_vcpu and struct ks_tracedat_vcpu have one layout */
+	_Static_assert(sizeof(struct ks_source_vcpu) == sizeof(struct ks_tracedat_vcpu),
+		       "vCPU map layouts differ");
+	for (i = 0; i < m->nr_guests; i++)
+		sm->guests[i] = (struct ks_source_guest){
+			.name = m->guests[i].name ? m->guests[i].name : "",
+			.trace_id = m->guests[i].trace_id,
+			.nr_vcpus = m->guests[i].nr_vcpus,
+			.vcpus = (const struct ks_source_vcpu *)m->guests[i].vcpus,
+		};
+	sm->nr_guests = m->nr_guests;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* timestamps */
 
@@ -2324,6 +2364,8 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 	if (!td->latency && tep_get_header_timestamp_size(td->src.tep) != 8 && td->nr_cpus)
 		return ks_error_at(err, td->src.path, 0, "missing or unusable header_page format");
 	fill_info(td);
+	if (fill_source_meta(td) < 0)
+		return ks_error_set(err, "%s: out of memory", td->src.path);
 	load_formats(td);
 	if (td->latency && load_latency(td, err) < 0)
 		return -1;
