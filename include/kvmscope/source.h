@@ -132,6 +132,8 @@ struct ks_source_clock {
 	const char *name;        /* trace clock ("x86-tsc", "local"...); NULL if unknown */
 	bool raw_counter;        /* ks_record.raw_ts are the clock's own units, kept as
 				  * stored (ts converted from them) */
+	bool ts_ticks;           /* ks_record.ts are counter ticks, not ns (a counter
+				  * clock without TSC2NSEC) */
 	bool has_tsc2nsec;       /* ns = ((raw * mult) >> shift) + offset */
 	uint32_t tsc_mult, tsc_shift;
 	uint64_t tsc_offset;
@@ -158,5 +160,10 @@ struct ks_source_guest {
 };
 /* Returns how many; *GUESTS valid as long as the source. */
 size_t ks_source_guests(const struct ks_source *src, const struct ks_source_guest **guests);
+
+/* The ring-buffer instances of the recording in the file's order (trace-cmd
+ * record -B NAME; "" is the top-level buffer).  Returns how many (0 for
+ * inputs without buffers); *NAMES valid as long as the source. */
+size_t ks_source_buffers(const struct ks_source *src, const char *const **names);
 
 #endif

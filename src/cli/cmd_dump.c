@@ -64,17 +64,17 @@ static bool print_latency(const struct input *in, FILE *out)
  * top-level buffers of all files first, then the instances file by file. */
 static int record_rank(const struct input *in)
 {
-	const struct ks_tracedat_meta *m = ks_tracedat_meta(in->src);
+	const char *const *names;
+	size_t i, n = ks_source_buffers(in->src, &names);
 	const char *name = ks_tracedat_record_buffer(in->src, &in->rec);
 	int k = 0;
-	uint32_t i;
 
-	if (!name || !m)
+	if (!name || !n)
 		return in->index;
-	for (i = 0; i < m->nr_buffers; i++) {
-		if (!m->buffer_names[i][0])
+	for (i = 0; i < n; i++) {
+		if (!names[i][0])
 			continue;
-		if (!strcmp(m->buffer_names[i], name))
+		if (!strcmp(names[i], name))
 			break;
 		k++;
 	}
@@ -96,12 +96,12 @@ static void pull(struct input *in)
 /* The longest instance name of IN; 0 if it has no instances. */
 static int instance_width(const struct input *in)
 {
-	const struct ks_tracedat_meta *m = ks_tracedat_meta(in->src);
+	const char *const *names;
+	size_t i, n = ks_source_buffers(in->src, &names);
 	int width = 0;
-	uint32_t i;
 
-	for (i = 0; m && i < m->nr_buffers; i++) {
-		int len = (int)strlen(m->buffer_names[i]);
+	for (i = 0; i < n; i++) {
+		int len = (int)strlen(names[i]);
 		if (len > width)
 			width = len;
 	}
@@ -110,12 +110,12 @@ static int instance_width(const struct input *in)
 
 static int count_instances(const struct input *in)
 {
-	const struct ks_tracedat_meta *m = ks_tracedat_meta(in->src);
+	const char *const *names;
+	size_t i, n = ks_source_buffers(in->src, &names);
 	int k = 0;
-	uint32_t i;
 
-	for (i = 0; m && i < m->nr_buffers; i++)
-		k += m->buffer_names[i][0] != '\0';
+	for (i = 0; i < n; i++)
+		k += names[i][0] != '\0';
 	return k;
 }
 

@@ -198,3 +198,9 @@ size_t ks_source_guests(const struct ks_source *src, const struct ks_source_gues
 	*guests = src->meta.guests;
 	return src->meta.nr_guests;
 }
+
+size_t ks_source_buffers(const struct ks_source *src, const char *const **names)
+{
+	*names = src->meta.buffers;
+	return src->meta.nr_buffers;
+}

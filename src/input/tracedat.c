@@ -1573,10 +1573,13 @@ static int fill_source_meta(struct tracedat *td)
 		.raw_counter = !m->tsync_applied && m->ts_offset == 0 &&
 			       (m->has_tsc2nsec ? m->tsc_mult != 0 : m->clock != NULL),
 		.has_tsc2nsec = m->has_tsc2nsec, .tsc_mult = m->tsc_mult,
+		.ts_ticks = !m->ts_in_ns,
 		.tsc_shift = m->tsc_shift, .tsc_offset = m->tsc_offset,
 		.ts_offset = m->ts_offset, .moved = m->tsync_applied,
 		.has_trace_id = m->has_trace_id, .trace_id = m->trace_id,
 	};
+	sm->buffers = (const char *const *)m->buffer_names;
+	sm->nr_buffers = m->nr_buffers;
 	if (m->uname && ks_source_meta_set_text(sm, KS_TEXT_UNAME, m->uname, strlen(m->uname),
 						false) < 0)
 		return -1;

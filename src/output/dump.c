@@ -15,7 +15,6 @@
 
 #include "kvmscope/dump.h"
 #include "kvmscope/source.h"
-#include "kvmscope/tracedat.h"
 
 struct ks_dump {
 	struct ks_source *src;
@@ -28,9 +27,8 @@ struct ks_dump {
 
 struct ks_dump *ks_dump_new(struct ks_source *src, const struct ks_dump_opts *opts)
 {
-	const struct ks_tracedat_meta *meta = ks_tracedat_meta(src);
 	struct ks_dump *d = calloc(1, sizeof(*d));
-	bool in_ns = !meta || meta->ts_in_ns;
+	bool in_ns = !ks_source_clock(src)->ts_ticks;
 
 	if (!d)
 		return NULL;
