@@ -26,6 +26,7 @@
 #define KVMSCOPE_ATTRIBUTION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct ks_tracedat_meta;
@@ -56,8 +57,11 @@ struct ks_attr_guests {
 	struct ks_attr_guest *g;
 };
 
-/* Build from META (NULL: no guests).  Returns 0 or -1 (out of memory). */
-int ks_attr_guests_init(struct ks_attr_guests *gs, const struct ks_tracedat_meta *meta);
+/* Build from the NR_GUESTS guests a recording names (ks_source_guests()).
+ * Returns 0 or -1 (out of memory). */
+struct ks_source_guest;
+int ks_attr_guests_init(struct ks_attr_guests *gs, const struct ks_source_guest *guests,
+			size_t nr_guests);
 void ks_attr_guests_free(struct ks_attr_guests *gs);
 
 struct ks_attr_thread {

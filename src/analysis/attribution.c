@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kvmscope/attribution.h"
-#include "kvmscope/tracedat.h"
+#include "kvmscope/source.h"
 
 const char *ks_attr_source_name(enum ks_attr_source src)
 {
@@ -26,19 +26,20 @@ const char *ks_attr_source_name(enum ks_attr_source src)
 	}
 }
 
-int ks_attr_guests_init(struct ks_attr_guests *gs, const struct ks_tracedat_meta *meta)
+int ks_attr_guests_init(struct ks_attr_guests *gs, const struct ks_source_guest *guests,
+			size_t nr_guests)
 {
 	uint32_t i, k;
 
 	memset(gs, 0, sizeof(*gs));
-	if (!meta || !meta->nr_guests)
+	if (!nr_guests)
 		return 0;
-	gs->g = calloc(meta->nr_guests, sizeof(*gs->g));
+	gs->g = calloc(nr_guests, sizeof(*gs->g));
 	if (!gs->g)
 		return -1;
-	gs->n = meta->nr_guests;
+	gs->n = (uint32_t)nr_guests;
 	for (i = 0; i < gs->n; i++) {
-		const struct ks_tracedat_guest *src = &meta->guests[i];
+		const struct ks_source_guest *src = &guests[i];
 		struct ks_attr_guest *g = &gs->g[i];
 
 		if (src->name && *src->name)

@@ -42,7 +42,6 @@
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
-#include "kvmscope/tracedat.h"
 #include "util/hashmap.h"
 
 #define NO_KEY (~0ULL)
@@ -1268,9 +1267,11 @@ static int choose_class(struct ks_stat *st, struct ks_error *err)
 }
 
 static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct ks_source_info *info,
-				struct tep_handle *tep, const struct ks_tracedat_meta *meta,
+				struct tep_handle *tep, const struct ks_source *src,
 				struct ks_error *err)
 {
+	const struct ks_source_guest *guests = NULL;
+	size_t nguests = src ? ks_source_guests(src, &guests) : 0;
 	struct ks_stat *st;
 	size_t ncache;
 	int i;
@@ -1286,7 +1287,7 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 		free(st);
 		return NULL;
 	}
-	if (ks_attr_guests_init(&st->guests, meta) < 0) {
+	if (ks_attr_guests_init(&st->guests, guests, nguests) < 0) {
 		ks_attr_guests_free(&st->guests);
 		free(st);
 		ks_error_set(err, "out of memory");
@@ -1337,7 +1338,7 @@ struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_s
 
 	if (!c.limits)
 		c.limits = ks_source_limits(src);
-	st = stat_new(&c, ks_source_info(src), ks_source_tep(src), ks_tracedat_meta(src), err);
+	st = stat_new(&c, ks_source_info(src), ks_source_tep(src), src, err);
 	if (st)
 		st->path = ks_source_path(src);
 	return st;
