@@ -148,11 +148,11 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 /* ---- the program's probe ----
  *
  * libtraceevent's expression parser crashes on some syntax errors in a print
- * fmt ("" . REC->x) that no cheap check can rule out.  Finding out safely
- * takes a process that may die, which a library does not start: the program
- * hands in a probe (ks_format_probe_set; kvmscope's command line forks a
- * checking process, src/cli/format_probe.c).  Without one, the cheap checks
- * have to do. */
+ * fmt ("" . REC->x): the checks above refuse the ones the fuzzers found, but
+ * cannot prove the parser safe.  Finding out safely takes a process that
+ * may die, which a library does not start: the program hands in a probe
+ * (ks_format_probe_set; kvmscope's command line forks a checking process,
+ * src/cli/format_probe.c).  Without one, the checks above have to do. */
 static ks_format_probe_fn probe_fn;
 static void *probe_ctx;
 
