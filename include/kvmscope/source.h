@@ -161,6 +161,28 @@ struct ks_source_guest {
 /* Returns how many; *GUESTS valid as long as the source. */
 size_t ks_source_guests(const struct ks_source *src, const struct ks_source_guest **guests);
 
+/* A guest recording's TimeShift (trace.dat option): per guest CPU, samples
+ * by which guest time TIME maps to host time ((TIME * scaling) >> fraction)
+ * + offset, sorted by time. */
+struct ks_source_tsync_sample {
+	uint64_t time;
+	int64_t offset;
+	uint64_t scaling;
+	uint64_t fraction;
+};
+struct ks_source_tsync_cpu {
+	uint32_t nr_samples;
+	const struct ks_source_tsync_sample *samples;
+};
+struct ks_source_timeshift {
+	uint64_t peer_id;        /* trace id of the peer (the host) */
+	uint32_t flags;          /* 1 = interpolate between samples */
+	uint32_t nr_cpus;
+	const struct ks_source_tsync_cpu *cpus;
+};
+/* NULL when the input has no TimeShift with samples. */
+const struct ks_source_timeshift *ks_source_timeshift(const struct ks_source *src);
+
 /* The ring-buffer instances of the recording in the file's order (trace-cmd
  * record -B NAME; "" is the top-level buffer).  Returns how many (0 for
  * inputs without buffers); *NAMES valid as long as the source. */

@@ -28,9 +28,9 @@
  * TimeShift).
  *
  *	struct ks_timesync *ts = ks_timesync_new();
- *	ks_timesync_use_timeshift(ts, ks_tracedat_meta(guest_src));
+ *	ks_timesync_use_timeshift(ts, ks_source_timeshift(guest_src), &err);
  *	host_raw = ks_timesync_to_host(ts, rec.cpu, rec.raw_ts);
- *	host_ns = ks_timesync_tsc2nsec(ks_tracedat_meta(guest_src), host_raw);
+ *	host_ns = ks_timesync_tsc2nsec(ks_source_clock(guest_src), host_raw);
  */
 #ifndef KVMSCOPE_TIMESYNC_H
 #define KVMSCOPE_TIMESYNC_H
@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "tracedat.h"
+#include "source.h"
 
 struct ks_timesync;
 
@@ -53,9 +53,9 @@ struct ks_timesync *ks_timesync_new(void);
 void ks_timesync_free(struct ks_timesync *ts);
 enum ks_timesync_kind ks_timesync_kind(const struct ks_timesync *ts);
 
-/* Use the TimeShift samples of a guest trace.dat (copied).  Returns 0, or
- * -1 with err set when META has no TimeShift option. */
-int ks_timesync_use_timeshift(struct ks_timesync *ts, const struct ks_tracedat_meta *meta,
+/* Use the TimeShift samples of a guest recording (ks_source_timeshift();
+ * copied).  Returns 0, or -1 with err set when TSH is NULL. */
+int ks_timesync_use_timeshift(struct ks_timesync *ts, const struct ks_source_timeshift *tsh,
 			      struct ks_error *err);
 
 /* A kvm_write_tsc_offset event seen at HOST_RAW (host counter) for VCPU.
@@ -72,7 +72,7 @@ uint64_t ks_timesync_to_host(const struct ks_timesync *ts, uint32_t vcpu, uint64
 
 /* The pieces, exposed for tests. */
 /* trace-cmd's TimeShift conversion for one vCPU's sorted samples. */
-uint64_t ks_timesync_timeshift(const struct ks_tracedat_tsync_sample *s, uint32_t n,
+uint64_t ks_timesync_timeshift(const struct ks_source_tsync_sample *s, uint32_t n,
 			       bool interpolate, uint64_t guest);
 /* The exact inverse of guest = ((host * ratio) >> frac) - offset (see above). */
 uint64_t ks_timesync_scaled_inverse(uint64_t guest, int64_t offset, uint64_t ratio,
@@ -81,7 +81,7 @@ uint64_t ks_timesync_scaled_inverse(uint64_t guest, int64_t offset, uint64_t rat
 /* A trace.dat counter value -> nanoseconds, as the reader converts its
  * record timestamps (TSC2NSEC mult/shift, then the OFFSET options).  Values
  * of files without TSC2NSEC are returned plus the OFFSET options only. */
-uint64_t ks_timesync_tsc2nsec(const struct ks_tracedat_meta *meta, uint64_t raw);
+uint64_t ks_timesync_tsc2nsec(const struct ks_source_clock *clock, uint64_t raw);
 
 /* Parse "VCPU=OFFSET" (decimal or 0x hex; a negative offset is taken as
  * two's complement, as the kernel prints it in debugfs).  Returns 0 or -1. */

@@ -16,7 +16,6 @@
 #include "kvmscope/field.h"
 #include "kvmscope/merge.h"
 #include "kvmscope/source.h"
-#include "kvmscope/tracedat.h"
 
 /* A host vCPU thread, for the sync checks. */
 struct vthread {
@@ -33,12 +32,12 @@ struct input {
 	char *path;
 	char *name;
 	struct ks_source *src;
-	const struct ks_tracedat_meta *meta;
+	const struct ks_source_clock *clock;
 	struct ks_record rec;
 	bool has;
 	/* guests */
 	struct ks_timesync *sync;
-	const struct ks_tracedat_meta *ns_meta; /* whose TSC2NSEC converts host raw */
+	const struct ks_source_clock *ns_clock; /* whose TSC2NSEC converts host raw */
 	bool to_ns;
 	uint32_t nr_vcpus;
 	int32_t *vcpu_tid;    /* [nr_vcpus] host thread, -1 unknown */
@@ -82,20 +81,18 @@ static int split_spec(struct input *in, const char *spec)
 /* ------------------------------------------------------------------ */
 /* guests: vCPU threads and time sync */
 
-static const struct ks_tracedat_guest *find_guest(const struct ks_merge *m,
-						  const struct input *g)
+static const struct ks_source_guest *find_guest(const struct ks_merge *m,
+						const struct input *g)
 {
-	const struct ks_tracedat_meta *h = m->in[0].meta;
-	uint32_t i;
+	const struct ks_source_guest *hg;
+	size_t i, n = ks_source_guests(m->in[0].src, &hg);
 
-	if (!h)
-		return NULL;
-	for (i = 0; i < h->nr_guests; i++)
-		if (g->meta && g->meta->has_trace_id && h->guests[i].trace_id == g->meta->trace_id)
-			return &h->guests[i];
-	for (i = 0; i < h->nr_guests; i++)
-		if (h->guests[i].name && !strcmp(h->guests[i].name, g->name))
-			return &h->guests[i];
+	for (i = 0; i < n; i++)
+		if (g->clock->has_trace_id && hg[i].trace_id == g->clock->trace_id)
+			return &hg[i];
+	for (i = 0; i < n; i++)
+		if (hg[i].name && !strcmp(hg[i].name, g->name))
+			return &hg[i];
 	return NULL;
 }
 
@@ -120,7 +117,7 @@ static int vthread_index(struct ks_merge *m, int32_t tid, int guest)
 static int map_vcpus(struct ks_merge *m, int gi, struct ks_error *err)
 {
 	struct input *g = &m->in[gi];
-	const struct ks_tracedat_guest *hg = find_guest(m, g);
+	const struct ks_source_guest *hg = find_guest(m, g);
 	const struct ks_source_info *info = ks_source_info(g->src);
 	uint32_t n = hg ? hg->nr_vcpus : 0, v;
 
@@ -192,10 +189,10 @@ static int setup_sync(struct ks_merge *m, int gi, struct ks_error *err)
 		return ks_error_set(err, "out of memory");
 	if (m->opts.no_sync)
 		return 0;
-	if (g->meta && g->meta->has_time_shift && g->meta->tsync_nr_cpus > 0) {
-		g->ns_meta = g->meta;        /* trace-cmd: the guest's own TSC2NSEC */
-		g->to_ns = g->meta->ts_in_ns;
-		return ks_timesync_use_timeshift(g->sync, g->meta, err);
+	if (ks_source_timeshift(g->src)) {
+		g->ns_clock = g->clock;      /* trace-cmd: the guest's own TSC2NSEC */
+		g->to_ns = !g->clock->ts_ticks;
+		return ks_timesync_use_timeshift(g->sync, ks_source_timeshift(g->src), err);
 	}
 	for (i = 0; i < m->opts.nr_offsets; i++)
 		if (ks_timesync_set_fixed_offset(g->sync, m->opts.offsets[i].vcpu,
@@ -204,8 +201,8 @@ static int setup_sync(struct ks_merge *m, int gi, struct ks_error *err)
 	if (!m->opts.nr_offsets && scan_tsc_offsets(m, g->sync, err) < 0)
 		return -1;
 	/* the offsets are host TSC ticks: the host's conversion applies */
-	g->ns_meta = m->in[0].meta;
-	g->to_ns = m->in[0].meta && m->in[0].meta->ts_in_ns;
+	g->ns_clock = m->in[0].clock;
+	g->to_ns = !m->in[0].clock->ts_ticks;
 	return 0;
 }
 
@@ -219,7 +216,7 @@ static uint64_t guest_host_ts(const struct input *g, const struct ks_record *rec
 	if (ks_timesync_kind(g->sync) == KS_TSYNC_NONE)
 		return rec->ts;
 	raw = ks_timesync_to_host(g->sync, rec->cpu >= 0 ? (uint32_t)rec->cpu : 0, rec->raw_ts);
-	return g->to_ns ? ks_timesync_tsc2nsec(g->ns_meta, raw) : raw;
+	return g->to_ns ? ks_timesync_tsc2nsec(g->ns_clock, raw) : raw;
 }
 
 static int pull(struct ks_merge *m, int i, struct ks_error *err)
@@ -269,7 +266,7 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 			ks_merge_close(m);
 			return -1;
 		}
-		m->in[i].meta = ks_tracedat_meta(m->in[i].src);
+		m->in[i].clock = ks_source_clock(m->in[i].src);
 	}
 	resolve_kvm_events(m);
 	for (i = 1; i < n; i++)

@@ -20,7 +20,7 @@ struct offset_piece {
 
 struct vcpu_sync {
 	/* TimeShift */
-	struct ks_tracedat_tsync_sample *samples;
+	struct ks_source_tsync_sample *samples;
 	uint32_t nr_samples;
 	/* TSC offsets */
 	struct offset_piece *pieces;
@@ -82,15 +82,15 @@ static struct vcpu_sync *vcpu_slot(struct ks_timesync *ts, uint32_t vcpu)
 /* ------------------------------------------------------------------ */
 /* TimeShift */
 
-int ks_timesync_use_timeshift(struct ks_timesync *ts, const struct ks_tracedat_meta *meta,
+int ks_timesync_use_timeshift(struct ks_timesync *ts, const struct ks_source_timeshift *tsh,
 			      struct ks_error *err)
 {
 	uint32_t c;
 
-	if (!meta || !meta->has_time_shift)
+	if (!tsh)
 		return ks_error_set(err, "the guest trace has no TimeShift option");
-	for (c = 0; c < meta->tsync_nr_cpus; c++) {
-		const struct ks_tracedat_tsync_cpu *tc = &meta->tsync_cpus[c];
+	for (c = 0; c < tsh->nr_cpus; c++) {
+		const struct ks_source_tsync_cpu *tc = &tsh->cpus[c];
 		struct vcpu_sync *v = vcpu_slot(ts, c);
 
 		if (!v)
@@ -103,11 +103,11 @@ int ks_timesync_use_timeshift(struct ks_timesync *ts, const struct ks_tracedat_m
 		v->nr_samples = tc->nr_samples;
 	}
 	ts->kind = KS_TSYNC_TIMESHIFT;
-	ts->interpolate = (meta->tsync_flags & 1) != 0;
+	ts->interpolate = (tsh->flags & 1) != 0;
 	return 0;
 }
 
-static bool unscaled(const struct ks_tracedat_tsync_sample *s)
+static bool unscaled(const struct ks_source_tsync_sample *s)
 {
 	return (s->scaling == 1 && s->fraction == 0) ||
 	       (s->fraction < 64 && s->scaling == (1ull << s->fraction));
@@ -128,8 +128,8 @@ uint64_t ks_timesync_scaled_inverse(uint64_t guest, int64_t offset, uint64_t rat
 
 /* Offset of the pair LO/HI at GUEST, interpolated when asked (rounded to
  * nearest, the way trace-cmd rounds). */
-static int64_t pair_offset(const struct ks_tracedat_tsync_sample *lo,
-			   const struct ks_tracedat_tsync_sample *hi, bool interpolate,
+static int64_t pair_offset(const struct ks_source_tsync_sample *lo,
+			   const struct ks_source_tsync_sample *hi, bool interpolate,
 			   uint64_t guest)
 {
 	int64_t span, num;
@@ -141,8 +141,8 @@ static int64_t pair_offset(const struct ks_tracedat_tsync_sample *lo,
 	return lo->offset + (num + span / 2) / span;
 }
 
-static uint64_t apply_pair(const struct ks_tracedat_tsync_sample *lo,
-			   const struct ks_tracedat_tsync_sample *hi, bool interpolate,
+static uint64_t apply_pair(const struct ks_source_tsync_sample *lo,
+			   const struct ks_source_tsync_sample *hi, bool interpolate,
 			   uint64_t guest)
 {
 	int64_t off = pair_offset(lo, hi, interpolate, guest);
@@ -152,7 +152,7 @@ static uint64_t apply_pair(const struct ks_tracedat_tsync_sample *lo,
 	return ks_timesync_scaled_inverse(guest, off, lo->scaling, lo->fraction);
 }
 
-uint64_t ks_timesync_timeshift(const struct ks_tracedat_tsync_sample *s, uint32_t n,
+uint64_t ks_timesync_timeshift(const struct ks_source_tsync_sample *s, uint32_t n,
 			       bool interpolate, uint64_t guest)
 {
 	uint32_t lo, hi;
@@ -284,15 +284,15 @@ uint64_t ks_timesync_to_host(const struct ks_timesync *ts, uint32_t vcpu, uint64
 
 /* ------------------------------------------------------------------ */
 
-uint64_t ks_timesync_tsc2nsec(const struct ks_tracedat_meta *meta, uint64_t raw)
+uint64_t ks_timesync_tsc2nsec(const struct ks_source_clock *clock, uint64_t raw)
 {
 	uint64_t ns = raw;
 
-	if (!meta)
+	if (!clock)
 		return raw;
-	if (meta->has_tsc2nsec && meta->tsc_mult)
-		ns = (uint64_t)(((unsigned __int128)raw * meta->tsc_mult) >> meta->tsc_shift);
-	return ns + (uint64_t)meta->ts_offset;
+	if (clock->has_tsc2nsec && clock->tsc_mult)
+		ns = (uint64_t)(((unsigned __int128)raw * clock->tsc_mult) >> clock->tsc_shift);
+	return ns + (uint64_t)clock->ts_offset;
 }
 
 int ks_timesync_parse_offset_arg(const char *arg, uint32_t *vcpu, uint64_t *offset)

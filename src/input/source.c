@@ -204,3 +204,8 @@ size_t ks_source_buffers(const struct ks_source *src, const char *const **names)
 	*names = src->meta.buffers;
 	return src->meta.nr_buffers;
 }
+
+const struct ks_source_timeshift *ks_source_timeshift(const struct ks_source *src)
+{
+	return src->meta.has_timeshift ? &src->meta.timeshift : NULL;
+}

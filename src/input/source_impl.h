@@ -42,6 +42,8 @@ struct ks_source_meta {
 	struct ks_source_guest *guests;    /* owned; names and vCPUs point into
 					    * the reader's data */
 	size_t nr_guests;
+	struct ks_source_timeshift timeshift; /* cpus point into the reader's data */
+	bool has_timeshift;
 	const char *const *buffers;        /* the reader's names */
 	size_t nr_buffers;
 };

@@ -1578,6 +1578,18 @@ static int fill_source_meta(struct tracedat *td)
 		.ts_offset = m->ts_offset, .moved = m->tsync_applied,
 		.has_trace_id = m->has_trace_id, .trace_id = m->trace_id,
 	};
+	/* the generic TimeShift types have the reader's layouts */
+	_Static_assert(sizeof(struct ks_source_tsync_cpu) == sizeof(struct ks_tracedat_tsync_cpu) &&
+		       sizeof(struct ks_source_tsync_sample) ==
+		       sizeof(struct ks_tracedat_tsync_sample), "TimeShift layouts differ");
+	if (m->has_time_shift && m->tsync_nr_cpus > 0) {
+		sm->has_timeshift = true;
+		sm->timeshift = (struct ks_source_timeshift){
+			.peer_id = m->tsync_peer_id, .flags = m->tsync_flags,
+			.nr_cpus = m->tsync_nr_cpus,
+			.cpus = (const struct ks_source_tsync_cpu *)m->tsync_cpus,
+		};
+	}
 	sm->buffers = (const char *const *)m->buffer_names;
 	sm->nr_buffers = m->nr_buffers;
 	if (m->uname && ks_source_meta_set_text(sm, KS_TEXT_UNAME, m->uname, strlen(m->uname),

@@ -26,7 +26,7 @@ static void t_timeshift_matches_reader(void)
 	struct ks_record rec;
 	struct ks_error err;
 	struct ks_timesync *ts;
-	const struct ks_tracedat_meta *meta;
+	const struct ks_source_clock *clock;
 	uint64_t n = 0, bad = 0;
 	int r;
 
@@ -35,16 +35,16 @@ static void t_timeshift_matches_reader(void)
 		return;
 	}
 	KT_REQUIRE(ks_source_open(&src, path, &err) == 0);
-	meta = ks_tracedat_meta(src);
-	KT_REQUIRE(meta && meta->has_time_shift);
+	clock = ks_source_clock(src);
+	KT_REQUIRE(ks_source_timeshift(src) != NULL);
 	ts = ks_timesync_new();
-	KT_REQUIRE(ks_timesync_use_timeshift(ts, meta, &err) == 0);
+	KT_REQUIRE(ks_timesync_use_timeshift(ts, ks_source_timeshift(src), &err) == 0);
 	KT_EQ_INT(ks_timesync_kind(ts), KS_TSYNC_TIMESHIFT);
 	while ((r = ks_source_next(src, &rec, &err)) > 0) {
 		uint64_t host = ks_timesync_to_host(ts, (uint32_t)rec.cpu, rec.raw_ts);
-		if (ks_timesync_tsc2nsec(meta, host) != rec.ts && bad++ == 0)
+		if (ks_timesync_tsc2nsec(clock, host) != rec.ts && bad++ == 0)
 			kt_fail(__FILE__, __LINE__, "record %llu: %llu != reader %llu",
-				(unsigned long long)n, (unsigned long long)ks_timesync_tsc2nsec(meta, host),
+				(unsigned long long)n, (unsigned long long)ks_timesync_tsc2nsec(clock, host),
 				(unsigned long long)rec.ts);
 		n++;
 	}
@@ -69,7 +69,7 @@ static void t_tsc2nsec_matches_reader(void)
 	}
 	KT_REQUIRE(ks_source_open(&src, path, &err) == 0);
 	while (ks_source_next(src, &rec, &err) > 0) {
-		bad += ks_timesync_tsc2nsec(ks_tracedat_meta(src), rec.raw_ts) != rec.ts;
+		bad += ks_timesync_tsc2nsec(ks_source_clock(src), rec.raw_ts) != rec.ts;
 		n++;
 	}
 	KT_EXPECT(n > 10000);
@@ -112,7 +112,7 @@ static void t_scaled_inverse(void)
 static void t_unscaled_equals_trace_cmd_formula(void)
 {
 	/* scaling 1: host = guest + offset, offsets interpolated and rounded */
-	struct ks_tracedat_tsync_sample s[3] = {
+	struct ks_source_tsync_sample s[3] = {
 		{ .time = 1000, .offset = -500, .scaling = 1, .fraction = 0 },
 		{ .time = 2000, .offset = -300, .scaling = 1, .fraction = 0 },
 		{ .time = 4000, .offset = -301, .scaling = 1, .fraction = 0 },
