@@ -134,7 +134,8 @@ struct ks_source_clock {
 				  * stored (ts converted from them) */
 	bool ts_ticks;           /* ks_record.ts are counter ticks, not ns (a counter
 				  * clock without TSC2NSEC) */
-	bool has_tsc2nsec;       /* ns = ((raw * mult) >> shift) + offset */
+	bool has_tsc2nsec;       /* a TSC2NSEC option: mult, shift, offset as stored
+				  * (ns = (raw * mult) >> shift, see timesync.h) */
 	uint32_t tsc_mult, tsc_shift;
 	uint64_t tsc_offset;
 	int64_t ts_offset;       /* ns added to every ts (trace.dat OFFSET options) */
