@@ -29,6 +29,7 @@
 
 struct ks_source;
 struct ks_stat;
+struct ks_stat_row;
 
 /* Dimensions of a view (bit mask). */
 enum {
@@ -59,6 +60,10 @@ struct ks_stat_config {
 				     * a thread's vCPU is fixed by its first kvm_entry */
 	enum ks_measure measure;    /* KS_MEASURE_HANDLING (default) */
 	const char *arch;           /* "arm64"...: force the tables; NULL = from the input */
+	/* Called for every occurrence measured, after the rows were updated:
+	 * ROW is the occurrence's row of view 0, NS its time.  NULL = none. */
+	void (*on_occurrence)(void *ctx, const struct ks_stat_row *row, uint64_t ns);
+	void *on_occurrence_ctx;
 };
 
 #define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }
