@@ -1,0 +1,526 @@
+/*
+ * metrics.c - cumulative exit metrics behind `kvmscope exporter` (see metrics.h).
+ *
+ * The stat engine (stat.h) runs with one view, VM + vCPU + reason, and no
+ * histograms of its own; its on_occurrence hook hands every measured exit
+ * (the row it was counted in, and its time) to this file, which adds it to
+ * dense arrays: VMs, reason names, counter series and histograms.  Small
+ * open hashes map keys to indexes into them.  A snapshot is a copy of the
+ * arrays.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kvmscope/metrics.h"
+#include "kvmscope/source.h"
+#include "kvmscope/stat.h"
+
+const uint64_t ks_metrics_bucket_ns[KS_METRICS_NBUCKETS] = {
+	250, 500, 1000,
+	2500, 5000, 10000,
+	25000, 50000, 100000,
+	250000, 500000, 1000000,
+	2500000, 5000000, 10000000,
+	25000000, 50000000, 100000000,
+	250000000, 500000000, 1000000000,
+	2500000000ull, 5000000000ull, 10000000000ull,
+};
+
+#define NONE UINT32_MAX
+#define VCPU_OTHER (-2)
+
+/* An open hash from a pair of 64-bit keys to an index. */
+struct map_slot {
+	uint64_t a, b;
+	uint32_t idx; /* NONE = free */
+};
+
+struct map {
+	struct map_slot *slots;
+	size_t cap, used;
+};
+
+static size_t map_hash(uint64_t a, uint64_t b)
+{
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+
+	x ^= x >> 31;
+	return (size_t)x;
+}
+
+static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b)
+{
+	size_t h;
+
+	if (!m->cap)
+		return NONE;
+	for (h = map_hash(a, b) & (m->cap - 1); m->slots[h].idx != NONE; h = (h + 1) & (m->cap - 1))
+		if (m->slots[h].a == a && m->slots[h].b == b)
+			return m->slots[h].idx;
+	return NONE;
+}
+
+static int map_put(struct map *m, uint64_t a, uint64_t b, uint32_t idx)
+{
+	size_t h, i;
+
+	if ((m->used + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 256;
+		struct map_slot *n = malloc(ncap * sizeof(*n));
+		if (!n)
+			return -1;
+		for (i = 0; i < ncap; i++)
+			n[i].idx = NONE;
+		for (i = 0; i < m->cap; i++) {
+			if (m->slots[i].idx == NONE)
+				continue;
+			for (h = map_hash(m->slots[i].a, m->slots[i].b) & (ncap - 1); n[h].idx != NONE;
+			     h = (h + 1) & (ncap - 1))
+				;
+			n[h] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = n;
+		m->cap = ncap;
+	}
+	for (h = map_hash(a, b) & (m->cap - 1); m->slots[h].idx != NONE; h = (h + 1) & (m->cap - 1))
+		;
+	m->slots[h].a = a;
+	m->slots[h].b = b;
+	m->slots[h].idx = idx;
+	m->used++;
+	return 0;
+}
+
+/* A growable array of N elements of SIZE. */
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return p;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(p, ncap * size);
+	if (!n)
+		return NULL;
+	*cap = ncap;
+	return n;
+}
+
+struct ks_metrics {
+	struct ks_metrics_config cfg;
+	struct ks_stat *st;
+	struct ks_metrics_vm *vms;
+	size_t nvms, cap_vms;
+	char (*reasons)[48];
+	bool *halt;                 /* per reason */
+	size_t nreasons, cap_reasons, cap_halt;
+	struct ks_metrics_series *series;
+	size_t nseries, cap_series;
+	struct ks_metrics_hist *hists;
+	size_t nhists, cap_hists;
+	struct map vm_map, reason_map, series_map, hist_map;
+	uint32_t other_vm, other_reason, other_series, other_hist;
+	uint64_t records, lost, folded, last_ts;
+	uint64_t anomalies[3];      /* of earlier stat engines (restarts) */
+	char arch[16], isa[16];
+	bool oom;
+};
+
+bool ks_metrics_is_halt(const char *r)
+{
+	return !strcasecmp(r, "HLT") || !strcasecmp(r, "idle-halt") || !strcasecmp(r, "WFx") ||
+	       !strcasecmp(r, "WFI") || !strcasecmp(r, "WFE") || !strcasecmp(r, "HALT");
+}
+
+static uint32_t add_vm(struct ks_metrics *m, int32_t pid, const char *domain)
+{
+	struct ks_metrics_vm *v = grow(m->vms, &m->cap_vms, m->nvms + 1, sizeof(*v));
+
+	if (!v)
+		return NONE;
+	m->vms = v;
+	v = &m->vms[m->nvms];
+	v->pid = pid;
+	snprintf(v->domain, sizeof(v->domain), "%s", domain);
+	return (uint32_t)m->nvms++;
+}
+
+static bool domain_used(const struct ks_metrics *m, const char *d)
+{
+	size_t i;
+
+	for (i = 0; i < m->nvms; i++)
+		if (!strcmp(m->vms[i].domain, d))
+			return true;
+	return false;
+}
+
+/* The domain of PID: the caller's name for it, the input's guest name,
+ * else the pid (a name taken by another VM gets "-PID" appended). */
+static void vm_domain(struct ks_metrics *m, int32_t pid, char *out, size_t len)
+{
+	char name[64] = "";
+	const char *g;
+
+	if (pid < 0) {
+		snprintf(out, len, "unknown");
+		return;
+	}
+	if (m->cfg.vm_name && !m->cfg.vm_name(m->cfg.vm_name_ctx, pid, name, sizeof(name)))
+		name[0] = 0;
+	if (!name[0] && !m->cfg.vm_name && (g = ks_stat_vm_name(m->st, pid))) {
+		/* a guest name (trace.dat GUEST option), not the process's
+		 * name (its COMM, e.g. "qemu-system-x86") */
+		const char *comm = ks_stat_comm(m->st, pid);
+		if ((!comm || strcmp(comm, g)) && strncmp(g, "qemu", 4) && strncmp(g, "kvm", 3))
+			snprintf(name, sizeof(name), "%s", g);
+	}
+	if (!name[0])
+		snprintf(out, len, "%d", pid);
+	else if (domain_used(m, name))
+		snprintf(out, len, "%.40s-%d", name, pid);
+	else
+		snprintf(out, len, "%s", name);
+}
+
+static uint32_t vm_index(struct ks_metrics *m, int32_t pid)
+{
+	uint32_t i = map_get(&m->vm_map, (uint64_t)(int64_t)pid, 0);
+	char domain[64];
+
+	if (i != NONE)
+		return i;
+	if (m->nvms >= m->cfg.max_vms)
+		return NONE;
+	vm_domain(m, pid, domain, sizeof(domain));
+	i = add_vm(m, pid, domain);
+	if (i == NONE || map_put(&m->vm_map, (uint64_t)(int64_t)pid, 0, i) < 0) {
+		m->oom = true;
+		return NONE;
+	}
+	return i;
+}
+
+static uint32_t add_reason(struct ks_metrics *m, const char *name)
+{
+	char(*r)[48] = grow(m->reasons, &m->cap_reasons, m->nreasons + 1, sizeof(*r));
+	bool *h;
+
+	if (!r)
+		return NONE;
+	m->reasons = r;
+	h = grow(m->halt, &m->cap_halt, m->nreasons + 1, sizeof(*h));
+	if (!h)
+		return NONE;
+	m->halt = h;
+	snprintf(m->reasons[m->nreasons], sizeof(m->reasons[0]), "%s", name);
+	m->halt[m->nreasons] = ks_metrics_is_halt(name);
+	return (uint32_t)m->nreasons++;
+}
+
+#define MAX_REASONS 4096
+
+static uint32_t reason_index(struct ks_metrics *m, const struct ks_stat_row *row)
+{
+	uint64_t b = (uint64_t)(uint32_t)row->table << 32 | (uint32_t)row->info;
+	uint32_t i = map_get(&m->reason_map, row->key, b);
+	char name[64];
+
+	if (i != NONE)
+		return i;
+	if (m->nreasons >= MAX_REASONS)
+		return NONE;
+	ks_stat_key_name(m->st, row, false, name, sizeof(name));
+	i = add_reason(m, name);
+	if (i == NONE || map_put(&m->reason_map, row->key, b, i) < 0) {
+		m->oom = true;
+		return NONE;
+	}
+	return i;
+}
+
+static uint32_t new_series(struct ks_metrics *m, uint32_t vm, int32_t vcpu, uint32_t reason)
+{
+	struct ks_metrics_series *s = grow(m->series, &m->cap_series, m->nseries + 1, sizeof(*s));
+
+	if (!s)
+		return NONE;
+	m->series = s;
+	s = &m->series[m->nseries];
+	memset(s, 0, sizeof(*s));
+	s->vm = vm;
+	s->vcpu = vcpu;
+	s->reason = reason;
+	return (uint32_t)m->nseries++;
+}
+
+static uint32_t new_hist(struct ks_metrics *m, uint32_t vm, uint32_t reason)
+{
+	struct ks_metrics_hist *h = grow(m->hists, &m->cap_hists, m->nhists + 1, sizeof(*h));
+
+	if (!h)
+		return NONE;
+	m->hists = h;
+	h = &m->hists[m->nhists];
+	memset(h, 0, sizeof(*h));
+	h->vm = vm;
+	h->reason = reason;
+	h->halt = reason < m->nreasons && m->halt[reason];
+	return (uint32_t)m->nhists++;
+}
+
+/* The "other" VM, reason, series and histogram, made on the first fold. */
+static int make_other(struct ks_metrics *m)
+{
+	if (m->other_series != NONE)
+		return 0;
+	if (m->other_vm == NONE && (m->other_vm = add_vm(m, -1, "other")) == NONE)
+		return -1;
+	if (m->other_reason == NONE && (m->other_reason = add_reason(m, "other")) == NONE)
+		return -1;
+	if (m->other_hist == NONE &&
+	    (m->other_hist = new_hist(m, m->other_vm, m->other_reason)) == NONE)
+		return -1;
+	m->other_series = new_series(m, m->other_vm, VCPU_OTHER, m->other_reason);
+	return m->other_series == NONE ? -1 : 0;
+}
+
+static unsigned bucket_of(uint64_t ns)
+{
+	unsigned lo = 0, hi = KS_METRICS_NBUCKETS; /* first bound >= ns, or NBUCKETS */
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (ks_metrics_bucket_ns[mid] >= ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static void count_in(struct ks_metrics_series *s, struct ks_metrics_hist *h, uint64_t ns)
+{
+	s->count++;
+	s->total_ns += ns;
+	h->count++;
+	h->sum_ns += ns;
+	h->bucket[bucket_of(ns)]++;
+}
+
+static void on_exit_measured(void *ctx, const struct ks_stat_row *row, uint64_t ns)
+{
+	struct ks_metrics *m = ctx;
+	uint32_t vm = vm_index(m, row->vm), reason = NONE, si = NONE, hi = NONE;
+	uint64_t skey = 0, hkey = 0;
+
+	if (vm != NONE)
+		reason = reason_index(m, row);
+	if (reason != NONE) {
+		skey = (uint64_t)vm << 32 | reason;
+		si = map_get(&m->series_map, skey, (uint64_t)(uint32_t)row->vcpu);
+		if (si == NONE && m->nseries < m->cfg.max_series) {
+			si = new_series(m, vm, row->vcpu, reason);
+			if (si != NONE && map_put(&m->series_map, skey, (uint64_t)(uint32_t)row->vcpu, si) < 0)
+				m->oom = true;
+		}
+		hkey = skey;
+		hi = map_get(&m->hist_map, hkey, 0);
+		if (hi == NONE && m->nhists < m->cfg.max_histograms) {
+			hi = new_hist(m, vm, reason);
+			if (hi != NONE && map_put(&m->hist_map, hkey, 0, hi) < 0)
+				m->oom = true;
+		}
+	}
+	if (si == NONE || hi == NONE) {
+		/* Fold the whole exit, so that series and histograms agree. */
+		if (make_other(m) < 0) {
+			m->oom = true;
+			return;
+		}
+		si = m->other_series;
+		hi = m->other_hist;
+		m->folded++;
+	}
+	count_in(&m->series[si], &m->hists[hi], ns);
+}
+
+static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, struct ks_error *err)
+{
+	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
+
+	cfg.views[0] = KS_DIM_VM | KS_DIM_VCPU | KS_DIM_KEY;
+	cfg.views[1] = 0;
+	cfg.no_histograms = true;
+	cfg.no_begin_counts = true;
+	cfg.on_occurrence = on_exit_measured;
+	cfg.on_occurrence_ctx = m;
+	return ks_stat_new_source(&cfg, src, err);
+}
+
+static void note_arch(struct ks_metrics *m)
+{
+	const char *isa = ks_stat_isa_name(m->st), *arch = ks_stat_arch_name(m->st);
+
+	if (arch)
+		snprintf(m->arch, sizeof(m->arch), "%s", arch);
+	if (isa && strcmp(isa, "unknown"))
+		snprintf(m->isa, sizeof(m->isa), "%s", isa);
+}
+
+struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks_source *src,
+				  struct ks_error *err)
+{
+	struct ks_metrics *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
+	if (cfg)
+		m->cfg = *cfg;
+	if (!m->cfg.max_vms)
+		m->cfg.max_vms = 1024;
+	if (!m->cfg.max_series)
+		m->cfg.max_series = 65536;
+	if (!m->cfg.max_histograms)
+		m->cfg.max_histograms = 16384;
+	m->other_vm = m->other_reason = m->other_series = m->other_hist = NONE;
+	m->st = new_stat(m, src, err);
+	if (!m->st) {
+		free(m);
+		return NULL;
+	}
+	note_arch(m);
+	return m;
+}
+
+void ks_metrics_add(struct ks_metrics *m, const struct ks_record *rec)
+{
+	m->records++;
+	if (rec->ts > m->last_ts)
+		m->last_ts = rec->ts;
+	if (rec->type == KS_REC_LOST)
+		m->lost += rec->lost ? rec->lost : 1;
+	ks_stat_add(m->st, rec);
+	if (!m->isa[0] && rec->type == KS_REC_EVENT && (m->records & 1023) == 1)
+		note_arch(m);
+}
+
+static void keep_anomalies(struct ks_metrics *m)
+{
+	const struct ks_stat_anomalies *a = ks_stat_anomalies(m->st);
+
+	m->anomalies[0] += a->end_without_begin;
+	m->anomalies[1] += a->begin_replaced;
+	m->anomalies[2] += a->end_before_begin;
+}
+
+int ks_metrics_restart(struct ks_metrics *m, struct ks_source *src, struct ks_error *err)
+{
+	struct ks_stat *st = new_stat(m, src, err);
+
+	if (!st)
+		return -1;
+	note_arch(m);
+	keep_anomalies(m);
+	ks_stat_free(m->st);
+	m->st = st;
+	return 0;
+}
+
+void ks_metrics_zero(struct ks_metrics *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nseries; i++)
+		m->series[i].count = m->series[i].total_ns = 0;
+	for (i = 0; i < m->nhists; i++) {
+		bool halt = m->hists[i].halt;
+		uint32_t vm = m->hists[i].vm, reason = m->hists[i].reason;
+		memset(&m->hists[i], 0, sizeof(m->hists[i]));
+		m->hists[i].vm = vm;
+		m->hists[i].reason = reason;
+		m->hists[i].halt = halt;
+	}
+	m->records = m->lost = m->folded = m->last_ts = 0;
+	memset(m->anomalies, 0, sizeof(m->anomalies));
+}
+
+static int copy_out(void **dst, size_t *cap, const void *src, size_t n, size_t size)
+{
+	void *p = grow(*dst, cap, n ? n : 1, size);
+
+	if (!p)
+		return -1;
+	*dst = p;
+	if (n)
+		memcpy(p, src, n * size);
+	return 0;
+}
+
+int ks_metrics_snapshot(const struct ks_metrics *cm, struct ks_metrics_snapshot *s,
+			struct ks_error *err)
+{
+	struct ks_metrics *m = (struct ks_metrics *)cm;
+	const struct ks_stat_anomalies *a = ks_stat_anomalies(m->st);
+
+	if (m->oom)
+		return ks_error_set(err, "out of memory while counting exits");
+	note_arch(m);
+	if (copy_out((void **)&s->vms, &s->cap_vms, m->vms, m->nvms, sizeof(*m->vms)) < 0 ||
+	    copy_out((void **)&s->reasons, &s->cap_reasons, m->reasons, m->nreasons,
+		     sizeof(*m->reasons)) < 0 ||
+	    copy_out((void **)&s->series, &s->cap_series, m->series, m->nseries,
+		     sizeof(*m->series)) < 0 ||
+	    copy_out((void **)&s->hists, &s->cap_hists, m->hists, m->nhists, sizeof(*m->hists)) < 0)
+		return ks_error_set(err, "out of memory");
+	s->nvms = m->nvms;
+	s->nreasons = m->nreasons;
+	s->nseries = m->nseries;
+	s->nhists = m->nhists;
+	snprintf(s->arch, sizeof(s->arch), "%s", m->arch);
+	snprintf(s->isa, sizeof(s->isa), "%s", m->isa);
+	s->records = m->records;
+	s->lost_events = m->lost;
+	s->folded_exits = m->folded;
+	s->end_without_begin = m->anomalies[0] + a->end_without_begin;
+	s->begin_replaced = m->anomalies[1] + a->begin_replaced;
+	s->end_before_begin = m->anomalies[2] + a->end_before_begin;
+	s->last_ts = m->last_ts;
+	return 0;
+}
+
+void ks_metrics_snapshot_free(struct ks_metrics_snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->vms);
+	free(s->reasons);
+	free(s->series);
+	free(s->hists);
+	memset(s, 0, sizeof(*s));
+}
+
+void ks_metrics_free(struct ks_metrics *m)
+{
+	if (!m)
+		return;
+	ks_stat_free(m->st);
+	free(m->vms);
+	free(m->reasons);
+	free(m->halt);
+	free(m->series);
+	free(m->hists);
+	free(m->vm_map.slots);
+	free(m->reason_map.slots);
+	free(m->series_map.slots);
+	free(m->hist_map.slots);
+	free(m);
+}
