@@ -17,6 +17,7 @@ zstd gzip tmux python3 gawk time chromium fonts-dejavu-core \
 qemu-system-x86 busybox-static cpio kmod socat gdb"
 PKGS_PACKAGING="dpkg-dev debhelper lintian fakeroot bash-completion"
 PKGS="$PKGS $PKGS_PACKAGING"
+PKGS="$PKGS libmicrohttpd-dev prometheus" # exporter: HTTP server; Prometheus scrapes it in tests
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

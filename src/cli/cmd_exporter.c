@@ -124,8 +124,12 @@ static const char *take_pids(const char *arg, void *value)
 	return NULL;
 }
 
+static socklen_t parse_listen(const char *s, struct sockaddr_storage *sa);
+
 static void parse_args(struct exporter_args *a, int argc, char **argv)
 {
+	struct sockaddr_storage sa;
+
 	const struct opt opts[] = {
 		OPT_STRING('l', "listen", &a->listen, "ADDR:PORT",
 			   "serve HTTP here (default 127.0.0.1:9843; [::1]:PORT for\n"
@@ -179,6 +183,7 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 		usage_error("exporter", "--speed and --rate cannot be used together");
 	if (!a->listen)
 		a->listen = DEFAULT_LISTEN;
+	parse_listen(a->listen, &sa);
 }
 
 /* ------------------------------------------------------------------ */
