@@ -30,12 +30,14 @@
 #include "kvmscope/live.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/openmetrics.h"
+#include "kvmscope/qmp_stats.h"
 #include "kvmscope/source.h"
 #include "util/procfs.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9843"
 #define BATCH 64
 #define MAX_PIDS 256
+#define MAX_QMP 256
 
 static const struct opt_cmd exporter_cmd = {
 	.name = "exporter",
@@ -63,6 +65,8 @@ struct exporter_args {
 	long long max_vms, max_series, max_hists;
 	int32_t pids[MAX_PIDS];
 	int npids;
+	const char *qmp[MAX_QMP];
+	int nqmp;
 };
 
 /* What the HTTP thread and the ingestion loop share. */
@@ -78,6 +82,8 @@ struct exporter {
 	uint64_t scrapes, scrape_errors;
 	double last_scrape_s;
 	double start_wall;
+	struct ks_qmp *qmp[MAX_QMP];
+	struct ks_qmp_stats qstats;
 };
 
 static double now_s(void)
@@ -151,6 +157,9 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 			    "sample is then 0: increase() covers the whole replay)", 0, 86400000),
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these host processes (VMs)",
 			     take_pids),
+		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "PATH",
+			 "also export KVM's statistics of the QEMU with this QMP\n"
+			 "socket (query-stats, QEMU 7.1 or later); repeatable"),
 		OPT_INT(0, "max-vms", &a->max_vms, "N",
 			"at most N VMs (default 1024); exits of more VMs count\n"
 			"under domain \"other\"", 1, 1 << 20),
@@ -269,6 +278,133 @@ static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, dou
 	ks_expo_sample(e, "process_start_time_seconds", NULL, x->start_wall);
 }
 
+/* ------------------------------------------------------------------ */
+/* KVM statistics over QMP, read at each scrape */
+
+struct qsample {
+	char metric[112];
+	bool counter;
+	int sock;
+	int32_t vcpu;
+	double value;
+};
+
+static int qsample_cmp(const void *pa, const void *pb)
+{
+	const struct qsample *a = pa, *b = pb;
+	int c = strcmp(a->metric, b->metric);
+
+	if (c)
+		return c;
+	if (a->sock != b->sock)
+		return a->sock < b->sock ? -1 : 1;
+	return (a->vcpu > b->vcpu) - (a->vcpu < b->vcpu);
+}
+
+/* kvm_stat_NAME: units in the name as Prometheus wants them (seconds, bytes). */
+static void qmp_metric_name(const struct ks_qmp_stat *st, char *out, size_t len)
+{
+	char name[72];
+	size_t n, i;
+
+	snprintf(name, sizeof(name), "%s", st->name);
+	for (i = 0; name[i]; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			name[i] = '_';
+	n = strlen(name);
+	if (!strcmp(st->unit, "seconds")) {
+		if (n > 3 && (!strcmp(name + n - 3, "_ns") || !strcmp(name + n - 3, "_us") ||
+			      !strcmp(name + n - 3, "_ms")))
+			name[n - 3] = 0;
+		snprintf(out, len, "kvm_stat_%s_seconds", name);
+	} else if (!strcmp(st->unit, "bytes") && (n < 6 || strcmp(name + n - 6, "_bytes"))) {
+		snprintf(out, len, "kvm_stat_%s_bytes", name);
+	} else {
+		snprintf(out, len, "kvm_stat_%s", name);
+	}
+}
+
+static void qmp_metrics(struct ks_expo *e, struct exporter *x)
+{
+	struct qsample *all = NULL;
+	size_t n = 0, cap = 0, i;
+	char domains[MAX_QMP][64];
+	const char *lbl[7];
+	int k;
+
+	if (!x->a->nqmp)
+		return;
+	ks_expo_family(e, "kvmscope_qmp_up", KS_EXPO_GAUGE,
+		       "1 when the QMP socket answered query-stats at this scrape.", NULL);
+	for (k = 0; k < x->a->nqmp; k++) {
+		struct ks_error err;
+		bool up = true;
+		if (!x->qmp[k] && ks_qmp_connect(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0)
+			up = false;
+		if (up && ks_qmp_query_stats(x->qmp[k], &x->qstats, &err) < 0) {
+			ks_qmp_close(x->qmp[k]);
+			x->qmp[k] = NULL;
+			up = false;
+		}
+		domains[k][0] = 0;
+		if (x->qmp[k] && ks_qmp_name(x->qmp[k])[0])
+			snprintf(domains[k], sizeof(domains[k]), "%s", ks_qmp_name(x->qmp[k]));
+		else if (x->qmp[k])
+			snprintf(domains[k], sizeof(domains[k]), "%d", ks_qmp_pid(x->qmp[k]));
+		lbl[0] = "socket";
+		lbl[1] = x->a->qmp[k];
+		lbl[2] = "domain";
+		lbl[3] = domains[k];
+		lbl[4] = NULL;
+		ks_expo_sample_u64(e, "kvmscope_qmp_up", lbl, up);
+		if (!up)
+			continue;
+		if (n + x->qstats.n > cap) {
+			size_t ncap = (n + x->qstats.n) * 2;
+			struct qsample *b = realloc(all, ncap * sizeof(*b));
+			if (!b) {
+				e->oom = true;
+				free(all);
+				return;
+			}
+			all = b;
+			cap = ncap;
+		}
+		for (i = 0; i < x->qstats.n; i++) {
+			struct qsample *q = &all[n++];
+			qmp_metric_name(&x->qstats.s[i], q->metric, sizeof(q->metric));
+			q->counter = x->qstats.s[i].cumulative;
+			q->sock = k;
+			q->vcpu = x->qstats.s[i].vcpu;
+			q->value = x->qstats.s[i].value;
+		}
+	}
+	qsort(all, n, sizeof(*all), qsample_cmp);
+	for (i = 0; i < n; i++) {
+		char sample[128], vcpu[16], help[160];
+		bool counter = all[i].counter;
+		if (!i || strcmp(all[i].metric, all[i - 1].metric)) {
+			snprintf(help, sizeof(help), "KVM statistic %s (QEMU query-stats)",
+				 all[i].metric + 9);
+			ks_expo_family(e, all[i].metric, counter ? KS_EXPO_COUNTER : KS_EXPO_GAUGE, help,
+				       NULL);
+		}
+		snprintf(sample, sizeof(sample), "%s%s", all[i].metric, counter ? "_total" : "");
+		lbl[0] = "domain";
+		lbl[1] = domains[all[i].sock];
+		lbl[2] = NULL;
+		if (all[i].vcpu >= 0) {
+			snprintf(vcpu, sizeof(vcpu), "%d", all[i].vcpu);
+			lbl[2] = "vcpu";
+			lbl[3] = vcpu;
+			lbl[4] = NULL;
+		}
+		ks_expo_sample(e, sample, lbl, all[i].value);
+	}
+	free(all);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
 			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
@@ -312,6 +448,7 @@ static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *
 	ks_expo_init(&e, ks_expo_negotiate(accept));
 	ks_expo_metrics(&e, &x->snap);
 	health(&e, x, overruns, eps, replay, done);
+	qmp_metrics(&e, x);
 	ks_expo_finish(&e);
 	x->last_scrape_s = now_s() - t0;
 	if (e.oom) {
@@ -633,6 +770,9 @@ int cmd_exporter(int argc, char **argv)
 		ks_metrics_snapshot_free(&s);
 	}
 	ks_metrics_snapshot_free(&x.snap);
+	for (int i = 0; i < a.nqmp; i++)
+		ks_qmp_close(x.qmp[i]);
+	ks_qmp_stats_free(&x.qstats);
 	ks_metrics_free(x.m);
 	if (!a.input) {
 		ks_source_close(src);
