@@ -22,9 +22,11 @@
 #  - soak: a replay at 1 M events/s scraped every 100 ms for 20 s (60 s with
 #    KS_SOAK=1): no scrape fails, counters never go down, and the exporter's
 #    anonymous RSS (RssAnon: the mapped input's page cache is not its memory)
-#    does not grow: after a quarter of warm-up, its median in the second
-#    half of the run is within 10% of the first half's, its peak within 25%
-#    (a scrape's response buffer comes and goes).
+#    does not grow: after a quarter of warm-up, its peak in the second half
+#    of the run is within 15% of its peak in the first half.  (Single samples
+#    swing between about 5 and 11 MB as each replay round's reader buffers
+#    and each scrape's response come and go, so medians and minima are noise;
+#    the peak is the envelope a leak would raise.)
 set -u
 ks=$KVMSCOPE
 data=$KS_SHARED/data/hip24
@@ -123,6 +125,26 @@ if [ -f "$dir/gen.prom" ]; then
 		echo "not ok exporter_lost_events_equal_stat: exporter '$got', stat '$want'"
 fi
 
+# ---- caps: series beyond --max-series fold into "other", nothing is lost
+if [ -f "$dir/gen.data" ] && start_exporter "$dir/cap.err" -i "$dir/gen.data" --speed max \
+	--max-series 20 --max-histograms 10 && wait_replay; then
+	curl -sf "http://127.0.0.1:$PORT/metrics" -o "$dir/cap.prom"
+	stop "$EPID"
+	total=$(awk '/^kvmscope_exits_total/ { s += $NF } END { print s + 0 }' "$dir/cap.prom")
+	nser=$(grep -c '^kvmscope_exits_total' "$dir/cap.prom")
+	other=$(sed -n 's/^kvmscope_exits_total{domain="other",vcpu="other",reason="other",[^}]*} //p' "$dir/cap.prom")
+	folded=$(sed -n 's/^kvmscope_folded_exits_total //p' "$dir/cap.prom")
+	want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["views"][0]["total_samples"])' "$dir/gen.stat.json")
+	if [ "$total" = "$want" ] && [ "$nser" -le 21 ] && [ -n "$other" ] && [ "$other" = "$folded" ] && [ "$folded" -gt 0 ]; then
+		echo "ok exporter_caps_fold_into_other ($nser series, $folded exits folded, total $total = stat)"
+	else
+		echo "not ok exporter_caps_fold_into_other: $nser series, total $total (stat $want), other '$other', folded '$folded'"
+	fi
+else
+	echo "skip exporter_caps: no generated perf.data"
+	stop "${EPID:-}"
+fi
+
 # ---- HTTP: index, 404, a second format chosen by q
 if [ ${#inputs[@]} -gt 0 ] && start_exporter "$dir/http.err" -i "${inputs[0]}" --speed max; then
 	idx=$(curl -s "http://127.0.0.1:$PORT/")
@@ -192,6 +214,37 @@ else
 		echo "ok exporter_qmp_query_stats (2 vCPUs' exits between two reads of our own QMP client; VM stats too)"
 	else
 		echo "not ok exporter_qmp_query_stats: before $(tr '\n' ' ' < "$dir/qmp.before"), exporter $(tr '\n' ' ' < "$dir/qmp.got"), after $(tr '\n' ' ' < "$dir/qmp.after")"
+	fi
+fi
+
+# ---- live: tracefs, with a KVM guest's events (no guest OS needed)
+T=/sys/kernel/tracing
+if [ ! -w "$T/instances" ]; then
+	echo "skip exporter_live: tracefs is not writable here (root?)"
+elif [ ! -c /dev/kvm ] || ! : 2>/dev/null < /dev/kvm || ! command -v qemu-system-x86_64 >/dev/null; then
+	echo "skip exporter_live: no usable /dev/kvm or qemu-system-x86_64"
+else
+	qemu-system-x86_64 -accel kvm -nodefaults -display none -smp 1 >"$dir/qemu-live.log" 2>&1 &
+	qpid=$!
+	pids+=("$qpid")
+	n=0
+	inst=no
+	if start_exporter "$dir/live.err"; then
+		[ -d "$T/instances/kvmscope-$EPID" ] && inst=yes
+		for i in $(seq 100); do
+			n=$(curl -sf "http://127.0.0.1:$PORT/metrics" | sed -n 's/^kvmscope_events_total //p')
+			[ "${n:-0}" -gt 0 ] && break
+			sleep 0.1
+		done
+		kill -TERM "$EPID"
+		wait "$EPID"
+		rc=$?
+	fi
+	stop "$qpid"
+	if [ "${n:-0}" -gt 0 ] && [ "$inst" = yes ] && [ "${rc:-1}" = 0 ] && [ ! -d "$T/instances/kvmscope-$EPID" ]; then
+		echo "ok exporter_live ($n KVM events read; instance removed on SIGTERM, status 0)"
+	else
+		echo "not ok exporter_live: events '$n', instance during run: $inst, status ${rc:-?}, $(head -2 "$dir/live.err" | tr '\n' ' ')"
 	fi
 fi
 
@@ -309,7 +362,7 @@ EOF
 	stop "$EPID"
 	read -r n fails down rmin rmax pmin pmax rate < "$dir/soak.out"
 	if [ "${n:-0}" -ge $((secs * 5)) ] && [ "$fails" = 0 ] && [ "$down" = 0 ] &&
-	   [ $((rmax * 100)) -le $((rmin * 110)) ] && [ $((pmax * 100)) -le $((pmin * 125)) ] &&
+	   [ $((pmax * 100)) -le $((pmin * 115)) ] &&
 	   [ "$rate" -ge 500000 ]; then
 		echo "ok exporter_soak_${secs}s ($n scrapes, none failed, counters monotonic, RssAnon median $rmin then $rmax kB, peak $pmin then $pmax kB, $rate events/s)"
 	else
