@@ -51,6 +51,14 @@ struct ks_metrics_config {
 	 * Without a name, the domain is the pid in decimal. */
 	bool (*vm_name)(void *ctx, int32_t pid, char *buf, size_t len);
 	void *vm_name_ctx;
+	/* Whether the VM (host process) PID still runs (ctx: vm_name_ctx);
+	 * NULL: VMs are never dropped.  At each renewal, VMs that are gone
+	 * and had no exit since the last one are dropped with their series. */
+	bool (*vm_alive)(void *ctx, int32_t pid);
+	/* Renew the stat engine's per-thread state every this many records
+	 * (0: never; a live exporter sets it so memory does not grow with
+	 * every thread that ever ran).  Exits pending then are not lost. */
+	uint64_t rotate_records;
 };
 
 #define KS_METRICS_CONFIG_INIT { 0 }
@@ -98,6 +106,8 @@ void ks_metrics_add(struct ks_metrics *m, const struct ks_record *rec);
 /* A new input (e.g. the next round of a looped replay): pairing state
  * starts afresh for SRC, the metrics go on.  0 or -1 with err set. */
 int ks_metrics_restart(struct ks_metrics *m, struct ks_source *src, struct ks_error *err);
+/* Renew the stat engine now (see rotate_records).  0 or -1 with err set. */
+int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err);
 /* Set every count to zero; the series stay (a replay that announces its
  * series before it counts them: a scraper's first sample is then 0). */
 void ks_metrics_zero(struct ks_metrics *m);

@@ -7,12 +7,23 @@
  * dense arrays: VMs, reason names, counter series and histograms.  Small
  * open hashes map keys to indexes into them.  A snapshot is a copy of the
  * arrays.
+ *
+ * A long-running exporter renews the stat engine now and then (rotate_records)
+ * so that its per-thread and per-row state does not grow with every thread
+ * and VM that ever ran: as top.c does between intervals, each host thread's
+ * last entry event and the KVM events after it are kept and fed to the new
+ * engine first, so an exit pending at the renewal is counted once.  VMs
+ * whose process is gone (vm_alive) and had no exit since the last renewal
+ * are dropped then with their series.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <event-parse.h>
+
+#include "arch/arch.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
@@ -112,9 +123,39 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 	return n;
 }
 
+#define CTX_MAX 6          /* remembered events per thread */
+#define CTX_PAYLOAD 256    /* payload bytes kept per event (kvm events are small) */
+
+struct ctx_event {
+	struct ks_record rec;
+	uint8_t data[CTX_PAYLOAD];
+};
+
+struct thread_ctx {
+	int32_t tid;           /* 0 = free slot */
+	bool seen;             /* had events since the last renewal */
+	uint32_t n;
+	struct ctx_event ev[CTX_MAX];
+};
+
+/* What an event is, cached by its tep_event pointer. */
+struct ev_kind {
+	const struct tep_event *ev;
+	bool kvm, entry;
+};
+#define KIND_SLOTS 64
+
 struct ks_metrics {
 	struct ks_metrics_config cfg;
 	struct ks_stat *st;
+	struct ks_source *src;
+	const struct ks_arch *tables;  /* the arch of the stat engine (entry events) */
+	struct thread_ctx *threads;
+	size_t threads_cap, threads_used;
+	struct ev_kind kinds[KIND_SLOTS];
+	uint64_t since_rotation;
+	bool *vm_active;            /* per VM: exits since the last renewal */
+	size_t cap_active;
 	struct ks_metrics_vm *vms;
 	size_t nvms, cap_vms;
 	char (*reasons)[48];
@@ -145,6 +186,16 @@ static uint32_t add_vm(struct ks_metrics *m, int32_t pid, const char *domain)
 	if (!v)
 		return NONE;
 	m->vms = v;
+	if (m->nvms + 1 > m->cap_active) {
+		size_t ncap = m->cap_active ? m->cap_active * 2 : 64;
+		bool *a = realloc(m->vm_active, ncap * sizeof(*a));
+		if (!a)
+			return NONE;
+		memset(a + m->cap_active, 0, (ncap - m->cap_active) * sizeof(*a));
+		m->vm_active = a;
+		m->cap_active = ncap;
+	}
+	m->vm_active[m->nvms] = true;
 	v = &m->vms[m->nvms];
 	v->pid = pid;
 	snprintf(v->domain, sizeof(v->domain), "%s", domain);
@@ -349,6 +400,8 @@ static void on_exit_measured(void *ctx, const struct ks_stat_row *row, uint64_t 
 		m->folded++;
 	}
 	count_in(&m->series[si], &m->hists[hi], ns);
+	if (vm != NONE && vm < m->cap_active)
+		m->vm_active[vm] = true;
 }
 
 static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, struct ks_error *err)
@@ -374,6 +427,219 @@ static void note_arch(struct ks_metrics *m)
 		snprintf(m->isa, sizeof(m->isa), "%s", isa);
 }
 
+/* ------------------------------------------------------------------ */
+/* per-thread context kept across renewals of the stat engine */
+
+static struct thread_ctx *ctx_find(struct ks_metrics *m, int32_t tid, bool create)
+{
+	size_t i, h;
+
+	if (tid <= 0)
+		return NULL;
+	if (create && (m->threads_used + 1) * 2 > m->threads_cap) {
+		size_t ncap = m->threads_cap ? m->threads_cap * 2 : 64;
+		struct thread_ctx *n = calloc(ncap, sizeof(*n)), *old = m->threads;
+		if (!n) {
+			m->oom = true;
+			return NULL;
+		}
+		for (i = 0; i < m->threads_cap; i++) {
+			if (!old[i].tid)
+				continue;
+			for (h = ((uint32_t)old[i].tid * 2654435761u) % ncap; n[h].tid; h = (h + 1) % ncap)
+				;
+			n[h] = old[i];
+		}
+		free(old);
+		m->threads = n;
+		m->threads_cap = ncap;
+	}
+	if (!m->threads_cap)
+		return NULL;
+	for (h = ((uint32_t)tid * 2654435761u) % m->threads_cap; m->threads[h].tid;
+	     h = (h + 1) % m->threads_cap)
+		if (m->threads[h].tid == tid)
+			return &m->threads[h];
+	if (!create)
+		return NULL;
+	m->threads[h].tid = tid;
+	m->threads[h].n = 0;
+	m->threads_used++;
+	return &m->threads[h];
+}
+
+static const struct ev_kind *kind_of(struct ks_metrics *m, const struct tep_event *ev)
+{
+	struct ev_kind *k = &m->kinds[((uintptr_t)ev >> 4) % KIND_SLOTS];
+	const struct ks_arch *a = m->tables;
+
+	if (k->ev == ev)
+		return k;
+	k->ev = ev;
+	k->kvm = a && !strcmp(ev->system, a->entry_system);
+	k->entry = k->kvm && (!strcmp(ev->name, a->entry_name) ||
+			      (a->entry2_name && !strcmp(ev->name, a->entry2_name)));
+	return k;
+}
+
+/* Remember REC if it is an event of the arch's KVM system. */
+static void ctx_note(struct ks_metrics *m, const struct ks_record *rec)
+{
+	const struct ev_kind *k;
+	struct thread_ctx *c;
+	struct ctx_event *ce;
+	uint32_t size;
+
+	if (rec->type != KS_REC_EVENT || !rec->event || !m->tables)
+		return;
+	k = kind_of(m, rec->event);
+	if (!k->kvm)
+		return;
+	c = ctx_find(m, rec->tid, k->entry);
+	if (!c)
+		return; /* no entry seen yet: the engine ignores it too */
+	c->seen = true;
+	if (k->entry)
+		c->n = 0;
+	else if (c->n == CTX_MAX)
+		c->n = CTX_MAX - 1; /* keep the entry and the latest ones */
+	ce = &c->ev[c->n++];
+	size = rec->size < CTX_PAYLOAD ? rec->size : CTX_PAYLOAD;
+	ce->rec = *rec;
+	memcpy(ce->data, rec->data, size);
+	ce->rec.data = ce->data;
+	ce->rec.size = size;
+	ce->rec.comm = NULL;
+	ce->rec.callchain = NULL;
+	ce->rec.nr_callchain = 0;
+}
+
+/* Keep the threads seen since the last renewal, and the others unless the
+ * caller says they are gone (a vCPU may sit in one exit for hours); the
+ * flags are cleared. */
+static void ctx_prune(struct ks_metrics *m)
+{
+	struct thread_ctx *old = m->threads;
+	size_t cap = m->threads_cap, i;
+
+	m->threads = NULL;
+	m->threads_cap = m->threads_used = 0;
+	for (i = 0; i < cap; i++) {
+		struct thread_ctx *c;
+		if (!old[i].tid || (!old[i].seen && m->cfg.vm_alive &&
+				    !m->cfg.vm_alive(m->cfg.vm_name_ctx, old[i].tid)))
+			continue;
+		c = ctx_find(m, old[i].tid, true);
+		if (!c)
+			break;
+		*c = old[i];
+		c->seen = false;
+	}
+	free(old);
+}
+
+/* Drop the VMs that are gone and had no exit since the last renewal,
+ * with their series and histograms; indexes are renumbered. */
+static int evict_vms(struct ks_metrics *m)
+{
+	uint32_t *remap, j = 0;
+	size_t i, k;
+
+	if (!m->cfg.vm_alive)
+		return 0;
+	remap = malloc((m->nvms + 1) * sizeof(*remap));
+	if (!remap)
+		return -1;
+	for (i = 0; i < m->nvms; i++) {
+		bool keep = m->vm_active[i] || m->vms[i].pid < 0 || (uint32_t)i == m->other_vm ||
+			    m->cfg.vm_alive(m->cfg.vm_name_ctx, m->vms[i].pid);
+		remap[i] = keep ? j : NONE;
+		if (keep) {
+			m->vms[j] = m->vms[i];
+			j++;
+		}
+	}
+	if (j == m->nvms) {
+		free(remap);
+		memset(m->vm_active, 0, m->cap_active * sizeof(*m->vm_active));
+		return 0;
+	}
+	m->nvms = j;
+	if (m->other_vm != NONE)
+		m->other_vm = remap[m->other_vm];
+	for (i = k = 0; i < m->nseries; i++) {
+		if (remap[m->series[i].vm] == NONE)
+			continue;
+		if ((uint32_t)i == m->other_series)
+			m->other_series = (uint32_t)k;
+		m->series[k] = m->series[i];
+		m->series[k++].vm = remap[m->series[i].vm];
+	}
+	m->nseries = k;
+	for (i = k = 0; i < m->nhists; i++) {
+		if (remap[m->hists[i].vm] == NONE)
+			continue;
+		if ((uint32_t)i == m->other_hist)
+			m->other_hist = (uint32_t)k;
+		m->hists[k] = m->hists[i];
+		m->hists[k++].vm = remap[m->hists[i].vm];
+	}
+	m->nhists = k;
+	free(remap);
+	/* rebuild the maps */
+	free(m->vm_map.slots);
+	free(m->series_map.slots);
+	free(m->hist_map.slots);
+	memset(&m->vm_map, 0, sizeof(m->vm_map));
+	memset(&m->series_map, 0, sizeof(m->series_map));
+	memset(&m->hist_map, 0, sizeof(m->hist_map));
+	for (i = 0; i < m->nvms; i++)
+		if ((uint32_t)i != m->other_vm &&
+		    map_put(&m->vm_map, (uint64_t)(int64_t)m->vms[i].pid, 0, (uint32_t)i) < 0)
+			return -1;
+	for (i = 0; i < m->nseries; i++)
+		if ((uint32_t)i != m->other_series &&
+		    map_put(&m->series_map, (uint64_t)m->series[i].vm << 32 | m->series[i].reason,
+			    (uint64_t)(uint32_t)m->series[i].vcpu, (uint32_t)i) < 0)
+			return -1;
+	for (i = 0; i < m->nhists; i++)
+		if ((uint32_t)i != m->other_hist &&
+		    map_put(&m->hist_map, (uint64_t)m->hists[i].vm << 32 | m->hists[i].reason, 0,
+			    (uint32_t)i) < 0)
+			return -1;
+	memset(m->vm_active, 0, m->cap_active * sizeof(*m->vm_active));
+	return 0;
+}
+
+static void keep_anomalies(struct ks_metrics *m);
+static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, struct ks_error *err);
+
+int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
+{
+	struct ks_stat *st = new_stat(m, m->src, err);
+	size_t i;
+	uint32_t j;
+
+	if (!st)
+		return -1;
+	keep_anomalies(m);
+	ks_stat_free(m->st);
+	m->st = st;
+	m->since_rotation = 0;
+	ctx_prune(m);
+	if (evict_vms(m) < 0) {
+		m->oom = true;
+		return ks_error_set(err, "out of memory");
+	}
+	for (i = 0; i < m->threads_cap; i++)
+		for (j = 0; m->threads[i].tid && j < m->threads[i].n; j++) {
+			struct ctx_event *ce = &m->threads[i].ev[j];
+			ce->rec.data = ce->data; /* the table may have moved */
+			ks_stat_add(m->st, &ce->rec);
+		}
+	return 0;
+}
+
 struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks_source *src,
 				  struct ks_error *err)
 {
@@ -392,12 +658,14 @@ struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks
 	if (!m->cfg.max_histograms)
 		m->cfg.max_histograms = 16384;
 	m->other_vm = m->other_reason = m->other_series = m->other_hist = NONE;
+	m->src = src;
 	m->st = new_stat(m, src, err);
 	if (!m->st) {
 		free(m);
 		return NULL;
 	}
 	note_arch(m);
+	m->tables = ks_arch_by_name(ks_stat_arch_name(m->st));
 	return m;
 }
 
@@ -411,6 +679,14 @@ void ks_metrics_add(struct ks_metrics *m, const struct ks_record *rec)
 	ks_stat_add(m->st, rec);
 	if (!m->isa[0] && rec->type == KS_REC_EVENT && (m->records & 1023) == 1)
 		note_arch(m);
+	if (m->cfg.rotate_records) {
+		ctx_note(m, rec);
+		if (++m->since_rotation >= m->cfg.rotate_records) {
+			struct ks_error err;
+			if (ks_metrics_rotate(m, &err) < 0)
+				m->oom = true;
+		}
+	}
 }
 
 static void keep_anomalies(struct ks_metrics *m)
@@ -432,6 +708,13 @@ int ks_metrics_restart(struct ks_metrics *m, struct ks_source *src, struct ks_er
 	keep_anomalies(m);
 	ks_stat_free(m->st);
 	m->st = st;
+	m->src = src;
+	m->tables = ks_arch_by_name(ks_stat_arch_name(m->st));
+	memset(m->kinds, 0, sizeof(m->kinds));
+	free(m->threads);
+	m->threads = NULL;
+	m->threads_cap = m->threads_used = 0;
+	m->since_rotation = 0;
 	return 0;
 }
 
@@ -522,5 +805,7 @@ void ks_metrics_free(struct ks_metrics *m)
 	free(m->reason_map.slots);
 	free(m->series_map.slots);
 	free(m->hist_map.slots);
+	free(m->threads);
+	free(m->vm_active);
 	free(m);
 }

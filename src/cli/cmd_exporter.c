@@ -62,7 +62,7 @@ struct exporter_args {
 	long long loops;
 	double linger, hold;
 	bool linger_set;
-	long long max_vms, max_series, max_hists;
+	long long max_vms, max_series, max_hists, rotate;
 	int32_t pids[MAX_PIDS];
 	int npids;
 	const char *qmp[MAX_QMP];
@@ -160,6 +160,11 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "PATH",
 			 "also export KVM's statistics of the QEMU with this QMP\n"
 			 "socket (query-stats, QEMU 7.1 or later); repeatable"),
+		OPT_INT(0, "rotate", &a->rotate, "N",
+			"renew the exit/entry pairing state every N events, so\n"
+			"that it does not grow with every thread that ran\n"
+			"(default 16777216 live, never in a replay; pending exits\n"
+			"are kept); VMs that are gone are dropped then", 1, 1LL << 40),
 		OPT_INT(0, "max-vms", &a->max_vms, "N",
 			"at most N VMs (default 1024); exits of more VMs count\n"
 			"under domain \"other\"", 1, 1 << 20),
@@ -197,6 +202,12 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 
 /* ------------------------------------------------------------------ */
 /* VM names: QEMU's -name (libvirt: "guest=NAME,..."), live only */
+
+static bool vm_alive(void *ctx, int32_t pid)
+{
+	(void)ctx;
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
 
 static bool qemu_name(void *ctx, int32_t pid, char *out, size_t len)
 {
@@ -748,7 +759,11 @@ int cmd_exporter(int argc, char **argv)
 	} else {
 		l = open_live(&a, &src);
 		cfg.vm_name = qemu_name;
+		cfg.vm_alive = vm_alive;
+		cfg.rotate_records = 16777216;
 	}
+	if (a.rotate)
+		cfg.rotate_records = (uint64_t)a.rotate;
 	x.m = ks_metrics_new(&cfg, src, &err);
 	if (!x.m)
 		die("%s", err.msg);

@@ -117,6 +117,19 @@ for in in "${inputs[@]}"; do
 		echo "not ok exporter_${tag}_content_negotiation: $(grep -i content-type "$dir/$tag.hdr" "$dir/$tag.omhdr" | tr '\n' ' ')"
 	fi
 done
+# --rotate: the pairing state renewed every 499 events; exits pending then
+# are carried over (counted once), so the counts still equal stat's
+for in in "${inputs[0]}" "${inputs[${#inputs[@]}-1]}"; do
+	tag=$(basename "$in" | sed 's/\.trace\.dat$//; s/\.data$//')
+	if start_exporter "$dir/$tag.rot.err" -i "$in" --speed max --rotate 499 && wait_replay; then
+		curl -sf "http://127.0.0.1:$PORT/metrics" -o "$dir/$tag.rot.prom"
+		$check expo "$dir/$tag.rot.prom" "$dir/$tag.stat.json" "${tag}_rotate_499"
+	else
+		echo "not ok exporter_${tag}_rotate: $(head -1 "$dir/$tag.rot.err")"
+	fi
+	stop "$EPID"
+done
+
 # lost events of the generated file: what stat's reader counts
 if [ -f "$dir/gen.prom" ]; then
 	want=$("$ks" stat -i "$dir/gen.data" | sed -n 's/^ *\([0-9]*\)  lost events$/\1/p')
