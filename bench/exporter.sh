@@ -7,7 +7,8 @@
 # reasons ($EXP_PAIRS exit/entry pairs, default 1,200,000: every series
 # appears) is
 # 1. replayed as fast as possible: the exporter's CPU seconds per million
-#    events (user + sys of the whole process, from its own report), next to
+#    events (user + sys of the whole process, from its own report; with the
+#    live default --rotate, so the per-thread context is kept), next to
 #    `kvmscope stat --by vm,vcpu,reason` on the same file;
 # 2. served after the replay: $EXP_SCRAPES (20) scrapes of /metrics in each
 #    format, timed by curl (median and max) and by the exporter itself
@@ -33,7 +34,8 @@ series=$("$ks" stat -i "$f" --by vm,vcpu,reason --csv | grep -c '^"vm,vcpu,reaso
 echo "input: $(( $(stat -c %s "$f") / 1048576 )) MB, $pairs exit/entry pairs, $series (VM, vCPU, reason) series"
 
 # 1. CPU per million events
-out=$(KVMSCOPE_EXPORTER_STATS=1 "$ks" exporter --listen 127.0.0.1:0 -i "$f" --speed max --linger 0 2>&1)
+out=$(KVMSCOPE_EXPORTER_STATS=1 "$ks" exporter --listen 127.0.0.1:0 -i "$f" --speed max --linger 0 \
+	--rotate 16777216 2>&1)
 recs=$(echo "$out" | sed -n 's/.* \([0-9]*\) records, \([0-9.]*\) s CPU.*/\1/p')
 cpu=$(echo "$out" | sed -n 's/.* \([0-9]*\) records, \([0-9.]*\) s CPU.*/\2/p')
 /usr/bin/time -f "%U %S" -o "$dir/stat.time" "$ks" stat -i "$f" --by vm,vcpu,reason >/dev/null
