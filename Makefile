@@ -33,7 +33,7 @@ endif
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = libtraceevent libtracefs libzstd zlib libelf
+PKGS = libtraceevent libtracefs libzstd zlib libelf libmicrohttpd
 # The Debian package that provides each pkg-config module.
 deb_libtraceevent = libtraceevent-dev
 deb_libtracefs = libtracefs-dev

@@ -24,6 +24,7 @@ PKGS="$PKGS $PKGS_PACKAGING"
 # pmu_test.sh's JSON and arithmetic; the kernel sources whose headers name
 # MSRs and exit codes (tests/analysis/test_pmu.c, tests/cli/arch_oracle.py)
 PKGS="$PKGS jq bc linux-source-6.1"
+PKGS="$PKGS libmicrohttpd-dev prometheus" # exporter: HTTP server; Prometheus scrapes it in tests
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -888,10 +888,12 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, 
 		st->anomalies.end_before_begin++;
 		return;
 	}
-	for (i = 0; i < st->nviews; i++) {
+	for (i = 0; i < st->nviews; i++)
 		row_add(t->pending[i], ts - begin, !st->cfg.no_histograms);
+	if (st->cfg.on_occurrence && st->nviews)
+		st->cfg.on_occurrence(st->cfg.on_occurrence_ctx, t->pending[0], ts - begin);
+	for (i = 0; i < st->nviews; i++)
 		t->pending[i] = NULL;
-	}
 }
 
 ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r,

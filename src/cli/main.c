@@ -40,6 +40,7 @@ static const struct command commands[] = {
 	{ "sample", cmd_sample, "guest call chains sampled live over QEMU's gdbstub" },
 	{ "unwind", cmd_unwind, "every vCPU's stack from a QEMU guest memory dump" },
 	{ "pmu", cmd_pmu, "vPMU: who holds the host's counters; PMU MSR traffic of guests" },
+	{ "exporter", cmd_exporter, "serve exit metrics over HTTP for Prometheus (live or replayed)" },
 	{ NULL, NULL, NULL },
 };
 
