@@ -8,6 +8,9 @@
 #    counts on the same file (an exit pending at an interval boundary must be
 #    counted exactly once); and the number of intervals is the recording's
 #    span divided by -d, rounded up;
+#  - replay of the tracepoints view (-t --csv): each event and each
+#    kvm_exit(REASON), summed over intervals and VMs, as often as in
+#    trace-cmd 3.2's report of the file (../shared/data/hip24/expected);
 #  - live --batch with sched events (no KVM here): N intervals printed, the
 #    events/s in the header are > 0, the instance is gone afterwards;
 #  - tmux (80x24, 200x50, a resize to 100x30): capture-pane -J shows no
@@ -47,6 +50,23 @@ if [ -d "$data" ]; then
 			echo "ok top_replay_${f}_vcpus_equal_stat ($(wc -l < "$dir/$f.stat-vcpu") vCPUs)"
 		else
 			echo "not ok top_replay_${f}_vcpus_equal_stat: $(diff "$dir/$f.top-vcpu" "$dir/$f.stat-vcpu" | head -2 | tr '\n' ' ')"
+		fi
+	done
+	# tracepoints view: every event and kvm_exit(REASON), summed over the
+	# intervals and VMs, as often as trace-cmd 3.2's report of the file has it
+	for f in host-allkvm-rawtsc host-2vcpu-22k; do
+		exp=$data/expected/$f.report-ns.txt.gz
+		[ -f "$exp" ] || { echo "skip top_replay_tracepoints_$f: $exp is absent"; continue; }
+		zcat "$exp" | sed -n 's/^.*\] *[0-9.]*: \([a-z_0-9]*\): *\(reason \([A-Z_0-9]*\)\)\{0,1\}.*/\1 \3/p' |
+			awk '{c[$1]++; if ($1 == "kvm_exit" && $2 != "") c["kvm_exit(" $2 ")"]++}
+			     END {for (k in c) print k, c[k]}' | sort > "$dir/$f.tc-events"
+		"$ks" top -i "$data/$f.trace.dat" --fast --csv -t -d 0.5 2>"$dir/err" |
+			awk -F, 'NR > 1 && $3 > 0 {gsub(/"/, "", $4); c[$4] += $5} END {for (k in c) print k, c[k]}' |
+			sort > "$dir/$f.tp-events"
+		if [ -s "$dir/$f.tc-events" ] && cmp -s "$dir/$f.tp-events" "$dir/$f.tc-events"; then
+			echo "ok top_replay_tracepoints_${f}_equal_trace_cmd ($(wc -l < "$dir/$f.tc-events") events and reasons)"
+		else
+			echo "not ok top_replay_tracepoints_${f}_equal_trace_cmd: $(diff "$dir/$f.tp-events" "$dir/$f.tc-events" | head -3 | tr '\n' ' ') $(head -1 "$dir/err")"
 		fi
 	done
 	# the number of intervals: span / d rounded up (span from trace-cmd's report)
