@@ -87,8 +87,9 @@ struct drow {
 
 struct col {
 	const char *title;
-	int width;     /* cell width (right-aligned) in text and on screen */
+	int width;     /* cell width (right-aligned) in batch text */
 	int prio;      /* lower = kept longer as the screen narrows */
+	int swidth;    /* on the screen, narrower */
 };
 
 struct view_cols {
@@ -100,12 +101,13 @@ struct view_cols {
 
 static const struct view_cols view_cols[NR_VIEWS] = {
 	[VIEW_EXITS] = { "VM / vCPU / REASON", 44, 4,
-			 { { "EXITS", 10, 0 }, { "EXITS/s", 12, 2 }, { "TIME%", 8, 1 },
-			   { "P99(us)", 12, 3 } } },
+			 { { "EXITS", 10, 0, 9 }, { "EXITS/s", 12, 2, 10 }, { "TIME%", 8, 1, 7 },
+			   { "P99(us)", 12, 3, 10 } } },
 	[VIEW_TRACEPOINTS] = { "VM / EVENT", 44, 3,
-			       { { "COUNT", 12, 0 }, { "COUNT/s", 12, 1 }, { "TOTAL", 14, 2 } } },
+			       { { "COUNT", 12, 0, 10 }, { "COUNT/s", 12, 1, 10 },
+				 { "TOTAL", 14, 2, 12 } } },
 	[VIEW_KVMSTATS] = { "VM / STATISTIC / vCPU", 44, 2,
-			    { { "VALUE", 16, 0 }, { "DELTA/s", 12, 1 } } },
+			    { { "VALUE", 16, 0, 14 }, { "DELTA/s", 12, 1, 11 } } },
 };
 
 /* The previous values of a VM's statistics, for the deltas. */
@@ -492,20 +494,80 @@ static void kstat_cells(struct top_state *s, struct drow *d, const struct kvm_vm
 			 (double)(k->value - p->value) / s->last_secs);
 }
 
-static bool kstat_zero(const struct kvm_vm *vm, const struct ks_kstat *k)
-{
-	const struct ks_kstat *p = vm->have_prev ? ks_kstats_find(&vm->prev, k->name, k->vcpu) : NULL;
+/* A statistic of a VM as one row: the VM's own, or a vCPU statistic
+ * summed over the vCPUs (FIRST = its first vCPU entry). */
+struct kstat_line {
+	const struct ks_kstat *first;
+	bool per_vcpu;
+	uint64_t value, prev;
+	bool have_prev, moved;
+};
 
-	return p ? p->value == k->value : !k->value;
+static int kstat_line_cmp(const void *a, const void *b)
+{
+	const struct kstat_line *x = a, *y = b;
+	uint64_t dx = x->have_prev && x->value >= x->prev ? x->value - x->prev : 0;
+	uint64_t dy = y->have_prev && y->value >= y->prev ? y->value - y->prev : 0;
+
+	/* the busiest first (kvm_stat sorts by the current rate), then the
+	 * largest values, then by name */
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->first->name, y->first->name);
+}
+
+static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const struct kstat_line *l)
+{
+	const struct ks_kstat *k = l->first;
+	struct ks_kstat sum, pk = { 0 }, bk = { 0 };
+	struct kvm_vm tmp;
+	char label[96];
+	size_t m;
+
+	if (!l->per_vcpu) {
+		kstat_cells(s, add_row(s, 1, vm->pid, k->name), vm, k);
+		return;
+	}
+	sum = *k;
+	sum.value = l->value;
+	sum.vcpu = -1;
+	if (sum.is_bool)
+		sum.is_bool = false; /* the number of vCPUs with it set */
+	snprintf(pk.name, sizeof(pk.name), "%s", k->name);
+	pk.vcpu = -1;
+	pk.value = l->prev;
+	snprintf(bk.name, sizeof(bk.name), "%s", k->name);
+	bk.vcpu = -1;
+	for (m = 0; vm->have_base && m < vm->now.n; m++) {
+		const struct ks_kstat *o = &vm->now.v[m], *b;
+		if (o->vcpu >= 0 && !strcmp(o->name, k->name) &&
+		    (b = ks_kstats_find(&vm->base, o->name, o->vcpu)))
+			bk.value += b->value;
+	}
+	tmp = *vm;
+	tmp.prev = (struct ks_kstats){ .v = &pk, .n = l->have_prev ? 1 : 0 };
+	tmp.base = (struct ks_kstats){ .v = &bk, .n = vm->have_base ? 1 : 0 };
+	tmp.have_prev = l->have_prev;
+	kstat_cells(s, add_row(s, 1, vm->pid, k->name), &tmp, &sum);
+	for (m = 0; s->a->vcpus && m < vm->now.n; m++) {
+		const struct ks_kstat *o = &vm->now.v[m];
+		if (o->vcpu < 0 || strcmp(o->name, k->name))
+			continue;
+		snprintf(label, sizeof(label), "vcpu %d", o->vcpu);
+		kstat_cells(s, add_row(s, 2, vm->pid, label), vm, o);
+	}
 }
 
 static void build_kvmstats(struct top_state *s)
 {
-	size_t i, j, m;
+	size_t i, j, m, n;
 	char label[96];
 
 	for (i = 0; i < s->nvms; i++) {
 		struct kvm_vm *vm = &s->vms[i];
+		struct kstat_line *lines;
 		struct drow *d;
 
 		if (!vm_wanted(s, vm->pid, NULL))
@@ -517,69 +579,47 @@ static void build_kvmstats(struct top_state *s)
 			add_row(s, 1, vm->pid, vm->error);
 			continue;
 		}
-		for (j = 0; j < vm->now.n; j++) {
-			const struct ks_kstat *k = &vm->now.v[j];
+		lines = calloc(vm->now.n + 1, sizeof(*lines));
+		if (!lines)
+			die("out of memory");
+		for (j = 0, n = 0; j < vm->now.n; j++) {
+			const struct ks_kstat *k = &vm->now.v[j], *p;
+			struct kstat_line *l = &lines[n];
+			bool first = true;
 
-			if (k->vcpu >= 0 && ks_kstats_find(&vm->now, k->name, -1))
-				continue;
-			if (k->vcpu > 0) {
-				bool first = true; /* a vCPU statistic once, as vcpu 0's */
-				for (m = 0; m < j && first; m++)
-					first = strcmp(vm->now.v[m].name, k->name) != 0;
-				if (!first)
-					continue;
-			}
 			if (!name_wanted(s, k->name))
 				continue;
-			if (k->vcpu < 0) {
-				if (s->a->skip_zero && kstat_zero(vm, k))
-					continue;
-				kstat_cells(s, add_row(s, 1, vm->pid, k->name), vm, k);
+			/* debugfs: the VM directory has the vCPU sums itself */
+			if (k->vcpu >= 0 && ks_kstats_find(&vm->now, k->name, -1))
 				continue;
-			}
-			/* a vCPU statistic: the sum over the vCPUs, then each */
-			{
-				struct ks_kstat sum = *k, pk = { 0 }, bk = { 0 };
-				struct kvm_vm tmp = *vm;
-				bool moved = false, any_prev = false;
-
-				sum.value = 0;
-				sum.vcpu = -1;
-				snprintf(pk.name, sizeof(pk.name), "%s", k->name);
-				pk.vcpu = -1;
-				bk = pk;
-				for (m = 0; m < vm->now.n; m++) {
-					const struct ks_kstat *o = &vm->now.v[m], *p, *b;
-					if (o->vcpu < 0 || strcmp(o->name, k->name))
-						continue;
-					sum.value += o->value;
-					p = vm->have_prev ? ks_kstats_find(&vm->prev, o->name, o->vcpu) : NULL;
-					b = vm->have_base ? ks_kstats_find(&vm->base, o->name, o->vcpu) : NULL;
-					if (p) {
-						pk.value += p->value;
-						any_prev = true;
-					}
-					if (b)
-						bk.value += b->value;
-					moved |= !p || p->value != o->value;
-				}
-				if (s->a->skip_zero && !moved && (any_prev || !sum.value))
+			for (m = 0; k->vcpu >= 0 && m < j && first; m++)
+				first = vm->now.v[m].vcpu < 0 || strcmp(vm->now.v[m].name, k->name) != 0;
+			if (!first)
+				continue; /* a vCPU statistic once, at its first vCPU */
+			l->first = k;
+			l->per_vcpu = k->vcpu >= 0;
+			for (m = j; m < vm->now.n; m++) {
+				const struct ks_kstat *o = &vm->now.v[m];
+				if (m != j && (!l->per_vcpu || o->vcpu < 0 || strcmp(o->name, k->name)))
 					continue;
-				if (sum.type == KS_KSTAT_INSTANT && sum.is_bool)
-					sum.is_bool = false; /* the number of vCPUs with it set */
-				tmp.prev = (struct ks_kstats){ .v = &pk, .n = any_prev ? 1 : 0 };
-				tmp.base = (struct ks_kstats){ .v = &bk, .n = vm->have_base ? 1 : 0 };
-				tmp.have_prev = any_prev;
-				kstat_cells(s, add_row(s, 1, vm->pid, k->name), &tmp, &sum);
-				for (m = 0; s->a->vcpus && m < vm->now.n; m++) {
-					const struct ks_kstat *o = &vm->now.v[m];
-					if (o->vcpu < 0 || strcmp(o->name, k->name))
-						continue;
-					snprintf(label, sizeof(label), "vcpu %d", o->vcpu);
-					kstat_cells(s, add_row(s, 2, vm->pid, label), vm, o);
+				l->value += o->value;
+				p = vm->have_prev ? ks_kstats_find(&vm->prev, o->name, o->vcpu) : NULL;
+				if (p) {
+					l->prev += p->value;
+					l->have_prev = true;
 				}
+				l->moved |= !p || p->value != o->value;
+				if (!l->per_vcpu)
+					break;
 			}
+			if (s->a->skip_zero && !l->moved && (l->have_prev || !l->value))
+				continue;
+			n++;
 		}
+		qsort(lines, n, sizeof(*lines), kstat_line_cmp);
+		for (j = 0; j < n; j++)
+			emit_kstat_line(s, vm, &lines[j]);
+		free(lines);
 	}
 }
 
@@ -616,7 +656,7 @@ static void title(const struct top_state *s, char *buf, size_t len)
 	uint64_t recs;
 
 	if (s->a->view == VIEW_KVMSTATS || !s->top) {
-		snprintf(buf, len, "kvmscope top - kvmstats, interval %ld: %.2f s, %zu VMs [sort: name]",
+		snprintf(buf, len, "kvmscope top - kvmstats, interval %ld: %.2f s, %zu VMs [sort: delta/s, value]",
 			 s->interval, s->last_secs, s->nvms);
 		return;
 	}
@@ -772,9 +812,9 @@ static int fit_columns(const struct view_cols *vc, int width, bool show[MAX_COLS
 		show[c] = false;
 	for (p = 0; p < MAX_COLS; p++)
 		for (c = 0; c < vc->ncols; c++)
-			if (vc->cols[c].prio == p && used + vc->cols[c].width + 1 <= width) {
+			if (vc->cols[c].prio == p && used + vc->cols[c].swidth + 1 <= width) {
 				show[c] = true;
-				used += vc->cols[c].width + 1;
+				used += vc->cols[c].swidth + 1;
 			}
 	used -= 16;
 	return width - used; /* the label's width */
@@ -799,8 +839,8 @@ static void draw_line(int y, const struct view_cols *vc, const bool show[MAX_COL
 	len = snprintf(buf, sizeof(buf), "%-*.*s", lw, lw, label);
 	for (c = 0; c < vc->ncols && len < (int)sizeof(buf) - 1; c++)
 		if (show[c])
-			len += snprintf(buf + len, sizeof(buf) - (size_t)len, " %*.*s", vc->cols[c].width,
-					vc->cols[c].width, cells[c]);
+			len += snprintf(buf + len, sizeof(buf) - (size_t)len, " %*.*s", vc->cols[c].swidth,
+					vc->cols[c].swidth, cells[c]);
 	put_clipped(y, 0, buf);
 }
 

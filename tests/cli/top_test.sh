@@ -151,6 +151,9 @@ else
 	s=kstop$$
 	# a private server: other tmux users (parallel tests) cannot disturb it
 	tm() { tmux -L "$s" "$@"; }
+	# a session that outlives the others, so that the server does not exit
+	# (and race the next new-session) whenever a test session ends
+	tm new-session -d -s keep -x 80 -y 24 "sleep 600"
 	W=80 H=24
 	cap() { tm capture-pane -p -t $s; }
 	# -J joins wrapped lines: a line longer than the width wrapped
