@@ -115,6 +115,7 @@ struct kvm_vm {
 	int32_t pid;
 	char src[160];             /* socket path or "debugfs" */
 	struct ks_kstats now, prev, base;
+	double t_now, t_prev;      /* when now and prev were read */
 	bool have_prev, have_base, failed;
 	char error[200];
 };
@@ -475,7 +476,7 @@ static void build_tracepoints(struct top_state *s)
 }
 
 /* kvmstats: value since the base (r), and the change per second. */
-static void kstat_cells(struct top_state *s, struct drow *d, const struct kvm_vm *vm,
+static void kstat_cells(struct drow *d, const struct kvm_vm *vm,
 			const struct ks_kstat *k)
 {
 	const struct ks_kstat *p = vm->have_prev ? ks_kstats_find(&vm->prev, k->name, k->vcpu) : NULL;
@@ -489,9 +490,9 @@ static void kstat_cells(struct top_state *s, struct drow *d, const struct kvm_vm
 		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", k->value ? "true" : "false");
 	else
 		snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)value);
-	if (counter && p && p->value <= k->value && s->last_secs > 0)
+	if (counter && p && p->value <= k->value && vm->t_now > vm->t_prev)
 		snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f",
-			 (double)(k->value - p->value) / s->last_secs);
+			 (double)(k->value - p->value) / (vm->t_now - vm->t_prev));
 }
 
 /* A statistic of a VM as one row: the VM's own, or a vCPU statistic
@@ -527,7 +528,7 @@ static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const 
 	size_t m;
 
 	if (!l->per_vcpu) {
-		kstat_cells(s, add_row(s, 1, vm->pid, k->name), vm, k);
+		kstat_cells(add_row(s, 1, vm->pid, k->name), vm, k);
 		return;
 	}
 	sum = *k;
@@ -550,13 +551,13 @@ static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const 
 	tmp.prev = (struct ks_kstats){ .v = &pk, .n = l->have_prev ? 1 : 0 };
 	tmp.base = (struct ks_kstats){ .v = &bk, .n = vm->have_base ? 1 : 0 };
 	tmp.have_prev = l->have_prev;
-	kstat_cells(s, add_row(s, 1, vm->pid, k->name), &tmp, &sum);
+	kstat_cells(add_row(s, 1, vm->pid, k->name), &tmp, &sum);
 	for (m = 0; s->a->vcpus && m < vm->now.n; m++) {
 		const struct ks_kstat *o = &vm->now.v[m];
 		if (o->vcpu < 0 || strcmp(o->name, k->name))
 			continue;
 		snprintf(label, sizeof(label), "vcpu %d", o->vcpu);
-		kstat_cells(s, add_row(s, 2, vm->pid, label), vm, o);
+		kstat_cells(add_row(s, 2, vm->pid, label), vm, o);
 	}
 }
 
@@ -1007,8 +1008,10 @@ static void kvm_vm_take(struct kvm_vm *vm, struct ks_kstats *fresh)
 	if (vm->now.n) {
 		ks_kstats_free(&vm->prev);
 		vm->prev = vm->now;
+		vm->t_prev = vm->t_now;
 		vm->have_prev = true;
 	}
+	vm->t_now = now_s();
 	vm->now = *fresh;
 	memset(fresh, 0, sizeof(*fresh));
 	vm->failed = false;
