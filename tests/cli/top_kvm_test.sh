@@ -12,7 +12,9 @@
 #    boundaries cannot cut the comparison;
 #  - kvmstats view: the values shown equal those of a direct QMP
 #    query-stats done here in python3, for every statistic whose value is
-#    the same before and after kvmscope's reading (the guest is paused).
+#    the same before and after kvmscope's reading (the guest is paused);
+#    on the screen (tmux, 80x24) the VM, its statistics and vCPU rows
+#    show, nothing wrapped.
 # Skips with one line where /dev/kvm, QEMU or tracefs is absent.
 set -u
 ks=$KVMSCOPE
@@ -123,6 +125,26 @@ case "$res" in
 ok*) echo "ok top_kvm_kvmstats_equal_qmp (${res#ok })" ;;
 *) echo "not ok top_kvm_kvmstats_equal_qmp: status $rc, $res $(head -1 "$dir/err")" ;;
 esac
+
+# ---- the screen at 80x24: the VM and its statistics, nothing wrapped
+if have tmux; then
+	s=kskvm$$
+	tm() { tmux -L "$s" "$@"; }
+	cap() { tm capture-pane -p -t $s; }
+	tm new-session -d -s $s -x 80 -y 24 "$ks top --kvmstats --qmp $sock -v -d 0.5; echo TOP-EXITED \$?; sleep 30"
+	for i in $(seq 1 30); do cap | grep -q '^  insn_emulation' && break; sleep 0.2; done
+	wrapped=$(tm capture-pane -p -J -t $s | awk 'length($0) > 80' | head -1)
+	if cap | head -1 | grep -q '^kvmscope top' && cap | grep -q "^$qpid(kstest)" &&
+	   cap | grep -q '^    vcpu 0 ' && [ -z "$wrapped" ]; then
+		echo "ok top_kvm_tmux_kvmstats_80x24"
+	else
+		echo "not ok top_kvm_tmux_kvmstats_80x24: $(cap | head -4 | tr '\n' '|') $wrapped"
+	fi
+	tm send-keys -t $s q
+	sleep 0.5
+	cap | grep -q 'TOP-EXITED 0' && echo "ok top_kvm_tmux_quit" || echo "not ok top_kvm_tmux_quit: $(cap | tail -2)"
+	tm kill-server 2>/dev/null
+fi
 
 # ---- tracepoints: per-VM counts equal perf's counters on kvm:*
 if [ ! -w "$T/instances" ]; then
