@@ -2,7 +2,9 @@
  * tpcount.h - every tracepoint counted per VM, for `kvmscope top --view
  * tracepoints` (kvm_stat's tracepoint view).
  *
- * Each event record is counted under (VM = host process, event name); the
+ * Each event record is counted under (VM, event name), the VM of its host
+ * thread as the exits view sees it (attribution.h: the process id, else
+ * the trace.dat GUEST option or "CPU N/KVM" thread names); the
  * architecture's exit events (x86 kvm_exit, arm64 kvm_exit...) also count
  * under a child row "kvm_exit(REASON)" of their VM, with the reason named
  * by the architecture's table.  Counts are kept for the current interval
@@ -27,7 +29,7 @@ struct ks_source;
 struct ks_tpcount;
 
 struct ks_tpcount_row {
-	int32_t vm;          /* host process (tgid); the thread when its process is unknown */
+	int32_t vm;          /* the VM as the exits view attributes threads (attribution.h) */
 	bool child;          /* a kvm_exit(REASON) row under event row PARENT */
 	uint32_t parent;     /* index of the event row (child rows) */
 	char name[64];       /* "kvm_exit", "kvm_exit(HLT)"; "sys:name" outside kvm */

@@ -13,9 +13,11 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/attribution.h"
 #include "kvmscope/field.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tpcount.h"
+#include "kvmscope/tracedat.h"
 
 struct ev_info {
 	const struct tep_event *ev;   /* NULL = free slot */
@@ -33,8 +35,9 @@ struct row_slot {
 };
 
 struct ks_tpcount {
-	struct { int32_t tid, pid; } *tgid; /* tid -> process, from task records */
-	size_t tgid_cap, tgid_used;
+	struct ks_attr_thread *threads; /* tid -> VM, as the stat engine decides */
+	size_t threads_cap, threads_used;
+	struct ks_attr_guests guests;     /* trace.dat GUEST options */
 	const struct ks_arch *arch;
 	const struct ks_event_class *exits;
 	int isa;                       /* from the CPUID; else each event's isa */
@@ -63,6 +66,11 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, struct ks_error *err)
 	if (c->arch)
 		c->exits = ks_arch_class(c->arch, "vmexit");
 	c->isa = info ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_UNKNOWN;
+	if (ks_attr_guests_init(&c->guests, src ? ks_tracedat_meta(src) : NULL) < 0) {
+		free(c);
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
 	return c;
 }
 
@@ -218,48 +226,69 @@ static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
 	*key ^= (uint64_t)(uint32_t)ctx.table << 48;
 }
 
-/* Remember that TID belongs to process PID (open addressing, tid > 0). */
-static void tgid_note(struct ks_tpcount *c, int32_t tid, int32_t pid)
+/* The attribution of TID (tid > 0), created on first use; NULL out of memory. */
+static struct ks_attr_thread *thread_of(struct ks_tpcount *c, int32_t tid)
 {
 	size_t h, i;
 
-	if ((c->tgid_used + 1) * 2 > c->tgid_cap) {
-		size_t ncap = c->tgid_cap ? c->tgid_cap * 2 : 256;
-		__typeof__(c->tgid) n = calloc(ncap, sizeof(*n));
+	if ((c->threads_used + 1) * 2 > c->threads_cap) {
+		size_t ncap = c->threads_cap ? c->threads_cap * 2 : 256;
+		struct ks_attr_thread *n = calloc(ncap, sizeof(*n));
 
 		if (!n)
-			return;
-		for (i = 0; i < c->tgid_cap; i++) {
-			if (!c->tgid[i].tid)
+			return NULL;
+		for (i = 0; i < c->threads_cap; i++) {
+			if (!c->threads[i].tid)
 				continue;
-			for (h = (uint32_t)c->tgid[i].tid * 2654435761u % ncap; n[h].tid; h = (h + 1) % ncap)
+			for (h = (uint32_t)c->threads[i].tid * 2654435761u % ncap; n[h].tid; h = (h + 1) % ncap)
 				;
-			n[h] = c->tgid[i];
+			n[h] = c->threads[i];
 		}
-		free(c->tgid);
-		c->tgid = n;
-		c->tgid_cap = ncap;
+		free(c->threads);
+		c->threads = n;
+		c->threads_cap = ncap;
 	}
-	for (h = (uint32_t)tid * 2654435761u % c->tgid_cap; c->tgid[h].tid; h = (h + 1) % c->tgid_cap)
-		if (c->tgid[h].tid == tid) {
-			c->tgid[h].pid = pid;
-			return;
-		}
-	c->tgid[h].tid = tid;
-	c->tgid[h].pid = pid;
-	c->tgid_used++;
+	for (h = (uint32_t)tid * 2654435761u % c->threads_cap; c->threads[h].tid;
+	     h = (h + 1) % c->threads_cap)
+		if (c->threads[h].tid == tid)
+			return &c->threads[h];
+	ks_attr_thread_init(&c->threads[h], tid);
+	c->threads_used++;
+	return &c->threads[h];
 }
 
-static int32_t tgid_of(const struct ks_tpcount *c, int32_t tid)
+/* The VM of REC's thread: its process when known, else what the
+ * attribution makes of its name and the GUEST options (as the exits view
+ * does), else the thread alone. */
+static int32_t vm_of(struct ks_tpcount *c, const struct ks_record *rec)
 {
-	size_t h;
+	struct ks_attr_thread *t;
+	bool changed = false;
 
-	if (tid <= 0 || !c->tgid_cap)
-		return -1;
-	for (h = (uint32_t)tid * 2654435761u % c->tgid_cap; c->tgid[h].tid; h = (h + 1) % c->tgid_cap)
-		if (c->tgid[h].tid == tid)
-			return c->tgid[h].pid;
-	return -1;
+	if (rec->tid <= 0)
+		return rec->pid > 0 ? rec->pid : rec->tid;
+	t = thread_of(c, rec->tid);
+	if (!t)
+		return rec->pid > 0 ? rec->pid : rec->tid;
+	if (rec->pid > 0 && t->tgid != rec->pid) {
+		t->tgid = rec->pid;
+		changed = true;
+	}
+	if (rec->type == KS_REC_COMM && rec->comm && strcmp(t->comm, rec->comm)) {
+		ks_attr_set_comm(t, rec->comm);
+		changed = true;
+	}
+	if (t->vm_src == KS_SRC_NONE) { /* first seen: the input's saved cmdlines */
+		const char *name = !t->comm[0] && rec->event && rec->event->tep ?
+				   tep_data_comm_from_pid(rec->event->tep, rec->tid) : NULL;
+
+		if (name && strcmp(name, "<...>") && strcmp(name, "<idle>"))
+			ks_attr_set_comm(t, name);
+		changed = true;
+	}
+	if (changed)
+		ks_attr_resolve(t, &c->guests);
+	return t->vm > 0 ? t->vm : rec->tid;
 }
 
 void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
@@ -270,14 +299,11 @@ void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
 	int32_t vm;
 	long r, ch;
 
-	if (rec->tid > 0 && rec->pid > 0 && rec->type != KS_REC_EXIT && tgid_of(c, rec->tid) != rec->pid)
-		tgid_note(c, rec->tid, rec->pid);
+	if (rec->type == KS_REC_COMM || (rec->type == KS_REC_FORK && rec->pid > 0))
+		vm_of(c, rec);
 	if (rec->type != KS_REC_EVENT || !rec->event)
 		return;
-	/* the process; a thread whose process is not known stands alone */
-	vm = rec->pid > 0 ? rec->pid : tgid_of(c, rec->tid);
-	if (vm <= 0)
-		vm = rec->tid;
+	vm = vm_of(c, rec);
 	e = ev_find(c, rec->event);
 	if (!e)
 		return;
@@ -322,7 +348,8 @@ void ks_tpcount_free(struct ks_tpcount *c)
 {
 	if (!c)
 		return;
-	free(c->tgid);
+	free(c->threads);
+	ks_attr_guests_free(&c->guests);
 	free(c->evs);
 	free(c->slots);
 	free(c->rows);

@@ -68,6 +68,17 @@ if [ -d "$data" ]; then
 		else
 			echo "not ok top_replay_tracepoints_${f}_equal_trace_cmd: $(diff "$dir/$f.tp-events" "$dir/$f.tc-events" | head -3 | tr '\n' ' ') $(head -1 "$dir/err")"
 		fi
+		# the VMs with kvm_exit rows are the exits view's VMs (the same
+		# attribution of threads to VMs)
+		"$ks" top -i "$data/$f.trace.dat" --fast --csv -t -d 0.5 |
+			awk -F, 'NR > 1 && $3 == 1 && $4 == "kvm_exit" {print $2}' | sort -u > "$dir/$f.tp-vms"
+		"$ks" top -i "$data/$f.trace.dat" --fast --csv -d 0.5 | awk -F, '$3 == "vm" {print $4}' |
+			sort -u > "$dir/$f.exit-vms"
+		if [ -s "$dir/$f.exit-vms" ] && cmp -s "$dir/$f.exit-vms" "$dir/$f.tp-vms"; then
+			echo "ok top_replay_tracepoints_${f}_vms ($(wc -l < "$dir/$f.exit-vms") VMs)"
+		else
+			echo "not ok top_replay_tracepoints_${f}_vms: exits view $(tr '\n' ' ' < "$dir/$f.exit-vms"), tracepoints $(tr '\n' ' ' < "$dir/$f.tp-vms")"
+		fi
 	done
 	# the number of intervals: span / d rounded up (span from trace-cmd's report)
 	f=host-2vcpu-22k
