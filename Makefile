@@ -33,13 +33,15 @@ endif
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = libtraceevent libtracefs libzstd zlib libelf libmicrohttpd
+PKGS = libtraceevent libtracefs libzstd zlib libelf libmicrohttpd ncursesw json-c
 # The Debian package that provides each pkg-config module.
 deb_libtraceevent = libtraceevent-dev
 deb_libtracefs = libtracefs-dev
 deb_libzstd = libzstd-dev
 deb_zlib = zlib1g-dev
 deb_libelf = libelf-dev
+deb_ncursesw = libncurses-dev
+deb_json-c = libjson-c-dev
 WERROR ?= -Werror
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g

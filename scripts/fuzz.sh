@@ -17,9 +17,9 @@ cd "$root"
 out=${FUZZ_OUT:-build-fuzz}
 shared=${KS_SHARED:-$root/../shared}
 CC=${FUZZ_CC:-clang}
-flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf)"
+flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf json-c)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf) -lm -lpthread"
+libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf json-c) -lm -lpthread"
 mkdir -p "$out/obj"
 # stale OBJ: OBJ is missing or older than a file it was built from (its
 # source and headers, from the dependency file the compiler wrote).

@@ -2,7 +2,7 @@
 # install-deps.sh - install the Debian 12 packages kvmscope needs (idempotent).
 #
 # Build:   gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev
-#          zlib1g-dev libelf-dev
+#          zlib1g-dev libelf-dev libncurses-dev libjson-c-dev
 # Oracles: linux-perf (perf kvm stat report), trace-cmd (trace-cmd report)
 # Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
 #          (man page check), zstd, gzip, tmux, python3 (JSON/CSV checks), gawk,
@@ -16,7 +16,7 @@
 # Only missing packages and files are fetched; with all present this is a no-op.
 set -eu
 PKGS="gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev zlib1g-dev \
-libelf-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
+libelf-dev libncurses-dev libjson-c-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
 zstd gzip tmux python3 gawk time chromium fonts-dejavu-core \
 qemu-system-x86 busybox-static cpio kmod socat gdb"
 PKGS_PACKAGING="dpkg-dev debhelper lintian fakeroot bash-completion"

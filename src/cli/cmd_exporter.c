@@ -82,8 +82,8 @@ struct exporter {
 	uint64_t scrapes, scrape_errors;
 	double last_scrape_s;
 	double start_wall;
-	struct ks_qmp *qmp[MAX_QMP];
-	struct ks_qmp_stats qstats;
+	struct ks_qmpx *qmp[MAX_QMP];
+	struct ks_qmpx_stats qstats;
 };
 
 static double now_s(void)
@@ -313,7 +313,7 @@ static int qsample_cmp(const void *pa, const void *pb)
 }
 
 /* kvm_stat_NAME: units in the name as Prometheus wants them (seconds, bytes). */
-static void qmp_metric_name(const struct ks_qmp_stat *st, char *out, size_t len)
+static void qmp_metric_name(const struct ks_qmpx_stat *st, char *out, size_t len)
 {
 	char name[72];
 	size_t n, i;
@@ -351,18 +351,18 @@ static void qmp_metrics(struct ks_expo *e, struct exporter *x)
 	for (k = 0; k < x->a->nqmp; k++) {
 		struct ks_error err;
 		bool up = true;
-		if (!x->qmp[k] && ks_qmp_connect(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0)
+		if (!x->qmp[k] && ks_qmpx_connect(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0)
 			up = false;
-		if (up && ks_qmp_query_stats(x->qmp[k], &x->qstats, &err) < 0) {
-			ks_qmp_close(x->qmp[k]);
+		if (up && ks_qmpx_query_stats(x->qmp[k], &x->qstats, &err) < 0) {
+			ks_qmpx_close(x->qmp[k]);
 			x->qmp[k] = NULL;
 			up = false;
 		}
 		domains[k][0] = 0;
-		if (x->qmp[k] && ks_qmp_name(x->qmp[k])[0])
-			snprintf(domains[k], sizeof(domains[k]), "%s", ks_qmp_name(x->qmp[k]));
+		if (x->qmp[k] && ks_qmpx_name(x->qmp[k])[0])
+			snprintf(domains[k], sizeof(domains[k]), "%s", ks_qmpx_name(x->qmp[k]));
 		else if (x->qmp[k])
-			snprintf(domains[k], sizeof(domains[k]), "%d", ks_qmp_pid(x->qmp[k]));
+			snprintf(domains[k], sizeof(domains[k]), "%d", ks_qmpx_pid(x->qmp[k]));
 		lbl[0] = "socket";
 		lbl[1] = x->a->qmp[k];
 		lbl[2] = "domain";
@@ -786,8 +786,8 @@ int cmd_exporter(int argc, char **argv)
 	}
 	ks_metrics_snapshot_free(&x.snap);
 	for (int i = 0; i < a.nqmp; i++)
-		ks_qmp_close(x.qmp[i]);
-	ks_qmp_stats_free(&x.qstats);
+		ks_qmpx_close(x.qmp[i]);
+	ks_qmpx_stats_free(&x.qstats);
 	ks_metrics_free(x.m);
 	if (!a.input) {
 		ks_source_close(src);

@@ -266,19 +266,19 @@ static int jreturn(struct jdoc *d, const char *json, size_t len, struct ks_error
 /* ------------------------------------------------------------------ */
 /* replies */
 
-void ks_qmp_schema_free(struct ks_qmp_schema *sch)
+void ks_qmpx_schema_free(struct ks_qmpx_schema *sch)
 {
 	free(sch->e);
 	memset(sch, 0, sizeof(*sch));
 }
 
-void ks_qmp_stats_free(struct ks_qmp_stats *st)
+void ks_qmpx_stats_free(struct ks_qmpx_stats *st)
 {
 	free(st->s);
 	memset(st, 0, sizeof(*st));
 }
 
-int ks_qmp_parse_schemas(struct ks_qmp_schema *sch, const char *json, size_t len,
+int ks_qmpx_parse_schemas(struct ks_qmpx_schema *sch, const char *json, size_t len,
 			 struct ks_error *err)
 {
 	struct jdoc d;
@@ -293,7 +293,7 @@ int ks_qmp_parse_schemas(struct ks_qmp_schema *sch, const char *json, size_t len
 		if (stats < 0 || d.n[stats].type != J_ARR)
 			continue;
 		for (s = d.n[stats].child; s >= 0; s = d.n[s].next) {
-			struct ks_qmp_schema_entry *e;
+			struct ks_qmpx_schema_entry *e;
 			int b = jget(&d, s, "base"), x = jget(&d, s, "exponent");
 			if (sch->n == sch->cap) {
 				size_t ncap = sch->cap ? sch->cap * 2 : 64;
@@ -322,7 +322,7 @@ out:
 	return r < 0 ? -1 : 0;
 }
 
-static const struct ks_qmp_schema_entry *schema_of(const struct ks_qmp_schema *sch,
+static const struct ks_qmpx_schema_entry *schema_of(const struct ks_qmpx_schema *sch,
 						   const char *name, bool vcpu)
 {
 	size_t i;
@@ -333,7 +333,7 @@ static const struct ks_qmp_schema_entry *schema_of(const struct ks_qmp_schema *s
 	return NULL;
 }
 
-int ks_qmp_parse_stats(struct ks_qmp_stats *out, const struct ks_qmp_schema *sch, bool vcpu,
+int ks_qmpx_parse_stats(struct ks_qmpx_stats *out, const struct ks_qmpx_schema *sch, bool vcpu,
 		       const char *json, size_t len, struct ks_error *err)
 {
 	struct jdoc d;
@@ -349,8 +349,8 @@ int ks_qmp_parse_stats(struct ks_qmp_stats *out, const struct ks_qmp_schema *sch
 			continue;
 		for (s = d.n[stats].child; s >= 0; s = d.n[s].next) {
 			int v = jget(&d, s, "value");
-			const struct ks_qmp_schema_entry *e;
-			struct ks_qmp_stat *o;
+			const struct ks_qmpx_schema_entry *e;
+			struct ks_qmpx_stat *o;
 			if (v < 0 || (d.n[v].type != J_NUM && d.n[v].type != J_BOOL))
 				continue; /* histograms (lists) */
 			if (out->n == out->cap) {
@@ -388,14 +388,14 @@ out:
 
 #define QMP_MAX_REPLY (16u << 20)
 
-struct ks_qmp {
+struct ks_qmpx {
 	int fd;
 	int timeout_ms;
 	char *buf;
 	size_t len, cap;
 	char name[64];
 	int32_t pid;
-	struct ks_qmp_schema schema;
+	struct ks_qmpx_schema schema;
 	char path[108];
 };
 
@@ -408,7 +408,7 @@ static double mono_ms(void)
 }
 
 /* The next line that is not an event: a pointer into q->buf, its length in *n. */
-static const char *read_reply(struct ks_qmp *q, size_t *n, struct ks_error *err)
+static const char *read_reply(struct ks_qmpx *q, size_t *n, struct ks_error *err)
 {
 	double deadline = mono_ms() + q->timeout_ms;
 
@@ -457,13 +457,13 @@ static const char *read_reply(struct ks_qmp *q, size_t *n, struct ks_error *err)
 	}
 }
 
-static void consume(struct ks_qmp *q, size_t n)
+static void consume(struct ks_qmpx *q, size_t n)
 {
 	memmove(q->buf, q->buf + n, q->len - n);
 	q->len -= n;
 }
 
-static int send_cmd(struct ks_qmp *q, const char *cmd, struct ks_error *err)
+static int send_cmd(struct ks_qmpx *q, const char *cmd, struct ks_error *err)
 {
 	size_t len = strlen(cmd), off = 0;
 
@@ -477,8 +477,8 @@ static int send_cmd(struct ks_qmp *q, const char *cmd, struct ks_error *err)
 }
 
 /* Send CMD and parse the reply with FN (NULL: check it is a "return"). */
-static int exchange(struct ks_qmp *q, const char *cmd, struct ks_error *err,
-		    int (*fn)(struct ks_qmp *q, const char *r, size_t n, void *ctx, struct ks_error *err),
+static int exchange(struct ks_qmpx *q, const char *cmd, struct ks_error *err,
+		    int (*fn)(struct ks_qmpx *q, const char *r, size_t n, void *ctx, struct ks_error *err),
 		    void *ctx)
 {
 	const char *r;
@@ -498,7 +498,7 @@ static int exchange(struct ks_qmp *q, const char *cmd, struct ks_error *err,
 	return ret;
 }
 
-static int take_name(struct ks_qmp *q, const char *r, size_t n, void *ctx, struct ks_error *err)
+static int take_name(struct ks_qmpx *q, const char *r, size_t n, void *ctx, struct ks_error *err)
 {
 	struct jdoc d;
 	int ret = jreturn(&d, r, n, err);
@@ -510,29 +510,29 @@ static int take_name(struct ks_qmp *q, const char *r, size_t n, void *ctx, struc
 	return ret < 0 ? -1 : 0;
 }
 
-static int take_schemas(struct ks_qmp *q, const char *r, size_t n, void *ctx, struct ks_error *err)
+static int take_schemas(struct ks_qmpx *q, const char *r, size_t n, void *ctx, struct ks_error *err)
 {
 	(void)ctx;
-	return ks_qmp_parse_schemas(&q->schema, r, n, err);
+	return ks_qmpx_parse_schemas(&q->schema, r, n, err);
 }
 
 struct stats_ctx {
-	struct ks_qmp_stats *out;
+	struct ks_qmpx_stats *out;
 	bool vcpu;
 };
 
-static int take_stats_target(struct ks_qmp *q, const char *r, size_t n, void *ctx,
+static int take_stats_target(struct ks_qmpx *q, const char *r, size_t n, void *ctx,
 			     struct ks_error *err)
 {
 	struct stats_ctx *c = ctx;
 
-	return ks_qmp_parse_stats(c->out, &q->schema, c->vcpu, r, n, err);
+	return ks_qmpx_parse_stats(c->out, &q->schema, c->vcpu, r, n, err);
 }
 
-int ks_qmp_connect(struct ks_qmp **out, const char *path, int timeout_ms, struct ks_error *err)
+int ks_qmpx_connect(struct ks_qmpx **out, const char *path, int timeout_ms, struct ks_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct ks_qmp *q;
+	struct ks_qmpx *q;
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	const char *r;
@@ -570,14 +570,14 @@ int ks_qmp_connect(struct ks_qmp **out, const char *path, int timeout_ms, struct
 	*out = q;
 	return 0;
 fail:
-	ks_qmp_close(q);
+	ks_qmpx_close(q);
 	return -1;
 }
 
-const char *ks_qmp_name(const struct ks_qmp *q) { return q->name; }
-int32_t ks_qmp_pid(const struct ks_qmp *q) { return q->pid; }
+const char *ks_qmpx_name(const struct ks_qmpx *q) { return q->name; }
+int32_t ks_qmpx_pid(const struct ks_qmpx *q) { return q->pid; }
 
-int ks_qmp_query_stats(struct ks_qmp *q, struct ks_qmp_stats *out, struct ks_error *err)
+int ks_qmpx_query_stats(struct ks_qmpx *q, struct ks_qmpx_stats *out, struct ks_error *err)
 {
 	struct stats_ctx c = { out, false };
 
@@ -590,13 +590,13 @@ int ks_qmp_query_stats(struct ks_qmp *q, struct ks_qmp_stats *out, struct ks_err
 			err, take_stats_target, &c);
 }
 
-void ks_qmp_close(struct ks_qmp *q)
+void ks_qmpx_close(struct ks_qmpx *q)
 {
 	if (!q)
 		return;
 	if (q->fd >= 0)
 		close(q->fd);
 	free(q->buf);
-	ks_qmp_schema_free(&q->schema);
+	ks_qmpx_schema_free(&q->schema);
 	free(q);
 }

@@ -1,28 +1,28 @@
 /*
- * fuzz_qmp_stats.c - libFuzzer target for the QMP reply parser (kvmscope
- * exporter --qmp): the bytes up to the first NUL are a query-stats-schemas
- * reply, the rest a query-stats reply (target vcpu when the first byte is
- * odd); both must parse or fail cleanly.
+ * fuzz_qmp_stats.c - libFuzzer target for the parser of QMP query-stats
+ * replies (kvmstats.h): the bytes are one reply, as QEMU sends it.
  */
 #include <stdint.h>
-#include <string.h>
+#include <stdlib.h>
 
-#include "kvmscope/qmp_stats.h"
+#include "kvmscope/kvmstats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static int32_t vcpu_of(void *ctx, const char *qom)
+{
+	(void)ctx;
+	return qom[0] == '/' ? -1 : 3;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *s = (const char *)data, *nul = memchr(s, 0, size);
-	size_t first = nul ? (size_t)(nul - s) : size;
-	struct ks_qmp_schema sch = { 0 };
-	struct ks_qmp_stats st = { 0 };
+	struct ks_kstats s = { 0 };
 	struct ks_error err;
 
-	ks_qmp_parse_schemas(&sch, s, first, &err);
-	if (nul)
-		ks_qmp_parse_stats(&st, &sch, size && (data[0] & 1), nul + 1, size - first - 1, &err);
-	ks_qmp_stats_free(&st);
-	ks_qmp_schema_free(&sch);
+	ks_qmp_parse_stats((const char *)data, size, &s, vcpu_of, NULL, &err);
+	if (s.n)
+		ks_kstats_find(&s, s.v[0].name, s.v[0].vcpu);
+	ks_kstats_free(&s);
 	return 0;
 }
