@@ -374,9 +374,14 @@ print(n, fails, down, med(early), med(late), max(early), max(late), int(rate))
 EOF
 	stop "$EPID"
 	read -r n fails down rmin rmax pmin pmax rate < "$dir/soak.out"
-	if [ "${n:-0}" -ge $((secs * 5)) ] && [ "$fails" = 0 ] && [ "$down" = 0 ] &&
-	   [ $((pmax * 100)) -le $((pmin * 115)) ] &&
-	   [ "$rate" -ge 500000 ]; then
+	# ASan's quarantine and shadow memory grow the RSS and slow the replay:
+	# under the sanitizers the soak checks the scrapes and counters only
+	flat=1
+	case ${KS_BUILD:-} in
+	*-san) ;;
+	*) [ $((pmax * 100)) -le $((pmin * 115)) ] && [ "$rate" -ge 500000 ] || flat=0 ;;
+	esac
+	if [ "${n:-0}" -ge $((secs * 5)) ] && [ "$fails" = 0 ] && [ "$down" = 0 ] && [ $flat = 1 ]; then
 		echo "ok exporter_soak_${secs}s ($n scrapes, none failed, counters monotonic, RssAnon median $rmin then $rmax kB, peak $pmin then $pmax kB, $rate events/s)"
 	else
 		echo "not ok exporter_soak_${secs}s: $n scrapes, $fails failed, $down went down, RssAnon median $rmin then $rmax kB, peak $pmin then $pmax kB, $rate events/s"
