@@ -57,13 +57,19 @@ void cli_output_release(int slot);
  * chain to these after a second signal). */
 void cli_output_catch_signals(void);
 
-/* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync.
- * Their long options use these values (MERGE_INPUT_LONGOPTS). */
+/* An input named on the command line: "-" is standard input (a pipe is
+ * spooled to a temporary file first; the readers seek).  Returns the path
+ * to open. */
+const char *cli_input(const char *path);
+/* What PATH holds (census.h), for an empty answer; dies on read errors. */
+struct ks_census;
+void cli_census(const char *path, const char *arch, struct ks_census *c);
+/* Dies with one line when C counted no KVM event ("PATH: no KVM events
+ * WHAT: the file holds N events of other tracepoints; record ..."). */
+void cli_require_kvm(const char *path, const struct ks_census *c, const char *what);
+
+/* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync. */
 #include "kvmscope/merge.h"
-enum { OPT_MERGE_TSC_OFFSET = 0x1000, OPT_MERGE_NO_SYNC };
-#define MERGE_INPUT_LONGOPTS \
-	{ "tsc-offset", required_argument, NULL, OPT_MERGE_TSC_OFFSET }, \
-	{ "no-sync", no_argument, NULL, OPT_MERGE_NO_SYNC }
 struct merge_inputs {
 	const char **specs;
 	int n;
@@ -79,9 +85,9 @@ const char *merge_take_offset(const char *arg, void *in);
 		     "without TimeShift and without offset events); repeatable", \
 		     merge_take_offset), \
 	OPT_FLAG(0, "no-sync", &(in)->opts.no_sync, "keep guest timestamps as recorded")
-/* Take option C (getopt's value) if it is one of the input options. */
-bool merge_inputs_option(struct merge_inputs *in, const char *cmd, int c, const char *arg);
-/* Add the operands ARGV[FIRST..ARGC) and open the merge (dies on errors). */
+/* Add the operands ARGV[FIRST..ARGC) and open the merge (dies on errors).
+ * A guest without any time sync, or whose TimeShift option makes the
+ * --tsc-offset values unused, is named in a warning. */
 struct ks_merge *merge_inputs_open(struct merge_inputs *in, const char *cmd, int first, int argc,
 				   char **argv);
 void merge_inputs_free(struct merge_inputs *in);

@@ -11,6 +11,7 @@
 #include "arch/arch.h"
 #include "arch/x86_msr.h"
 #include "cli.h"
+#include "kvmscope/census.h"
 #include "options.h"
 #include "kvmscope/json.h"
 #include "kvmscope/pmu_host.h"
@@ -42,7 +43,8 @@ struct pmu_args {
 static void parse_args(struct pmu_args *a, int argc, char **argv)
 {
 	const struct opt opts[] = {
-		OPT_INPUT('i', "input", &a->input, "trace to read (report)", NULL),
+		OPT_INPUT('i', "input", &a->input, "trace to read (report; - for standard input)",
+			  "pmu reads one trace at a time"),
 		OPT_INT(0, "vcpu", &a->vcpu, "N", "only vCPU N (report)", 0, 1 << 20),
 		OPT_INT('p', "pid", &a->pid, "PID", "only this host process / VM (report)", 1,
 			INT32_MAX),
@@ -500,6 +502,25 @@ static void json_report(struct ks_pmu_trace *pt)
 	ks_json_finish(&j);
 }
 
+/* Nothing the report reads: say what the input holds instead. */
+static void explain_empty(const struct pmu_args *a, const struct ks_pmu_trace_summary *s)
+{
+	struct ks_census c;
+	char have[512];
+
+	if (s->kvm_msr || s->kvm_exit || s->kvm_entry)
+		return;
+	cli_census(a->input, NULL, &c);
+	cli_require_kvm(a->input, &c, NULL);
+	if (a->time.set) {
+		warnx_("%s: no kvm_msr, kvm_exit or kvm_entry events in the time window", a->input);
+		return;
+	}
+	ks_census_classes(&c, have, sizeof(have));
+	die("%s: no kvm_msr, kvm_exit or kvm_entry events; this file has %s", a->input,
+	    have[0] ? have : "other KVM events only");
+}
+
 static int run_report(const struct pmu_args *a)
 {
 	struct ks_source *src;
@@ -518,6 +539,7 @@ static int run_report(const struct pmu_args *a)
 		ks_pmu_trace_add(pt, &rec);
 	if (r < 0)
 		die("%s", err.msg);
+	explain_empty(a, ks_pmu_trace_summary(pt));
 	if (a->json) {
 		json_report(pt);
 	} else {
@@ -538,5 +560,6 @@ int cmd_pmu(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	parse_args(&a, argc, argv);
+	a.input = cli_input(a.input);
 	return a.check ? run_check(&a) : run_report(&a);
 }

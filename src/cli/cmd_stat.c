@@ -139,6 +139,7 @@ static void setup(struct stat_args *a)
 
 	if (!a->input)
 		a->input = "perf.data.guest";
+	a->input = cli_input(a->input);
 	a->report.vcpu = a->cfg.vcpu;
 	a->report.input = a->input;
 	if (a->report.format == KS_STAT_PERF) {
@@ -183,19 +184,11 @@ static void explain_empty(const struct stat_args *a, const struct ks_stat *st)
 	static struct ks_census c;
 	size_t nthreads = ks_stat_attribution(st, &threads);
 	int nvms = 0;
-	struct ks_source *src;
-	struct ks_error err;
 	char have[512];
 	int i;
 
-	if (ks_source_open_flags(&src, a->input, KS_OPEN_NO_SYMBOLS, &err) < 0 ||
-	    ks_census(src, a->cfg.arch, &c, &err) < 0)
-		die("%s", err.msg);
-	ks_source_close(src);
-	if (!c.kvm_events)
-		die("%s: no KVM events: the file holds %llu events of other tracepoints; record "
-		    "kvm:* events ('perf kvm stat record', 'trace-cmd record -e kvm')", a->input,
-		    (unsigned long long)c.events);
+	cli_census(a->input, a->cfg.arch, &c);
+	cli_require_kvm(a->input, &c, NULL);
 	if (a->cfg.arch && c.detected_arch && strcmp(c.detected_arch, a->cfg.arch))
 		die("%s: --arch %s, but the file's KVM events are %s's", a->input, a->cfg.arch,
 		    c.detected_arch);
