@@ -98,7 +98,8 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "only these host processes (VMs)", take_pids),
 		OPT_STRING('k', "key", &a->report.sort_key, "KEY",
 			   "sort by sample (default), time (total), mean_t, max_t,\n"
-			   "min_t, ev_name or p99"),
+			   "min_t, ev_name or p99 (-s, --sort: the same)"),
+		OPT_ALIAS('s', "sort", "key"),
 		OPT_TIME(&a->time),
 		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
 		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),

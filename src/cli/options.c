@@ -315,6 +315,7 @@ static void apply(const struct opt_cmd *cmd, const struct opt *o, const char *ar
 	}
 	case OPT_T_END:
 	case OPT_T_GROUP:
+	case OPT_T_ALIAS:
 		break;
 	}
 }
@@ -359,6 +360,20 @@ static bool takes_arg(const struct opt *o)
 	return o->type != OPT_T_FLAG && o->type != OPT_T_SET;
 }
 
+/* The index of the option an alias stands for (K itself otherwise). */
+static int resolve_alias(const struct opt_cmd *cmd, const struct opt *opts, int k)
+{
+	int j;
+
+	if (opts[k].type != OPT_T_ALIAS)
+		return k;
+	for (j = 0; opts[j].type != OPT_T_END; j++)
+		if (opts[j].type != OPT_T_ALIAS && opts[j].long_name &&
+		    !strcmp(opts[j].long_name, opts[k].help))
+			return j;
+	usage_error(cmd->name, "internal: alias of unknown option --%s", opts[k].help);
+}
+
 int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, char **argv)
 {
 	struct option longopts[MAX_OPTS + 2];
@@ -374,14 +389,15 @@ int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, c
 			usage_error(cmd->name, "internal: too many options");
 		if (o->type == OPT_T_GROUP)
 			continue;
-		if (o->long_name)
+		o = &opts[resolve_alias(cmd, opts, n)];
+		if (opts[n].long_name)
 			longopts[nl++] = (struct option){
-				o->long_name,
+				opts[n].long_name,
 				!takes_arg(o) ? no_argument :
 				o->optional_arg ? optional_argument : required_argument,
-				NULL, 0x1000 + n };
-		if (o->short_name) {
-			shorts[ns++] = (char)o->short_name;
+				NULL, 0x1000 + (int)(o - opts) };
+		if (opts[n].short_name) {
+			shorts[ns++] = (char)opts[n].short_name;
 			if (takes_arg(o))
 				shorts[ns++] = ':';
 			if (takes_arg(o) && o->optional_arg)
@@ -419,7 +435,7 @@ int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, c
 			k = c - 0x1000;
 		for (j = 0; k < 0 && opts[j].type != OPT_T_END; j++)
 			if (opts[j].short_name == c)
-				k = j;
+				k = resolve_alias(cmd, opts, j);
 		if (k < 0)
 			usage_error(cmd->name, "internal: option %d not in the table", c);
 		check_conflicts(cmd, opts, k, optarg);
@@ -487,6 +503,8 @@ void options_help(const struct opt_cmd *cmd, const struct opt *opts, FILE *out)
 		fprintf(out, "\n%s", cmd->intro);
 	fputc('\n', out);
 	for (k = 0; opts[k].type != OPT_T_END; k++) {
+		if (opts[k].type == OPT_T_ALIAS)
+			continue;
 		if (opts[k].type == OPT_T_GROUP)
 			fprintf(out, "\n%s\n", opts[k].help);
 		else

@@ -41,6 +41,7 @@ enum opt_type {
 	OPT_T_LIST,     /* appended to a const char *[.max] with an int count */
 	OPT_T_CALLBACK, /* .cb(arg, .value) returns 0 or a message (usage error) */
 	OPT_T_INPUT,    /* one input file: a second one is an error */
+	OPT_T_ALIAS,    /* another spelling of the option named .help (not in --help) */
 };
 
 struct opt {
@@ -83,6 +84,10 @@ struct opt {
 	.long_name = (l), .value = (v), .count = (n), .max = (maxn), .argh = (a), .help = (h) }
 #define OPT_CALLBACK(s, l, v, a, h, fn) { .type = OPT_T_CALLBACK, .short_name = (s), \
 	.long_name = (l), .value = (v), .argh = (a), .help = (h), .cb = (fn) }
+/* -S / --LONG mean the option whose long name is TARGET (perf's spellings,
+ * the sort key's two names); not listed in --help. */
+#define OPT_ALIAS(s, l, target) { .type = OPT_T_ALIAS, .short_name = (s), .long_name = (l), \
+	.help = (target) }
 #define OPT_INPUT(s, l, v, h, instead) { .type = OPT_T_INPUT, .short_name = (s), \
 	.long_name = (l), .value = (v), .argh = "FILE", .help = (h), .second = (instead) }
 
