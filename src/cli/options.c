@@ -381,6 +381,8 @@ int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, c
 	size_t ns = 0;
 	int n = 0, nl = 0, c, idx;
 
+	if (cmd->stop_at_operand)
+		shorts[ns++] = '+';
 	shorts[ns++] = ':'; /* a missing argument returns ':' */
 	for (n = 0; opts[n].type != OPT_T_END; n++) {
 		const struct opt *o = &opts[n];

@@ -97,6 +97,7 @@ struct opt_cmd {
 	const char *synopsis; /* "[-i FILE] [options]" */
 	const char *intro;    /* paragraphs before the options */
 	const char *outro;    /* paragraphs after them; NULL for none */
+	bool stop_at_operand; /* options end at the first operand (a command to run) */
 };
 
 /* Parse ARGV[1..ARGC) against OPTS (getopt_long rules: options and operands
