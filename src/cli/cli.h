@@ -29,14 +29,17 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* The index of S in NAMES (NULL-terminated), or a usage error of CMD that
- * lists them: "OPT: auto, phys or virt". */
-int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names);
-
-/* --kernel-unwind auto|orc|fp|none (auto: ORC, *is_auto set) and
- * --orc-layout auto|pre-6.4|6.4, shared by sample and unwind. */
-enum ks_kunwind parse_kernel_unwind(const char *cmd, const char *s, bool *is_auto);
-int parse_orc_layout(const char *cmd, const char *s);
+/* --kernel-unwind auto|orc|fp|none (index 0, auto: ORC that falls back to
+ * frame pointers) and --orc-layout auto|pre-6.4|6.4, shared by sample and
+ * unwind: table entries (options.h) of an int index into these. */
+extern const char *const kunwind_names[];
+extern const enum ks_kunwind kunwind_values[];
+extern const char *const orc_layout_names[];
+extern const int orc_layout_values[];
+#define OPT_KERNEL_UNWIND(idx) OPT_CHOICE(0, "kernel-unwind", (idx), "M", \
+	"auto (default), orc, fp or none", kunwind_names)
+#define OPT_ORC_LAYOUT(idx) OPT_CHOICE(0, "orc-layout", (idx), "L", \
+	"auto (default), pre-6.4 or 6.4", orc_layout_names)
 
 /* Output files (output.c, over kvmscope/outfile.h): written to a temporary
  * file renamed over PATH when complete.  cli_output_check() runs the checks
