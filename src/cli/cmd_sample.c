@@ -372,14 +372,25 @@ static int setup_kernel_unwind(struct sampler *s, const struct ks_guestsyms *gs,
 {
 	struct ks_x86_regs r;
 	struct ks_orc_info info;
+	char msg[sizeof(err->msg)];
 
 	s->unw.user = true;
 	s->unw.kernel = s->a->kunwind;
-	if (s->a->kunwind != KS_KUNWIND_ORC)
+	if (s->a->kunwind != KS_KUNWIND_ORC && !s->a->syms.kallsyms)
 		return 0;
 	if (read_vcpu_regs(s, 0, &r, err) < 0)
 		return -1;
 	ks_gdbmem_reset(&s->gm);
+	/* kallsyms of another boot would give [unknown] frames only */
+	if (s->a->syms.kallsyms &&
+	    ks_guestsyms_check_kernel(gs->kernel, &s->vm, r.cr3, r.cr4, 0, err) < 0) {
+		if (ks_gdb_expired(s->g))
+			return -1;
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		return ks_error_set(err, "%s: %s", s->a->syms.kallsyms, msg);
+	}
+	if (s->a->kunwind != KS_KUNWIND_ORC)
+		return 0;
 	ks_vmem_reset(&s->vm, r.cr3, r.cr4);
 	if (ks_guest_orc_setup(&s->orc, &s->vm, gs->kernel, s->a->layout, &info, err) < 0) {
 		if (!s->a->kunwind_auto || ks_gdb_expired(s->g))

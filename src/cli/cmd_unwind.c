@@ -113,6 +113,25 @@ static void load_symbols(struct unwind_args *a, struct ks_qemudump *d, struct ks
 		die("%s", err.msg);
 }
 
+/* kallsyms of another boot (or kernel) give [unknown] frames: say so. */
+static void check_kernel_symbols(const struct unwind_args *a, struct ks_qemudump *d,
+				 const struct ks_guestsyms *gs)
+{
+	uint64_t stext = 0;
+	struct ks_x86_regs r;
+	struct ks_error err;
+	struct ks_vmem vm;
+
+	if (!a->syms.kallsyms || !gs->kernel)
+		return;
+	if (ks_qemudump_vmcoreinfo_u64(d, "SYMBOL(_stext)", &stext) < 0)
+		stext = 0;
+	ks_qemudump_regs(d, 0, &r);
+	ks_vmem_init(&vm, ks_qemudump_mem(d));
+	if (ks_guestsyms_check_kernel(gs->kernel, &vm, r.cr3, r.cr4, stext, &err) < 0)
+		die("%s: %s", a->syms.kallsyms, err.msg);
+}
+
 int cmd_unwind(int argc, char **argv)
 {
 	struct unwind_args a;
@@ -135,6 +154,7 @@ int cmd_unwind(int argc, char **argv)
 		    ks_qemudump_vcpus(d), ks_qemudump_vcpus(d) == 1 ? "" : "s",
 		    ks_qemudump_vcpus(d) ? ks_qemudump_vcpus(d) - 1 : 0);
 	load_symbols(&a, d, &gs);
+	check_kernel_symbols(&a, d, &gs);
 	setup_unwinder(&a, d, &gs, &orc, &u);
 	if (!a.folded && ks_qemudump_vmcoreinfo_u64(d, "KERNELOFFSET", &off) == 0)
 		printf("vmcoreinfo: KERNELOFFSET=0x%" PRIx64 "\n", off);
