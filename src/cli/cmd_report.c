@@ -85,21 +85,13 @@ static struct ks_symtab *new_tab(struct loaded *l)
 
 static const char *take_by(const char *arg, void *value)
 {
+	static const char *const names[] = { "vm", "pid", "vcpu", NULL };
+	static const unsigned bits[] = { KS_PROF_VM, KS_PROF_VM, KS_PROF_VCPU };
 	struct report_args *a = value;
-	char buf[128], *tok, *save = NULL;
-	unsigned dims = 0;
+	unsigned dims;
 
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "vm") || !strcmp(tok, "pid"))
-			dims |= KS_PROF_VM;
-		else if (!strcmp(tok, "vcpu"))
-			dims |= KS_PROF_VCPU;
-		else
-			return "takes vm and vcpu separated by commas";
-	}
-	if (!dims)
-		return "needs vm, vcpu or vm,vcpu";
+	if (parse_name_set(arg, names, bits, &dims) < 0)
+		return "takes vm and vcpu separated by commas";
 	a->by |= dims;
 	return NULL;
 }

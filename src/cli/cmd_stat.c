@@ -50,22 +50,14 @@ struct stat_args {
 
 static unsigned parse_dims(const char *arg)
 {
-	char buf[128], *tok, *save = NULL;
-	unsigned dims = 0;
+	static const char *const names[] = { "reason", "key", "event", "vcpu", "vm", "pid", NULL };
+	static const unsigned bits[] = { KS_DIM_KEY, KS_DIM_KEY, KS_DIM_KEY, KS_DIM_VCPU,
+					 KS_DIM_VM, KS_DIM_VM };
+	unsigned dims;
 
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "reason") || !strcmp(tok, "key") || !strcmp(tok, "event"))
-			dims |= KS_DIM_KEY;
-		else if (!strcmp(tok, "vcpu"))
-			dims |= KS_DIM_VCPU;
-		else if (!strcmp(tok, "vm") || !strcmp(tok, "pid"))
-			dims |= KS_DIM_VM;
-		else
-			usage_error("stat", "--by takes reason, vcpu and vm, not '%s'", tok);
-	}
-	if (!dims)
-		usage_error("stat", "--by needs at least one of reason, vcpu, vm");
+	if (parse_name_set(arg, names, bits, &dims) < 0)
+		usage_error("stat", "--by takes reason, vcpu and vm separated by commas, not '%s'",
+			    arg);
 	return dims;
 }
 

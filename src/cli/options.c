@@ -148,6 +148,30 @@ void apply_time_window(struct ks_source *src, const char *path, const struct tim
 		ks_source_set_window(src, start, end);
 }
 
+int parse_name_set(const char *s, const char *const *names, const unsigned *bits,
+		   unsigned *out)
+{
+	const char *p = s;
+	unsigned set = 0;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int i;
+
+		for (i = 0; names[i]; i++)
+			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+				break;
+		if (!len || !names[i])
+			return -1;
+		set |= bits[i];
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*out = set;
+	return 0;
+}
+
 int parse_pid_list(const char *s, int32_t *pids, int max, int *n)
 {
 	const char *p = s;

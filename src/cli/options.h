@@ -138,6 +138,12 @@ void apply_time_window(struct ks_source *src, const char *path, const struct tim
 bool resolve_time_window(const char *path, const struct time_window *w, uint64_t *start,
 			 uint64_t *end);
 
+/* A comma list of names ("vm,vcpu") as the OR of their BITS (NAMES is
+ * NULL-terminated; names may share bits, as aliases).  0 with *OUT set, or
+ * -1 when S is empty, too long or names something else. */
+int parse_name_set(const char *s, const char *const *names, const unsigned *bits,
+		   unsigned *out);
+
 /* PIDS from "PID[,PID...]": process ids 1..INT32_MAX, at most MAX of
  * them (appended at *N).  0, or -1 when S is not such a list. */
 int parse_pid_list(const char *s, int32_t *pids, int max, int *n);
