@@ -75,7 +75,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 {
 	const struct opt opts[] = {
 		OPT_INPUT('i', "input", &a->input, "input file",
-			  "for a host and a guest recording use 'kvmscope merge' or 'report --guest-trace'"),
+			  "for a host and a guest recording use 'kvmscope merge' or 'kvmscope report -i HOST -i GUEST'"),
 		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS",
 			   "vmexit (default); x86: mmio, ioport, msr; arm64: trap;\npowerpc: hcall"),
 		OPT_CHOICE(0, "measure", &a->measure, "M",
