@@ -70,6 +70,31 @@ void cli_census(const char *path, const char *arch, struct ks_census *c);
 /* Dies with one line when C counted no KVM event ("PATH: no KVM events
  * WHAT: the file holds N events of other tracepoints; record ..."). */
 void cli_require_kvm(const char *path, const struct ks_census *c, const char *what);
+/* An answer without the WANT it needs ("kvm_exit events"): dies with what
+ * PATH holds instead: cli_require_kvm()'s line, or "PATH: no WANT; this
+ * file has vmexit (5860), ..." (its KVM event classes). */
+_Noreturn void cli_explain_missing(const char *path, const char *want);
+
+/* --file-version 6|7 and --compression zstd|zlib|none of the commands that
+ * write a trace.dat (convert, record): OPT_TDW_FORMAT(&f) in the table
+ * (options.h), then tdw_format_resolve() sets f.version and f.compression
+ * (a usage error for a compressed version 6). */
+struct tdw_format {
+	int version_idx, compression_idx; /* the options' indexes */
+	int version;
+	const char *compression;
+};
+#define TDW_FORMAT_INIT { .version_idx = 1 }
+extern const char *const tdw_version_names[];
+extern const char *const tdw_compression_names[];
+#define OPT_TDW_FORMAT(f) \
+	OPT_CHOICE(0, "file-version", &(f)->version_idx, "6|7", \
+		   "trace.dat file version (default 7)", tdw_version_names), \
+	OPT_CHOICE(0, "compression", &(f)->compression_idx, "ALG", \
+		   "zstd (default for version 7), zlib or none; version 6\n" \
+		   "files are never compressed", tdw_compression_names)
+struct opt;
+void tdw_format_resolve(const char *cmd, const struct opt *opts, struct tdw_format *f);
 
 /* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync. */
 #include "kvmscope/merge.h"

@@ -11,7 +11,6 @@
 #include "arch/arch.h"
 #include "arch/x86_msr.h"
 #include "cli.h"
-#include "kvmscope/census.h"
 #include "options.h"
 #include "kvmscope/json.h"
 #include "kvmscope/pmu_host.h"
@@ -505,20 +504,12 @@ static void json_report(struct ks_pmu_trace *pt)
 /* Nothing the report reads: say what the input holds instead. */
 static void explain_empty(const struct pmu_args *a, const struct ks_pmu_trace_summary *s)
 {
-	struct ks_census c;
-	char have[512];
-
 	if (s->kvm_msr || s->kvm_exit || s->kvm_entry)
 		return;
-	cli_census(a->input, NULL, &c);
-	cli_require_kvm(a->input, &c, NULL);
-	if (a->time.set) {
+	if (a->time.set)
 		warnx_("%s: no kvm_msr, kvm_exit or kvm_entry events in the time window", a->input);
-		return;
-	}
-	ks_census_classes(&c, have, sizeof(have));
-	die("%s: no kvm_msr, kvm_exit or kvm_entry events; this file has %s", a->input,
-	    have[0] ? have : "other KVM events only");
+	else
+		cli_explain_missing(a->input, "kvm_msr, kvm_exit or kvm_entry events");
 }
 
 static int run_report(const struct pmu_args *a)

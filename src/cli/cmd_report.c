@@ -15,7 +15,6 @@
 
 #include "cli.h"
 #include "options.h"
-#include "kvmscope/census.h"
 #include "kvmscope/json.h"
 #include "kvmscope/profile.h"
 #include "kvmscope/source.h"
@@ -31,6 +30,7 @@ static const struct opt_cmd report_cmd = {
 		 "record', cycles:G) and guest addresses of exit tracepoints (x86 kvm_exit rip,\n"
 		 "powerpc HV_DECREMENTER exits, arm64 kvm_exit pc), resolved per VM.\n",
 	.outro = "A second -i (and any further one) is a guest's trace.dat, as --guest-trace.\n"
+		 "The sort key may also be given as -k/--key, the spelling of kvmscope stat.\n"
 		 "Unresolved addresses show as [unknown]; guest user addresses without a\n"
 		 "--guest-binary as [guest user].  See kvmscope-report(1).\n",
 };
@@ -147,7 +147,7 @@ static void parse_args(struct report_args *a, int argc, char **argv)
 		OPT_CALLBACK(0, "by", a, "DIMS", "split rows by vm and/or vcpu (e.g. vm,vcpu)",
 			     take_by),
 		OPT_CHOICE('s', "sort", &a->sort_idx, "KEY",
-			   "sym (default), dso or reason (-k, --key: the same)", sort_names),
+			   "sym (default), dso or reason", sort_names),
 		OPT_ALIAS('k', "key", "sort"),
 		OPT_FLAG(0, "offsets", &a->offsets, "rows per address (symbol+offset)"),
 		OPT_FLAG(0, "no-exits", &a->no_exits, "do not print the exits-by-guest-code table"),
@@ -621,9 +621,6 @@ static void write_stacks(const struct report_args *a, struct ks_profile *p, cons
 /* No sample at all: say what the input holds instead of an empty table. */
 static void explain_empty(const struct report_args *a, const struct ks_profile_totals *t)
 {
-	struct ks_census c;
-	char have[512];
-
 	if (a->time.set) {
 		warnx_("%s: no guest samples and no exits in the time window", a->input);
 		return;
@@ -632,18 +629,12 @@ static void explain_empty(const struct report_args *a, const struct ks_profile_t
 		die("%s: no guest samples: all %" PRIu64 " PMU samples are of host mode; record the "
 		    "guest with 'perf kvm record' or 'perf record -e cycles:G'", a->input,
 		    t->host_samples);
-	cli_census(a->input, NULL, &c);
-	if (!c.kvm_events)
-		die("%s: no guest samples and no KVM exits: the file holds %llu events of other "
-		    "tracepoints; record 'perf kvm record' (guest samples) or kvm:kvm_exit", a->input,
-		    (unsigned long long)c.events);
 	if (a->cfg.nsample_exits) {
 		warnx_("%s: no exit matches --sample-exits", a->input);
 		return;
 	}
-	ks_census_classes(&c, have, sizeof(have));
-	die("%s: no exits with a guest address (kvm_exit) to profile; this file has %s", a->input,
-	    have[0] ? have : "other KVM events only");
+	cli_explain_missing(a->input, "guest samples and no exits with a guest address "
+			    "(kvm_exit) to profile");
 }
 
 static void run(struct report_args *a)

@@ -70,3 +70,14 @@ void cli_require_kvm(const char *path, const struct ks_census *c, const char *wh
 		    "kvm:* events ('perf kvm stat record', 'trace-cmd record -e kvm')", path,
 		    what ? " " : "", what ? what : "", (unsigned long long)c->events);
 }
+
+void cli_explain_missing(const char *path, const char *want)
+{
+	struct ks_census c;
+	char have[512];
+
+	cli_census(path, NULL, &c);
+	cli_require_kvm(path, &c, NULL);
+	ks_census_classes(&c, have, sizeof(have));
+	die("%s: no %s; this file has %s", path, want, have[0] ? have : "other KVM events only");
+}

@@ -146,8 +146,8 @@ done <<'ROWS'
 2|--folded and --flamegraph|report -i $H/host-tsync.trace.dat --folded $O/x --flamegraph $O/x
 2|standard output|report -i $H/host-tsync.trace.dat --folded - --json
 # report: runtime
-1|no guest samples and no KVM exits|report -i $H/guest-only.trace.dat --flamegraph $O/f.svg
-1|no guest samples and no KVM exits|report -i $H/host-6.8rt-empty.trace.dat
+1|no KVM events|report -i $H/guest-only.trace.dat --flamegraph $O/f.svg
+1|no KVM events|report -i $H/host-6.8rt-empty.trace.dat
 1|is not a guest of|report -i $H/host-2vcpu-22k.trace.dat -i $H/guest-tsync.trace.dat --folded $O/f
 1|$T/nonexistent|report -i $T/nonexistent --folded $O/f
 1|$T/dir|report -i $H/host-tsync.trace.dat --folded $T/dir
