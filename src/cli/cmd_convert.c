@@ -39,12 +39,9 @@ static const struct opt_cmd convert_cmd = {
 		 "See kvmscope-convert(1).\n",
 };
 
-static const char *const version_names[] = { "6", "7", NULL };
-static const char *const compression_names[] = { "zstd", "zlib", "none", NULL };
-
 struct convert_args {
-	const char *input, *output, *compression;
-	int version, version_idx, compression_idx;
+	const char *input, *output;
+	struct tdw_format fmt;
 	bool quiet;
 	struct time_window time;
 };
@@ -103,18 +100,14 @@ static void parse_args(int argc, char **argv, struct convert_args *a)
 		OPT_INPUT('i', "input", &a->input, "input file (- for standard input)",
 			  "convert one input at a time ('kvmscope merge' shows several together)"),
 		OPT_STRING('o', "output", &a->output, "FILE", "output trace.dat"),
-		OPT_CHOICE(0, "file-version", &a->version_idx, "6|7",
-			   "trace.dat file version (default 7)", version_names),
-		OPT_CHOICE(0, "compression", &a->compression_idx, "ALG",
-			   "zstd (default for version 7), zlib or none; version 6\n"
-			   "files are never compressed", compression_names),
+		OPT_TDW_FORMAT(&a->fmt),
 		OPT_TIME(&a->time),
 		OPT_FLAG('q', "quiet", &a->quiet, "no summary line on stderr"),
 		OPT_END(),
 	};
 	int first;
 
-	a->version_idx = 1;
+	a->fmt = (struct tdw_format)TDW_FORMAT_INIT;
 	first = parse_options(&convert_cmd, opts, argc, argv);
 	if (first < argc && !a->input)
 		a->input = argv[first++];
@@ -125,14 +118,7 @@ static void parse_args(int argc, char **argv, struct convert_args *a)
 		usage_error("convert", "unexpected argument '%s'", argv[first]);
 	if (!a->input || !a->output)
 		usage_error("convert", "both -i INPUT and -o OUTPUT are needed");
-	a->version = a->version_idx ? 7 : 6;
-	if (option_given(opts, "compression"))
-		a->compression = compression_names[a->compression_idx];
-	else
-		a->compression = a->version == 7 ? "zstd" : "none";
-	if (a->version == 6 && strcmp(a->compression, "none"))
-		usage_error("convert", "--file-version 6 files cannot be compressed (--compression %s)",
-			    a->compression);
+	tdw_format_resolve("convert", opts, &a->fmt);
 }
 
 /* A trace.dat keeps its stored timestamps (raw counters, TSC2NSEC and clock)
@@ -151,8 +137,8 @@ static void set_opts(struct ks_source *src, const struct convert_args *a, struct
 	struct tep_handle *tep = ks_source_tep(src);
 
 	memset(o, 0, sizeof(*o));
-	o->file_version = a->version;
-	o->compression = a->compression;
+	o->file_version = a->fmt.version;
+	o->compression = a->fmt.compression;
 	o->nr_cpus = info->nr_cpus > 0 ? (uint32_t)info->nr_cpus : 1;
 	if (tep) {
 		int ps = tep_get_page_size(tep), ls = tep_get_long_size(tep);
@@ -443,8 +429,8 @@ int cmd_convert(int argc, char **argv)
 		die("%s", err.msg);
 	if (!a.quiet)
 		fprintf(stderr, "kvmscope convert: %s -> %s: %" PRIu64 " events, %" PRIu64
-			" formats, v%d %s%s%s\n", a.input, a.output, n.events, nformats, a.version,
-			a.compression, o.has_tsc2nsec ? ", x86-tsc with TSC2NSEC" : "",
+			" formats, v%d %s%s%s\n", a.input, a.output, n.events, nformats, a.fmt.version,
+			a.fmt.compression, o.has_tsc2nsec ? ", x86-tsc with TSC2NSEC" : "",
 			n.no_format ? " (records without a tracepoint format skipped)" : "");
 	if (!a.quiet && n.lost)
 		fprintf(stderr, "kvmscope convert: the input reports %" PRIu64

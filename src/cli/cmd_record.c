@@ -41,9 +41,6 @@ static const struct opt_cmd record_cmd = {
 	.stop_at_operand = true,
 };
 
-static const char *const version_names[] = { "6", "7", NULL };
-static const char *const compression_names[] = { "zstd", "zlib", "none", NULL };
-
 #define MAX_EVENTS 128
 #define MAX_PIDS 256
 #define DRAIN_PAGES 8192 /* pages per CPU per round before looking at the others */
@@ -54,10 +51,10 @@ struct record_args {
 	size_t nevents;
 	int32_t pids[MAX_PIDS];
 	int npids;
-	const char *filter, *clock, *compression;
+	const char *filter, *clock;
 	double duration;
 	long long buffer_kb;
-	int version, version_idx, compression_idx, npid_list;
+	struct tdw_format fmt;
 	bool quiet;
 	char **cmd;
 };
@@ -134,29 +131,20 @@ static void parse_args(int argc, char **argv, struct record_args *a)
 			    "stop after SECS seconds (fractions allowed)", 1, 10000000000LL),
 		OPT_INT('b', "buffer-kb", &a->buffer_kb, "KB",
 			"per-CPU ring buffer size (default 16384)", 4, 1 << 22),
-		OPT_CHOICE(0, "file-version", &a->version_idx, "V", "6 or 7 (default 7)",
-			   version_names),
-		OPT_CHOICE(0, "compression", &a->compression_idx, "C",
-			   "zstd (default), zlib or none (version 7 only)", compression_names),
+		OPT_TDW_FORMAT(&a->fmt),
 		OPT_FLAG('q', "quiet", &a->quiet, "no progress line and no summary"),
 		OPT_END(),
 	};
 	int first;
 
 	a->output = "trace.dat";
-	a->version_idx = 1;
+	a->fmt = (struct tdw_format)TDW_FORMAT_INIT;
 	a->buffer_kb = 16384;
 	/* options end at the first operand, the command to run */
 	first = parse_options(&record_cmd, opts, argc, argv);
 	if (first < argc)
 		a->cmd = argv + first;
-	a->version = a->version_idx ? 7 : 6;
-	a->compression = compression_names[a->compression_idx];
-	if (a->version == 6 && option_given(opts, "compression") && strcmp(a->compression, "none"))
-		usage_error("record", "--file-version 6 files cannot be compressed (--compression %s)",
-			    a->compression);
-	if (a->version == 6)
-		a->compression = "none";
+	tdw_format_resolve("record", opts, &a->fmt);
 	check_pids(a);
 }
 
@@ -268,8 +256,8 @@ static struct ks_tdw *create_writer(const struct record_args *a, struct ks_live 
 	struct ks_tdw *w;
 	char *dup;
 
-	o.file_version = a->version;
-	o.compression = a->compression;
+	o.file_version = a->fmt.version;
+	o.compression = a->fmt.compression;
 	o.nr_cpus = (uint32_t)ks_live_nr_cpus(l);
 	o.page_size = ks_live_page_size(l);
 	o.long_size = sizeof(long);

@@ -28,7 +28,8 @@ static const struct opt_cmd stat_cmd = {
 	.outro = "Times run from the exit (begin event) to the next entry of the same host thread\n"
 		 "(--measure run: from the entry to the next exit).  --format perf measures what\n"
 		 "perf measures on the input's architecture.  Every report says which source\n"
-		 "mapped each host thread to its VM and vCPU.  See kvmscope-stat(1).\n",
+		 "mapped each host thread to its VM and vCPU.  The sort key may also be given\n"
+		 "as -s/--sort, the spelling of kvmscope report.  See kvmscope-stat(1).\n",
 };
 
 static const char *const measure_names[] = { "handling", "run", NULL };
@@ -90,7 +91,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "only these host processes (VMs)", take_pids),
 		OPT_STRING('k', "key", &a->report.sort_key, "KEY",
 			   "sort by sample (default), time (total), mean_t, max_t,\n"
-			   "min_t, ev_name or p99 (-s, --sort: the same)"),
+			   "min_t, ev_name or p99"),
 		OPT_ALIAS('s', "sort", "key"),
 		OPT_TIME(&a->time),
 		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
