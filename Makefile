@@ -6,8 +6,10 @@
 #                   (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, ...; uninstall too)
 #   make deb        build the Debian package (scripts/build-deb.sh)
 #   make demo       install dependencies, build, and run kvmscope on real data
-#   make check      install dependencies, build, run the whole test suite
+#   make check      install dependencies, build, run the test suite (TAP;
+#                   in parallel: make check -j2; tests/run.sh says more)
 #   make check SAN=1  the same built with AddressSanitizer + UBSan (build-san/)
+#   make check-lab  the QEMU lab: kvmscope sample / unwind on a real guest
 #   make bench      benchmarks against perf / trace-cmd (prints ratios)
 #   make fuzz       build the libFuzzer targets and run each FUZZ_SECONDS
 #
@@ -31,13 +33,15 @@ endif
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = libtraceevent libtracefs libzstd zlib libelf
+PKGS = libtraceevent libtracefs libzstd zlib libelf libmicrohttpd ncursesw json-c
 # The Debian package that provides each pkg-config module.
 deb_libtraceevent = libtraceevent-dev
 deb_libtracefs = libtracefs-dev
 deb_libzstd = libzstd-dev
 deb_zlib = zlib1g-dev
 deb_libelf = libelf-dev
+deb_ncursesw = libncurses-dev
+deb_json-c = libjson-c-dev
 WERROR ?= -Werror
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
@@ -99,7 +103,7 @@ TOOLS = $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all tests tools deps demo check bench fuzz clean install uninstall deb print-version FORCE
+.PHONY: all tests tools deps demo check check-lab bench fuzz clean install uninstall deb print-version FORCE
 # Keep the object files of tests and tools (make would delete them as intermediates).
 .SECONDARY:
 all: $(BIN)
@@ -150,6 +154,10 @@ demo: deps
 check: deps
 	@$(MAKE) --no-print-directory tests
 	@tests/run.sh $(BUILD)
+
+check-lab: deps
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh $(BUILD) tests/lab/lab_test.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory tests

@@ -6,10 +6,10 @@
 # build-fuzz/ ($FUZZ_OUT).  Seed corpora: tests/fuzz/corpus/<name>/ (small
 # committed inputs, where there are any), inputs made here (below) and the
 # real recordings in ../shared/data listed in tests/fuzz/seeds-<name>.txt.  A
-# crash leaves its input in build-fuzz/crashes/<name>/ and fails the run
-# (with FUZZ_FINDINGS_FATAL=0 a new finding is only reported: CI uses that so
-# that a random new finding does not make every build red; the committed
-# regression inputs under tests/fuzz/regress/<name>/ always fail the run).
+# finding fails the run and leaves its input in build-fuzz/crashes/<name>/
+# (and in $FUZZ_ARTIFACTS/<name>/ when set; scripts/fuzz-run.sh); with
+# FUZZ_FINDINGS_FATAL=0 it is only reported.  A failing committed regression
+# input (tests/fuzz/regress/<name>/) always fails the run.
 set -eu
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,9 +17,9 @@ cd "$root"
 out=${FUZZ_OUT:-build-fuzz}
 shared=${KS_SHARED:-$root/../shared}
 CC=${FUZZ_CC:-clang}
-flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf)"
+flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf json-c)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf) -lm -lpthread"
+libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf json-c) -lm -lpthread"
 mkdir -p "$out/obj"
 # stale OBJ: OBJ is missing or older than a file it was built from (its
 # source and headers, from the dependency file the compiler wrote).
@@ -105,6 +105,8 @@ for f in tests/fuzz/fuzz_*.c; do
 	corpus="$out/corpus/$name"
 	mkdir -p "$corpus" "$out/crashes/$name"
 	[ -d "tests/fuzz/corpus/$name" ] && cp -n tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
+	# the regression inputs are seeds too (crafted files reach deep paths)
+	[ -d "tests/fuzz/regress/$name" ] && cp -n tests/fuzz/regress/"$name"/* "$corpus"/ 2>/dev/null || true
 	[ -d "$seeds/${name#fuzz_}" ] && cp -n "$seeds/${name#fuzz_}"/* "$corpus"/ 2>/dev/null || true
 	# tests/fuzz/seeds-NAME.txt: "PATH BYTES" per line, a file under
 	# ../shared/data (gunzipped if .gz) cut to its first BYTES bytes
@@ -128,33 +130,6 @@ for f in tests/fuzz/fuzz_*.c; do
 done
 [ "$secs" != 0 ] || exit $status # 0: build and seed only (for scripts/fuzz-campaign.sh)
 
-# fuzz_one NAME: run NAME for $secs seconds; print one line of result (and
-# the sanitizer's summary after a finding).
-fuzz_one() {
-	local name=$1 bin="$out/$1" log="$out/$1.log" execs
-	if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 \
-		-artifact_prefix="$out/crashes/$name/" "$out/corpus/$name" >"$log" 2>&1; then
-		execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-		[ -n "$execs" ] || execs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#')
-		echo "$name: ${execs:-?} executions in ${secs}s, no finding"
-	else
-		echo "$name: FINDING, see $log and $out/crashes/$name/"
-		grep -E 'ERROR|SUMMARY' "$log" | head -5
-	fi
-}
-
-# The timed runs, FUZZ_JOBS at a time (default: one per CPU); results are
-# printed in the targets' order.
-jobs_max=${FUZZ_JOBS:-$(nproc)}
-for name in "${targets[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
-	fuzz_one "$name" >"$out/$name.result" &
-done
-wait
-for name in "${targets[@]}"; do
-	cat "$out/$name.result"
-	if grep -q "^$name: FINDING" "$out/$name.result"; then
-		[ "${FUZZ_FINDINGS_FATAL:-1}" = 0 ] || status=1
-	fi
-done
+# The timed runs and their verdict (a new finding fails the run).
+scripts/fuzz-run.sh "$out" "$secs" "${targets[@]}" || status=1
 exit $status

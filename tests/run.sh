@@ -1,61 +1,196 @@
 #!/bin/bash
-# run.sh BUILD - run every test program and test script, print the totals.
+# run.sh BUILD [TEST...] - run the test programs and test scripts in
+# parallel and print TAP.
 #
-# Test programs: BUILD/tests/*/test_*.  Test scripts: tests/*/*_test.sh, run
-# with KVMSCOPE (the binary), KS_BUILD, KS_SHARED and KS_TMP in the
-# environment.  Every line "ok X" / "not ok X: why" / "skip X: why" counts.
-# The five slowest (seconds) are named before the last line, which is
-# "N passed, N failed, N skipped"; exit 1 if any failed.  KS_TMP defaults to
-# a new directory, removed again after a run without failures.
+# Tests: BUILD/tests/*/test_* (programs) and tests/*/*_test.sh (scripts)
+# except the QEMU lab (tests/lab/, `make check-lab`), or the TESTs named.
+# Each runs with KVMSCOPE (the binary), KS_BUILD, KS_SHARED, KS_LINUX and
+# its own scratch directory KS_TMP (removed after it passed), under a time
+# limit: KS_TIMEOUT seconds (default 300), or N for a script with a line
+# "# timeout: N"; a test still running then is killed and fails.
+#
+# A test prints "ok X", "not ok X: why" and "skip X: why" lines; each
+# becomes one TAP line "ok N - [test] X", "not ok N - [test] X: why" or
+# "ok N - [test] X # SKIP why", printed whole when its test ends (the
+# output of tests running side by side never mixes).  A test that exits
+# non-zero or prints no result is one more failure.  After the last test:
+# the plan "1..N", the log's place, the five slowest tests, then
+# "N passed, N failed, N skipped"; exit 1 if any failed.
+#
+# Jobs: KS_JOBS, else make's -jN (MAKEFLAGS: `make check -j2`), else one
+# per CPU.  With CI=true or KS_REQUIRE_ALL=1 a skip is a failure unless
+# tests/ci-allowed-skips.txt allows it (CI has the data and the tools).
 set -u
 build=${1:-build}
+[ $# -gt 0 ] && shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export KS_BUILD="$root/$build"
 export KVMSCOPE="$KS_BUILD/kvmscope"
 export KS_SHARED=${KS_SHARED:-$root/../shared}
-# A scratch directory made here is removed after a run without failures
-# (the tests leave ~1.2 GB in it); after a failure it stays for a look.
+# kernel sources of the name checks (scripts/install-deps.sh unpacks them)
+export KS_LINUX=${KS_LINUX:-/var/cache/kvmscope-linux/linux-source-6.1}
+export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+timeout_default=${KS_TIMEOUT:-300}
+require_all=0
+[ "${CI:-}" = true ] || [ "${KS_REQUIRE_ALL:-0}" = 1 ] && require_all=1
+allowed=$root/tests/ci-allowed-skips.txt
+
+jobs=${KS_JOBS:-}
+if [ -z "$jobs" ]; then
+	for w in ${MAKEFLAGS:-}; do
+		case $w in -j) jobs=$(nproc) ;; -j[0-9]*) jobs=${w#-j} ;; esac
+	done
+fi
+[ -n "$jobs" ] && [ "$jobs" -gt 0 ] 2>/dev/null || jobs=$(nproc)
+
+# The scratch base: made here and removed after a run without failures;
+# a test's own directory goes as soon as it passed (the suite would leave
+# ~1.2 GB otherwise).  A KS_TMP given is kept.
 own_tmp=0
 [ -n "${KS_TMP:-}" ] || own_tmp=1
-export KS_TMP=${KS_TMP:-$(mktemp -d /tmp/kvmscope-test.XXXXXX)}
-export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-[ -d "$KS_SHARED/data" ] || echo "note: $KS_SHARED/data is absent: tests on real recordings will be skipped"
-pass=0 fail=0 skip=0
-log="$KS_TMP/run.log"
-times="$KS_TMP/times.txt" # seconds per test program or script
+base=${KS_TMP:-$(mktemp -d /tmp/kvmscope-test.XXXXXX)}
+mkdir -p "$base"
+log="$base/run.log"
+times="$base/times.txt"
 : > "$log"
 : > "$times"
-run_one() {
-	local name=$1; shift
-	local out rc t0=$EPOCHREALTIME
-	out=$("$@" 2>"$KS_TMP/stderr.txt"); rc=$?
-	echo "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') $name" >> "$times"
-	printf '%s\n' "$out" | sed "s|^|[$name] |" | tee -a "$log" | grep -E '^\[[^]]*\] (not ok|skip)' || true
-	local p f s
-	p=$(printf '%s\n' "$out" | grep -c '^ok ')
-	f=$(printf '%s\n' "$out" | grep -c '^not ok ')
-	s=$(printf '%s\n' "$out" | grep -c '^skip ')
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "[$name] not ok $name: exited with status $rc: $(tail -3 "$KS_TMP/stderr.txt" | tr '\n' ' ')"
-		f=1
-	fi
-	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
-}
-for t in $(find "$KS_BUILD/tests" -type f -name 'test_*' -perm -u+x | sort); do
-	run_one "${t#$KS_BUILD/tests/}" "$t"
-done
-for t in $(find tests -name '*_test.sh' | sort); do
-	run_one "$t" bash "$t"
-done
-keep_tmp=1
-[ "$fail" -ne 0 ] || [ "$own_tmp" = 0 ] || keep_tmp=0
-if [ "$keep_tmp" = 1 ]; then
-	echo "log: $log"
+[ -d "$KS_SHARED/data" ] || echo "# note: $KS_SHARED/data is absent: tests on real recordings will skip"
+
+names=() cmds=()
+if [ $# -gt 0 ]; then
+	for t in "$@"; do
+		case $t in
+		*.sh) names+=("$t") cmds+=("bash $t") ;;
+		*) t=${t#"$KS_BUILD"/tests/}; t=${t#"$build"/tests/}; names+=("$t") cmds+=("$KS_BUILD/tests/$t") ;;
+		esac
+	done
 else
-	echo "log: none kept ($KS_TMP removed: no failures)"
+	for t in $(find "$KS_BUILD/tests" -type f -name 'test_*' -perm -u+x | sort); do
+		names+=("${t#"$KS_BUILD"/tests/}") cmds+=("$t")
+	done
+	for t in $(find tests -name '*_test.sh' ! -path 'tests/lab/*' | sort); do
+		names+=("$t") cmds+=("bash $t")
+	done
 fi
-echo "slowest: $(sort -rn "$times" | head -5 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
+# Longest first (the times of the last run in BUILD/.test-times), so that
+# the slow ones do not start last.
+order=()
+hist=$KS_BUILD/.test-times
+while read -r i; do order+=("$i"); done < <(
+	for i in "${!names[@]}"; do
+		s=$(awk -v n="${names[$i]}" '$2 == n { print $1 }' "$hist" 2>/dev/null | tail -1)
+		echo "${s:-5} $i"
+	done | sort -k1,1rn -k2,2n | awk '{ print $2 }')
+
+limit_of() { # NAME: the time limit of a test
+	local l=""
+	case $1 in *.sh) l=$(sed -n 's/^# timeout: *\([0-9][0-9]*\).*/\1/p' "$1" | head -1) ;; esac
+	echo "${l:-$timeout_default}"
+}
+
+# run_test I: run test I in $base/tI; its stdout, stderr, status, seconds
+# there.  Its own process group (timeout) ends with it, children and all.
+run_test() {
+	local i=$1 d="$base/t$1" t0=$EPOCHREALTIME rc
+	mkdir -p "$d/tmp"
+	# shellcheck disable=SC2086
+	KS_TMP="$d/tmp" timeout -k 10 "$(limit_of "${names[$i]}")" ${cmds[$i]} \
+		> "$d/out" 2> "$d/err" < /dev/null
+	rc=$?
+	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", b - a }' > "$d/secs"
+	echo "$rc" > "$d/rc"
+}
+
+allowed_skip() { # "[TEST] X: why"
+	[ -f "$allowed" ] || return 1
+	grep -q -E -f <(grep -v -e '^#' -e '^[[:space:]]*$' "$allowed") <<< "$1"
+}
+
+n=0 pass=0 fail=0 skip=0
+tap() { n=$((n + 1)); printf '%s %d - %s\n' "$1" "$n" "${2//#/\\#}${3:+ # $3}"; }
+# report I: the TAP lines of test I (which ended)
+report() {
+	local i=$1 name=${names[$1]} d="$base/t$1" rc secs line x why f0=$fail results=0 own=0 limit
+	rc=$(cat "$d/rc") secs=$(cat "$d/secs")
+	echo "$secs $name" >> "$times"
+	{ echo "== $name (exit $rc, $secs s)"; cat "$d/out"; sed 's/^/stderr: /' "$d/err"; } >> "$log"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) results=$((results + 1)); pass=$((pass + 1)); tap ok "[$name] ${line#ok }" ;;
+		"not ok"*)
+			results=$((results + 1)) own=1
+			fail=$((fail + 1)); tap "not ok" "[$name] ${line#not ok }" ;;
+		"skip "*)
+			results=$((results + 1)) x=${line#skip } why=${line#*: }
+			[ "$why" != "$line" ] || why=""
+			x=${x%%: *}
+			if [ "$require_all" = 1 ] && ! allowed_skip "[$name] ${line#skip }"; then
+				fail=$((fail + 1))
+				tap "not ok" "[$name] $x: skipped, but CI runs every test not in tests/ci-allowed-skips.txt: $why"
+			else
+				skip=$((skip + 1)); tap ok "[$name] $x" "SKIP $why"
+			fi ;;
+		esac
+	done < "$d/out"
+	limit=$(limit_of "$name")
+	if [ "$rc" = 124 ] || { [ "$rc" = 137 ] && awk -v s="$secs" -v l="$limit" 'BEGIN { exit !(s >= l) }'; }; then
+		fail=$((fail + 1)); tap "not ok" "[$name] timed out after $limit s"
+	elif [ "$rc" != 0 ] && [ "$own" = 0 ]; then
+		fail=$((fail + 1)); tap "not ok" "[$name] exited with status $rc: $(tail -3 "$d/err" | tr '\n' ' ')"
+	elif [ "$results" = 0 ]; then
+		fail=$((fail + 1)); tap "not ok" "[$name] printed no ok / not ok / skip line"
+	fi
+	if [ "$fail" != "$f0" ]; then
+		tail -5 "$d/err" | sed "s|^|# [$name] stderr: |"
+		echo "# [$name] scratch kept: $d/tmp"
+	else
+		rm -rf "$d"
+	fi
+}
+
+declare -A running=()
+# interrupted: end the running tests (each timeout(1) passes the signal on
+# to its test's process group, which a ^C at the terminal does not reach)
+stop_all() {
+	local p
+	for p in "${!running[@]}"; do pkill -TERM -P "$p"; done
+	wait
+	echo "# interrupted; scratch kept: $base"
+	exit 130
+}
+trap stop_all INT TERM
+# reap: report a test that ended (all of them if wait names none)
+reap() {
+	local p=""
+	wait -n -p p
+	if [ -n "$p" ] && [ -n "${running[$p]:-}" ]; then
+		report "${running[$p]}"
+		unset "running[$p]"
+		return
+	fi
+	wait
+	for p in "${!running[@]}"; do report "${running[$p]}"; done
+	running=()
+}
+for i in "${order[@]}"; do
+	while [ "${#running[@]}" -ge "$jobs" ]; do reap; done
+	run_test "$i" &
+	running[$!]=$i
+done
+while [ "${#running[@]}" -gt 0 ]; do reap; done
+
+echo "1..$n"
+# this run's times replace the last ones of the same tests
+touch "$hist" 2>/dev/null
+[ -s "$times" ] && awk 'NR == FNR { t[$2] = $1; next } !($2 in t) { t[$2] = $1 } END { for (n in t) print t[n], n }' \
+	"$times" "$hist" 2>/dev/null | sort -k2 > "$hist.new" && mv "$hist.new" "$hist"
+if [ "$fail" -eq 0 ] && [ "$own_tmp" = 1 ]; then
+	echo "# log: none kept ($base removed: no failures)"
+else
+	echo "# log: $log"
+fi
+echo "# slowest: $(sort -rn "$times" | head -5 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 echo "$pass passed, $fail failed, $skip skipped"
-[ "$keep_tmp" = 1 ] || rm -rf "$KS_TMP"
+[ "$fail" -ne 0 ] || [ "$own_tmp" = 0 ] || rm -rf "$base"
 [ "$fail" -eq 0 ]

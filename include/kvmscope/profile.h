@@ -25,6 +25,8 @@
 #include "error.h"
 #include "record.h"
 
+struct ks_limits;
+
 struct ks_source_info;
 struct ks_symtab;
 struct ks_profile;
@@ -38,6 +40,10 @@ struct ks_profile_config {
 	int nsample_exits;
 	const char *sample_exits[KS_PROF_MAX_SAMPLE_EXITS];
 	bool stacks;      /* keep stacks for --folded / --flamegraph */
+	/* the run's budgets (limits.threads: distinct threads); NULL = the
+	 * defaults; PATH names the input in errors (may be NULL) */
+	const struct ks_limits *limits;
+	const char *path;
 };
 
 /* Row dimensions (bit mask) for ks_profile_rows(). */
@@ -75,6 +81,10 @@ void ks_profile_free(struct ks_profile *p);
 void ks_profile_bind_thread(struct ks_profile *p, int32_t tid, int32_t vm, int32_t vcpu);
 void ks_profile_set_vm_name(struct ks_profile *p, int32_t vm, const char *name);
 void ks_profile_add(struct ks_profile *p, const struct ks_record *rec);
+/* 0, or -1 with ERR filled once the profile stopped counting: more
+ * distinct threads than limits.threads ("FILE: offset N: ..."), or out
+ * of memory.  Check it after the last record. */
+int ks_profile_error(const struct ks_profile *p, struct ks_error *err);
 
 /* Symbols of VM (tables stay owned by the caller; NULL = none).  VM -1 =
  * the default for VMs without their own. */

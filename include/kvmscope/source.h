@@ -89,6 +89,8 @@ void ks_source_set_window(struct ks_source *src, uint64_t start_ns, uint64_t end
 void ks_source_close(struct ks_source *src);
 
 const char *ks_source_path(const struct ks_source *src);
+/* The run's budgets the source was opened with (never NULL). */
+const struct ks_limits *ks_source_limits(const struct ks_source *src);
 struct tep_handle *ks_source_tep(const struct ks_source *src);
 const struct ks_source_info *ks_source_info(const struct ks_source *src);
 const struct ks_source_stats *ks_source_stats(const struct ks_source *src);

@@ -27,8 +27,10 @@
 #include "error.h"
 #include "record.h"
 
+struct ks_limits;
 struct ks_source;
 struct ks_stat;
+struct ks_stat_row;
 
 /* Dimensions of a view (bit mask). */
 enum {
@@ -59,6 +61,13 @@ struct ks_stat_config {
 				     * a thread's vCPU is fixed by its first kvm_entry */
 	enum ks_measure measure;    /* KS_MEASURE_HANDLING (default) */
 	const char *arch;           /* "arm64"...: force the tables; NULL = from the input */
+	/* the run's budgets (limits.threads: distinct threads tracked); NULL =
+	 * the source's (ks_stat_new_source) or the defaults */
+	const struct ks_limits *limits;
+	/* Called for every occurrence measured, after the rows were updated:
+	 * ROW is the occurrence's row of view 0, NS its time.  NULL = none. */
+	void (*on_occurrence)(void *ctx, const struct ks_stat_row *row, uint64_t ns);
+	void *on_occurrence_ctx;
 };
 
 #define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }
@@ -108,6 +117,10 @@ int ks_stat_select(struct ks_stat *st, struct ks_source *src);
 /* The same for N records (from ks_source_next_batch). */
 void ks_stat_add_batch(struct ks_stat *st, const struct ks_record *recs, size_t n);
 void ks_stat_free(struct ks_stat *st);
+/* 0 while the engine counts; -1 with ERR filled once it stopped: more
+ * distinct threads than limits.threads ("FILE: offset N: ..."), or out of
+ * memory.  Records added after that are ignored; check it after the last. */
+int ks_stat_error(const struct ks_stat *st, struct ks_error *err);
 
 /* The class in use: its name ("vmexit") and perf's column title ("VM-EXIT"). */
 const char *ks_stat_class_name(const struct ks_stat *st);

@@ -123,6 +123,12 @@ void ks_timeline_free(struct ks_timeline *tl);
 void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r);
 /* Closes every open interval at the last timestamp seen. */
 void ks_timeline_finish(struct ks_timeline *tl);
+/* 0, or -1 with ERR filled once the timeline stopped: out of memory (the
+ * first failed allocation ends it), or more vCPU threads than the source's
+ * limits.threads ("FILE: offset N: ...").  Feeding more records then does
+ * nothing. */
+struct ks_error;
+int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err);
 
 /* Per vCPU: time and % in each state, longest interval of each; then the
  * exit cost per guest task. */

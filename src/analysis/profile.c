@@ -15,9 +15,11 @@
 #include "arch/arch.h"
 #include "arch/x86.h"
 #include "kvmscope/field.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
 #include "kvmscope/source.h"
 #include "symbols/symtab.h"
+#include "util/hashmap.h"
 
 /* include/uapi/linux/perf_event.h */
 #define MISC_CPUMODE_MASK 7
@@ -115,8 +117,10 @@ struct ks_profile {
 	uint32_t *chash;         /* ctx index + 1; 0 = empty */
 	size_t chash_cap;
 
-	struct thread *threads;
-	size_t nthreads, thcap;  /* open addressing by tid */
+	struct ks_hmap threads;  /* tid -> struct thread */
+	uint64_t max_threads;    /* limits.threads */
+	bool failed;             /* over the budget or out of memory: stopped */
+	struct ks_error error;
 
 	struct stack *stacks;
 	size_t nstacks, stcap;
@@ -144,57 +148,54 @@ static uint64_t mix(uint64_t h)
 
 /* ---- threads ---- */
 
-static struct thread *thread_get(struct ks_profile *p, int32_t tid);
-
-static int threads_grow(struct ks_profile *p)
+/* The thread TID, created if new; NULL once the profile has failed (REC,
+ * if any, names the offset of a budget error). */
+static struct thread *thread_get(struct ks_profile *p, int32_t tid, const struct ks_record *rec)
 {
-	size_t cap = p->thcap ? p->thcap * 2 : 256, i;
-	struct thread *old = p->threads, *n = calloc(cap, sizeof(*n));
-	size_t oldcap = p->thcap;
+	struct thread *t;
+	bool created;
+	char hint[96];
 
-	if (!n)
-		return -1;
-	p->threads = n;
-	p->thcap = cap;
-	p->nthreads = 0;
-	for (i = 0; i < oldcap; i++) {
-		if (old[i].used) {
-			struct thread *t = thread_get(p, old[i].tid);
-
-			if (t)
-				*t = old[i];
-		}
+	t = ks_hmap_get(&p->threads, (uint32_t)tid);
+	if (t || p->failed)
+		return t;
+	if (ks_hmap_len(&p->threads) >= p->max_threads) {
+		ks_limit_hint(hint, sizeof(hint), "threads", p->max_threads);
+		p->failed = true;
+		if (rec && p->cfg.path)
+			ks_error_at(&p->error, p->cfg.path, rec->offset,
+				    "more distinct threads than the budget allows %s", hint);
+		else
+			ks_error_set(&p->error, "%s: more distinct threads than the budget allows %s",
+				     p->cfg.path ? p->cfg.path : "input", hint);
+		return NULL;
 	}
-	free(old);
-	return 0;
+	t = ks_hmap_put(&p->threads, (uint32_t)tid, &created);
+	if (!t) {
+		p->failed = true;
+		ks_error_set(&p->error, "out of memory");
+		return NULL;
+	}
+	t->used = true;
+	t->tid = tid;
+	t->vm = tid;
+	t->vcpu = -1;
+	t->pending = -1;
+	return t;
 }
 
-static struct thread *thread_get(struct ks_profile *p, int32_t tid)
+int ks_profile_error(const struct ks_profile *p, struct ks_error *err)
 {
-	size_t i;
-
-	if ((p->nthreads + 1) * 2 > p->thcap && threads_grow(p) < 0)
-		return NULL;
-	for (i = mix((uint64_t)(uint32_t)tid) & (p->thcap - 1);; i = (i + 1) & (p->thcap - 1)) {
-		struct thread *t = &p->threads[i];
-
-		if (t->used && t->tid == tid)
-			return t;
-		if (!t->used) {
-			t->used = true;
-			t->tid = tid;
-			t->vm = tid;
-			t->vcpu = -1;
-			t->pending = -1;
-			p->nthreads++;
-			return t;
-		}
-	}
+	if (!p->failed)
+		return 0;
+	if (err)
+		*err = p->error;
+	return -1;
 }
 
 void ks_profile_bind_thread(struct ks_profile *p, int32_t tid, int32_t vm, int32_t vcpu)
 {
-	struct thread *t = thread_get(p, tid);
+	struct thread *t = thread_get(p, tid, NULL);
 
 	if (t) {
 		t->vm = vm;
@@ -538,6 +539,8 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 		return NULL;
 	}
 	p->cfg = *cfg;
+	ks_hmap_init(&p->threads, sizeof(struct thread));
+	p->max_threads = ks_limits_or_default(cfg->limits)->threads;
 	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_X86_ISA_VMX;
 	if (!p->default_isa)
 		p->default_isa = KS_X86_ISA_VMX;
@@ -564,7 +567,7 @@ void ks_profile_free(struct ks_profile *p)
 	free(p->ehash);
 	free(p->ctxs);
 	free(p->chash);
-	free(p->threads);
+	ks_hmap_free(&p->threads);
 	free(p->names);
 	free(p->vms);
 	free(p);
@@ -686,7 +689,7 @@ static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec)
 	struct thread *t;
 	uint64_t ip, reason, v;
 
-	if (e->kind == EV_OTHER || rec->tid < 0 || !(t = thread_get(p, rec->tid)))
+	if (e->kind == EV_OTHER || rec->tid < 0 || !(t = thread_get(p, rec->tid, rec)))
 		return;
 	switch (e->kind) {
 	case EV_X86_EXIT: {
@@ -763,7 +766,7 @@ static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
 		p->tot.host_samples++;
 		return;
 	}
-	if (!(t = thread_get(p, rec->tid)))
+	if (!(t = thread_get(p, rec->tid, rec)))
 		return;
 	if (rec->pid > 0 && t->vm == t->tid)
 		t->vm = rec->pid;
@@ -791,7 +794,7 @@ static void on_comm(struct ks_profile *p, const struct ks_record *rec)
 	struct thread *t;
 	unsigned vcpu;
 
-	if (rec->tid < 0 || !rec->comm || !(t = thread_get(p, rec->tid)))
+	if (rec->tid < 0 || !rec->comm || !(t = thread_get(p, rec->tid, rec)))
 		return;
 	if (rec->pid > 0)
 		t->vm = rec->pid;

@@ -20,8 +20,13 @@
  * of another VM or vCPU is attributed on its own.  Not in perf_compat mode:
  * perf kvm stat report ignores EXIT and FORK records.
  *
- * The hot path is: event-role lookup by tep_event pointer (small open hash),
- * thread lookup by tid (open hash), field reads at resolved offsets.
+ * The hot path is: event-role lookup by tep_event pointer, thread lookup
+ * by tid (direct-mapped caches in front of src/util/hashmap.c tables),
+ * field reads at resolved offsets.
+ *
+ * Distinct threads count against the run's budget (limits.threads): past
+ * it, the engine stops with an error naming the file and the record's
+ * offset (ks_stat_error).
  */
 #include <errno.h>
 #include <math.h>
@@ -34,9 +39,11 @@
 #include "arch/arch.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/field.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/tracedat.h"
+#include "util/hashmap.h"
 
 #define NO_KEY (~0ULL)
 /* the hot path's pieces, inlined into the short path (lane_event) */
@@ -86,9 +93,14 @@ struct thread {
 	uint64_t start;                /* 0 = no begin pending */
 	bool keyed;                    /* the pending begin had a key */
 	struct ks_stat_row *pending[KS_STAT_MAX_VIEWS];
-	struct row_cache rows[KS_STAT_MAX_VIEWS][ROW_CACHE];
 	struct ks_attr_thread attr;
+	/* one cache per view in use without a direct index (view.cache):
+	 * st->thread_size bytes in all */
+	struct row_cache rows[][ROW_CACHE];
 };
+
+/* Threads are allocated in chunks of this many, never moved. */
+#define THREAD_CHUNK 256
 
 #define DIRECT_KEYS 1024
 
@@ -102,6 +114,7 @@ struct view {
 	size_t cap, used;
 	struct ks_stat_row **sorted;   /* valid rows, perf's iteration order */
 	size_t nsorted;
+	int cache;                     /* a thread's row cache for it (no direct index) */
 };
 
 struct comm {
@@ -128,14 +141,22 @@ struct ks_stat {
 	uint64_t next_seq;
 	struct ks_attr_guests guests;
 
-	struct event_role *roles;      /* open hash by event pointer */
-	size_t roles_cap;
+	struct ks_hmap roles;          /* event pointer -> struct event_role * */
+	struct event_role spare_role;  /* inactive, when out of memory */
 
-	struct thread *threads;        /* open hash by tid */
-	size_t threads_cap, threads_used;
+	struct ks_hmap threads;        /* tid -> struct thread * */
+	size_t threads_used, thread_size;
+	unsigned char **chunks;        /* the threads, THREAD_CHUNK a chunk */
+	size_t nchunks;
+	uint64_t max_threads;          /* limits.threads */
+	const char *path;              /* the input, for errors */
+	/* a thread past the budget or memory: records go here, harmlessly,
+	 * once the engine has failed */
+	struct thread *spare_thread;
+	bool failed;
+	struct ks_error error;
 
-	struct comm *comms;            /* open hash by tid */
-	size_t comms_cap, comms_used;
+	struct ks_hmap comms;          /* tid -> struct comm */
 
 	int nviews;
 	struct view views[KS_STAT_MAX_VIEWS];
@@ -149,14 +170,6 @@ struct ks_stat {
 };
 
 /* ---- small open-addressing helpers ---- */
-
-static size_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return (size_t)x;
-}
 
 /* Fibonacci hashing: the top BITS bits of X times 2^64 / phi.  One
  * multiply, for the lookups made per record. */
@@ -301,26 +314,6 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 	r->lane = lane_of(st, r);
 }
 
-static void grow_roles(struct ks_stat *st)
-{
-	struct event_role *old = st->roles;
-	size_t i, oldcap = st->roles_cap;
-
-	memset(st->role_cache, 0, sizeof(st->role_cache));
-	st->roles_cap = oldcap ? oldcap * 2 : 64;
-	st->roles = xcalloc(st->roles_cap, sizeof(*st->roles));
-	for (i = 0; i < oldcap; i++) {
-		size_t j = hash_u64((uintptr_t)old[i].event) & (st->roles_cap - 1);
-
-		if (!old[i].event)
-			continue;
-		while (st->roles[j].event)
-			j = (j + 1) & (st->roles_cap - 1);
-		st->roles[j] = old[i];
-	}
-	free(old);
-}
-
 static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev);
 
 static inline size_t cache_slot(uint64_t x)
@@ -336,95 +329,137 @@ ALWAYS_INLINE struct event_role *role_of(struct ks_stat *st, struct tep_event *e
 	struct event_role **slot = &st->role_cache[(unsigned)ev->id & (CACHE_SLOTS - 1)];
 
 	if (!*slot || (*slot)->event != ev) {
-		struct event_role *r = role_lookup(st, ev); /* may move the roles */
-
-		*slot = r; /* the cache itself does not move */
-		return r;
+		*slot = role_lookup(st, ev); /* roles never move */
+		return *slot;
 	}
 	return *slot;
 }
 
+/* The engine cannot go on (a budget, or memory): the first error is kept
+ * for ks_stat_error(), and records are no longer counted. */
+static void stat_fail(struct ks_stat *st, const struct ks_record *rec, const char *fmt,
+		      const char *what)
+{
+	if (st->failed)
+		return;
+	st->failed = true;
+	if (rec && st->path)
+		ks_error_at(&st->error, st->path, rec->offset, fmt, what);
+	else
+		ks_error_set(&st->error, fmt, what);
+}
+
 static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev)
 {
-	size_t j, n = 0;
+	struct event_role **v;
+	bool created;
 
-	for (;;) {
-		j = hash_u64((uintptr_t)ev) & (st->roles_cap - 1);
-		for (n = 0; st->roles[j].event; n++) {
-			if (st->roles[j].event == ev)
-				return &st->roles[j];
-			j = (j + 1) & (st->roles_cap - 1);
+	v = ks_hmap_put(&st->roles, (uintptr_t)ev, &created);
+	if (v && !created)
+		return *v;
+	if (v) {
+		*v = malloc(sizeof(**v));
+		if (*v) {
+			init_role(st, *v, ev);
+			return *v;
 		}
-		if (n * 2 < st->roles_cap)
-			break;
-		grow_roles(st);
+		ks_hmap_del(&st->roles, (uintptr_t)ev);
 	}
-	init_role(st, &st->roles[j], ev);
-	return &st->roles[j];
+	/* an inactive role (not cached: its event is NULL) ignores the event */
+	stat_fail(st, NULL, "%s", "out of memory");
+	return &st->spare_role;
 }
 
 /* ---- threads and names ---- */
 
-static void grow_threads(struct ks_stat *st)
-{
-	struct thread *old = st->threads;
-	size_t i, oldcap = st->threads_cap;
-
-	st->threads_cap = oldcap ? oldcap * 2 : 256;
-	st->threads = xcalloc(st->threads_cap, sizeof(*st->threads));
-	for (i = 0; i < oldcap; i++) {
-		size_t j;
-
-		if (!old[i].tid)
-			continue;
-		j = hash_u64((uint32_t)old[i].tid) & (st->threads_cap - 1);
-		while (st->threads[j].tid)
-			j = (j + 1) & (st->threads_cap - 1);
-		st->threads[j] = old[i];
-	}
-	free(old);
-	memset(st->thread_cache, 0, sizeof(st->thread_cache));
-	free(st->attr_sorted); /* points into the old table */
-	st->attr_sorted = NULL;
-}
-
 static struct comm *comm_slot(struct ks_stat *st, int32_t tid, bool create);
 
-/* thread_of() behind a cache miss: the table's thread of TID, created
- * if needed; fills the cache SLOT. */
-static __attribute__((noinline)) struct thread *thread_lookup(struct ks_stat *st, int32_t tid,
-							      struct thread **slot)
+/* A new thread's memory (zeroed), from the chunks; NULL if out of memory. */
+static struct thread *thread_alloc(struct ks_stat *st)
 {
-	struct comm *c;
-	size_t j;
+	size_t i = st->threads_used % THREAD_CHUNK;
 
-	if (st->threads_used * 2 >= st->threads_cap)
-		grow_threads(st); /* clears the cache; slot stays valid */
-	j = hash_u64((uint32_t)tid) & (st->threads_cap - 1);
-	while (st->threads[j].tid) {
-		if (st->threads[j].tid == tid)
-			return *slot = &st->threads[j];
-		j = (j + 1) & (st->threads_cap - 1);
+	if (i == 0 && st->threads_used / THREAD_CHUNK == st->nchunks) {
+		unsigned char **c = realloc(st->chunks, (st->nchunks + 1) * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		st->chunks = c;
+		c[st->nchunks] = calloc(THREAD_CHUNK, st->thread_size);
+		if (!c[st->nchunks])
+			return NULL;
+		st->nchunks++;
 	}
-	*slot = &st->threads[j];
-	st->threads_used++;
-	st->threads[j].tid = tid;
-	st->threads[j].vm = -1;
-	st->threads[j].vcpu = -1;
-	ks_attr_thread_init(&st->threads[j].attr, tid);
-	c = comm_slot(st, tid, false);
-	if (c)
-		ks_attr_set_comm(&st->threads[j].attr, c->name);
-	return &st->threads[j];
+	return (struct thread *)(void *)(st->chunks[st->threads_used / THREAD_CHUNK] +
+					 i * st->thread_size);
 }
 
-static inline struct thread *thread_of(struct ks_stat *st, int32_t tid)
+static struct thread *thread_at(const struct ks_stat *st, size_t i)
+{
+	return (struct thread *)(void *)(st->chunks[i / THREAD_CHUNK] +
+					 (i % THREAD_CHUNK) * st->thread_size);
+}
+
+static void thread_reset(struct ks_stat *st, struct thread *t, int32_t tid)
+{
+	memset(t, 0, st->thread_size);
+	t->tid = tid;
+	t->vm = -1;
+	t->vcpu = -1;
+	ks_attr_thread_init(&t->attr, tid);
+}
+
+/* thread_of() behind a cache miss: the table's thread of TID, created
+ * if needed (REC: the record asking, for the budget's error); fills the
+ * cache SLOT. */
+static __attribute__((noinline)) struct thread *thread_lookup(struct ks_stat *st, int32_t tid,
+							      const struct ks_record *rec,
+							      struct thread **slot)
+{
+	struct thread **v, *t;
+	struct comm *c;
+	bool created;
+	char hint[96];
+
+	v = ks_hmap_get(&st->threads, (uint32_t)tid);
+	if (v)
+		return *slot = *v;
+	if (st->failed)
+		goto spare;
+	if (st->threads_used >= st->max_threads) {
+		ks_limit_hint(hint, sizeof(hint), "threads", st->max_threads);
+		stat_fail(st, rec, "more distinct threads than the budget allows %s", hint);
+		goto spare;
+	}
+	t = thread_alloc(st);
+	v = t ? ks_hmap_put(&st->threads, (uint32_t)tid, &created) : NULL;
+	if (!v) {
+		stat_fail(st, NULL, "%s", "out of memory");
+		goto spare;
+	}
+	*v = t;
+	st->threads_used++;
+	free(st->attr_sorted); /* lists the threads there were */
+	st->attr_sorted = NULL;
+	thread_reset(st, t, tid);
+	c = comm_slot(st, tid, false);
+	if (c)
+		ks_attr_set_comm(&t->attr, c->name);
+	return *slot = t;
+spare:
+	/* not cached: the engine has failed and counts nothing more */
+	thread_reset(st, st->spare_thread, tid);
+	return st->spare_thread;
+}
+
+static inline struct thread *thread_of(struct ks_stat *st, const struct ks_record *rec,
+				       int32_t tid)
 {
 	struct thread **slot = &st->thread_cache[cache_slot((uint32_t)tid)];
 
 	if (*slot && (*slot)->tid == tid)
 		return *slot;
-	return thread_lookup(st, tid, slot);
+	return thread_lookup(st, tid, rec, slot);
 }
 
 /* Names the input's saved cmdlines know (trace.dat), for threads without
@@ -441,14 +476,11 @@ static void comm_from_tep(struct thread *t, const struct tep_event *ev)
 }
 
 /* The thread of TID if it exists (no creation). */
-static struct thread *thread_find(struct ks_stat *st, int32_t tid)
+static struct thread *thread_find(const struct ks_stat *st, int32_t tid)
 {
-	size_t j = hash_u64((uint32_t)tid) & (st->threads_cap - 1);
+	struct thread *const *v = ks_hmap_get(&st->threads, (uint32_t)tid);
 
-	for (; st->threads[j].tid; j = (j + 1) & (st->threads_cap - 1))
-		if (st->threads[j].tid == tid)
-			return &st->threads[j];
-	return NULL;
+	return v ? *v : NULL;
 }
 
 /* Thread TID ended: keep its attribution as a lifetime, start it afresh. */
@@ -472,45 +504,28 @@ static void retire_thread(struct ks_stat *st, int32_t tid)
 		free(st->attr_sorted);
 		st->attr_sorted = NULL;
 	}
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
+	thread_reset(st, t, tid);
 	t->reused = true;
-	t->vm = t->vcpu = -1;
-	ks_attr_thread_init(&t->attr, tid);
 	c = comm_slot(st, tid, false);
 	if (c)
 		c->name[0] = '\0';
 }
 
+/* The name of TID, created (empty) if CREATE; NULL if absent or out of
+ * memory.  Valid until the next creation. */
 static struct comm *comm_slot(struct ks_stat *st, int32_t tid, bool create)
 {
-	size_t j;
+	struct comm *c;
+	bool created;
 
-	if (create && st->comms_used * 2 >= st->comms_cap) {
-		struct comm *old = st->comms;
-		size_t i, oldcap = st->comms_cap;
-
-		st->comms_cap = oldcap ? oldcap * 2 : 256;
-		st->comms = xcalloc(st->comms_cap, sizeof(*st->comms));
-		st->comms_used = 0;
-		for (i = 0; i < oldcap; i++)
-			if (old[i].tid)
-				*comm_slot(st, old[i].tid, true) = old[i];
-		free(old);
-	}
-	if (!st->comms_cap)
-		return NULL;
-	j = hash_u64((uint32_t)tid) & (st->comms_cap - 1);
-	while (st->comms[j].tid) {
-		if (st->comms[j].tid == tid)
-			return &st->comms[j];
-		j = (j + 1) & (st->comms_cap - 1);
-	}
 	if (!create)
-		return NULL;
-	st->comms_used++;
-	st->comms[j].tid = tid;
-	return &st->comms[j];
+		return ks_hmap_get(&st->comms, (uint32_t)tid);
+	c = ks_hmap_put(&st->comms, (uint32_t)tid, &created);
+	if (!c)
+		stat_fail(st, NULL, "%s", "out of memory");
+	else
+		c->tid = tid;
+	return c;
 }
 
 const char *ks_stat_comm(const struct ks_stat *st, int32_t tid)
@@ -669,7 +684,7 @@ ALWAYS_INLINE struct ks_stat_row *thread_row(struct ks_stat *st, int vi, struct 
 
 	if (v->direct || !key_alone(st, k.info, k.table))
 		return find_create_row(st, v, t, k.key, k.info, k.table);
-	c = &t->rows[vi][fib_hash(k.key, ROW_CACHE_BITS)];
+	c = &t->rows[v->cache][fib_hash(k.key, ROW_CACHE_BITS)];
 	if (!c->row || c->key != k.key || c->vm != t->vm || c->vcpu != t->vcpu)
 		*c = (struct row_cache){ k.key, hash_find_create_row(st, v, t, k.key, 0, k.table),
 					 t->vm, t->vcpu };
@@ -873,10 +888,12 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, 
 		st->anomalies.end_before_begin++;
 		return;
 	}
-	for (i = 0; i < st->nviews; i++) {
+	for (i = 0; i < st->nviews; i++)
 		row_add(t->pending[i], ts - begin, !st->cfg.no_histograms);
+	if (st->cfg.on_occurrence && st->nviews)
+		st->cfg.on_occurrence(st->cfg.on_occurrence_ctx, t->pending[0], ts - begin);
+	for (i = 0; i < st->nviews; i++)
 		t->pending[i] = NULL;
-	}
 }
 
 ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r,
@@ -963,7 +980,7 @@ static bool track_vcpu(struct ks_stat *st, const struct event_role *r, struct th
 
 static struct thread *event_thread(struct ks_stat *st, const struct ks_record *rec)
 {
-	struct thread *t = thread_of(st, rec->tid);
+	struct thread *t = thread_of(st, rec, rec->tid);
 	bool fresh = t->attr.events == 0;
 
 	t->attr.events++;
@@ -1047,7 +1064,7 @@ static inline bool vcpu_field_same(const struct ks_field *f, const struct thread
 ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
 				 const struct ks_record *rec)
 {
-	struct thread *t = thread_of(st, rec->tid);
+	struct thread *t = thread_of(st, rec, rec->tid);
 	bool compat = st->cfg.perf_compat;
 	struct key_val k;
 
@@ -1089,8 +1106,10 @@ static void handle_comm(struct ks_stat *st, const struct ks_record *rec)
 	if (rec->tid <= 0 || !rec->comm)
 		return;
 	c = comm_slot(st, rec->tid, true);
+	if (!c)
+		return;
 	snprintf(c->name, sizeof(c->name), "%s", rec->comm);
-	t = thread_of(st, rec->tid);
+	t = thread_of(st, rec, rec->tid);
 	ks_attr_set_comm(&t->attr, rec->comm);
 	if (rec->pid > 0) {
 		t->vm = rec->pid;
@@ -1120,7 +1139,7 @@ static __attribute__((noinline)) void add_other(struct ks_stat *st, const struct
 		if (t && t->attr.events)
 			retire_thread(st, rec->tid); /* tid reused, its EXIT unseen */
 		if (rec->tid > 0 && rec->pid > 0) {
-			t = thread_of(st, rec->tid);
+			t = thread_of(st, rec, rec->tid);
 			t->vm = rec->pid;
 			t->attr.tgid = rec->pid;
 			update_attribution(st, t);
@@ -1151,8 +1170,19 @@ void ks_stat_add_batch(struct ks_stat *st, const struct ks_record *recs, size_t 
 {
 	size_t i;
 
+	if (st->failed)
+		return;
 	for (i = 0; i < n; i++)
 		add_record(st, &recs[i]);
+}
+
+int ks_stat_error(const struct ks_stat *st, struct ks_error *err)
+{
+	if (!st->failed)
+		return 0;
+	if (err)
+		*err = st->error;
+	return -1;
 }
 
 static bool plays_a_part(void *st, struct tep_event *ev)
@@ -1224,6 +1254,7 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 				struct ks_error *err)
 {
 	struct ks_stat *st;
+	size_t ncache;
 	int i;
 
 	st = xcalloc(1, sizeof(*st));
@@ -1252,8 +1283,15 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	if (!i)
 		view_init(&st->views[0], KS_DIM_KEY);
 	view_init(&st->begins, KS_DIM_KEY);
-	grow_roles(st);
-	grow_threads(st);
+	ks_hmap_init(&st->roles, sizeof(struct event_role *));
+	ks_hmap_init(&st->threads, sizeof(struct thread *));
+	ks_hmap_init(&st->comms, sizeof(struct comm));
+	for (i = 0, ncache = 0; i < st->nviews; i++)
+		if (!st->views[i].direct)
+			st->views[i].cache = ncache++;
+	st->thread_size = sizeof(struct thread) + ncache * sizeof(st->spare_thread->rows[0]);
+	st->spare_thread = xcalloc(1, st->thread_size);
+	st->max_threads = ks_limits_or_default(cfg->limits)->threads;
 	return st;
 }
 
@@ -1266,7 +1304,15 @@ struct ks_stat *ks_stat_new(const struct ks_stat_config *cfg, const struct ks_so
 struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_source *src,
 				   struct ks_error *err)
 {
-	return stat_new(cfg, ks_source_info(src), ks_source_tep(src), ks_tracedat_meta(src), err);
+	struct ks_stat_config c = *cfg;
+	struct ks_stat *st;
+
+	if (!c.limits)
+		c.limits = ks_source_limits(src);
+	st = stat_new(&c, ks_source_info(src), ks_source_tep(src), ks_tracedat_meta(src), err);
+	if (st)
+		st->path = ks_source_path(src);
+	return st;
 }
 
 static void free_row(struct ks_stat_row *r)
@@ -1280,8 +1326,10 @@ static void free_row(struct ks_stat_row *r)
 
 void ks_stat_free(struct ks_stat *st)
 {
+	struct event_role **role;
+	size_t j, pos;
+	uint64_t key;
 	int i;
-	size_t j;
 
 	if (!st)
 		return;
@@ -1298,9 +1346,16 @@ void ks_stat_free(struct ks_stat *st)
 	ks_attr_guests_free(&st->guests);
 	free(st->attr_sorted);
 	free(st->retired);
-	free(st->roles);
-	free(st->threads);
-	free(st->comms);
+	pos = 0;
+	while ((role = ks_hmap_next(&st->roles, &pos, &key)))
+		free(*role);
+	ks_hmap_free(&st->roles);
+	ks_hmap_free(&st->threads);
+	ks_hmap_free(&st->comms);
+	for (j = 0; j < st->nchunks; j++)
+		free(st->chunks[j]);
+	free(st->chunks);
+	free(st->spare_thread);
 	free(st);
 }
 
@@ -1396,9 +1451,9 @@ size_t ks_stat_attribution(const struct ks_stat *cst, const struct ks_attr_threa
 		st->nattr = 0;
 		for (i = 0; i < st->nretired; i++)
 			st->attr_sorted[st->nattr++] = &st->retired[i];
-		for (i = 0; i < st->threads_cap; i++)
-			if (st->threads[i].tid && st->threads[i].attr.events)
-				st->attr_sorted[st->nattr++] = &st->threads[i].attr;
+		for (i = 0; i < st->threads_used; i++)
+			if (thread_at(st, i)->tid && thread_at(st, i)->attr.events)
+				st->attr_sorted[st->nattr++] = &thread_at(st, i)->attr;
 		qsort(st->attr_sorted, st->nattr, sizeof(*st->attr_sorted), attr_cmp);
 	}
 	*out = st->attr_sorted;
@@ -1415,14 +1470,8 @@ const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm)
 			return st->guests.g[i].name;
 	name = vm > 0 ? ks_stat_comm(st, vm) : NULL;
 	if (!name && vm > 0) {
-		const struct thread *t = NULL;
-		size_t j = hash_u64((uint32_t)vm) & (st->threads_cap - 1);
+		const struct thread *t = thread_find(st, vm);
 
-		for (; st->threads[j].tid; j = (j + 1) & (st->threads_cap - 1))
-			if (st->threads[j].tid == vm) {
-				t = &st->threads[j];
-				break;
-			}
 		name = t && t->attr.comm[0] ? t->attr.comm : NULL;
 	}
 	/* a vCPU thread's name is not the VM's */

@@ -14,8 +14,10 @@
 
 #include "arch/x86.h"
 #include "kvmscope/field.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/timeline.h"
+#include "util/hashmap.h"
 
 enum ev_kind { EV_OTHER, EV_ENTRY, EV_EXIT, EV_SWITCH, EV_WFX };
 
@@ -33,6 +35,11 @@ struct tl_priv {
 	struct ev_info *ev;
 	uint32_t nr_ev, cap_ev;
 	int host_isa;
+	struct ks_hmap vcpu_of;  /* host tid -> index into tl->vcpus (uint32_t) */
+	struct ks_hmap vm_of;    /* host VM key -> index into tl->vms (uint32_t) */
+	uint64_t max_threads;    /* limits.threads: vCPU threads tracked */
+	bool failed;             /* over a budget (error), or out of memory */
+	struct ks_error error;
 };
 
 static const char *const state_names[KS_VS_COUNT] = {
@@ -52,6 +59,8 @@ static void *grow(struct ks_timeline *tl, void *arr, uint64_t n, uint64_t *cap, 
 
 	if (n < *cap)
 		return arr;
+	if (tl->oom) /* the run ends at the first failure, no retry per event */
+		return NULL;
 	c = *cap ? *cap * 2 : 256;
 	p = realloc(arr, c * size);
 	if (!p) {
@@ -69,6 +78,8 @@ static uint32_t intern(struct ks_timeline *tl, char ***arr, uint32_t *n, uint32_
 	uint64_t c = *cap;
 	void *p;
 
+	if (tl->oom)
+		return 0;
 	for (i = *n; i-- > 0;)
 		if (!strcmp((*arr)[i], s))
 			return i;
@@ -109,6 +120,9 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	}
 	tl->merge = m;
 	tl->priv = p;
+	ks_hmap_init(&p->vcpu_of, sizeof(uint32_t));
+	ks_hmap_init(&p->vm_of, sizeof(uint32_t));
+	p->max_threads = ks_source_limits(ks_merge_source(m, 0))->threads;
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
 	info = ks_source_info(ks_merge_source(m, 0));
@@ -125,6 +139,8 @@ void ks_timeline_free(struct ks_timeline *tl)
 	if (!tl)
 		return;
 	p = tl->priv;
+	ks_hmap_free(&p->vcpu_of);
+	ks_hmap_free(&p->vm_of);
 	for (i = 0; i < tl->nr_names; i++)
 		free(tl->names[i]);
 	for (i = 0; i < tl->nr_reasons; i++)
@@ -195,12 +211,10 @@ static struct ev_info *ev_info(struct ks_timeline *tl, int input, const struct t
 
 static int find_vcpu(const struct ks_timeline *tl, int32_t tid)
 {
-	uint32_t i;
+	const struct tl_priv *p = tl->priv;
+	const uint32_t *i = ks_hmap_get(&p->vcpu_of, (uint32_t)tid);
 
-	for (i = 0; i < tl->nr_vcpus; i++)
-		if (tl->vcpus[i].tid == tid)
-			return (int)i;
-	return -1;
+	return i ? (int)*i : -1;
 }
 
 /* The guest input whose GUEST option names TID, and its vCPU number. */
@@ -220,19 +234,34 @@ static int guest_of(const struct ks_timeline *tl, int32_t tid, uint32_t *vcpu)
 
 static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
 {
+	struct tl_priv *p = tl->priv;
 	uint64_t cap = tl->nr_vms;
 	struct ks_tl_vm *vm;
-	uint32_t i;
+	uint32_t i, *slot = NULL;
+	bool created;
 
-	for (i = 0; i < tl->nr_vms; i++)
-		if (guest >= 0 ? tl->vms[i].guest_input == guest
-			       : tl->vms[i].guest_input < 0 && tl->vms[i].key == key)
-			return i;
+	if (guest >= 0) { /* a few guest inputs */
+		for (i = 0; i < tl->nr_vms; i++)
+			if (tl->vms[i].guest_input == guest)
+				return i;
+	} else { /* one a host process: as many as the threads */
+		slot = ks_hmap_put(&p->vm_of, (uint64_t)key, &created);
+		if (!slot) {
+			tl->oom = true;
+			return 0;
+		}
+		if (!created)
+			return *slot;
+	}
 	vm = realloc(tl->vms, (cap + 1) * sizeof(*vm));
 	if (!vm) {
+		if (slot)
+			ks_hmap_del(&p->vm_of, (uint64_t)key);
 		tl->oom = true;
 		return 0;
 	}
+	if (slot)
+		*slot = tl->nr_vms;
 	tl->vms = vm;
 	vm = &tl->vms[tl->nr_vms];
 	memset(vm, 0, sizeof(*vm));
@@ -245,19 +274,39 @@ static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
 	return tl->nr_vms++;
 }
 
-static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id)
+/* A new vCPU thread TID, seen in input IN at offset OFF. */
+static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in, uint64_t off)
 {
+	struct tl_priv *p = tl->priv;
 	struct tep_handle *tep = ks_source_tep(ks_merge_source(tl->merge, 0));
-	struct ks_tl_vcpu *v = realloc(tl->vcpus, (tl->nr_vcpus + 1) * sizeof(*v));
-	const char *comm = tep ? tep_data_comm_from_pid(tep, tid) : NULL;
-	uint32_t gv = 0;
-	int g = guest_of(tl, tid, &gv);
+	struct ks_tl_vcpu *v;
+	const char *comm;
+	uint32_t gv = 0, *slot;
+	bool created;
+	int g;
 
-	if (!v) {
+	if (tl->oom || p->failed)
+		return -1;
+	if (tl->nr_vcpus >= p->max_threads) {
+		char hint[96];
+
+		ks_error_at(&p->error, ks_source_path(ks_merge_source(tl->merge, in)), off,
+			    "more distinct vCPU threads than the budget allows %s",
+			    ks_limit_hint(hint, sizeof(hint), "threads", p->max_threads));
+		p->failed = true;
+		return -1;
+	}
+	v = realloc(tl->vcpus, (tl->nr_vcpus + 1) * sizeof(*v));
+	slot = v ? ks_hmap_put(&p->vcpu_of, (uint32_t)tid, &created) : NULL;
+	if (v)
+		tl->vcpus = v;
+	if (!slot) {
 		tl->oom = true;
 		return -1;
 	}
-	tl->vcpus = v;
+	*slot = tl->nr_vcpus;
+	comm = tep ? tep_data_comm_from_pid(tep, tid) : NULL;
+	g = guest_of(tl, tid, &gv);
 	v = &tl->vcpus[tl->nr_vcpus];
 	memset(v, 0, sizeof(*v));
 	v->tid = tid;
@@ -366,7 +415,8 @@ static void on_entry(struct ks_timeline *tl, const struct ev_info *e, const stru
 	struct ks_tl_vcpu *v;
 
 	if (vi < 0)
-		vi = add_vcpu(tl, rec->tid, e->a.present ? (int64_t)ks_field_u64(&e->a, rec) : 0);
+		vi = add_vcpu(tl, rec->tid, e->a.present ? (int64_t)ks_field_u64(&e->a, rec) : 0, 0,
+			      rec->offset);
 	if (vi < 0)
 		return;
 	v = &tl->vcpus[vi];
@@ -492,7 +542,7 @@ static void on_guest(struct ks_timeline *tl, const struct ks_merge_rec *r, struc
 	int vi = r->host_tid >= 0 ? find_vcpu(tl, r->host_tid) : -1;
 
 	if (vi < 0 && r->host_tid >= 0)
-		vi = add_vcpu(tl, r->host_tid, r->vcpu);
+		vi = add_vcpu(tl, r->host_tid, r->vcpu, r->input, r->rec->offset);
 	if (vi < 0)
 		return;
 	if (e->kind == EV_SWITCH) {
@@ -512,7 +562,8 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	const struct ks_record *rec = r->rec;
 	struct ev_info *e;
 
-	if (rec->type != KS_REC_EVENT || !rec->event)
+	if (rec->type != KS_REC_EVENT || !rec->event || tl->oom ||
+	    ((struct tl_priv *)tl->priv)->failed)
 		return;
 	if (!tl->have_ts) {
 		tl->first_ts = rec->ts;
@@ -613,4 +664,18 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 	if (tl->dropped_gevents)
 		fprintf(out, "\n%llu guest events not kept as instant events (limit %llu)\n",
 			(unsigned long long)tl->dropped_gevents, (unsigned long long)tl->max_gevents);
+}
+
+int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
+{
+	const struct tl_priv *p = tl->priv;
+
+	if (p->failed) {
+		if (err)
+			*err = p->error;
+		return -1;
+	}
+	if (tl->oom)
+		return ks_error_set(err, "out of memory");
+	return 0;
 }

@@ -16,6 +16,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/top.h"
@@ -45,10 +46,14 @@ struct ks_top {
 	uint64_t start_ns, last_ns, first_ts;
 	uint64_t interval_ns, records, lost, cur_records, cur_lost;
 	char arch_name[32];
+	uint64_t max_threads;         /* limits.threads, for the contexts */
+	bool failed;
+	struct ks_error error;
 };
 
 static const unsigned top_views[KS_TOP_LEVELS] = {
 	KS_DIM_VM, KS_DIM_VM | KS_DIM_VCPU, KS_DIM_VM | KS_DIM_KEY,
+	KS_DIM_VM | KS_DIM_VCPU | KS_DIM_KEY,
 };
 
 /* "x86 VMX": the exit table is known once kvm_exit events were seen. */
@@ -71,19 +76,32 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 
 	for (i = 0; i < KS_TOP_LEVELS; i++)
 		cfg.views[i] = top_views[i];
-	cfg.views[KS_TOP_LEVELS] = 0;
+	if (KS_TOP_LEVELS < KS_STAT_MAX_VIEWS)
+		cfg.views[KS_TOP_LEVELS % KS_STAT_MAX_VIEWS] = 0;
 	return ks_stat_new_source(&cfg, t->src, err);
 }
 
 /* ------------------------------------------------------------------ */
 /* per-thread context */
 
-static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create)
+static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create, uint64_t rec_off)
 {
 	size_t i, h;
 
 	if (tid <= 0)
 		return NULL;
+	if (create && t->used >= t->max_threads) {
+		/* the stat engine counts the same threads: this only
+		 * matters across intervals, when it starts afresh */
+		char hint[96];
+
+		if (!t->failed)
+			ks_error_at(&t->error, ks_source_path(t->src), rec_off,
+				    "more distinct threads than the budget allows %s",
+				    ks_limit_hint(hint, sizeof(hint), "threads", t->max_threads));
+		t->failed = true;
+		return NULL;
+	}
 	if (create && (t->used + 1) * 2 > t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
 		struct thread_ctx *n = calloc(ncap, sizeof(*n)), *old = t->threads;
@@ -144,7 +162,7 @@ static void ctx_note(struct ks_top *t, const struct ks_record *rec)
 	    strcmp(rec->event->system, t->arch->entry_system))
 		return;
 	entry = is_entry(t, rec->event);
-	c = ctx_find(t, rec->tid, entry);
+	c = ctx_find(t, rec->tid, entry, rec->offset);
 	if (!c)
 		return; /* no entry seen yet: the engine ignores it too */
 	if (entry)
@@ -175,6 +193,7 @@ struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err)
 		return NULL;
 	}
 	t->src = src;
+	t->max_threads = ks_source_limits(src)->threads;
 	t->cur = new_stat(t, err);
 	if (!t->cur) {
 		free(t);
@@ -220,12 +239,12 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 
 	memset(o, 0, sizeof(*o));
 	o->vm = r->vm;
-	o->vcpu = lv == KS_TOP_VCPU ? r->vcpu : -1;
+	o->vcpu = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? r->vcpu : -1;
 	o->key = r->key;
 	o->count = r->count;
 	o->total_ns = r->total_ns;
 	o->p99_ns = ks_stat_row_quantile(r, 0.99);
-	if (lv == KS_TOP_REASON)
+	if (lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON)
 		ks_stat_key_name(t->cur, r, false, o->name, sizeof(o->name));
 	else if (lv == KS_TOP_VM && (vmname = ks_stat_vm_name(t->cur, r->vm)))
 		snprintf(o->name, sizeof(o->name), "%s", vmname);
@@ -233,7 +252,8 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 
 static int collect(struct ks_top *t, struct ks_error *err)
 {
-	static const enum ks_top_level order[KS_TOP_LEVELS] = { KS_TOP_VCPU, KS_TOP_VM, KS_TOP_REASON };
+	static const enum ks_top_level order[KS_TOP_LEVELS] = { KS_TOP_VCPU, KS_TOP_VM, KS_TOP_REASON,
+								KS_TOP_VCPU_REASON };
 	double secs = (double)t->interval_ns / 1e9;
 	int k;
 
@@ -250,7 +270,8 @@ static int collect(struct ks_top *t, struct ks_error *err)
 		for (i = 0; i < n; i++) {
 			struct ks_top_row *o = &t->rows[lv][i];
 			fill_row(t, lv, rows[i], o);
-			o->nr_vcpus = lv == KS_TOP_VCPU ? 1 : vm_vcpus(t, o->vm);
+			o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
+				      vm_vcpus(t, o->vm);
 			o->rate = secs > 0 ? (double)o->count / secs : 0;
 			o->time_pct = secs > 0 ? 100.0 * (double)o->total_ns /
 						 ((double)t->interval_ns * o->nr_vcpus) : 0;
@@ -263,6 +284,10 @@ int ks_top_interval(struct ks_top *t, uint64_t end_ns, struct ks_error *err)
 {
 	struct ks_stat *next;
 
+	if (t->failed)
+		return ks_error_set(err, "%s", t->error.msg);
+	if (ks_stat_error(t->cur, err) < 0)
+		return -1;
 	t->interval_ns = end_ns > t->start_ns && t->start_ns ? end_ns - t->start_ns : 0;
 	t->records = t->cur_records;
 	t->lost = t->cur_lost;

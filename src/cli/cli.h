@@ -20,6 +20,7 @@ int cmd_unwind(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_pmu(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 
 /* "kvmscope: MSG" on stderr and exit status 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

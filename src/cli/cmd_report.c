@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/json.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
@@ -45,6 +46,7 @@ struct report_args {
 	const char *input;
 	const char *inputs[MAX_LIST + 1];
 	int ninputs;
+	struct ks_limits limits;
 	const char *kallsyms, *modules, *vmlinux, *mount;
 	uint64_t kaslr_offset;
 	const char *binaries[MAX_LIST];
@@ -150,6 +152,7 @@ static void parse_args(struct report_args *a, int argc, char **argv)
 			   "sym (default), dso or reason", sort_names),
 		OPT_ALIAS('k', "key", "sort"),
 		OPT_FLAG(0, "offsets", &a->offsets, "rows per address (symbol+offset)"),
+		OPT_LIMIT(&a->limits),
 		OPT_FLAG(0, "no-exits", &a->no_exits, "do not print the exits-by-guest-code table"),
 		OPT_TIME(&a->time),
 		OPT_SET(0, "json", &a->format, OUT_JSON, "JSON output", "format"),
@@ -653,8 +656,10 @@ static void run(struct report_args *a)
 
 	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
 	check_outputs(a, in);
-	load_or_die(ks_source_open(&src, a->input, &err), &err);
+	load_or_die(ks_source_open_limits(&src, a->input, 0, &a->limits, &err), &err);
 	apply_time_window(src, a->input, &a->time);
+	a->cfg.limits = ks_source_limits(src);
+	a->cfg.path = ks_source_path(src);
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
 	if (!p)
 		usage_error("report", "%s", err.msg);
@@ -662,7 +667,7 @@ static void run(struct report_args *a)
 	bind_guests(p, meta);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_profile_add(p, &rec);
-	if (r < 0)
+	if (r < 0 || ks_profile_error(p, &err) < 0)
 		die("%s", err.msg);
 	setup_default_symbols(a, p, &l);
 	setup_guest_traces(a, p, &l, meta);
@@ -707,6 +712,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_args a = { 0 };
 
+	ks_limits_default(&a.limits);
 	parse_args(&a, argc, argv);
 	run(&a);
 	free(a.sample_exits_buf);

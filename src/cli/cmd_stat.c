@@ -13,6 +13,7 @@
 #include "options.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/census.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/stat_report.h"
@@ -45,6 +46,7 @@ struct stat_args {
 	int measure, format;
 	bool hist, measure_set;
 	struct time_window time;
+	struct ks_limits limits;
 	struct ks_stat_config cfg;
 	struct ks_stat_report_opts report;
 };
@@ -94,6 +96,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			   "min_t, ev_name or p99"),
 		OPT_ALIAS('s', "sort", "key"),
 		OPT_TIME(&a->time),
+		OPT_LIMIT(&a->limits),
 		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
 		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),
 		OPT_SET(0, "csv", &a->format, 2, "CSV", "format"),
@@ -222,9 +225,10 @@ int cmd_stat(int argc, char **argv)
 	int r;
 
 	a.cfg.views[0] = 0;
+	ks_limits_default(&a.limits);
 	parse_args(&a, argc, argv);
 	setup(&a);
-	if (ks_source_open_flags(&src, a.input, KS_OPEN_NO_SYMBOLS, &err) < 0)
+	if (ks_source_open_limits(&src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 		die("%s", err.msg);
 	apply_time_window(src, a.input, &a.time);
 	st = ks_stat_new_source(&a.cfg, src, &err);
@@ -233,7 +237,7 @@ int cmd_stat(int argc, char **argv)
 	ks_stat_select(st, src); /* fewer records to decode; optional */
 	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0)
 		ks_stat_add_batch(st, recs, (size_t)r);
-	if (r < 0)
+	if (r < 0 || ks_stat_error(st, &err) < 0)
 		die("%s", err.msg);
 	if (empty_answer(st))
 		explain_empty(&a, st);

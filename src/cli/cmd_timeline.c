@@ -58,7 +58,7 @@ int cmd_timeline(int argc, char **argv)
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quiet = false;
-	int rc, first, i, nops;
+	int rc = 0, first, i, nops;
 
 	merge_inputs_init(&in, argc);
 	{
@@ -100,14 +100,14 @@ int cmd_timeline(int argc, char **argv)
 	if (!tl)
 		die("out of memory");
 	tl->max_gevents = (unsigned long long)max_ev;
-	while ((rc = ks_merge_next(m, &r, &err)) > 0)
+	while (ks_timeline_error(tl, NULL) == 0 && (rc = ks_merge_next(m, &r, &err)) > 0)
 		if (r.rec->ts >= win_start && r.rec->ts <= win_end)
 			ks_timeline_feed(tl, &r);
-	if (rc < 0)
+	if (rc < 0 || ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
 	ks_timeline_finish(tl);
-	if (tl->oom)
-		die("out of memory");
+	if (ks_timeline_error(tl, &err) < 0)
+		die("%s", err.msg);
 	if (!tl->nr_vcpus) {
 		cli_census(in.specs[0], NULL, &census);
 		cli_require_kvm(in.specs[0], &census, "in the host trace");

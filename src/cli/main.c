@@ -4,15 +4,18 @@
  * Dispatches "kvmscope <command> ..." to cmd_<command>() (one file each).
  * "kvmscope help COMMAND" is "kvmscope COMMAND --help".
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 
 /* Set by the Makefile: git describe in a checkout, else the VERSION file. */
 #ifndef KS_VERSION
@@ -37,6 +40,7 @@ static const struct command commands[] = {
 	{ "sample", cmd_sample, "guest call chains sampled live over QEMU's gdbstub" },
 	{ "unwind", cmd_unwind, "every vCPU's stack from a QEMU guest memory dump" },
 	{ "pmu", cmd_pmu, "vPMU: who holds the host's counters; PMU MSR traffic of guests" },
+	{ "exporter", cmd_exporter, "serve exit metrics over HTTP for Prometheus (live or replayed)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -113,16 +117,126 @@ static int not_a_command(const char *name)
 	return 2;
 }
 
-/* Large perf.data inputs are read through a mapping: a file cut short
- * while being read makes the next access fault.  Say so, in one line. */
-static void on_sigbus(int sig)
+/* Signal-safe text helpers for on_sigbus(). */
+static size_t put_str(char *dst, size_t at, size_t cap, const char *s)
 {
-	static const char msg[] = "kvmscope: an input file changed while being read "
-				  "(truncated?): cannot read it\n";
+	while (*s && at + 1 < cap)
+		dst[at++] = *s++;
+	return at;
+}
 
-	ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+static size_t put_u64(char *dst, size_t at, size_t cap, uint64_t v)
+{
+	char d[24];
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < 24);
+	while (n && at + 1 < cap)
+		dst[at++] = d[--n];
+	return at;
+}
+
+static uint64_t hex_field(const char **p)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* The file mapped at ADDR and the offset in it, from a line of
+ * /proc/self/maps: "start-end perms offset dev inode   path". */
+static int maps_line(const char *line, uintptr_t addr, const char **path, uint64_t *off)
+{
+	const char *p = line;
+	uint64_t start, end, pgoff;
+	int field;
+
+	start = hex_field(&p);
+	if (*p++ != '-')
+		return 0;
+	end = hex_field(&p);
+	if (addr < start || addr >= end)
+		return 0;
+	while (*p == ' ')
+		p++;
+	while (*p && *p != ' ') /* perms */
+		p++;
+	while (*p == ' ')
+		p++;
+	pgoff = hex_field(&p);
+	for (field = 0; field < 2; field++) { /* dev, inode */
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	if (*p != '/')
+		return 0;
+	*path = p;
+	*off = pgoff + (addr - start);
+	return 1;
+}
+
+/* Large perf.data inputs are read through a mapping: a file cut short
+ * while being read makes the next access fault.  Say so in one line naming
+ * the file and the offset, found in /proc/self/maps by the faulting address
+ * (open, read and write are async-signal-safe; nothing here allocates). */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	static char maps[8192], msg[8192 + 256];
+	static const char tail[] = ": the file was truncated while being read (by another "
+				   "process?): cannot read it\n";
+	size_t len = 0, m = 0;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	const char *path = NULL;
+	uint64_t off = 0;
 
 	(void)sig;
+	(void)uc;
+	while (fd >= 0 && !path && (n = read(fd, maps + len, sizeof(maps) - 1 - len)) > 0) {
+		char *line = maps, *nl;
+
+		len += (size_t)n;
+		maps[len] = '\0';
+		while ((nl = memchr(line, '\n', len - (size_t)(line - maps)))) {
+			*nl = '\0';
+			if (maps_line(line, (uintptr_t)si->si_addr, &path, &off))
+				break;
+			line = nl + 1;
+		}
+		if (path)
+			break;
+		/* keep the unfinished line (a line longer than the buffer is dropped) */
+		len -= (size_t)(line - maps);
+		if (len >= sizeof(maps) - 1)
+			len = 0;
+		memmove(maps, line, len);
+	}
+	if (fd >= 0)
+		close(fd);
+	m = put_str(msg, m, sizeof(msg), "kvmscope: ");
+	if (path) {
+		m = put_str(msg, m, sizeof(msg), path);
+		m = put_str(msg, m, sizeof(msg), ": offset ");
+		m = put_u64(msg, m, sizeof(msg), off);
+	} else {
+		m = put_str(msg, m, sizeof(msg), "an input file");
+	}
+	m = put_str(msg, m, sizeof(msg), tail);
+	n = write(STDERR_FILENO, msg, m);
 	(void)n; /* nothing more to say if stderr is gone */
 	_exit(1);
 }
@@ -145,7 +259,12 @@ int main(int argc, char **argv)
 {
 	const struct command *c;
 
-	signal(SIGBUS, on_sigbus);
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGBUS, &sa, NULL);
 	atexit(check_stdout);
 
 	if (argc < 2) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "options.h"
 
@@ -96,6 +97,13 @@ const char *take_time_window(const char *arg, void *value)
 	if (w->end >= 0 && w->end < w->start)
 		return "END is before START";
 	return NULL;
+}
+
+const char *take_limit(const char *arg, void *limits)
+{
+	static struct ks_error err; /* the message outlives the call */
+
+	return ks_limits_parse(limits, arg, &err) < 0 ? err.msg : NULL;
 }
 
 static uint64_t to_ns(double s)
@@ -213,35 +221,6 @@ static int parse_u64_value(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_size_value(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 0: break;
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: return -1;
-	}
-	if (shift && end[0] == 'i' && end[1] == 'B')
-		end += 2;
-	else if (shift && end[0] == 'B')
-		end++;
-	if (*end || v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 static const char *opt_label(const struct opt *o, char *buf, size_t size)
 {
 	if (o->long_name)
@@ -299,7 +278,7 @@ static void apply(const struct opt_cmd *cmd, const struct opt *o, const char *ar
 		*(uint64_t *)o->value = u;
 		break;
 	case OPT_T_SIZE:
-		if (parse_size_value(arg, &u) < 0)
+		if (ks_parse_count(arg, strlen(arg), true, &u) < 0)
 			usage_error(cmd->name, "%s takes a size in bytes (K, M or G suffix allowed), not '%s'",
 				    name, arg);
 		*(uint64_t *)o->value = u;

@@ -134,6 +134,12 @@ const char *take_time_window(const char *arg, void *value);
 struct ks_source;
 void apply_time_window(struct ks_source *src, const char *path, const struct time_window *w);
 
+/* --limit NAME=VALUE (repeatable): raise a budget of the run (limits.h). */
+const char *take_limit(const char *arg, void *limits);
+#define OPT_LIMIT(l) OPT_CALLBACK(0, "limit", (l), "NAME=VAL", \
+	"raise a budget of the run: memory=SIZE (buffered input),\n" \
+	"threads=N (distinct threads), objects=N", take_limit)
+
 /* The window W of PATH in nanoseconds of its clock; false when W is unset. */
 bool resolve_time_window(const char *path, const struct time_window *w, uint64_t *start,
 			 uint64_t *end);

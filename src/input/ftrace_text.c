@@ -30,6 +30,7 @@
 #include "arch/x86.h"
 #include "input/ftrace_text.h"
 #include "source_impl.h"
+#include "util/hashmap.h"
 
 #define LINE_MAX_LEN (64 * 1024)   /* longer lines are skipped as malformed */
 #define READ_CHUNK (256 * 1024)
@@ -256,7 +257,6 @@ struct text_event {
 };
 
 struct comm_entry {
-	int32_t tid;     /* -1 = empty */
 	char comm[COMM_LEN];
 };
 
@@ -272,9 +272,9 @@ struct text_source {
 	struct text_event *events;
 	size_t nr_events;
 	uint8_t payload[PAYLOAD_MAX];
-	/* tid -> last delivered name */
-	struct comm_entry *comms;
-	size_t comm_cap, comm_used;
+	/* tid -> last delivered name (struct comm_entry); its size counts
+	 * against limits.threads */
+	struct ks_hmap comms;
 	char rec_comm[COMM_LEN];
 	struct ks_record pending;
 	bool has_pending;
@@ -1231,59 +1231,27 @@ static enum line_kind classify(const char *text, struct line_hdr *h)
 /* ------------------------------------------------------------------ */
 /* Thread names                                                         */
 
-static size_t comm_hash(int32_t tid, size_t cap)
-{
-	return ((uint32_t)tid * 2654435761u) & (cap - 1);
-}
-
-static struct comm_entry *comm_slot(struct text_source *s, int32_t tid)
-{
-	size_t i = comm_hash(tid, s->comm_cap);
-
-	while (s->comms[i].tid != -1 && s->comms[i].tid != tid)
-		i = (i + 1) & (s->comm_cap - 1);
-	return &s->comms[i];
-}
-
-static int comm_grow(struct text_source *s)
-{
-	struct comm_entry *old = s->comms;
-	size_t old_cap = s->comm_cap;
-	size_t cap = old_cap ? old_cap * 2 : 256;
-
-	s->comms = malloc(cap * sizeof(*s->comms));
-	if (!s->comms) {
-		s->comms = old;
-		return -1;
-	}
-	for (size_t i = 0; i < cap; i++)
-		s->comms[i].tid = -1;
-	s->comm_cap = cap;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].tid != -1)
-			*comm_slot(s, old[i].tid) = old[i];
-	free(old);
-	return 0;
-}
-
 /* True when TID's name differs from the last one delivered (and records
- * the new one). */
+ * the new one).  -1 when out of memory, -2 past limits.threads. */
 static int comm_changed(struct text_source *s, const struct line_hdr *h, bool *changed)
 {
 	struct comm_entry *c;
 	size_t n = h->comm_len < COMM_LEN - 1 ? h->comm_len : COMM_LEN - 1;
+	bool created;
 
 	*changed = false;
 	if (h->comm_len == 0 || (h->comm_len == 5 && memcmp(h->comm, "<...>", 5) == 0))
 		return 0;
-	if ((s->comm_used + 1) * 2 > s->comm_cap && comm_grow(s) < 0)
-		return -1;
-	c = comm_slot(s, h->tid);
-	if (c->tid == h->tid && strlen(c->comm) == n && memcmp(c->comm, h->comm, n) == 0)
+	c = ks_hmap_get(&s->comms, (uint32_t)h->tid);
+	if (c && strlen(c->comm) == n && memcmp(c->comm, h->comm, n) == 0)
 		return 0;
-	if (c->tid == -1)
-		s->comm_used++;
-	c->tid = h->tid;
+	if (!c) {
+		if (ks_hmap_len(&s->comms) >= s->base.limits.threads)
+			return -2;
+		c = ks_hmap_put(&s->comms, (uint32_t)h->tid, &created);
+		if (!c)
+			return -1;
+	}
 	memcpy(c->comm, h->comm, n);
 	c->comm[n] = '\0';
 	*changed = true;
@@ -1343,13 +1311,15 @@ static int build_event(struct text_source *s, struct text_event *te, const struc
 }
 
 /* An event line: 1 with *rec set (a COMM first when the name changed), 0
- * when nothing is delivered, -1 on memory exhaustion. */
+ * when nothing is delivered, -1 on memory exhaustion, -2 past the threads
+ * budget. */
 static int event_line(struct text_source *s, const struct line_hdr *h, uint64_t offset,
 		      struct ks_record *rec)
 {
 	struct text_event *te = h->name_len ? find_event(s, h) : NULL;
 	struct ks_record ev;
 	bool changed;
+	int r;
 
 	if (te && build_event(s, te, h, &ev, offset) < 0) {
 		count_malformed(s, offset);
@@ -1357,8 +1327,9 @@ static int event_line(struct text_source *s, const struct line_hdr *h, uint64_t 
 	}
 	if (!te)
 		s->base.stats.unknown_events++;
-	if (comm_changed(s, h, &changed) < 0)
-		return -1;
+	r = comm_changed(s, h, &changed);
+	if (r < 0)
+		return r;
 	if (te) {
 		if (h->ts < s->last_ts)
 			s->base.stats.out_of_order++;
@@ -1457,6 +1428,14 @@ static int text_next(struct ks_source *src, struct ks_record *rec, struct ks_err
 		if (r == 0)
 			return 0;
 		r = handle_line(s, &ln, rec);
+		if (r == -2) {
+			char hint[96];
+
+			return ks_error_at(err, src->path, ln.offset,
+					   "more distinct threads than the budget allows %s",
+					   ks_limit_hint(hint, sizeof(hint), "threads",
+							 src->limits.threads));
+		}
 		if (r < 0)
 			return ks_error_at(err, src->path, ln.offset, "out of memory");
 		if (r > 0)
@@ -1471,7 +1450,7 @@ static void text_close(struct ks_source *src)
 	if (s->lr.fd >= 0)
 		close(s->lr.fd);
 	free(s->lr.buf);
-	free(s->comms);
+	ks_hmap_free(&s->comms);
 	free(s->events);
 	if (src->tep)
 		tep_free(src->tep);
@@ -1588,13 +1567,14 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	if (!s)
 		return ks_error_set(err, "%s: out of memory", name);
 	s->base.ops = &text_ops;
+	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
 	s->base.limits = *ks_limits_or_default(NULL);
 	s->lr.fd = -1;
 	s->lr.mem = text;
 	s->lr.mem_len = len;
 	s->base.path = strdup(name);
 	s->lr.buf = reader_buffer(&s->lr, len);
-	if (!s->base.path || !s->lr.buf || comm_grow(s) < 0) {
+	if (!s->base.path || !s->lr.buf || ks_hmap_reserve(&s->comms, 1) < 0) {
 		ks_error_set(err, "%s: out of memory", name);
 		text_close(&s->base);
 		return -1;
@@ -1622,6 +1602,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 		return ks_error_set(err, "%s: out of memory", path);
 	s->base.limits = *ks_limits_or_default(lim);
 	s->base.ops = &text_ops;
+	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
 	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
 	s->base.path = strdup(path);
 	if (s->lr.fd < 0) {
@@ -1634,7 +1615,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 		goto fail;
 	s->lr.buf = reader_buffer(&s->lr, fstat(s->lr.fd, &st) == 0 && S_ISREG(st.st_mode) ?
 				  (uint64_t)st.st_size : UINT64_MAX);
-	if (!s->lr.buf || comm_grow(s) < 0)
+	if (!s->lr.buf || ks_hmap_reserve(&s->comms, 1) < 0)
 		goto nomem;
 	if (build_tep(s) < 0) {
 		ks_error_set(err, "%s: cannot set up the built-in event formats", path);

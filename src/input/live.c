@@ -1086,6 +1086,7 @@ int ks_live_source_open(struct ks_source **out, struct ks_live *l, struct ks_err
 	if (!ls)
 		return ks_error_set(err, "out of memory");
 	ls->src.ops = &live_ops;
+	ls->src.limits = *ks_limits_or_default(NULL);
 	ls->l = l;
 	ls->src.tep = l->tep; /* owned by L */
 	ls->src.path = strdup(l->name);

@@ -42,6 +42,7 @@
 
 #include "source_impl.h"
 #include "tracing_data.h"
+#include "util/hashmap.h"
 
 /* perf_event_attr.sample_type bits (include/uapi/linux/perf_event.h). */
 #define S_IP (1ull << 0)
@@ -153,11 +154,6 @@ struct pd_entry {
 };
 
 
-struct pd_idmap {
-	uint64_t *ids;  /* 0 = empty slot (id 0 always means the first attr) */
-	uint16_t *attr;
-	uint64_t cap, n;
-};
 
 /* A slot of the id -> attr cache in front of pd_idmap: ids of one attr are
  * usually consecutive numbers, so their low bits pick distinct slots. */
@@ -236,7 +232,8 @@ struct pd_source {
 
 	struct pd_attr *attrs;
 	uint32_t nr_attrs;
-	struct pd_idmap ids;
+	struct ks_hmap ids; /* sample id -> attr index (uint16_t); id 0 is
+			     * never stored (it always means the first attr) */
 	struct pd_idcache idc[ID_CACHE]; /* direct-mapped by the id's low bits */
 	int32_t id_pos;   /* u64 index of the id in a sample body, -1 = none */
 	int32_t is_pos;   /* u64 index from the end of other records, -1 = none */
@@ -250,6 +247,7 @@ struct pd_source {
 	bool q_sorted;
 	uint64_t next_flush, max_timestamp, q_max, last_flush;
 	bool finished;
+	uint64_t rounds;  /* FINISHED_ROUND records seen */
 
 	/* data window: file bytes [win_off, win_off + win_len) at buf, which
 	 * lies in the allocation [mem, mem + mem_cap), or in the mapping of
@@ -321,68 +319,25 @@ static inline uint16_t rd16(const struct pd_source *s, const uint8_t *p)
 
 /* ---- id -> attr map ---- */
 
-static uint64_t id_slot(uint64_t id, uint64_t cap)
+static int idmap_put(struct ks_hmap *m, uint64_t id, uint16_t attr)
 {
-	return (id * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
-}
-
-static int idmap_grow(struct pd_idmap *m)
-{
-	uint64_t cap = m->cap ? m->cap * 2 : 64, i, j;
-	uint64_t *ids = calloc(cap, sizeof(*ids));
-	uint16_t *attr = calloc(cap, sizeof(*attr));
-
-	if (!ids || !attr) {
-		free(ids);
-		free(attr);
-		return -1;
-	}
-	for (i = 0; i < m->cap; i++) {
-		if (!m->ids[i])
-			continue;
-		for (j = id_slot(m->ids[i], cap); ids[j]; j = (j + 1) & (cap - 1))
-			;
-		ids[j] = m->ids[i];
-		attr[j] = m->attr[i];
-	}
-	free(m->ids);
-	free(m->attr);
-	m->ids = ids;
-	m->attr = attr;
-	m->cap = cap;
-	return 0;
-}
-
-static int idmap_put(struct pd_idmap *m, uint64_t id, uint16_t attr)
-{
-	uint64_t j;
+	uint16_t *v;
+	bool created;
 
 	if (!id)
 		return 0;
-	if ((m->n + 1) * 2 > m->cap && idmap_grow(m) < 0)
+	v = ks_hmap_put(m, id, &created);
+	if (!v)
 		return -1;
-	for (j = id_slot(id, m->cap); m->ids[j]; j = (j + 1) & (m->cap - 1)) {
-		if (m->ids[j] == id) {
-			m->attr[j] = attr;
-			return 0;
-		}
-	}
-	m->ids[j] = id;
-	m->attr[j] = attr;
-	m->n++;
+	*v = attr;
 	return 0;
 }
 
-static int idmap_get(const struct pd_idmap *m, uint64_t id)
+static int idmap_get(const struct ks_hmap *m, uint64_t id)
 {
-	uint64_t j;
+	const uint16_t *v = id ? ks_hmap_get(m, id) : NULL;
 
-	if (!m->cap)
-		return -1;
-	for (j = id_slot(id, m->cap); m->ids[j]; j = (j + 1) & (m->cap - 1))
-		if (m->ids[j] == id)
-			return m->attr[j];
-	return -1;
+	return v ? *v : -1;
 }
 
 static __attribute__((noinline)) int attr_of_id_miss(const struct pd_source *s, uint64_t id,
@@ -686,6 +641,9 @@ static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64
 	case FEAT_NRCPUS:
 		if (size >= 8)
 			info->nr_cpus = (int)(rd32(s, p) & 0x7fffffff);
+		if (info->nr_cpus > 65536) /* the most a trace.dat (convert) holds */
+			return ks_error_at(err, s->base.path, off,
+					   "implausible CPU count %d in the NRCPUS feature", info->nr_cpus);
 		break;
 	case FEAT_SAMPLE_TIME:
 		if (size >= 16) {
@@ -838,12 +796,37 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
+/* Whether holding a queue of QCAP entries and a window of WIN bytes for
+ * ordering stays within limits.memory; else the error, at offset OFF.
+ * perf queues every record until a FINISHED_ROUND (or the end): a file
+ * without them (valid, but not written by perf record) is held whole. */
+static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
+			   struct ks_error *err)
+{
+	uint64_t held = qcap * 2 * sizeof(struct pd_entry) + win, lim = s->base.limits.memory;
+	char hint[96];
+
+	if (held <= lim)
+		return 0;
+	ks_limit_hint(hint, sizeof(hint), "memory", lim);
+	if (!s->rounds)
+		return ks_error_at(err, s->base.path, off,
+				   "no FINISHED_ROUND records: ordering the records by time "
+				   "would hold more than the memory budget %s", hint);
+	return ks_error_at(err, s->base.path, off,
+			   "a round between FINISHED_ROUND records holds more than the "
+			   "memory budget %s", hint);
+}
+
 /* The queue (and its scratch array) grown to CAP entries at least. */
 static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err)
 {
-	while (s->q_cap < cap)
+	while (s->q_cap < cap) {
+		if (ordering_budget(s, s->q_cap ? s->q_cap * 2 : 4096, s->win_len, s->pos, err) < 0)
+			return -1;
 		if (queue_grow(s) < 0)
 			return ks_error_set(err, "%s: out of memory", s->base.path);
+	}
 	return 0;
 }
 
@@ -1092,6 +1075,8 @@ static int window_reserve(struct pd_source *s, uint64_t need, struct ks_error *e
 		want = need;
 	if (want <= s->mem_cap)
 		return 0;
+	if (ordering_budget(s, s->q_cap, need, s->win_off + need, err) < 0)
+		return -1;
 	if (need > MAX_WINDOW)
 		return ks_error_at(err, s->base.path, s->win_off,
 				   "a round of more than %llu MB without FINISHED_ROUND; "
@@ -1924,6 +1909,7 @@ static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, u
 	uint64_t extra = user_payload(s, type, rec, size);
 
 	if (type == R_FINISHED_ROUND) {
+		s->rounds++;
 		flush_queue(s, false);
 		return 0;
 	}
@@ -2343,6 +2329,7 @@ static int take_frames(struct pd_source *s, struct ks_error *err)
 				return -1;
 		} else if (MARK_KIND(*f) == MARK_FLUSH) {
 			s->pos = frames_pos(s, ++s->fi);
+			s->rounds++;
 			flush_queue(s, false);
 		} else {
 			break;
@@ -2536,8 +2523,7 @@ static void pd_close(struct ks_source *base)
 	if (base->tep)
 		tep_free(base->tep);
 	free(s->attrs);
-	free(s->ids.ids);
-	free(s->ids.attr);
+	ks_hmap_free(&s->ids);
 	free(s->q);
 	free(s->tmp);
 	free(s->chain);
@@ -2560,11 +2546,13 @@ static int open_file(struct pd_source *s, struct ks_error *err)
 {
 	struct stat st;
 
-	s->fd = open(s->base.path, O_RDONLY | O_CLOEXEC);
+	s->fd = open(s->base.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->fd < 0)
 		return ks_error_set(err, "%s: cannot open: %s", s->base.path, strerror(errno));
 	if (fstat(s->fd, &st) < 0)
 		return ks_error_set(err, "%s: cannot stat: %s", s->base.path, strerror(errno));
+	if (!S_ISREG(st.st_mode)) /* perf's pipe format is not read: it needs a file */
+		return ks_source_check_regular(s->base.path, s->fd, err);
 	if (st.st_size < 8)
 		return ks_error_at(err, s->base.path, 0, "not a perf.data file (too short)");
 	if ((uint64_t)st.st_size >= MAX_FILE)
@@ -2584,6 +2572,7 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_l
 		return ks_error_set(err, "%s: out of memory", path);
 	s->base.limits = *ks_limits_or_default(lim);
 	s->fd = -1;
+	ks_hmap_init(&s->ids, sizeof(uint16_t));
 	s->base.ops = &pd_ops;
 	s->base.path = strdup(path);
 	s->base.tep = tep_alloc();

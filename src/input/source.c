@@ -79,6 +79,11 @@ const char *ks_source_path(const struct ks_source *src)
 	return src->path;
 }
 
+const struct ks_limits *ks_source_limits(const struct ks_source *src)
+{
+	return &src->limits;
+}
+
 struct tep_handle *ks_source_tep(const struct ks_source *src)
 {
 	return src->tep;

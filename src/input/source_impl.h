@@ -13,6 +13,11 @@
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 
+/* 0 if FD (opened from PATH) is a regular file; else -1 with err saying
+ * what it is ("PATH: is a directory", "PATH: is a pipe or FIFO; ..."):
+ * every reader seeks in its input. */
+int ks_source_check_regular(const char *path, int fd, struct ks_error *err);
+
 struct ks_source_ops {
 	const char *name;
 	int (*next)(struct ks_source *src, struct ks_record *rec, struct ks_error *err);

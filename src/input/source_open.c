@@ -10,17 +10,48 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "source_impl.h"
 
+int ks_source_check_regular(const char *path, int fd, struct ks_error *err)
+{
+	struct stat st;
+	const char *kind;
+
+	if (fstat(fd, &st) < 0)
+		return ks_error_set(err, "%s: cannot stat: %s", path, strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return ks_error_set(err, "%s: is a directory", path);
+	if (S_ISFIFO(st.st_mode))
+		kind = "a pipe or FIFO";
+	else if (S_ISSOCK(st.st_mode))
+		kind = "a socket";
+	else if (S_ISCHR(st.st_mode))
+		kind = "a character device";
+	else if (S_ISBLK(st.st_mode))
+		kind = "a block device";
+	else
+		kind = "not a regular file";
+	return ks_error_set(err, "%s: is %s; kvmscope reads regular files only (it seeks in them): "
+			    "save the data to a file first", path, kind);
+}
+
 static int sniff(const char *path, char *head, size_t len, size_t *got, struct ks_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: no wait */
 	ssize_t n;
 
 	if (fd < 0)
 		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+	/* before reading: a pipe's first bytes would be gone for the reader */
+	if (ks_source_check_regular(path, fd, err) < 0) {
+		close(fd);
+		return -1;
+	}
 	n = read(fd, head, len);
 	close(fd);
 	if (n < 0)

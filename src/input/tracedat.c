@@ -34,6 +34,7 @@
 #include "tracing_data.h"
 #include "ftrace_text.h"
 #include "source_impl.h"
+#include "util/hashmap.h"
 
 /* Option / section ids (trace-cmd.dat.v7(5)). */
 enum {
@@ -50,7 +51,9 @@ enum {
 #define MAX_CHUNK (64u << 20)     /* largest decompressed data chunk */
 #define MAX_OPTION_SECTIONS 4096
 #define READ_PAGES 16             /* pages per read of uncompressed data */
+#define READ_BLOCK_MAX (256u << 10) /* ... but no more than this, unless one page is larger */
 #define READ_AHEAD (64u << 10)    /* bytes per read of metadata fields */
+#define PLAUSIBLE (1ull << 40)    /* sizes and offsets past the end below it: a cut file */
 #define TSYNC_INTERPOLATE 1
 
 enum compression { COMP_NONE, COMP_ZLIB, COMP_ZSTD };
@@ -77,6 +80,7 @@ struct cpu_cursor {
 	uint64_t zend;             /* compressed: where the chunks must end */
 	uint8_t *buf;              /* loaded pages (decompressed chunk or read block) */
 	uint8_t *retired;          /* previous buf, still holding the last record */
+	size_t buf_charge, retired_charge; /* their bytes counted against the memory budget */
 	uint64_t buf_off;          /* file offset of buf (chunk header offset if compressed) */
 	size_t buf_len, page_pos;  /* loaded bytes; offset of the current page */
 	bool page_loaded;
@@ -140,11 +144,18 @@ struct tracedat {
 	/* v7: the sections loaded so far, by offset + 1 (open hash): each is
 	 * used once, since a file naming one twice loops or repeats work;
 	 * and their bytes (decompressed) in all */
-	struct {
-		uint64_t *slot;
-		uint32_t cap, n;
-	} sections;
+	struct ks_hmap sections;        /* offset -> nothing (a set) */
 	uint64_t section_bytes;
+
+	/* the run's budget (src.limits): bytes held in memory now (sections
+	 * and blocks being parsed, data chunks of every CPU of every buffer,
+	 * metadata kept) and metadata objects declared so far */
+	uint64_t mem_held;
+	uint64_t objects;
+	uint32_t instances;        /* instance buffers so far (their order) */
+	uint32_t buffers_cap, cpus_cap, guests_cap, names_cap;
+	bool have_buffer_option;   /* v7: a BUFFER or BUFFER_TEXT option was seen */
+	uint64_t section_end;      /* v7: the end of the section loaded last */
 };
 
 #define EV_NONE ((struct tep_event *)1)
@@ -183,7 +194,7 @@ static int pread_at(struct tracedat *td, void *dst, uint64_t n, uint64_t off,
 
 	if (off > td->file_size || n > td->file_size - off)
 		return ks_error_at(err, td->src.path, off,
-				   "%s of %llu bytes runs past the end of the file (%llu bytes)",
+				   "truncated: %s of %llu bytes runs past the end of the file (%llu bytes)",
 				   what, (unsigned long long)n, (unsigned long long)td->file_size);
 	while (done < n) {
 		ssize_t r = pread(td->fd, d + done, n - done, (off_t)(off + done));
@@ -194,6 +205,71 @@ static int pread_at(struct tracedat *td, void *dst, uint64_t n, uint64_t off,
 					   r < 0 ? strerror(errno) : "unexpected end of file");
 		done += (uint64_t)r;
 	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the run's budget */
+
+/* Take N more bytes of the memory budget for data read at AT. */
+static int mem_take(struct tracedat *td, uint64_t n, uint64_t at, struct ks_error *err)
+{
+	uint64_t lim = td->src.limits.memory;
+	char hint[96];
+
+	if (n <= lim && td->mem_held <= lim - n) {
+		td->mem_held += n;
+		return 0;
+	}
+	return ks_error_at(err, td->src.path, at,
+			   "the file needs more than %llu MiB of decompressed data in memory at once %s",
+			   (unsigned long long)(lim >> 20), ks_limit_hint(hint, sizeof(hint), "memory", lim));
+}
+
+static void mem_give(struct tracedat *td, uint64_t n)
+{
+	td->mem_held = n < td->mem_held ? td->mem_held - n : 0;
+}
+
+/* N more metadata objects (WHAT, declared at AT). */
+static int obj_take(struct tracedat *td, uint64_t n, uint64_t at, const char *what,
+		    struct ks_error *err)
+{
+	uint64_t lim = td->src.limits.objects;
+	char hint[96];
+
+	if (n <= lim && td->objects <= lim - n) {
+		td->objects += n;
+		return 0;
+	}
+	return ks_error_at(err, td->src.path, at,
+			   "the file declares more than %llu metadata objects (at %s) %s",
+			   (unsigned long long)lim, what, ks_limit_hint(hint, sizeof(hint), "objects", lim));
+}
+
+/* Room for N + 1 items of SIZE bytes in the array *P of capacity *CAP
+ * (grown by doubling: options handled in linear time), the growth counted
+ * against the memory budget. */
+static int grow(struct tracedat *td, void **p, uint32_t *cap, uint64_t n, size_t size, uint64_t at,
+		struct ks_error *err)
+{
+	uint64_t want;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	want = *cap ? (uint64_t)*cap * 2 : 8;
+	while (want <= n)
+		want *= 2;
+	if (want > UINT32_MAX)
+		return ks_error_at(err, td->src.path, at, "too many items");
+	if (mem_take(td, (want - *cap) * size, at, err) < 0)
+		return -1;
+	q = realloc(*p, want * size);
+	if (!q)
+		return ks_error_at(err, td->src.path, at, "out of memory");
+	*p = q;
+	*cap = (uint32_t)want;
 	return 0;
 }
 
@@ -278,7 +354,8 @@ static int rd_u64(struct rd *r, uint64_t *v, struct ks_error *err)
 	return 0;
 }
 
-/* Read N bytes into a new NUL-terminated buffer (N bounded by what is left). */
+/* Read N bytes into a new NUL-terminated buffer (N bounded by what is left),
+ * counted against the memory budget until rd_free(). */
 static int rd_alloc(struct rd *r, uint64_t n, char **out, struct ks_error *err)
 {
 	char *buf;
@@ -286,18 +363,31 @@ static int rd_alloc(struct rd *r, uint64_t n, char **out, struct ks_error *err)
 	*out = NULL;
 	if (n > r->end - r->pos)
 		return ks_error_at(err, r->td->src.path, rd_errpos(r),
-				   "%s: a block of %llu bytes runs past its end (%llu bytes left)",
-				   r->what, (unsigned long long)n, (unsigned long long)(r->end - r->pos));
+				   "%s%s: a block of %llu bytes runs past its end (%llu bytes left)",
+				   /* in the file (v6): cut short, unless absurd */
+				   !r->mem && n < PLAUSIBLE ? "truncated: " : "", r->what,
+				   (unsigned long long)n,
+				   (unsigned long long)(r->end - r->pos));
+	if (mem_take(r->td, n + 1, rd_errpos(r), err) < 0)
+		return -1;
 	buf = malloc(n + 1);
 	if (!buf)
 		return ks_error_at(err, r->td->src.path, rd_errpos(r), "out of memory");
 	if (rd_bytes(r, buf, n, err) < 0) {
 		free(buf);
+		mem_give(r->td, n + 1);
 		return -1;
 	}
 	buf[n] = '\0';
 	*out = buf;
 	return 0;
+}
+
+/* Free a block of N bytes from rd_alloc(). */
+static void rd_free(struct rd *r, char *buf, uint64_t n)
+{
+	free(buf);
+	mem_give(r->td, n + 1);
 }
 
 /* Read a NUL-terminated string of at most MAX-1 characters. */
@@ -362,31 +452,44 @@ static int load_compressed(struct tracedat *td, uint64_t at, uint64_t limit, uin
 
 	*out = NULL;
 	if (at > limit || limit - at < 8)
-		return ks_error_at(err, td->src.path, at, "compressed block header runs past its section");
+		return ks_error_at(err, td->src.path, at, "%scompressed block header runs past its section",
+				   at > td->file_size || td->file_size - at < 8 ? "truncated: " : "");
 	if (pread_at(td, hdr, 8, at, "compressed block header", err) < 0)
 		return -1;
 	csize = get32(td, hdr);
 	usize = get32(td, hdr + 4);
 	if (csize > limit - at - 8)
 		return ks_error_at(err, td->src.path, at,
-				   "compressed block of %u bytes runs past its section", csize);
+				   "%scompressed block of %u bytes runs past its section",
+				   csize > td->file_size - at - 8 ? "truncated: " : "", csize);
 	if (usize > max_out)
 		return ks_error_at(err, td->src.path, at,
 				   "compressed block claims %u decompressed bytes (limit %u)", usize, max_out);
+	/* the decompressed block stays counted until the caller frees it
+	 * (mem_give(usize + 1)); the compressed one only until here */
+	if (mem_take(td, (uint64_t)usize + 1, at, err) < 0)
+		return -1;
+	if (mem_take(td, (uint64_t)csize + 1, at, err) < 0) {
+		mem_give(td, (uint64_t)usize + 1);
+		return -1;
+	}
 	in = malloc(csize ? csize : 1);
 	buf = malloc(usize ? usize : 1);
 	if (!in || !buf) {
 		free(in);
 		free(buf);
+		mem_give(td, (uint64_t)usize + csize + 2);
 		return ks_error_at(err, td->src.path, at, "out of memory");
 	}
 	if (pread_at(td, in, csize, at + 8, "compressed block", err) < 0 ||
 	    decompress(td, in, csize, buf, usize, at, err) < 0) {
 		free(in);
 		free(buf);
+		mem_give(td, (uint64_t)usize + csize + 2);
 		return -1;
 	}
 	free(in);
+	mem_give(td, (uint64_t)csize + 1);
 	*out = buf;
 	*out_len = usize;
 	*next = at + 8 + csize;
@@ -403,47 +506,20 @@ static int count_section_bytes(struct tracedat *td, uint64_t off, uint8_t **data
 		return 0;
 	free(*data);
 	*data = NULL;
+	mem_give(td, len + 1);
 	return ks_error_at(err, td->src.path, off,
 			   "the metadata sections hold more than %u MB in all", MAX_SECTION >> 20);
-}
-
-/* The slot of KEY in an open hash of CAP (a power of two) slots: KEY's or
- * the first empty one from its home on. */
-static uint32_t section_slot(const uint64_t *slot, uint32_t cap, uint64_t key)
-{
-	uint32_t j = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
-
-	while (slot[j] && slot[j] != key)
-		j = (j + 1) & (cap - 1);
-	return j;
 }
 
 /* Add OFF to the sections loaded.  Returns 1 if it is new, 0 if it was
  * loaded before, -1 when out of memory. */
 static int section_add(struct tracedat *td, uint64_t off)
 {
-	uint64_t key = off + 1, *slot;
-	uint32_t i, j, cap;
+	bool created;
 
-	if (td->sections.n * 2 >= td->sections.cap) {
-		cap = td->sections.cap ? td->sections.cap * 2 : 64;
-		slot = calloc(cap, sizeof(*slot));
-		if (!slot)
-			return -1;
-		for (i = 0; i < td->sections.cap; i++)
-			if (td->sections.slot[i])
-				slot[section_slot(slot, cap, td->sections.slot[i])] =
-					td->sections.slot[i];
-		free(td->sections.slot);
-		td->sections.slot = slot;
-		td->sections.cap = cap;
-	}
-	j = section_slot(td->sections.slot, td->sections.cap, key);
-	if (td->sections.slot[j])
-		return 0;
-	td->sections.slot[j] = key;
-	td->sections.n++;
-	return 1;
+	if (!ks_hmap_put(&td->sections, off, &created))
+		return -1;
+	return created;
 }
 
 /* Load a v7 section at OFF (header + payload, decompressed) into memory.
@@ -470,10 +546,11 @@ static int load_section(struct tracedat *td, uint64_t off, const char *what, uin
 	*id = get16(td, hdr);
 	flags = get16(td, hdr + 2);
 	size = get64(td, hdr + 8);
+	td->section_end = off + 16 + size;
 	if (size > td->file_size - off - 16)
 		return ks_error_at(err, td->src.path, off,
-				   "section %u of %llu bytes runs past the end of the file", *id,
-				   (unsigned long long)size);
+				   "truncated: section %u of %llu bytes runs past the end of the file (%llu bytes)",
+				   *id, (unsigned long long)size, (unsigned long long)td->file_size);
 	if (flags & SEC_FL_COMPRESS) {
 		uint32_t ulen;
 		uint64_t next;
@@ -486,16 +563,28 @@ static int load_section(struct tracedat *td, uint64_t off, const char *what, uin
 	if (size > MAX_SECTION)
 		return ks_error_at(err, td->src.path, off, "section of %llu bytes is too large",
 				   (unsigned long long)size);
+	if (mem_take(td, size + 1, off, err) < 0)
+		return -1;
 	*data = malloc(size ? size : 1);
-	if (!*data)
+	if (!*data) {
+		mem_give(td, size + 1);
 		return ks_error_at(err, td->src.path, off, "out of memory");
+	}
 	if (pread_at(td, *data, size, off + 16, "section", err) < 0) {
 		free(*data);
 		*data = NULL;
+		mem_give(td, size + 1);
 		return -1;
 	}
 	*len = size;
 	return count_section_bytes(td, off, data, size, err);
+}
+
+/* Free a section from load_section() (LEN bytes). */
+static void section_free(struct tracedat *td, uint8_t *data, uint64_t len)
+{
+	free(data);
+	mem_give(td, len + 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -549,14 +638,14 @@ static int parse_header_info(struct rd *r, struct ks_error *err)
 		return -1;
 	key_add(r->td, 'P', buf, size);
 	ret = tep_parse_header_page(r->td->src.tep, buf, size, (int)r->td->meta.long_size);
-	free(buf);
+	rd_free(r, buf, size);
 	if (ret < 0)
 		return ks_error_at(err, r->td->src.path, rd_errpos(r), "cannot parse header_page");
 	r->what = "header_event";
 	if (rd_expect(r, "header_event", 13, err) < 0 || rd_u64(r, &size, err) < 0 ||
 	    rd_alloc(r, size, &buf, err) < 0)
 		return -1;
-	free(buf);
+	rd_free(r, buf, size);
 	return 0;
 }
 
@@ -568,16 +657,18 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 		uint64_t size;
 		char *buf;
 
-		if (rd_u64(r, &size, err) < 0 || rd_alloc(r, size, &buf, err) < 0)
+		if (obj_take(r->td, 1, rd_errpos(r), "an event format", err) < 0 ||
+		    rd_u64(r, &size, err) < 0 || rd_alloc(r, size, &buf, err) < 0)
 			return -1;
 		key_add(r->td, 'S', sys, strlen(sys));
 		key_add(r->td, 'F', buf, size);
 		/* A format libtraceevent cannot parse is skipped, like trace-cmd does;
 		 * its events then come out with event == NULL. */
 		if (ks_guard_batch_add(r->td->formats, buf, size, sys) < 0) {
-			free(buf);
+			rd_free(r, buf, size);
 			return ks_error_set(err, "%s: out of memory", r->td->src.path);
 		}
+		/* the batch and then the tep keep a copy: its bytes stay counted */
 		free(buf);
 	}
 	return 0;
@@ -616,6 +707,18 @@ static int skip_kallsyms(struct tep_handle *tep, const char *text)
 	return 0;
 }
 
+static uint64_t count_lines(const char *s, uint64_t len)
+{
+	const char *end = s + len, *p = s;
+	uint64_t n = 0;
+
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p)))) {
+		n++;
+		p++;
+	}
+	return n + (len && s[len - 1] != '\n');
+}
+
 /* A text block preceded by its size (4 or 8 bytes), handed to PARSE. */
 static int parse_text(struct rd *r, const char *what, int size_bytes,
 		      int (*parse)(struct tep_handle *, const char *), struct ks_error *err)
@@ -635,8 +738,18 @@ static int parse_text(struct rd *r, const char *what, int size_bytes,
 	if (rd_alloc(r, size, &buf, err) < 0)
 		return -1;
 	key_add(r->td, 'T', what, strlen(what));
-	if (parse != skip_kallsyms)
-		key_add(r->td, 'B', buf, size);
+	if (parse == skip_kallsyms) {
+		rd_free(r, buf, size);
+		return 0;
+	}
+	key_add(r->td, 'B', buf, size);
+	/* every line becomes an object of the tep (a symbol, a format, a
+	 * command name) about as large as its text: the lines count as
+	 * objects and the bytes stay counted as memory */
+	if (obj_take(r->td, count_lines(buf, size), rd_errpos(r), what, err) < 0) {
+		rd_free(r, buf, size);
+		return -1;
+	}
 	if (size)
 		parse(r->td->src.tep, buf);
 	free(buf);
@@ -686,7 +799,7 @@ static int opt_guest(struct tracedat *td, const uint8_t *d, uint32_t size, uint6
 		     struct ks_error *err)
 {
 	struct ks_tracedat_meta *m = &td->meta;
-	struct ks_tracedat_guest *g, *gs;
+	struct ks_tracedat_guest *g;
 	const uint8_t *nul = memchr(d, 0, size);
 	uint32_t pos, n, i;
 
@@ -696,11 +809,12 @@ static int opt_guest(struct tracedat *td, const uint8_t *d, uint32_t size, uint6
 	n = get32(td, d + pos + 8);
 	if ((uint64_t)n * 8 > size - pos - 12)
 		return ks_error_at(err, td->src.path, at, "GUEST option: %u vCPUs do not fit", n);
-	gs = realloc(m->guests, (m->nr_guests + 1) * sizeof(*gs));
-	if (!gs)
-		return ks_error_at(err, td->src.path, at, "out of memory");
-	m->guests = gs;
-	g = &gs[m->nr_guests];
+	if (obj_take(td, 1 + (uint64_t)n, at, "a GUEST option", err) < 0 ||
+	    mem_take(td, pos + (n ? n : 1) * sizeof(*g->vcpus), at, err) < 0 ||
+	    grow(td, (void **)&m->guests, &td->guests_cap, m->nr_guests, sizeof(*m->guests), at,
+		 err) < 0)
+		return -1;
+	g = &m->guests[m->nr_guests];
 	memset(g, 0, sizeof(*g));
 	g->name = strdup((const char *)d);
 	g->trace_id = get64(td, d + pos);
@@ -739,6 +853,10 @@ static int opt_time_shift(struct tracedat *td, const uint8_t *d, uint32_t size, 
 	ncpu = get32(td, d + 12);
 	if (ncpu > size / 4)
 		return ks_error_at(err, td->src.path, at, "TimeShift option: %u CPUs do not fit", ncpu);
+	/* at most a sample per 24 bytes of the option, each one of 32 */
+	if (obj_take(td, ncpu, at, "a TimeShift option", err) < 0 ||
+	    mem_take(td, (uint64_t)ncpu * sizeof(*m->tsync_cpus) + size / 24 * 32, at, err) < 0)
+		return -1;
 	m->tsync_cpus = calloc(ncpu ? ncpu : 1, sizeof(*m->tsync_cpus));
 	if (!m->tsync_cpus)
 		return ks_error_at(err, td->src.path, at, "out of memory");
@@ -790,11 +908,14 @@ static int opt_time_shift(struct tracedat *td, const uint8_t *d, uint32_t size, 
 static int add_buffer_name(struct tracedat *td, const char *name, uint64_t at, struct ks_error *err)
 {
 	struct ks_tracedat_meta *m = &td->meta;
-	char **names = realloc(m->buffer_names, (m->nr_buffers + 1) * sizeof(*names));
+	char **names;
 
-	if (!names)
-		return ks_error_at(err, td->src.path, at, "out of memory");
-	m->buffer_names = names;
+	if (obj_take(td, 1, at, "a BUFFER option", err) < 0 ||
+	    mem_take(td, strlen(name) + 1, at, err) < 0 ||
+	    grow(td, (void **)&m->buffer_names, &td->names_cap, m->nr_buffers, sizeof(*names), at,
+		 err) < 0)
+		return -1;
+	names = m->buffer_names;
 	names[m->nr_buffers] = strdup(name);
 	if (!names[m->nr_buffers])
 		return ks_error_at(err, td->src.path, at, "out of memory");
@@ -806,23 +927,17 @@ static int add_buffer_name(struct tracedat *td, const char *name, uint64_t at, s
 static struct tdbuffer *add_tdbuffer(struct tracedat *td, const char *name, uint64_t offset,
 				     uint64_t at, struct ks_error *err)
 {
-	struct tdbuffer *bs, *b;
+	struct tdbuffer *b;
 	bool top = *name == '\0';
-	uint32_t i, instances = 0;
 
 	if (top && td->have_top) {
 		ks_error_at(err, td->src.path, at, "more than one top-level BUFFER option");
 		return NULL;
 	}
-	for (i = 0; i < td->nr_buffers; i++)
-		instances += td->buffers[i].name[0] != '\0';
-	bs = realloc(td->buffers, (td->nr_buffers + 1) * sizeof(*bs));
-	if (!bs) {
-		ks_error_at(err, td->src.path, at, "out of memory");
+	if (obj_take(td, 1, at, "a buffer", err) < 0 || mem_take(td, strlen(name) + 1, at, err) < 0 ||
+	    grow(td, (void **)&td->buffers, &td->buffers_cap, td->nr_buffers, sizeof(*b), at, err) < 0)
 		return NULL;
-	}
-	td->buffers = bs;
-	b = &bs[td->nr_buffers];
+	b = &td->buffers[td->nr_buffers];
 	memset(b, 0, sizeof(*b));
 	b->name = strdup(name);
 	if (!b->name) {
@@ -831,7 +946,8 @@ static struct tdbuffer *add_tdbuffer(struct tracedat *td, const char *name, uint
 	}
 	b->offset = offset;
 	b->first = td->nr_cpus;
-	b->order = top ? 0 : 1 + instances;
+	b->order = top ? 0 : 1 + td->instances;
+	td->instances += !top;
 	td->nr_buffers++;
 	td->have_top |= top;
 	return b;
@@ -841,16 +957,16 @@ static struct tdbuffer *add_tdbuffer(struct tracedat *td, const char *name, uint
 static int add_cursors(struct tracedat *td, struct tdbuffer *b, uint32_t ncpu, uint64_t at,
 		       struct ks_error *err)
 {
-	struct cpu_cursor *cs;
-
 	if (ncpu > (1u << 16) || td->nr_cpus + ncpu > (1u << 20))
 		return ks_error_at(err, td->src.path, at, "implausible CPU count %u in buffer \"%s\"",
 				   ncpu, b->name);
-	cs = realloc(td->cpus, (td->nr_cpus + ncpu + 1) * sizeof(*cs));
-	if (!cs)
-		return ks_error_at(err, td->src.path, at, "out of memory");
-	td->cpus = cs;
-	memset(cs + td->nr_cpus, 0, ncpu * sizeof(*cs));
+	/* each cursor: its entry here, its index in the heap and in by_start */
+	if (obj_take(td, ncpu, at, "CPU regions", err) < 0 ||
+	    mem_take(td, (uint64_t)ncpu * 8, at, err) < 0 ||
+	    grow(td, (void **)&td->cpus, &td->cpus_cap, td->nr_cpus + ncpu, sizeof(*td->cpus), at,
+		 err) < 0)
+		return -1;
+	memset(td->cpus + td->nr_cpus, 0, ncpu * sizeof(*td->cpus));
 	b->first = td->nr_cpus;
 	b->nr_cpus = ncpu;
 	td->nr_cpus += ncpu;
@@ -863,6 +979,16 @@ static int set_cursor(struct tracedat *td, struct tdbuffer *b, uint32_t i, uint3
 {
 	struct cpu_cursor *c = &td->cpus[b->first + i];
 
+	if (cpu >= (1u << 16))
+		return ks_error_at(err, td->src.path, at, "buffer \"%s\": implausible CPU number %u",
+				   b->name, cpu);
+	/* past the end: a file cut short, unless the numbers are absurd */
+	if ((off > td->file_size || size > td->file_size - off) && off < PLAUSIBLE && size < PLAUSIBLE)
+		return ks_error_at(err, td->src.path, at,
+				   "truncated: buffer \"%s\": data of CPU %u (offset %llu, %llu bytes) "
+				   "runs past the end of the file (%llu bytes)", b->name, cpu,
+				   (unsigned long long)off, (unsigned long long)size,
+				   (unsigned long long)td->file_size);
 	if (off > td->file_size || size > td->file_size - off)
 		return ks_error_at(err, td->src.path, at,
 				   "buffer \"%s\": data of CPU %u (offset %llu, %llu bytes) lies outside the file",
@@ -916,6 +1042,7 @@ static int opt_buffer(struct tracedat *td, uint16_t id, const uint8_t *d, uint32
 	if (size < 9 || !memchr(d + 8, 0, size - 8))
 		return ks_error_at(err, td->src.path, at, "BUFFER option is truncated");
 	name = (const char *)d + 8;
+	td->have_buffer_option = true;
 	if (add_buffer_name(td, name, at, err) < 0)
 		return -1;
 	if (id == OPT_BUFFER_TEXT) {
@@ -985,6 +1112,9 @@ static int handle_option(struct tracedat *td, uint16_t id, const uint8_t *d, uin
 	case OPT_CPUCOUNT:
 		if (size >= 4)
 			m->cpu_count = get32(td, d);
+		if (m->cpu_count > (1u << 16))
+			return ks_error_at(err, td->src.path, at, "implausible CPU count %u",
+					   m->cpu_count);
 		return 0;
 	case OPT_TRACEID:
 		if (size >= 8) {
@@ -1034,7 +1164,7 @@ static int opt_section_ref(struct tracedat *td, uint16_t id, const uint8_t *d, u
 	if (load_section(td, off, "option", &sec_id, &data, &len, err) < 0)
 		return -1;
 	if (sec_id != id) {
-		free(data);
+		section_free(td, data, len);
 		return ks_error_at(err, td->src.path, off, "section id %u where %u was expected",
 				   sec_id, id);
 	}
@@ -1049,7 +1179,7 @@ static int opt_section_ref(struct tracedat *td, uint16_t id, const uint8_t *d, u
 	case OPT_PRINTK: ret = parse_printk(&r, err); break;
 	default: ret = parse_cmdlines(&r, err); break;
 	}
-	free(data);
+	section_free(td, data, len);
 	return ret;
 }
 
@@ -1070,16 +1200,17 @@ static int parse_options(struct tracedat *td, struct rd *r, uint64_t *next, stru
 			return -1;
 		if (id == OPT_DONE && td->meta.version < 7)
 			return 0;
-		if (rd_u32(r, &size, err) < 0 || rd_alloc(r, size, &data, err) < 0)
+		if (obj_take(td, 1, at, "an option", err) < 0 || rd_u32(r, &size, err) < 0 ||
+		    rd_alloc(r, size, &data, err) < 0)
 			return -1;
 		if (id == OPT_DONE) {
 			if (size >= 8)
 				*next = get64(td, data);
-			free(data);
+			rd_free(r, data, size);
 			return 0;
 		}
 		ret = handle_option(td, id, (const uint8_t *)data, size, at, err);
-		free(data);
+		rd_free(r, data, size);
 		if (ret < 0)
 			return -1;
 		r->what = "options";
@@ -1089,14 +1220,57 @@ static int parse_options(struct tracedat *td, struct rd *r, uint64_t *next, stru
 /* ------------------------------------------------------------------ */
 /* file header and the two layouts */
 
+/* What follows the last options section (at END): trace-cmd and kvmscope
+ * write the strings section there, last or before a latency section.  A
+ * file without BUFFER options is a recording without data (trace-cmd
+ * convert writes one) or one cut before the BUFFER options were written:
+ * then a flyrecord section or nothing follows.  A section there cut short
+ * is a file cut short. */
+static int check_finished(struct tracedat *td, uint64_t end, struct ks_error *err)
+{
+	uint8_t hdr[16];
+	uint64_t left = end <= td->file_size ? td->file_size - end : 0;
+	uint16_t id;
+
+	if (!left && !td->have_buffer_option)
+		return ks_error_at(err, td->src.path, end,
+				   "truncated: the file ends after its options, which name no data "
+				   "(the recording was not finished)");
+	if (!left)
+		return 0;
+	if (left < 16)
+		return ks_error_at(err, td->src.path, end,
+				   "truncated: a section header of %llu bytes (16 expected) ends the file",
+				   (unsigned long long)left);
+	if (pread_at(td, hdr, 16, end, "section header", err) < 0)
+		return -1;
+	id = get16(td, hdr);
+	if ((id == OPT_BUFFER || id == OPT_BUFFER_TEXT) && !td->have_buffer_option)
+		return ks_error_at(err, td->src.path, end,
+				   "truncated: data section without a BUFFER option naming it "
+				   "(the recording was not finished)");
+	if (id == OPT_STRINGS && get64(td, hdr + 8) > left - 16)
+		return ks_error_at(err, td->src.path, end,
+				   "truncated: section %u of %llu bytes runs past the end of the file "
+				   "(%llu bytes)", id, (unsigned long long)get64(td, hdr + 8),
+				   (unsigned long long)td->file_size);
+	return 0;
+}
+
 static int parse_v7(struct tracedat *td, struct rd *hdr, struct ks_error *err)
 {
-	uint64_t off;
+	uint64_t off, end = 0;
 	int n = 0;
 
 	hdr->what = "options offset";
 	if (rd_u64(hdr, &off, err) < 0)
 		return -1;
+	/* trace-cmd writes the offset of the first options section once the
+	 * metadata is written, and the BUFFER options (where the data is)
+	 * last: without them the recording was never finished */
+	if (!off)
+		return ks_error_at(err, td->src.path, hdr->pos - 8,
+				   "truncated: the options offset is 0 (the recording was not finished)");
 	while (off) {
 		struct rd r = { .td = td };
 		uint16_t id;
@@ -1111,19 +1285,20 @@ static int parse_v7(struct tracedat *td, struct rd *hdr, struct ks_error *err)
 				 &data, &len, err) < 0)
 			return -1;
 		if (id != OPT_DONE) {
-			free(data);
+			section_free(td, data, len);
 			return ks_error_at(err, td->src.path, off,
 					   "section id %u where an options section was expected", id);
 		}
 		r.mem = data;
 		r.end = len;
 		r.base = off;
+		end = td->section_end;
 		ret = parse_options(td, &r, &off, err);
-		free(data);
+		section_free(td, data, len);
 		if (ret < 0)
 			return -1;
 	}
-	return 0;
+	return check_finished(td, end, err);
 }
 
 /* v6: NCPU (offset, size) pairs at R give the CPU data of buffer B. */
@@ -1473,9 +1648,14 @@ static int cursor_fill(struct tracedat *td, struct cpu_cursor *c, struct ks_erro
 {
 	uint32_t ps = c->page_size;
 
+	/* every CPU of every buffer holds at most two blocks (the current
+	 * one and the retired one); all of them count against one budget */
 	free(c->retired);
+	mem_give(td, c->retired_charge);
 	c->retired = c->buf; /* the record delivered last may point into it */
+	c->retired_charge = c->buf_charge;
 	c->buf = NULL;
+	c->buf_charge = 0;
 	c->buf_len = c->page_pos = 0;
 	if (c->compressed) {
 		uint32_t len;
@@ -1484,19 +1664,26 @@ static int cursor_fill(struct tracedat *td, struct cpu_cursor *c, struct ks_erro
 			return 0;
 		if (load_compressed(td, c->next, c->zend, MAX_CHUNK, &c->buf, &len, &next, err) < 0)
 			return -1;
+		c->buf_charge = (size_t)len + 1;
 		c->buf_off = c->next;
 		c->buf_len = len;
 		c->next = next;
 		c->chunks_left--;
 		return 1;
 	} else {
-		uint64_t left = c->end - c->next, n = (uint64_t)ps * READ_PAGES;
+		uint64_t left = c->end - c->next, n = (uint64_t)ps * READ_PAGES, alloc;
 		if (!left)
 			return 0;
+		if (n > READ_BLOCK_MAX)
+			n = ps > READ_BLOCK_MAX ? ps : READ_BLOCK_MAX / ps * ps;
 		if (n > left)
 			n = left;
 		/* a short last page is padded with zeroes */
-		c->buf = calloc(1, (n + ps - 1) / ps * ps);
+		alloc = (n + ps - 1) / ps * ps;
+		if (mem_take(td, alloc, c->next, err) < 0)
+			return -1;
+		c->buf_charge = (size_t)alloc;
+		c->buf = calloc(1, alloc);
 		if (!c->buf)
 			return ks_error_at(err, td->src.path, c->next, "out of memory");
 		if (pread_at(td, c->buf, n, c->next, "CPU data", err) < 0)
@@ -1801,7 +1988,7 @@ static void tracedat_close(struct ks_source *src)
 	free(td->cpus);
 	free(td->heap);
 	free(td->event_cache);
-	free(td->sections.slot);
+	ks_hmap_free(&td->sections);
 	for (i = 0; i < td->nr_buffers; i++)
 		free(td->buffers[i].name);
 	free(td->buffers);
@@ -1882,13 +2069,14 @@ static int cmp_start(const void *a, const void *b, void *cursors)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* With instances: the index ks_tracedat_record_buffer() searches. */
+/* The data regions of all CPUs of all buffers sorted by offset: no two may
+ * overlap (a file naming one region for many CPUs would make the reader
+ * decompress it once per CPU).  With instances, it is the index
+ * ks_tracedat_record_buffer() searches. */
 static int index_regions(struct tracedat *td, struct ks_error *err)
 {
 	uint32_t i;
 
-	if (td->nr_buffers < 2)
-		return 0;
 	td->by_start = calloc(td->nr_cpus ? td->nr_cpus : 1, sizeof(*td->by_start));
 	if (!td->by_start)
 		return ks_error_at(err, td->src.path, 0, "out of memory");
@@ -1896,6 +2084,23 @@ static int index_regions(struct tracedat *td, struct ks_error *err)
 		if (td->cpus[i].end > td->cpus[i].start)
 			td->by_start[td->nr_by_start++] = i;
 	qsort_r(td->by_start, td->nr_by_start, sizeof(*td->by_start), cmp_start, td->cpus);
+	for (i = 1; i < td->nr_by_start; i++) {
+		const struct cpu_cursor *a = &td->cpus[td->by_start[i - 1]];
+		const struct cpu_cursor *b = &td->cpus[td->by_start[i]];
+
+		if (b->start < a->end)
+			return ks_error_at(err, td->src.path, b->start,
+					   "data of CPU %u of buffer \"%s\" overlaps the data of CPU %u "
+					   "of buffer \"%s\" (at %llu, %llu bytes)", b->cpu,
+					   td->buffers[b->buffer].name, a->cpu, td->buffers[a->buffer].name,
+					   (unsigned long long)a->start,
+					   (unsigned long long)(a->end - a->start));
+	}
+	if (td->nr_buffers < 2) {
+		free(td->by_start);
+		td->by_start = NULL;
+		td->nr_by_start = 0;
+	}
 	return 0;
 }
 
@@ -1916,6 +2121,11 @@ static int check_flyrecord_v7(struct tracedat *td, struct tdbuffer *b, bool *com
 		return 0;
 	if (pread_at(td, hdr, 16, b->offset, "flyrecord section header", err) < 0)
 		return -1;
+	if (get64(td, hdr + 8) > td->file_size - b->offset - 16)
+		return ks_error_at(err, td->src.path, b->offset,
+				   "truncated: buffer \"%s\": flyrecord section of %llu bytes runs past "
+				   "the end of the file (%llu bytes)", b->name,
+				   (unsigned long long)get64(td, hdr + 8), (unsigned long long)td->file_size);
 	*compressed = (get16(td, hdr + 2) & SEC_FL_COMPRESS) != 0;
 	if (*compressed && td->comp == COMP_NONE)
 		return ks_error_at(err, td->src.path, b->offset,
@@ -1965,7 +2175,7 @@ static int load_latency_v7(struct tracedat *td, struct ks_error *err)
 	size = get64(td, hdr + 8);
 	if (size > td->file_size - off - 16)
 		return ks_error_at(err, td->src.path, off,
-				   "latency section of %llu bytes runs past the end of the file",
+				   "truncated: latency section of %llu bytes runs past the end of the file",
 				   (unsigned long long)size);
 	end = off + 16 + size;
 	if (!(get16(td, hdr + 2) & SEC_FL_COMPRESS)) {
@@ -1997,6 +2207,11 @@ static int load_latency_v7(struct tracedat *td, struct ks_error *err)
 			free(chunk);
 			return ks_error_at(err, td->src.path, off, "latency text is too large");
 		}
+		/* the text is kept: its bytes stay counted */
+		if (mem_take(td, len, pos, err) < 0) {
+			free(chunk);
+			return -1;
+		}
 		grown = realloc(td->latency_text, td->latency_len + len + 1);
 		if (!grown) {
 			free(chunk);
@@ -2007,6 +2222,7 @@ static int load_latency_v7(struct tracedat *td, struct ks_error *err)
 		td->latency_len += len;
 		grown[td->latency_len] = '\0';
 		free(chunk);
+		mem_give(td, (uint64_t)len + 1);
 	}
 	if (!td->latency_text && !(td->latency_text = calloc(1, 1)))
 		return ks_error_at(err, td->src.path, off, "out of memory");
@@ -2022,7 +2238,7 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 	if (td->meta.version >= 7) {
 		if (td->latency_offset > td->file_size || td->file_size - td->latency_offset < 16)
 			return ks_error_at(err, td->src.path, td->latency_offset,
-					   "latency section lies outside the file");
+					   "truncated: latency section lies outside the file");
 		if (load_latency_v7(td, err) < 0)
 			return -1;
 	} else {
@@ -2112,15 +2328,21 @@ int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 	td->src.limits = *ks_limits_or_default(lim);
 	td->fd = -1;
 	td->src.ops = &tracedat_ops;
+	ks_hmap_init(&td->sections, 0);
 	td->src.path = strdup(path);
 	td->src.tep = tep_alloc();
 	if (!td->src.path || !td->src.tep) {
 		tracedat_close(&td->src);
 		return ks_error_set(err, "%s: out of memory", path);
 	}
-	td->fd = open(path, O_RDONLY | O_CLOEXEC);
+	td->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (td->fd < 0 || fstat(td->fd, &st) < 0) {
 		ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		tracedat_close(&td->src);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ks_source_check_regular(path, td->fd, err);
 		tracedat_close(&td->src);
 		return -1;
 	}

@@ -226,7 +226,7 @@ static int check_opts(const char *path, const struct ks_tdw_opts *o, struct ks_e
 	if (o->kernel_long_size && o->kernel_long_size != 4 && o->kernel_long_size != 8)
 		return ks_error_set(err, "%s: bad kernel long size %u", path, o->kernel_long_size);
 	if (o->nr_cpus > 65536)
-		return ks_error_set(err, "%s: %u CPUs is too many", path, o->nr_cpus);
+		return ks_error_set(err, "%s: cannot write %u CPUs (at most 65536): the input's CPU count is implausible", path, o->nr_cpus);
 	return 0;
 }
 

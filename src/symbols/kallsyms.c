@@ -24,11 +24,16 @@ int ks_read_text_file(const char *path, size_t max, char **buf, size_t *len,
 {
 	FILE *f = fopen(path, "rb");
 	size_t cap = 1 << 16, n = 0;
+	struct stat st;
 	char *b;
 
 	*buf = NULL;
 	if (!f)
 		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return ks_error_set(err, "%s: is a directory", path);
+	}
 	b = malloc(cap + 1);
 	while (b) {
 		size_t got = fread(b + n, 1, cap - n, f);
@@ -52,9 +57,11 @@ int ks_read_text_file(const char *path, size_t max, char **buf, size_t *len,
 		return ks_error_set(err, "%s: out of memory", path);
 	}
 	if (ferror(f)) {
+		int e = errno;
+
 		free(b);
 		fclose(f);
-		return ks_error_set(err, "%s: read error", path);
+		return ks_error_set(err, "%s: cannot read: %s", path, strerror(e));
 	}
 	fclose(f);
 	b[n] = '\0';

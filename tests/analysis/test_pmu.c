@@ -3,7 +3,8 @@
  * and the perf / QEMU command-line parsers of `kvmscope pmu`.
  *
  * Oracles: MSR numbers are read from the kernel's msr-index.h / apicdef.h
- * (reference sources in /tmp/linux, skipped if absent) and from a real
+ * (the linux-source-6.1 tree in $KS_LINUX, which scripts/install-deps.sh
+ * unpacks; skipped if absent, a failure in CI) and from a real
  * trace: the kvm_apic register names the kernel printed (trace-cmd's
  * expected report of hip24/host-allkvm-rawtsc) must match our x2APIC MSR
  * names for the same registers.  Bit-field expectations are recomputed in
@@ -22,9 +23,11 @@
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
 
-#define MSR_INDEX "/tmp/linux/linux-source-6.1/arch/x86/include/asm/msr-index.h"
-#define PERF_EVENT_H "/tmp/linux/linux-source-6.1/arch/x86/include/asm/perf_event.h"
-#define KVM_PARA_H "/tmp/linux/linux-source-6.1/arch/x86/include/uapi/asm/kvm_para.h"
+/* under $KS_LINUX (default: where scripts/install-deps.sh unpacks them) */
+#define KS_LINUX_DEFAULT "/var/cache/kvmscope-linux/linux-source-6.1"
+#define MSR_INDEX "arch/x86/include/asm/msr-index.h"
+#define PERF_EVENT_H "arch/x86/include/asm/perf_event.h"
+#define KVM_PARA_H "arch/x86/include/uapi/asm/kvm_para.h"
 
 /* The value of "#define NAME 0x..." in TEXT, or -1. */
 static long long kernel_define(const char *text, const char *name)
@@ -78,26 +81,33 @@ static void t_names_from_kernel_headers(void)
 		{ KVM_PARA_H, "MSR_KVM_STEAL_TIME", "MSR_KVM_STEAL_TIME" },
 		{ KVM_PARA_H, "MSR_KVM_PV_EOI_EN", "MSR_KVM_PV_EOI_EN" },
 	};
+	const char *linux_dir = getenv("KS_LINUX");
+	char path[4096];
 	size_t i;
 	int checked = 0;
 
+	if (!linux_dir || !*linux_dir)
+		linux_dir = KS_LINUX_DEFAULT;
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-		char *text = kt_read_file(m[i].file, NULL);
+		char *text;
 		long long v;
+
+		snprintf(path, sizeof(path), "%s/%s", linux_dir, m[i].file);
+		text = kt_read_file(path, NULL);
 
 		if (!text)
 			continue;
 		v = kernel_define(text, m[i].macro);
 		free(text);
 		if (v < 0) {
-			kt_fail(__FILE__, __LINE__, "%s not in %s", m[i].macro, m[i].file);
+			kt_fail(__FILE__, __LINE__, "%s not in %s", m[i].macro, path);
 			continue;
 		}
 		KT_EQ_STR(ks_x86_msr_name((uint32_t)v), m[i].ours);
 		checked++;
 	}
 	if (!checked)
-		kt_skip("kernel headers under /tmp/linux are absent");
+		kt_skip("kernel headers under %s are absent (linux-source-6.1)", linux_dir);
 }
 
 static void t_kinds_and_families(void)

@@ -10,7 +10,7 @@ tests/cli/arch_stat_test.sh.
   arch_oracle.py check EXPECT.json MEASURE KVMSCOPE.json
       compares kvmscope stat --json (views reason and vcpu) with it.
   arch_oracle.py names EXPECT.json KVMSCOPE.json
-      key names against the kernel headers (/tmp/linux) or, for riscv and
+      key names against the kernel headers ($KS_LINUX) or, for riscv and
       loongarch, the verified tables below.
   arch_oracle.py perfnames EXPECT.json PERF.txt
       the rows of `kvmscope stat --format perf` (riscv, loongarch): names
@@ -21,7 +21,7 @@ tests/cli/arch_stat_test.sh.
 """
 import json, os, re, sys
 
-LINUX = os.environ.get('KS_LINUX', '/tmp/linux/linux-source-6.1')
+LINUX = os.environ.get('KS_LINUX', '/var/cache/kvmscope-linux/linux-source-6.1')
 
 def header_names(path, start, pat=r'\{\s*(0x[0-9a-fA-F]+|\d+)\s*,\s*"([^"]*)"\s*\}'):
     """code -> name pairs of a kernel/perf header macro, None if absent."""

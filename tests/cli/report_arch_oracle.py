@@ -43,7 +43,8 @@ HV = 1 << 60
 PR = 1 << 14
 PPC_TRAPS_FALLBACK = {0x500: "EXTERNAL", 0x502: "EXTERNAL_HV", 0x980: "HV_DECREMENTER",
                       0xe00: "H_DATA_STORAGE", 0xe40: "H_EMUL_ASSIST", 0x900: "DECREMENTER"}
-KASM = "/tmp/linux/linux-source-6.1/arch/powerpc/include/asm/kvm_asm.h"
+KASM = os.path.join(os.environ.get("KS_LINUX", "/var/cache/kvmscope-linux/linux-source-6.1"),
+                    "arch/powerpc/include/asm/kvm_asm.h")
 
 ARCH = {
     "powerpc": {"kbase": 0xc000000000000000, "ubase": 0x10000000, "mbase": 0xc008000000000000},

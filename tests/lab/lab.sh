@@ -2,9 +2,10 @@
 # lab.sh - a real guest for kvmscope sample/unwind: QEMU (TCG) + the Debian kernel.
 #
 # Source it, then:
-#   lab_setup            packages, kernel .deb (apt-get download, cached in
+#   lab_setup            checks the packages and the kernel .deb (pinned in
+#                        kernel.sha256, fetched by scripts/install-deps.sh into
 #                        $KS_LAB_CACHE, default /var/cache/kvmscope-lab),
-#                        labprog and the initramfs in $LAB_WORK
+#                        builds labprog and the initramfs in $LAB_WORK
 #   lab_boot NAME SMP [QEMU ARGS...]   boot; sets LAB_GDB_PORT, LAB_QMP,
 #                        LAB_CON (console socket), LAB_KALLSYMS; waits for the shell
 #   lab_stop NAME        quit QEMU (QMP quit, then kill by pid)
@@ -24,37 +25,23 @@ lab_packages() {
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			missing="$missing $p"
 	done
-	[ -z "$missing" ] && return 0
-	local sudo=""
-	[ "$(id -u)" -ne 0 ] && sudo="sudo"
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-		$missing >/dev/null 2>&1 ||
-		{ $sudo apt-get update -qq >/dev/null 2>&1 &&
-		  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-			--no-install-recommends $missing >/dev/null 2>&1; } ||
-		lab_fail "cannot install:$missing"
+	[ -z "$missing" ] || lab_fail "missing:$missing (scripts/install-deps.sh installs them)"
 }
 
-# The current linux-image-<abi>-amd64 (Debian drops old ABIs from the archive).
-lab_kernel_pkg() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
-		awk '/Depends: linux-image-[0-9].*-amd64$/ { print $2; exit }'
-}
-
+# The kernel .deb pinned in kernel.sha256, which scripts/install-deps.sh
+# fetched into $KS_LAB_CACHE: checked here, never downloaded (a test run
+# needs no network).
 lab_kernel() {
-	local pkg deb
-	pkg=$(lab_kernel_pkg)
-	[ -n "$pkg" ] || { apt-get update -qq >/dev/null 2>&1; pkg=$(lab_kernel_pkg); }
-	[ -n "$pkg" ] || lab_fail "cannot resolve the linux-image-*-amd64 package" || return 1
-	mkdir -p "$KS_LAB_CACHE" || lab_fail "cannot create $KS_LAB_CACHE" || return 1
-	deb=$(ls "$KS_LAB_CACHE"/"${pkg}"_*.deb 2>/dev/null | tail -1)
-	if [ -z "$deb" ]; then
-		(cd "$KS_LAB_CACHE" && apt-get download "$pkg" >/dev/null 2>&1) ||
-			lab_fail "apt-get download $pkg failed" || return 1
-		deb=$(ls "$KS_LAB_CACHE"/"${pkg}"_*.deb | tail -1)
-	fi
+	local pin deb pkg
+	pin=$(grep -v '^#' "$LAB_DIR/kernel.sha256")
+	deb="$KS_LAB_CACHE/${pin##* }"
+	[ -f "$deb" ] || lab_fail "no $deb (scripts/install-deps.sh fetches it)" || return 1
+	pkg=${pin##* }
+	pkg=${pkg%%_*}
 	LAB_KDIR="$KS_LAB_CACHE/${pkg}.x"
 	if [ ! -f "$LAB_KDIR/.done" ]; then
+		(cd "$KS_LAB_CACHE" && echo "$pin" | sha256sum -c --status) ||
+			lab_fail "$deb: not the sha256 of $LAB_DIR/kernel.sha256" || return 1
 		rm -rf "$LAB_KDIR"
 		dpkg-deb -x "$deb" "$LAB_KDIR" || lab_fail "dpkg-deb -x $deb failed" || return 1
 		touch "$LAB_KDIR/.done"

@@ -1,7 +1,9 @@
 #!/bin/bash
 # lab_test.sh - kvmscope sample / unwind against a real guest (QEMU TCG +
-# the current Debian kernel, see lab.sh).  Run by tests/run.sh with KVMSCOPE,
-# KS_TMP.  KS_LAB=0 skips the lab.  Prints ok / not ok / skip lines.
+# the Debian kernel pinned in kernel.sha256, see lab.sh).  Run by `make
+# check-lab` (tests/run.sh BUILD tests/lab/lab_test.sh) with KVMSCOPE, KS_TMP.
+# KS_LAB=0 skips the lab.  Prints ok / not ok / skip lines.
+# timeout: 600
 #
 # Guests: t1 (1 vCPU, default CPU = AMD, no PTI), t2 (1 vCPU,
 # Skylake-Client-v1 = PTI), t3 (2 vCPUs).  Each runs labprog's spin and sys

@@ -1,0 +1,116 @@
+/*
+ * hashmap.h - the library's one hash table: u64 keys, fixed-size values
+ * stored inline (a pointer, an index, or a small struct).
+ *
+ * Open addressing with linear probing, in one array of slots (key, then the
+ * value).  Every insertion first makes room: the table grows (doubles) when
+ * it would be more than half full, so there is always an empty slot and
+ * every probe ends.  A probe longer than KS_HMAP_PROBE_MAX (keys crafted to
+ * share a home slot) makes the table rehash once with another seed at its
+ * size; the seeds are a fixed sequence, so iteration order, and whatever
+ * depends on it, is the same on every run.  Any u64 is a valid key (the
+ * one value the table uses to mark empty slots is kept in a spare slot).
+ *
+ *	struct ks_hmap m;
+ *	ks_hmap_init(&m, sizeof(struct thread *));
+ *	struct thread **v = ks_hmap_put(&m, tid, &created);  // NULL: no memory
+ *	struct thread **f = ks_hmap_get(&m, tid);            // NULL: absent
+ *	ks_hmap_free(&m);
+ *
+ * The value pointers returned stay valid until the next put or del.
+ * Allocation failure is returned (NULL / -1), never fatal.
+ */
+#ifndef KVMSCOPE_UTIL_HASHMAP_H
+#define KVMSCOPE_UTIL_HASHMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The key marking empty slots (itself stored in the spare slot). */
+#define KS_HMAP_EMPTY UINT64_MAX
+/* A longer probe on insertion rehashes with the next seed (once per size). */
+#define KS_HMAP_PROBE_MAX 48
+
+struct ks_hmap {
+	unsigned char *slots;  /* cap + 1 slots of stride bytes; [cap] = spare */
+	size_t cap;            /* a power of two, 0 before the first put */
+	size_t len;            /* keys stored, the spare's included */
+	size_t vsize, stride;
+	uint64_t seed;
+	unsigned shift;        /* 64 - log2(cap) */
+	unsigned nseed;        /* index of seed in the sequence */
+	bool reseeded;         /* rehashed for a long probe at this cap */
+	bool has_spare;        /* key KS_HMAP_EMPTY present */
+};
+
+void ks_hmap_init(struct ks_hmap *m, size_t vsize);
+void ks_hmap_free(struct ks_hmap *m);
+
+static inline uint64_t ks_hmap_hash(uint64_t key, uint64_t seed)
+{
+	/* murmur3's finaliser over key ^ seed: every key bit moves the
+	 * top bits, which pick the slot */
+	key ^= seed;
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;
+	key ^= key >> 33;
+	key *= 0xc4ceb9fe1a85ec53ull;
+	key ^= key >> 33;
+	return key;
+}
+
+static inline uint64_t *ks_hmap_key_at(const struct ks_hmap *m, size_t i)
+{
+	return (uint64_t *)(void *)(m->slots + i * m->stride);
+}
+
+/* The value of KEY, or NULL. */
+static inline void *ks_hmap_get(const struct ks_hmap *m, uint64_t key)
+{
+	size_t i, mask = m->cap - 1;
+
+	if (key == KS_HMAP_EMPTY)
+		return m->has_spare ? ks_hmap_key_at(m, m->cap) + 1 : NULL;
+	if (!m->cap)
+		return NULL;
+	for (i = (size_t)(ks_hmap_hash(key, m->seed) >> m->shift);; i = (i + 1) & mask) {
+		uint64_t *k = ks_hmap_key_at(m, i);
+
+		if (*k == key)
+			return k + 1;
+		if (*k == KS_HMAP_EMPTY)
+			return NULL;
+	}
+}
+
+/* The value of KEY, created zeroed (*CREATED true) if absent.  NULL when
+ * out of memory (the table is unchanged). */
+void *ks_hmap_put(struct ks_hmap *m, uint64_t key, bool *created);
+
+/* Remove KEY; returns whether it was there.  Never allocates. */
+bool ks_hmap_del(struct ks_hmap *m, uint64_t key);
+
+/* Iteration: start with *POS = 0; returns the next value and its key, or
+ * NULL at the end.  No put or del during an iteration. */
+void *ks_hmap_next(const struct ks_hmap *m, size_t *pos, uint64_t *key);
+
+static inline size_t ks_hmap_len(const struct ks_hmap *m)
+{
+	return m->len;
+}
+
+/* Bytes the table holds (for budgets). */
+static inline size_t ks_hmap_bytes(const struct ks_hmap *m)
+{
+	return m->cap ? (m->cap + 1) * m->stride : 0;
+}
+
+/* Slots a lookup of KEY examines (1 = its home slot); for tests. */
+size_t ks_hmap_probes(const struct ks_hmap *m, uint64_t key);
+
+/* Make room for N keys in all without further growth.  -1 if out of
+ * memory. */
+int ks_hmap_reserve(struct ks_hmap *m, size_t n);
+
+#endif
