@@ -227,7 +227,7 @@ int cmd_dump(int argc, char **argv)
 		die("out of memory");
 	for (i = 0; i < n; i++) {
 		struct ks_error err;
-		in[i].path = paths[i];
+		in[i].path = paths[i] = cli_input(paths[i]);
 		if (ks_source_open(&in[i].src, paths[i], &err) < 0)
 			die("%s", err.msg);
 		in[i].win_end = UINT64_MAX;

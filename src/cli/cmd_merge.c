@@ -25,7 +25,7 @@ static const struct opt_cmd merge_cmd = {
 	.outro = "See kvmscope-merge(1).\n",
 };
 
-static void print_quality(struct ks_merge *m)
+static void print_quality(struct ks_merge *m, uint32_t nr_offsets)
 {
 	struct ks_merge_quality q;
 
@@ -41,6 +41,19 @@ static void print_quality(struct ks_merge *m)
 			(unsigned long long)(q.worst_ts / 1000000000ull),
 			(unsigned long long)(q.worst_ts % 1000000000ull),
 			ks_merge_name(m, q.worst_input));
+	if (!q.checked)
+		fputs(" (no guest vCPU thread is known: the host's GUEST option names none of the "
+		      "guests)", stderr);
+	/* how each guest was synced: a check of nothing says nothing */
+	for (int i = 1; i < ks_merge_nr_inputs(m); i++) {
+		enum ks_timesync_kind k = ks_merge_sync_kind(m, i);
+
+		fprintf(stderr, "; %s synced by %s", ks_merge_name(m, i),
+			k == KS_TSYNC_TIMESHIFT ? "its TimeShift option" :
+			k == KS_TSYNC_TSC_OFFSET && nr_offsets ? "--tsc-offset" :
+			k == KS_TSYNC_TSC_OFFSET ? "the host's kvm_write_tsc_offset events" :
+			"nothing (timestamps as recorded)");
+	}
 	fputc('\n', stderr);
 }
 
@@ -74,7 +87,7 @@ int cmd_merge(int argc, char **argv)
 	if (rc < 0)
 		die("%s", err.msg);
 	if (quality)
-		print_quality(m);
+		print_quality(m, in.opts.nr_offsets);
 	ks_merge_close(m);
 	merge_inputs_free(&in);
 	/* standard output is checked at exit (main.c) */

@@ -42,7 +42,8 @@ struct pmu_args {
 static void parse_args(struct pmu_args *a, int argc, char **argv)
 {
 	const struct opt opts[] = {
-		OPT_INPUT('i', "input", &a->input, "trace to read (report)", NULL),
+		OPT_INPUT('i', "input", &a->input, "trace to read (report; - for standard input)",
+			  "pmu reads one trace at a time"),
 		OPT_INT(0, "vcpu", &a->vcpu, "N", "only vCPU N (report)", 0, 1 << 20),
 		OPT_INT('p', "pid", &a->pid, "PID", "only this host process / VM (report)", 1,
 			INT32_MAX),
@@ -500,6 +501,17 @@ static void json_report(struct ks_pmu_trace *pt)
 	ks_json_finish(&j);
 }
 
+/* Nothing the report reads: say what the input holds instead. */
+static void explain_empty(const struct pmu_args *a, const struct ks_pmu_trace_summary *s)
+{
+	if (s->kvm_msr || s->kvm_exit || s->kvm_entry)
+		return;
+	if (a->time.set)
+		warnx_("%s: no kvm_msr, kvm_exit or kvm_entry events in the time window", a->input);
+	else
+		cli_explain_missing(a->input, "kvm_msr, kvm_exit or kvm_entry events");
+}
+
 static int run_report(const struct pmu_args *a)
 {
 	struct ks_source *src;
@@ -518,6 +530,7 @@ static int run_report(const struct pmu_args *a)
 		ks_pmu_trace_add(pt, &rec);
 	if (r < 0)
 		die("%s", err.msg);
+	explain_empty(a, ks_pmu_trace_summary(pt));
 	if (a->json) {
 		json_report(pt);
 	} else {
@@ -538,5 +551,6 @@ int cmd_pmu(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	parse_args(&a, argc, argv);
+	a.input = cli_input(a.input);
 	return a.check ? run_check(&a) : run_report(&a);
 }

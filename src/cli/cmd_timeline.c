@@ -8,32 +8,29 @@
  *
  * ks_merge (merge.h) gives the stream, ks_timeline (timeline.h) the states.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "options.h"
+#include "kvmscope/census.h"
 #include "kvmscope/timeline.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: kvmscope timeline [--json FILE] [--html FILE] [--tsc-offset V=OFF]...\n"
-	      "                         [--max-guest-events N] [--no-sync] [--quiet]\n"
-	      "                         -i HOST [-i GUEST[@NAME]]...\n\n"
-	      "Compute each vCPU's state over time (RUNNING, IDLE, HOST with the exit\n"
-	      "reason, HALTED, PREEMPTED, BLOCKED) from the host's kvm_entry, kvm_exit and\n"
-	      "sched_switch events, with the guest tasks of the guest traces (moved to\n"
-	      "host time as `kvmscope merge` does).  Prints a summary per vCPU and the\n"
-	      "exit cost per guest task.\n\n"
-	      "  -i FILE[@NAME]          an input; the first is the host\n"
-	      "  --json FILE             write Chrome/Perfetto trace-event JSON\n"
-	      "  --html FILE             write a self-contained HTML timeline viewer\n"
-	      "  --tsc-offset V=OFF      guest TSC = host TSC + OFF on vCPU V\n"
-	      "  --max-guest-events N    guest instant events kept (default 100000)\n"
-	      "  --no-sync               keep guest timestamps as recorded\n"
-	      "  -q, --quiet             no summary on stdout\n"
-	      "  -h, --help              this help\n", out);
-}
+static const struct opt_cmd timeline_cmd = {
+	.name = "timeline",
+	.synopsis = "[--json FILE] [--html FILE] [--tsc-offset V=OFF]...\n"
+		    "                         [--max-guest-events N] [--no-sync] [--time START,END]\n"
+		    "                         [--quiet] -i HOST [-i GUEST[@NAME]]...",
+	.intro = "Compute each vCPU's state over time (RUNNING, IDLE, HOST with the exit\n"
+		 "reason, HALTED, PREEMPTED, BLOCKED) from the host's kvm_entry, kvm_exit and\n"
+		 "sched_switch events, with the guest tasks of the guest traces (moved to\n"
+		 "host time as `kvmscope merge` does).  Prints a summary per vCPU and the\n"
+		 "exit cost per guest task.\n",
+	.outro = "--time is in the host trace's clock (guest events are compared after their\n"
+		 "move to host time); percentages are of the host trace's span.\n"
+		 "See kvmscope-timeline(1).\n",
+};
 
 /* Written to a temporary file renamed to PATH when complete (outfile.h). */
 static void write_file(const char *path, const char *const *inputs, const struct ks_timeline *tl,
@@ -50,68 +47,74 @@ static void write_file(const char *path, const char *const *inputs, const struct
 
 int cmd_timeline(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_HTML, OPT_MAX_EV };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "html", required_argument, NULL, OPT_HTML },
-		MERGE_INPUT_LONGOPTS,
-		{ "max-guest-events", required_argument, NULL, OPT_MAX_EV },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct merge_inputs in;
 	const char *json = NULL, *html = NULL;
-	unsigned long long max_ev = 100000;
+	long long max_ev = 100000;
+	struct time_window time = { 0 };
+	uint64_t win_start = 0, win_end = UINT64_MAX;
+	struct ks_census census;
 	struct ks_timeline *tl;
 	struct ks_merge *m;
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quiet = false;
-	int c, rc;
-	char *end;
+	int rc = 0, first, i, nops;
 
 	merge_inputs_init(&in, argc);
-	while ((c = getopt_long(argc, argv, "+i:qh", longopts, NULL)) != -1) {
-		if (merge_inputs_option(&in, "timeline", c, optarg))
-			continue;
-		switch (c) {
-		case 'q': quiet = true; break;
-		case OPT_JSON: json = optarg; break;
-		case OPT_HTML: html = optarg; break;
-		case OPT_MAX_EV:
-			max_ev = strtoull(optarg, &end, 10);
-			if (*end || end == optarg)
-				usage_error("timeline", "--max-guest-events wants a number");
-			break;
-		case 'h':
-			usage(stdout);
-			merge_inputs_free(&in);
-			return 0;
-		default: usage_error("timeline", "unknown option");
-		}
+	{
+		const struct opt opts[] = {
+			OPT_LIST('i', NULL, in.specs, &in.n, argc, "FILE[@NAME]",
+				 "an input; the first is the host (files may also be\n"
+				 "given without -i)"),
+			OPT_STRING(0, "json", &json, "FILE", "write Chrome/Perfetto trace-event JSON"),
+			OPT_STRING(0, "html", &html, "FILE",
+				   "write a self-contained HTML timeline viewer"),
+			MERGE_INPUT_OPTS(&in),
+			OPT_INT(0, "max-guest-events", &max_ev, "N",
+				"guest instant events kept (default 100000)", 0, INT64_MAX),
+			OPT_TIME(&time),
+			OPT_FLAG('q', "quiet", &quiet, "no summary on stdout"),
+			OPT_END(),
+		};
+
+		first = parse_options(&timeline_cmd, opts, argc, argv);
 	}
 	/* the outputs are checked before any input is read */
-	for (c = optind; c < argc; c++)
-		in.specs[in.n++] = argv[c];
+	nops = argc - first;
+	for (i = first; i < argc; i++)
+		in.specs[in.n++] = argv[i];
 	in.specs[in.n] = NULL;
+	if (!in.n)
+		usage_error("timeline", "no input file");
 	if (json)
 		cli_output_check(json, in.specs, 0);
 	if (html)
 		cli_output_check(html, in.specs, 0);
-	in.n -= argc - optind;
-	m = merge_inputs_open(&in, "timeline", optind, argc, argv);
+	if (json && html && !strcmp(json, html))
+		usage_error("timeline", "--json and --html name the same file '%s'", json);
+	in.n -= nops;
+	m = merge_inputs_open(&in, "timeline", first, argc, argv);
+	if (time.set)
+		resolve_time_window(in.specs[0], &time, &win_start, &win_end);
 	tl = ks_timeline_new(m);
 	if (!tl)
 		die("out of memory");
-	tl->max_gevents = max_ev;
+	tl->max_gevents = (unsigned long long)max_ev;
 	while (ks_timeline_error(tl, NULL) == 0 && (rc = ks_merge_next(m, &r, &err)) > 0)
-		ks_timeline_feed(tl, &r);
+		if (r.rec->ts >= win_start && r.rec->ts <= win_end)
+			ks_timeline_feed(tl, &r);
 	if (rc < 0 || ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
 	ks_timeline_finish(tl);
 	if (ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
+	if (!tl->nr_vcpus) {
+		cli_census(in.specs[0], NULL, &census);
+		cli_require_kvm(in.specs[0], &census, "in the host trace");
+		if (!time.set)
+			die("%s: no vCPU thread found: no kvm_entry/kvm_exit events", in.specs[0]);
+		warnx_("%s: no vCPU activity in the time window", in.specs[0]);
+	}
 	if (!quiet)
 		ks_timeline_print_summary(tl, stdout);
 	if (json)

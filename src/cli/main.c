@@ -85,29 +85,6 @@ _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	exit(2);
 }
 
-void parse_limit(const char *cmd, struct ks_limits *l, const char *arg)
-{
-	struct ks_error err;
-
-	if (ks_limits_parse(l, arg, &err) < 0)
-		usage_error(cmd, "--limit %s", err.msg);
-}
-
-int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names)
-{
-	char list[256] = "";
-	size_t len = 0;
-	int i, n;
-
-	for (n = 0; names[n]; n++)
-		if (!strcmp(s, names[n]))
-			return n;
-	for (i = 0; i < n && len < sizeof(list); i++)
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-					i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
-	usage_error(cmd, "%s: %s", opt, list);
-}
-
 static void usage(FILE *out)
 {
 	const struct command *c;
