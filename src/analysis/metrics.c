@@ -4,8 +4,8 @@
  * The stat engine (stat.h) runs with one view, VM + vCPU + reason, and no
  * histograms of its own; its on_occurrence hook hands every measured exit
  * (the row it was counted in, and its time) to this file, which adds it to
- * dense arrays: VMs, reason names, counter series and histograms.  Small
- * open hashes map keys to indexes into them.  A snapshot is a copy of the
+ * dense arrays: VMs, reason names, counter series and histograms.  Hash
+ * tables (util/hashmap.h) map keys to indexes into them.  A snapshot is a copy of the
  * arrays.
  *
  * A long-running exporter renews the stat engine now and then (rotate_records)
@@ -24,6 +24,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "util/hashmap.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
@@ -42,68 +43,30 @@ const uint64_t ks_metrics_bucket_ns[KS_METRICS_NBUCKETS] = {
 #define NONE UINT32_MAX
 #define VCPU_OTHER (-2)
 
-/* An open hash from a pair of 64-bit keys to an index. */
-struct map_slot {
-	uint64_t a, b;
-	uint32_t idx; /* NONE = free */
-};
-
-struct map {
-	struct map_slot *slots;
-	size_t cap, used;
-};
-
-static size_t map_hash(uint64_t a, uint64_t b)
+/* The index stored under KEY (of the table's width), or NONE. */
+static uint32_t map_get(const struct ks_hmap *h, const uint64_t *key)
 {
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+	const uint32_t *v = ks_hmap_get_wide(h, key);
 
-	x ^= x >> 31;
-	return (size_t)x;
+	return v ? *v : NONE;
 }
 
-static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b)
+static int map_put(struct ks_hmap *h, const uint64_t *key, uint32_t idx)
 {
-	size_t h;
+	bool created;
+	uint32_t *v = ks_hmap_put_wide(h, key, &created);
 
-	if (!m->cap)
-		return NONE;
-	for (h = map_hash(a, b) & (m->cap - 1); m->slots[h].idx != NONE; h = (h + 1) & (m->cap - 1))
-		if (m->slots[h].a == a && m->slots[h].b == b)
-			return m->slots[h].idx;
-	return NONE;
-}
-
-static int map_put(struct map *m, uint64_t a, uint64_t b, uint32_t idx)
-{
-	size_t h, i;
-
-	if ((m->used + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		struct map_slot *n = malloc(ncap * sizeof(*n));
-		if (!n)
-			return -1;
-		for (i = 0; i < ncap; i++)
-			n[i].idx = NONE;
-		for (i = 0; i < m->cap; i++) {
-			if (m->slots[i].idx == NONE)
-				continue;
-			for (h = map_hash(m->slots[i].a, m->slots[i].b) & (ncap - 1); n[h].idx != NONE;
-			     h = (h + 1) & (ncap - 1))
-				;
-			n[h] = m->slots[i];
-		}
-		free(m->slots);
-		m->slots = n;
-		m->cap = ncap;
-	}
-	for (h = map_hash(a, b) & (m->cap - 1); m->slots[h].idx != NONE; h = (h + 1) & (m->cap - 1))
-		;
-	m->slots[h].a = a;
-	m->slots[h].b = b;
-	m->slots[h].idx = idx;
-	m->used++;
+	if (!v)
+		return -1;
+	*v = idx;
 	return 0;
 }
+
+/* The keys: a VM by its pid; a reason by the stat row's key and its
+ * (table, info); a series by (VM << 32 | reason, vCPU); a histogram by
+ * VM << 32 | reason. */
+#define VM_KEY(pid) { (uint64_t)(int64_t)(pid) }
+#define PAIR_KEY(vm, reason) ((uint64_t)(vm) << 32 | (reason))
 
 /* A growable array of N elements of SIZE. */
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
@@ -132,7 +95,7 @@ struct ctx_event {
 };
 
 struct thread_ctx {
-	int32_t tid;           /* 0 = free slot */
+	int32_t tid;
 	bool seen;             /* had events since the last renewal */
 	uint32_t n;
 	struct ctx_event ev[CTX_MAX];
@@ -150,8 +113,7 @@ struct ks_metrics {
 	struct ks_stat *st;
 	struct ks_source *src;
 	const struct ks_arch *tables;  /* the arch of the stat engine (entry events) */
-	struct thread_ctx *threads;
-	size_t threads_cap, threads_used;
+	struct ks_hmap threads;     /* tid -> struct thread_ctx */
 	struct ev_kind kinds[KIND_SLOTS];
 	uint64_t since_rotation;
 	bool *vm_active;            /* per VM: exits since the last renewal */
@@ -165,7 +127,7 @@ struct ks_metrics {
 	size_t nseries, cap_series;
 	struct ks_metrics_hist *hists;
 	size_t nhists, cap_hists;
-	struct map vm_map, reason_map, series_map, hist_map;
+	struct ks_hmap vm_map, reason_map, series_map, hist_map; /* -> index */
 	uint32_t other_vm, other_reason, other_series, other_hist;
 	uint64_t records, lost, folded, last_ts;
 	uint64_t anomalies[3];      /* of earlier stat engines (restarts) */
@@ -242,7 +204,8 @@ static void vm_domain(struct ks_metrics *m, int32_t pid, char *out, size_t len)
 
 static uint32_t vm_index(struct ks_metrics *m, int32_t pid)
 {
-	uint32_t i = map_get(&m->vm_map, (uint64_t)(int64_t)pid, 0);
+	uint64_t key[1] = VM_KEY(pid);
+	uint32_t i = map_get(&m->vm_map, key);
 	char domain[64];
 
 	if (i != NONE)
@@ -251,7 +214,7 @@ static uint32_t vm_index(struct ks_metrics *m, int32_t pid)
 		return NONE;
 	vm_domain(m, pid, domain, sizeof(domain));
 	i = add_vm(m, pid, domain);
-	if (i == NONE || map_put(&m->vm_map, (uint64_t)(int64_t)pid, 0, i) < 0) {
+	if (i == NONE || map_put(&m->vm_map, key, i) < 0) {
 		m->oom = true;
 		return NONE;
 	}
@@ -279,8 +242,8 @@ static uint32_t add_reason(struct ks_metrics *m, const char *name)
 
 static uint32_t reason_index(struct ks_metrics *m, const struct ks_stat_row *row)
 {
-	uint64_t b = (uint64_t)(uint32_t)row->table << 32 | (uint32_t)row->info;
-	uint32_t i = map_get(&m->reason_map, row->key, b);
+	uint64_t key[2] = { row->key, (uint64_t)(uint32_t)row->table << 32 | (uint32_t)row->info };
+	uint32_t i = map_get(&m->reason_map, key);
 	char name[64];
 
 	if (i != NONE)
@@ -289,7 +252,7 @@ static uint32_t reason_index(struct ks_metrics *m, const struct ks_stat_row *row
 		return NONE;
 	ks_stat_key_name(m->st, row, false, name, sizeof(name));
 	i = add_reason(m, name);
-	if (i == NONE || map_put(&m->reason_map, row->key, b, i) < 0) {
+	if (i == NONE || map_put(&m->reason_map, key, i) < 0) {
 		m->oom = true;
 		return NONE;
 	}
@@ -369,23 +332,22 @@ static void on_exit_measured(void *ctx, const struct ks_stat_row *row, uint64_t 
 {
 	struct ks_metrics *m = ctx;
 	uint32_t vm = vm_index(m, row->vm), reason = NONE, si = NONE, hi = NONE;
-	uint64_t skey = 0, hkey = 0;
 
 	if (vm != NONE)
 		reason = reason_index(m, row);
 	if (reason != NONE) {
-		skey = (uint64_t)vm << 32 | reason;
-		si = map_get(&m->series_map, skey, (uint64_t)(uint32_t)row->vcpu);
+		uint64_t skey[2] = { PAIR_KEY(vm, reason), (uint64_t)(uint32_t)row->vcpu };
+
+		si = map_get(&m->series_map, skey);
 		if (si == NONE && m->nseries < m->cfg.max_series) {
 			si = new_series(m, vm, row->vcpu, reason);
-			if (si != NONE && map_put(&m->series_map, skey, (uint64_t)(uint32_t)row->vcpu, si) < 0)
+			if (si != NONE && map_put(&m->series_map, skey, si) < 0)
 				m->oom = true;
 		}
-		hkey = skey;
-		hi = map_get(&m->hist_map, hkey, 0);
+		hi = map_get(&m->hist_map, skey); /* its first word */
 		if (hi == NONE && m->nhists < m->cfg.max_histograms) {
 			hi = new_hist(m, vm, reason);
-			if (hi != NONE && map_put(&m->hist_map, hkey, 0, hi) < 0)
+			if (hi != NONE && map_put(&m->hist_map, skey, hi) < 0)
 				m->oom = true;
 		}
 	}
@@ -432,40 +394,21 @@ static void note_arch(struct ks_metrics *m)
 
 static struct thread_ctx *ctx_find(struct ks_metrics *m, int32_t tid, bool create)
 {
-	size_t i, h;
+	struct thread_ctx *c;
+	bool created;
 
 	if (tid <= 0)
 		return NULL;
-	if (create && (m->threads_used + 1) * 2 > m->threads_cap) {
-		size_t ncap = m->threads_cap ? m->threads_cap * 2 : 64;
-		struct thread_ctx *n = calloc(ncap, sizeof(*n)), *old = m->threads;
-		if (!n) {
-			m->oom = true;
-			return NULL;
-		}
-		for (i = 0; i < m->threads_cap; i++) {
-			if (!old[i].tid)
-				continue;
-			for (h = ((uint32_t)old[i].tid * 2654435761u) % ncap; n[h].tid; h = (h + 1) % ncap)
-				;
-			n[h] = old[i];
-		}
-		free(old);
-		m->threads = n;
-		m->threads_cap = ncap;
-	}
-	if (!m->threads_cap)
-		return NULL;
-	for (h = ((uint32_t)tid * 2654435761u) % m->threads_cap; m->threads[h].tid;
-	     h = (h + 1) % m->threads_cap)
-		if (m->threads[h].tid == tid)
-			return &m->threads[h];
 	if (!create)
+		return ks_hmap_get(&m->threads, (uint64_t)tid);
+	c = ks_hmap_put(&m->threads, (uint64_t)tid, &created);
+	if (!c) {
+		m->oom = true;
 		return NULL;
-	m->threads[h].tid = tid;
-	m->threads[h].n = 0;
-	m->threads_used++;
-	return &m->threads[h];
+	}
+	if (created)
+		c->tid = tid; /* the rest zeroed */
+	return c;
 }
 
 static const struct ev_kind *kind_of(struct ks_metrics *m, const struct tep_event *ev)
@@ -519,23 +462,23 @@ static void ctx_note(struct ks_metrics *m, const struct ks_record *rec)
  * flags are cleared. */
 static void ctx_prune(struct ks_metrics *m)
 {
-	struct thread_ctx *old = m->threads;
-	size_t cap = m->threads_cap, i;
+	struct ks_hmap old = m->threads;
+	const struct thread_ctx *o;
+	size_t pos = 0;
+	uint64_t tid;
 
-	m->threads = NULL;
-	m->threads_cap = m->threads_used = 0;
-	for (i = 0; i < cap; i++) {
+	ks_hmap_init(&m->threads, sizeof(struct thread_ctx));
+	while ((o = ks_hmap_next(&old, &pos, &tid))) {
 		struct thread_ctx *c;
-		if (!old[i].tid || (!old[i].seen && m->cfg.vm_alive &&
-				    !m->cfg.vm_alive(m->cfg.vm_name_ctx, old[i].tid)))
+		if (!o->seen && m->cfg.vm_alive && !m->cfg.vm_alive(m->cfg.vm_name_ctx, o->tid))
 			continue;
-		c = ctx_find(m, old[i].tid, true);
+		c = ctx_find(m, o->tid, true);
 		if (!c)
 			break;
-		*c = old[i];
+		*c = *o;
 		c->seen = false;
 	}
-	free(old);
+	ks_hmap_free(&old);
 }
 
 /* Drop the VMs that are gone and had no exit since the last renewal,
@@ -587,26 +530,28 @@ static int evict_vms(struct ks_metrics *m)
 	m->nhists = k;
 	free(remap);
 	/* rebuild the maps */
-	free(m->vm_map.slots);
-	free(m->series_map.slots);
-	free(m->hist_map.slots);
-	memset(&m->vm_map, 0, sizeof(m->vm_map));
-	memset(&m->series_map, 0, sizeof(m->series_map));
-	memset(&m->hist_map, 0, sizeof(m->hist_map));
-	for (i = 0; i < m->nvms; i++)
-		if ((uint32_t)i != m->other_vm &&
-		    map_put(&m->vm_map, (uint64_t)(int64_t)m->vms[i].pid, 0, (uint32_t)i) < 0)
+	ks_hmap_free(&m->vm_map);
+	ks_hmap_free(&m->series_map);
+	ks_hmap_free(&m->hist_map);
+	for (i = 0; i < m->nvms; i++) {
+		uint64_t key[1] = VM_KEY(m->vms[i].pid);
+
+		if ((uint32_t)i != m->other_vm && map_put(&m->vm_map, key, (uint32_t)i) < 0)
 			return -1;
-	for (i = 0; i < m->nseries; i++)
-		if ((uint32_t)i != m->other_series &&
-		    map_put(&m->series_map, (uint64_t)m->series[i].vm << 32 | m->series[i].reason,
-			    (uint64_t)(uint32_t)m->series[i].vcpu, (uint32_t)i) < 0)
+	}
+	for (i = 0; i < m->nseries; i++) {
+		uint64_t key[2] = { PAIR_KEY(m->series[i].vm, m->series[i].reason),
+				    (uint64_t)(uint32_t)m->series[i].vcpu };
+
+		if ((uint32_t)i != m->other_series && map_put(&m->series_map, key, (uint32_t)i) < 0)
 			return -1;
-	for (i = 0; i < m->nhists; i++)
-		if ((uint32_t)i != m->other_hist &&
-		    map_put(&m->hist_map, (uint64_t)m->hists[i].vm << 32 | m->hists[i].reason, 0,
-			    (uint32_t)i) < 0)
+	}
+	for (i = 0; i < m->nhists; i++) {
+		uint64_t key[1] = { PAIR_KEY(m->hists[i].vm, m->hists[i].reason) };
+
+		if ((uint32_t)i != m->other_hist && map_put(&m->hist_map, key, (uint32_t)i) < 0)
 			return -1;
+	}
 	memset(m->vm_active, 0, m->cap_active * sizeof(*m->vm_active));
 	return 0;
 }
@@ -617,7 +562,9 @@ static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, str
 int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
 {
 	struct ks_stat *st = new_stat(m, m->src, err);
-	size_t i;
+	struct thread_ctx *c;
+	size_t pos = 0;
+	uint64_t tid;
 	uint32_t j;
 
 	if (!st)
@@ -631,9 +578,9 @@ int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
 		m->oom = true;
 		return ks_error_set(err, "out of memory");
 	}
-	for (i = 0; i < m->threads_cap; i++)
-		for (j = 0; m->threads[i].tid && j < m->threads[i].n; j++) {
-			struct ctx_event *ce = &m->threads[i].ev[j];
+	while ((c = ks_hmap_next(&m->threads, &pos, &tid)))
+		for (j = 0; j < c->n; j++) {
+			struct ctx_event *ce = &c->ev[j];
 			ce->rec.data = ce->data; /* the table may have moved */
 			ks_stat_add(m->st, &ce->rec);
 		}
@@ -658,6 +605,11 @@ struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks
 	if (!m->cfg.max_histograms)
 		m->cfg.max_histograms = 16384;
 	m->other_vm = m->other_reason = m->other_series = m->other_hist = NONE;
+	ks_hmap_init(&m->threads, sizeof(struct thread_ctx));
+	ks_hmap_init(&m->vm_map, sizeof(uint32_t));
+	ks_hmap_init_wide(&m->reason_map, 2, sizeof(uint32_t));
+	ks_hmap_init_wide(&m->series_map, 2, sizeof(uint32_t));
+	ks_hmap_init(&m->hist_map, sizeof(uint32_t));
 	m->src = src;
 	m->st = new_stat(m, src, err);
 	if (!m->st) {
@@ -711,9 +663,7 @@ int ks_metrics_restart(struct ks_metrics *m, struct ks_source *src, struct ks_er
 	m->src = src;
 	m->tables = ks_arch_by_name(ks_stat_arch_name(m->st));
 	memset(m->kinds, 0, sizeof(m->kinds));
-	free(m->threads);
-	m->threads = NULL;
-	m->threads_cap = m->threads_used = 0;
+	ks_hmap_free(&m->threads);
 	m->since_rotation = 0;
 	return 0;
 }
@@ -801,11 +751,11 @@ void ks_metrics_free(struct ks_metrics *m)
 	free(m->halt);
 	free(m->series);
 	free(m->hists);
-	free(m->vm_map.slots);
-	free(m->reason_map.slots);
-	free(m->series_map.slots);
-	free(m->hist_map.slots);
-	free(m->threads);
+	ks_hmap_free(&m->vm_map);
+	ks_hmap_free(&m->reason_map);
+	ks_hmap_free(&m->series_map);
+	ks_hmap_free(&m->hist_map);
+	ks_hmap_free(&m->threads);
 	free(m->vm_active);
 	free(m);
 }

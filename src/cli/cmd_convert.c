@@ -26,6 +26,7 @@
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
 #include "kvmscope/tracedat_writer.h"
+#include "util/hashmap.h"
 
 static const struct opt_cmd convert_cmd = {
 	.name = "convert",
@@ -46,41 +47,43 @@ struct convert_args {
 	struct time_window time;
 };
 
-/* tid -> comm, open addressing */
+/* tid -> comm: the threads in the order they were first seen (the order of
+ * the saved cmdlines written), found by tid through a hash table of
+ * indexes. */
 struct comm_slot {
 	int32_t tid;
-	bool used, named;
+	bool named;
 	char comm[32];
 };
 
 struct comm_map {
 	struct comm_slot *slots;
 	size_t cap, len;
+	struct ks_hmap index; /* tid -> uint32_t index into slots */
 };
 
 static struct comm_slot *comm_find(struct comm_map *m, int32_t tid)
 {
-	size_t i, mask;
+	bool created;
+	uint32_t *i = ks_hmap_put(&m->index, (uint64_t)(uint32_t)tid, &created);
 
-	if (m->len * 2 >= m->cap) {
-		struct comm_map n = { calloc(m->cap ? m->cap * 2 : 1024, sizeof(*n.slots)),
-				      m->cap ? m->cap * 2 : 1024, 0 };
-		if (!n.slots)
+	if (!i)
+		die("out of memory");
+	if (!created)
+		return &m->slots[*i];
+	if (m->len == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 1024;
+		struct comm_slot *n = m->len < UINT32_MAX ? realloc(m->slots, ncap * sizeof(*n)) : NULL;
+
+		if (!n)
 			die("out of memory");
-		for (i = 0; i < m->cap; i++)
-			if (m->slots[i].used)
-				*comm_find(&n, m->slots[i].tid) = m->slots[i], n.len++;
-		free(m->slots);
-		*m = n;
+		m->slots = n;
+		m->cap = ncap;
 	}
-	mask = m->cap - 1;
-	for (i = ((uint32_t)tid * 2654435761u) & mask; m->slots[i].used; i = (i + 1) & mask)
-		if (m->slots[i].tid == tid)
-			return &m->slots[i];
-	m->slots[i].used = true;
-	m->slots[i].tid = tid;
-	m->len++;
-	return &m->slots[i];
+	*i = (uint32_t)m->len;
+	memset(&m->slots[m->len], 0, sizeof(m->slots[0]));
+	m->slots[m->len].tid = tid;
+	return &m->slots[m->len++];
 }
 
 /* The output's slot in the command line's list of temporary files. */
@@ -275,10 +278,10 @@ static void write_cmdlines(struct ks_tdw *w, struct tep_handle *tep, struct comm
 	struct ks_error err;
 	size_t i;
 
-	for (i = 0; i < comms->cap; i++) {
+	for (i = 0; i < comms->len; i++) {
 		struct comm_slot *s = &comms->slots[i];
 		const char *comm = s->named ? s->comm : NULL;
-		if (!s->used || s->tid < 0)
+		if (s->tid < 0)
 			continue;
 		if (!comm && tep && tep_is_pid_registered(tep, s->tid))
 			comm = tep_data_comm_from_pid(tep, s->tid);
@@ -394,6 +397,7 @@ int cmd_convert(int argc, char **argv)
 	char uname[512];
 	uint64_t nformats = 0;
 
+	ks_hmap_init(&comms.index, sizeof(uint32_t));
 	parse_args(argc, argv, &a);
 	a.input = cli_input(a.input);
 	/* the output is checked and opened before the input is read: never
@@ -436,6 +440,7 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "kvmscope convert: the input reports %" PRIu64
 			" lost events; they are not marked in the output\n", n.lost);
 	free(comms.slots);
+	ks_hmap_free(&comms.index);
 	ks_source_close(src);
 	return 0;
 }
