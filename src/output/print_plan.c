@@ -89,10 +89,27 @@ int ks_tbuf_int(struct ks_tbuf *b, uint64_t v, int is_signed, int base, int uppe
 		neg = 1;
 		v = -v;
 	}
-	do {
-		tmp[sizeof(tmp) - 1 - n++] = dig[v % (unsigned)base];
-		v /= (unsigned)base;
-	} while (v);
+	if (base == 16) {
+		do {
+			tmp[sizeof(tmp) - 1 - n++] = dig[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		/* constant divisors: multiplications, not divisions */
+		while (v >= 10000) {
+			unsigned r = (unsigned)(v % 10000);
+
+			v /= 10000;
+			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r % 10);
+			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 10 % 10);
+			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 100 % 10);
+			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 1000);
+		}
+		do {
+			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+	}
 	len = n + neg;
 	if (left) {
 		if ((neg && ks_tbuf_put(b, "-", 1) < 0) ||

@@ -44,8 +44,9 @@ struct ks_plan *ks_plan_compile(struct tep_event *ev);
 int ks_plan_run(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b);
 void ks_plan_free(struct ks_plan *p);
 
-/* Appends "%Wd"-style text: V, as signed if SIGNED_, in base 10 or 16
- * (UPPER for X), padded to WIDTH with spaces (or zeros if ZERO), left if LEFT. */
+/* Appends "%Wd"-style text: V, as signed if IS_SIGNED, in base 16 or else
+ * 10 (UPPER: X digits), padded to WIDTH with spaces (zeros if ZERO), on the
+ * right if LEFT. */
 int ks_tbuf_int(struct ks_tbuf *b, uint64_t v, int is_signed, int base, int upper,
 		int width, int zero, int left);
 
