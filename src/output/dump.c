@@ -134,7 +134,7 @@ static void format_event(struct ks_dump *d, const struct ks_record *rec)
 	struct ks_plan *plan;
 	uint64_t t, p10;
 	size_t len;
-	int pid, i;
+	int pid, i, r;
 
 	memset(&tr, 0, sizeof(tr));
 	tr.ts = rec->ts;
@@ -179,11 +179,14 @@ static void format_event(struct ks_dump *d, const struct ks_record *rec)
 	ks_tbuf_put(b, name, len);
 	ks_tbuf_put(b, ":                     ", 1 + (len < 20 ? 21 - len : 1));
 	plan = event_plan(d, ev);
-	if (plan && ks_plan_run(plan, rec->data, (int)rec->size, b) == 0)
+	r = plan ? ks_plan_run(plan, rec->data, (int)rec->size, b) : -1;
+	if (r == 0)
 		return;
 	trace_seq_reset(&d->seq);
 	tep_print_event(d->tep, &d->seq, &tr, "%s", TEP_PRINT_INFO);
 	trace_seq_terminate(&d->seq);
+	if (r > 0)
+		ks_plan_learn(plan, rec->data, (int)rec->size, d->seq.buffer, d->seq.len);
 	ks_tbuf_put(b, d->seq.buffer, d->seq.len);
 }
 

@@ -43,10 +43,27 @@ struct step {
 	const char *delim;
 };
 
+/* kvm plugin handlers (kvm_entry, kvm_exit), learnt from the handler's own
+ * text: see compile_kvm(). */
+#define KVM_REASONS 128
+struct kvm_reason {
+	uint64_t isa, val;
+	char *text;        /* what follows "reason " */
+};
+
+struct kvm_plan {
+	bool exit;         /* kvm_exit, else kvm_entry */
+	int state;         /* -1: the handler says otherwise; 0: not checked; 1: checked */
+	struct tep_format_field *vcpu, *rip, *reason, *isa, *info1, *info2;
+	struct kvm_reason reasons[KVM_REASONS];
+	int nr_reasons;
+};
+
 struct ks_plan {
 	struct tep_handle *tep;
 	struct step *steps;
 	int nr;
+	struct kvm_plan *kvm;
 };
 
 int ks_tbuf_reserve(struct ks_tbuf *b, size_t more)
@@ -136,6 +153,10 @@ void ks_plan_free(struct ks_plan *p)
 		free(p->steps[i].lit);
 		free(p->steps[i].syms);
 	}
+	if (p->kvm)
+		for (i = 0; i < p->kvm->nr_reasons; i++)
+			free(p->kvm->reasons[i].text);
+	free(p->kvm);
 	free(p->steps);
 	free(p);
 }
@@ -318,12 +339,73 @@ static const char *compile_conv(struct ks_plan *p, struct tep_event *ev, const c
 	return f;
 }
 
+/* A number field the kvm plugin reads with tep_get_field_val(). */
+static struct tep_format_field *num_field(struct tep_event *ev, const char *name)
+{
+	struct tep_format_field *f = tep_find_field(ev, name);
+
+	return f && (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8) &&
+	       f->offset >= 0 ? f : NULL;
+}
+
+/*
+ * libtraceevent's kvm plugin prints kvm_entry as " vcpu %u rip 0x%llx" and
+ * kvm_exit as "reason NAME rip 0x%llx[ info %llx %llx]", NAME from its
+ * tables by (isa, exit_reason) (a function name after the rip only when the
+ * application provides one: kvmscope does not).  The plan takes that shape
+ * but trusts it only as far as the handler confirms it: the first kvm_entry,
+ * and the first kvm_exit of every (isa, exit_reason), are printed by the
+ * handler (ks_plan_run says 1) and handed back to ks_plan_learn(), which
+ * keeps NAME, or drops the plan for good if the text is not what the plan
+ * would have written.
+ */
+static struct ks_plan *compile_kvm(struct tep_event *ev)
+{
+	struct ks_plan *p;
+	struct kvm_plan *k;
+
+	if (!ev->system || strcmp(ev->system, "kvm") ||
+	    (strcmp(ev->name, "kvm_exit") && strcmp(ev->name, "kvm_entry")))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	k = calloc(1, sizeof(*k));
+	if (!p || !k) {
+		free(p);
+		free(k);
+		return NULL;
+	}
+	p->tep = ev->tep;
+	p->kvm = k;
+	k->exit = !strcmp(ev->name, "kvm_exit");
+	k->rip = num_field(ev, k->exit ? "guest_rip" : "rip");
+	if (k->exit) {
+		k->reason = num_field(ev, "exit_reason");
+		k->isa = num_field(ev, "isa");
+		k->info1 = num_field(ev, "info1");
+		k->info2 = num_field(ev, "info2");
+		if (!k->info1 || !k->info2)
+			k->info1 = k->info2 = NULL;
+		if (tep_find_field(ev, "isa") && !k->isa)
+			k->rip = NULL; /* the plugin would fail to read it */
+	} else {
+		k->vcpu = num_field(ev, "vcpu_id");
+	}
+	if (!k->rip || (k->exit ? !k->reason : !k->vcpu)) {
+		ks_plan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
 struct ks_plan *ks_plan_compile(struct tep_event *ev)
 {
 	struct tep_print_arg *arg;
 	struct ks_plan *p;
 	const char *f;
 
+	if (ev && ev->tep && ev->handler && !(ev->flags & TEP_EVENT_FL_NOHANDLE) &&
+	    !(ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW)))
+		return compile_kvm(ev);
 	if (!ev || !ev->tep || !ev->print_fmt.format ||
 	    (ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW)) ||
 	    (ev->handler && !(ev->flags & TEP_EVENT_FL_NOHANDLE)))
@@ -445,11 +527,121 @@ static int run_step(const struct ks_plan *p, const struct step *s, const uint8_t
 	return -1;
 }
 
+static uint64_t num(const struct ks_plan *p, const struct tep_format_field *f, const uint8_t *data)
+{
+	return tep_read_number(p->tep, data + f->offset, f->size);
+}
+
+/* The text after "reason NAME" (kvm_exit) or all of it (kvm_entry). */
+static int kvm_tail(const struct ks_plan *p, const uint8_t *data, struct ks_tbuf *b)
+{
+	const struct kvm_plan *k = p->kvm;
+
+	if (!k->exit && (ks_tbuf_put(b, " vcpu ", 6) < 0 ||
+			 ks_tbuf_int(b, (uint32_t)num(p, k->vcpu, data), 0, 10, 0, 0, 0, 0) < 0))
+		return -1;
+	if (ks_tbuf_put(b, " rip 0x", 7) < 0 || ks_tbuf_int(b, num(p, k->rip, data), 0, 16, 0, 0, 0, 0) < 0)
+		return -1;
+	if (k->info1 && (ks_tbuf_put(b, " info ", 6) < 0 ||
+			 ks_tbuf_int(b, num(p, k->info1, data), 0, 16, 0, 0, 0, 0) < 0 ||
+			 ks_tbuf_put(b, " ", 1) < 0 ||
+			 ks_tbuf_int(b, num(p, k->info2, data), 0, 16, 0, 0, 0, 0) < 0))
+		return -1;
+	return 0;
+}
+
+static bool kvm_inside(const struct kvm_plan *k, int size)
+{
+	const struct tep_format_field *f[] = { k->vcpu, k->rip, k->reason, k->isa, k->info1, k->info2 };
+	size_t i;
+
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i] && !inside(f[i], size))
+			return false;
+	return true;
+}
+
+static void kvm_key(const struct ks_plan *p, const uint8_t *data, uint64_t *isa, uint64_t *val)
+{
+	*isa = p->kvm->isa ? num(p, p->kvm->isa, data) : 1;
+	*val = num(p, p->kvm->reason, data);
+}
+
+static int run_kvm(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b)
+{
+	const struct kvm_plan *k = p->kvm;
+	size_t start = b->len;
+	uint64_t isa, val;
+	int i;
+
+	if (k->state < 0 || !kvm_inside(k, size))
+		return -1;
+	if (!k->exit) {
+		if (k->state == 0)
+			return 1;
+	} else {
+		kvm_key(p, data, &isa, &val);
+		for (i = 0; i < k->nr_reasons; i++)
+			if (k->reasons[i].isa == isa && k->reasons[i].val == val)
+				break;
+		if (i == k->nr_reasons)
+			return k->nr_reasons < KVM_REASONS ? 1 : -1;
+		if (ks_tbuf_put(b, "reason ", 7) < 0 ||
+		    ks_tbuf_put(b, k->reasons[i].text, strlen(k->reasons[i].text)) < 0) {
+			b->len = start;
+			return -1;
+		}
+	}
+	if (kvm_tail(p, data, b) < 0) {
+		b->len = start;
+		return -1;
+	}
+	return 0;
+}
+
+void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char *text, size_t len)
+{
+	struct kvm_plan *k = p->kvm;
+	struct ks_tbuf tail = { 0 };
+	size_t n;
+	uint64_t isa, val;
+
+	if (!k || k->state < 0 || !kvm_inside(k, size))
+		return;
+	if (kvm_tail(p, data, &tail) < 0) {
+		free(tail.p);
+		return;
+	}
+	if (!k->exit) {
+		k->state = tail.len == len && !memcmp(tail.p, text, len) ? 1 : -1;
+		free(tail.p);
+		return;
+	}
+	/* "reason " NAME TAIL, NAME without the tail's " rip 0x" */
+	if (len < 7 + tail.len || memcmp(text, "reason ", 7) ||
+	    memcmp(text + len - tail.len, tail.p, tail.len) ||
+	    (n = len - 7 - tail.len) == 0 || memmem(text + 7, n, " rip 0x", 7) ||
+	    memchr(text + 7, '\0', n) || k->nr_reasons >= KVM_REASONS) {
+		k->state = -1;
+		free(tail.p);
+		return;
+	}
+	free(tail.p);
+	kvm_key(p, data, &isa, &val);
+	if (!(k->reasons[k->nr_reasons].text = strndup(text + 7, n)))
+		return;
+	k->reasons[k->nr_reasons].isa = isa;
+	k->reasons[k->nr_reasons++].val = val;
+	k->state = 1;
+}
+
 int ks_plan_run(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b)
 {
 	size_t start = b->len;
 	int i;
 
+	if (p->kvm)
+		return run_kvm(p, data, size, b);
 	for (i = 0; i < p->nr; i++)
 		if (run_step(p, &p->steps[i], data, size, b) < 0) {
 			b->len = start;

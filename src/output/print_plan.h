@@ -9,7 +9,8 @@
  *	ks_plan_free(p);
  *
  * Only formats whose text is provably the same as libtraceevent 1.7's
- * pretty printer compile; a record the plan cannot format (a field beyond
+ * pretty printer compile (and the kvm plugin's kvm_entry/kvm_exit, checked
+ * against the handler's own text: see print_plan.c); a record the plan cannot format (a field beyond
  * the record, a string without its end) makes ks_plan_run fail, leaving the
  * buffer as it was, so that the caller prints it through the library.
  */
@@ -40,8 +41,11 @@ static inline int ks_tbuf_put(struct ks_tbuf *b, const char *s, size_t n)
 }
 
 struct ks_plan *ks_plan_compile(struct tep_event *ev);
-/* Appends the event's text to B: 0, or -1 (B unchanged in length). */
+/* Appends the event's text to B: 0; or -1 (B unchanged in length): print
+ * it with the library; or 1: print it with the library and hand that text
+ * to ks_plan_learn() (plans of plugin handlers learn from the handler). */
 int ks_plan_run(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b);
+void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char *text, size_t len);
 void ks_plan_free(struct ks_plan *p);
 
 /* Appends "%Wd"-style text: V, as signed if IS_SIGNED, in base 16 or else
