@@ -14,6 +14,7 @@
  * does; 'A'/'a' symbols and '$' names are left out, as the library does.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,63 +93,75 @@ static bool read_line(char *p, struct ksym_line *l)
 	return true;
 }
 
-/* Calls FN on each non-empty line of COPY (split in place). */
-static bool each_line(char *copy, bool (*fn)(char *line, void *arg), void *arg)
+/* A line read in the first pass: its name (and module) end in place. */
+struct entry {
+	unsigned long long addr;
+	uint32_t func, mod;     /* offsets in the copy; mod 0: none */
+};
+
+/* Reads every line of COPY (split and cut in place) into *OUT; false at the
+ * first line of another shape. */
+static bool read_all(char *copy, struct entry **out, size_t *nr)
 {
+	size_t n = 0, cap = 0;
+	struct entry *e = NULL;
 	char *p = copy;
 
 	while (*p) {
 		char *nl = strchr(p, '\n');
+		struct ksym_line l;
 
 		if (nl)
 			*nl = '\0';
-		if (*p && !fn(p, arg))
-			return false;
+		if (*p) {
+			if (!read_line(p, &l))
+				goto bad;
+			if (l.func[0] != '$' && l.type != 'A' && l.type != 'a') {
+				if (n == cap) {
+					struct entry *m;
+
+					cap = cap ? cap * 2 : 4096;
+					if (!(m = realloc(e, cap * sizeof(*e))))
+						goto bad;
+					e = m;
+				}
+				*l.func_end = '\0';
+				if (l.mod)
+					*l.mod_end = '\0';
+				e[n].addr = l.addr;
+				e[n].func = (uint32_t)(l.func - copy);
+				e[n++].mod = l.mod ? (uint32_t)(l.mod - copy) : 0;
+			}
+		}
 		if (!nl)
 			break;
 		p = nl + 1;
 	}
+	*out = e;
+	*nr = n;
 	return true;
-}
-
-static bool check_line(char *line, void *arg)
-{
-	struct ksym_line l;
-
-	(void)arg;
-	return read_line(line, &l);
-}
-
-static bool register_line(char *line, void *arg)
-{
-	struct tep_handle *tep = arg;
-	struct ksym_line l;
-
-	if (!read_line(line, &l))
-		return false;
-	if (l.func[0] == '$' || l.type == 'A' || l.type == 'a')
-		return true;
-	*l.func_end = '\0';
-	if (l.mod)
-		*l.mod_end = '\0';
-	tep_register_function(tep, l.func, l.addr, l.mod);
-	return true;
+bad:
+	free(e);
+	return false;
 }
 
 int ks_parse_kallsyms(struct tep_handle *tep, const char *text)
 {
-	size_t len = strlen(text);
-	char *copy = malloc(len + 1);
-	bool plain;
+	size_t len = strlen(text), n, i;
+	struct entry *e;
+	char *copy;
 
-	if (!copy)
-		return -1;
+	if (len >= UINT32_MAX || !(copy = malloc(len + 1)))
+		return tep_parse_kallsyms(tep, text);
 	memcpy(copy, text, len + 1);
-	plain = each_line(copy, check_line, NULL);
-	if (plain) {
-		memcpy(copy, text, len + 1);
-		each_line(copy, register_line, tep);
+	if (!read_all(copy, &e, &n)) {
+		free(copy);
+		return tep_parse_kallsyms(tep, text);
 	}
+	for (i = 0; i < n; i++)
+		tep_register_function(tep, copy + e[i].func, e[i].addr,
+				      e[i].mod ? copy + e[i].mod : NULL);
+	free(e);
 	free(copy);
-	return plain ? 0 : tep_parse_kallsyms(tep, text);
+	return 0;
 }
