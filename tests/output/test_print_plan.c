@@ -132,7 +132,7 @@ static void t_plan_matches_library(void)
 			trace_seq_reset(&s);
 			tep_print_event(tep, &s, &rec, "%s", TEP_PRINT_INFO);
 			trace_seq_terminate(&s);
-			if (b.len != s.len || memcmp(b.p, s.buffer, b.len)) {
+			if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
 				kt_fail(__FILE__, __LINE__, "format %zu record %d: plan \"%.*s\" library \"%s\"",
 					k, n, (int)b.len, b.p, s.buffer);
 				break;
@@ -238,7 +238,7 @@ static void t_kvm_plan_checks_handler(void)
 				ks_plan_learn(plan, data, 40, s.buffer, s.len);
 			if (r == 0) {
 				planned++;
-				if (b.len != s.len || memcmp(b.p, s.buffer, b.len)) {
+				if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
 					kt_fail(__FILE__, __LINE__, "record %d: plan \"%.*s\" handler \"%s\"",
 						n, (int)b.len, b.p, s.buffer);
 					break;
