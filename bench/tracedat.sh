@@ -5,7 +5,8 @@
 # (PAIRS exit/entry pairs, default 2,000,000: about 4.8 M events; issue 25's
 # goal is judged on >= 10 M events: PAIRS=4200000), zstd and uncompressed,
 # then, in $BENCH_ROUNDS (default 3) interleaved rounds, the CPU time of
-#   trace-cmd report [-t]  vs  kvmscope dump [-t]     (target >= 3x)
+#   trace-cmd report [-t]  vs  kvmscope dump [-t]     (target >= 3x; the
+#                           hip24 files and the uncompressed copy: -t only)
 #   trace-cmd report       vs  kvmscope stat          (target >= 3x)
 #   trace-cmd convert      vs  kvmscope convert       (target > 1x)
 # the peak RSS of kvmscope convert (target: not growing with the input), and
@@ -40,16 +41,21 @@ fi
 	{ echo "tracedat bench: gen-perfdata failed"; exit 1; }
 page_cache_note
 
-# dump_vs_report LABEL FILE: dump and dump -t against report and report -t.
+# dump_vs_report LABEL FILE [-t]: dump -t against report -t, and without -t
+# too unless the third argument says -t only.
 dump_vs_report() {
 	local f=$2
 	trace-cmd report -t "$f" > "$dir/tc.txt" 2>/dev/null
 	"$ks" dump -t "$f" > "$dir/ks.txt"
 	same "$dir/tc.txt" "$dir/ks.txt" "$1: dump -t vs report -t"
 	rm -f "$dir/tc.txt" "$dir/ks.txt"
-	rounds tc "trace-cmd report '$f' > /dev/null 2>&1" ks "'$ks' dump '$f' > /dev/null" \
-	       tct "trace-cmd report -t '$f' > /dev/null 2>&1" kst "'$ks' dump -t '$f' > /dev/null"
-	verdict "$1: dump vs trace-cmd report" tc ks 3
+	if [ "${3:-}" = -t ]; then
+		rounds tct "trace-cmd report -t '$f' > /dev/null 2>&1" kst "'$ks' dump -t '$f' > /dev/null"
+	else
+		rounds tc "trace-cmd report '$f' > /dev/null 2>&1" ks "'$ks' dump '$f' > /dev/null" \
+		       tct "trace-cmd report -t '$f' > /dev/null 2>&1" kst "'$ks' dump -t '$f' > /dev/null"
+		verdict "$1: dump vs trace-cmd report" tc ks 3
+	fi
 	verdict "$1: dump -t vs trace-cmd report -t" tct kst 3
 }
 
@@ -63,7 +69,7 @@ for comp in zstd none; do
 	     "$(( $(stat -c %s "$out") / 1048576 )) MB"
 	[ "$events" != 0 ] || events=$("$ks" dump "$out" | wc -l)
 	echo "-- v7 $comp, $((events - 1)) events"
-	dump_vs_report "v7 $comp" "$out"
+	dump_vs_report "v7 $comp" "$out" "$([ $comp = zstd ] || echo -t)"
 	rounds tc "trace-cmd report '$out' > /dev/null 2>&1" kss "'$ks' stat -i '$out' > /dev/null"
 	verdict "v7 $comp: stat vs trace-cmd report" tc kss 3
 	rounds tcc "trace-cmd convert --compression $comp -i '$out' -o '$dir/tc-conv.dat' > /dev/null 2>&1" \
@@ -85,7 +91,7 @@ if [ -r "$hip/guest-only.trace.dat" ]; then
 	for f in "$hip"/*.trace.dat; do
 		b=$(basename "$f" .trace.dat)
 		"$ks" convert -q -i "$f" -o "$dir/$b.zstd.dat" --compression zstd || continue
-		dump_vs_report "hip24 $b" "$dir/$b.zstd.dat"
+		dump_vs_report "hip24 $b" "$dir/$b.zstd.dat" -t
 	done
 	# the fixed cost: formats and symbols of a recording without events
 	rounds ke "'$ks' dump -t '$hip/host-6.8rt-empty.trace.dat' > /dev/null"
