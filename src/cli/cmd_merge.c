@@ -81,6 +81,8 @@ int cmd_merge(int argc, char **argv)
 		first = parse_options(&merge_cmd, opts, argc, argv);
 	}
 	m = merge_inputs_open(&in, "merge", first, argc, argv);
+	/* one write per megabyte of text, not per 4 KB */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	ks_merge_print_headers(m, stdout);
 	while ((rc = ks_merge_next(m, &r, &err)) > 0)
 		ks_merge_print(m, &r, stdout);
