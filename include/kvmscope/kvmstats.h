@@ -8,7 +8,7 @@
  *	ks_qmp_open(&q, "/run/vm1.qmp", 2000, &err);   // greeting + qmp_capabilities
  *	struct ks_kstats s = { 0 };
  *	ks_qmp_query_stats(q, &s, &err);               // target vm and vcpu
- *	... s.v[i].name, s.v[i].vcpu, s.v[i].value ...
+ *	... s.v[i].name, s.v[i].vcpu, s.v[i].value, ks_kstat_scaled(&s.v[i]) ...
  *	ks_kstats_free(&s); ks_qmp_close(q);
  */
 #ifndef KVMSCOPE_KVMSTATS_H
@@ -35,6 +35,11 @@ struct ks_kstat {
 	uint64_t value;          /* histograms: the sum of the buckets */
 	uint32_t nbuckets;
 	uint64_t *buckets;       /* histograms only */
+	/* QMP only, from query-stats-schemas: the unit ("", "seconds", "bytes",
+	 * "cycles", "boolean") and the scale: VALUE is in units of
+	 * BASE^EXPONENT (halt_wait_ns: "seconds", 10, -9); 10 and 0 elsewhere. */
+	char unit[16];
+	int32_t base, exponent;
 };
 
 struct ks_kstats {
@@ -47,12 +52,20 @@ struct ks_kstats {
 void ks_kstats_free(struct ks_kstats *s);
 /* The statistic NAME of VCPU (-1: the VM's); NULL if absent. */
 const struct ks_kstat *ks_kstats_find(const struct ks_kstats *s, const char *name, int32_t vcpu);
+/* K's value in its unit (VALUE times BASE^EXPONENT when BASE is 2 or 10):
+ * seconds for halt_wait_ns, bytes for a byte count in pages. */
+double ks_kstat_scaled(const struct ks_kstat *k);
 
 struct ks_qmp;
 
 /* Connect to the QMP unix socket PATH, read the greeting and negotiate
  * (qmp_capabilities).  Every wait is bounded by TIMEOUT_MS. */
 int ks_qmp_open(struct ks_qmp **out, const char *path, int timeout_ms, struct ks_error *err);
+/* The same over FD, a connected stream socket (it is closed by
+ * ks_qmp_close(), or here on failure); NAME stands for it in messages.
+ * For tests and fuzzing: one end of a socketpair(). */
+int ks_qmp_open_fd(struct ks_qmp **out, int fd, const char *name, int timeout_ms,
+		   struct ks_error *err);
 /* The QEMU process at the other end (SO_PEERCRED); -1 unknown. */
 int32_t ks_qmp_pid(const struct ks_qmp *q);
 const char *ks_qmp_path(const struct ks_qmp *q);
@@ -60,6 +73,9 @@ const char *ks_qmp_path(const struct ks_qmp *q);
  * query-cpus-fast for the types and the vCPU numbers).  OUT is emptied
  * first.  Returns 0, or -1 with err set. */
 int ks_qmp_query_stats(struct ks_qmp *q, struct ks_kstats *out, struct ks_error *err);
+/* The VM's name (query-name: QEMU's -name guest=NAME) into NAME ("" when it
+ * has none).  Returns 0, or -1 with err set. */
+int ks_qmp_query_name(struct ks_qmp *q, char *name, size_t len, struct ks_error *err);
 /* Send one command (a JSON object text) and return its "return" member as
  * JSON text (malloc'd) or fail with the QMP error; for tests and tools. */
 int ks_qmp_command(struct ks_qmp *q, const char *cmd, char **reply, struct ks_error *err);

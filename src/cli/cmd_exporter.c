@@ -27,10 +27,10 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/kvmstats.h"
 #include "kvmscope/live.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/openmetrics.h"
-#include "kvmscope/qmp_stats.h"
 #include "kvmscope/source.h"
 #include "util/procfs.h"
 
@@ -82,8 +82,9 @@ struct exporter {
 	uint64_t scrapes, scrape_errors;
 	double last_scrape_s;
 	double start_wall;
-	struct ks_qmpx *qmp[MAX_QMP];
-	struct ks_qmpx_stats qstats;
+	struct ks_qmp *qmp[MAX_QMP];
+	char qmp_name[MAX_QMP][64];      /* query-name at connection */
+	struct ks_kstats qstats;
 };
 
 static double now_s(void)
@@ -313,7 +314,7 @@ static int qsample_cmp(const void *pa, const void *pb)
 }
 
 /* kvm_stat_NAME: units in the name as Prometheus wants them (seconds, bytes). */
-static void qmp_metric_name(const struct ks_qmpx_stat *st, char *out, size_t len)
+static void qmp_metric_name(const struct ks_kstat *st, char *out, size_t len)
 {
 	char name[72];
 	size_t n, i;
@@ -351,18 +352,23 @@ static void qmp_metrics(struct ks_expo *e, struct exporter *x)
 	for (k = 0; k < x->a->nqmp; k++) {
 		struct ks_error err;
 		bool up = true;
-		if (!x->qmp[k] && ks_qmpx_connect(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0)
+		if (!x->qmp[k] &&
+		    (ks_qmp_open(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0 ||
+		     ks_qmp_query_name(x->qmp[k], x->qmp_name[k], sizeof(x->qmp_name[k]), &err) < 0)) {
+			ks_qmp_close(x->qmp[k]);
+			x->qmp[k] = NULL;
 			up = false;
-		if (up && ks_qmpx_query_stats(x->qmp[k], &x->qstats, &err) < 0) {
-			ks_qmpx_close(x->qmp[k]);
+		}
+		if (up && ks_qmp_query_stats(x->qmp[k], &x->qstats, &err) < 0) {
+			ks_qmp_close(x->qmp[k]);
 			x->qmp[k] = NULL;
 			up = false;
 		}
 		domains[k][0] = 0;
-		if (x->qmp[k] && ks_qmpx_name(x->qmp[k])[0])
-			snprintf(domains[k], sizeof(domains[k]), "%s", ks_qmpx_name(x->qmp[k]));
+		if (x->qmp[k] && x->qmp_name[k][0])
+			snprintf(domains[k], sizeof(domains[k]), "%s", x->qmp_name[k]);
 		else if (x->qmp[k])
-			snprintf(domains[k], sizeof(domains[k]), "%d", ks_qmpx_pid(x->qmp[k]));
+			snprintf(domains[k], sizeof(domains[k]), "%d", ks_qmp_pid(x->qmp[k]));
 		lbl[0] = "socket";
 		lbl[1] = x->a->qmp[k];
 		lbl[2] = "domain";
@@ -383,12 +389,16 @@ static void qmp_metrics(struct ks_expo *e, struct exporter *x)
 			cap = ncap;
 		}
 		for (i = 0; i < x->qstats.n; i++) {
-			struct qsample *q = &all[n++];
-			qmp_metric_name(&x->qstats.s[i], q->metric, sizeof(q->metric));
-			q->counter = x->qstats.s[i].cumulative;
+			const struct ks_kstat *st = &x->qstats.v[i];
+			struct qsample *q;
+			if (st->buckets)
+				continue; /* histograms (lists) are left out */
+			q = &all[n++];
+			qmp_metric_name(st, q->metric, sizeof(q->metric));
+			q->counter = st->type == KS_KSTAT_CUMULATIVE;
 			q->sock = k;
-			q->vcpu = x->qstats.s[i].vcpu;
-			q->value = x->qstats.s[i].value;
+			q->vcpu = st->vcpu;
+			q->value = ks_kstat_scaled(st);
 		}
 	}
 	qsort(all, n, sizeof(*all), qsample_cmp);
@@ -786,8 +796,8 @@ int cmd_exporter(int argc, char **argv)
 	}
 	ks_metrics_snapshot_free(&x.snap);
 	for (int i = 0; i < a.nqmp; i++)
-		ks_qmpx_close(x.qmp[i]);
-	ks_qmpx_stats_free(&x.qstats);
+		ks_qmp_close(x.qmp[i]);
+	ks_kstats_free(&x.qstats);
 	ks_metrics_free(x.m);
 	if (!a.input) {
 		ks_source_close(src);

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@
 
 struct schema {
 	char name[48];
+	char unit[16];
+	int32_t base, exponent;
 	enum ks_kstat_type type;
 	bool is_bool;
 	bool vcpu;
@@ -85,11 +88,27 @@ static struct ks_kstat *kstat_add(struct ks_kstats *s, const char *name, int32_t
 	memset(k, 0, sizeof(*k));
 	snprintf(k->name, sizeof(k->name), "%s", name);
 	k->vcpu = vcpu;
+	k->base = 10;
 	return k;
+}
+
+double ks_kstat_scaled(const struct ks_kstat *k)
+{
+	double v = (double)k->value;
+
+	if (k->exponent && (k->base == 2 || k->base == 10))
+		v *= pow(k->base, k->exponent);
+	return v;
 }
 
 /* ------------------------------------------------------------------ */
 /* parsing */
+
+/* O's text if it is a JSON string, else "" (never NULL). */
+static const char *str_of(struct json_object *o)
+{
+	return json_object_get_type(o) == json_type_string ? json_object_get_string(o) : "";
+}
 
 static int parse_value(struct ks_kstat *k, struct json_object *v)
 {
@@ -299,9 +318,8 @@ static struct json_object *command(struct ks_qmp *q, const char *cmd, struct ks_
 			return o;
 		if (json_object_object_get_ex(o, "error", &e)) {
 			struct json_object *d;
-			const char *desc = json_object_object_get_ex(e, "desc", &d) ?
-					   json_object_get_string(d) : "error";
-			ks_error_set(err, "%s: QMP: %s", q->path, desc);
+			const char *desc = json_object_object_get_ex(e, "desc", &d) ? str_of(d) : "";
+			ks_error_set(err, "%s: QMP: %s", q->path, desc[0] ? desc : "error");
 			json_object_put(o);
 			return NULL;
 		}
@@ -324,6 +342,25 @@ int ks_qmp_command(struct ks_qmp *q, const char *cmd, char **reply, struct ks_er
 int ks_qmp_open(struct ks_qmp **out, const char *path, int timeout_ms, struct ks_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	*out = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return ks_error_set(err, "%s: socket path too long", path);
+	memcpy(sa.sun_path, path, strlen(path));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		ks_error_set(err, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return ks_qmp_open_fd(out, fd, path, timeout_ms, err);
+}
+
+int ks_qmp_open_fd(struct ks_qmp **out, int fd, const char *name, int timeout_ms,
+		   struct ks_error *err)
+{
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	struct ks_qmp *q;
@@ -331,20 +368,15 @@ int ks_qmp_open(struct ks_qmp **out, const char *path, int timeout_ms, struct ks
 	size_t len;
 
 	*out = NULL;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return ks_error_set(err, "%s: socket path too long", path);
 	q = calloc(1, sizeof(*q));
-	if (!q)
+	if (!q) {
+		close(fd);
 		return ks_error_set(err, "out of memory");
-	snprintf(q->path, sizeof(q->path), "%s", path);
+	}
+	q->fd = fd;
+	snprintf(q->path, sizeof(q->path), "%s", name);
 	q->timeout_ms = timeout_ms > 0 ? timeout_ms : 2000;
 	q->pid = -1;
-	memcpy(sa.sun_path, path, strlen(path));
-	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ks_error_set(err, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
 	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid > 0)
 		q->pid = cred.pid;
 	if (read_line(q, &len, err) < 0)
@@ -354,7 +386,7 @@ int ks_qmp_open(struct ks_qmp **out, const char *path, int timeout_ms, struct ks
 	consume(q, len);
 	if (!o || !json_object_object_get_ex(o, "QMP", NULL)) {
 		json_object_put(o);
-		ks_error_set(err, "%s: no QMP greeting (not a QMP socket?)", path);
+		ks_error_set(err, "%s: no QMP greeting (not a QMP socket?)", q->path);
 		goto fail;
 	}
 	json_object_put(o);
@@ -409,8 +441,7 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 
 		if (json_object_object_get_ex(c, "qom-path", &p) &&
 		    json_object_object_get_ex(c, "cpu-index", &idx)) {
-			snprintf(q->cpus[q->ncpus].qom, sizeof(q->cpus[0].qom), "%s",
-				 json_object_get_string(p));
+			snprintf(q->cpus[q->ncpus].qom, sizeof(q->cpus[0].qom), "%s", str_of(p));
 			q->cpus[q->ncpus++].index = json_object_get_int(idx);
 		}
 	}
@@ -423,7 +454,7 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 	for (i = 0; i < n; i++) {
 		struct json_object *pr = json_object_array_get_idx(ret, i), *st, *tg;
 		bool vcpu = json_object_object_get_ex(pr, "target", &tg) &&
-			    !strcmp(json_object_get_string(tg), "vcpu");
+			    !strcmp(str_of(tg), "vcpu");
 		size_t m;
 
 		if (!json_object_object_get_ex(pr, "stats", &st) ||
@@ -431,7 +462,7 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 			continue;
 		m = json_object_array_length(st);
 		for (j = 0; j < m; j++) {
-			struct json_object *s = json_object_array_get_idx(st, j), *nm, *ty, *un;
+			struct json_object *s = json_object_array_get_idx(st, j), *nm, *ty, *un, *b, *x;
 			struct schema *sc, *ns;
 
 			if (!json_object_object_get_ex(s, "name", &nm))
@@ -444,12 +475,17 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 			q->schemas = ns;
 			sc = &q->schemas[q->nschemas++];
 			memset(sc, 0, sizeof(*sc));
-			snprintf(sc->name, sizeof(sc->name), "%s", json_object_get_string(nm));
+			snprintf(sc->name, sizeof(sc->name), "%s", str_of(nm));
 			sc->vcpu = vcpu;
 			sc->type = json_object_object_get_ex(s, "type", &ty) ?
-				   schema_type(json_object_get_string(ty)) : KS_KSTAT_CUMULATIVE;
-			sc->is_bool = json_object_object_get_ex(s, "unit", &un) &&
-				      !strcmp(json_object_get_string(un), "boolean");
+				   schema_type(str_of(ty)) : KS_KSTAT_CUMULATIVE;
+			if (json_object_object_get_ex(s, "unit", &un))
+				snprintf(sc->unit, sizeof(sc->unit), "%s", str_of(un));
+			sc->is_bool = !strcmp(sc->unit, "boolean");
+			/* value = VALUE * base^exponent (QEMU: base 10 when absent) */
+			sc->base = json_object_object_get_ex(s, "base", &b) ? json_object_get_int(b) : 10;
+			sc->exponent = json_object_object_get_ex(s, "exponent", &x) &&
+				       fabs(json_object_get_double(x)) < 64 ? json_object_get_int(x) : 0;
 		}
 	}
 	json_object_put(o);
@@ -505,8 +541,26 @@ int ks_qmp_query_stats(struct ks_qmp *q, struct ks_kstats *out, struct ks_error 
 				if (out->v[i].type != KS_KSTAT_HIST)
 					out->v[i].type = q->schemas[j].type;
 				out->v[i].is_bool |= q->schemas[j].is_bool;
+				memcpy(out->v[i].unit, q->schemas[j].unit, sizeof(out->v[i].unit));
+				out->v[i].base = q->schemas[j].base;
+				out->v[i].exponent = q->schemas[j].exponent;
 				break;
 			}
+	return 0;
+}
+
+int ks_qmp_query_name(struct ks_qmp *q, char *name, size_t len, struct ks_error *err)
+{
+	struct json_object *o = command(q, "{\"execute\":\"query-name\"}", err), *ret, *n;
+
+	if (!o)
+		return -1;
+	if (len)
+		name[0] = 0;
+	if (json_object_object_get_ex(o, "return", &ret) &&
+	    json_object_object_get_ex(ret, "name", &n))
+		snprintf(name, len, "%s", str_of(n));
+	json_object_put(o);
 	return 0;
 }
 

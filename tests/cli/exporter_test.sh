@@ -175,7 +175,7 @@ if [ ${#inputs[@]} -gt 0 ] && start_exporter "$dir/http.err" -i "${inputs[0]}" -
 fi
 
 # ---- KVM statistics of a real QEMU through QMP query-stats
-qmp_exits() { # SOCKET: "vcpu exits" lines from our own QMP client
+qmp_exits() { # SOCKET: "vcpu exits" lines from our own QMP client (vcpu: cpu-index)
 	python3 - "$1" <<'EOF2'
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -190,11 +190,13 @@ def cmd(c):
             return r
 json.loads(f.readline())
 cmd({'execute': 'qmp_capabilities'})
+# query-stats lists the vCPUs in no fixed order (QEMU 7.2: the last first)
+index = {c['qom-path']: c['cpu-index'] for c in cmd({'execute': 'query-cpus-fast'})['return']}
 r = cmd({'execute': 'query-stats', 'arguments': {'target': 'vcpu'}})
-for i, v in enumerate(r['return']):
+for v in sorted(r['return'], key=lambda v: index[v['qom-path']]):
     for st in v['stats']:
         if st['name'] == 'exits':
-            print(i, st['value'])
+            print(index[v['qom-path']], st['value'])
 EOF2
 }
 if [ ! -c /dev/kvm ] || ! : 2>/dev/null < /dev/kvm; then
