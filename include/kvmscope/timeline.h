@@ -113,6 +113,7 @@ struct ks_timeline {
 	char **names; uint32_t nr_names, cap_names;     /* strings: tasks, events */
 	char **reasons; uint32_t nr_reasons, cap_reasons; /* [0] = "" */
 	uint64_t first_ts, last_ts;
+	uint64_t host_switches; /* host sched_switch events seen */
 	bool have_ts;
 	bool oom;
 	void *priv;
@@ -136,7 +137,9 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out);
 
 /* Chrome / Perfetto trace-event JSON (perfetto.c). */
 void ks_timeline_write_json(const struct ks_timeline *tl, FILE *out);
-/* A self-contained HTML page drawing the timeline (timeline_html.c). */
-void ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
+/* A self-contained HTML page drawing the timeline (timeline_html.c): its
+ * size is bounded (levels of detail, see there), not proportional to the
+ * input.  0, or -1 when out of memory. */
+int ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
 
 #endif

@@ -581,7 +581,10 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	switch (e->kind) {
 	case EV_ENTRY: on_entry(tl, e, rec); break;
 	case EV_EXIT: on_exit_event(tl, e, rec); break;
-	case EV_SWITCH: on_host_switch(tl, e, rec); break;
+	case EV_SWITCH:
+		tl->host_switches++;
+		on_host_switch(tl, e, rec);
+		break;
 	case EV_WFX: on_wfx(tl, rec); break;
 	default: break;
 	}
@@ -660,6 +663,10 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 				v->longest[s].dur / 1e3, v->longest[s].start / 1e9);
 		}
 	}
+	if (tl->nr_vcpus && !tl->host_switches)
+		fprintf(out, "\nNo host sched_switch events: PREEMPTED and BLOCKED cannot be told apart;\n"
+			"the time a vCPU thread spent out of guest mode shows as HOST (record\n"
+			"sched:sched_switch too to split it).\n");
 	print_costs(tl, out);
 	if (tl->dropped_gevents)
 		fprintf(out, "\n%llu guest events not kept as instant events (limit %llu)\n",

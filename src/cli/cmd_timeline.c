@@ -41,9 +41,10 @@ static void write_file(const char *path, const char *const *inputs, const struct
 {
 	struct ks_outfile *of = cli_output_open(path, inputs, 0);
 
-	if (html)
-		ks_timeline_write_html(tl, ks_outfile_stream(of));
-	else
+	if (html) {
+		if (ks_timeline_write_html(tl, ks_outfile_stream(of)) < 0)
+			die("out of memory");
+	} else
 		ks_timeline_write_json(tl, ks_outfile_stream(of));
 	cli_output_commit(of);
 }
