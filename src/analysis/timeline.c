@@ -673,6 +673,49 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 			(unsigned long long)tl->dropped_gevents, (unsigned long long)tl->max_gevents);
 }
 
+int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out)
+{
+	uint64_t span = tl->have_ts ? tl->last_ts - tl->first_ts : 0, i;
+	uint16_t *prev;
+
+	memset(out, 0, sizeof(*out));
+	out->bucket_ns = 1000000;
+	while (span / out->bucket_ns >= KS_TL_MAX_BUCKETS && out->bucket_ns < 1000000000)
+		out->bucket_ns *= 10;
+	out->nr_buckets = span / out->bucket_ns + 1;
+	if (out->nr_buckets > KS_TL_MAX_BUCKETS) /* longer than 10000 s: 1 s buckets, clipped */
+		out->nr_buckets = KS_TL_MAX_BUCKETS;
+	out->nr_vms = tl->nr_vms;
+	out->count = calloc((size_t)out->nr_buckets * (tl->nr_vms ? tl->nr_vms : 1), sizeof(uint64_t));
+	prev = malloc((tl->nr_vcpus + 1) * sizeof(*prev));
+	if (!out->count || !prev) {
+		free(prev);
+		ks_tl_rates_free(out);
+		return -1;
+	}
+	for (i = 0; i < tl->nr_vcpus; i++)
+		prev[i] = KS_VS_RUNNING;
+	/* intervals are in time order per vCPU */
+	for (i = 0; i < tl->nr_iv; i++) {
+		const struct ks_tl_interval *v = &tl->iv[i];
+		uint64_t b = (v->start - tl->first_ts) / out->bucket_ns;
+
+		if ((v->state == KS_VS_HOST || v->state == KS_VS_HALTED) &&
+		    (prev[v->vcpu] == KS_VS_RUNNING || prev[v->vcpu] == KS_VS_IDLE) &&
+		    b < out->nr_buckets)
+			out->count[(uint64_t)tl->vcpus[v->vcpu].vm * out->nr_buckets + b]++;
+		prev[v->vcpu] = v->state;
+	}
+	free(prev);
+	return 0;
+}
+
+void ks_tl_rates_free(struct ks_tl_rates *r)
+{
+	free(r->count);
+	r->count = NULL;
+}
+
 int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
 {
 	const struct tl_priv *p = tl->priv;

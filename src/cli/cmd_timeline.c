@@ -3,7 +3,7 @@
  * trace (and its guests' traces), as a text summary, Perfetto/Chrome JSON
  * and a self-contained HTML page.
  *
- *	kvmscope timeline [--json FILE] [--html FILE] [--tsc-offset V=OFF]...
+ *	kvmscope timeline [--json FILE] [--html FILE] [--perfetto FILE] [--tsc-offset V=OFF]...
  *	                  [--max-guest-events N] [--no-sync] -i HOST [-i GUEST[@NAME]]...
  *
  * ks_merge (merge.h) gives the stream, ks_timeline (timeline.h) the states.
@@ -17,7 +17,8 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: kvmscope timeline [--json FILE] [--html FILE] [--tsc-offset V=OFF]...\n"
+	fputs("usage: kvmscope timeline [--json FILE] [--html FILE] [--perfetto FILE]\n"
+	      "                         [--tsc-offset V=OFF]...\n"
 	      "                         [--max-guest-events N] [--no-sync] [--quiet]\n"
 	      "                         -i HOST [-i GUEST[@NAME]]...\n\n"
 	      "Compute each vCPU's state over time (RUNNING, IDLE, HOST with the exit\n"
@@ -28,6 +29,7 @@ static void usage(FILE *out)
 	      "  -i FILE[@NAME]          an input; the first is the host\n"
 	      "  --json FILE             write Chrome/Perfetto trace-event JSON\n"
 	      "  --html FILE             write a self-contained HTML timeline viewer\n"
+	      "  --perfetto FILE         write a Perfetto protobuf trace (ui.perfetto.dev)\n"
 	      "  --tsc-offset V=OFF      guest TSC = host TSC + OFF on vCPU V\n"
 	      "  --max-guest-events N    guest instant events kept (default 100000)\n"
 	      "  --no-sync               keep guest timestamps as recorded\n"
@@ -37,12 +39,15 @@ static void usage(FILE *out)
 
 /* Written to a temporary file renamed to PATH when complete (outfile.h). */
 static void write_file(const char *path, const char *const *inputs, const struct ks_timeline *tl,
-		       bool html)
+		       int kind)
 {
 	struct ks_outfile *of = cli_output_open(path, inputs, 0);
 
-	if (html) {
+	if (kind == 1) {
 		if (ks_timeline_write_html(tl, ks_outfile_stream(of)) < 0)
+			die("out of memory");
+	} else if (kind == 2) {
+		if (ks_timeline_write_perfetto(tl, ks_outfile_stream(of)) < 0)
 			die("out of memory");
 	} else
 		ks_timeline_write_json(tl, ks_outfile_stream(of));
@@ -51,18 +56,19 @@ static void write_file(const char *path, const char *const *inputs, const struct
 
 int cmd_timeline(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_HTML, OPT_MAX_EV };
+	enum { OPT_JSON = 256, OPT_HTML, OPT_MAX_EV, OPT_PERFETTO };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "html", required_argument, NULL, OPT_HTML },
+		{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 		MERGE_INPUT_LONGOPTS,
 		{ "max-guest-events", required_argument, NULL, OPT_MAX_EV },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct merge_inputs in;
-	const char *json = NULL, *html = NULL;
+	const char *json = NULL, *html = NULL, *pb = NULL;
 	unsigned long long max_ev = 100000;
 	struct ks_timeline *tl;
 	struct ks_merge *m;
@@ -80,6 +86,7 @@ int cmd_timeline(int argc, char **argv)
 		case 'q': quiet = true; break;
 		case OPT_JSON: json = optarg; break;
 		case OPT_HTML: html = optarg; break;
+		case OPT_PERFETTO: pb = optarg; break;
 		case OPT_MAX_EV:
 			max_ev = strtoull(optarg, &end, 10);
 			if (*end || end == optarg)
@@ -100,6 +107,8 @@ int cmd_timeline(int argc, char **argv)
 		cli_output_check(json, in.specs, 0);
 	if (html)
 		cli_output_check(html, in.specs, 0);
+	if (pb)
+		cli_output_check(pb, in.specs, 0);
 	in.n -= argc - optind;
 	m = merge_inputs_open(&in, "timeline", optind, argc, argv);
 	tl = ks_timeline_new(m);
@@ -116,9 +125,11 @@ int cmd_timeline(int argc, char **argv)
 	if (!quiet)
 		ks_timeline_print_summary(tl, stdout);
 	if (json)
-		write_file(json, in.specs, tl, false);
+		write_file(json, in.specs, tl, 0);
 	if (html)
-		write_file(html, in.specs, tl, true);
+		write_file(html, in.specs, tl, 1);
+	if (pb)
+		write_file(pb, in.specs, tl, 2);
 	ks_timeline_free(tl);
 	ks_merge_close(m);
 	merge_inputs_free(&in);
