@@ -11,8 +11,8 @@
  *
  * Level of detail, as Perfetto and Trace Compass do it: what a pixel shows
  * is computed from the time spent there, never from the last interval
- * drawn.  For each row the page carries levels of fixed-width bins (2048
- * bins over the whole span, then 4x finer each level); a bin holds the kind
+ * drawn.  For each row the page carries levels of fixed-width bins (about
+ * 2048 bins over the whole span, then 4x finer each level); a bin holds the kind
  * (state, task, vCPU) that covered most of its time, "nothing" included, and
  * runs of equal bins are stored as (kind, count).  The viewer draws a row
  * from the coarsest level whose bins are no wider than a pixel, sums the
@@ -137,31 +137,14 @@ static uint32_t acc_dominant(const struct acc *a, uint64_t width)
 	return kind;
 }
 
-/* Start of bin B of a level of NBINS over [0, SPAN): exact integer math. */
-static uint64_t bin_start(uint64_t b, uint64_t nbins, uint64_t span)
-{
-	return (uint64_t)((unsigned __int128)b * span / nbins);
-}
-
-static uint64_t bin_of(uint64_t t, uint64_t nbins, uint64_t span)
-{
-	uint64_t b = (uint64_t)((unsigned __int128)t * nbins / span);
-
-	/* bins are [start, next start): step back when rounding overshot */
-	while (b > 0 && bin_start(b, nbins, span) > t)
-		b--;
-	while (b + 1 < nbins && bin_start(b + 1, nbins, span) <= t)
-		b++;
-	return b;
-}
-
-/* One level of NBINS bins over the row's items (times relative to t0,
- * sorted, not overlapping). */
-static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint64_t nbins,
+/* One level of bins of WIDTH ns (the last one may be shorter) over the
+ * row's items (sorted, not overlapping), times relative to t0. */
+static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint64_t width,
 			struct runs *out)
 {
+	uint64_t nbins = (span + width - 1) / width;
+	uint64_t cur = 0, cur_end = width, i; /* bin being filled, its end */
 	struct acc a = { .n = 0 };
-	uint64_t cur = 0, i; /* bin being filled */
 
 	for (i = 0; i < row->n; i++) {
 		uint64_t s = row->it[i].start - t0, e = row->it[i].end - t0;
@@ -170,35 +153,36 @@ static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint6
 		if (e > span)
 			e = span;
 		while (s < e) {
-			uint64_t b = bin_of(s, nbins, span), bend;
+			uint64_t b = s < cur_end ? cur : s / width, seg;
 
 			if (b != cur) { /* close the bin being filled, gaps up to b */
-				run_add(out, acc_dominant(&a, bin_start(cur + 1, nbins, span) -
-								     bin_start(cur, nbins, span)),
-					1);
+				run_add(out, acc_dominant(&a, width), 1);
 				run_add(out, 0, b - cur - 1);
-				memset(&a, 0, sizeof(a));
+				a.n = 0;
+				a.sum = 0;
 				cur = b;
+				cur_end = (b + 1) * width;
 			}
-			bend = b + 1 < nbins ? bin_start(b + 1, nbins, span) : span;
-			if (s == bin_start(b, nbins, span) && e >= bend && a.sum == 0) {
+			if (a.sum == 0 && s == b * width && e >= cur_end) {
 				/* whole bins: the item alone */
-				uint64_t last = e >= span ? nbins : bin_of(e, nbins, span);
+				uint64_t last = e / width;
 
 				run_add(out, kind, last - b);
 				cur = last;
-				s = last < nbins ? bin_start(last, nbins, span) : span;
-				if (s > e)
-					s = e;
-				continue;
+				cur_end = (last + 1) * width;
+				s = last * width;
+				if (s >= e)
+					break;
 			}
-			acc_add(&a, kind, (e < bend ? e : bend) - s);
-			s = e < bend ? e : bend;
+			seg = (e < cur_end ? e : cur_end) - s;
+			acc_add(&a, kind, seg);
+			s += seg;
 		}
 	}
 	if (cur < nbins) {
-		run_add(out, acc_dominant(&a, bin_start(cur + 1, nbins, span) -
-						      bin_start(cur, nbins, span)), 1);
+		uint64_t w = (cur_end < span ? cur_end : span) - cur * width;
+
+		run_add(out, acc_dominant(&a, w), 1);
 		run_add(out, 0, nbins - cur - 1);
 	}
 }
@@ -381,7 +365,7 @@ static void string_array(struct ks_json *j, const char *key, char *const *arr, u
 static int write_levels(struct ks_json *j, const struct ks_timeline *tl, const struct row *r,
 			uint64_t span, uint64_t run_share)
 {
-	uint64_t nbins = BINS0, total = 0, i;
+	uint64_t nbins = BINS0, total = 0, i, width;
 	int lv;
 
 	ks_json_key(j, "levels");
@@ -389,13 +373,14 @@ static int write_levels(struct ks_json *j, const struct ks_timeline *tl, const s
 	for (lv = 0; lv < MAX_LEVELS && nbins <= span; lv++, nbins *= 4) {
 		struct runs runs = { 0 };
 
-		build_level(r, tl->first_ts, span, nbins, &runs);
+		width = (span + nbins - 1) / nbins;
+		build_level(r, tl->first_ts, span, width, &runs);
 		if (runs.oom) {
 			free(runs.v);
 			return -1;
 		}
 		ks_json_begin_object(j);
-		ks_json_kv_u64(j, "bins", nbins);
+		ks_json_kv_u64(j, "width", width);
 		ks_json_key(j, "runs");
 		ks_json_begin_array(j);
 		for (i = 0; i < runs.n; i++)
@@ -554,12 +539,12 @@ static const char page_tail[] =
 "function lower(a,n,x){let lo=0,hi=n;while(lo<hi){const m=(lo+hi)>>1;if(a[m]<=x)lo=m+1;else hi=m;}"
 "return Math.max(lo-1,0);}\n"
 /* the coarsest level with bins no wider than a pixel; null: the raw intervals */
-"function pick(r,pxns){for(const L of r.levels){if(D.span/L.bins<=pxns)return L;}"
+"function pick(r,pxns){for(const L of r.levels){if(L.width<=pxns)return L;}"
 "return r.raw?null:r.levels[r.levels.length-1];}\n"
 /* calls f(start,end,kind,label) for the pieces of row r overlapping [a,b] */
 "function each(r,L,a,b,f){if(!L){const n=r.s.length;for(let i=lower(r.s,n,a);i<n;i++){"
 "const s=r.s[i];if(s>b)break;f(s,s+r.raw[4*i+1],r.raw[4*i+2],r.raw[4*i+3]);}return;}"
-"const w=D.span/L.bins,n=L.at.length-1;for(let i=lower(L.at,n,a/w);i<n;i++){"
+"const w=L.width,n=L.at.length-1;for(let i=lower(L.at,n,a/w);i<n;i++){"
 "const s=L.at[i]*w;if(s>b)break;const k=L.runs[2*i];"
 "if(k)f(s,L.at[i+1]*w,k,-1);}}\n"
 /* paints the dominant kind of each pixel of row r */
@@ -615,7 +600,7 @@ static const char page_tail[] =
 "W()*(drag.b-drag.a);v0=drag.a-d;v1=drag.b-d;draw();return;}"
 "const h=at(e.offsetX,e.offsetY);if(!h){tip.style.display='none';return;}"
 "tip.textContent=h.r.name+'\\n'+(h.L?'mostly ':'')+kindText(h.r,h.k,h.lab)+'\\n'+"
-"(h.L?'in bins of '+fmt(D.span/h.L.bins)+' from +':'from +')+fmt(h.s)+' for '+fmt(h.e-h.s);"
+"(h.L?'in bins of '+fmt(h.L.width)+' from +':'from +')+fmt(h.s)+' for '+fmt(h.e-h.s);"
 "tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';"
 "tip.style.display='block';});\n"
 "window.addEventListener('resize',draw);\n"
