@@ -11,6 +11,8 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "kvmscope/timeline.h"
@@ -35,6 +37,42 @@ static void usage(FILE *out)
 	      "  --no-sync               keep guest timestamps as recorded\n"
 	      "  -q, --quiet             no summary on stdout\n"
 	      "  -h, --help              this help\n", out);
+}
+
+/* A progress line on stderr, as perf and trace-cmd users know it: only on a
+ * terminal, only once the run takes more than a second, erased at the end. */
+struct progress {
+	bool on, shown;
+	double start;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void progress_show(struct progress *p, const char *what, unsigned long long n)
+{
+	double t;
+
+	if (!p->on || (t = now_s()) - p->start < 1.0)
+		return;
+	if (n)
+		fprintf(stderr, "\rtimeline: %s: %llu events, %.1f s\033[K", what, n, t - p->start);
+	else
+		fprintf(stderr, "\rtimeline: %s, %.1f s\033[K", what, t - p->start);
+	fflush(stderr);
+	p->shown = true;
+}
+
+static void progress_end(struct progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
 }
 
 /* Written to a temporary file renamed to PATH when complete (outfile.h). */
@@ -75,6 +113,9 @@ int cmd_timeline(int argc, char **argv)
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quiet = false;
+	struct progress prog = { .start = now_s() };
+	unsigned long long nrec = 0;
+	char what[300];
 	int c, rc;
 	char *end;
 
@@ -115,8 +156,13 @@ int cmd_timeline(int argc, char **argv)
 	if (!tl)
 		die("out of memory");
 	tl->max_gevents = max_ev;
-	while (ks_timeline_error(tl, NULL) == 0 && (rc = ks_merge_next(m, &r, &err)) > 0)
+	prog.on = !quiet && isatty(2);
+	while (ks_timeline_error(tl, NULL) == 0 && (rc = ks_merge_next(m, &r, &err)) > 0) {
 		ks_timeline_feed(tl, &r);
+		if ((++nrec & 0xffff) == 0)
+			progress_show(&prog, "reading", nrec);
+	}
+	progress_end(&prog);
 	if (rc < 0 || ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
 	ks_timeline_finish(tl);
@@ -124,12 +170,15 @@ int cmd_timeline(int argc, char **argv)
 		die("%s", err.msg);
 	if (!quiet)
 		ks_timeline_print_summary(tl, stdout);
-	if (json)
-		write_file(json, in.specs, tl, 0);
-	if (html)
-		write_file(html, in.specs, tl, 1);
-	if (pb)
-		write_file(pb, in.specs, tl, 2);
+	for (c = 0; c < 3; c++) {
+		const char *path = c == 0 ? json : c == 1 ? html : pb;
+		if (!path)
+			continue;
+		snprintf(what, sizeof(what), "writing %s", path);
+		progress_show(&prog, what, 0);
+		write_file(path, in.specs, tl, c);
+	}
+	progress_end(&prog);
 	ks_timeline_free(tl);
 	ks_merge_close(m);
 	merge_inputs_free(&in);
