@@ -174,6 +174,7 @@ static void write_counters(struct ks_json *j, const struct ks_timeline *tl)
 			ks_json_kv_string(j, "name", "exits/s");
 			ks_json_kv_string(j, "ph", "C");
 			ks_json_kv_i64(j, "pid", VM_PID(vm));
+			ks_json_kv_i64(j, "tid", 0);
 			time_kv(j, "ts", b * r.bucket_ns);
 			ks_json_key(j, "args");
 			ks_json_begin_object(j);
