@@ -14,14 +14,16 @@
 #    page drawing the last interval of a pixel painted the first one green);
 #  - the rows are VM -> vCPU in numeric order, then host CPUs (the page's
 #    own data), and the bands come in that order;
-#  - no "guest tasks" rows without a guest trace.
+#  - no "guest tasks" rows without a guest trace;
+#  - the SVG flame graph fills an 1800-px window and colours guest kernel
+#    and guest user frames differently.
 set -u
 ks=${KVMSCOPE:-build/kvmscope}
 gen=${KS_BUILD:-build}/tools/gen-kvm-perfdata
 T=${KS_TMP:-/tmp}/pictures_test.$$
 chromium=/usr/bin/chromium
 mkdir -p "$T/fmt/kvm"
-names="pictures_lod_full pictures_lod_zoomed pictures_row_order"
+names="pictures_lod_full pictures_lod_zoomed pictures_row_order pictures_flamegraph_width"
 if [ ! -x "$chromium" ] || ! command -v python3 > /dev/null || [ ! -x "$gen" ]; then
 	for n in $names; do echo "skip $n: needs $chromium, python3 and $gen"; done
 	exit 0
@@ -131,5 +133,41 @@ if [ "$r" = "$want" ]; then
 	echo "ok pictures_row_order"
 else
 	echo "not ok pictures_row_order: $r"
+fi
+
+# Flame graph (report --flamegraph of hip24 host + guest, when present):
+# stretched to an 1800-px window, the root frame spans the width; guest
+# kernel (orange) and guest user (green) frames have different colours.
+H=${KS_SHARED:-../shared}/data/hip24
+if [ ! -r "$H/host-tsync.trace.dat" ] || [ ! -r "$H/guest-tsync.trace.dat" ]; then
+	echo "skip pictures_flamegraph_width: hip24 recordings are absent"
+else
+	"$ks" report "$H/host-tsync.trace.dat" --guest-trace "$H/guest-tsync.trace.dat" \
+		--flamegraph "$T/fg.svg" > /dev/null 2> "$T/err"
+	timeout 90 "$chromium" ${flags/--window-size=1400,400/--window-size=1800,300} \
+		--screenshot="$T/fg.png" "file://$T/fg.svg" > /dev/null 2>&1
+	r=$(python3 - "$T/bands.py" "$T/fg.png" <<'PY'
+import sys
+src = open(sys.argv[1]).read().split("x0, x1 = ")[0]   # the PNG decoder
+sys.argv = [sys.argv[0], sys.argv[2]]
+exec(src)
+root = max(sum(tuple(l[x * bpp:x * bpp + 3]) == (200, 200, 190) for x in range(w)) for l in rows)
+kinds = set()
+for l in rows:
+    for x in range(0, w, 3):
+        r, g, b = l[x * bpp:x * bpp + 3]
+        if r >= 230 and 120 <= g < 180 and 30 <= b < 60:
+            kinds.add("kernel")
+        elif 90 <= r < 140 and 190 <= g < 230 and 70 <= b < 110:
+            kinds.add("user")
+print("%d %d %s" % (root, w, ",".join(sorted(kinds))))
+PY
+)
+	read -r root width kinds <<< "$r"
+	if [ "${width:-0}" -eq 1800 ] && [ "$((root * 100))" -ge "$((width * 95))" ] && [ "$kinds" = "kernel,user" ]; then
+		echo "ok pictures_flamegraph_width (root frame $root of $width px; colours: $kinds)"
+	else
+		echo "not ok pictures_flamegraph_width: root frame ${root:-?} of ${width:-?} px, colours '${kinds:-}'"
+	fi
 fi
 rm -rf "$T"
