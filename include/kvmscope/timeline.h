@@ -131,6 +131,15 @@ void ks_timeline_finish(struct ks_timeline *tl);
 struct ks_error;
 int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err);
 
+/* Limits the finished timeline to the window [START, END) of host ns (for
+ * --time): intervals, CPU slices and guest tasks are cut at its edges, the
+ * rest dropped; guest events outside it dropped; per-vCPU state times and
+ * longest intervals recomputed; first_ts / last_ts become the window's part
+ * of the trace.  The states at the window's start are those the whole
+ * input led to (the machine ran from the start).  The exit cost per guest
+ * task stays that of the whole input.  END 0 = no end. */
+void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end);
+
 /* Per vCPU: time and % in each state, longest interval of each; then the
  * exit cost per guest task. */
 void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out);

@@ -673,6 +673,66 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 			(unsigned long long)tl->dropped_gevents, (unsigned long long)tl->max_gevents);
 }
 
+/* Cuts [*s, *e) to [lo, hi); false when nothing is left. */
+static bool clip(uint64_t *s, uint64_t *e, uint64_t lo, uint64_t hi)
+{
+	if (*s < lo)
+		*s = lo;
+	if (*e > hi)
+		*e = hi;
+	return *s < *e;
+}
+
+void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
+{
+	uint64_t i, n;
+	uint32_t v;
+
+	if (!end)
+		end = UINT64_MAX;
+	if (!tl->have_ts)
+		return;
+	if (start < tl->first_ts)
+		start = tl->first_ts;
+	if (end > tl->last_ts)
+		end = tl->last_ts;
+	if (start >= end) { /* nothing of the trace in the window */
+		end = start = start < tl->last_ts ? start : tl->last_ts;
+	}
+	for (v = 0; v < tl->nr_vcpus; v++) {
+		memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
+		memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
+	}
+	for (i = n = 0; i < tl->nr_iv; i++) {
+		struct ks_tl_interval iv = tl->iv[i];
+		struct ks_tl_vcpu *vc = &tl->vcpus[iv.vcpu];
+
+		if (!clip(&iv.start, &iv.end, start, end))
+			continue;
+		vc->state_ns[iv.state] += iv.end - iv.start;
+		if (iv.end - iv.start > vc->longest[iv.state].dur) {
+			vc->longest[iv.state].dur = iv.end - iv.start;
+			vc->longest[iv.state].start = iv.start;
+		}
+		tl->iv[n++] = iv;
+	}
+	tl->nr_iv = n;
+	for (i = n = 0; i < tl->nr_cpu; i++)
+		if (clip(&tl->cpu[i].start, &tl->cpu[i].end, start, end))
+			tl->cpu[n++] = tl->cpu[i];
+	tl->nr_cpu = n;
+	for (i = n = 0; i < tl->nr_gtasks; i++)
+		if (clip(&tl->gtasks[i].start, &tl->gtasks[i].end, start, end))
+			tl->gtasks[n++] = tl->gtasks[i];
+	tl->nr_gtasks = n;
+	for (i = n = 0; i < tl->nr_gevents; i++)
+		if (tl->gevents[i].start >= start && tl->gevents[i].start < end)
+			tl->gevents[n++] = tl->gevents[i];
+	tl->nr_gevents = n;
+	tl->first_ts = start;
+	tl->last_ts = end;
+}
+
 int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out)
 {
 	uint64_t span = tl->have_ts ? tl->last_ts - tl->first_ts : 0, i;

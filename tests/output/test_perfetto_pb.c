@@ -11,7 +11,9 @@
  * (instant) or "C pid ts value" (counter); the JSON's events (times in us
  * with 3 decimals, read back as ns) become the same lines.  The two sorted
  * lists must be equal, and not empty.  The protobuf must also be smaller
- * than a quarter of the JSON.
+ * than a quarter of the JSON.  The same after ks_timeline_clip() to the
+ * middle third of host + guest, whose vCPU times must be those of the
+ * intervals inside the window.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -294,7 +296,23 @@ static int decode_json(const char *js, uint64_t first_ts, struct lines *out)
 	return 0;
 }
 
-static void check(const char *host, const char *guest)
+/* Time of each vCPU's intervals inside [lo, hi): the clip's oracle. */
+static uint64_t *overlap_per_vcpu(const struct ks_timeline *tl, uint64_t lo, uint64_t hi)
+{
+	uint64_t *t = calloc(tl->nr_vcpus + 1, sizeof(*t));
+
+	for (uint64_t i = 0; t && i < tl->nr_iv; i++) {
+		uint64_t s = tl->iv[i].start > lo ? tl->iv[i].start : lo;
+		uint64_t e = tl->iv[i].end < hi ? tl->iv[i].end : hi;
+		if (s < e)
+			t[tl->iv[i].vcpu] += e - s;
+	}
+	return t;
+}
+
+/* HOST (and GUEST) as a timeline; with CLIP, limited to its middle third
+ * first (ks_timeline_clip, --time), checked against the intervals before. */
+static void check_clip(const char *host, const char *guest, bool clip)
 {
 	const char *specs[3] = { host, guest, NULL };
 	struct ks_merge_opts opts = { 0 };
@@ -315,6 +333,27 @@ static void check(const char *host, const char *guest)
 		ks_timeline_feed(tl, &r);
 	KT_EXPECT(rc == 0);
 	ks_timeline_finish(tl);
+	if (clip && tl->have_ts) {
+		uint64_t third = (tl->last_ts - tl->first_ts) / 3, lo = tl->first_ts + third;
+		uint64_t hi = tl->last_ts - third, *want = overlap_per_vcpu(tl, lo, hi);
+
+		ks_timeline_clip(tl, lo, hi);
+		KT_EQ_U64(tl->first_ts, lo);
+		KT_EQ_U64(tl->last_ts, hi);
+		for (i = 0; want && i < tl->nr_vcpus; i++) {
+			uint64_t got = 0;
+			for (int st = 0; st < KS_VS_COUNT; st++)
+				got += tl->vcpus[i].state_ns[st];
+			KT_EQ_U64(got, want[i]);
+		}
+		for (i = 0; i < tl->nr_iv; i++)
+			KT_EXPECT(tl->iv[i].start >= lo && tl->iv[i].end <= hi);
+		for (i = 0; i < tl->nr_cpu; i++)
+			KT_EXPECT(tl->cpu[i].start >= lo && tl->cpu[i].end <= hi);
+		for (i = 0; i < tl->nr_gevents; i++)
+			KT_EXPECT(tl->gevents[i].start >= lo && tl->gevents[i].start < hi);
+		free(want);
+	}
 	f = open_memstream(&pb, &pb_len);
 	KT_EXPECT(ks_timeline_write_perfetto(tl, f) == 0);
 	fclose(f);
@@ -333,14 +372,19 @@ static void check(const char *host, const char *guest)
 			break;
 		}
 	KT_EXPECT(pb_len * 4 <= js_len);
-	printf("# %s%s: %zu events, protobuf %zu bytes, JSON %zu bytes\n", host,
-	       guest ? " + guest" : "", a.n, pb_len, js_len);
+	printf("# %s%s%s: %zu events, protobuf %zu bytes, JSON %zu bytes\n", host,
+	       guest ? " + guest" : "", clip ? " (middle third)" : "", a.n, pb_len, js_len);
 	lines_free(&a);
 	lines_free(&b);
 	free(pb);
 	free(js);
 	ks_timeline_free(tl);
 	ks_merge_close(m);
+}
+
+static void check(const char *host, const char *guest)
+{
+	check_clip(host, guest, false);
 }
 
 static void t_shared_recordings(void)
@@ -378,8 +422,28 @@ static void t_shared_recordings(void)
 	free(guest);
 }
 
+/* --time: the window's outputs agree too, and hold the window's time only */
+static void t_clip(void)
+{
+	const char *p = kt_shared("data/hip24/host-tsync.trace.dat");
+	char *host = p ? strdup(p) : NULL, *guest;
+
+	p = kt_shared("data/hip24/guest-tsync.trace.dat"); /* static storage: copied */
+	guest = p ? strdup(p) : NULL;
+	if (!host || !guest) {
+		kt_skip("hip24 tsync recordings are absent");
+		free(host);
+		free(guest);
+		return;
+	}
+	check_clip(host, guest, true);
+	free(host);
+	free(guest);
+}
+
 int main(void)
 {
-	static const struct kt_case cases[] = { KT_CASE(t_shared_recordings), { 0 } };
+	static const struct kt_case cases[] = { KT_CASE(t_shared_recordings), KT_CASE(t_clip),
+						{ 0 } };
 	return kt_main(cases);
 }
