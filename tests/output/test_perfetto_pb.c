@@ -362,8 +362,10 @@ static void check_clip(const char *host, const char *guest, bool clip)
 	fclose(f);
 	KT_EXPECT(decode_pb((const uint8_t *)pb, pb_len, &a) == 0);
 	KT_EXPECT(decode_json(js, tl->first_ts, &b) == 0);
-	qsort(a.v, a.n, sizeof(*a.v), str_cmp);
-	qsort(b.v, b.n, sizeof(*b.v), str_cmp);
+	if (a.n)
+		qsort(a.v, a.n, sizeof(*a.v), str_cmp);
+	if (b.n)
+		qsort(b.v, b.n, sizeof(*b.v), str_cmp);
 	KT_EXPECT(b.n > 0 || tl->nr_iv == 0);
 	KT_EQ_U64(a.n, b.n);
 	for (i = 0; i < a.n && i < b.n; i++)
