@@ -42,6 +42,11 @@ deb_zlib = zlib1g-dev
 deb_libelf = libelf-dev
 deb_ncursesw = libncurses-dev
 deb_json-c = libjson-c-dev
+# Perfetto's protobuf trace (src/output/perfetto_pb.c): libprotobuf-c, and
+# protoc-c (protobuf-c-compiler) compiles src/output/perfetto_trace.proto.
+PKGS += libprotobuf-c
+deb_libprotobuf-c = libprotobuf-c-dev
+PROTOC_C ?= protoc-c
 WERROR ?= -Werror
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
@@ -94,7 +99,7 @@ TESTLIB_SRC = $(wildcard tests/lib/*.c)
 TEST_SRC = $(wildcard tests/*/test_*.c)
 BENCH_SRC = $(wildcard bench/*.c)
 
-LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TESTLIB_OBJ = $(TESTLIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB = $(BUILD)/libkvmscope.a
@@ -119,6 +124,19 @@ deps:
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(KS_CFLAGS) -MMD -MP -c -o $@ $<
+
+# Generated protobuf-c code, in $(BUILD)/gen (included as "perfetto_trace.pb-c.h").
+$(BUILD)/gen/perfetto_trace.pb-c.c: src/output/perfetto_trace.proto
+	@mkdir -p $(BUILD)/gen
+	$(PROTOC_C) --c_out=$(BUILD)/gen --proto_path=src/output $<
+$(BUILD)/gen/perfetto_trace.pb-c.h: $(BUILD)/gen/perfetto_trace.pb-c.c ;
+$(BUILD)/obj/gen/perfetto_trace.pb-c.o: $(BUILD)/gen/perfetto_trace.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(KS_CFLAGS) -I$(BUILD)/gen -MMD -MP -c -o $@ $<
+$(BUILD)/obj/src/output/perfetto_pb.o $(BUILD)/obj/tests/output/test_perfetto_pb.o: \
+	$(BUILD)/gen/perfetto_trace.pb-c.h
+$(BUILD)/obj/src/output/perfetto_pb.o $(BUILD)/obj/tests/output/test_perfetto_pb.o: \
+	KS_CFLAGS += -I$(BUILD)/gen
 
 # main.c is rebuilt when the version changes (the file is rewritten only then).
 $(BUILD)/version: FORCE

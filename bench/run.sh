@@ -76,7 +76,7 @@ stat_rounds "as read back"
 
 # The other benchmarks, each against its peer tool (they skip what is missing).
 [ "${BENCH_ONLY:-}" != stat ] || exit 0
-for b in tracedat merge report live sample exporter; do
+for b in tracedat merge report timeline live sample exporter; do
 	if [ -x "bench/$b.sh" ] || [ -f "bench/$b.sh" ]; then
 		echo
 		echo "== bench/$b.sh"

@@ -21,6 +21,8 @@ zstd gzip tmux python3 gawk time chromium fonts-dejavu-core \
 qemu-system-x86 busybox-static cpio kmod socat gdb"
 PKGS_PACKAGING="dpkg-dev debhelper lintian fakeroot bash-completion"
 PKGS="$PKGS $PKGS_PACKAGING"
+# Perfetto protobuf output: libprotobuf-c, protoc-c compiles src/output/perfetto_trace.proto
+PKGS="$PKGS libprotobuf-c-dev protobuf-c-compiler"
 # pmu_test.sh's JSON and arithmetic; the kernel sources whose headers name
 # MSRs and exit codes (tests/analysis/test_pmu.c, tests/cli/arch_oracle.py)
 PKGS="$PKGS jq bc linux-source-6.1"

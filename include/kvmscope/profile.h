@@ -109,7 +109,9 @@ struct ks_profile_totals {
 };
 void ks_profile_totals(const struct ks_profile *p, struct ks_profile_totals *t);
 
-/* Folded stacks ("vm;frame;...;leaf COUNT" per line, root first). */
+/* Folded stacks ("vm;frame;...;leaf COUNT" per line, root first), one call
+ * per distinct stack (counts of identical stacks merged), sorted by stack.
+ * Guest kernel frames end in "_[k]".  0, or -1 when out of memory. */
 typedef void (*ks_folded_fn)(void *ctx, const char *stack, uint64_t count);
 int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx);
 

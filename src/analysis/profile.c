@@ -1072,12 +1072,29 @@ static void add_frame(struct strbuf *b, const char *name, bool kernel)
 		sb_add(b, "_[k]");
 }
 
+struct folded_line {
+	char *stack;
+	uint64_t count;
+};
+
+static int folded_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
+}
+
+/* Stacks are kept per address; several resolve to the same frames (two
+ * addresses in one function): the lines are merged, sorted by stack as
+ * stackcollapse scripts write them. */
 int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 {
 	struct strbuf b = { 0 };
+	struct folded_line *lines = calloc(p->nstacks + 1, sizeof(*lines));
 	char vmname[64];
-	size_t i;
+	size_t i, n = 0;
+	int rc = 0;
 
+	if (!lines)
+		return -1;
 	for (i = 0; i < p->nstacks; i++) {
 		const struct stack *s = &p->stacks[i];
 		const char *name = ks_profile_vm_name(p, s->vm);
@@ -1104,10 +1121,27 @@ int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 				sym = KS_DSO_GUEST_USER;
 			add_frame(&b, sym, !user);
 		}
-		if (!b.s)
+		if (!b.s || !(lines[n].stack = strdup(b.s))) {
+			rc = -1;
 			break;
-		fn(ctx, b.s, s->count);
+		}
+		lines[n++].count = s->count;
 	}
+	if (i < p->nstacks)
+		rc = -1;
+	qsort(lines, n, sizeof(*lines), folded_cmp);
+	for (i = 0; rc == 0 && i < n;) {
+		size_t j = i + 1;
+		uint64_t count = lines[i].count;
+
+		for (; j < n && !strcmp(lines[j].stack, lines[i].stack); j++)
+			count += lines[j].count;
+		fn(ctx, lines[i].stack, count);
+		i = j;
+	}
+	for (i = 0; i < n; i++)
+		free(lines[i].stack);
+	free(lines);
 	free(b.s);
-	return 0;
+	return rc;
 }

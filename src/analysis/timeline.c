@@ -581,7 +581,10 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	switch (e->kind) {
 	case EV_ENTRY: on_entry(tl, e, rec); break;
 	case EV_EXIT: on_exit_event(tl, e, rec); break;
-	case EV_SWITCH: on_host_switch(tl, e, rec); break;
+	case EV_SWITCH:
+		tl->host_switches++;
+		on_host_switch(tl, e, rec);
+		break;
 	case EV_WFX: on_wfx(tl, rec); break;
 	default: break;
 	}
@@ -660,10 +663,117 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 				v->longest[s].dur / 1e3, v->longest[s].start / 1e9);
 		}
 	}
+	if (tl->nr_vcpus && !tl->host_switches)
+		fprintf(out, "\nNo host sched_switch events: PREEMPTED and BLOCKED cannot be told apart;\n"
+			"the time a vCPU thread spent out of guest mode shows as HOST (record\n"
+			"sched:sched_switch too to split it).\n");
 	print_costs(tl, out);
 	if (tl->dropped_gevents)
 		fprintf(out, "\n%llu guest events not kept as instant events (limit %llu)\n",
 			(unsigned long long)tl->dropped_gevents, (unsigned long long)tl->max_gevents);
+}
+
+/* Cuts [*s, *e) to [lo, hi); false when nothing is left. */
+static bool clip(uint64_t *s, uint64_t *e, uint64_t lo, uint64_t hi)
+{
+	if (*s < lo)
+		*s = lo;
+	if (*e > hi)
+		*e = hi;
+	return *s < *e;
+}
+
+void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
+{
+	uint64_t i, n;
+	uint32_t v;
+
+	if (!end)
+		end = UINT64_MAX;
+	if (!tl->have_ts)
+		return;
+	if (start < tl->first_ts)
+		start = tl->first_ts;
+	if (end > tl->last_ts)
+		end = tl->last_ts;
+	if (start >= end) { /* nothing of the trace in the window */
+		end = start = start < tl->last_ts ? start : tl->last_ts;
+	}
+	for (v = 0; v < tl->nr_vcpus; v++) {
+		memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
+		memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
+	}
+	for (i = n = 0; i < tl->nr_iv; i++) {
+		struct ks_tl_interval iv = tl->iv[i];
+		struct ks_tl_vcpu *vc = &tl->vcpus[iv.vcpu];
+
+		if (!clip(&iv.start, &iv.end, start, end))
+			continue;
+		vc->state_ns[iv.state] += iv.end - iv.start;
+		if (iv.end - iv.start > vc->longest[iv.state].dur) {
+			vc->longest[iv.state].dur = iv.end - iv.start;
+			vc->longest[iv.state].start = iv.start;
+		}
+		tl->iv[n++] = iv;
+	}
+	tl->nr_iv = n;
+	for (i = n = 0; i < tl->nr_cpu; i++)
+		if (clip(&tl->cpu[i].start, &tl->cpu[i].end, start, end))
+			tl->cpu[n++] = tl->cpu[i];
+	tl->nr_cpu = n;
+	for (i = n = 0; i < tl->nr_gtasks; i++)
+		if (clip(&tl->gtasks[i].start, &tl->gtasks[i].end, start, end))
+			tl->gtasks[n++] = tl->gtasks[i];
+	tl->nr_gtasks = n;
+	for (i = n = 0; i < tl->nr_gevents; i++)
+		if (tl->gevents[i].start >= start && tl->gevents[i].start < end)
+			tl->gevents[n++] = tl->gevents[i];
+	tl->nr_gevents = n;
+	tl->first_ts = start;
+	tl->last_ts = end;
+}
+
+int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out)
+{
+	uint64_t span = tl->have_ts ? tl->last_ts - tl->first_ts : 0, i;
+	uint16_t *prev;
+
+	memset(out, 0, sizeof(*out));
+	out->bucket_ns = 1000000;
+	while (span / out->bucket_ns >= KS_TL_MAX_BUCKETS && out->bucket_ns < 1000000000)
+		out->bucket_ns *= 10;
+	out->nr_buckets = span / out->bucket_ns + 1;
+	if (out->nr_buckets > KS_TL_MAX_BUCKETS) /* longer than 10000 s: 1 s buckets, clipped */
+		out->nr_buckets = KS_TL_MAX_BUCKETS;
+	out->nr_vms = tl->nr_vms;
+	out->count = calloc((size_t)out->nr_buckets * (tl->nr_vms ? tl->nr_vms : 1), sizeof(uint64_t));
+	prev = malloc((tl->nr_vcpus + 1) * sizeof(*prev));
+	if (!out->count || !prev) {
+		free(prev);
+		ks_tl_rates_free(out);
+		return -1;
+	}
+	for (i = 0; i < tl->nr_vcpus; i++)
+		prev[i] = KS_VS_RUNNING;
+	/* intervals are in time order per vCPU */
+	for (i = 0; i < tl->nr_iv; i++) {
+		const struct ks_tl_interval *v = &tl->iv[i];
+		uint64_t b = (v->start - tl->first_ts) / out->bucket_ns;
+
+		if ((v->state == KS_VS_HOST || v->state == KS_VS_HALTED) &&
+		    (prev[v->vcpu] == KS_VS_RUNNING || prev[v->vcpu] == KS_VS_IDLE) &&
+		    b < out->nr_buckets)
+			out->count[(uint64_t)tl->vcpus[v->vcpu].vm * out->nr_buckets + b]++;
+		prev[v->vcpu] = v->state;
+	}
+	free(prev);
+	return 0;
+}
+
+void ks_tl_rates_free(struct ks_tl_rates *r)
+{
+	free(r->count);
+	r->count = NULL;
 }
 
 int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)

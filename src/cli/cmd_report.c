@@ -417,6 +417,8 @@ static void print_table(const struct report_args *a, struct ks_profile *p,
 		printf("  vCPU");
 	if (d & KS_PROF_REASON)
 		printf("  Reason\n");
+	else if (d & KS_PROF_DSO) /* the sort keys' columns only, as perf shows them */
+		printf("  Mode   DSO\n");
 	else
 		printf("  Mode   %-20s  Symbol\n", "DSO");
 	for (i = 0; i < n; i++) {
@@ -431,6 +433,10 @@ static void print_table(const struct report_args *a, struct ks_profile *p,
 		if (d & KS_PROF_REASON) {
 			ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
 			printf("  %s\n", r->has_reason ? reason : "[PMU sample]");
+			continue;
+		}
+		if (d & KS_PROF_DSO) {
+			printf("  %-5s  %s\n", mode_tag(r->mode), r->dso ? r->dso : "");
 			continue;
 		}
 		sym_text(r, sym, sizeof(sym));

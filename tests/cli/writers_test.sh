@@ -266,6 +266,8 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$m" 2>/dev/null; then
 	# the flame graph is small: leave it no room at all
 	dd if=/dev/zero of="$m/fill" bs=4k 2>/dev/null
 	full_case report_flamegraph f.svg report -i "$host" --flamegraph OUT
+	# merged, the folded stacks of big.data fit in 64 KB: no room either
+	dd if=/dev/zero of="$m/fill" bs=4k 2>/dev/null
 	full_case report_folded f.txt report -i "$dir/big.data" --folded OUT
 	if [ -w "$T/instances" ] && rm -f "$m/fill"; then
 		full_case record r.dat record -q -e sched:sched_switch -e 'timer:*' -d 0.5 -o OUT
