@@ -58,14 +58,15 @@ stat_rounds() {
 		echo "$(echo "$p" | field wall_s) $(echo "$p" | field maxrss_kb)" \
 		     "$(echo "$k" | field wall_s) $(echo "$k" | field maxrss_kb)" \
 		     "$(echo "$t" | field wall_s) $(echo "$t" | field maxrss_kb)" \
-		     "$(echo "$c" | field wall_s)"
+		     "$(echo "$c" | field wall_s) $(echo "$p" | field cpu_s) $(echo "$k" | field cpu_s)"
 	done)
 	res=$(echo "$rows" | gawk -v rounds="$rounds" '
 	function median(a,   n, s) {
 		n = asort(a, s)
 		return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
 	}
-	{ for (c = 1; c <= 7; c++) w[NR, c] = $c; rp[NR] = $1 / $3; rc[NR] = $3 / $7; rt[NR] = $5 / $7 }
+	{ for (c = 1; c <= 7; c++) w[NR, c] = $c; rp[NR] = $1 / $3; rc[NR] = $3 / $7; rt[NR] = $5 / $7
+	  pc[NR] = $8; kc[NR] = $9; ru[NR] = $8 / $9 }
 	END {
 		for (c = 1; c <= 7; c++) { # odd columns: the least wall time; even: the largest RSS
 			b[c] = w[1, c]
@@ -79,6 +80,7 @@ stat_rounds() {
 		printf "%-44s %9.4f s\n", "cat FILE > /dev/null", b[7]
 		printf "speed-up vs perf: %.1fx best/best, %.1fx median of the rounds (target >= 5x)\n", b[1] / b[3], mp
 		printf "time vs cat: %.2fx best/best, %.2fx median of the rounds (target <= 2x); --by reason --by vm,vcpu: %.2fx median\n", b[3] / b[7], mc, mt
+		printf "CPU time (user + system, medians): kvmscope %.3f s (both threads), perf %.3f s: %.1fx median of the rounds\n", median(kc), median(pc), median(ru)
 		printf "peak RSS: %.1f MB vs perf %.1f MB\n", b[4] / 1024, b[2] / 1024
 		printf "RESULT %d %d\n", mp >= 5, mc <= 2
 	}')
