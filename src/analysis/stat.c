@@ -961,7 +961,7 @@ static bool track_vcpu(struct ks_stat *st, const struct event_role *r, struct th
 			/* perf reads vcpu_id_str, 0 when the event lacks it */
 			t->vcpu = ok ? v : 0;
 		} else if (ok) {
-			t->attr.field_vcpu = v;
+			ks_attr_event_vcpu(&t->attr, v, false);
 		}
 	}
 	/* Newer kernels name the vCPU in the exit too: trust it over the
@@ -969,7 +969,7 @@ static bool track_vcpu(struct ks_stat *st, const struct event_role *r, struct th
 	if (!st->cfg.perf_compat && (r->begin >= 0 || r->end >= 0) && r->exit_vcpu.present) {
 		v = (int32_t)ks_field_read(&r->exit_vcpu, rec->data, rec->size, &ok);
 		if (ok)
-			t->attr.field_vcpu = v;
+			ks_attr_event_vcpu(&t->attr, v, !r->is_entry);
 	}
 	if (t->attr.field_vcpu != before)
 		update_attribution(st, t);
