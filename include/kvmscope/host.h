@@ -34,8 +34,8 @@ struct ks_json;
 struct ks_tracedat_meta;
 struct ks_host;
 
-/* ARCH: the input's architecture (NULL: vCPU fields are not read; names,
- * pids and the GUEST option still attribute).  META: NULL if none. */
+/* ARCH: the input's architecture (NULL: detected from the first event's
+ * formats by ks_arch_detect()).  META: the trace.dat's, NULL if none. */
 struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_tracedat_meta *meta,
 			    struct ks_error *err);
 void ks_host_free(struct ks_host *h);

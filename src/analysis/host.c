@@ -37,6 +37,7 @@ struct ks_host {
 	const struct ks_attr_thread **sorted;
 	size_t nsorted;
 	bool sorted_ok;
+	bool arch_tried;                 /* ks_arch_detect() asked (arch was NULL) */
 	bool failed;
 };
 
@@ -202,8 +203,15 @@ static void comm_from_tep(struct ks_attr_thread *t, const struct tep_event *ev)
 
 static const struct ks_attr_thread *observe_event(struct ks_host *h, const struct ks_record *rec)
 {
-	const struct role *r = rec->event ? role_of(h, rec->event) : NULL;
-	struct ks_attr_thread *t = thread_get(h, rec->tid);
+	const struct role *r;
+	struct ks_attr_thread *t;
+
+	if (!h->arch && !h->arch_tried && rec->event) {
+		h->arch_tried = true;
+		h->arch = ks_arch_detect(rec->event->tep);
+	}
+	r = rec->event ? role_of(h, rec->event) : NULL;
+	t = thread_get(h, rec->tid);
 	bool ok = false;
 	int32_t v;
 

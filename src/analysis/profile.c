@@ -14,6 +14,7 @@
 
 #include "arch/arch.h"
 #include "arch/x86.h"
+#include "kvmscope/host.h"
 #include "kvmscope/field.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
@@ -74,8 +75,10 @@ struct ctx {
 	uint64_t reason;
 };
 
+/* Pending-exit state of a host thread; its VM and vCPU come from the host
+ * model (kvmscope/host.h). */
 struct thread {
-	int32_t tid, vm, vcpu;
+	int32_t tid;
 	int64_t pending;       /* entry index of the exit waiting for its entry, -1 */
 	uint64_t pending_ts;
 	bool used;
@@ -118,6 +121,7 @@ struct ks_profile {
 	size_t chash_cap;
 
 	struct ks_hmap threads;  /* tid -> struct thread */
+	struct ks_host *host;    /* threads -> VM and vCPU */
 	uint64_t max_threads;    /* limits.threads */
 	bool failed;             /* over the budget or out of memory: stopped */
 	struct ks_error error;
@@ -178,8 +182,6 @@ static struct thread *thread_get(struct ks_profile *p, int32_t tid, const struct
 	}
 	t->used = true;
 	t->tid = tid;
-	t->vm = tid;
-	t->vcpu = -1;
 	t->pending = -1;
 	return t;
 }
@@ -193,14 +195,21 @@ int ks_profile_error(const struct ks_profile *p, struct ks_error *err)
 	return -1;
 }
 
-void ks_profile_bind_thread(struct ks_profile *p, int32_t tid, int32_t vm, int32_t vcpu)
+int ks_profile_set_guests(struct ks_profile *p, const struct ks_tracedat_meta *meta,
+			  struct ks_error *err)
 {
-	struct thread *t = thread_get(p, tid, NULL);
+	struct ks_host *h = ks_host_new(NULL, meta, err);
 
-	if (t) {
-		t->vm = vm;
-		t->vcpu = vcpu;
-	}
+	if (!h)
+		return -1;
+	ks_host_free(p->host);
+	p->host = h;
+	return 0;
+}
+
+struct ks_host *ks_profile_host(const struct ks_profile *p)
+{
+	return p->host;
 }
 
 void ks_profile_set_vm_name(struct ks_profile *p, int32_t vm, const char *name)
@@ -236,7 +245,7 @@ const char *ks_profile_vm_name(const struct ks_profile *p, int32_t vm)
 	for (i = 0; i < p->nnames; i++)
 		if (p->names[i].vm == vm)
 			return p->names[i].name;
-	return NULL;
+	return ks_host_vm_name(p->host, vm);
 }
 
 static void note_vm(struct ks_profile *p, int32_t vm)
@@ -539,12 +548,18 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 		return NULL;
 	}
 	p->cfg = *cfg;
+	p->host = ks_host_new(NULL, NULL, err);
+	if (!p->host) {
+		free(p);
+		return NULL;
+	}
 	ks_hmap_init(&p->threads, sizeof(struct thread));
 	p->max_threads = ks_limits_or_default(cfg->limits)->threads;
 	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_X86_ISA_VMX;
 	if (!p->default_isa)
 		p->default_isa = KS_X86_ISA_VMX;
 	if (parse_sample_exits(p, err) < 0) {
+		ks_host_free(p->host);
 		free(p);
 		return NULL;
 	}
@@ -568,6 +583,7 @@ void ks_profile_free(struct ks_profile *p)
 	free(p->ctxs);
 	free(p->chash);
 	ks_hmap_free(&p->threads);
+	ks_host_free(p->host);
 	free(p->names);
 	free(p->vms);
 	free(p);
@@ -651,9 +667,9 @@ static bool is_sample_reason(const struct ks_profile *p, uint64_t reason)
 }
 
 static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct thread *t,
-		    uint8_t mode, uint64_t reason, uint64_t ip)
+		       const struct ks_attr_thread *a, uint8_t mode, uint64_t reason, uint64_t ip)
 {
-	struct eslot *sl = entry_get(p, t->vm, t->vcpu, mode, reason, ip);
+	struct eslot *sl = entry_get(p, a->vm, a->vcpu, mode, reason, ip);
 
 	p->tot.exits++;
 	if (!sl)
@@ -665,15 +681,12 @@ static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct
 		p->tot.samples++;
 		p->tot.exit_samples++;
 		if (p->cfg.stacks)
-			stack_add(p, t->vm, &ip, 1, mode == KS_MODE_GUEST_USER ? 1 : 0);
+			stack_add(p, a->vm, &ip, 1, mode == KS_MODE_GUEST_USER ? 1 : 0);
 	}
 }
 
-static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct thread *t,
-		     const struct ev_info *e)
+static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct thread *t)
 {
-	if (e->f_vcpu.present && t->vcpu < 0)
-		t->vcpu = (int32_t)ks_field_u64(&e->f_vcpu, rec);
 	if (t->pending >= 0 && rec->ts >= t->pending_ts) {
 		struct entry *en = &p->entries[t->pending];
 
@@ -683,13 +696,14 @@ static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct t
 	t->pending = -1;
 }
 
-static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec)
+static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec,
+			  const struct ks_attr_thread *a)
 {
 	struct ev_info *e = ev_info(p, rec->event);
 	struct thread *t;
 	uint64_t ip, reason, v;
 
-	if (e->kind == EV_OTHER || rec->tid < 0 || !(t = thread_get(p, rec->tid, rec)))
+	if (e->kind == EV_OTHER || !a || !(t = thread_get(p, rec->tid, rec)))
 		return;
 	switch (e->kind) {
 	case EV_X86_EXIT: {
@@ -700,29 +714,27 @@ static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec)
 			v &= KS_X86_VMX_BASIC_MASK;
 		reason = RK_X86 | ((uint64_t)(isa & 0xff) << 32) | (v & 0xffffffffull);
 		ip = ks_field_u64(&e->f_ip, rec);
-		on_vm_exit(p, rec, t, mode_of_address(ip), reason, ip);
+		on_vm_exit(p, rec, t, a, mode_of_address(ip), reason, ip);
 		break;
 	}
 	case EV_ARM_EXIT:
 		reason = RK_ARM | (ks_field_u64(&e->f_reason, rec) & 0xffffffffull);
 		ip = ks_field_u64(&e->f_ip, rec);
-		on_vm_exit(p, rec, t, mode_of_address(ip), reason, ip);
+		on_vm_exit(p, rec, t, a, mode_of_address(ip), reason, ip);
 		break;
 	case EV_PPC_EXIT: {
 		uint64_t msr = ks_field_u64(&e->f_msr, rec);
 		uint8_t mode = (!(msr & PPC_HV_BIT) && (msr & PPC_PR_BIT)) ? KS_MODE_GUEST_USER
 									    : KS_MODE_GUEST_KERNEL;
 
-		if (e->f_vcpu.present && t->vcpu < 0)
-			t->vcpu = (int32_t)ks_field_u64(&e->f_vcpu, rec);
 		reason = RK_PPC | (ks_field_u64(&e->f_reason, rec) & 0xffffffffull);
-		on_vm_exit(p, rec, t, mode, reason, ks_field_u64(&e->f_ip, rec));
+		on_vm_exit(p, rec, t, a, mode, reason, ks_field_u64(&e->f_ip, rec));
 		break;
 	}
 	case EV_X86_ENTRY:
 	case EV_ARM_ENTRY:
 	case EV_PPC_ENTRY:
-		on_entry(p, rec, t, e);
+		on_entry(p, rec, t);
 		break;
 	default:
 		break;
@@ -753,7 +765,8 @@ static uint32_t guest_frames(const struct ks_record *rec, uint64_t *f, uint64_t 
 	return n;
 }
 
-static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
+static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec,
+			  const struct ks_attr_thread *a)
 {
 	unsigned cpumode = rec->misc & MISC_CPUMODE_MASK;
 	uint64_t frames[KS_PROF_MAX_FRAMES], umask;
@@ -766,12 +779,10 @@ static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
 		p->tot.host_samples++;
 		return;
 	}
-	if (!(t = thread_get(p, rec->tid, rec)))
+	if (!a || !(t = thread_get(p, rec->tid, rec)))
 		return;
-	if (rec->pid > 0 && t->vm == t->tid)
-		t->vm = rec->pid;
 	mode = cpumode == MISC_GUEST_USER ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL;
-	sl = entry_get(p, t->vm, t->vcpu, mode, RK_NONE, rec->ip);
+	sl = entry_get(p, a->vm, a->vcpu, mode, RK_NONE, rec->ip);
 	if (!sl)
 		return;
 	sl->count++;
@@ -785,37 +796,26 @@ static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
 		umask = mode == KS_MODE_GUEST_USER;
 		n = 1;
 	}
-	stack_add(p, t->vm, frames, n, umask);
-}
-
-/* "CPU 3/KVM" -> 3 */
-static void on_comm(struct ks_profile *p, const struct ks_record *rec)
-{
-	struct thread *t;
-	unsigned vcpu;
-
-	if (rec->tid < 0 || !rec->comm || !(t = thread_get(p, rec->tid, rec)))
-		return;
-	if (rec->pid > 0)
-		t->vm = rec->pid;
-	if (sscanf(rec->comm, "CPU %u/KVM", &vcpu) == 1)
-		t->vcpu = (int32_t)vcpu;
-	if (rec->tid == rec->pid && !ks_profile_vm_name(p, rec->pid))
-		ks_profile_set_vm_name(p, rec->pid, rec->comm);
+	stack_add(p, a->vm, frames, n, umask);
 }
 
 void ks_profile_add(struct ks_profile *p, const struct ks_record *rec)
 {
-	if (rec->type == KS_REC_COMM) {
-		on_comm(p, rec);
+	const struct ks_attr_thread *a;
+
+	if (p->failed)
+		return;
+	a = ks_host_observe(p->host, rec);
+	if (!a && ks_host_error(p->host, &p->error) < 0) {
+		p->failed = true;
 		return;
 	}
 	if (rec->type != KS_REC_EVENT)
 		return;
 	if (rec->event)
-		on_tracepoint(p, rec);
+		on_tracepoint(p, rec, a);
 	else
-		on_pmu_sample(p, rec);
+		on_pmu_sample(p, rec, a);
 }
 
 /* ---- resolution and rows ---- */
