@@ -139,4 +139,9 @@ void ks_timeline_write_json(const struct ks_timeline *tl, FILE *out);
 /* A self-contained HTML page drawing the timeline (timeline_html.c). */
 void ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
 
+/* The "threads" array of the host model (thread -> VM, vCPU; the shape of
+ * kvmscope stat's), into the JSON being written. */
+struct ks_json;
+void ks_timeline_json_threads(const struct ks_timeline *tl, struct ks_json *j);
+
 #endif

@@ -14,9 +14,12 @@
 
 #include "arch/x86.h"
 #include "kvmscope/field.h"
+#include "kvmscope/host.h"
+#include "kvmscope/json.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/timeline.h"
+#include "kvmscope/tracedat.h"
 #include "util/hashmap.h"
 
 enum ev_kind { EV_OTHER, EV_ENTRY, EV_EXIT, EV_SWITCH, EV_WFX };
@@ -37,6 +40,7 @@ struct tl_priv {
 	int host_isa;
 	struct ks_hmap vcpu_of;  /* host tid -> index into tl->vcpus (uint32_t) */
 	struct ks_hmap vm_of;    /* host VM key -> index into tl->vms (uint32_t) */
+	struct ks_host *host;    /* host threads -> VM, vCPU, names (input 0) */
 	uint64_t max_threads;    /* limits.threads: vCPU threads tracked */
 	bool failed;             /* over a budget (error), or out of memory */
 	struct ks_error error;
@@ -113,7 +117,11 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	struct tl_priv *p = calloc(1, sizeof(*p));
 	const struct ks_source_info *info;
 
-	if (!tl || !p) {
+	if (p)
+		p->host = ks_host_new(NULL, ks_tracedat_meta(ks_merge_source(m, 0)), NULL);
+	if (!tl || !p || !p->host) {
+		if (p)
+			ks_host_free(p->host);
 		free(tl);
 		free(p);
 		return NULL;
@@ -139,6 +147,7 @@ void ks_timeline_free(struct ks_timeline *tl)
 	if (!tl)
 		return;
 	p = tl->priv;
+	ks_host_free(p->host);
 	ks_hmap_free(&p->vcpu_of);
 	ks_hmap_free(&p->vm_of);
 	for (i = 0; i < tl->nr_names; i++)
@@ -269,6 +278,8 @@ static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
 	vm->key = key;
 	if (guest >= 0)
 		snprintf(vm->name, sizeof(vm->name), "VM %s", ks_merge_name(tl->merge, guest));
+	else if (ks_host_vm_name(p->host, (int32_t)key))
+		snprintf(vm->name, sizeof(vm->name), "VM %s", ks_host_vm_name(p->host, (int32_t)key));
 	else
 		snprintf(vm->name, sizeof(vm->name), "VM %lld", (long long)key);
 	return tl->nr_vms++;
@@ -279,6 +290,7 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 {
 	struct tl_priv *p = tl->priv;
 	struct tep_handle *tep = ks_source_tep(ks_merge_source(tl->merge, 0));
+	const struct ks_attr_thread *a;
 	struct ks_tl_vcpu *v;
 	const char *comm;
 	uint32_t gv = 0, *slot;
@@ -305,7 +317,12 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 		return -1;
 	}
 	*slot = tl->nr_vcpus;
-	comm = tep ? tep_data_comm_from_pid(tep, tid) : NULL;
+	/* VM, vCPU and name as the host model has them; a thread seen only
+	 * in a guest's stream keeps the vCPU the merge gives */
+	a = ks_host_find(p->host, tid);
+	comm = a && a->comm[0] ? a->comm : tep ? tep_data_comm_from_pid(tep, tid) : NULL;
+	if (a && a->vcpu >= 0)
+		vcpu_id = a->vcpu;
 	g = guest_of(tl, tid, &gv);
 	v = &tl->vcpus[tl->nr_vcpus];
 	memset(v, 0, sizeof(*v));
@@ -314,7 +331,7 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 	v->gtask = -1;
 	v->guest_cpu = -1;
 	snprintf(v->comm, sizeof(v->comm), "%s", comm ? comm : "?");
-	v->vm = vm_for(tl, g, (int64_t)tid - (int64_t)v->vcpu_id);
+	v->vm = vm_for(tl, g, a ? a->vm : (int64_t)tid - (int64_t)v->vcpu_id);
 	return (int)tl->nr_vcpus++;
 }
 
@@ -560,8 +577,12 @@ static void on_guest(struct ks_timeline *tl, const struct ks_merge_rec *r, struc
 void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 {
 	const struct ks_record *rec = r->rec;
+	struct tl_priv *p = tl->priv;
 	struct ev_info *e;
 
+	if (r->input == 0 && !p->failed && !ks_host_observe(p->host, rec) &&
+	    ks_host_error(p->host, &p->error) < 0)
+		p->failed = true;
 	if (rec->type != KS_REC_EVENT || !rec->event || tl->oom ||
 	    ((struct tl_priv *)tl->priv)->failed)
 		return;
@@ -678,4 +699,9 @@ int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
 	if (tl->oom)
 		return ks_error_set(err, "out of memory");
 	return 0;
+}
+
+void ks_timeline_json_threads(const struct ks_timeline *tl, struct ks_json *j)
+{
+	ks_host_json_threads(((struct tl_priv *)tl->priv)->host, j);
 }
