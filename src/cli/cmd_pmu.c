@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/json.h"
+#include "kvmscope/tracedat.h"
 #include "kvmscope/pmu_host.h"
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
@@ -432,6 +433,11 @@ static void json_report(struct ks_pmu_trace *pt)
 	for (i = 0; i < nv; i++) {
 		ks_json_begin_object(&j);
 		ks_json_kv_i64(&j, "vm", v[i].vm);
+		ks_json_key(&j, "vm_name");
+		if (ks_pmu_trace_comm(pt, v[i].vm))
+			ks_json_string(&j, ks_pmu_trace_comm(pt, v[i].vm));
+		else
+			ks_json_null(&j);
 		ks_json_kv_i64(&j, "vcpu", v[i].vcpu);
 		ks_json_kv_u64(&j, "msr_accesses", v[i].msr_accesses);
 		ks_json_kv_u64(&j, "pmu_accesses", v[i].pmu_accesses);
@@ -496,6 +502,7 @@ static void json_report(struct ks_pmu_trace *pt)
 		ks_json_end_object(&j);
 	}
 	ks_json_end_array(&j);
+	ks_pmu_trace_json_threads(pt, &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
 }
@@ -514,6 +521,8 @@ static int run_report(const struct pmu_args *a)
 	pt = ks_pmu_trace_new(&a->trace, ks_source_info(src));
 	if (!pt)
 		die("out of memory");
+	if (ks_pmu_trace_set_guests(pt, ks_tracedat_meta(src), &err) < 0)
+		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_pmu_trace_add(pt, &rec);
 	if (r < 0)
