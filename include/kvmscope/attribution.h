@@ -77,6 +77,8 @@ struct ks_attr_thread {
 	uint8_t vcpu_src, vm_src;/* enum ks_attr_source */
 	uint8_t seen_src;        /* bit mask (1 << source) of every source used */
 	bool guest_looked_up;
+	bool reused;             /* a later lifetime of its tid: the input's saved
+				  * names (trace.dat cmdlines) were the earlier one's */
 	bool conflict;           /* a less trusted source disagreed */
 	uint64_t events;         /* KVM events of this thread */
 };

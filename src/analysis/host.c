@@ -172,8 +172,10 @@ static void retire(struct ks_host *h, int32_t tid)
 {
 	struct ks_attr_thread *t = ks_hmap_get(&h->threads, (uint32_t)tid);
 
-	if (!t || !t->events)
+	if (!t)
 		return;
+	if (!t->events)
+		goto reset;
 	if (h->nretired == h->retcap) {
 		size_t cap = h->retcap ? 2 * h->retcap : 16;
 		struct ks_attr_thread *n = realloc(h->retired, cap * sizeof(*n));
@@ -186,15 +188,17 @@ static void retire(struct ks_host *h, int32_t tid)
 		h->retcap = cap;
 	}
 	h->retired[h->nretired++] = *t;
-	ks_attr_thread_init(t, tid);
 	h->sorted_ok = false;
+reset:
+	ks_attr_thread_init(t, tid);
+	t->reused = true;
 }
 
 static void comm_from_tep(struct ks_attr_thread *t, const struct tep_event *ev)
 {
 	const char *name;
 
-	if (t->comm[0] || !ev || !ev->tep)
+	if (t->comm[0] || t->reused || !ev || !ev->tep)
 		return;
 	name = tep_data_comm_from_pid(ev->tep, t->tid);
 	if (name && strcmp(name, "<...>") && strcmp(name, "<idle>"))
