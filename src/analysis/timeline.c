@@ -12,7 +12,7 @@
 
 #include <event-parse.h>
 
-#include "arch/x86.h"
+#include "arch/arch.h"
 #include "kvmscope/field.h"
 #include "kvmscope/host.h"
 #include "kvmscope/json.h"
@@ -29,14 +29,15 @@ struct ev_info {
 	const struct tep_event *ev;
 	int input;
 	enum ev_kind kind;
-	struct ks_field a, b, c;   /* entry: vcpu_id; exit: exit_reason, isa;
-				      switch: prev_pid, prev_state, next_pid */
+	struct ks_field a, b, c;   /* switch: prev_pid, prev_state, next_pid */
+	struct ks_arch_exit x;     /* exit: the architecture's exit rule */
 	int32_t next_comm_off, next_comm_len;
 };
 
 struct tl_priv {
 	struct ev_info *ev;
 	uint32_t nr_ev, cap_ev;
+	const struct ks_arch *arch; /* the host input's: entry, exit, halt events */
 	int host_isa;
 	struct ks_hmap vcpu_of;  /* host tid -> index into tl->vcpus (uint32_t) */
 	struct ks_hmap vm_of;    /* host VM key -> index into tl->vms (uint32_t) */
@@ -134,8 +135,12 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
 	info = ks_source_info(ks_merge_source(m, 0));
-	p->host_isa = strstr(info->cpuid, "AuthenticAMD") || strstr(info->cpuid, "HygonGenuine")
-			      ? KS_X86_ISA_SVM : KS_X86_ISA_VMX;
+	p->host_isa = ks_x86_isa_from_cpuid(info->cpuid);
+	if (p->host_isa == KS_ISA_UNKNOWN)
+		p->host_isa = KS_ISA_VMX;
+	p->arch = ks_arch_for(info->arch, info->cpuid);
+	if (!p->arch)
+		p->arch = ks_arch_detect(ks_source_tep(ks_merge_source(m, 0)));
 	return tl;
 }
 
@@ -202,14 +207,13 @@ static struct ev_info *ev_info(struct ks_timeline *tl, int input, const struct t
 			e->next_comm_off = f->offset;
 			e->next_comm_len = f->size;
 		}
-	} else if (input == 0 && !strcmp(ev->name, "kvm_entry")) {
+	} else if (input == 0 && ks_arch_is_entry(p->arch, ev)) {
 		e->kind = EV_ENTRY;
-		ks_field_resolve(&e->a, (struct tep_event *)ev, "vcpu_id");
-	} else if (input == 0 && !strcmp(ev->name, "kvm_exit")) {
+		if (p->arch->entry_vcpu_field)
+			ks_field_resolve(&e->a, (struct tep_event *)ev, p->arch->entry_vcpu_field);
+	} else if (input == 0 && ks_arch_exit_resolve(p->arch, (struct tep_event *)ev, &e->x)) {
 		e->kind = EV_EXIT;
-		ks_field_resolve(&e->a, (struct tep_event *)ev, "exit_reason");
-		ks_field_resolve(&e->b, (struct tep_event *)ev, "isa");
-	} else if (input == 0 && !strcmp(ev->name, "kvm_wfx_arm64")) {
+	} else if (input == 0 && ks_arch_is_halt_event(p->arch, ev)) {
 		e->kind = EV_WFX;
 	}
 	return e;
@@ -448,20 +452,16 @@ static void on_entry(struct ks_timeline *tl, const struct ev_info *e, const stru
 	set_state(tl, (uint32_t)vi, rec->ts, in_guest_state(v), 0);
 }
 
+/* The exit's reason name and whether it halts the vCPU, from src/arch. */
 static const char *exit_name(const struct ks_timeline *tl, const struct ev_info *e,
-			     const struct ks_record *rec, char *buf, size_t size)
+			     const struct ks_record *rec, char *buf, size_t size, bool *halts)
 {
 	const struct tl_priv *p = tl->priv;
-	uint64_t code = ks_field_u64(&e->a, rec);
-	int isa = e->b.present ? (int)ks_field_u64(&e->b, rec) : p->host_isa;
-	const char *n;
+	struct ks_key_ctx ctx;
+	uint64_t key = ks_arch_exit_key(&e->x, rec->data, rec->size, p->host_isa, &ctx, NULL);
 
-	if (isa == KS_X86_ISA_VMX)
-		code &= KS_X86_VMX_BASIC_MASK;
-	n = ks_x86_exit_name(isa, code);
-	if (n)
-		return n;
-	snprintf(buf, size, "0x%llx", (unsigned long long)code);
+	ks_arch_exit_name(&e->x, &ctx, key, buf, size);
+	*halts = ks_arch_exit_halts(p->arch, &ctx, key);
 	return buf;
 }
 
@@ -470,19 +470,20 @@ static void on_exit_event(struct ks_timeline *tl, const struct ev_info *e,
 {
 	int vi = find_vcpu(tl, rec->tid);
 	struct ks_tl_vcpu *v;
-	char buf[32];
+	char buf[64];
 	const char *name;
+	bool halts;
 
 	if (vi < 0)
 		return; /* an exit before the thread's first entry: state unknown */
 	v = &tl->vcpus[vi];
-	name = exit_name(tl, e, rec, buf, sizeof(buf));
+	name = exit_name(tl, e, rec, buf, sizeof(buf), &halts);
 	if (v->in_guest)
 		push_cpu_slice(tl, v, (uint32_t)vi, rec->ts);
 	v->in_guest = false;
 	v->exit_ts = rec->ts;
 	v->exit_reason = reason_id(tl, name);
-	v->halted = !strcmp(name, "HLT") || !strcmp(name, "hlt");
+	v->halted = halts;
 	set_state(tl, (uint32_t)vi, rec->ts, v->halted ? KS_VS_HALTED : KS_VS_HOST, v->exit_reason);
 }
 
@@ -493,7 +494,7 @@ static void on_wfx(struct ks_timeline *tl, const struct ks_record *rec)
 	if (vi < 0)
 		return;
 	tl->vcpus[vi].halted = true;
-	set_state(tl, (uint32_t)vi, rec->ts, KS_VS_HALTED, reason_id(tl, "WFx"));
+	set_state(tl, (uint32_t)vi, rec->ts, KS_VS_HALTED, reason_id(tl, rec->event->name));
 }
 
 static void on_host_switch(struct ks_timeline *tl, const struct ev_info *e,

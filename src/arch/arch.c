@@ -116,3 +116,92 @@ bool ks_arch_event_has_field(struct tep_handle *tep, const char *system, const c
 
 	return ev && tep_find_field(ev, field) != NULL;
 }
+
+/* ---- exits, as timeline and report see them ---- */
+
+static bool ev_named(const struct tep_event *ev, const char *system, const char *name)
+{
+	return ev && system && name && !strcmp(ev->system, system) && !strcmp(ev->name, name);
+}
+
+bool ks_arch_exit_resolve(const struct ks_arch *arch, struct tep_event *ev, struct ks_arch_exit *x)
+{
+	const struct ks_event_class *c = arch ? arch->classes : NULL;
+	const struct ks_match *m = c && c->name ? &c->begin[0] : NULL;
+
+	if (!m || !m->name || !ev_named(ev, m->system, m->name))
+		return false;
+	memset(x, 0, sizeof(*x));
+	x->arch = arch;
+	x->cls = c;
+	x->m = m;
+	if (m->key_field)
+		ks_field_resolve(&x->key, ev, m->key_field);
+	if (m->key2_field)
+		ks_field_resolve(&x->key2, ev, m->key2_field);
+	if (arch->isa_field)
+		ks_field_resolve(&x->isa, ev, arch->isa_field);
+	if (arch->guest_ip_field)
+		ks_field_resolve(&x->ip, ev, arch->guest_ip_field);
+	return true;
+}
+
+uint64_t ks_arch_exit_key(const struct ks_arch_exit *x, const void *data, uint32_t size,
+			  int default_isa, struct ks_key_ctx *ctx, uint64_t *ip)
+{
+	bool ok;
+	uint64_t key = ks_field_read(&x->key, data, size, &ok);
+
+	ctx->table = x->m->table;
+	ctx->isa = x->isa.present ? (int)ks_field_read(&x->isa, data, size, &ok) : default_isa;
+	if (x->cls->compose)
+		x->cls->compose(&key, ks_field_read(&x->key2, data, size, &ok), &ctx->table);
+	if (ip)
+		*ip = x->ip.present ? ks_field_read(&x->ip, data, size, &ok) : 0;
+	return key;
+}
+
+void ks_arch_exit_name(const struct ks_arch_exit *x, const struct ks_key_ctx *ctx, uint64_t key,
+		       char *buf, size_t len)
+{
+	x->cls->key_name(ctx, key, 0, false, buf, len);
+}
+
+bool ks_arch_exit_halts(const struct ks_arch *arch, const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return arch && arch->exit_halts && arch->exit_halts(ctx, key);
+}
+
+bool ks_arch_exit_periodic(const struct ks_arch *arch, const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return arch && arch->exit_periodic && arch->exit_periodic(ctx, key);
+}
+
+bool ks_arch_is_entry(const struct ks_arch *arch, const struct tep_event *ev)
+{
+	return arch && (ev_named(ev, arch->entry_system, arch->entry_name) ||
+			ev_named(ev, arch->entry_system, arch->entry2_name));
+}
+
+bool ks_arch_is_halt_event(const struct ks_arch *arch, const struct tep_event *ev)
+{
+	return arch && ev_named(ev, arch->halt_system, arch->halt_name);
+}
+
+void ks_arch_name_list(char *buf, size_t len)
+{
+	size_t used = 0;
+	int i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (i = 0; ks_arches[i]; i++) {
+		const char *sep = !i ? "" : ks_arches[i + 1] ? ", " : " or ";
+		int n = snprintf(buf + used, len - used, "%s%s", sep, ks_arches[i]->name);
+
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kvmscope/field.h"
+
 struct tep_handle;
 
 /* A code -> name table entry (exit reasons, trap codes, hcalls...). */
@@ -116,7 +118,50 @@ struct ks_arch {
 	const char *const *machines; /* uname -m / perf ARCH values; NULL ends */
 	/* true when the input's events are this architecture's */
 	bool (*detect)(struct tep_handle *tep);
+	/* Exits as the other engines (timeline, report) see them: the begin
+	 * event of the first class ("vmexit") ends guest time; its key and
+	 * names are that class's.  ISA_FIELD: the exit's table selector (x86
+	 * kvm_exit isa).  GUEST_IP_FIELD: the guest address of the exit. */
+	const char *isa_field;
+	const char *guest_ip_field;
+	/* The vCPU halts (waits for an interrupt) with this exit: x86 HLT,
+	 * arm64 WFx traps, s390 wait-state intercepts.  NULL: none known. */
+	bool (*exit_halts)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* The exit is a periodic timer interrupt, a sample of where the guest
+	 * runs (powerpc HV_DECREMENTER).  NULL: none. */
+	bool (*exit_periodic)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* An event that by itself says the vCPU halts (arm64 kvm_wfx_arm64). */
+	const char *halt_system, *halt_name;
+	/* Further events a live recording wants (x86 kvm_write_tsc_offset,
+	 * for guest time sync); NULL-terminated "system:name" strings. */
+	const char *const *extra_events;
 };
+
+/* The exit rule of ARCH resolved on one event format (timeline, report). */
+struct ks_arch_exit {
+	const struct ks_arch *arch;
+	const struct ks_event_class *cls;
+	const struct ks_match *m;
+	struct ks_field key, key2, isa, ip;
+};
+
+/* True when EV is ARCH's exit event (its vmexit class's first begin rule);
+ * X is then filled. */
+bool ks_arch_exit_resolve(const struct ks_arch *arch, struct tep_event *ev, struct ks_arch_exit *x);
+/* The key of one exit record (DATA, SIZE); CTX gets its table and isa
+ * (DEFAULT_ISA when the event has no isa field).  *IP: the guest address,
+ * 0 if the event has none. */
+uint64_t ks_arch_exit_key(const struct ks_arch_exit *x, const void *data, uint32_t size,
+			  int default_isa, struct ks_key_ctx *ctx, uint64_t *ip);
+void ks_arch_exit_name(const struct ks_arch_exit *x, const struct ks_key_ctx *ctx, uint64_t key,
+		       char *buf, size_t len);
+bool ks_arch_exit_halts(const struct ks_arch *arch, const struct ks_key_ctx *ctx, uint64_t key);
+bool ks_arch_exit_periodic(const struct ks_arch *arch, const struct ks_key_ctx *ctx, uint64_t key);
+/* EV is ARCH's entry event / its halt event. */
+bool ks_arch_is_entry(const struct ks_arch *arch, const struct tep_event *ev);
+bool ks_arch_is_halt_event(const struct ks_arch *arch, const struct tep_event *ev);
+/* "x86, arm64, powerpc, s390, riscv or loongarch" (ks_arches[]), in BUF. */
+void ks_arch_name_list(char *buf, size_t len);
 
 extern const struct ks_arch ks_arch_x86;
 extern const struct ks_arch ks_arch_arm64;

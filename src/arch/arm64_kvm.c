@@ -160,6 +160,12 @@ static bool arm64_detect(struct tep_handle *tep)
 
 static const char *const arm64_machines[] = { "aarch64", "arm64", "armv8", NULL };
 
+/* WFI/WFE traps: ESR_ELx_EC_WFx 0x01 (arch/arm64/include/asm/esr.h). */
+static bool arm64_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ctx->table == TABLE_EC && key == 0x01;
+}
+
 const struct ks_arch ks_arch_arm64 = {
 	.name = "arm64",
 	.entry_system = "kvm",
@@ -174,4 +180,8 @@ const struct ks_arch ks_arch_arm64 = {
 	.isa_name = "arm64",
 	.machines = arm64_machines,
 	.detect = arm64_detect,
+	.guest_ip_field = "vcpu_pc",
+	.exit_halts = arm64_exit_halts,
+	.halt_system = "kvm",
+	.halt_name = "kvm_wfx_arm64",
 };

@@ -231,6 +231,16 @@ static bool powerpc_detect(struct tep_handle *tep)
 
 static const char *const powerpc_machines[] = { "ppc", "powerpc", NULL };
 
+/* BOOK3S_INTERRUPT_HV_DECREMENTER 0x980 (arch/powerpc/include/asm/
+ * kvm_asm.h): the hypervisor timer, a periodic sample of the guest's pc.
+ * A ceding vCPU (H_CEDE) exits as a SYSCALL 0xc00 like every hcall, so no
+ * exit code alone means halted here. */
+static bool powerpc_exit_periodic(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	(void)ctx;
+	return key == 0x980;
+}
+
 const struct ks_arch ks_arch_powerpc = {
 	.name = "powerpc",
 	.entry_system = "kvm_hv",
@@ -245,4 +255,6 @@ const struct ks_arch ks_arch_powerpc = {
 	.isa_name = "HV",
 	.machines = powerpc_machines,
 	.detect = powerpc_detect,
+	.guest_ip_field = "pc",
+	.exit_periodic = powerpc_exit_periodic,
 };

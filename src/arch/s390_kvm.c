@@ -324,6 +324,12 @@ static bool s390_detect(struct tep_handle *tep)
 
 static const char *const s390_machines[] = { "s390", NULL };
 
+/* ICPT_WAIT 0x1c (arch/s390/kvm/kvm-s390.h): the guest loaded a wait PSW. */
+static bool s390_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ctx->table == TABLE_ICPT && key == 0x1c;
+}
+
 const struct ks_arch ks_arch_s390 = {
 	.name = "s390",
 	.entry_system = "kvm",
@@ -338,4 +344,6 @@ const struct ks_arch ks_arch_s390 = {
 	.isa_name = "SIE",
 	.machines = s390_machines,
 	.detect = s390_detect,
+	.guest_ip_field = "pswaddr",
+	.exit_halts = s390_exit_halts,
 };
