@@ -7,6 +7,7 @@
  * (kvm_hv:* is powerpc, kvm_exit with esr_ec arm64...).  See ks_arch_for()
  * and ks_arch_detect(); the stat engine calls them.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <traceevent/event-parse.h>
@@ -143,7 +144,79 @@ bool ks_arch_exit_resolve(const struct ks_arch *arch, struct tep_event *ev, stru
 		ks_field_resolve(&x->isa, ev, arch->isa_field);
 	if (arch->guest_ip_field)
 		ks_field_resolve(&x->ip, ev, arch->guest_ip_field);
+	if (arch->mode_field)
+		ks_field_resolve(&x->mode, ev, arch->mode_field);
 	return true;
+}
+
+uint64_t ks_arch_exit_key2(const struct ks_arch_exit *x, const void *data, uint32_t size)
+{
+	bool ok;
+
+	return x->key2.present ? ks_field_read(&x->key2, data, size, &ok) : 0;
+}
+
+bool ks_arch_exit_user(const struct ks_arch_exit *x, const void *data, uint32_t size, uint64_t ip)
+{
+	bool ok;
+
+	if (!x->mode.present)
+		return !(ip >> 63);
+	return (ks_field_read(&x->mode, data, size, &ok) & x->arch->mode_user_mask) ==
+	       x->arch->mode_user_value;
+}
+
+bool ks_arch_exit_code(const struct ks_arch *arch, const char *name, int32_t *sel,
+		       uint64_t *code)
+{
+	const struct ks_event_class *c = arch ? arch->classes : NULL;
+	size_t i;
+
+	if (!arch)
+		return false;
+	if (arch->exit_code)
+		return arch->exit_code(name, sel, code);
+	for (i = 0; c && c->name && i < c->nnames; i++)
+		if (!strcmp(c->names[i].name, name)) {
+			*sel = c->begin[0].table;
+			*code = c->names[i].code;
+			return true;
+		}
+	return false;
+}
+
+uint64_t ks_arch_report_reason(const struct ks_arch_exit *x, const void *data, uint32_t size,
+			       int default_isa, int32_t *sel, struct ks_key_ctx *ctx)
+{
+	uint64_t key = ks_arch_exit_key(x, data, size, default_isa, ctx, NULL);
+
+	if (x->arch->report_by_key2) {
+		*sel = 0;
+		return ks_arch_exit_key2(x, data, size) & 0xffffffffull;
+	}
+	if (x->arch->isa_field) {
+		*sel = ctx->isa;
+		return ctx->isa == KS_ISA_VMX ? key & 0xffff : key;
+	}
+	*sel = ctx->table;
+	return key;
+}
+
+void ks_arch_report_reason_name(const struct ks_arch *arch, int32_t sel, uint64_t code, char *buf,
+				size_t len)
+{
+	const struct ks_event_class *c = arch->classes;
+	struct ks_key_ctx ctx = { .isa = sel, .table = sel };
+
+	if (arch->report_by_key2) {
+		snprintf(buf, len, arch->report_key2_format, (unsigned long long)code);
+		return;
+	}
+	if (c->key_known && !c->key_known(&ctx, code)) {
+		snprintf(buf, len, "UNKNOWN(0x%llx)", (unsigned long long)code);
+		return;
+	}
+	c->key_name(&ctx, code, 0, false, buf, len);
 }
 
 uint64_t ks_arch_exit_key(const struct ks_arch_exit *x, const void *data, uint32_t size,

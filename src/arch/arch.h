@@ -88,6 +88,10 @@ struct ks_event_class {
 	const char *preferred_system, *preferred_name;
 	const char *variant_preferred, *variant_fallback;
 	bool run_ok;             /* --measure run makes sense (entry -> exit) */
+	/* The names of the begin rule's keys (table 0), for name -> code
+	 * lookups (report --sample-exits); NULL: not listed. */
+	const struct ks_code_name *names;
+	size_t nnames;
 };
 
 enum {
@@ -130,6 +134,18 @@ struct ks_arch {
 	/* The exit is a periodic timer interrupt, a sample of where the guest
 	 * runs (powerpc HV_DECREMENTER).  NULL: none. */
 	bool (*exit_periodic)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* Guest user mode at the exit: (MODE_FIELD & MODE_USER_MASK) ==
+	 * MODE_USER_VALUE (powerpc msr, s390 pswmask).  NULL: the guest
+	 * address says (kernel addresses have their top bit set). */
+	const char *mode_field;
+	uint64_t mode_user_mask, mode_user_value;
+	/* Name -> code of exit reasons where the class's names do not list
+	 * them (x86: both ISAs' tables; arm64: "EC_0xNN").  NULL: the names. */
+	bool (*exit_code)(const char *name, int32_t *sel, uint64_t *code);
+	/* report keys exits by the raw key2 field (arm64 esr_ec), printed with
+	 * REPORT_KEY2_FORMAT (a printf format of one unsigned long long). */
+	bool report_by_key2;
+	const char *report_key2_format;
 	/* An event that by itself says the vCPU halts (arm64 kvm_wfx_arm64). */
 	const char *halt_system, *halt_name;
 	/* Further events a live recording wants (x86 kvm_write_tsc_offset,
@@ -142,7 +158,7 @@ struct ks_arch_exit {
 	const struct ks_arch *arch;
 	const struct ks_event_class *cls;
 	const struct ks_match *m;
-	struct ks_field key, key2, isa, ip;
+	struct ks_field key, key2, isa, ip, mode;
 };
 
 /* True when EV is ARCH's exit event (its vmexit class's first begin rule);
@@ -153,6 +169,23 @@ bool ks_arch_exit_resolve(const struct ks_arch *arch, struct tep_event *ev, stru
  * 0 if the event has none. */
 uint64_t ks_arch_exit_key(const struct ks_arch_exit *x, const void *data, uint32_t size,
 			  int default_isa, struct ks_key_ctx *ctx, uint64_t *ip);
+/* The raw KEY2 field of the exit (arm64 esr_ec); 0 if none. */
+uint64_t ks_arch_exit_key2(const struct ks_arch_exit *x, const void *data, uint32_t size);
+/* Whether the exit left guest user mode (see mode_field), given its IP. */
+bool ks_arch_exit_user(const struct ks_arch_exit *x, const void *data, uint32_t size, uint64_t ip);
+/* The code of exit reason NAME of ARCH (its exit_code hook, else its
+ * vmexit class names) and its selector (*SEL: x86 isa, else the name
+ * table); false if ARCH has no such name. */
+bool ks_arch_exit_code(const struct ks_arch *arch, const char *name, int32_t *sel,
+		       uint64_t *code);
+/* The reason of one exit as `kvmscope report` keys it: SEL (x86 isa, else
+ * the table) and the code; the report_by_key2 architectures use the raw
+ * key2 field (arm64 esr_ec), as perf-less tools print it. */
+uint64_t ks_arch_report_reason(const struct ks_arch_exit *x, const void *data, uint32_t size,
+			       int default_isa, int32_t *sel, struct ks_key_ctx *ctx);
+/* The name of a report reason (SEL, CODE) of ARCH, in BUF. */
+void ks_arch_report_reason_name(const struct ks_arch *arch, int32_t sel, uint64_t code, char *buf,
+				size_t len);
 void ks_arch_exit_name(const struct ks_arch_exit *x, const struct ks_key_ctx *ctx, uint64_t key,
 		       char *buf, size_t len);
 bool ks_arch_exit_halts(const struct ks_arch *arch, const struct ks_key_ctx *ctx, uint64_t key);

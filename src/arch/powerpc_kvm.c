@@ -210,6 +210,8 @@ static const struct ks_event_class powerpc_classes[] = {
 		.begin = { { "kvm_hv", "kvm_guest_exit", NULL, 0, "trap", NULL, NULL, false, 0 } },
 		.end = { { "kvm_hv", "kvm_guest_enter", NULL, 0, NULL, NULL, NULL, false, 0 } },
 		.key_name = trap_name,
+		.names = ppc_traps,
+		.nnames = NTRAPS,
 		.key_known = trap_known,
 		.compose = trap_compose,
 		.run_ok = true,
@@ -256,5 +258,9 @@ const struct ks_arch ks_arch_powerpc = {
 	.machines = powerpc_machines,
 	.detect = powerpc_detect,
 	.guest_ip_field = "pc",
+	/* guest user: MSR_HV (bit 63-3) clear and MSR_PR (bit 63-49) set */
+	.mode_field = "msr",
+	.mode_user_mask = (1ull << 60) | (1ull << 14),
+	.mode_user_value = 1ull << 14,
 	.exit_periodic = powerpc_exit_periodic,
 };

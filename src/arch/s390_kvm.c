@@ -345,5 +345,9 @@ const struct ks_arch ks_arch_s390 = {
 	.machines = s390_machines,
 	.detect = s390_detect,
 	.guest_ip_field = "pswaddr",
+	/* PSW_MASK_PSTATE (arch/s390/include/asm/ptrace.h): problem state */
+	.mode_field = "pswmask",
+	.mode_user_mask = 0x0001000000000000ull,
+	.mode_user_value = 0x0001000000000000ull,
 	.exit_halts = s390_exit_halts,
 };

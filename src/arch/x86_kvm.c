@@ -146,6 +146,16 @@ static bool x86_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 	return (key & VMX_EXIT_REASON_MASK) == 12;
 }
 
+static bool x86_exit_code(const char *name, int32_t *sel, uint64_t *code)
+{
+	int isa;
+
+	if (ks_x86_exit_code(name, &isa, code) < 0)
+		return false;
+	*sel = isa;
+	return true;
+}
+
 /* Guest TSC offsets, for the time sync of guest traces. */
 static const char *const x86_extra_events[] = { "kvm:kvm_write_tsc_offset", NULL };
 
@@ -166,6 +176,7 @@ const struct ks_arch ks_arch_x86 = {
 	.isa_field = "isa",
 	.guest_ip_field = "guest_rip",
 	.exit_halts = x86_exit_halts,
+	.exit_code = x86_exit_code,
 	.extra_events = x86_extra_events,
 };
 
