@@ -1202,9 +1202,12 @@ static const struct ks_arch *choose_arch(struct ks_stat *st, const struct ks_sou
 
 	if (st->cfg.arch) {
 		a = ks_arch_by_name(st->cfg.arch);
-		if (!a)
-			ks_error_set(err, "unknown architecture '%s' (x86, arm64, powerpc, s390, "
-				     "riscv, loongarch)", st->cfg.arch);
+		if (!a) {
+			char names[256];
+
+			ks_arch_name_list(names, sizeof(names));
+			ks_error_set(err, "unknown architecture '%s' (%s)", st->cfg.arch, names);
+		}
 		st->arch_source = "option";
 		return a;
 	}

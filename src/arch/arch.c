@@ -278,3 +278,32 @@ void ks_arch_name_list(char *buf, size_t len)
 		used += (size_t)n;
 	}
 }
+
+void ks_arch_event_help(char *buf, size_t len)
+{
+	const struct ks_event_class *c;
+	size_t used;
+	int i;
+
+	snprintf(buf, len, "vmexit (default)");
+	used = strlen(buf);
+	for (i = 0; ks_arches[i]; i++) {
+		const char *lead = "; ";
+		int n;
+
+		for (c = ks_arches[i]->classes; c && c->name; c++) {
+			if (c == ks_arches[i]->classes)
+				continue; /* vmexit, every architecture's */
+			n = snprintf(buf + used, len - used, "%s%s%s", lead,
+				     *lead == ';' ? ks_arches[i]->name : "", *lead == ';' ? ": " : "");
+			if (n < 0 || (size_t)n >= len - used)
+				return;
+			used += (size_t)n;
+			n = snprintf(buf + used, len - used, "%s", c->name);
+			if (n < 0 || (size_t)n >= len - used)
+				return;
+			used += (size_t)n;
+			lead = ", ";
+		}
+	}
+}

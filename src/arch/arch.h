@@ -195,6 +195,9 @@ bool ks_arch_is_entry(const struct ks_arch *arch, const struct tep_event *ev);
 bool ks_arch_is_halt_event(const struct ks_arch *arch, const struct tep_event *ev);
 /* "x86, arm64, powerpc, s390, riscv or loongarch" (ks_arches[]), in BUF. */
 void ks_arch_name_list(char *buf, size_t len);
+/* "vmexit (default); x86: mmio, ioport, msr; arm64: trap; powerpc: hcall":
+ * the --event classes of every architecture, in BUF. */
+void ks_arch_event_help(char *buf, size_t len);
 
 extern const struct ks_arch ks_arch_x86;
 extern const struct ks_arch ks_arch_arm64;
