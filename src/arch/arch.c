@@ -14,11 +14,6 @@
 
 #include "arch.h"
 
-const struct ks_arch *const ks_arches[] = {
-	&ks_arch_x86, &ks_arch_arm64, &ks_arch_powerpc, &ks_arch_s390,
-	&ks_arch_riscv, &ks_arch_loongarch, NULL,
-};
-
 const char *ks_code_lookup(const struct ks_code_name *table, size_t n, uint64_t code)
 {
 	size_t i;
