@@ -21,6 +21,9 @@
  *	ks_attr_thread_init(&t, tid);
  *	ks_attr_set_comm(&t, "CPU 1/KVM");
  *	ks_attr_resolve(&t, guests);       -> t.vcpu 1, t.vcpu_src KS_SRC_THREAD_NAME
+ *
+ * The stat engine keeps these per thread on its hot path; every other
+ * command asks the host model (host.h), which applies the same functions.
  */
 #ifndef KVMSCOPE_ATTRIBUTION_H
 #define KVMSCOPE_ATTRIBUTION_H

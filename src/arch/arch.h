@@ -4,10 +4,13 @@
  * An architecture lists its event classes (vmexit, mmio, hcall, trap...).
  * A class says which tracepoints begin and end one occurrence, which fields
  * give the row key, which "child" events refine a pending key (s390), and
- * how a key is printed.  The stat engine (src/analysis/stat.c) interprets
- * these tables; adding an architecture is adding a file here (x86_kvm.c,
- * arm64_kvm.c, powerpc_kvm.c, s390_kvm.c, riscv_kvm.c, loongarch_kvm.c) and
- * one line in the list of arch.c.
+ * how a key is printed.  The architecture also says which exits halt the
+ * vCPU, which are periodic samples, and where the guest address and mode
+ * are.  Every engine asks these tables (stat, top, record/live, report,
+ * timeline, the host model's vCPU fields); adding an architecture is adding
+ * a file here (x86_kvm.c, arm64_kvm.c, powerpc_kvm.c, s390_kvm.c,
+ * riscv_kvm.c, loongarch_kvm.c) and one line in the list of arch_list.c
+ * (tests/arch/testarch.c shows a whole one).
  *
  * Rules are written for the "handling" measure (exit -> entry).  The "run"
  * measure (entry -> exit) swaps the begin and end rules of classes that
