@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "arch/x86.h"
 #include "kvmscope/host.h"
 #include "kvmscope/field.h"
 #include "kvmscope/limits.h"

@@ -307,8 +307,9 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 		resolve_rule(&st->cls->begin[r->count], ev, &r->nf);
 	if ((r->begin >= 0 || r->end >= 0) && st->arch->exit_vcpu_field)
 		ks_field_resolve(&r->exit_vcpu, ev, st->arch->exit_vcpu_field);
-	if (!strcmp(ev->name, "kvm_exit"))
-		ks_field_resolve(&r->isa, ev, "isa");
+	/* the exit's name table selector (x86 kvm_exit isa), per the arch */
+	if (st->arch->isa_field && (r->begin >= 0 || r->end >= 0 || r->count >= 0))
+		ks_field_resolve(&r->isa, ev, st->arch->isa_field);
 	r->active = r->is_entry || r->is_load || r->is_put || r->begin >= 0 || r->end >= 0 ||
 		    r->child >= 0 || r->count >= 0;
 	r->lane = lane_of(st, r);
