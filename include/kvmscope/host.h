@@ -39,12 +39,19 @@ struct ks_host;
 struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_tracedat_meta *meta,
 			    struct ks_error *err);
 void ks_host_free(struct ks_host *h);
+/* The budget of distinct threads (limits.threads; default: the defaults'). */
+struct ks_limits;
+void ks_host_set_limits(struct ks_host *h, const struct ks_limits *lim);
 
 /* Observe REC.  For a KS_REC_EVENT record with a tid: the thread's
  * attribution after the record (its events counted); else NULL.  NULL also
- * when memory ran out (ks_host_error() then says so). */
+ * when memory or the threads budget ran out (ks_host_error() then says so;
+ * the model then takes no new thread). */
 const struct ks_attr_thread *ks_host_observe(struct ks_host *h, const struct ks_record *rec);
 int ks_host_error(const struct ks_host *h, struct ks_error *err);
+/* The same as "FILE: offset N: problem", N the offset of REC. */
+int ks_host_error_at(const struct ks_host *h, const char *file, const struct ks_record *rec,
+		     struct ks_error *err);
 
 /* The thread TID as known so far (resolved), NULL if never seen. */
 const struct ks_attr_thread *ks_host_find(const struct ks_host *h, int32_t tid);

@@ -110,6 +110,9 @@ struct ks_tracedat_meta;
 struct ks_json;
 int ks_pmu_trace_set_guests(struct ks_pmu_trace *pt, const struct ks_tracedat_meta *meta,
 			    struct ks_error *err);
+/* 0, or -1 with ERR set ("PATH: offset N: ...") when the run stopped: more
+ * threads than the budget, or out of memory. */
+int ks_pmu_trace_error(const struct ks_pmu_trace *pt, const char *path, struct ks_error *err);
 /* The "threads" array (thread -> VM, vCPU; the shape of kvmscope stat's). */
 void ks_pmu_trace_json_threads(struct ks_pmu_trace *pt, struct ks_json *j);
 

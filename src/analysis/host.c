@@ -17,6 +17,7 @@
 #include "kvmscope/field.h"
 #include "kvmscope/host.h"
 #include "kvmscope/json.h"
+#include "kvmscope/limits.h"
 #include "util/hashmap.h"
 
 enum { ROLE_NONE = 0, ROLE_ENTRY = 1, ROLE_EXIT = 2, ROLE_LOAD = 4, ROLE_PUT = 8,
@@ -38,7 +39,8 @@ struct ks_host {
 	size_t nsorted;
 	bool sorted_ok;
 	bool arch_tried;                 /* ks_arch_detect() asked (arch was NULL) */
-	bool failed;
+	uint64_t max_threads;            /* limits.threads: distinct tids kept */
+	bool failed, over_budget;
 };
 
 struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_tracedat_meta *meta,
@@ -54,6 +56,7 @@ struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_tracedat
 		return NULL;
 	}
 	h->arch = arch;
+	h->max_threads = ks_limits_or_default(NULL)->threads;
 	ks_hmap_init(&h->threads, sizeof(struct ks_attr_thread));
 	ks_hmap_init(&h->roles, sizeof(struct role));
 	return h;
@@ -71,10 +74,30 @@ void ks_host_free(struct ks_host *h)
 	free(h);
 }
 
+void ks_host_set_limits(struct ks_host *h, const struct ks_limits *lim)
+{
+	h->max_threads = ks_limits_or_default(lim)->threads;
+}
+
+int ks_host_error_at(const struct ks_host *h, const char *file, const struct ks_record *rec,
+		     struct ks_error *err)
+{
+	struct ks_error e;
+
+	if (ks_host_error(h, &e) == 0)
+		return 0;
+	return ks_error_at(err, file ? file : "input", rec ? rec->offset : 0, "%s", e.msg);
+}
+
 int ks_host_error(const struct ks_host *h, struct ks_error *err)
 {
+	char hint[96];
+
 	if (!h->failed)
 		return 0;
+	if (h->over_budget)
+		return ks_error_set(err, "more distinct threads than the budget allows %s",
+				    ks_limit_hint(hint, sizeof(hint), "threads", h->max_threads));
 	return ks_error_set(err, "out of memory (host model)");
 }
 
@@ -155,8 +178,12 @@ static struct ks_attr_thread *thread_get(struct ks_host *h, int32_t tid)
 	struct ks_attr_thread *t = ks_hmap_get(&h->threads, (uint32_t)tid);
 	bool created;
 
-	if (t)
+	if (t || h->failed)
 		return t;
+	if (ks_hmap_len(&h->threads) >= h->max_threads) {
+		h->failed = h->over_budget = true;
+		return NULL;
+	}
 	t = ks_hmap_put(&h->threads, (uint32_t)tid, &created);
 	if (!t) {
 		h->failed = true;

@@ -130,6 +130,8 @@ struct ks_pmu_trace {
 	struct comm *comms;
 	size_t ncomms, capcomms;
 	struct ks_host *host;             /* threads -> VM, vCPU, names */
+	bool failed_rec;                  /* the host model failed (budget): stopped */
+	uint64_t failed_offset;           /* at this record */
 };
 
 static struct key3 row_key(const void *arr, size_t i)
@@ -234,6 +236,12 @@ int ks_pmu_trace_set_guests(struct ks_pmu_trace *pt, const struct ks_tracedat_me
 	ks_host_free(pt->host);
 	pt->host = h;
 	return 0;
+}
+
+int ks_pmu_trace_error(const struct ks_pmu_trace *pt, const char *path, struct ks_error *err)
+{
+	return pt->failed_rec ? ks_host_error_at(pt->host, path, &(struct ks_record){
+						 .offset = pt->failed_offset }, err) : 0;
 }
 
 void ks_pmu_trace_json_threads(struct ks_pmu_trace *pt, struct ks_json *j)
@@ -531,9 +539,14 @@ void ks_pmu_trace_add(struct ks_pmu_trace *pt, const struct ks_record *rec)
 	struct thread *t;
 	struct tep_event *ev = rec->event;
 
-	if (pt->sorted)
+	if (pt->sorted || pt->failed_rec)
 		return;
 	a = ks_host_observe(pt->host, rec);
+	if (!a && ks_host_error(pt->host, NULL) < 0) {
+		pt->failed_rec = true;
+		pt->failed_offset = rec->offset;
+		return;
+	}
 	if (rec->ts) {
 		if (!pt->sum.first_ts || rec->ts < pt->sum.first_ts)
 			pt->sum.first_ts = rec->ts;

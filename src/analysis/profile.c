@@ -207,6 +207,7 @@ int ks_profile_set_guests(struct ks_profile *p, const struct ks_tracedat_meta *m
 	if (!h)
 		return -1;
 	ks_host_free(p->host);
+	ks_host_set_limits(h, p->cfg.limits);
 	p->host = h;
 	return 0;
 }
@@ -537,6 +538,7 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 		free(p);
 		return NULL;
 	}
+	ks_host_set_limits(p->host, cfg->limits);
 	ks_hmap_init(&p->threads, sizeof(struct thread));
 	p->max_threads = ks_limits_or_default(cfg->limits)->threads;
 	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_VMX;
@@ -765,7 +767,7 @@ void ks_profile_add(struct ks_profile *p, const struct ks_record *rec)
 	if (p->failed)
 		return;
 	a = ks_host_observe(p->host, rec);
-	if (!a && ks_host_error(p->host, &p->error) < 0) {
+	if (!a && ks_host_error_at(p->host, p->cfg.path, rec, &p->error) < 0) {
 		p->failed = true;
 		return;
 	}

@@ -132,6 +132,7 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	ks_hmap_init(&p->vcpu_of, sizeof(uint32_t));
 	ks_hmap_init(&p->vm_of, sizeof(uint32_t));
 	p->max_threads = ks_source_limits(ks_merge_source(m, 0))->threads;
+	ks_host_set_limits(p->host, ks_source_limits(ks_merge_source(m, 0)));
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
 	info = ks_source_info(ks_merge_source(m, 0));
@@ -582,7 +583,8 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	struct ev_info *e;
 
 	if (r->input == 0 && !p->failed && !ks_host_observe(p->host, rec) &&
-	    ks_host_error(p->host, &p->error) < 0)
+	    ks_host_error_at(p->host, ks_source_path(ks_merge_source(tl->merge, 0)), rec,
+			     &p->error) < 0)
 		p->failed = true;
 	if (rec->type != KS_REC_EVENT || !rec->event || tl->oom ||
 	    ((struct tl_priv *)tl->priv)->failed)

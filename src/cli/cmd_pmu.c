@@ -525,7 +525,7 @@ static int run_report(const struct pmu_args *a)
 		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_pmu_trace_add(pt, &rec);
-	if (r < 0)
+	if (r < 0 || ks_pmu_trace_error(pt, a->input, &err) < 0)
 		die("%s", err.msg);
 	if (a->json) {
 		json_report(pt);

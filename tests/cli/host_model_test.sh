@@ -93,3 +93,24 @@ if "$GEN" --formats tests/fixtures/powerpc --machine ppc64le -o "$T/conflict.dat
 else
 	echo "not ok host_model conflict: generator failed"
 fi
+
+# The host model keeps at most limits.threads threads: report fails as stat
+# does, with the file and offset, instead of growing without bound.
+python3 -c '
+for t in range(1001, 4001):
+    print("comm %d %d CPU 0/KVM" % (t, t))
+for t in range(1001, 4001):
+    print("%d 0 %d %d kvm:kvm_entry pc=0" % (t, t, t))' > "$T/many.scn"
+if "$GEN" --formats tests/fixtures/riscv --machine riscv64 -o "$T/many.data" "$T/many.scn"; then
+	"$K" stat -i "$T/many.data" --limit threads=1000 > /dev/null 2> "$T/stat.err"
+	"$K" report -i "$T/many.data" --limit threads=1000 > /dev/null 2> "$T/report.err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "many.data: offset [0-9]*: more distinct threads than the budget allows (limit 1000" "$T/report.err" &&
+	   cmp -s "$T/stat.err" "$T/report.err"; then
+		echo "ok host_model threads budget: report stops as stat does"
+	else
+		echo "not ok host_model threads budget: exit $rc, $(head -1 "$T/report.err")"
+	fi
+else
+	echo "not ok host_model threads budget: generator failed"
+fi
