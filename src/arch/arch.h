@@ -151,6 +151,9 @@ struct ks_arch {
 	const char *report_key2_format;
 	/* An event that by itself says the vCPU halts (arm64 kvm_wfx_arm64). */
 	const char *halt_system, *halt_name;
+	/* The trace clock a live recording prefers when the kernel offers it
+	 * (x86 "x86-tsc": guest timestamps sync with it); NULL: "local". */
+	const char *trace_clock;
 	/* Further events a live recording wants (x86 kvm_write_tsc_offset,
 	 * for guest time sync); NULL-terminated "system:name" strings. */
 	const char *const *extra_events;

@@ -178,6 +178,7 @@ const struct ks_arch ks_arch_x86 = {
 	.exit_halts = x86_exit_halts,
 	.exit_code = x86_exit_code,
 	.extra_events = x86_extra_events,
+	.trace_clock = "x86-tsc",
 };
 
 int ks_x86_isa_from_cpuid(const char *cpuid)

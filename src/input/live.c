@@ -462,10 +462,11 @@ static int setup_clock(struct ks_live *l, const struct ks_live_opts *o, struct k
 {
 	const char *clock = o->clock;
 	struct utsname u;
-	bool x86 = uname(&u) == 0 && (!strcmp(u.machine, "x86_64") || !strncmp(u.machine, "i686", 4));
+	const struct ks_arch *a = uname(&u) == 0 ? ks_arch_for(u.machine, NULL) : NULL;
 
 	if (!clock)
-		clock = x86 && clock_available(l, "x86-tsc") ? "x86-tsc" : "local";
+		clock = a && a->trace_clock && clock_available(l, a->trace_clock) ? a->trace_clock
+										 : "local";
 	if (!clock_available(l, clock))
 		return ks_error_set(err, "trace clock '%s' is not offered by this kernel", clock);
 	if (!strcmp(clock, "x86-tsc")) {
