@@ -114,7 +114,7 @@ BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 all: $(BIN)
 
 # The tools (test-data writers), test programs and benchmarks, with the binary.
-tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES)
+tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES) $(BUILD)/tests/arch/kvmscope-testarch
 # The binary and the test-data writers (scripts/fuzz.sh seeds its corpora with them).
 tools: $(BIN) $(TOOLS)
 
@@ -152,6 +152,12 @@ $(LIB): $(LIB_OBJ)
 
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(KS_LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(KS_LIBS)
+
+# kvmscope with a test-only architecture (tests/arch/testarch.c defines the
+# list of architectures, so src/arch/arch_list.o is not linked).
+$(BUILD)/tests/arch/kvmscope-testarch: $(CLI_OBJ) $(BUILD)/obj/tests/arch/testarch.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(KS_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/obj/tests/arch/testarch.o $(LIB) $(KS_LIBS)
 
 $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)

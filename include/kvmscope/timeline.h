@@ -176,4 +176,9 @@ int ks_timeline_write_perfetto(const struct ks_timeline *tl, FILE *out);
  * input.  0, or -1 when out of memory. */
 int ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
 
+/* The "threads" array of the host model (thread -> VM, vCPU; the shape of
+ * kvmscope stat's), into the JSON being written. */
+struct ks_json;
+void ks_timeline_json_threads(const struct ks_timeline *tl, struct ks_json *j);
+
 #endif

@@ -29,6 +29,7 @@
 #include <cpuid.h>
 #endif
 
+#include "kvmscope/attribution.h"
 #include "kvmscope/pmu_host.h"
 
 /* ---- cpu sets ---- */
@@ -786,12 +787,14 @@ static void vm_threads(const char *proc, const char *pid, struct ks_pmu_vm *v)
 	snprintf(dir, sizeof(dir), "%s/%s/task", proc, pid);
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
-		unsigned n;
-
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
-		if (read_small(path, comm, sizeof(comm)) < 0 || sscanf(comm, "CPU %u/KVM", &n) != 1)
+		if (read_small(path, comm, sizeof(comm)) < 0)
+			continue;
+		chomp(comm);
+		/* the name rule of the host model (attribution.h) */
+		if (ks_attr_vcpu_from_name(comm) < 0)
 			continue;
 		v->nvcpus++;
 		snprintf(path, sizeof(path), "%s/%s/status", dir, de->d_name);

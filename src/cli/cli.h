@@ -75,6 +75,8 @@ void cli_require_kvm(const char *path, const struct ks_census *c, const char *wh
  * PATH holds instead: cli_require_kvm()'s line, or "PATH: no WANT; this
  * file has vmexit (5860), ..." (its KVM event classes). */
 _Noreturn void cli_explain_missing(const char *path, const char *want);
+/* The same as a note on stderr (the answer goes on: a legitimate zero). */
+void cli_note_missing(const char *path, const char *want);
 
 /* --file-version 6|7 and --compression zstd|zlib|none of the commands that
  * write a trace.dat (convert, record): OPT_TDW_FORMAT(&f) in the table

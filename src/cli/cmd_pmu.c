@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/json.h"
+#include "kvmscope/tracedat.h"
 #include "kvmscope/pmu_host.h"
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
@@ -433,6 +434,11 @@ static void json_report(struct ks_pmu_trace *pt)
 	for (i = 0; i < nv; i++) {
 		ks_json_begin_object(&j);
 		ks_json_kv_i64(&j, "vm", v[i].vm);
+		ks_json_key(&j, "vm_name");
+		if (ks_pmu_trace_comm(pt, v[i].vm))
+			ks_json_string(&j, ks_pmu_trace_comm(pt, v[i].vm));
+		else
+			ks_json_null(&j);
 		ks_json_kv_i64(&j, "vcpu", v[i].vcpu);
 		ks_json_kv_u64(&j, "msr_accesses", v[i].msr_accesses);
 		ks_json_kv_u64(&j, "pmu_accesses", v[i].pmu_accesses);
@@ -497,6 +503,7 @@ static void json_report(struct ks_pmu_trace *pt)
 		ks_json_end_object(&j);
 	}
 	ks_json_end_array(&j);
+	ks_pmu_trace_json_threads(pt, &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
 }
@@ -506,10 +513,13 @@ static void explain_empty(const struct pmu_args *a, const struct ks_pmu_trace_su
 {
 	if (s->kvm_msr || s->kvm_exit || s->kvm_entry)
 		return;
-	if (a->time.set)
+	if (a->time.set) {
 		warnx_("%s: no kvm_msr, kvm_exit or kvm_entry events in the time window", a->input);
-	else
-		cli_explain_missing(a->input, "kvm_msr, kvm_exit or kvm_entry events");
+	} else {
+		/* a recording of another architecture's KVM events (no MSRs):
+		 * the threads and VMs are still reported, with a note */
+		cli_note_missing(a->input, "kvm_msr events (x86's vPMU MSR accesses)");
+	}
 }
 
 static int run_report(const struct pmu_args *a)
@@ -526,9 +536,11 @@ static int run_report(const struct pmu_args *a)
 	pt = ks_pmu_trace_new(&a->trace, ks_source_info(src));
 	if (!pt)
 		die("out of memory");
+	if (ks_pmu_trace_set_guests(pt, ks_tracedat_meta(src), &err) < 0)
+		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_pmu_trace_add(pt, &rec);
-	if (r < 0)
+	if (r < 0 || ks_pmu_trace_error(pt, a->input, &err) < 0)
 		die("%s", err.msg);
 	explain_empty(a, ks_pmu_trace_summary(pt));
 	if (a->json) {

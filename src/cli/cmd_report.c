@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/host.h"
 #include "kvmscope/json.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
@@ -298,26 +299,6 @@ static void setup_default_symbols(struct report_args *a, struct ks_profile *p, s
 		ks_profile_set_symbols(p, -1, k, u);
 }
 
-/* Bind the GUEST option's vCPU threads; a VM is named after the guest and
- * identified by its first vCPU thread. */
-static void bind_guests(struct ks_profile *p, const struct ks_tracedat_meta *m)
-{
-	uint32_t g, v;
-
-	for (g = 0; m && g < m->nr_guests; g++) {
-		const struct ks_tracedat_guest *gu = &m->guests[g];
-
-		if (!gu->nr_vcpus)
-			continue;
-		for (v = 0; v < gu->nr_vcpus; v++)
-			ks_profile_bind_thread(p, (int32_t)gu->vcpus[v].host_tid,
-					       (int32_t)gu->vcpus[0].host_tid,
-					       (int32_t)gu->vcpus[v].vcpu);
-		if (gu->name && *gu->name)
-			ks_profile_set_vm_name(p, (int32_t)gu->vcpus[0].host_tid, gu->name);
-	}
-}
-
 static void setup_guest_traces(struct report_args *a, struct ks_profile *p, struct loaded *l,
 			       const struct ks_tracedat_meta *host)
 {
@@ -338,7 +319,7 @@ static void setup_guest_traces(struct report_args *a, struct ks_profile *p, stru
 			die("%s: not a trace.dat with a trace id (TRACEID option)", a->guest_traces[i]);
 		for (g = 0; host && g < host->nr_guests; g++)
 			if (host->guests[g].trace_id == gm->trace_id && host->guests[g].nr_vcpus)
-				vm = (int32_t)host->guests[g].vcpus[0].host_tid;
+				vm = ks_host_guests(ks_profile_host(p))->g[g].vm;
 		if (vm == -2)
 			die("%s: its trace id 0x%" PRIx64 " is not a guest of %s (GUEST option)",
 			    a->guest_traces[i], gm->trace_id, a->input);
@@ -551,6 +532,7 @@ static void print_json(struct ks_profile *p, const struct report_args *a,
 	for (i = 0; i < nex; i++)
 		json_row(&j, p, &ex[i], t->samples, true);
 	ks_json_end_array(&j);
+	ks_host_json_threads(ks_profile_host(p), &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
 }
@@ -642,8 +624,10 @@ static void explain_empty(const struct report_args *a, const struct ks_profile_t
 		warnx_("%s: no exit matches --sample-exits", a->input);
 		return;
 	}
-	cli_explain_missing(a->input, "guest samples and no exits with a guest address "
-			    "(kvm_exit) to profile");
+	/* KVM events without a guest address: the (empty) profile and the
+	 * threads' VMs and vCPUs are still the answer, with a note */
+	cli_note_missing(a->input, "guest samples and no exits with a guest address "
+			 "(kvm_exit) to profile");
 }
 
 static void run(struct report_args *a)
@@ -670,7 +654,8 @@ static void run(struct report_args *a)
 	if (!p)
 		usage_error("report", "%s", err.msg);
 	meta = ks_tracedat_meta(src);
-	bind_guests(p, meta);
+	if (ks_profile_set_guests(p, meta, &err) < 0)
+		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_profile_add(p, &rec);
 	if (r < 0 || ks_profile_error(p, &err) < 0)

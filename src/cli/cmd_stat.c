@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "arch/arch.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/census.h"
 #include "kvmscope/limits.h"
@@ -74,18 +75,40 @@ static const char *take_pids(const char *arg, void *value)
 	return NULL;
 }
 
+/* Break TEXT at spaces into lines of at most WIDTH characters. */
+static void wrap(char *text, size_t width)
+{
+	char *line = text, *space = NULL, *p;
+
+	for (p = text; *p; p++) {
+		if (*p == ' ')
+			space = p;
+		if ((size_t)(p - line) >= width && space) {
+			*space = '\n';
+			line = space + 1;
+			space = NULL;
+		}
+	}
+}
+
 static void parse_args(struct stat_args *a, int argc, char **argv)
 {
+	char event_help[256], names[160], arch_help[256];
+
+	/* the architectures and their classes, from the table (src/arch) */
+	ks_arch_event_help(event_help, sizeof(event_help));
+	wrap(event_help, 56);
+	ks_arch_name_list(names, sizeof(names));
+	snprintf(arch_help, sizeof(arch_help), "%s (default: from the input's header or events)",
+		 names);
+	wrap(arch_help, 56);
 	const struct opt opts[] = {
 		OPT_INPUT('i', "input", &a->input, "input file",
 			  "for a host and a guest recording use 'kvmscope merge' or 'kvmscope report -i HOST -i GUEST'"),
-		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS",
-			   "vmexit (default); x86: mmio, ioport, msr; arm64: trap;\npowerpc: hcall"),
+		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS", event_help),
 		OPT_CHOICE(0, "measure", &a->measure, "M",
 			   "handling (default: exit -> entry) or run (entry -> exit)", measure_names),
-		OPT_STRING(0, "arch", &a->cfg.arch, "ARCH",
-			   "x86, arm64, powerpc, s390, riscv or loongarch (default:\n"
-			   "from the input's header or events)"),
+		OPT_STRING(0, "arch", &a->cfg.arch, "ARCH", arch_help),
 		OPT_LIST(0, "by", a->by, &a->nby, KS_STAT_MAX_VIEWS, "DIMS",
 			 "rows by reason (default), vcpu, vm, or a comma list such\n"
 			 "as vm,vcpu,reason; repeat for several tables (max 4)"),

@@ -71,13 +71,31 @@ void cli_require_kvm(const char *path, const struct ks_census *c, const char *wh
 		    what ? " " : "", what ? what : "", (unsigned long long)c->events);
 }
 
-void cli_explain_missing(const char *path, const char *want)
+/* "no WANT; this file has ..." into BUF; dies when PATH has no KVM events. */
+static void missing(const char *path, const char *want, char *buf, size_t size)
 {
-	struct ks_census c;
+	static struct ks_census c; /* large: not on the stack */
 	char have[512];
 
 	cli_census(path, NULL, &c);
 	cli_require_kvm(path, &c, NULL);
 	ks_census_classes(&c, have, sizeof(have));
-	die("%s: no %s; this file has %s", path, want, have[0] ? have : "other KVM events only");
+	snprintf(buf, size, "%s: no %s; this file has %s", path, want,
+		 have[0] ? have : "other KVM events only");
+}
+
+void cli_explain_missing(const char *path, const char *want)
+{
+	char msg[1024];
+
+	missing(path, want, msg, sizeof(msg));
+	die("%s", msg);
+}
+
+void cli_note_missing(const char *path, const char *want)
+{
+	char msg[1024];
+
+	missing(path, want, msg, sizeof(msg));
+	warnx_("%s", msg);
 }

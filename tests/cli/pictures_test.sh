@@ -128,7 +128,9 @@ d = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</scri
 print("|".join(r["name"] for r in d["rows"]))
 PY
 )
-want="VM 1001 vCPU 0|VM 1001 vCPU 1|VM 2001 vCPU 0|VM 2001 vCPU 1|host CPU 0|host CPU 1|host CPU 2|host CPU 3"
+# VMs by their process id, as stat and every command name them (the host
+# model: the perf.data's tgid), vCPUs in numeric order, then host CPUs
+want="VM 1000 vCPU 0|VM 1000 vCPU 1|VM 2000 vCPU 0|VM 2000 vCPU 1|host CPU 0|host CPU 1|host CPU 2|host CPU 3"
 if [ "$r" = "$want" ]; then
 	echo "ok pictures_row_order"
 else
