@@ -211,8 +211,13 @@ caught=0
 for i in 1 2 3; do
 	w=$(kill_mid_write "$dir" killed.dat 5 "$ks" convert -q -i "$dir/big.data" -o "$dir/killed.dat" --file-version 6)
 	[ "$w" = mid ] && caught=$((caught + 1))
-	if [ "$(sum "$dir/killed.dat")" != "$osum" ]; then
-		echo "not ok convert_sigkill_keeps_old: run $i left $(stat -c %s "$dir/killed.dat") bytes"; break
+	if [ "$w" != mid ] && [ "$(sum "$dir/killed.dat")" != "$osum" ] &&
+	   "$ks" dump "$dir/killed.dat" > /dev/null 2>&1; then
+		# the run ended before the kill (a slow machine, a sanitizer
+		# build): a complete trace.dat replaced the old file
+		printf 'old content\n' > "$dir/killed.dat"
+	elif [ "$(sum "$dir/killed.dat")" != "$osum" ]; then
+		echo "not ok convert_sigkill_keeps_old: run $i left $(stat -c %s "$dir/killed.dat") bytes ($w)"; break
 	fi
 	rm -f "$dir"/.killed.dat.*
 done
