@@ -7,7 +7,9 @@
  *
  * The work is done by ks_merge (include/kvmscope/merge.h).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -64,6 +66,9 @@ int cmd_merge(int argc, char **argv)
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quality = false;
+	struct time_window time = { 0 };
+	uint64_t win_start = 0, win_end = UINT64_MAX;
+	FILE *sink = NULL;
 	int rc, first;
 
 	merge_inputs_init(&in, argc);
@@ -75,19 +80,29 @@ int cmd_merge(int argc, char **argv)
 			OPT_FLAG('t', NULL, &in.opts.nsec, "nanosecond timestamps"),
 			MERGE_INPUT_OPTS(&in),
 			OPT_FLAG(0, "quality", &quality, "print the sync quality check on stderr"),
+			OPT_TIME(&time),
 			OPT_END(),
 		};
 
 		first = parse_options(&merge_cmd, opts, argc, argv);
 	}
 	m = merge_inputs_open(&in, "merge", first, argc, argv);
+	/* the window is in host time (guest events compared after their move
+	 * to it); percentages are of the host trace's span */
+	if (resolve_time_window(in.specs[0], &time, &win_start, &win_end) &&
+	    !(sink = fopen("/dev/null", "w")))
+		die("/dev/null: cannot open: %s", strerror(errno));
 	/* one write per megabyte of text, not per 4 KB */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	ks_merge_print_headers(m, stdout);
-	while ((rc = ks_merge_next(m, &r, &err)) > 0)
-		ks_merge_print(m, &r, stdout);
+	while ((rc = ks_merge_next(m, &r, &err)) > 0 && r.rec->ts <= win_end)
+		/* before the window: formatted, not printed, so that the
+		 * plugins learn task names on the way as trace-cmd's do */
+		ks_merge_print(m, &r, r.rec->ts < win_start ? sink : stdout);
 	if (rc < 0)
 		die("%s", err.msg);
+	if (sink)
+		fclose(sink);
 	if (quality)
 		print_quality(m, in.opts.nr_offsets);
 	ks_merge_close(m);

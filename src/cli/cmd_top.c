@@ -74,6 +74,7 @@ struct top_args {
 	int32_t pids[MAX_PIDS];
 	int npids;
 	struct ks_limits limits;
+	struct time_window time;
 	const char *qmp[MAX_QMP];
 	int nqmp;
 	const char *fields, *guest;
@@ -211,6 +212,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these processes (set_event_pid)",
 			     take_pids),
 		OPT_LIMIT(&a->limits),
+		OPT_TIME(&a->time),
 		OPT_END(),
 	};
 	int first;
@@ -222,6 +224,8 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		usage_error("top", "unexpected argument '%s'", argv[first]);
 	if (a->fast && !a->input)
 		usage_error("top", "--fast needs -i FILE");
+	if (!a->input && a->time.set)
+		usage_error("top", "--time is for a replay (-i FILE)");
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
 	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->debugfs))
@@ -1461,6 +1465,7 @@ int cmd_top(int argc, char **argv)
 	if (a.input) {
 		if (ks_source_open_limits(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 			die("%s", err.msg);
+		apply_time_window(s.src, a.input, &a.time);
 		s.tracing = true;
 	} else {
 		s.live = true;
