@@ -75,6 +75,9 @@ void cli_require_kvm(const char *path, const struct ks_census *c, const char *wh
  * PATH holds instead: cli_require_kvm()'s line, or "PATH: no WANT; this
  * file has vmexit (5860), ..." (its KVM event classes). */
 _Noreturn void cli_explain_missing(const char *path, const char *want);
+/* Live tracing of processes that do not exist would trace nothing,
+ * silently: "--pid N: no such process", exit 1. */
+void cli_check_pids(const int32_t *pids, int n);
 /* The same as a note on stderr (the answer goes on: a legitimate zero). */
 void cli_note_missing(const char *path, const char *want);
 

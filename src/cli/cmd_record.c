@@ -99,18 +99,6 @@ static const char *take_pids(const char *arg, void *value)
 	return NULL;
 }
 
-/* A pid that names no process would record nothing at all, silently. */
-static void check_pids(const struct record_args *a)
-{
-	char path[64];
-
-	for (int i = 0; i < a->npids; i++) {
-		snprintf(path, sizeof(path), "/proc/%d", (int)a->pids[i]);
-		if (access(path, F_OK) < 0)
-			die("--pid %d: no such process", (int)a->pids[i]);
-	}
-}
-
 static void parse_args(int argc, char **argv, struct record_args *a)
 {
 	const struct opt opts[] = {
@@ -145,7 +133,7 @@ static void parse_args(int argc, char **argv, struct record_args *a)
 	if (first < argc)
 		a->cmd = argv + first;
 	tdw_format_resolve("record", opts, &a->fmt);
-	check_pids(a);
+	cli_check_pids(a->pids, a->npids);
 }
 
 /* ------------------------------------------------------------------ */

@@ -226,6 +226,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		usage_error("top", "--fast needs -i FILE");
 	if (!a->input && a->time.set)
 		usage_error("top", "--time is for a replay (-i FILE)");
+	cli_check_pids(a->pids, a->npids);
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
 	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->debugfs))

@@ -99,3 +99,14 @@ void cli_note_missing(const char *path, const char *want)
 	missing(path, want, msg, sizeof(msg));
 	warnx_("%s", msg);
 }
+
+void cli_check_pids(const int32_t *pids, int n)
+{
+	char path[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)pids[i]);
+		if (access(path, F_OK) < 0)
+			die("--pid %d: no such process", (int)pids[i]);
+	}
+}

@@ -170,6 +170,7 @@ done <<'ROWS'
 2|--compression|record --file-version 6 --compression zlib -o $O/r.dat
 2|--bogus|record --bogus -o $O/r.dat
 1|--pid 999999|record -p 999999 -o $O/r.dat
+1|--pid 999999|top -p 999999 --batch -n 1
 # sample (the mistakes are found before connecting)
 2|--freq|sample -F 0
 2|--freq|sample -F 1.5
