@@ -19,8 +19,8 @@
 #    statistics as the exporter serves them (--qmp) lie between two reads by
 #    our own QMP client before and after (cumulative exits per vCPU), with
 #    the VM's -name as domain (skipped without /dev/kvm);
-#  - soak: a replay at 1 M events/s scraped every 100 ms for 20 s (60 s with
-#    KS_SOAK=1): no scrape fails, counters never go down, and the exporter's
+#  - soak: a replay at 1 M events/s scraped every 100 ms for 20 s (60 s in
+#    CI and with KS_SOAK=1): no scrape fails, counters never go down, and the exporter's
 #    anonymous RSS (RssAnon: the mapped input's page cache is not its memory)
 #    does not grow: after a quarter of warm-up, its peak in the second half
 #    of the run is within 15% of its peak in the first half.  (Single samples
