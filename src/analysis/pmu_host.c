@@ -31,6 +31,7 @@
 
 #include "kvmscope/attribution.h"
 #include "kvmscope/pmu_host.h"
+#include "util/procfs.h"
 
 /* ---- cpu sets ---- */
 int ks_cpuset_parse(struct ks_cpuset *s, const char *list)
@@ -671,18 +672,6 @@ static void qemu_cpu(const char *val, struct ks_pmu_vm *v)
 	}
 }
 
-static void qemu_name(const char *val, struct ks_pmu_vm *v)
-{
-	const char *g = strstr(val, "guest=");
-	const char *s = g ? g + 6 : val;
-	size_t n = strcspn(s, ",");
-
-	if (n >= sizeof(v->name))
-		n = sizeof(v->name) - 1;
-	memcpy(v->name, s, n);
-	v->name[n] = 0;
-}
-
 bool ks_pmu_parse_qemu_cmdline(const char *argv, size_t len, struct ks_pmu_vm *v)
 {
 	struct argv_iter it = { argv, argv + len };
@@ -699,7 +688,7 @@ bool ks_pmu_parse_qemu_cmdline(const char *argv, size_t len, struct ks_pmu_vm *v
 		if (!strcmp(a, "-cpu") && next)
 			qemu_cpu(next, v);
 		else if (!strcmp(a, "-name") && next)
-			qemu_name(next, v);
+			ks_qemu_name_of(next, v->name, sizeof(v->name));
 	}
 	return true;
 }

@@ -212,25 +212,8 @@ static bool vm_alive(void *ctx, int32_t pid)
 
 static bool qemu_name(void *ctx, int32_t pid, char *out, size_t len)
 {
-	char buf[8192], *p, *end;
-	ssize_t n;
-
 	(void)ctx;
-	n = ks_read_proc(pid, "cmdline", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	end = buf + n;
-	for (p = buf; p < end; p += strlen(p) + 1) {
-		if (strcmp(p, "-name") || p + strlen(p) + 1 >= end)
-			continue;
-		p += strlen(p) + 1;
-		if (!strncmp(p, "guest=", 6))
-			p += 6;
-		snprintf(out, len, "%.*s", (int)strcspn(p, ","), p);
-		return out[0] != 0;
-	}
-	return false;
+	return ks_qemu_name(pid, out, len);
 }
 
 /* ------------------------------------------------------------------ */

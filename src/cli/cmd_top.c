@@ -244,26 +244,10 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 
 static void qemu_name(int32_t pid, char *out, size_t len)
 {
-	char buf[8192], *p, *end;
-	ssize_t n;
+	char buf[64];
 
-	out[0] = 0;
-	if (pid <= 0)
+	if (ks_qemu_name(pid, out, len) || pid <= 0)
 		return;
-	n = ks_read_proc(pid, "cmdline", buf, sizeof(buf) - 1);
-	if (n < 0)
-		return;
-	buf[n] = 0;
-	end = buf + n;
-	for (p = buf; p < end; p += strlen(p) + 1) {
-		if (strcmp(p, "-name") || p + strlen(p) + 1 >= end)
-			continue;
-		p += strlen(p) + 1;
-		if (!strncmp(p, "guest=", 6))
-			p += 6;
-		snprintf(out, len, "%.*s", (int)strcspn(p, ","), p);
-		return;
-	}
 	if (ks_read_proc(pid, "comm", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = 0;
 		snprintf(out, len, "%.63s", buf);
