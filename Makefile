@@ -33,13 +33,20 @@ endif
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = libtraceevent libtracefs libzstd zlib libelf
+PKGS = libtraceevent libtracefs libzstd zlib libelf libmicrohttpd ncursesw json-c
 # The Debian package that provides each pkg-config module.
 deb_libtraceevent = libtraceevent-dev
 deb_libtracefs = libtracefs-dev
 deb_libzstd = libzstd-dev
 deb_zlib = zlib1g-dev
 deb_libelf = libelf-dev
+deb_ncursesw = libncurses-dev
+deb_json-c = libjson-c-dev
+# Perfetto's protobuf trace (src/output/perfetto_pb.c): libprotobuf-c, and
+# protoc-c (protobuf-c-compiler) compiles src/output/perfetto_trace.proto.
+PKGS += libprotobuf-c
+deb_libprotobuf-c = libprotobuf-c-dev
+PROTOC_C ?= protoc-c
 WERROR ?= -Werror
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
@@ -92,7 +99,7 @@ TESTLIB_SRC = $(wildcard tests/lib/*.c)
 TEST_SRC = $(wildcard tests/*/test_*.c)
 BENCH_SRC = $(wildcard bench/*.c)
 
-LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/perfetto_trace.pb-c.o
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TESTLIB_OBJ = $(TESTLIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB = $(BUILD)/libkvmscope.a
@@ -107,7 +114,7 @@ BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 all: $(BIN)
 
 # The tools (test-data writers), test programs and benchmarks, with the binary.
-tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES)
+tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES) $(BUILD)/tests/arch/kvmscope-testarch
 # The binary and the test-data writers (scripts/fuzz.sh seeds its corpora with them).
 tools: $(BIN) $(TOOLS)
 
@@ -117,6 +124,19 @@ deps:
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(KS_CFLAGS) -MMD -MP -c -o $@ $<
+
+# Generated protobuf-c code, in $(BUILD)/gen (included as "perfetto_trace.pb-c.h").
+$(BUILD)/gen/perfetto_trace.pb-c.c: src/output/perfetto_trace.proto
+	@mkdir -p $(BUILD)/gen
+	$(PROTOC_C) --c_out=$(BUILD)/gen --proto_path=src/output $<
+$(BUILD)/gen/perfetto_trace.pb-c.h: $(BUILD)/gen/perfetto_trace.pb-c.c ;
+$(BUILD)/obj/gen/perfetto_trace.pb-c.o: $(BUILD)/gen/perfetto_trace.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(KS_CFLAGS) -I$(BUILD)/gen -MMD -MP -c -o $@ $<
+$(BUILD)/obj/src/output/perfetto_pb.o $(BUILD)/obj/tests/output/test_perfetto_pb.o: \
+	$(BUILD)/gen/perfetto_trace.pb-c.h
+$(BUILD)/obj/src/output/perfetto_pb.o $(BUILD)/obj/tests/output/test_perfetto_pb.o: \
+	KS_CFLAGS += -I$(BUILD)/gen
 
 # main.c is rebuilt when the version changes (the file is rewritten only then).
 $(BUILD)/version: FORCE
@@ -135,6 +155,12 @@ KS_EXPORTS = -Wl,--export-dynamic-symbol=tep_plugin_kvm_get_func \
 	     -Wl,--export-dynamic-symbol=tep_plugin_kvm_put_func
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(KS_LDFLAGS) $(KS_EXPORTS) -o $@ $(CLI_OBJ) $(LIB) $(KS_LIBS)
+
+# kvmscope with a test-only architecture (tests/arch/testarch.c defines the
+# list of architectures, so src/arch/arch_list.o is not linked).
+$(BUILD)/tests/arch/kvmscope-testarch: $(CLI_OBJ) $(BUILD)/obj/tests/arch/testarch.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(KS_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/obj/tests/arch/testarch.o $(LIB) $(KS_LIBS)
 
 $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)

@@ -3,7 +3,9 @@
  *
  *	measure [-n RUNS] [-o FILE] -- CMD ARGS...
  *
- * Prints "wall_s=<best of RUNS> maxrss_kb=<max over runs> status=<exit>"
+ * Prints "wall_s=<best of RUNS> maxrss_kb=<max over runs> status=<exit>
+ * cpu_s=<user+system CPU of the run with the median CPU time>" (the CPU time
+ * counts the command's waited-for children too)
  * to stdout.  The command's stdout/stderr go to /dev/null, or to FILE with -o.
  * Used by bench/run.sh to compare kvmscope with perf and trace-cmd in one run.
  */
@@ -25,7 +27,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int run_once(char **argv, const char *out, double *wall, long *rss_kb)
+static int run_once(char **argv, const char *out, double *wall, long *rss_kb, double *cpu)
 {
 	struct rusage ru;
 	double t0 = now();
@@ -48,14 +50,23 @@ static int run_once(char **argv, const char *out, double *wall, long *rss_kb)
 		return -1;
 	*wall = now() - t0;
 	*rss_kb = ru.ru_maxrss;
+	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
 {
 	int runs = 3, i = 1, st = 0, r;
 	const char *out = NULL;
-	double best = 1e30, wall;
+	double best = 1e30, wall, cpu, cpus[64];
 	long rss, maxrss = 0;
 
 	for (; i < argc && strcmp(argv[i], "--"); i++) {
@@ -69,14 +80,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (r = 0; r < runs; r++) {
-		st = run_once(argv + i + 1, out, &wall, &rss);
+		st = run_once(argv + i + 1, out, &wall, &rss, &cpu);
 		if (st < 0)
 			return 1;
 		if (wall < best)
 			best = wall;
 		if (rss > maxrss)
 			maxrss = rss;
+		if (r < 64)
+			cpus[r] = cpu;
 	}
-	printf("wall_s=%.4f maxrss_kb=%ld status=%d\n", best, maxrss, st);
+	qsort(cpus, (size_t)(runs < 64 ? runs : 64), sizeof(cpus[0]), cmp_double);
+	printf("wall_s=%.4f maxrss_kb=%ld status=%d cpu_s=%.4f\n", best, maxrss, st,
+	       runs > 0 ? cpus[(runs < 64 ? runs : 64) / 2] : 0.0);
 	return 0;
 }

@@ -1,24 +1,23 @@
 #!/bin/bash
 # merge.sh BUILD - benchmark `kvmscope merge` against Debian's
-# `trace-cmd report -i HOST -i GUEST > /dev/null` on the hip24 host+guest pair.
+# `trace-cmd report -t -i HOST -i GUEST` (issue 25: target >= 3x, output
+# identical) on the hip24 host+guest pair.
 #
 # Debian's trace-cmd (3.1.6) cannot read the zlib originals, so both tools
 # read copies written by `kvmscope convert`: trace.dat v7 with zstd and v6
 # uncompressed (same events, same TimeShift/GUEST options).  The copies go
-# to $BENCH_DIR (default /tmp/kvmscope-bench) and are kept.  Warm page
-# cache, best of $RUNS (default 5) runs, wall time and peak RSS via
-# bench/measure; prints the ratio trace-cmd / kvmscope (> 1: kvmscope faster).
+# to $BENCH_DIR (default /tmp/kvmscope-bench) and are kept.  CPU time, the
+# median of $BENCH_ROUNDS (default 5) interleaved rounds (bench/ratio.sh).
 set -eu
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 dir=${BENCH_DIR:-/tmp/kvmscope-bench}
-runs=${RUNS:-5}
 hip=${KS_SHARED:-$root/../shared}/data/hip24
 ks="$build/kvmscope"
-measure="$build/bench/measure"
+bench_measure="$build/bench/measure"
 mkdir -p "$dir"
-field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
+. "$root/bench/ratio.sh"
 
 command -v trace-cmd > /dev/null || { echo "bench merge: trace-cmd is not installed"; exit 1; }
 [ -r "$hip/host-tsync.trace.dat" ] || { echo "bench merge: $hip is absent"; exit 1; }
@@ -26,13 +25,15 @@ for f in host-tsync guest-tsync; do
 	[ -s "$dir/$f.zstd.dat" ] || "$ks" convert -q -i "$hip/$f.trace.dat" -o "$dir/$f.zstd.dat" --compression zstd
 	[ -s "$dir/$f.v6.dat" ] || "$ks" convert -q -i "$hip/$f.trace.dat" -o "$dir/$f.v6.dat" --file-version 6
 done
+page_cache_note
 for kind in zstd v6; do
 	h=$dir/host-tsync.$kind.dat g=$dir/guest-tsync.$kind.dat
+	trace-cmd report -t -i "$h" -i "$g" > "$dir/merge-tc.txt" 2>/dev/null || true
+	"$ks" merge -t -i "$h" -i "$g" > "$dir/merge-ks.txt"
+	same "$dir/merge-tc.txt" "$dir/merge-ks.txt" "merge hip24 ($kind)"
+	rm -f "$dir/merge-tc.txt" "$dir/merge-ks.txt"
 	# ns timestamps for both (-t): the comparable, exact output
-	t=$("$measure" -n "$runs" -- sh -c "trace-cmd report -t -i '$h' -i '$g' > /dev/null 2>&1")
-	k=$("$measure" -n "$runs" -- sh -c "'$ks' merge -t -i '$h' -i '$g' > /dev/null")
-	tw=$(echo "$t" | field wall_s) kw=$(echo "$k" | field wall_s)
-	echo "merge hip24 ($kind): trace-cmd report ${tw} s (rss $(echo "$t" | field maxrss_kb) kB)," \
-	     "kvmscope merge ${kw} s (rss $(echo "$k" | field maxrss_kb) kB)," \
-	     "ratio $(awk -v a="$tw" -v b="$kw" 'BEGIN { printf "%.2f", a / b }')"
+	rounds tc "trace-cmd report -t -i '$h' -i '$g' > /dev/null 2>&1" ks "'$ks' merge -t -i '$h' -i '$g' > /dev/null"
+	verdict "merge hip24 ($kind) vs trace-cmd report -i -i" tc ks 3
+	echo "merge hip24 ($kind): peak RSS trace-cmd $((RSS[tc] / 1024)) MB, kvmscope $((RSS[ks] / 1024)) MB"
 done

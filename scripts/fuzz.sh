@@ -17,10 +17,15 @@ cd "$root"
 out=${FUZZ_OUT:-build-fuzz}
 shared=${KS_SHARED:-$root/../shared}
 CC=${FUZZ_CC:-clang}
-flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf)"
+flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$out/gen $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf json-c libprotobuf-c)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf) -lm -lpthread"
-mkdir -p "$out/obj"
+libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf json-c libprotobuf-c) -lm -lpthread"
+mkdir -p "$out/obj" "$out/gen"
+# the Perfetto protobuf messages (src/output/perfetto_pb.c), as the Makefile makes them
+if [ ! -f "$out/gen/perfetto_trace.pb-c.c" ] ||
+   [ src/output/perfetto_trace.proto -nt "$out/gen/perfetto_trace.pb-c.c" ]; then
+	protoc-c --c_out="$out/gen" --proto_path=src/output src/output/perfetto_trace.proto
+fi
 # stale OBJ: OBJ is missing or older than a file it was built from (its
 # source and headers, from the dependency file the compiler wrote).
 stale() {
@@ -34,7 +39,7 @@ stale() {
 objs=()
 # the library, and the command line's format probe (a helper process that
 # parses event formats first; the targets set it, as kvmscope's main does)
-for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort) src/cli/format_probe.c; do
+for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort) src/cli/format_probe.c "$out/gen/perfetto_trace.pb-c.c"; do
 	o="$out/obj/$(echo "$src" | tr / _).o"
 	if stale "$o"; then
 		$CC $flags $san -fsanitize=fuzzer-no-link -MMD -MF "$o.d" -c "$src" -o "$o"

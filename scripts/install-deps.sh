@@ -2,7 +2,7 @@
 # install-deps.sh - install the Debian 12 packages kvmscope needs (idempotent).
 #
 # Build:   gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev
-#          zlib1g-dev libelf-dev
+#          zlib1g-dev libelf-dev libncurses-dev libjson-c-dev
 # Oracles: linux-perf (perf kvm stat report), trace-cmd (trace-cmd report)
 # Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
 #          (man page check), zstd, gzip, tmux, python3 (JSON/CSV checks), gawk,
@@ -16,14 +16,17 @@
 # Only missing packages and files are fetched; with all present this is a no-op.
 set -eu
 PKGS="gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev zlib1g-dev \
-libelf-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
+libelf-dev libncurses-dev libjson-c-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
 zstd gzip tmux python3 gawk time chromium fonts-dejavu-core \
 qemu-system-x86 busybox-static cpio kmod socat gdb"
 PKGS_PACKAGING="dpkg-dev debhelper lintian fakeroot bash-completion"
 PKGS="$PKGS $PKGS_PACKAGING"
+# Perfetto protobuf output: libprotobuf-c, protoc-c compiles src/output/perfetto_trace.proto
+PKGS="$PKGS libprotobuf-c-dev protobuf-c-compiler"
 # pmu_test.sh's JSON and arithmetic; the kernel sources whose headers name
 # MSRs and exit codes (tests/analysis/test_pmu.c, tests/cli/arch_oracle.py)
 PKGS="$PKGS jq bc linux-source-6.1"
+PKGS="$PKGS libmicrohttpd-dev prometheus" # exporter: HTTP server; Prometheus scrapes it in tests
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -29,6 +29,12 @@
  *                     like perf record (not globally time-sorted)
  *   --ooo             with --rounds: some samples are written two rounds late,
  *                     which perf's round logic reports as out of order
+ *   --more-reasons N  intel: N more VMX exit codes (up to 39) beyond the 16
+ *                     usual ones, each as rare as VMCALL (many-series tests)
+ *   --time-order      with --rounds: a round's records in global time order,
+ *                     the CPUs interleaved record by record (as perf record
+ *                     writes them when it drains the ring buffers often, or
+ *                     as a tool rewrites them), instead of per-CPU chunks
  *   --cmdlines N      keep only the first N saved cmdlines of the template's
  *                     TRACING_DATA (a host's list is most of a small file's
  *                     bytes: fuzzing seeds use a few)
@@ -126,10 +132,11 @@ static void *xcalloc(size_t n, size_t size)
 /* ---- options ---- */
 struct options {
 	const char *template_path, *output_path;
-	bool amd, migrate, no_comm, unmatched, rounds, ooo, verbose, pmu_guest;
+	bool amd, migrate, no_comm, unmatched, rounds, ooo, verbose, pmu_guest, time_order;
 	uint64_t seed, pairs, unknown, lost;
 	int64_t cmdlines;            /* saved cmdlines to keep, -1 = all */
 	uint32_t vms, vcpus, cpus;
+	uint32_t more_reasons;
 };
 
 /* ---- deterministic random numbers (splitmix64) ---- */
@@ -448,6 +455,11 @@ static const struct reason svm_reasons[] = {
 	{ 0x061, "nmi", 1, 2500, 0.8, ACT_NONE },
 	{ 0x08d, "xsetbv", 0.5, 700, 0.4, ACT_NONE },
 };
+/* rarer VMX codes for --more-reasons (vmx.h) */
+static const uint32_t vmx_more_codes[] = {
+	2, 3, 7, 8, 9, 13, 14, 15, 16, 19, 20, 21, 22, 23, 24, 25, 26, 27, 29, 36,
+	37, 39, 41, 43, 44, 46, 47, 50, 51, 53, 54, 57, 58, 59, 60, 61, 62, 63, 64,
+};
 /* codes that are in neither perf's VMX nor SVM table */
 static const uint32_t vmx_unknown_codes[] = { 66, 99, 120 };
 static const uint32_t svm_unknown_codes[] = { 0x0f0, 0x3ff, 0x4ff };
@@ -493,7 +505,7 @@ struct writer {
 	FILE *f;
 	const char *path;
 	uint64_t data_bytes;
-	bool rounds, ooo;
+	bool rounds, ooo, time_order;
 	uint32_t ncpus;
 	struct bytes *slot[3];      /* [round % 3][cpu] */
 	uint64_t round, round_end;
@@ -543,7 +555,7 @@ static void emit(struct writer *w, const void *rec, size_t n, uint32_t cpu, uint
 		return;
 	}
 	advance_rounds(w, ts);
-	bytes_put(&w->slot[(w->round + (uint64_t)delay) % 3][cpu], rec, n);
+	bytes_put(&w->slot[(w->round + (uint64_t)delay) % 3][w->time_order ? 0 : cpu], rec, n);
 }
 
 static void writer_finish(struct writer *w)
@@ -1083,6 +1095,7 @@ static void run_scenario(struct ctx *x, bool finished_init)
 		out_raw(&x->w, rec, 8);
 	}
 	x->w.rounds = x->o.rounds;
+	x->w.time_order = x->o.time_order;
 	x->w.round_end = START_NS;
 	while (s.nheap) {
 		uint32_t i = heap_pop(&s);
@@ -1252,7 +1265,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 {
 	enum { O_TEMPLATE = 256, O_VENDOR, O_SEED, O_VMS, O_VCPUS, O_PAIRS, O_CPUS, O_MIGRATE,
 	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO, O_PMU_GUEST,
-	       O_CMDLINES };
+	       O_CMDLINES, O_MORE_REASONS, O_TIME_ORDER };
 	static const struct option lo[] = {
 		{ "template", 1, 0, O_TEMPLATE }, { "output", 1, 0, 'o' }, { "vendor", 1, 0, O_VENDOR },
 		{ "seed", 1, 0, O_SEED }, { "vms", 1, 0, O_VMS }, { "vcpus", 1, 0, O_VCPUS },
@@ -1261,6 +1274,8 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "unmatched", 0, 0, O_UNMATCHED }, { "lost", 1, 0, O_LOST },
 		{ "rounds", 0, 0, O_ROUNDS }, { "ooo", 0, 0, O_OOO }, { "verbose", 0, 0, 'v' },
 		{ "pmu-guest", 0, 0, O_PMU_GUEST }, { "cmdlines", 1, 0, O_CMDLINES },
+		{ "more-reasons", 1, 0, O_MORE_REASONS },
+		{ "time-order", 0, 0, O_TIME_ORDER },
 		{ 0, 0, 0, 0 }
 	};
 	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2, .cmdlines = -1 };
@@ -1276,6 +1291,10 @@ static void parse_options(struct options *o, int argc, char **argv)
 			o->amd = !strcmp(optarg, "amd");
 			break;
 		case O_SEED: o->seed = parse_num(optarg, "--seed", UINT64_MAX); break;
+		case O_MORE_REASONS:
+			o->more_reasons = (uint32_t)parse_num(optarg, "--more-reasons",
+				sizeof(vmx_more_codes) / sizeof(vmx_more_codes[0]));
+			break;
 		case O_VMS: o->vms = (uint32_t)parse_num(optarg, "--vms", 1000); break;
 		case O_VCPUS: o->vcpus = (uint32_t)parse_num(optarg, "--vcpus", 1000); break;
 		case O_PAIRS: o->pairs = parse_num(optarg, "--pairs", 1ull << 40); break;
@@ -1287,6 +1306,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case O_LOST: o->lost = parse_num(optarg, "--lost", 1ull << 40); break;
 		case O_ROUNDS: o->rounds = true; break;
 		case O_OOO: o->ooo = o->rounds = true; break;
+		case O_TIME_ORDER: o->time_order = o->rounds = true; break;
 		case O_PMU_GUEST: o->pmu_guest = true; break;
 		case O_CMDLINES: o->cmdlines = (int64_t)parse_num(optarg, "--cmdlines", 1u << 30); break;
 		case 'v': o->verbose = true; break;
@@ -1337,6 +1357,17 @@ int main(int argc, char **argv)
 	reasons = x.o.amd ? svm_reasons : vmx_reasons;
 	nreasons = x.o.amd ? sizeof(svm_reasons) / sizeof(svm_reasons[0])
 			   : sizeof(vmx_reasons) / sizeof(vmx_reasons[0]);
+	if (x.o.more_reasons && !x.o.amd) {
+		struct reason *all = calloc(nreasons + x.o.more_reasons, sizeof(*all));
+		if (!all)
+			die("out of memory");
+		memcpy(all, vmx_reasons, sizeof(vmx_reasons));
+		for (uint32_t i = 0; i < x.o.more_reasons; i++)
+			all[nreasons + i] = (struct reason){ vmx_more_codes[i], "more", 1, 1500, 0.7,
+							     ACT_NONE };
+		nreasons += x.o.more_reasons;
+		reasons = all;
+	}
 	for (size_t i = 0; i < nreasons; i++)
 		reason_weight_total += reasons[i].weight;
 

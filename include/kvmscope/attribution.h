@@ -21,6 +21,9 @@
  *	ks_attr_thread_init(&t, tid);
  *	ks_attr_set_comm(&t, "CPU 1/KVM");
  *	ks_attr_resolve(&t, guests);       -> t.vcpu 1, t.vcpu_src KS_SRC_THREAD_NAME
+ *
+ * The stat engine keeps these per thread on its hot path; every other
+ * command asks the host model (host.h), which applies the same functions.
  */
 #ifndef KVMSCOPE_ATTRIBUTION_H
 #define KVMSCOPE_ATTRIBUTION_H
@@ -74,12 +77,15 @@ struct ks_attr_thread {
 	int32_t name_vcpu;
 	int32_t guest_vcpu;
 	int32_t guest;           /* index into the guests, -1 = none */
+	int32_t entry_vcpu;      /* vCPU of the thread's last entry event, -1 */
 	/* the result of ks_attr_resolve() */
 	int32_t vcpu;            /* -1 = unknown: rows use the thread */
 	int32_t vm;              /* -1 = unknown */
 	uint8_t vcpu_src, vm_src;/* enum ks_attr_source */
 	uint8_t seen_src;        /* bit mask (1 << source) of every source used */
 	bool guest_looked_up;
+	bool reused;             /* a later lifetime of its tid: the input's saved
+				  * names (trace.dat cmdlines) were the earlier one's */
 	bool conflict;           /* a less trusted source disagreed */
 	uint64_t events;         /* KVM events of this thread */
 };
@@ -88,6 +94,22 @@ void ks_attr_thread_init(struct ks_attr_thread *t, int32_t tid);
 /* "CPU 3/KVM" -> 3; -1 for other names. */
 int32_t ks_attr_vcpu_from_name(const char *comm);
 void ks_attr_set_comm(struct ks_attr_thread *t, const char *comm);
+/* A vCPU id read from an event field: from an entry (IS_EXIT false) or
+ * from an exit.  An exit naming another vCPU than the thread's last entry
+ * is a conflict (KVM enters and exits one vCPU per run).  Returns true when
+ * the thread's field vCPU changed (then call ks_attr_resolve()). */
+static inline bool ks_attr_event_vcpu(struct ks_attr_thread *t, int32_t v, bool is_exit)
+{
+	bool changed = v != t->field_vcpu;
+
+	if (!is_exit)
+		t->entry_vcpu = v;
+	else if (t->entry_vcpu >= 0 && v != t->entry_vcpu)
+		t->conflict = true;
+	t->field_vcpu = v;
+	return changed;
+}
+
 /* Recompute vcpu/vm from the sources (cheap: call after any change). */
 void ks_attr_resolve(struct ks_attr_thread *t, const struct ks_attr_guests *gs);
 

@@ -26,7 +26,7 @@ struct ks_census {
 	const char *arch;            /* the architecture counted for ("x86") */
 	const char *detected_arch;   /* the one the events belong to, or NULL */
 	uint64_t events;             /* tracepoint events */
-	uint64_t kvm_events;         /* events of the kvm* systems */
+	uint64_t kvm_events;         /* events of the architecture's KVM systems */
 	int nclasses;
 	struct {
 		const char *name;    /* "vmexit" */

@@ -72,6 +72,16 @@ struct ks_orc_info {
 	enum ks_orc_layout layout;
 };
 
+/* Whether KERNEL (kallsyms) belongs to the kernel behind VM, read through
+ * the page tables of CR3/CR4 (and, for a user CR3 of a KPTI kernel, its
+ * kernel half): the guest's linux_banner must read "Linux version ", and
+ * with GUEST_STEXT (the guest's own _stext, e.g. from VMCOREINFO; 0: not
+ * known) _stext must be there.  0, or -1 with err "these kallsyms are not
+ * of the running guest kernel (...)".  Symbols without linux_banner and
+ * _stext are not checked.  VM is left reset to CR3/CR4. */
+int ks_guestsyms_check_kernel(const struct ks_symtab *kernel, struct ks_vmem *vm, uint64_t cr3,
+			      uint64_t cr4, uint64_t guest_stext, struct ks_error *err);
+
 /* Read the ORC tables located by KERNEL's __start_orc_unwind_ip and co.
  * LAYOUT KS_ORC_AUTO: from linux_banner (read from guest memory), else
  * from the presence of __start_orc_header (6.4+). */

@@ -17,6 +17,8 @@
 #ifndef KVMSCOPE_LIMITS_H
 #define KVMSCOPE_LIMITS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -46,6 +48,11 @@ const struct ks_limits *ks_limits_or_default(const struct ks_limits *l);
  * optional K, M or G suffix, powers of 1024).  Returns 0, or -1 with err
  * naming the bad part. */
 int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err);
+
+/* The one parser of counts and sizes: LEN bytes of S as a whole decimal
+ * number, with SIZED an optional K, M or G suffix (powers of 1024, "KiB"
+ * and "KB" spellings too).  0, or -1 when S is not one. */
+int ks_parse_count(const char *s, size_t len, bool sized, uint64_t *out);
 
 /* The message tail every "over the budget" error ends with, for NAME:
  * "(limit N; raise it with --limit NAME=VALUE)" written into BUF. */

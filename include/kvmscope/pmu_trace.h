@@ -104,6 +104,18 @@ size_t ks_pmu_trace_counters(struct ks_pmu_trace *pt, const struct ks_pmu_counte
 const struct ks_pmu_trace_summary *ks_pmu_trace_summary(const struct ks_pmu_trace *pt);
 /* A VM's (host process') name from COMM records, or NULL. */
 const char *ks_pmu_trace_comm(const struct ks_pmu_trace *pt, int32_t pid);
+/* The guests SRC names (ks_source_guests(): the trace.dat's GUEST option)
+ * for the host model that attributes threads to VMs and vCPUs; call before
+ * the first record.  0 or -1. */
+struct ks_source;
+struct ks_json;
+int ks_pmu_trace_set_guests(struct ks_pmu_trace *pt, const struct ks_source *src,
+			    struct ks_error *err);
+/* 0, or -1 with ERR set ("PATH: offset N: ...") when the run stopped: more
+ * threads than the budget, or out of memory. */
+int ks_pmu_trace_error(const struct ks_pmu_trace *pt, const char *path, struct ks_error *err);
+/* The "threads" array (thread -> VM, vCPU; the shape of kvmscope stat's). */
+void ks_pmu_trace_json_threads(struct ks_pmu_trace *pt, struct ks_json *j);
 
 /* Event select decoding (Intel SDM "IA32_PERFEVTSELx", AMD APM "PERF_CTLx"). */
 struct ks_evtsel {

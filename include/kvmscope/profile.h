@@ -10,7 +10,7 @@
  * distinct address at the end.
  *
  *	struct ks_profile *p = ks_profile_new(&cfg, ks_source_info(src), &err);
- *	ks_profile_bind_thread(p, tid, vm, vcpu);         (optional, GUEST option)
+ *	ks_profile_set_guests(p, src, &err);              (optional, GUEST option)
  *	while (ks_source_next(src, &rec, &err) > 0) ks_profile_add(p, &rec);
  *	ks_profile_set_symbols(p, vm, kernel_symtab, user_symtab);
  *	n = ks_profile_rows(p, KS_PROF_SYM | KS_PROF_VM, true, &rows);
@@ -78,7 +78,16 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 				  const struct ks_source_info *info, struct ks_error *err);
 void ks_profile_free(struct ks_profile *p);
 /* Host thread TID runs vCPU VCPU of VM (GUEST option of a trace.dat). */
-void ks_profile_bind_thread(struct ks_profile *p, int32_t tid, int32_t vm, int32_t vcpu);
+/* The guests SRC names (ks_source_guests(), e.g. a trace.dat's GUEST
+ * option): their vCPU threads, VMs and names, for
+ * the host model (kvmscope/host.h) that attributes threads.  Call before
+ * the first record.  Returns 0, or -1 with ERR set. */
+struct ks_source;
+struct ks_host;
+int ks_profile_set_guests(struct ks_profile *p, const struct ks_source *src,
+			  struct ks_error *err);
+/* The host model of the profile (threads -> VM, vCPU; "threads" JSON). */
+struct ks_host *ks_profile_host(const struct ks_profile *p);
 void ks_profile_set_vm_name(struct ks_profile *p, int32_t vm, const char *name);
 void ks_profile_add(struct ks_profile *p, const struct ks_record *rec);
 /* 0, or -1 with ERR filled once the profile stopped counting: more
@@ -110,7 +119,9 @@ struct ks_profile_totals {
 };
 void ks_profile_totals(const struct ks_profile *p, struct ks_profile_totals *t);
 
-/* Folded stacks ("vm;frame;...;leaf COUNT" per line, root first). */
+/* Folded stacks ("vm;frame;...;leaf COUNT" per line, root first), one call
+ * per distinct stack (counts of identical stacks merged), sorted by stack.
+ * Guest kernel frames end in "_[k]".  0, or -1 when out of memory. */
 typedef void (*ks_folded_fn)(void *ctx, const char *stack, uint64_t count);
 int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx);
 

@@ -30,6 +30,7 @@
 struct ks_limits;
 struct ks_source;
 struct ks_stat;
+struct ks_stat_row;
 
 /* Dimensions of a view (bit mask). */
 enum {
@@ -63,6 +64,10 @@ struct ks_stat_config {
 	/* the run's budgets (limits.threads: distinct threads tracked); NULL =
 	 * the source's (ks_stat_new_source) or the defaults */
 	const struct ks_limits *limits;
+	/* Called for every occurrence measured, after the rows were updated:
+	 * ROW is the occurrence's row of view 0, NS its time.  NULL = none. */
+	void (*on_occurrence)(void *ctx, const struct ks_stat_row *row, uint64_t ns);
+	void *on_occurrence_ctx;
 };
 
 #define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }

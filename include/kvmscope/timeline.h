@@ -113,6 +113,7 @@ struct ks_timeline {
 	char **names; uint32_t nr_names, cap_names;     /* strings: tasks, events */
 	char **reasons; uint32_t nr_reasons, cap_reasons; /* [0] = "" */
 	uint64_t first_ts, last_ts;
+	uint64_t host_switches; /* host sched_switch events seen */
 	bool have_ts;
 	bool oom;
 	void *priv;
@@ -130,13 +131,54 @@ void ks_timeline_finish(struct ks_timeline *tl);
 struct ks_error;
 int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err);
 
+/* Limits the finished timeline to the window [START, END) of host ns (for
+ * --time): intervals, CPU slices and guest tasks are cut at its edges, the
+ * rest dropped; guest events outside it dropped; per-vCPU state times and
+ * longest intervals recomputed; first_ts / last_ts become the window's part
+ * of the trace.  The states at the window's start are those the whole
+ * input led to (the machine ran from the start).  The exit cost per guest
+ * task stays that of the whole input.  END 0 = no end. */
+void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end);
+
 /* Per vCPU: time and % in each state, longest interval of each; then the
  * exit cost per guest task. */
 void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out);
 
+/* Exits per second of each VM, in buckets of bucket_ns (1 ms, 10 ms, ...:
+ * at most KS_TL_MAX_BUCKETS over the span) starting at first_ts: an exit
+ * is a HOST or HALTED interval entered from guest mode (or first).  The
+ * same numbers go to the JSON and the Perfetto protobuf counters. */
+#define KS_TL_MAX_BUCKETS 10000
+struct ks_tl_rates {
+	uint64_t bucket_ns, nr_buckets;
+	uint32_t nr_vms;
+	uint64_t *count;       /* exits in bucket b of VM v: [v * nr_buckets + b] */
+};
+/* 0, or -1 when out of memory. */
+int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out);
+void ks_tl_rates_free(struct ks_tl_rates *r);
+/* Value of a counter sample: exits per second. */
+static inline uint64_t ks_tl_rate_per_s(const struct ks_tl_rates *r, uint64_t count)
+{
+	return count * (1000000000ull / r->bucket_ns);
+}
+
 /* Chrome / Perfetto trace-event JSON (perfetto.c). */
 void ks_timeline_write_json(const struct ks_timeline *tl, FILE *out);
-/* A self-contained HTML page drawing the timeline (timeline_html.c). */
-void ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
+/* Perfetto's own protobuf trace (perfetto_pb.c, schema perfetto_trace.proto):
+ * one process per VM with a thread track per vCPU (state slices) and per
+ * guest-task row, an "exits/s" counter track per VM, a "Host CPUs" process
+ * with a thread track per CPU.  The slices, instants and counters are those
+ * of the JSON, timestamps in host ns.  0, or -1 when out of memory. */
+int ks_timeline_write_perfetto(const struct ks_timeline *tl, FILE *out);
+/* A self-contained HTML page drawing the timeline (timeline_html.c): its
+ * size is bounded (levels of detail, see there), not proportional to the
+ * input.  0, or -1 when out of memory. */
+int ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
+
+/* The "threads" array of the host model (thread -> VM, vCPU; the shape of
+ * kvmscope stat's), into the JSON being written. */
+struct ks_json;
+void ks_timeline_json_threads(const struct ks_timeline *tl, struct ks_json *j);
 
 #endif

@@ -3,7 +3,8 @@
  *
  * Records go in one at a time (from a live tracefs source or a replayed
  * file: the same struct ks_record stream); every interval is closed with
- * ks_top_interval(), which yields rows per VM, per vCPU and per exit reason:
+ * ks_top_interval(), which yields rows per VM, per vCPU, per exit reason
+ * of a VM and per exit reason of a vCPU:
  * exits, exits/s, time in exits (% of the vCPUs' time) and p99 latency.
  *
  *	struct ks_top *t = ks_top_new(src, &err);
@@ -35,14 +36,15 @@ enum ks_top_level {
 	KS_TOP_VM = 0,     /* one row per VM (host process) */
 	KS_TOP_VCPU = 1,   /* per VM and vCPU */
 	KS_TOP_REASON = 2, /* per VM and exit reason */
-	KS_TOP_LEVELS = 3,
+	KS_TOP_VCPU_REASON = 3, /* per VM, vCPU and exit reason */
+	KS_TOP_LEVELS = 4,
 };
 
 struct ks_top_row {
 	int32_t vm;          /* host process (or thread group) id; -1 unknown */
-	int32_t vcpu;        /* KS_TOP_VCPU rows; else -1 */
-	uint64_t key;        /* KS_TOP_REASON rows: the exit code */
-	char name[64];       /* KS_TOP_REASON: reason name; KS_TOP_VM: VM name or "" */
+	int32_t vcpu;        /* KS_TOP_VCPU and KS_TOP_VCPU_REASON rows; else -1 */
+	uint64_t key;        /* KS_TOP_REASON, KS_TOP_VCPU_REASON rows: the exit code */
+	char name[64];       /* reason rows: reason name; KS_TOP_VM: VM name or "" */
 	uint64_t count;      /* exits that ended in the interval */
 	uint64_t total_ns;   /* time in them */
 	uint64_t p99_ns;

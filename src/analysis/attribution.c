@@ -80,6 +80,7 @@ void ks_attr_thread_init(struct ks_attr_thread *t, int32_t tid)
 	t->tid = tid;
 	t->tgid = -1;
 	t->field_vcpu = t->load_vcpu = t->name_vcpu = t->guest_vcpu = -1;
+	t->entry_vcpu = -1;
 	t->guest = -1;
 	t->vcpu = t->vm = -1;
 }

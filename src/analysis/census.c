@@ -1,8 +1,9 @@
 /*
  * census.c - what a KVM recording holds.  See include/kvmscope/census.h.
  *
- * The architecture's own tables (src/arch) say which events begin each
- * class and which fields carry the vCPU, so this knows no architecture.
+ * The architecture's own tables (src/arch) say which events are KVM's,
+ * which begin each class and which fields carry the vCPU, so this knows no
+ * architecture.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,28 @@ static void note_vcpu(struct ks_census *c, const struct ks_record *rec, const ch
 		add_id(c->vcpus, &c->nvcpus, (int32_t)v);
 }
 
+/* Whether SYSTEM is one of the architecture's KVM event systems (its entry
+ * event's, or one of its classes' begin, end and child events'): "kvm",
+ * "kvm_hv", ... as the table says, for any architecture. */
+static bool kvm_system(const struct ks_arch *a, const char *system)
+{
+	const struct ks_event_class *cls;
+	int j;
+
+	if (a->entry_system && !strcmp(a->entry_system, system))
+		return true;
+	for (cls = a->classes; cls->name; cls++) {
+		for (j = 0; j < KS_MAX_MATCH; j++)
+			if ((cls->begin[j].system && !strcmp(cls->begin[j].system, system)) ||
+			    (cls->end[j].system && !strcmp(cls->end[j].system, system)))
+				return true;
+		for (j = 0; j < KS_MAX_CHILD; j++)
+			if (cls->child[j].system && !strcmp(cls->child[j].system, system))
+				return true;
+	}
+	return false;
+}
+
 static void count(struct ks_census *c, const struct ks_arch *a, const struct ks_record *rec)
 {
 	const struct ks_event_class *cls;
@@ -75,7 +98,7 @@ static void count(struct ks_census *c, const struct ks_arch *a, const struct ks_
 	if (rec->type != KS_REC_EVENT || !rec->event || !rec->data)
 		return;
 	c->events++;
-	if (strncmp(rec->event->system, "kvm", 3))
+	if (!kvm_system(a, rec->event->system))
 		return;
 	c->kvm_events++;
 	if (!strcmp(rec->event->name, a->entry_name) && !strcmp(rec->event->system, a->entry_system))

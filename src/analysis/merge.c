@@ -153,7 +153,8 @@ static int scan_tsc_offsets(struct ks_merge *m, struct ks_timesync *ts, struct k
 	struct ks_field vcpu, prev, next;
 	int r;
 
-	if (ks_source_open(&src, m->in[0].path, err) < 0)
+	/* the events' fields only: the host's symbols would be a second copy */
+	if (ks_source_open_flags(&src, m->in[0].path, KS_OPEN_NO_SYMBOLS, err) < 0)
 		return -1;
 	while ((r = ks_source_next(src, &rec, err)) > 0) {
 		if (rec.type != KS_REC_EVENT || !rec.event)

@@ -29,7 +29,9 @@
 #include <cpuid.h>
 #endif
 
+#include "kvmscope/attribution.h"
 #include "kvmscope/pmu_host.h"
+#include "util/procfs.h"
 
 /* ---- cpu sets ---- */
 int ks_cpuset_parse(struct ks_cpuset *s, const char *list)
@@ -670,18 +672,6 @@ static void qemu_cpu(const char *val, struct ks_pmu_vm *v)
 	}
 }
 
-static void qemu_name(const char *val, struct ks_pmu_vm *v)
-{
-	const char *g = strstr(val, "guest=");
-	const char *s = g ? g + 6 : val;
-	size_t n = strcspn(s, ",");
-
-	if (n >= sizeof(v->name))
-		n = sizeof(v->name) - 1;
-	memcpy(v->name, s, n);
-	v->name[n] = 0;
-}
-
 bool ks_pmu_parse_qemu_cmdline(const char *argv, size_t len, struct ks_pmu_vm *v)
 {
 	struct argv_iter it = { argv, argv + len };
@@ -698,7 +688,7 @@ bool ks_pmu_parse_qemu_cmdline(const char *argv, size_t len, struct ks_pmu_vm *v
 		if (!strcmp(a, "-cpu") && next)
 			qemu_cpu(next, v);
 		else if (!strcmp(a, "-name") && next)
-			qemu_name(next, v);
+			ks_qemu_name_of(next, v->name, sizeof(v->name));
 	}
 	return true;
 }
@@ -786,12 +776,14 @@ static void vm_threads(const char *proc, const char *pid, struct ks_pmu_vm *v)
 	snprintf(dir, sizeof(dir), "%s/%s/task", proc, pid);
 	d = opendir(dir);
 	while (d && (de = readdir(d))) {
-		unsigned n;
-
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
-		if (read_small(path, comm, sizeof(comm)) < 0 || sscanf(comm, "CPU %u/KVM", &n) != 1)
+		if (read_small(path, comm, sizeof(comm)) < 0)
+			continue;
+		chomp(comm);
+		/* the name rule of the host model (attribution.h) */
+		if (ks_attr_vcpu_from_name(comm) < 0)
 			continue;
 		v->nvcpus++;
 		snprintf(path, sizeof(path), "%s/%s/status", dir, de->d_name);

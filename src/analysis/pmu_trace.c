@@ -17,6 +17,7 @@
 #include "arch/arch.h"
 #include "arch/x86_msr.h"
 #include "kvmscope/field.h"
+#include "kvmscope/host.h"
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
 
@@ -128,6 +129,9 @@ struct ks_pmu_trace {
 	struct map threadmap;
 	struct comm *comms;
 	size_t ncomms, capcomms;
+	struct ks_host *host;             /* threads -> VM, vCPU, names */
+	bool failed_rec;                  /* the host model failed (budget): stopped */
+	uint64_t failed_offset;           /* at this record */
 };
 
 static struct key3 row_key(const void *arr, size_t i)
@@ -195,6 +199,11 @@ struct ks_pmu_trace *ks_pmu_trace_new(const struct ks_pmu_trace_config *cfg,
 
 	if (!pt)
 		return NULL;
+	pt->host = ks_host_new(NULL, NULL, NULL);
+	if (!pt->host) {
+		free(pt);
+		return NULL;
+	}
 	pt->cfg = *cfg;
 	pt->sum.isa = info ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_UNKNOWN;
 	return pt;
@@ -213,7 +222,31 @@ void ks_pmu_trace_free(struct ks_pmu_trace *pt)
 	free(pt->threads);
 	free(pt->threadmap.slots);
 	free(pt->comms);
+	ks_host_free(pt->host);
 	free(pt);
+}
+
+int ks_pmu_trace_set_guests(struct ks_pmu_trace *pt, const struct ks_source *src,
+			    struct ks_error *err)
+{
+	struct ks_host *h = ks_host_new(NULL, src, err);
+
+	if (!h)
+		return -1;
+	ks_host_free(pt->host);
+	pt->host = h;
+	return 0;
+}
+
+int ks_pmu_trace_error(const struct ks_pmu_trace *pt, const char *path, struct ks_error *err)
+{
+	return pt->failed_rec ? ks_host_error_at(pt->host, path, &(struct ks_record){
+						 .offset = pt->failed_offset }, err) : 0;
+}
+
+void ks_pmu_trace_json_threads(struct ks_pmu_trace *pt, struct ks_json *j)
+{
+	ks_host_json_threads(pt->host, j);
 }
 
 /* ---- event classification ---- */
@@ -424,7 +457,6 @@ static void on_msr(struct ks_pmu_trace *pt, struct thread *t, const struct ks_re
 static void on_entry(struct ks_pmu_trace *pt, struct thread *t, const struct ks_record *rec)
 {
 	t->known = true;
-	t->vcpu = pt->f_vcpu.present ? (int32_t)ks_field_u64(&pt->f_vcpu, rec) : -1;
 	if (t->msr_ts && rec->ts >= t->msr_ts) {
 		struct ks_pmu_msr_row *r = &pt->rows[t->msr_row];
 		uint64_t d = rec->ts - t->msr_ts;
@@ -503,11 +535,18 @@ static bool wanted(const struct ks_pmu_trace *pt, const struct thread *t)
 
 void ks_pmu_trace_add(struct ks_pmu_trace *pt, const struct ks_record *rec)
 {
+	const struct ks_attr_thread *a;
 	struct thread *t;
 	struct tep_event *ev = rec->event;
 
-	if (pt->sorted)
+	if (pt->sorted || pt->failed_rec)
 		return;
+	a = ks_host_observe(pt->host, rec);
+	if (!a && ks_host_error(pt->host, NULL) < 0) {
+		pt->failed_rec = true;
+		pt->failed_offset = rec->offset;
+		return;
+	}
 	if (rec->ts) {
 		if (!pt->sum.first_ts || rec->ts < pt->sum.first_ts)
 			pt->sum.first_ts = rec->ts;
@@ -528,13 +567,15 @@ void ks_pmu_trace_add(struct ks_pmu_trace *pt, const struct ks_record *rec)
 	pt->sum.kvm_exit += ev == pt->ev_exit;
 	pt->sum.kvm_entry += ev == pt->ev_entry;
 	t = thread_of(pt, rec->tid);
-	if (!t)
+	if (!t || !a)
 		return;
-	t->vm = rec->pid;
-	if (ev == pt->ev_entry) {
+	if (ev == pt->ev_entry)
 		on_entry(pt, t, rec);
+	/* the host model's VM and vCPU (the entry's vcpu_id included) */
+	t->vm = a->vm;
+	t->vcpu = a->vcpu;
+	if (ev == pt->ev_entry)
 		return;
-	}
 	if (!t->known) {
 		pt->sum.before_first_entry++;
 		return;
@@ -619,7 +660,7 @@ const char *ks_pmu_trace_comm(const struct ks_pmu_trace *pt, int32_t pid)
 	for (i = 0; i < pt->ncomms; i++)
 		if (pt->comms[i].pid == pid)
 			return pt->comms[i].name;
-	return NULL;
+	return ks_host_vm_name(pt->host, pid);
 }
 
 /* ---- event select ---- */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "arch/x86.h"
+#include "kvmscope/host.h"
 #include "kvmscope/field.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
@@ -31,23 +31,26 @@
 #define CTX_GUEST_USER ((uint64_t)-2560)
 #define CTX_MAX ((uint64_t)-4095)
 
-/* Reason keys: kind in bits 40..47, code below. */
+/* Reason keys: the architecture (index in ks_arches + 1) in bits 40..47,
+ * the selector (x86 isa, else the name table) in bits 32..39, the code
+ * below (see ks_arch_report_reason()). */
 #define RK_NONE UINT64_MAX
-#define RK_X86 (1ull << 40)   /* | isa << 32 | basic exit reason */
-#define RK_PPC (2ull << 40)   /* | trap */
-#define RK_ARM (3ull << 40)   /* | esr_ec */
 #define RK_KIND(k) ((k) >> 40)
-#define PPC_HV_DECREMENTER 0x980
-#define PPC_HV_BIT (1ull << (63 - 3))
-#define PPC_PR_BIT (1ull << (63 - 49))
+#define RK(arch, sel, code) (((uint64_t)(arch) << 40) | ((uint64_t)((sel) & 0xff) << 32) | \
+			     ((code) & 0xffffffffull))
 
-enum ev_kind { EV_OTHER = 0, EV_X86_EXIT, EV_X86_ENTRY, EV_PPC_EXIT, EV_PPC_ENTRY,
-	       EV_ARM_EXIT, EV_ARM_ENTRY };
+enum ev_kind { EV_OTHER = 0, EV_EXIT, EV_ENTRY };
 
 struct ev_info {          /* per tracepoint format, cached by event pointer */
 	struct tep_event *ev;
 	enum ev_kind kind;
-	struct ks_field f_reason, f_isa, f_ip, f_msr, f_vcpu;
+	struct ks_arch_exit x;
+};
+
+/* A --sample-exits reason: -1 members match any. */
+struct sample_key {
+	int32_t arch, sel;
+	uint64_t code;
 };
 
 struct entry {
@@ -75,8 +78,10 @@ struct ctx {
 	uint64_t reason;
 };
 
+/* Pending-exit state of a host thread; its VM and vCPU come from the host
+ * model (kvmscope/host.h). */
 struct thread {
-	int32_t tid, vm, vcpu;
+	int32_t tid;
 	int64_t pending;       /* entry index of the exit waiting for its entry, -1 */
 	uint64_t pending_ts;
 	bool used;
@@ -103,7 +108,9 @@ struct vm_name {
 struct ks_profile {
 	struct ks_profile_config cfg;
 	int default_isa;
-	uint64_t sample_keys[KS_PROF_MAX_SAMPLE_EXITS];
+	const struct ks_arch *arch;  /* from the source info, else the formats */
+	bool arch_tried;
+	struct sample_key sample_keys[KS_PROF_MAX_SAMPLE_EXITS];
 	int nsample_keys;
 
 	struct ev_info *evs;     /* every event met, classified once (grows) */
@@ -119,6 +126,7 @@ struct ks_profile {
 	size_t chash_cap;
 
 	struct ks_hmap threads;  /* tid -> struct thread */
+	struct ks_host *host;    /* threads -> VM and vCPU */
 	uint64_t max_threads;    /* limits.threads */
 	bool failed;             /* over the budget or out of memory: stopped */
 	struct ks_error error;
@@ -179,8 +187,6 @@ static struct thread *thread_get(struct ks_profile *p, int32_t tid, const struct
 	}
 	t->used = true;
 	t->tid = tid;
-	t->vm = tid;
-	t->vcpu = -1;
 	t->pending = -1;
 	return t;
 }
@@ -194,14 +200,22 @@ int ks_profile_error(const struct ks_profile *p, struct ks_error *err)
 	return -1;
 }
 
-void ks_profile_bind_thread(struct ks_profile *p, int32_t tid, int32_t vm, int32_t vcpu)
+int ks_profile_set_guests(struct ks_profile *p, const struct ks_source *src,
+			  struct ks_error *err)
 {
-	struct thread *t = thread_get(p, tid, NULL);
+	struct ks_host *h = ks_host_new(NULL, src, err);
 
-	if (t) {
-		t->vm = vm;
-		t->vcpu = vcpu;
-	}
+	if (!h)
+		return -1;
+	ks_host_free(p->host);
+	ks_host_set_limits(h, p->cfg.limits);
+	p->host = h;
+	return 0;
+}
+
+struct ks_host *ks_profile_host(const struct ks_profile *p)
+{
+	return p->host;
 }
 
 void ks_profile_set_vm_name(struct ks_profile *p, int32_t vm, const char *name)
@@ -237,7 +251,7 @@ const char *ks_profile_vm_name(const struct ks_profile *p, int32_t vm)
 	for (i = 0; i < p->nnames; i++)
 		if (p->names[i].vm == vm)
 			return p->names[i].name;
-	return NULL;
+	return ks_host_vm_name(p->host, vm);
 }
 
 static void note_vm(struct ks_profile *p, int32_t vm)
@@ -470,62 +484,42 @@ static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint3
 
 /* ---- setup ---- */
 
-static const char *ppc_trap_name(uint64_t trap);
-
-/* Book3S trap code of NAME ("HV_DECREMENTER" -> 0x980). */
-static bool ppc_trap_code(const char *name, uint64_t *code)
-{
-	static const uint16_t traps[] = { 0x100, 0x200, 0x300, 0x380, 0x400, 0x480, 0x500,
-					  0x502, 0x600, 0x700, 0x800, 0x900, 0x980, 0xc00,
-					  0xd00, 0xe00, 0xe20, 0xe40, 0xf00, 0xf20, 0xf40 };
-	size_t i;
-
-	for (i = 0; i < sizeof(traps) / sizeof(traps[0]); i++) {
-		if (!strcmp(ppc_trap_name(traps[i]), name)) {
-			*code = traps[i];
-			return true;
-		}
-	}
-	return false;
-}
-
-static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
+static int arch_index(const struct ks_arch *a)
 {
 	int i;
 
+	for (i = 0; ks_arches[i]; i++)
+		if (ks_arches[i] == a)
+			return i + 1;
+	return 0;
+}
+
+/* NAME as a reason of any architecture (the first that knows it), or a
+ * number: that code in every architecture and table. */
+static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
+{
+	int i, a;
+
 	for (i = 0; i < p->cfg.nsample_exits; i++) {
 		const char *name = p->cfg.sample_exits[i];
-		uint64_t code;
-		int isa;
+		struct sample_key *k = &p->sample_keys[p->nsample_keys];
+		unsigned long long v;
+		char *end;
 
 		if (p->nsample_keys == KS_PROF_MAX_SAMPLE_EXITS)
 			return ks_error_set(err, "too many --sample-exits reasons");
-		if (ks_x86_exit_code(name, &isa, &code) == 0) {
-			p->sample_keys[p->nsample_keys++] = RK_X86 | ((uint64_t)isa << 32) | code;
-		} else if (ppc_trap_code(name, &code)) {
-			p->sample_keys[p->nsample_keys++] = RK_PPC | code;
-		} else if (!strncmp(name, "EC_", 3) && name[3]) {
-			char *end;
-
-			code = strtoull(name + 3, &end, 0);
-			if (*end)
-				return ks_error_set(err, "unknown exit reason '%s'", name);
-			p->sample_keys[p->nsample_keys++] = RK_ARM | (code & 0xffffffffull);
+		for (a = 0; ks_arches[a]; a++)
+			if (ks_arch_exit_code(ks_arches[a], name, &k->sel, &k->code))
+				break;
+		if (ks_arches[a]) {
+			k->arch = a + 1;
 		} else {
-			char *end;
-			unsigned long long v = strtoull(name, &end, 0);
-
+			v = strtoull(name, &end, 0);
 			if (!*name || *end)
 				return ks_error_set(err, "unknown exit reason '%s'", name);
-			/* a number: the code in any table */
-			p->sample_keys[p->nsample_keys++] = RK_X86 | (1ull << 32) | v;
-			if (p->nsample_keys < KS_PROF_MAX_SAMPLE_EXITS)
-				p->sample_keys[p->nsample_keys++] = RK_X86 | (2ull << 32) | v;
-			if (p->nsample_keys < KS_PROF_MAX_SAMPLE_EXITS)
-				p->sample_keys[p->nsample_keys++] = RK_PPC | v;
-			if (p->nsample_keys < KS_PROF_MAX_SAMPLE_EXITS)
-				p->sample_keys[p->nsample_keys++] = RK_ARM | (v & 0xffffffffull);
+			*k = (struct sample_key){ .arch = -1, .sel = -1, .code = v & 0xffffffffull };
 		}
+		p->nsample_keys++;
 	}
 	return 0;
 }
@@ -540,12 +534,20 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 		return NULL;
 	}
 	p->cfg = *cfg;
+	p->host = ks_host_new(NULL, NULL, err);
+	if (!p->host) {
+		free(p);
+		return NULL;
+	}
+	ks_host_set_limits(p->host, cfg->limits);
 	ks_hmap_init(&p->threads, sizeof(struct thread));
 	p->max_threads = ks_limits_or_default(cfg->limits)->threads;
-	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_X86_ISA_VMX;
+	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_VMX;
 	if (!p->default_isa)
-		p->default_isa = KS_X86_ISA_VMX;
+		p->default_isa = KS_ISA_VMX;
+	p->arch = info ? ks_arch_for(info->arch, info->cpuid) : NULL;
 	if (parse_sample_exits(p, err) < 0) {
+		ks_host_free(p->host);
 		free(p);
 		return NULL;
 	}
@@ -569,6 +571,7 @@ void ks_profile_free(struct ks_profile *p)
 	free(p->ctxs);
 	free(p->chash);
 	ks_hmap_free(&p->threads);
+	ks_host_free(p->host);
 	free(p->names);
 	free(p->vms);
 	free(p->evs);
@@ -634,56 +637,50 @@ static struct ev_info *ev_info(struct ks_profile *p, struct tep_event *ev)
 	e = &p->evs[p->nevs++];
 	memset(e, 0, sizeof(*e));
 	e->ev = ev;
-	if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_exit")) {
-		if (ks_field_resolve(&e->f_ip, ev, "guest_rip") == 0) {
-			e->kind = EV_X86_EXIT;
-			ks_field_resolve(&e->f_reason, ev, "exit_reason");
-			ks_field_resolve(&e->f_isa, ev, "isa");
-			ks_field_resolve(&e->f_vcpu, ev, "vcpu_id");
-		} else if (ks_field_resolve(&e->f_ip, ev, "vcpu_pc") == 0) {
-			e->kind = EV_ARM_EXIT;
-			ks_field_resolve(&e->f_reason, ev, "esr_ec");
-		}
-	} else if (!strcmp(ev->system, "kvm") && !strcmp(ev->name, "kvm_entry")) {
-		e->kind = ks_field_resolve(&e->f_vcpu, ev, "vcpu_id") == 0 ? EV_X86_ENTRY
-									  : EV_ARM_ENTRY;
-	} else if (!strcmp(ev->system, "kvm_hv") && !strcmp(ev->name, "kvm_guest_exit")) {
-		e->kind = EV_PPC_EXIT;
-		ks_field_resolve(&e->f_ip, ev, "pc");
-		ks_field_resolve(&e->f_reason, ev, "trap");
-		ks_field_resolve(&e->f_msr, ev, "msr");
-		ks_field_resolve(&e->f_vcpu, ev, "vcpu_id");
-	} else if (!strcmp(ev->system, "kvm_hv") && !strcmp(ev->name, "kvm_guest_enter")) {
-		e->kind = EV_PPC_ENTRY;
-		ks_field_resolve(&e->f_vcpu, ev, "vcpu_id");
+	if (!p->arch && !p->arch_tried) {
+		p->arch_tried = true;
+		p->arch = ks_arch_detect(ev->tep);
 	}
+	if (ks_arch_exit_resolve(p->arch, ev, &e->x))
+		e->kind = EV_EXIT;
+	else if (ks_arch_is_entry(p->arch, ev))
+		e->kind = EV_ENTRY;
 	return e;
 }
 
-static uint8_t mode_of_address(uint64_t ip)
-{
-	return (ip >> 63) ? KS_MODE_GUEST_KERNEL : KS_MODE_GUEST_USER;
-}
-
+/* Whether an exit of REASON is a sample of where the guest runs: every
+ * exit, or only the periodic ones where the architecture has them (powerpc
+ * HV_DECREMENTER), or the --sample-exits reasons. */
 static bool is_sample_reason(const struct ks_profile *p, uint64_t reason)
 {
+	int32_t arch = (int32_t)RK_KIND(reason), sel = (int32_t)((reason >> 32) & 0xff);
+	uint64_t code = reason & 0xffffffffull;
+	const struct ks_arch *a;
+	struct ks_key_ctx ctx = { .isa = sel, .table = sel };
 	int i;
 
 	if (reason == RK_NONE)
 		return true;
-	if (!p->nsample_keys)
-		return RK_KIND(reason) != RK_KIND(RK_PPC) ||
-		       (reason & 0xffffffffull) == PPC_HV_DECREMENTER;
-	for (i = 0; i < p->nsample_keys; i++)
-		if (p->sample_keys[i] == reason)
+	if (!p->nsample_keys) {
+		for (i = 0; ks_arches[i] && i + 1 < arch; i++)
+			;
+		a = arch > 0 ? ks_arches[i] : NULL;
+		return !a || !a->exit_periodic || ks_arch_exit_periodic(a, &ctx, code);
+	}
+	for (i = 0; i < p->nsample_keys; i++) {
+		const struct sample_key *k = &p->sample_keys[i];
+
+		if (k->code == code && (k->arch < 0 || k->arch == arch) &&
+		    (k->sel < 0 || k->sel == sel))
 			return true;
+	}
 	return false;
 }
 
 static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct thread *t,
-		    uint8_t mode, uint64_t reason, uint64_t ip)
+		       const struct ks_attr_thread *a, uint8_t mode, uint64_t reason, uint64_t ip)
 {
-	struct eslot *sl = entry_get(p, t->vm, t->vcpu, mode, reason, ip);
+	struct eslot *sl = entry_get(p, a->vm, a->vcpu, mode, reason, ip);
 
 	p->tot.exits++;
 	if (!sl)
@@ -695,15 +692,12 @@ static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct
 		p->tot.samples++;
 		p->tot.exit_samples++;
 		if (p->cfg.stacks)
-			stack_add(p, t->vm, &ip, 1, mode == KS_MODE_GUEST_USER ? 1 : 0);
+			stack_add(p, a->vm, &ip, 1, mode == KS_MODE_GUEST_USER ? 1 : 0);
 	}
 }
 
-static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct thread *t,
-		     const struct ev_info *e)
+static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct thread *t)
 {
-	if (e->f_vcpu.present && t->vcpu < 0)
-		t->vcpu = (int32_t)ks_field_u64(&e->f_vcpu, rec);
 	if (t->pending >= 0 && rec->ts >= t->pending_ts) {
 		struct entry *en = &p->entries[t->pending];
 
@@ -713,49 +707,28 @@ static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct t
 	t->pending = -1;
 }
 
-static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec)
+static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec,
+			  const struct ks_attr_thread *a)
 {
 	struct ev_info *e = ev_info(p, rec->event);
 	struct thread *t;
-	uint64_t ip, reason, v;
 
-	if (!e || e->kind == EV_OTHER || rec->tid < 0 || !(t = thread_get(p, rec->tid, rec)))
+	if (!e || e->kind == EV_OTHER || !a || !(t = thread_get(p, rec->tid, rec)))
 		return;
-	switch (e->kind) {
-	case EV_X86_EXIT: {
-		int isa = e->f_isa.present ? (int)ks_field_u64(&e->f_isa, rec) : p->default_isa;
+	if (e->kind == EV_EXIT) {
+		struct ks_key_ctx ctx;
+		int32_t sel;
+		uint64_t code = ks_arch_report_reason(&e->x, rec->data, rec->size, p->default_isa,
+						      &sel, &ctx);
+		uint64_t ip;
+		bool user;
 
-		v = ks_field_u64(&e->f_reason, rec);
-		if (isa == KS_X86_ISA_VMX)
-			v &= KS_X86_VMX_BASIC_MASK;
-		reason = RK_X86 | ((uint64_t)(isa & 0xff) << 32) | (v & 0xffffffffull);
-		ip = ks_field_u64(&e->f_ip, rec);
-		on_vm_exit(p, rec, t, mode_of_address(ip), reason, ip);
-		break;
-	}
-	case EV_ARM_EXIT:
-		reason = RK_ARM | (ks_field_u64(&e->f_reason, rec) & 0xffffffffull);
-		ip = ks_field_u64(&e->f_ip, rec);
-		on_vm_exit(p, rec, t, mode_of_address(ip), reason, ip);
-		break;
-	case EV_PPC_EXIT: {
-		uint64_t msr = ks_field_u64(&e->f_msr, rec);
-		uint8_t mode = (!(msr & PPC_HV_BIT) && (msr & PPC_PR_BIT)) ? KS_MODE_GUEST_USER
-									    : KS_MODE_GUEST_KERNEL;
-
-		if (e->f_vcpu.present && t->vcpu < 0)
-			t->vcpu = (int32_t)ks_field_u64(&e->f_vcpu, rec);
-		reason = RK_PPC | (ks_field_u64(&e->f_reason, rec) & 0xffffffffull);
-		on_vm_exit(p, rec, t, mode, reason, ks_field_u64(&e->f_ip, rec));
-		break;
-	}
-	case EV_X86_ENTRY:
-	case EV_ARM_ENTRY:
-	case EV_PPC_ENTRY:
-		on_entry(p, rec, t, e);
-		break;
-	default:
-		break;
+		ks_arch_exit_key(&e->x, rec->data, rec->size, p->default_isa, &ctx, &ip);
+		user = ks_arch_exit_user(&e->x, rec->data, rec->size, ip);
+		on_vm_exit(p, rec, t, a, user ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL,
+			   RK(arch_index(p->arch), sel, code), ip);
+	} else if (e->kind == EV_ENTRY) {
+		on_entry(p, rec, t);
 	}
 }
 
@@ -783,7 +756,8 @@ static uint32_t guest_frames(const struct ks_record *rec, uint64_t *f, uint64_t 
 	return n;
 }
 
-static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
+static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec,
+			  const struct ks_attr_thread *a)
 {
 	unsigned cpumode = rec->misc & MISC_CPUMODE_MASK;
 	uint64_t frames[KS_PROF_MAX_FRAMES], umask;
@@ -796,12 +770,10 @@ static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
 		p->tot.host_samples++;
 		return;
 	}
-	if (!(t = thread_get(p, rec->tid, rec)))
+	if (!a || !(t = thread_get(p, rec->tid, rec)))
 		return;
-	if (rec->pid > 0 && t->vm == t->tid)
-		t->vm = rec->pid;
 	mode = cpumode == MISC_GUEST_USER ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL;
-	sl = entry_get(p, t->vm, t->vcpu, mode, RK_NONE, rec->ip);
+	sl = entry_get(p, a->vm, a->vcpu, mode, RK_NONE, rec->ip);
 	if (!sl)
 		return;
 	sl->count++;
@@ -815,37 +787,26 @@ static void on_pmu_sample(struct ks_profile *p, const struct ks_record *rec)
 		umask = mode == KS_MODE_GUEST_USER;
 		n = 1;
 	}
-	stack_add(p, t->vm, frames, n, umask);
-}
-
-/* "CPU 3/KVM" -> 3 */
-static void on_comm(struct ks_profile *p, const struct ks_record *rec)
-{
-	struct thread *t;
-	unsigned vcpu;
-
-	if (rec->tid < 0 || !rec->comm || !(t = thread_get(p, rec->tid, rec)))
-		return;
-	if (rec->pid > 0)
-		t->vm = rec->pid;
-	if (sscanf(rec->comm, "CPU %u/KVM", &vcpu) == 1)
-		t->vcpu = (int32_t)vcpu;
-	if (rec->tid == rec->pid && !ks_profile_vm_name(p, rec->pid))
-		ks_profile_set_vm_name(p, rec->pid, rec->comm);
+	stack_add(p, a->vm, frames, n, umask);
 }
 
 void ks_profile_add(struct ks_profile *p, const struct ks_record *rec)
 {
-	if (rec->type == KS_REC_COMM) {
-		on_comm(p, rec);
+	const struct ks_attr_thread *a;
+
+	if (p->failed)
+		return;
+	a = ks_host_observe(p->host, rec);
+	if (!a && ks_host_error_at(p->host, p->cfg.path, rec, &p->error) < 0) {
+		p->failed = true;
 		return;
 	}
 	if (rec->type != KS_REC_EVENT)
 		return;
 	if (rec->event)
-		on_tracepoint(p, rec);
+		on_tracepoint(p, rec, a);
 	else
-		on_pmu_sample(p, rec);
+		on_pmu_sample(p, rec, a);
 }
 
 /* ---- resolution and rows ---- */
@@ -1003,59 +964,24 @@ size_t ks_profile_rows(struct ks_profile *p, unsigned dims, bool exits,
 	return n;
 }
 
-static const char *ppc_trap_name(uint64_t trap)
-{
-	switch (trap) {
-	case 0x100: return "SYSTEM_RESET";
-	case 0x200: return "MACHINE_CHECK";
-	case 0x300: return "DATA_STORAGE";
-	case 0x380: return "DATA_SEGMENT";
-	case 0x400: return "INST_STORAGE";
-	case 0x480: return "INST_SEGMENT";
-	case 0x500: return "EXTERNAL";
-	case 0x502: return "EXTERNAL_HV";
-	case 0x600: return "ALIGNMENT";
-	case 0x700: return "PROGRAM";
-	case 0x800: return "FP_UNAVAIL";
-	case 0x900: return "DECREMENTER";
-	case 0x980: return "HV_DECREMENTER";
-	case 0xc00: return "SYSCALL";
-	case 0xd00: return "TRACE";
-	case 0xe00: return "H_DATA_STORAGE";
-	case 0xe20: return "H_INST_STORAGE";
-	case 0xe40: return "H_EMUL_ASSIST";
-	case 0xf00: return "PERFMON";
-	case 0xf20: return "ALTIVEC";
-	case 0xf40: return "VSX";
-	default: return NULL;
-	}
-}
-
 void ks_profile_reason_name(const struct ks_profile *p, uint64_t reason, char *buf, size_t len)
 {
-	uint64_t code = reason & 0xffffffffull;
-	const char *n = NULL;
+	uint64_t kind = RK_KIND(reason);
+	int n;
 
 	(void)p;
 	if (reason == RK_NONE) {
 		snprintf(buf, len, "-");
 		return;
 	}
-	switch (RK_KIND(reason)) {
-	case 1:
-		n = ks_x86_exit_name((int)((reason >> 32) & 0xff), code);
-		break;
-	case 2:
-		n = ppc_trap_name(code);
-		break;
-	case 3:
-		snprintf(buf, len, "EC_0x%llx", (unsigned long long)code);
+	for (n = 0; ks_arches[n]; n++)
+		;
+	if (!kind || kind > (uint64_t)n) {
+		snprintf(buf, len, "UNKNOWN(0x%llx)", (unsigned long long)(reason & 0xffffffffull));
 		return;
 	}
-	if (n)
-		snprintf(buf, len, "%s", n);
-	else
-		snprintf(buf, len, "UNKNOWN(0x%llx)", (unsigned long long)code);
+	ks_arch_report_reason_name(ks_arches[kind - 1], (int32_t)((reason >> 32) & 0xff),
+				   reason & 0xffffffffull, buf, len);
 }
 
 void ks_profile_totals(const struct ks_profile *p, struct ks_profile_totals *t)
@@ -1102,12 +1028,29 @@ static void add_frame(struct strbuf *b, const char *name, bool kernel)
 		sb_add(b, "_[k]");
 }
 
+struct folded_line {
+	char *stack;
+	uint64_t count;
+};
+
+static int folded_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
+}
+
+/* Stacks are kept per address; several resolve to the same frames (two
+ * addresses in one function): the lines are merged, sorted by stack as
+ * stackcollapse scripts write them. */
 int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 {
 	struct strbuf b = { 0 };
+	struct folded_line *lines = calloc(p->nstacks + 1, sizeof(*lines));
 	char vmname[64];
-	size_t i;
+	size_t i, n = 0;
+	int rc = 0;
 
+	if (!lines)
+		return -1;
 	for (i = 0; i < p->nstacks; i++) {
 		const struct stack *s = &p->stacks[i];
 		const char *name = ks_profile_vm_name(p, s->vm);
@@ -1134,10 +1077,27 @@ int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 				sym = KS_DSO_GUEST_USER;
 			add_frame(&b, sym, !user);
 		}
-		if (!b.s)
+		if (!b.s || !(lines[n].stack = strdup(b.s))) {
+			rc = -1;
 			break;
-		fn(ctx, b.s, s->count);
+		}
+		lines[n++].count = s->count;
 	}
+	if (i < p->nstacks)
+		rc = -1;
+	qsort(lines, n, sizeof(*lines), folded_cmp);
+	for (i = 0; rc == 0 && i < n;) {
+		size_t j = i + 1;
+		uint64_t count = lines[i].count;
+
+		for (; j < n && !strcmp(lines[j].stack, lines[i].stack); j++)
+			count += lines[j].count;
+		fn(ctx, lines[i].stack, count);
+		i = j;
+	}
+	for (i = 0; i < n; i++)
+		free(lines[i].stack);
+	free(lines);
 	free(b.s);
-	return 0;
+	return rc;
 }

@@ -311,8 +311,9 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 		resolve_rule(&st->cls->begin[r->count], ev, &r->nf);
 	if ((r->begin >= 0 || r->end >= 0) && st->arch->exit_vcpu_field)
 		ks_field_resolve(&r->exit_vcpu, ev, st->arch->exit_vcpu_field);
-	if (!strcmp(ev->name, "kvm_exit"))
-		ks_field_resolve(&r->isa, ev, "isa");
+	/* the exit's name table selector (x86 kvm_exit isa), per the arch */
+	if (st->arch->isa_field && (r->begin >= 0 || r->end >= 0 || r->count >= 0))
+		ks_field_resolve(&r->isa, ev, st->arch->isa_field);
 	r->active = r->is_entry || r->is_load || r->is_put || r->begin >= 0 || r->end >= 0 ||
 		    r->child >= 0 || r->count >= 0;
 	r->lane = lane_of(st, r);
@@ -906,11 +907,13 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, 
 		st->anomalies.end_before_begin++;
 		return;
 	}
-	for (i = 0; i < st->nviews; i++) {
+	for (i = 0; i < st->nviews; i++)
 		if (!row_add(t->pending[i], ts - begin, !st->cfg.no_histograms))
 			stat_fail(st, NULL, "%s", "out of memory");
+	if (st->cfg.on_occurrence && st->nviews)
+		st->cfg.on_occurrence(st->cfg.on_occurrence_ctx, t->pending[0], ts - begin);
+	for (i = 0; i < st->nviews; i++)
 		t->pending[i] = NULL;
-	}
 }
 
 ALWAYS_INLINE void pick_isa(struct ks_stat *st, const struct event_role *r,
@@ -980,7 +983,7 @@ static bool track_vcpu(struct ks_stat *st, const struct event_role *r, struct th
 			/* perf reads vcpu_id_str, 0 when the event lacks it */
 			t->vcpu = ok ? v : 0;
 		} else if (ok) {
-			t->attr.field_vcpu = v;
+			ks_attr_event_vcpu(&t->attr, v, false);
 		}
 	}
 	/* Newer kernels name the vCPU in the exit too: trust it over the
@@ -988,7 +991,7 @@ static bool track_vcpu(struct ks_stat *st, const struct event_role *r, struct th
 	if (!st->cfg.perf_compat && (r->begin >= 0 || r->end >= 0) && r->exit_vcpu.present) {
 		v = (int32_t)ks_field_read(&r->exit_vcpu, rec->data, rec->size, &ok);
 		if (ok)
-			t->attr.field_vcpu = v;
+			ks_attr_event_vcpu(&t->attr, v, !r->is_entry);
 	}
 	if (t->attr.field_vcpu != before)
 		update_attribution(st, t);
@@ -1221,9 +1224,12 @@ static const struct ks_arch *choose_arch(struct ks_stat *st, const struct ks_sou
 
 	if (st->cfg.arch) {
 		a = ks_arch_by_name(st->cfg.arch);
-		if (!a)
-			ks_error_set(err, "unknown architecture '%s' (x86, arm64, powerpc, s390, "
-				     "riscv, loongarch)", st->cfg.arch);
+		if (!a) {
+			char names[256];
+
+			ks_arch_name_list(names, sizeof(names));
+			ks_error_set(err, "unknown architecture '%s' (%s)", st->cfg.arch, names);
+		}
 		st->arch_source = "option";
 		return a;
 	}

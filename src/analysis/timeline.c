@@ -12,11 +12,14 @@
 
 #include <event-parse.h>
 
-#include "arch/x86.h"
+#include "arch/arch.h"
 #include "kvmscope/field.h"
+#include "kvmscope/host.h"
+#include "kvmscope/json.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/timeline.h"
+#include "kvmscope/tracedat.h"
 #include "util/hashmap.h"
 
 enum ev_kind { EV_OTHER, EV_ENTRY, EV_EXIT, EV_SWITCH, EV_WFX };
@@ -26,17 +29,19 @@ struct ev_info {
 	const struct tep_event *ev;
 	int input;
 	enum ev_kind kind;
-	struct ks_field a, b, c;   /* entry: vcpu_id; exit: exit_reason, isa;
-				      switch: prev_pid, prev_state, next_pid */
+	struct ks_field a, b, c;   /* switch: prev_pid, prev_state, next_pid */
+	struct ks_arch_exit x;     /* exit: the architecture's exit rule */
 	int32_t next_comm_off, next_comm_len;
 };
 
 struct tl_priv {
 	struct ev_info *ev;
 	uint32_t nr_ev, cap_ev;
+	const struct ks_arch *arch; /* the host input's: entry, exit, halt events */
 	int host_isa;
 	struct ks_hmap vcpu_of;  /* host tid -> index into tl->vcpus (uint32_t) */
 	struct ks_hmap vm_of;    /* host VM key -> index into tl->vms (uint32_t) */
+	struct ks_host *host;    /* host threads -> VM, vCPU, names (input 0) */
 	uint64_t max_threads;    /* limits.threads: vCPU threads tracked */
 	bool failed;             /* over a budget (error), or out of memory */
 	struct ks_error error;
@@ -113,7 +118,11 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	struct tl_priv *p = calloc(1, sizeof(*p));
 	const struct ks_source_info *info;
 
-	if (!tl || !p) {
+	if (p)
+		p->host = ks_host_new(NULL, ks_merge_source(m, 0), NULL);
+	if (!tl || !p || !p->host) {
+		if (p)
+			ks_host_free(p->host);
 		free(tl);
 		free(p);
 		return NULL;
@@ -123,11 +132,16 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	ks_hmap_init(&p->vcpu_of, sizeof(uint32_t));
 	ks_hmap_init(&p->vm_of, sizeof(uint32_t));
 	p->max_threads = ks_source_limits(ks_merge_source(m, 0))->threads;
+	ks_host_set_limits(p->host, ks_source_limits(ks_merge_source(m, 0)));
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
 	info = ks_source_info(ks_merge_source(m, 0));
-	p->host_isa = strstr(info->cpuid, "AuthenticAMD") || strstr(info->cpuid, "HygonGenuine")
-			      ? KS_X86_ISA_SVM : KS_X86_ISA_VMX;
+	p->host_isa = ks_x86_isa_from_cpuid(info->cpuid);
+	if (p->host_isa == KS_ISA_UNKNOWN)
+		p->host_isa = KS_ISA_VMX;
+	p->arch = ks_arch_for(info->arch, info->cpuid);
+	if (!p->arch)
+		p->arch = ks_arch_detect(ks_source_tep(ks_merge_source(m, 0)));
 	return tl;
 }
 
@@ -139,6 +153,7 @@ void ks_timeline_free(struct ks_timeline *tl)
 	if (!tl)
 		return;
 	p = tl->priv;
+	ks_host_free(p->host);
 	ks_hmap_free(&p->vcpu_of);
 	ks_hmap_free(&p->vm_of);
 	for (i = 0; i < tl->nr_names; i++)
@@ -193,14 +208,13 @@ static struct ev_info *ev_info(struct ks_timeline *tl, int input, const struct t
 			e->next_comm_off = f->offset;
 			e->next_comm_len = f->size;
 		}
-	} else if (input == 0 && !strcmp(ev->name, "kvm_entry")) {
+	} else if (input == 0 && ks_arch_is_entry(p->arch, ev)) {
 		e->kind = EV_ENTRY;
-		ks_field_resolve(&e->a, (struct tep_event *)ev, "vcpu_id");
-	} else if (input == 0 && !strcmp(ev->name, "kvm_exit")) {
+		if (p->arch->entry_vcpu_field)
+			ks_field_resolve(&e->a, (struct tep_event *)ev, p->arch->entry_vcpu_field);
+	} else if (input == 0 && ks_arch_exit_resolve(p->arch, (struct tep_event *)ev, &e->x)) {
 		e->kind = EV_EXIT;
-		ks_field_resolve(&e->a, (struct tep_event *)ev, "exit_reason");
-		ks_field_resolve(&e->b, (struct tep_event *)ev, "isa");
-	} else if (input == 0 && !strcmp(ev->name, "kvm_wfx_arm64")) {
+	} else if (input == 0 && ks_arch_is_halt_event(p->arch, ev)) {
 		e->kind = EV_WFX;
 	}
 	return e;
@@ -269,6 +283,8 @@ static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
 	vm->key = key;
 	if (guest >= 0)
 		snprintf(vm->name, sizeof(vm->name), "VM %s", ks_merge_name(tl->merge, guest));
+	else if (ks_host_vm_name(p->host, (int32_t)key))
+		snprintf(vm->name, sizeof(vm->name), "VM %s", ks_host_vm_name(p->host, (int32_t)key));
 	else
 		snprintf(vm->name, sizeof(vm->name), "VM %lld", (long long)key);
 	return tl->nr_vms++;
@@ -279,6 +295,7 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 {
 	struct tl_priv *p = tl->priv;
 	struct tep_handle *tep = ks_source_tep(ks_merge_source(tl->merge, 0));
+	const struct ks_attr_thread *a;
 	struct ks_tl_vcpu *v;
 	const char *comm;
 	uint32_t gv = 0, *slot;
@@ -305,7 +322,12 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 		return -1;
 	}
 	*slot = tl->nr_vcpus;
-	comm = tep ? tep_data_comm_from_pid(tep, tid) : NULL;
+	/* VM, vCPU and name as the host model has them; a thread seen only
+	 * in a guest's stream keeps the vCPU the merge gives */
+	a = ks_host_find(p->host, tid);
+	comm = a && a->comm[0] ? a->comm : tep ? tep_data_comm_from_pid(tep, tid) : NULL;
+	if (a && a->vcpu >= 0)
+		vcpu_id = a->vcpu;
 	g = guest_of(tl, tid, &gv);
 	v = &tl->vcpus[tl->nr_vcpus];
 	memset(v, 0, sizeof(*v));
@@ -314,7 +336,7 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 	v->gtask = -1;
 	v->guest_cpu = -1;
 	snprintf(v->comm, sizeof(v->comm), "%s", comm ? comm : "?");
-	v->vm = vm_for(tl, g, (int64_t)tid - (int64_t)v->vcpu_id);
+	v->vm = vm_for(tl, g, a ? a->vm : (int64_t)tid - (int64_t)v->vcpu_id);
 	return (int)tl->nr_vcpus++;
 }
 
@@ -431,20 +453,16 @@ static void on_entry(struct ks_timeline *tl, const struct ev_info *e, const stru
 	set_state(tl, (uint32_t)vi, rec->ts, in_guest_state(v), 0);
 }
 
+/* The exit's reason name and whether it halts the vCPU, from src/arch. */
 static const char *exit_name(const struct ks_timeline *tl, const struct ev_info *e,
-			     const struct ks_record *rec, char *buf, size_t size)
+			     const struct ks_record *rec, char *buf, size_t size, bool *halts)
 {
 	const struct tl_priv *p = tl->priv;
-	uint64_t code = ks_field_u64(&e->a, rec);
-	int isa = e->b.present ? (int)ks_field_u64(&e->b, rec) : p->host_isa;
-	const char *n;
+	struct ks_key_ctx ctx;
+	uint64_t key = ks_arch_exit_key(&e->x, rec->data, rec->size, p->host_isa, &ctx, NULL);
 
-	if (isa == KS_X86_ISA_VMX)
-		code &= KS_X86_VMX_BASIC_MASK;
-	n = ks_x86_exit_name(isa, code);
-	if (n)
-		return n;
-	snprintf(buf, size, "0x%llx", (unsigned long long)code);
+	ks_arch_exit_name(&e->x, &ctx, key, buf, size);
+	*halts = ks_arch_exit_halts(p->arch, &ctx, key);
 	return buf;
 }
 
@@ -453,19 +471,20 @@ static void on_exit_event(struct ks_timeline *tl, const struct ev_info *e,
 {
 	int vi = find_vcpu(tl, rec->tid);
 	struct ks_tl_vcpu *v;
-	char buf[32];
+	char buf[64];
 	const char *name;
+	bool halts;
 
 	if (vi < 0)
 		return; /* an exit before the thread's first entry: state unknown */
 	v = &tl->vcpus[vi];
-	name = exit_name(tl, e, rec, buf, sizeof(buf));
+	name = exit_name(tl, e, rec, buf, sizeof(buf), &halts);
 	if (v->in_guest)
 		push_cpu_slice(tl, v, (uint32_t)vi, rec->ts);
 	v->in_guest = false;
 	v->exit_ts = rec->ts;
 	v->exit_reason = reason_id(tl, name);
-	v->halted = !strcmp(name, "HLT") || !strcmp(name, "hlt");
+	v->halted = halts;
 	set_state(tl, (uint32_t)vi, rec->ts, v->halted ? KS_VS_HALTED : KS_VS_HOST, v->exit_reason);
 }
 
@@ -476,7 +495,7 @@ static void on_wfx(struct ks_timeline *tl, const struct ks_record *rec)
 	if (vi < 0)
 		return;
 	tl->vcpus[vi].halted = true;
-	set_state(tl, (uint32_t)vi, rec->ts, KS_VS_HALTED, reason_id(tl, "WFx"));
+	set_state(tl, (uint32_t)vi, rec->ts, KS_VS_HALTED, reason_id(tl, rec->event->name));
 }
 
 static void on_host_switch(struct ks_timeline *tl, const struct ev_info *e,
@@ -560,8 +579,13 @@ static void on_guest(struct ks_timeline *tl, const struct ks_merge_rec *r, struc
 void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 {
 	const struct ks_record *rec = r->rec;
+	struct tl_priv *p = tl->priv;
 	struct ev_info *e;
 
+	if (r->input == 0 && !p->failed && !ks_host_observe(p->host, rec) &&
+	    ks_host_error_at(p->host, ks_source_path(ks_merge_source(tl->merge, 0)), rec,
+			     &p->error) < 0)
+		p->failed = true;
 	if (rec->type != KS_REC_EVENT || !rec->event || tl->oom ||
 	    ((struct tl_priv *)tl->priv)->failed)
 		return;
@@ -581,7 +605,10 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	switch (e->kind) {
 	case EV_ENTRY: on_entry(tl, e, rec); break;
 	case EV_EXIT: on_exit_event(tl, e, rec); break;
-	case EV_SWITCH: on_host_switch(tl, e, rec); break;
+	case EV_SWITCH:
+		tl->host_switches++;
+		on_host_switch(tl, e, rec);
+		break;
 	case EV_WFX: on_wfx(tl, rec); break;
 	default: break;
 	}
@@ -660,10 +687,117 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 				v->longest[s].dur / 1e3, v->longest[s].start / 1e9);
 		}
 	}
+	if (tl->nr_vcpus && !tl->host_switches)
+		fprintf(out, "\nNo host sched_switch events: PREEMPTED and BLOCKED cannot be told apart;\n"
+			"the time a vCPU thread spent out of guest mode shows as HOST (record\n"
+			"sched:sched_switch too to split it).\n");
 	print_costs(tl, out);
 	if (tl->dropped_gevents)
 		fprintf(out, "\n%llu guest events not kept as instant events (limit %llu)\n",
 			(unsigned long long)tl->dropped_gevents, (unsigned long long)tl->max_gevents);
+}
+
+/* Cuts [*s, *e) to [lo, hi); false when nothing is left. */
+static bool clip(uint64_t *s, uint64_t *e, uint64_t lo, uint64_t hi)
+{
+	if (*s < lo)
+		*s = lo;
+	if (*e > hi)
+		*e = hi;
+	return *s < *e;
+}
+
+void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
+{
+	uint64_t i, n;
+	uint32_t v;
+
+	if (!end)
+		end = UINT64_MAX;
+	if (!tl->have_ts)
+		return;
+	if (start < tl->first_ts)
+		start = tl->first_ts;
+	if (end > tl->last_ts)
+		end = tl->last_ts;
+	if (start >= end) { /* nothing of the trace in the window */
+		end = start = start < tl->last_ts ? start : tl->last_ts;
+	}
+	for (v = 0; v < tl->nr_vcpus; v++) {
+		memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
+		memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
+	}
+	for (i = n = 0; i < tl->nr_iv; i++) {
+		struct ks_tl_interval iv = tl->iv[i];
+		struct ks_tl_vcpu *vc = &tl->vcpus[iv.vcpu];
+
+		if (!clip(&iv.start, &iv.end, start, end))
+			continue;
+		vc->state_ns[iv.state] += iv.end - iv.start;
+		if (iv.end - iv.start > vc->longest[iv.state].dur) {
+			vc->longest[iv.state].dur = iv.end - iv.start;
+			vc->longest[iv.state].start = iv.start;
+		}
+		tl->iv[n++] = iv;
+	}
+	tl->nr_iv = n;
+	for (i = n = 0; i < tl->nr_cpu; i++)
+		if (clip(&tl->cpu[i].start, &tl->cpu[i].end, start, end))
+			tl->cpu[n++] = tl->cpu[i];
+	tl->nr_cpu = n;
+	for (i = n = 0; i < tl->nr_gtasks; i++)
+		if (clip(&tl->gtasks[i].start, &tl->gtasks[i].end, start, end))
+			tl->gtasks[n++] = tl->gtasks[i];
+	tl->nr_gtasks = n;
+	for (i = n = 0; i < tl->nr_gevents; i++)
+		if (tl->gevents[i].start >= start && tl->gevents[i].start < end)
+			tl->gevents[n++] = tl->gevents[i];
+	tl->nr_gevents = n;
+	tl->first_ts = start;
+	tl->last_ts = end;
+}
+
+int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out)
+{
+	uint64_t span = tl->have_ts ? tl->last_ts - tl->first_ts : 0, i;
+	uint16_t *prev;
+
+	memset(out, 0, sizeof(*out));
+	out->bucket_ns = 1000000;
+	while (span / out->bucket_ns >= KS_TL_MAX_BUCKETS && out->bucket_ns < 1000000000)
+		out->bucket_ns *= 10;
+	out->nr_buckets = span / out->bucket_ns + 1;
+	if (out->nr_buckets > KS_TL_MAX_BUCKETS) /* longer than 10000 s: 1 s buckets, clipped */
+		out->nr_buckets = KS_TL_MAX_BUCKETS;
+	out->nr_vms = tl->nr_vms;
+	out->count = calloc((size_t)out->nr_buckets * (tl->nr_vms ? tl->nr_vms : 1), sizeof(uint64_t));
+	prev = malloc((tl->nr_vcpus + 1) * sizeof(*prev));
+	if (!out->count || !prev) {
+		free(prev);
+		ks_tl_rates_free(out);
+		return -1;
+	}
+	for (i = 0; i < tl->nr_vcpus; i++)
+		prev[i] = KS_VS_RUNNING;
+	/* intervals are in time order per vCPU */
+	for (i = 0; i < tl->nr_iv; i++) {
+		const struct ks_tl_interval *v = &tl->iv[i];
+		uint64_t b = (v->start - tl->first_ts) / out->bucket_ns;
+
+		if ((v->state == KS_VS_HOST || v->state == KS_VS_HALTED) &&
+		    (prev[v->vcpu] == KS_VS_RUNNING || prev[v->vcpu] == KS_VS_IDLE) &&
+		    b < out->nr_buckets)
+			out->count[(uint64_t)tl->vcpus[v->vcpu].vm * out->nr_buckets + b]++;
+		prev[v->vcpu] = v->state;
+	}
+	free(prev);
+	return 0;
+}
+
+void ks_tl_rates_free(struct ks_tl_rates *r)
+{
+	free(r->count);
+	r->count = NULL;
 }
 
 int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
@@ -678,4 +812,9 @@ int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
 	if (tl->oom)
 		return ks_error_set(err, "out of memory");
 	return 0;
+}
+
+void ks_timeline_json_threads(const struct ks_timeline *tl, struct ks_json *j)
+{
+	ks_host_json_threads(((struct tl_priv *)tl->priv)->host, j);
 }

@@ -53,6 +53,7 @@ struct ks_top {
 
 static const unsigned top_views[KS_TOP_LEVELS] = {
 	KS_DIM_VM, KS_DIM_VM | KS_DIM_VCPU, KS_DIM_VM | KS_DIM_KEY,
+	KS_DIM_VM | KS_DIM_VCPU | KS_DIM_KEY,
 };
 
 /* "x86 VMX": the exit table is known once kvm_exit events were seen. */
@@ -75,7 +76,8 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 
 	for (i = 0; i < KS_TOP_LEVELS; i++)
 		cfg.views[i] = top_views[i];
-	cfg.views[KS_TOP_LEVELS] = 0;
+	if (KS_TOP_LEVELS < KS_STAT_MAX_VIEWS)
+		cfg.views[KS_TOP_LEVELS % KS_STAT_MAX_VIEWS] = 0;
 	return ks_stat_new_source(&cfg, t->src, err);
 }
 
@@ -237,12 +239,12 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 
 	memset(o, 0, sizeof(*o));
 	o->vm = r->vm;
-	o->vcpu = lv == KS_TOP_VCPU ? r->vcpu : -1;
+	o->vcpu = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? r->vcpu : -1;
 	o->key = r->key;
 	o->count = r->count;
 	o->total_ns = r->total_ns;
 	o->p99_ns = ks_stat_row_quantile(r, 0.99);
-	if (lv == KS_TOP_REASON)
+	if (lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON)
 		ks_stat_key_name(t->cur, r, false, o->name, sizeof(o->name));
 	else if (lv == KS_TOP_VM && (vmname = ks_stat_vm_name(t->cur, r->vm)))
 		snprintf(o->name, sizeof(o->name), "%s", vmname);
@@ -250,7 +252,8 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 
 static int collect(struct ks_top *t, struct ks_error *err)
 {
-	static const enum ks_top_level order[KS_TOP_LEVELS] = { KS_TOP_VCPU, KS_TOP_VM, KS_TOP_REASON };
+	static const enum ks_top_level order[KS_TOP_LEVELS] = { KS_TOP_VCPU, KS_TOP_VM, KS_TOP_REASON,
+								KS_TOP_VCPU_REASON };
 	double secs = (double)t->interval_ns / 1e9;
 	int k;
 
@@ -267,7 +270,8 @@ static int collect(struct ks_top *t, struct ks_error *err)
 		for (i = 0; i < n; i++) {
 			struct ks_top_row *o = &t->rows[lv][i];
 			fill_row(t, lv, rows[i], o);
-			o->nr_vcpus = lv == KS_TOP_VCPU ? 1 : vm_vcpus(t, o->vm);
+			o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
+				      vm_vcpus(t, o->vm);
 			o->rate = secs > 0 ? (double)o->count / secs : 0;
 			o->time_pct = secs > 0 ? 100.0 * (double)o->total_ns /
 						 ((double)t->interval_ns * o->nr_vcpus) : 0;

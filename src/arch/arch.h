@@ -4,10 +4,13 @@
  * An architecture lists its event classes (vmexit, mmio, hcall, trap...).
  * A class says which tracepoints begin and end one occurrence, which fields
  * give the row key, which "child" events refine a pending key (s390), and
- * how a key is printed.  The stat engine (src/analysis/stat.c) interprets
- * these tables; adding an architecture is adding a file here (x86_kvm.c,
- * arm64_kvm.c, powerpc_kvm.c, s390_kvm.c, riscv_kvm.c, loongarch_kvm.c) and
- * one line in the list of arch.c.
+ * how a key is printed.  The architecture also says which exits halt the
+ * vCPU, which are periodic samples, and where the guest address and mode
+ * are.  Every engine asks these tables (stat, top, record/live, report,
+ * timeline, the host model's vCPU fields); adding an architecture is adding
+ * a file here (x86_kvm.c, arm64_kvm.c, powerpc_kvm.c, s390_kvm.c,
+ * riscv_kvm.c, loongarch_kvm.c) and one line in the list of arch_list.c
+ * (tests/arch/testarch.c shows a whole one).
  *
  * Rules are written for the "handling" measure (exit -> entry).  The "run"
  * measure (entry -> exit) swaps the begin and end rules of classes that
@@ -19,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kvmscope/field.h"
 
 struct tep_handle;
 
@@ -86,6 +91,10 @@ struct ks_event_class {
 	const char *preferred_system, *preferred_name;
 	const char *variant_preferred, *variant_fallback;
 	bool run_ok;             /* --measure run makes sense (entry -> exit) */
+	/* The names of the begin rule's keys (table 0), for name -> code
+	 * lookups (report --sample-exits); NULL: not listed. */
+	const struct ks_code_name *names;
+	size_t nnames;
 };
 
 enum {
@@ -116,7 +125,85 @@ struct ks_arch {
 	const char *const *machines; /* uname -m / perf ARCH values; NULL ends */
 	/* true when the input's events are this architecture's */
 	bool (*detect)(struct tep_handle *tep);
+	/* Exits as the other engines (timeline, report) see them: the begin
+	 * event of the first class ("vmexit") ends guest time; its key and
+	 * names are that class's.  ISA_FIELD: the exit's table selector (x86
+	 * kvm_exit isa).  GUEST_IP_FIELD: the guest address of the exit. */
+	const char *isa_field;
+	const char *guest_ip_field;
+	/* The vCPU halts (waits for an interrupt) with this exit: x86 HLT,
+	 * arm64 WFx traps, s390 wait-state intercepts.  NULL: none known. */
+	bool (*exit_halts)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* The exit is a periodic timer interrupt, a sample of where the guest
+	 * runs (powerpc HV_DECREMENTER).  NULL: none. */
+	bool (*exit_periodic)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* Guest user mode at the exit: (MODE_FIELD & MODE_USER_MASK) ==
+	 * MODE_USER_VALUE (powerpc msr, s390 pswmask).  NULL: the guest
+	 * address says (kernel addresses have their top bit set). */
+	const char *mode_field;
+	uint64_t mode_user_mask, mode_user_value;
+	/* Name -> code of exit reasons where the class's names do not list
+	 * them (x86: both ISAs' tables; arm64: "EC_0xNN").  NULL: the names. */
+	bool (*exit_code)(const char *name, int32_t *sel, uint64_t *code);
+	/* report keys exits by the raw key2 field (arm64 esr_ec), printed with
+	 * REPORT_KEY2_FORMAT (a printf format of one unsigned long long). */
+	bool report_by_key2;
+	const char *report_key2_format;
+	/* An event that by itself says the vCPU halts (arm64 kvm_wfx_arm64). */
+	const char *halt_system, *halt_name;
+	/* The trace clock a live recording prefers when the kernel offers it
+	 * (x86 "x86-tsc": guest timestamps sync with it); NULL: "local". */
+	const char *trace_clock;
+	/* Further events a live recording wants (x86 kvm_write_tsc_offset,
+	 * for guest time sync); NULL-terminated "system:name" strings. */
+	const char *const *extra_events;
 };
+
+/* The exit rule of ARCH resolved on one event format (timeline, report). */
+struct ks_arch_exit {
+	const struct ks_arch *arch;
+	const struct ks_event_class *cls;
+	const struct ks_match *m;
+	struct ks_field key, key2, isa, ip, mode;
+};
+
+/* True when EV is ARCH's exit event (its vmexit class's first begin rule);
+ * X is then filled. */
+bool ks_arch_exit_resolve(const struct ks_arch *arch, struct tep_event *ev, struct ks_arch_exit *x);
+/* The key of one exit record (DATA, SIZE); CTX gets its table and isa
+ * (DEFAULT_ISA when the event has no isa field).  *IP: the guest address,
+ * 0 if the event has none. */
+uint64_t ks_arch_exit_key(const struct ks_arch_exit *x, const void *data, uint32_t size,
+			  int default_isa, struct ks_key_ctx *ctx, uint64_t *ip);
+/* The raw KEY2 field of the exit (arm64 esr_ec); 0 if none. */
+uint64_t ks_arch_exit_key2(const struct ks_arch_exit *x, const void *data, uint32_t size);
+/* Whether the exit left guest user mode (see mode_field), given its IP. */
+bool ks_arch_exit_user(const struct ks_arch_exit *x, const void *data, uint32_t size, uint64_t ip);
+/* The code of exit reason NAME of ARCH (its exit_code hook, else its
+ * vmexit class names) and its selector (*SEL: x86 isa, else the name
+ * table); false if ARCH has no such name. */
+bool ks_arch_exit_code(const struct ks_arch *arch, const char *name, int32_t *sel,
+		       uint64_t *code);
+/* The reason of one exit as `kvmscope report` keys it: SEL (x86 isa, else
+ * the table) and the code; the report_by_key2 architectures use the raw
+ * key2 field (arm64 esr_ec), as perf-less tools print it. */
+uint64_t ks_arch_report_reason(const struct ks_arch_exit *x, const void *data, uint32_t size,
+			       int default_isa, int32_t *sel, struct ks_key_ctx *ctx);
+/* The name of a report reason (SEL, CODE) of ARCH, in BUF. */
+void ks_arch_report_reason_name(const struct ks_arch *arch, int32_t sel, uint64_t code, char *buf,
+				size_t len);
+void ks_arch_exit_name(const struct ks_arch_exit *x, const struct ks_key_ctx *ctx, uint64_t key,
+		       char *buf, size_t len);
+bool ks_arch_exit_halts(const struct ks_arch *arch, const struct ks_key_ctx *ctx, uint64_t key);
+bool ks_arch_exit_periodic(const struct ks_arch *arch, const struct ks_key_ctx *ctx, uint64_t key);
+/* EV is ARCH's entry event / its halt event. */
+bool ks_arch_is_entry(const struct ks_arch *arch, const struct tep_event *ev);
+bool ks_arch_is_halt_event(const struct ks_arch *arch, const struct tep_event *ev);
+/* "x86, arm64, powerpc, s390, riscv or loongarch" (ks_arches[]), in BUF. */
+void ks_arch_name_list(char *buf, size_t len);
+/* "vmexit (default); x86: mmio, ioport, msr; arm64: trap; powerpc: hcall":
+ * the --event classes of every architecture, in BUF. */
+void ks_arch_event_help(char *buf, size_t len);
 
 extern const struct ks_arch ks_arch_x86;
 extern const struct ks_arch ks_arch_arm64;

@@ -16,6 +16,8 @@
  * attribution rules (vcpu_load/put, thread names...), see attribution.h.
  */
 #include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
 
 #include "arch.h"
 
@@ -160,6 +162,24 @@ static bool arm64_detect(struct tep_handle *tep)
 
 static const char *const arm64_machines[] = { "aarch64", "arm64", "armv8", NULL };
 
+/* "EC_0xNN": report's name of an exit by its raw esr_ec. */
+static bool arm64_exit_code(const char *name, int32_t *sel, uint64_t *code)
+{
+	char *end;
+
+	if (strncmp(name, "EC_", 3) || !name[3])
+		return false;
+	*code = strtoull(name + 3, &end, 0) & 0xffffffffull;
+	*sel = 0;
+	return !*end;
+}
+
+/* WFI/WFE traps: ESR_ELx_EC_WFx 0x01 (arch/arm64/include/asm/esr.h). */
+static bool arm64_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ctx->table == TABLE_EC && key == 0x01;
+}
+
 const struct ks_arch ks_arch_arm64 = {
 	.name = "arm64",
 	.entry_system = "kvm",
@@ -174,4 +194,11 @@ const struct ks_arch ks_arch_arm64 = {
 	.isa_name = "arm64",
 	.machines = arm64_machines,
 	.detect = arm64_detect,
+	.guest_ip_field = "vcpu_pc",
+	.exit_halts = arm64_exit_halts,
+	.exit_code = arm64_exit_code,
+	.report_by_key2 = true,
+	.report_key2_format = "EC_0x%llx",
+	.halt_system = "kvm",
+	.halt_name = "kvm_wfx_arm64",
 };

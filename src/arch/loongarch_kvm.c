@@ -126,6 +126,13 @@ static bool loongarch_detect(struct tep_handle *tep)
 
 static const char *const loongarch_machines[] = { "loongarch", NULL };
 
+/* The IDLE instruction (perf's "Idle" kind of GSPR exits); the kernel also
+ * traces it as kvm_exit_idle (arch/loongarch/kvm/exit.c). */
+static bool loongarch_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ctx->table == TABLE_EXC && key == EXC_IDLE;
+}
+
 const struct ks_arch ks_arch_loongarch = {
 	.name = "loongarch",
 	.entry_system = "kvm",
@@ -139,4 +146,8 @@ const struct ks_arch ks_arch_loongarch = {
 	.isa_name = "loongarch64",
 	.machines = loongarch_machines,
 	.detect = loongarch_detect,
+	.guest_ip_field = "pc",
+	.exit_halts = loongarch_exit_halts,
+	.halt_system = "kvm",
+	.halt_name = "kvm_exit_idle",
 };

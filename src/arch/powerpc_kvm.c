@@ -210,6 +210,8 @@ static const struct ks_event_class powerpc_classes[] = {
 		.begin = { { "kvm_hv", "kvm_guest_exit", NULL, 0, "trap", NULL, NULL, false, 0 } },
 		.end = { { "kvm_hv", "kvm_guest_enter", NULL, 0, NULL, NULL, NULL, false, 0 } },
 		.key_name = trap_name,
+		.names = ppc_traps,
+		.nnames = NTRAPS,
 		.key_known = trap_known,
 		.compose = trap_compose,
 		.run_ok = true,
@@ -231,6 +233,16 @@ static bool powerpc_detect(struct tep_handle *tep)
 
 static const char *const powerpc_machines[] = { "ppc", "powerpc", NULL };
 
+/* BOOK3S_INTERRUPT_HV_DECREMENTER 0x980 (arch/powerpc/include/asm/
+ * kvm_asm.h): the hypervisor timer, a periodic sample of the guest's pc.
+ * A ceding vCPU (H_CEDE) exits as a SYSCALL 0xc00 like every hcall, so no
+ * exit code alone means halted here. */
+static bool powerpc_exit_periodic(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	(void)ctx;
+	return key == 0x980;
+}
+
 const struct ks_arch ks_arch_powerpc = {
 	.name = "powerpc",
 	.entry_system = "kvm_hv",
@@ -245,4 +257,10 @@ const struct ks_arch ks_arch_powerpc = {
 	.isa_name = "HV",
 	.machines = powerpc_machines,
 	.detect = powerpc_detect,
+	.guest_ip_field = "pc",
+	/* guest user: MSR_HV (bit 63-3) clear and MSR_PR (bit 63-49) set */
+	.mode_field = "msr",
+	.mode_user_mask = (1ull << 60) | (1ull << 14),
+	.mode_user_value = 1ull << 14,
+	.exit_periodic = powerpc_exit_periodic,
 };

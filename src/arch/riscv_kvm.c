@@ -126,4 +126,7 @@ const struct ks_arch ks_arch_riscv = {
 	.isa_name = "riscv64",       /* perf: exit_reasons_isa */
 	.machines = riscv_machines,
 	.detect = riscv_detect,
+	/* WFI traps as a virtual instruction exception (22) like other
+	 * instructions: no exit code alone means halted */
+	.guest_ip_field = "sepc",
 };

@@ -324,6 +324,12 @@ static bool s390_detect(struct tep_handle *tep)
 
 static const char *const s390_machines[] = { "s390", NULL };
 
+/* ICPT_WAIT 0x1c (arch/s390/kvm/kvm-s390.h): the guest loaded a wait PSW. */
+static bool s390_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ctx->table == TABLE_ICPT && key == 0x1c;
+}
+
 const struct ks_arch ks_arch_s390 = {
 	.name = "s390",
 	.entry_system = "kvm",
@@ -338,4 +344,10 @@ const struct ks_arch ks_arch_s390 = {
 	.isa_name = "SIE",
 	.machines = s390_machines,
 	.detect = s390_detect,
+	.guest_ip_field = "pswaddr",
+	/* PSW_MASK_PSTATE (arch/s390/include/asm/ptrace.h): problem state */
+	.mode_field = "pswmask",
+	.mode_user_mask = 0x0001000000000000ull,
+	.mode_user_value = 0x0001000000000000ull,
+	.exit_halts = s390_exit_halts,
 };

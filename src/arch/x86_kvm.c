@@ -137,6 +137,28 @@ static bool x86_detect(struct tep_handle *tep)
 
 static const char *const x86_machines[] = { "x86_64", "i386", "i686", "x86", NULL };
 
+/* HLT: EXIT_REASON_HLT 12 (arch/x86/include/uapi/asm/vmx.h), SVM_EXIT_HLT
+ * 0x078 (arch/x86/include/uapi/asm/svm.h). */
+static bool x86_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	if (ctx->isa == KS_ISA_SVM)
+		return key == 0x078;
+	return (key & VMX_EXIT_REASON_MASK) == 12;
+}
+
+static bool x86_exit_code(const char *name, int32_t *sel, uint64_t *code)
+{
+	int isa;
+
+	if (ks_x86_exit_code(name, &isa, code) < 0)
+		return false;
+	*sel = isa;
+	return true;
+}
+
+/* Guest TSC offsets, for the time sync of guest traces. */
+static const char *const x86_extra_events[] = { "kvm:kvm_write_tsc_offset", NULL };
+
 const struct ks_arch ks_arch_x86 = {
 	.name = "x86",
 	.entry_system = "kvm",
@@ -151,6 +173,12 @@ const struct ks_arch ks_arch_x86 = {
 	.isa_name = NULL, /* VMX or SVM, from the CPUID or kvm_exit.isa */
 	.machines = x86_machines,
 	.detect = x86_detect,
+	.isa_field = "isa",
+	.guest_ip_field = "guest_rip",
+	.exit_halts = x86_exit_halts,
+	.exit_code = x86_exit_code,
+	.extra_events = x86_extra_events,
+	.trace_clock = "x86-tsc",
 };
 
 int ks_x86_isa_from_cpuid(const char *cpuid)

@@ -20,6 +20,7 @@ int cmd_unwind(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_pmu(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 
 /* "kvmscope: MSG" on stderr and exit status 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -29,19 +30,17 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* --limit NAME=VALUE[,...] into L (ks_limits_parse), or a usage error of
- * CMD (exit 2). */
-struct ks_limits;
-void parse_limit(const char *cmd, struct ks_limits *l, const char *arg);
-
-/* The index of S in NAMES (NULL-terminated), or a usage error of CMD that
- * lists them: "OPT: auto, phys or virt". */
-int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names);
-
-/* --kernel-unwind auto|orc|fp|none (auto: ORC, *is_auto set) and
- * --orc-layout auto|pre-6.4|6.4, shared by sample and unwind. */
-enum ks_kunwind parse_kernel_unwind(const char *cmd, const char *s, bool *is_auto);
-int parse_orc_layout(const char *cmd, const char *s);
+/* --kernel-unwind auto|orc|fp|none (index 0, auto: ORC that falls back to
+ * frame pointers) and --orc-layout auto|pre-6.4|6.4, shared by sample and
+ * unwind: table entries (options.h) of an int index into these. */
+extern const char *const kunwind_names[];
+extern const enum ks_kunwind kunwind_values[];
+extern const char *const orc_layout_names[];
+extern const int orc_layout_values[];
+#define OPT_KERNEL_UNWIND(idx) OPT_CHOICE(0, "kernel-unwind", (idx), "M", \
+	"auto (default), orc, fp or none", kunwind_names)
+#define OPT_ORC_LAYOUT(idx) OPT_CHOICE(0, "orc-layout", (idx), "L", \
+	"auto (default), pre-6.4 or 6.4", orc_layout_names)
 
 /* Output files (output.c, over kvmscope/outfile.h): written to a temporary
  * file renamed over PATH when complete.  cli_output_check() runs the checks
@@ -62,13 +61,49 @@ void cli_output_release(int slot);
  * chain to these after a second signal). */
 void cli_output_catch_signals(void);
 
-/* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync.
- * Their long options use these values (MERGE_INPUT_LONGOPTS). */
+/* An input named on the command line: "-" is standard input (a pipe is
+ * spooled to a temporary file first; the readers seek).  Returns the path
+ * to open. */
+const char *cli_input(const char *path);
+/* What PATH holds (census.h), for an empty answer; dies on read errors. */
+struct ks_census;
+void cli_census(const char *path, const char *arch, struct ks_census *c);
+/* Dies with one line when C counted no KVM event ("PATH: no KVM events
+ * WHAT: the file holds N events of other tracepoints; record ..."). */
+void cli_require_kvm(const char *path, const struct ks_census *c, const char *what);
+/* An answer without the WANT it needs ("kvm_exit events"): dies with what
+ * PATH holds instead: cli_require_kvm()'s line, or "PATH: no WANT; this
+ * file has vmexit (5860), ..." (its KVM event classes). */
+_Noreturn void cli_explain_missing(const char *path, const char *want);
+/* Live tracing of processes that do not exist would trace nothing,
+ * silently: "--pid N: no such process", exit 1. */
+void cli_check_pids(const int32_t *pids, int n);
+/* The same as a note on stderr (the answer goes on: a legitimate zero). */
+void cli_note_missing(const char *path, const char *want);
+
+/* --file-version 6|7 and --compression zstd|zlib|none of the commands that
+ * write a trace.dat (convert, record): OPT_TDW_FORMAT(&f) in the table
+ * (options.h), then tdw_format_resolve() sets f.version and f.compression
+ * (a usage error for a compressed version 6). */
+struct tdw_format {
+	int version_idx, compression_idx; /* the options' indexes */
+	int version;
+	const char *compression;
+};
+#define TDW_FORMAT_INIT { .version_idx = 1 }
+extern const char *const tdw_version_names[];
+extern const char *const tdw_compression_names[];
+#define OPT_TDW_FORMAT(f) \
+	OPT_CHOICE(0, "file-version", &(f)->version_idx, "6|7", \
+		   "trace.dat file version (default 7)", tdw_version_names), \
+	OPT_CHOICE(0, "compression", &(f)->compression_idx, "ALG", \
+		   "zstd (default for version 7), zlib or none; version 6\n" \
+		   "files are never compressed", tdw_compression_names)
+struct opt;
+void tdw_format_resolve(const char *cmd, const struct opt *opts, struct tdw_format *f);
+
+/* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync. */
 #include "kvmscope/merge.h"
-enum { OPT_MERGE_TSC_OFFSET = 0x1000, OPT_MERGE_NO_SYNC };
-#define MERGE_INPUT_LONGOPTS \
-	{ "tsc-offset", required_argument, NULL, OPT_MERGE_TSC_OFFSET }, \
-	{ "no-sync", no_argument, NULL, OPT_MERGE_NO_SYNC }
 struct merge_inputs {
 	const char **specs;
 	int n;
@@ -84,9 +119,9 @@ const char *merge_take_offset(const char *arg, void *in);
 		     "without TimeShift and without offset events); repeatable", \
 		     merge_take_offset), \
 	OPT_FLAG(0, "no-sync", &(in)->opts.no_sync, "keep guest timestamps as recorded")
-/* Take option C (getopt's value) if it is one of the input options. */
-bool merge_inputs_option(struct merge_inputs *in, const char *cmd, int c, const char *arg);
-/* Add the operands ARGV[FIRST..ARGC) and open the merge (dies on errors). */
+/* Add the operands ARGV[FIRST..ARGC) and open the merge (dies on errors).
+ * A guest without any time sync, or whose TimeShift option makes the
+ * --tsc-offset values unused, is named in a warning. */
 struct ks_merge *merge_inputs_open(struct merge_inputs *in, const char *cmd, int first, int argc,
 				   char **argv);
 void merge_inputs_free(struct merge_inputs *in);

@@ -14,7 +14,6 @@
  * `trace-cmd report` converts them exactly as for the original; everything
  * else is written in nanoseconds with the "local" clock.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,65 +23,67 @@
 #include <event-parse.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat_writer.h"
+#include "util/hashmap.h"
 
-static const char usage_text[] =
-	"usage: kvmscope convert -i INPUT -o OUTPUT [options]\n"
-	"\n"
-	"Write the tracepoint events of any input (perf.data, trace.dat, ftrace text;\n"
-	"type detected from the content) as a trace-cmd trace.dat file that trace-cmd\n"
-	"report and KernelShark open.\n"
-	"\n"
-	"  -i, --input FILE         input file\n"
-	"  -o, --output FILE        output trace.dat\n"
-	"      --file-version 6|7   trace.dat file version (default 7)\n"
-	"      --compression ALG    zstd (default for version 7), zlib or none; version 6\n"
-	"                           files are never compressed\n"
-	"  -q, --quiet              no summary line on stderr\n"
-	"  -h, --help               this text\n";
-
-struct convert_args {
-	const char *input, *output, *compression;
-	int version;
-	bool quiet;
+static const struct opt_cmd convert_cmd = {
+	.name = "convert",
+	.synopsis = "-i INPUT -o OUTPUT [options]",
+	.intro = "Write the tracepoint events of any input (perf.data, trace.dat, ftrace text;\n"
+		 "type detected from the content; - is standard input) as a trace-cmd trace.dat\n"
+		 "file that trace-cmd report and KernelShark open.\n",
+	.outro = "An input whose records hold no tracepoint event (a perf.data of samples\n"
+		 "only), or a --time window without events, is refused: no output is written.\n"
+		 "An empty recording converts to an empty trace.dat.\n"
+		 "See kvmscope-convert(1).\n",
 };
 
-/* tid -> comm, open addressing */
+struct convert_args {
+	const char *input, *output;
+	struct tdw_format fmt;
+	bool quiet;
+	struct time_window time;
+};
+
+/* tid -> comm: the threads in the order they were first seen (the order of
+ * the saved cmdlines written), found by tid through a hash table of
+ * indexes. */
 struct comm_slot {
 	int32_t tid;
-	bool used, named;
+	bool named;
 	char comm[32];
 };
 
 struct comm_map {
 	struct comm_slot *slots;
 	size_t cap, len;
+	struct ks_hmap index; /* tid -> uint32_t index into slots */
 };
 
 static struct comm_slot *comm_find(struct comm_map *m, int32_t tid)
 {
-	size_t i, mask;
+	bool created;
+	uint32_t *i = ks_hmap_put(&m->index, (uint64_t)(uint32_t)tid, &created);
 
-	if (m->len * 2 >= m->cap) {
-		struct comm_map n = { calloc(m->cap ? m->cap * 2 : 1024, sizeof(*n.slots)),
-				      m->cap ? m->cap * 2 : 1024, 0 };
-		if (!n.slots)
+	if (!i)
+		die("out of memory");
+	if (!created)
+		return &m->slots[*i];
+	if (m->len == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 1024;
+		struct comm_slot *n = m->len < UINT32_MAX ? realloc(m->slots, ncap * sizeof(*n)) : NULL;
+
+		if (!n)
 			die("out of memory");
-		for (i = 0; i < m->cap; i++)
-			if (m->slots[i].used)
-				*comm_find(&n, m->slots[i].tid) = m->slots[i], n.len++;
-		free(m->slots);
-		*m = n;
+		m->slots = n;
+		m->cap = ncap;
 	}
-	mask = m->cap - 1;
-	for (i = ((uint32_t)tid * 2654435761u) & mask; m->slots[i].used; i = (i + 1) & mask)
-		if (m->slots[i].tid == tid)
-			return &m->slots[i];
-	m->slots[i].used = true;
-	m->slots[i].tid = tid;
-	m->len++;
-	return &m->slots[i];
+	*i = (uint32_t)m->len;
+	memset(&m->slots[m->len], 0, sizeof(m->slots[0]));
+	m->slots[m->len].tid = tid;
+	return &m->slots[m->len++];
 }
 
 /* The output's slot in the command line's list of temporary files. */
@@ -98,46 +99,29 @@ static _Noreturn void writer_failed(struct ks_tdw *w, const struct ks_error *err
 
 static void parse_args(int argc, char **argv, struct convert_args *a)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "file-version", required_argument, NULL, 'V' },
-		{ "compression", required_argument, NULL, 'c' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct opt opts[] = {
+		OPT_INPUT('i', "input", &a->input, "input file (- for standard input)",
+			  "convert one input at a time ('kvmscope merge' shows several together)"),
+		OPT_STRING('o', "output", &a->output, "FILE", "output trace.dat"),
+		OPT_TDW_FORMAT(&a->fmt),
+		OPT_TIME(&a->time),
+		OPT_FLAG('q', "quiet", &a->quiet, "no summary line on stderr"),
+		OPT_END(),
 	};
-	int c;
+	int first;
 
-	a->version = 7;
-	while ((c = getopt_long(argc, argv, "i:o:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': a->input = optarg; break;
-		case 'o': a->output = optarg; break;
-		case 'q': a->quiet = true; break;
-		case 'V':
-			if (strcmp(optarg, "6") && strcmp(optarg, "7"))
-				usage_error("convert", "--file-version takes 6 or 7, not '%s'", optarg);
-			a->version = atoi(optarg);
-			break;
-		case 'c':
-			if (strcmp(optarg, "zstd") && strcmp(optarg, "zlib") && strcmp(optarg, "none"))
-				usage_error("convert", "--compression takes zstd, zlib or none, not '%s'",
-					    optarg);
-			a->compression = optarg;
-			break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("convert", "unknown option");
-		}
-	}
-	if (optind < argc)
-		usage_error("convert", "unexpected argument '%s'", argv[optind]);
+	a->fmt = (struct tdw_format)TDW_FORMAT_INIT;
+	first = parse_options(&convert_cmd, opts, argc, argv);
+	if (first < argc && !a->input)
+		a->input = argv[first++];
+	else if (first < argc)
+		usage_error("convert", "takes one input file ('%s' and '%s' were given); convert "
+			    "one input at a time", a->input, argv[first]);
+	if (first < argc)
+		usage_error("convert", "unexpected argument '%s'", argv[first]);
 	if (!a->input || !a->output)
 		usage_error("convert", "both -i INPUT and -o OUTPUT are needed");
-	if (!a->compression)
-		a->compression = a->version == 7 ? "zstd" : "none";
-	if (a->version == 6 && strcmp(a->compression, "none"))
-		usage_error("convert", "version 6 files cannot be compressed");
+	tdw_format_resolve("convert", opts, &a->fmt);
 }
 
 static void set_opts(struct ks_source *src, const struct convert_args *a, struct ks_tdw_opts *o,
@@ -149,8 +133,8 @@ static void set_opts(struct ks_source *src, const struct convert_args *a, struct
 	struct tep_handle *tep = ks_source_tep(src);
 
 	memset(o, 0, sizeof(*o));
-	o->file_version = a->version;
-	o->compression = a->compression;
+	o->file_version = a->fmt.version;
+	o->compression = a->fmt.compression;
 	o->nr_cpus = info->nr_cpus > 0 ? (uint32_t)info->nr_cpus : 1;
 	if (tep) {
 		int ps = tep_get_page_size(tep), ls = tep_get_long_size(tep);
@@ -268,6 +252,23 @@ static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
 	}
 }
 
+/* Nothing to write: no output at all rather than a trace.dat without events. */
+static _Noreturn void refuse_empty(struct ks_tdw *w, const struct convert_args *a,
+				   const struct convert_counts *n)
+{
+	cli_output_release(out_slot);
+	ks_tdw_abort(w);
+	if (a->time.set)
+		die("%s: no tracepoint events in the time window; nothing written to %s", a->input,
+		    a->output);
+	if (n->no_format || n->other)
+		die("%s: no tracepoint events to convert (%" PRIu64 " records are samples or "
+		    "events without a tracepoint format; record tracepoints, e.g. perf record "
+		    "-e 'kvm:*'); nothing written to %s", a->input, n->no_format + n->other,
+		    a->output);
+	die("%s: no events; nothing written to %s", a->input, a->output); /* (not reached) */
+}
+
 /* Saved cmdlines: the input's own text as stored, then the tasks of its
  * COMM records that text does not name; without a stored text, COMM records
  * first, else what the input's tep knows of each task seen. */
@@ -280,10 +281,10 @@ static void write_cmdlines(struct ks_tdw *w, struct ks_source *src, struct comm_
 
 	if (stored && ks_tdw_set_cmdlines(w, stored, len, &err) < 0)
 		writer_failed(w, &err);
-	for (i = 0; i < comms->cap; i++) {
+	for (i = 0; i < comms->len; i++) {
 		struct comm_slot *s = &comms->slots[i];
 		const char *comm = s->named ? s->comm : NULL;
-		if (!s->used || s->tid < 0)
+		if (s->tid < 0)
 			continue;
 		if (stored && (!comm || (tep && tep_is_pid_registered(tep, s->tid))))
 			continue;
@@ -344,7 +345,9 @@ int cmd_convert(int argc, char **argv)
 	char uname[512];
 	uint64_t nformats = 0;
 
+	ks_hmap_init(&comms.index, sizeof(uint32_t));
 	parse_args(argc, argv, &a);
+	a.input = cli_input(a.input);
 	/* the output is checked and opened before the input is read: never
 	 * the input itself, a directory or something that cannot seek */
 	inputs[0] = a.input;
@@ -352,6 +355,7 @@ int cmd_convert(int argc, char **argv)
 	out_slot = cli_output_slot(of);
 	if (ks_source_open(&src, a.input, &err) < 0)
 		die("%s", err.msg); /* the temporary file goes at exit */
+	apply_time_window(src, a.input, &a.time);
 	set_opts(src, &a, &o, uname, sizeof(uname));
 	w = ks_tdw_create_out(of, &o, &err);
 	if (!w) {
@@ -363,6 +367,8 @@ int cmd_convert(int argc, char **argv)
 		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
 	copy_guests(w, src);
 	copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
+	if (!n.events && (a.time.set || n.no_format || n.other))
+		refuse_empty(w, &a, &n);
 	write_cmdlines(w, src, &comms);
 	/* the file gets its name here, complete, or not at all */
 	r = ks_tdw_close(w, &err);
@@ -371,13 +377,14 @@ int cmd_convert(int argc, char **argv)
 		die("%s", err.msg);
 	if (!a.quiet)
 		fprintf(stderr, "kvmscope convert: %s -> %s: %" PRIu64 " events, %" PRIu64
-			" formats, v%d %s%s%s\n", a.input, a.output, n.events, nformats, a.version,
-			a.compression, o.has_tsc2nsec ? ", x86-tsc with TSC2NSEC" : "",
+			" formats, v%d %s%s%s\n", a.input, a.output, n.events, nformats, a.fmt.version,
+			a.fmt.compression, o.has_tsc2nsec ? ", x86-tsc with TSC2NSEC" : "",
 			n.no_format ? " (records without a tracepoint format skipped)" : "");
 	if (!a.quiet && n.lost)
 		fprintf(stderr, "kvmscope convert: the input reports %" PRIu64
 			" lost events; they are not marked in the output\n", n.lost);
 	free(comms.slots);
+	ks_hmap_free(&comms.index);
 	ks_source_close(src);
 	return 0;
 }

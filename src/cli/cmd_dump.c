@@ -227,7 +227,7 @@ int cmd_dump(int argc, char **argv)
 		die("out of memory");
 	for (i = 0; i < n; i++) {
 		struct ks_error err;
-		in[i].path = paths[i];
+		in[i].path = paths[i] = cli_input(paths[i]);
 		if (ks_source_open(&in[i].src, paths[i], &err) < 0)
 			die("%s", err.msg);
 		in[i].win_end = UINT64_MAX;
@@ -237,6 +237,8 @@ int cmd_dump(int argc, char **argv)
 			die("out of memory");
 	}
 	set_prefixes(in, n);
+	/* one write per megabyte of text, not per 4 KB */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	for (i = 0; n > 1 && i < n; i++)
 		if (ks_tracedat_latency_text(in[i].src, NULL))
 			die("%s: latency traces do not work with several inputs", in[i].path);

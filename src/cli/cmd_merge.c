@@ -8,7 +8,9 @@
  * The work is done by ks_merge (include/kvmscope/merge.h).
  */
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -62,7 +64,7 @@ void tep_plugin_kvm_put_func(const char *func)
 	(void)func; /* the name belongs to the guest's tep */
 }
 
-static void print_quality(struct ks_merge *m)
+static void print_quality(struct ks_merge *m, uint32_t nr_offsets)
 {
 	struct ks_merge_quality q;
 
@@ -78,6 +80,19 @@ static void print_quality(struct ks_merge *m)
 			(unsigned long long)(q.worst_ts / 1000000000ull),
 			(unsigned long long)(q.worst_ts % 1000000000ull),
 			ks_merge_name(m, q.worst_input));
+	if (!q.checked)
+		fputs(" (no guest vCPU thread is known: the host's GUEST option names none of the "
+		      "guests)", stderr);
+	/* how each guest was synced: a check of nothing says nothing */
+	for (int i = 1; i < ks_merge_nr_inputs(m); i++) {
+		enum ks_timesync_kind k = ks_merge_sync_kind(m, i);
+
+		fprintf(stderr, "; %s synced by %s", ks_merge_name(m, i),
+			k == KS_TSYNC_TIMESHIFT ? "its TimeShift option" :
+			k == KS_TSYNC_TSC_OFFSET && nr_offsets ? "--tsc-offset" :
+			k == KS_TSYNC_TSC_OFFSET ? "the host's kvm_write_tsc_offset events" :
+			"nothing (timestamps as recorded)");
+	}
 	fputc('\n', stderr);
 }
 
@@ -89,6 +104,9 @@ int cmd_merge(int argc, char **argv)
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quality = false;
+	struct time_window time = { 0 };
+	uint64_t win_start = 0, win_end = UINT64_MAX;
+	FILE *sink = NULL;
 	int rc, first;
 
 	merge_inputs_init(&in, argc);
@@ -100,6 +118,7 @@ int cmd_merge(int argc, char **argv)
 			OPT_FLAG('t', NULL, &in.opts.nsec, "nanosecond timestamps"),
 			MERGE_INPUT_OPTS(&in),
 			OPT_FLAG(0, "quality", &quality, "print the sync quality check on stderr"),
+			OPT_TIME(&time),
 			OPT_END(),
 		};
 
@@ -109,15 +128,26 @@ int cmd_merge(int argc, char **argv)
 	pr = ks_merge_printer_new(m, in.opts.nsec);
 	if (!pr)
 		die("out of memory");
+	/* the window is in host time (guest events compared after their move
+	 * to it); percentages are of the host trace's span */
+	if (resolve_time_window(in.specs[0], &time, &win_start, &win_end) &&
+	    !(sink = fopen("/dev/null", "w")))
+		die("/dev/null: cannot open: %s", strerror(errno));
+	/* one write per megabyte of text, not per 4 KB */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	symbolising = ks_merge_nr_inputs(m) > 1 ? m : NULL;
 	ks_merge_print_headers(pr, stdout);
-	while ((rc = ks_merge_next(m, &r, &err)) > 0)
-		ks_merge_print(pr, &r, stdout);
+	while ((rc = ks_merge_next(m, &r, &err)) > 0 && r.rec->ts <= win_end)
+		/* before the window: formatted, not printed, so that the
+		 * plugins learn task names on the way as trace-cmd's do */
+		ks_merge_print(pr, &r, r.rec->ts < win_start ? sink : stdout);
 	symbolising = NULL;
 	if (rc < 0)
 		die("%s", err.msg);
+	if (sink)
+		fclose(sink);
 	if (quality)
-		print_quality(m);
+		print_quality(m, in.opts.nr_offsets);
 	ks_merge_printer_free(pr);
 	ks_merge_close(m);
 	merge_inputs_free(&in);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/json.h"
+#include "kvmscope/tracedat.h"
 #include "kvmscope/pmu_host.h"
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
@@ -42,7 +43,8 @@ struct pmu_args {
 static void parse_args(struct pmu_args *a, int argc, char **argv)
 {
 	const struct opt opts[] = {
-		OPT_INPUT('i', "input", &a->input, "trace to read (report)", NULL),
+		OPT_INPUT('i', "input", &a->input, "trace to read (report; - for standard input)",
+			  "pmu reads one trace at a time"),
 		OPT_INT(0, "vcpu", &a->vcpu, "N", "only vCPU N (report)", 0, 1 << 20),
 		OPT_INT('p', "pid", &a->pid, "PID", "only this host process / VM (report)", 1,
 			INT32_MAX),
@@ -432,6 +434,11 @@ static void json_report(struct ks_pmu_trace *pt)
 	for (i = 0; i < nv; i++) {
 		ks_json_begin_object(&j);
 		ks_json_kv_i64(&j, "vm", v[i].vm);
+		ks_json_key(&j, "vm_name");
+		if (ks_pmu_trace_comm(pt, v[i].vm))
+			ks_json_string(&j, ks_pmu_trace_comm(pt, v[i].vm));
+		else
+			ks_json_null(&j);
 		ks_json_kv_i64(&j, "vcpu", v[i].vcpu);
 		ks_json_kv_u64(&j, "msr_accesses", v[i].msr_accesses);
 		ks_json_kv_u64(&j, "pmu_accesses", v[i].pmu_accesses);
@@ -496,8 +503,23 @@ static void json_report(struct ks_pmu_trace *pt)
 		ks_json_end_object(&j);
 	}
 	ks_json_end_array(&j);
+	ks_pmu_trace_json_threads(pt, &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
+}
+
+/* Nothing the report reads: say what the input holds instead. */
+static void explain_empty(const struct pmu_args *a, const struct ks_pmu_trace_summary *s)
+{
+	if (s->kvm_msr || s->kvm_exit || s->kvm_entry)
+		return;
+	if (a->time.set) {
+		warnx_("%s: no kvm_msr, kvm_exit or kvm_entry events in the time window", a->input);
+	} else {
+		/* a recording of another architecture's KVM events (no MSRs):
+		 * the threads and VMs are still reported, with a note */
+		cli_note_missing(a->input, "kvm_msr events (x86's vPMU MSR accesses)");
+	}
 }
 
 static int run_report(const struct pmu_args *a)
@@ -514,10 +536,13 @@ static int run_report(const struct pmu_args *a)
 	pt = ks_pmu_trace_new(&a->trace, ks_source_info(src));
 	if (!pt)
 		die("out of memory");
+	if (ks_pmu_trace_set_guests(pt, src, &err) < 0)
+		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_pmu_trace_add(pt, &rec);
-	if (r < 0)
+	if (r < 0 || ks_pmu_trace_error(pt, a->input, &err) < 0)
 		die("%s", err.msg);
+	explain_empty(a, ks_pmu_trace_summary(pt));
 	if (a->json) {
 		json_report(pt);
 	} else {
@@ -538,5 +563,6 @@ int cmd_pmu(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	parse_args(&a, argc, argv);
+	a.input = cli_input(a.input);
 	return a.check ? run_check(&a) : run_report(&a);
 }

@@ -11,7 +11,6 @@
  * instance is removed on every exit path (live_signals.c's atexit registry).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,32 +27,19 @@
 #include <tracefs.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/live.h"
 #include "kvmscope/tracedat_writer.h"
 
-static const char usage_text[] =
-	"usage: kvmscope record [options] [-- COMMAND [ARGS...]]\n"
-	"\n"
-	"Record this host's KVM events into a trace.dat (trace-cmd's format), through a\n"
-	"private tracefs instance.  Stops after -d SECONDS, on Ctrl-C / SIGTERM, or when\n"
-	"COMMAND exits.\n"
-	"\n"
-	"  -o, --output FILE      output file (default trace.dat)\n"
-	"  -e, --event SYS:EVENT  an event to record instead of the KVM set; globs allowed\n"
-	"                         (kvm:*, sched:sched_sw*); 'SYS' alone means all of SYS;\n"
-	"                         repeat for more\n"
-	"  -p, --pid PID[,PID]    only events of these tasks (set_event_pid)\n"
-	"  -f, --filter EXPR      tracefs filter for every event that accepts it\n"
-	"  -C, --clock CLOCK      trace clock (default x86-tsc on x86, with TSC2NSEC;\n"
-	"                         local elsewhere)\n"
-	"  -d, --duration SECS    stop after SECS seconds (fractions allowed)\n"
-	"  -b, --buffer-kb KB     per-CPU ring buffer size (default 16384)\n"
-	"      --file-version V   6 or 7 (default 7)\n"
-	"      --compression C    zstd (default), zlib or none (version 7 only)\n"
-	"  -q, --quiet            no progress line and no summary\n"
-	"  -h, --help             this text\n"
-	"\n"
-	"See kvmscope-record(1).\n";
+static const struct opt_cmd record_cmd = {
+	.name = "record",
+	.synopsis = "[options] [-- COMMAND [ARGS...]]",
+	.intro = "Record this host's KVM events into a trace.dat (trace-cmd's format), through a\n"
+		 "private tracefs instance.  Stops after -d SECONDS, on Ctrl-C / SIGTERM, or when\n"
+		 "COMMAND exits.\n",
+	.outro = "See kvmscope-record(1).\n",
+	.stop_at_operand = true,
+};
 
 #define MAX_EVENTS 128
 #define MAX_PIDS 256
@@ -64,11 +50,11 @@ struct record_args {
 	const char *events[MAX_EVENTS];
 	size_t nevents;
 	int32_t pids[MAX_PIDS];
-	size_t npids;
-	const char *filter, *clock, *compression;
+	int npids;
+	const char *filter, *clock;
 	double duration;
-	uint32_t buffer_kb;
-	int version;
+	long long buffer_kb;
+	struct tdw_format fmt;
 	bool quiet;
 	char **cmd;
 };
@@ -94,90 +80,60 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void parse_pids(struct record_args *a, const char *arg)
+static const char *take_events(const char *arg, void *value)
 {
-	char *dup = strdup(arg), *tok, *save = NULL, *end;
+	struct record_args *a = value;
 
-	if (!dup)
-		die("out of memory");
-	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long v = strtol(tok, &end, 10);
-		if (*end || v <= 0 || v > INT32_MAX)
-			usage_error("record", "--pid takes process ids, not '%s'", tok);
-		if (a->npids >= MAX_PIDS)
-			usage_error("record", "at most %d pids", MAX_PIDS);
-		a->pids[a->npids++] = (int32_t)v;
-	}
-	free(dup);
+	if (a->nevents >= MAX_EVENTS)
+		return "can be given at most 128 times";
+	a->events[a->nevents++] = arg;
+	return NULL;
+}
+
+static const char *take_pids(const char *arg, void *value)
+{
+	struct record_args *a = value;
+
+	if (parse_pid_list(arg, a->pids, MAX_PIDS, &a->npids) < 0)
+		return "takes process ids separated by commas (at most 256 in all)";
+	return NULL;
 }
 
 static void parse_args(int argc, char **argv, struct record_args *a)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "filter", required_argument, NULL, 'f' },
-		{ "clock", required_argument, NULL, 'C' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "buffer-kb", required_argument, NULL, 'b' },
-		{ "file-version", required_argument, NULL, 'V' },
-		{ "compression", required_argument, NULL, 'c' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct opt opts[] = {
+		OPT_STRING('o', "output", &a->output, "FILE", "output file (default trace.dat)"),
+		OPT_CALLBACK('e', "event", a, "SYS:EVENT",
+			     "an event to record instead of the KVM set; globs allowed\n"
+			     "(kvm:*, sched:sched_sw*); 'SYS' alone means all of SYS;\n"
+			     "repeat for more", take_events),
+		OPT_CALLBACK('p', "pid", a, "PID[,PID]",
+			     "only events of these tasks (set_event_pid); each must exist",
+			     take_pids),
+		OPT_STRING('f', "filter", &a->filter, "EXPR",
+			   "tracefs filter for every event that accepts it"),
+		OPT_STRING('C', "clock", &a->clock, "CLOCK",
+			   "trace clock (default x86-tsc on x86, with TSC2NSEC;\n"
+			   "local elsewhere)"),
+		OPT_SECONDS('d', "duration", &a->duration,
+			    "stop after SECS seconds (fractions allowed)", 1, 10000000000LL),
+		OPT_INT('b', "buffer-kb", &a->buffer_kb, "KB",
+			"per-CPU ring buffer size (default 16384)", 4, 1 << 22),
+		OPT_TDW_FORMAT(&a->fmt),
+		OPT_FLAG('q', "quiet", &a->quiet, "no progress line and no summary"),
+		OPT_END(),
 	};
-	char *end;
-	int c;
+	int first;
 
 	a->output = "trace.dat";
-	a->version = 7;
-	a->compression = "zstd";
+	a->fmt = (struct tdw_format)TDW_FORMAT_INIT;
 	a->buffer_kb = 16384;
-	while ((c = getopt_long(argc, argv, "+o:e:p:f:C:d:b:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': a->output = optarg; break;
-		case 'e':
-			if (a->nevents >= MAX_EVENTS)
-				usage_error("record", "at most %d -e options", MAX_EVENTS);
-			a->events[a->nevents++] = optarg;
-			break;
-		case 'p': parse_pids(a, optarg); break;
-		case 'f': a->filter = optarg; break;
-		case 'C': a->clock = optarg; break;
-		case 'd':
-			a->duration = strtod(optarg, &end);
-			if (*end || !(a->duration > 0) || a->duration > 1e7)
-				usage_error("record", "-d takes a positive number of seconds, not '%s'",
-					    optarg);
-			break;
-		case 'b': {
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 4 || v > (1L << 22))
-				usage_error("record", "-b takes a size in KB (4..4194304), not '%s'", optarg);
-			a->buffer_kb = (uint32_t)v;
-			break;
-		}
-		case 'V':
-			if (strcmp(optarg, "6") && strcmp(optarg, "7"))
-				usage_error("record", "--file-version takes 6 or 7, not '%s'", optarg);
-			a->version = atoi(optarg);
-			break;
-		case 'c':
-			if (strcmp(optarg, "zstd") && strcmp(optarg, "zlib") && strcmp(optarg, "none"))
-				usage_error("record", "--compression takes zstd, zlib or none, not '%s'",
-					    optarg);
-			a->compression = optarg;
-			break;
-		case 'q': a->quiet = true; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("record", "unknown option");
-		}
-	}
-	if (optind < argc)
-		a->cmd = argv + optind;
-	if (a->version == 6)
-		a->compression = "none";
+	/* options end at the first operand, the command to run */
+	first = parse_options(&record_cmd, opts, argc, argv);
+	if (first < argc)
+		a->cmd = argv + first;
+	tdw_format_resolve("record", opts, &a->fmt);
+	cli_check_pids(a->pids, a->npids);
 }
 
 /* ------------------------------------------------------------------ */
@@ -288,8 +244,8 @@ static struct ks_tdw *create_writer(const struct record_args *a, struct ks_live 
 	struct ks_tdw *w;
 	char *dup;
 
-	o.file_version = a->version;
-	o.compression = a->compression;
+	o.file_version = a->fmt.version;
+	o.compression = a->fmt.compression;
 	o.nr_cpus = (uint32_t)ks_live_nr_cpus(l);
 	o.page_size = ks_live_page_size(l);
 	o.long_size = sizeof(long);
@@ -485,8 +441,8 @@ int cmd_record(int argc, char **argv)
 	o.clock = a.clock;
 	o.filter = a.filter;
 	o.pids = a.pids;
-	o.npids = a.npids;
-	o.buffer_kb = a.buffer_kb;
+	o.npids = (size_t)a.npids;
+	o.buffer_kb = (uint32_t)a.buffer_kb;
 	o.track = cli_live_track;
 	/* the output first: a refused name stops the run before tracing, and
 	 * the temporary file's removal on signals is in place before

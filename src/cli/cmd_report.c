@@ -7,7 +7,6 @@
  * addresses per VM (symbols/symtab.h) and prints a perf-report-like table, the
  * exits-by-guest-code table, JSON or CSV, folded stacks or an SVG flame graph.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "options.h"
+#include "kvmscope/host.h"
 #include "kvmscope/json.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
@@ -24,46 +25,28 @@
 #include "output/flamegraph.h"
 #include "symbols/symtab.h"
 
-static const char usage_text[] =
-	"usage: kvmscope report [-i FILE] [options]\n"
-	"\n"
-	"Guest profile from the host: guest PMU samples of a perf.data ('perf kvm\n"
-	"record', cycles:G) and guest addresses of exit tracepoints (x86 kvm_exit rip,\n"
-	"powerpc HV_DECREMENTER exits, arm64 kvm_exit pc), resolved per VM.\n"
-	"\n"
-	"  -i, --input FILE         input (default perf.data.guest)\n"
-	"      --guest-kallsyms F   guest /proc/kallsyms (all VMs without their own)\n"
-	"      --guest-modules F    guest /proc/modules (module ranges)\n"
-	"      --guest-vmlinux F    guest vmlinux ELF, relocated by _stext of the kallsyms\n"
-	"      --guest-kaslr-offset N  add N to the vmlinux addresses (no kallsyms)\n"
-	"      --guest-binary P[:A] guest user program P loaded at address A\n"
-	"      --guest-mount DIR    per VM: DIR/<pid or name>/{kallsyms,modules,vmlinux}\n"
-	"      --guest-trace F      a guest's trace.dat: its kallsyms for that guest (VM\n"
-	"                           found through the input's GUEST option); repeatable\n"
-	"      --sample-exits LIST  only these exit reasons are samples (x86 names such\n"
-	"                           as HLT, powerpc trap names such as HV_DECREMENTER,\n"
-	"                           arm64 EC_0xNN, or numbers); default every exit\n"
-	"                           (powerpc: HV_DECREMENTER)\n"
-	"      --by DIMS            split rows by vm and/or vcpu (e.g. vm,vcpu)\n"
-	"  -s, --sort KEY           sym (default), dso or reason\n"
-	"      --offsets            rows per address (symbol+offset)\n"
-	"      --no-exits           do not print the exits-by-guest-code table\n"
-	"      --json | --csv       machine-readable output\n"
-	"      --folded FILE        folded stacks (FlameGraph format; - = stdout)\n"
-	"      --flamegraph FILE    self-contained interactive SVG flame graph\n"
-	"      --limit NAME=VAL     raise a budget of the run: memory=SIZE (buffered\n"
-	"                           input), threads=N (distinct threads), objects=N\n"
-	"  -h, --help               this text\n"
-	"\n"
-	"Unresolved addresses show as [unknown]; guest user addresses without a\n"
-	"--guest-binary as [guest user].  See kvmscope-report(1).\n";
+static const struct opt_cmd report_cmd = {
+	.name = "report",
+	.synopsis = "[-i FILE [-i GUEST.dat]...] [options]",
+	.intro = "Guest profile from the host: guest PMU samples of a perf.data ('perf kvm\n"
+		 "record', cycles:G) and guest addresses of exit tracepoints (x86 kvm_exit rip,\n"
+		 "powerpc HV_DECREMENTER exits, arm64 kvm_exit pc), resolved per VM.\n",
+	.outro = "A second -i (and any further one) is a guest's trace.dat, as --guest-trace.\n"
+		 "The sort key may also be given as -k/--key, the spelling of kvmscope stat.\n"
+		 "Unresolved addresses show as [unknown]; guest user addresses without a\n"
+		 "--guest-binary as [guest user].  See kvmscope-report(1).\n",
+};
 
 #define MAX_LIST 16
 
 enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
+static const char *const format_names[] = { "table", "json", "csv", NULL };
+static const char *const sort_names[] = { "sym", "dso", "reason", NULL };
 
 struct report_args {
 	const char *input;
+	const char *inputs[MAX_LIST + 1];
+	int ninputs;
 	struct ks_limits limits;
 	const char *kallsyms, *modules, *vmlinux, *mount;
 	uint64_t kaslr_offset;
@@ -73,8 +56,10 @@ struct report_args {
 	int nguest_traces;
 	unsigned by;
 	const char *sort;
+	int sort_idx;
 	bool offsets, no_exits;
-	enum out_format format;
+	int format;
+	struct time_window time;
 	const char *folded, *flamegraph;
 	struct ks_profile_config cfg;
 	char *sample_exits_buf;
@@ -101,35 +86,22 @@ static struct ks_symtab *new_tab(struct loaded *l)
 	return t;
 }
 
-static uint64_t parse_u64(const char *opt, const char *arg)
+static const char *take_by(const char *arg, void *value)
 {
-	char *end;
-	unsigned long long v = strtoull(arg, &end, 0);
+	static const char *const names[] = { "vm", "pid", "vcpu", NULL };
+	static const unsigned bits[] = { KS_PROF_VM, KS_PROF_VM, KS_PROF_VCPU };
+	struct report_args *a = value;
+	unsigned dims;
 
-	if (!*arg || *end)
-		usage_error("report", "%s needs a number, not '%s'", opt, arg);
-	return v;
+	if (parse_name_set(arg, names, bits, &dims) < 0)
+		return "takes vm and vcpu separated by commas";
+	a->by |= dims;
+	return NULL;
 }
 
-static unsigned parse_by(const char *arg)
+static const char *take_sample_exits(const char *arg, void *value)
 {
-	char buf[128], *tok, *save = NULL;
-	unsigned dims = 0;
-
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "vm") || !strcmp(tok, "pid"))
-			dims |= KS_PROF_VM;
-		else if (!strcmp(tok, "vcpu"))
-			dims |= KS_PROF_VCPU;
-		else
-			usage_error("report", "--by takes vm and vcpu, not '%s'", tok);
-	}
-	return dims;
-}
-
-static void parse_sample_exits(struct report_args *a, const char *arg)
-{
+	struct report_args *a = value;
 	char *tok, *save = NULL;
 
 	free(a->sample_exits_buf);
@@ -140,86 +112,83 @@ static void parse_sample_exits(struct report_args *a, const char *arg)
 	for (tok = strtok_r(a->sample_exits_buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (a->cfg.nsample_exits == KS_PROF_MAX_SAMPLE_EXITS)
-			usage_error("report", "at most %d --sample-exits", KS_PROF_MAX_SAMPLE_EXITS);
+			return "takes at most 32 exit reasons";
 		a->cfg.sample_exits[a->cfg.nsample_exits++] = tok;
 	}
-}
-
-static void add_list(const char **list, int *n, const char *v, const char *opt)
-{
-	if (*n == MAX_LIST)
-		usage_error("report", "at most %d %s", MAX_LIST, opt);
-	list[(*n)++] = v;
+	return a->cfg.nsample_exits ? NULL : "needs at least one exit reason";
 }
 
 static void parse_args(struct report_args *a, int argc, char **argv)
 {
-	enum { O_KALLSYMS = 256, O_MODULES, O_VMLINUX, O_KASLR, O_BINARY, O_MOUNT, O_GTRACE,
-	       O_SAMPLE_EXITS, O_BY, O_OFFSETS, O_NO_EXITS, O_JSON, O_CSV, O_FOLDED, O_FLAME,
-	       O_LIMIT };
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "guest-kallsyms", required_argument, NULL, O_KALLSYMS },
-		{ "guestkallsyms", required_argument, NULL, O_KALLSYMS },
-		{ "guest-modules", required_argument, NULL, O_MODULES },
-		{ "guestmodules", required_argument, NULL, O_MODULES },
-		{ "guest-vmlinux", required_argument, NULL, O_VMLINUX },
-		{ "guestvmlinux", required_argument, NULL, O_VMLINUX },
-		{ "guest-kaslr-offset", required_argument, NULL, O_KASLR },
-		{ "guest-binary", required_argument, NULL, O_BINARY },
-		{ "guest-mount", required_argument, NULL, O_MOUNT },
-		{ "guestmount", required_argument, NULL, O_MOUNT },
-		{ "guest-trace", required_argument, NULL, O_GTRACE },
-		{ "sample-exits", required_argument, NULL, O_SAMPLE_EXITS },
-		{ "by", required_argument, NULL, O_BY },
-		{ "sort", required_argument, NULL, 's' },
-		{ "offsets", no_argument, NULL, O_OFFSETS },
-		{ "limit", required_argument, NULL, O_LIMIT },
-		{ "no-exits", no_argument, NULL, O_NO_EXITS },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "csv", no_argument, NULL, O_CSV },
-		{ "folded", required_argument, NULL, O_FOLDED },
-		{ "flamegraph", required_argument, NULL, O_FLAME },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		OPT_LIST('i', "input", a->inputs, &a->ninputs, MAX_LIST + 1, "FILE",
+			 "input (default perf.data.guest; - for standard input);\n"
+			 "a second -i is a guest's trace.dat (as --guest-trace)"),
+		OPT_STRING(0, "guest-kallsyms", &a->kallsyms, "F",
+			   "guest /proc/kallsyms (all VMs without their own)"),
+		OPT_ALIAS(0, "guestkallsyms", "guest-kallsyms"),
+		OPT_STRING(0, "guest-modules", &a->modules, "F", "guest /proc/modules (module ranges)"),
+		OPT_ALIAS(0, "guestmodules", "guest-modules"),
+		OPT_STRING(0, "guest-vmlinux", &a->vmlinux, "F",
+			   "guest vmlinux ELF, relocated by _stext of the kallsyms"),
+		OPT_ALIAS(0, "guestvmlinux", "guest-vmlinux"),
+		OPT_U64(0, "guest-kaslr-offset", &a->kaslr_offset, "N",
+			"add N to the vmlinux addresses (no kallsyms)"),
+		OPT_LIST(0, "guest-binary", a->binaries, &a->nbinaries, MAX_LIST, "P[:A]",
+			 "guest user program P loaded at address A"),
+		OPT_STRING(0, "guest-mount", &a->mount, "DIR",
+			   "per VM: DIR/<pid or name>/{kallsyms,modules,vmlinux}"),
+		OPT_ALIAS(0, "guestmount", "guest-mount"),
+		OPT_LIST(0, "guest-trace", a->guest_traces, &a->nguest_traces, MAX_LIST, "F",
+			 "a guest's trace.dat: its kallsyms for that guest (VM\n"
+			 "found through the input's GUEST option); repeatable"),
+		OPT_CALLBACK(0, "sample-exits", a, "LIST",
+			     "only these exit reasons are samples (x86 names such\n"
+			     "as HLT, powerpc trap names such as HV_DECREMENTER,\n"
+			     "arm64 EC_0xNN, or numbers); default every exit\n"
+			     "(powerpc: HV_DECREMENTER)", take_sample_exits),
+		OPT_CALLBACK(0, "by", a, "DIMS", "split rows by vm and/or vcpu (e.g. vm,vcpu)",
+			     take_by),
+		OPT_CHOICE('s', "sort", &a->sort_idx, "KEY",
+			   "sym (default), dso or reason", sort_names),
+		OPT_ALIAS('k', "key", "sort"),
+		OPT_FLAG(0, "offsets", &a->offsets, "rows per address (symbol+offset)"),
+		OPT_LIMIT(&a->limits),
+		OPT_FLAG(0, "no-exits", &a->no_exits, "do not print the exits-by-guest-code table"),
+		OPT_TIME(&a->time),
+		OPT_SET(0, "json", &a->format, OUT_JSON, "JSON output", "format"),
+		OPT_SET(0, "csv", &a->format, OUT_CSV, "CSV output", "format"),
+		{ .type = OPT_T_CHOICE, .long_name = "format", .value = &a->format, .argh = "FMT",
+		  .choices = format_names, .excl = "format",
+		  .help = "table (default), json or csv" },
+		OPT_STRING(0, "folded", &a->folded, "FILE",
+			   "folded stacks (FlameGraph format; - = stdout)"),
+		OPT_STRING(0, "flamegraph", &a->flamegraph, "FILE",
+			   "self-contained interactive SVG flame graph"),
+		OPT_END(),
 	};
-	int c;
+	int first = parse_options(&report_cmd, opts, argc, argv), i;
 
-	a->sort = "sym";
-	while ((c = getopt_long(argc, argv, "i:s:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': a->input = optarg; break;
-		case O_KALLSYMS: a->kallsyms = optarg; break;
-		case O_MODULES: a->modules = optarg; break;
-		case O_VMLINUX: a->vmlinux = optarg; break;
-		case O_KASLR: a->kaslr_offset = parse_u64("--guest-kaslr-offset", optarg); break;
-		case O_BINARY: add_list(a->binaries, &a->nbinaries, optarg, "--guest-binary"); break;
-		case O_MOUNT: a->mount = optarg; break;
-		case O_GTRACE:
-			add_list(a->guest_traces, &a->nguest_traces, optarg, "--guest-trace");
-			break;
-		case O_SAMPLE_EXITS: parse_sample_exits(a, optarg); break;
-		case O_BY: a->by |= parse_by(optarg); break;
-		case 's': a->sort = optarg; break;
-		case O_OFFSETS: a->offsets = true; break;
-		case O_LIMIT: parse_limit("report", &a->limits, optarg); break;
-		case O_NO_EXITS: a->no_exits = true; break;
-		case O_JSON: a->format = OUT_JSON; break;
-		case O_CSV: a->format = OUT_CSV; break;
-		case O_FOLDED: a->folded = optarg; break;
-		case O_FLAME: a->flamegraph = optarg; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("report", "unknown option");
-		}
+	for (i = first; i < argc; i++) {
+		if (a->ninputs == MAX_LIST + 1)
+			usage_error("report", "at most %d inputs", MAX_LIST + 1);
+		a->inputs[a->ninputs++] = argv[i];
 	}
-	if (optind < argc && !a->input)
-		a->input = argv[optind++];
-	if (optind < argc)
-		usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (strcmp(a->sort, "sym") && strcmp(a->sort, "dso") && strcmp(a->sort, "reason"))
-		usage_error("report", "--sort takes sym, dso or reason, not '%s'", a->sort);
-	if (!a->input)
-		a->input = "perf.data.guest";
+	a->input = a->ninputs ? a->inputs[0] : "perf.data.guest";
+	for (i = 1; i < a->ninputs; i++) {
+		if (!strcmp(a->inputs[i], "-"))
+			usage_error("report", "only the first input can be standard input (-)");
+		if (a->nguest_traces == MAX_LIST)
+			usage_error("report", "at most %d guest traces", MAX_LIST);
+		a->guest_traces[a->nguest_traces++] = a->inputs[i];
+	}
+	a->sort = sort_names[a->sort_idx];
+	if (a->folded && a->flamegraph && !strcmp(a->folded, a->flamegraph))
+		usage_error("report", "--folded and --flamegraph name the same file '%s'", a->folded);
+	if (a->folded && !strcmp(a->folded, "-") && a->format != OUT_TABLE)
+		usage_error("report", "--folded - and --%s both write to standard output",
+			    format_names[a->format]);
+	a->input = cli_input(a->input);
 	a->cfg.stacks = a->folded || a->flamegraph;
 }
 
@@ -259,7 +228,11 @@ static void load_binary(struct ks_symtab *user, const char *spec)
 	colon = strrchr(path, ':');
 	if (colon) {
 		*colon = '\0';
-		load = parse_u64("--guest-binary", colon + 1);
+		long long v;
+
+		if (parse_whole(colon + 1, 0, INT64_MAX, &v) < 0)
+			usage_error("report", "--guest-binary takes PATH[:ADDRESS], not '%s'", spec);
+		load = (uint64_t)v;
 		load_or_die(ks_elf_min_vaddr(path, &vaddr, &err), &err);
 		bias = load - vaddr;
 	}
@@ -326,26 +299,6 @@ static void setup_default_symbols(struct report_args *a, struct ks_profile *p, s
 		ks_profile_set_symbols(p, -1, k, u);
 }
 
-/* Bind the GUEST option's vCPU threads; a VM is named after the guest and
- * identified by its first vCPU thread. */
-static void bind_guests(struct ks_profile *p, const struct ks_tracedat_meta *m)
-{
-	uint32_t g, v;
-
-	for (g = 0; m && g < m->nr_guests; g++) {
-		const struct ks_tracedat_guest *gu = &m->guests[g];
-
-		if (!gu->nr_vcpus)
-			continue;
-		for (v = 0; v < gu->nr_vcpus; v++)
-			ks_profile_bind_thread(p, (int32_t)gu->vcpus[v].host_tid,
-					       (int32_t)gu->vcpus[0].host_tid,
-					       (int32_t)gu->vcpus[v].vcpu);
-		if (gu->name && *gu->name)
-			ks_profile_set_vm_name(p, (int32_t)gu->vcpus[0].host_tid, gu->name);
-	}
-}
-
 static void setup_guest_traces(struct report_args *a, struct ks_profile *p, struct loaded *l,
 			       const struct ks_tracedat_meta *host)
 {
@@ -366,7 +319,7 @@ static void setup_guest_traces(struct report_args *a, struct ks_profile *p, stru
 			die("%s: not a trace.dat with a trace id (TRACEID option)", a->guest_traces[i]);
 		for (g = 0; host && g < host->nr_guests; g++)
 			if (host->guests[g].trace_id == gm->trace_id && host->guests[g].nr_vcpus)
-				vm = (int32_t)host->guests[g].vcpus[0].host_tid;
+				vm = ks_host_guests(ks_profile_host(p))->g[g].vm;
 		if (vm == -2)
 			die("%s: its trace id 0x%" PRIx64 " is not a guest of %s (GUEST option)",
 			    a->guest_traces[i], gm->trace_id, a->input);
@@ -445,6 +398,8 @@ static void print_table(const struct report_args *a, struct ks_profile *p,
 		printf("  vCPU");
 	if (d & KS_PROF_REASON)
 		printf("  Reason\n");
+	else if (d & KS_PROF_DSO) /* the sort keys' columns only, as perf shows them */
+		printf("  Mode   DSO\n");
 	else
 		printf("  Mode   %-20s  Symbol\n", "DSO");
 	for (i = 0; i < n; i++) {
@@ -459,6 +414,10 @@ static void print_table(const struct report_args *a, struct ks_profile *p,
 		if (d & KS_PROF_REASON) {
 			ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
 			printf("  %s\n", r->has_reason ? reason : "[PMU sample]");
+			continue;
+		}
+		if (d & KS_PROF_DSO) {
+			printf("  %-5s  %s\n", mode_tag(r->mode), r->dso ? r->dso : "");
 			continue;
 		}
 		sym_text(r, sym, sizeof(sym));
@@ -573,6 +532,7 @@ static void print_json(struct ks_profile *p, const struct report_args *a,
 	for (i = 0; i < nex; i++)
 		json_row(&j, p, &ex[i], t->samples, true);
 	ks_json_end_array(&j);
+	ks_host_json_threads(ks_profile_host(p), &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
 }
@@ -649,6 +609,27 @@ static void write_stacks(const struct report_args *a, struct ks_profile *p, cons
 	}
 }
 
+/* No sample at all: say what the input holds instead of an empty table. */
+static void explain_empty(const struct report_args *a, const struct ks_profile_totals *t)
+{
+	if (a->time.set) {
+		warnx_("%s: no guest samples and no exits in the time window", a->input);
+		return;
+	}
+	if (t->host_samples)
+		die("%s: no guest samples: all %" PRIu64 " PMU samples are of host mode; record the "
+		    "guest with 'perf kvm record' or 'perf record -e cycles:G'", a->input,
+		    t->host_samples);
+	if (a->cfg.nsample_exits) {
+		warnx_("%s: no exit matches --sample-exits", a->input);
+		return;
+	}
+	/* KVM events without a guest address: the (empty) profile and the
+	 * threads' VMs and vCPUs are still the answer, with a note */
+	cli_note_missing(a->input, "guest samples and no exits with a guest address "
+			 "(kvm_exit) to profile");
+}
+
 static void run(struct report_args *a)
 {
 	struct ks_profile_row *rows = NULL, *ex = NULL;
@@ -666,13 +647,15 @@ static void run(struct report_args *a)
 	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
 	check_outputs(a, in);
 	load_or_die(ks_source_open_limits(&src, a->input, 0, &a->limits, &err), &err);
+	apply_time_window(src, a->input, &a->time);
 	a->cfg.limits = ks_source_limits(src);
 	a->cfg.path = ks_source_path(src);
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
 	if (!p)
 		usage_error("report", "%s", err.msg);
 	meta = ks_tracedat_meta(src);
-	bind_guests(p, meta);
+	if (ks_profile_set_guests(p, src, &err) < 0)
+		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		ks_profile_add(p, &rec);
 	if (r < 0 || ks_profile_error(p, &err) < 0)
@@ -682,6 +665,8 @@ static void run(struct report_args *a)
 	if (a->mount)
 		setup_mount(a, p, &l);
 	ks_profile_totals(p, &t);
+	if (!t.samples)
+		explain_empty(a, &t);
 	n = ks_profile_rows(p, sample_dims(a), false, &rows);
 	if (!a->no_exits && t.exits)
 		nex = ks_profile_rows(p, a->by | KS_PROF_REASON |

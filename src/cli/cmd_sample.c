@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "kvmscope/gdbmem.h"
 #include "kvmscope/gdbproto.h"
 #include "kvmscope/guestsyms.h"
@@ -37,49 +37,26 @@
 
 #define MAX_VCPUS 64
 
-static const char usage_text[] =
-	"usage: kvmscope sample [options]\n"
-	"\n"
-	"Sample guest call chains (kernel and user) of a QEMU guest through its gdbstub.\n"
-	"\n"
-	"  -g, --gdb HOST:PORT       QEMU gdbstub (default 127.0.0.1:1234)\n"
-	"  -F, --freq HZ             samples per second (default 99)\n"
-	"  -d, --duration SECONDS    stop after this long, setup included (default: until Ctrl-C)\n"
-	"  -n, --samples N           stop after N samples (abandoned ones included)\n"
-	"  -o, --output FILE         folded stacks (default: standard output)\n"
-	"      --svg FILE            SVG flame graph\n"
-	"      --stacks FILE         every sampled stack, one block per vCPU and sample\n"
-	"      --annotate            add _[g.k] / _[g.u] to frames\n"
-	"      --per-vcpu            root every stack at vcpuN\n"
-	"      --guest-kallsyms F    guest /proc/kallsyms (kernel symbols, ORC tables)\n"
-	"      --guest-modules F     guest /proc/modules\n"
-	"      --guest-vmlinux F     guest vmlinux\n"
-	"      --guest-kaslr-offset N  add N to vmlinux addresses\n"
-	"      --guest-binary P[:A]  guest user program P loaded at A (repeatable)\n"
-	"      --kernel-unwind M     auto (default), orc, fp or none\n"
-	"      --orc-layout L        auto (default), pre-6.4 or 6.4\n"
-	"      --mem M               auto (default: the stub's virtual reads, own page walk\n"
-	"                            when they fail), phys (own page walk) or virt\n"
-	"      --sample-budget MS    longest one sample may hold the guest stopped; past it\n"
-	"                            the sample is abandoned and the guest resumed (default 50,\n"
-	"                            0: no limit but --timeout)\n"
-	"      --timeout MS          longest wait for one answer of the stub (default 2000)\n"
-	"      --log-protocol FILE   write every byte sent to the stub to FILE\n"
-	"  -h, --help                this help\n"
-	"\n"
-	"The guest is never written to and is always left running.  See kvmscope-sample(1).\n";
+static const struct opt_cmd sample_cmd = {
+	.name = "sample",
+	.synopsis = "[options]",
+	.intro = "Sample guest call chains (kernel and user) of a QEMU guest through its gdbstub.\n",
+	.outro = "The guest is never written to and is always left running.  See kvmscope-sample(1).\n",
+};
 
 struct sample_args {
 	const char *gdb, *output, *svg, *stacks, *proto_log;
-	double freq, duration;
-	uint64_t max_samples;
+	long long freq, max_samples, timeout_ms, budget_ms;
+	double duration;
 	bool annotate, per_vcpu;
-	enum { MEM_AUTO, MEM_PHYS, MEM_VIRT } mem;
-	int timeout_ms, budget_ms, layout;
+	int mem; /* MEM_* */
+	int layout, kunwind_idx, layout_idx;
 	enum ks_kunwind kunwind;
 	bool kunwind_auto;
 	struct ks_guestsyms_opts syms;
 };
+
+enum { MEM_AUTO, MEM_PHYS, MEM_VIRT };
 
 struct rec {
 	uint32_t vcpu, n;
@@ -127,90 +104,62 @@ static int64_t earlier(int64_t a, int64_t b)
 	return !a ? b : !b ? a : a < b ? a : b;
 }
 
-static double parse_num(const char *opt, const char *s, double min)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (*end || !(v >= min))
-		usage_error("sample", "%s: bad value '%s'", opt, s);
-	return v;
-}
-
-enum {
-	O_SVG = 256, O_STACKS, O_ANNOTATE, O_PER_VCPU, O_KALLSYMS, O_MODULES, O_VMLINUX,
-	O_KASLR, O_BINARY, O_KUNWIND, O_LAYOUT, O_MEM, O_TIMEOUT, O_PROTO, O_BUDGET,
-};
-
 static const char *const mem_names[] = { "auto", "phys", "virt", NULL };
 
 static void parse_args(int argc, char **argv, struct sample_args *a)
 {
-	static const struct option opts[] = {
-		{ "gdb", required_argument, NULL, 'g' }, { "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' }, { "samples", required_argument, NULL, 'n' },
-		{ "output", required_argument, NULL, 'o' }, { "svg", required_argument, NULL, O_SVG },
-		{ "stacks", required_argument, NULL, O_STACKS },
-		{ "annotate", no_argument, NULL, O_ANNOTATE },
-		{ "per-vcpu", no_argument, NULL, O_PER_VCPU },
-		{ "guest-kallsyms", required_argument, NULL, O_KALLSYMS },
-		{ "guest-modules", required_argument, NULL, O_MODULES },
-		{ "guest-vmlinux", required_argument, NULL, O_VMLINUX },
-		{ "guest-kaslr-offset", required_argument, NULL, O_KASLR },
-		{ "guest-binary", required_argument, NULL, O_BINARY },
-		{ "kernel-unwind", required_argument, NULL, O_KUNWIND },
-		{ "orc-layout", required_argument, NULL, O_LAYOUT },
-		{ "mem", required_argument, NULL, O_MEM },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "sample-budget", required_argument, NULL, O_BUDGET },
-		{ "log-protocol", required_argument, NULL, O_PROTO },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	const struct opt opts[] = {
+		OPT_STRING('g', "gdb", &a->gdb, "HOST:PORT", "QEMU gdbstub (default 127.0.0.1:1234)"),
+		OPT_INT('F', "freq", &a->freq, "HZ", "samples per second (default 99)", 1, 100000),
+		OPT_SECONDS('d', "duration", &a->duration,
+			    "stop after this long, setup included (default: until\nCtrl-C)",
+			    0, 1000000000000LL),
+		OPT_INT('n', "samples", &a->max_samples, "N",
+			"stop after N samples (abandoned ones included)", 1, INT64_MAX),
+		OPT_STRING('o', "output", &a->output, "FILE",
+			   "folded stacks (default: standard output)"),
+		OPT_STRING(0, "svg", &a->svg, "FILE", "SVG flame graph"),
+		OPT_STRING(0, "stacks", &a->stacks, "FILE",
+			   "every sampled stack, one block per vCPU and sample"),
+		OPT_FLAG(0, "annotate", &a->annotate, "add _[g.k] / _[g.u] to frames"),
+		OPT_FLAG(0, "per-vcpu", &a->per_vcpu, "root every stack at vcpuN"),
+		OPT_STRING(0, "guest-kallsyms", &a->syms.kallsyms, "F",
+			   "guest /proc/kallsyms (kernel symbols, ORC tables)"),
+		OPT_STRING(0, "guest-modules", &a->syms.modules, "F", "guest /proc/modules"),
+		OPT_STRING(0, "guest-vmlinux", &a->syms.vmlinux, "F", "guest vmlinux"),
+		OPT_U64(0, "guest-kaslr-offset", &a->syms.kaslr_offset, "N",
+			"add N to vmlinux addresses"),
+		OPT_LIST(0, "guest-binary", a->syms.binaries, &a->syms.nbinaries,
+			 KS_GUESTSYMS_MAX_BINARIES, "P[:A]",
+			 "guest user program P loaded at A (repeatable)"),
+		OPT_KERNEL_UNWIND(&a->kunwind_idx),
+		OPT_ORC_LAYOUT(&a->layout_idx),
+		OPT_CHOICE(0, "mem", &a->mem, "M",
+			   "auto (default: the stub's virtual reads, own page walk\n"
+			   "when they fail), phys (own page walk) or virt", mem_names),
+		OPT_INT(0, "sample-budget", &a->budget_ms, "MS",
+			"longest one sample may hold the guest stopped; past it\n"
+			"the sample is abandoned and the guest resumed (default 50,\n"
+			"0: no limit but --timeout)", 0, 3600000),
+		OPT_INT(0, "timeout", &a->timeout_ms, "MS",
+			"longest wait for one answer of the stub (default 2000)", 1, 3600000),
+		OPT_STRING(0, "log-protocol", &a->proto_log, "FILE",
+			   "write every byte sent to the stub to FILE"),
+		OPT_END(),
 	};
-	int c;
+	int first;
 
 	memset(a, 0, sizeof(*a));
 	a->gdb = "127.0.0.1:1234";
 	a->freq = 99;
 	a->timeout_ms = 2000;
 	a->budget_ms = 50;
-	a->layout = KS_ORC_AUTO;
-	a->kunwind = parse_kernel_unwind("sample", "auto", &a->kunwind_auto);
-	while ((c = getopt_long(argc, argv, "g:F:d:n:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'g': a->gdb = optarg; break;
-		case 'F': a->freq = parse_num("-F", optarg, 0.001); break;
-		case 'd': a->duration = parse_num("-d", optarg, 0); break;
-		case 'n': a->max_samples = (uint64_t)parse_num("-n", optarg, 1); break;
-		case 'o': a->output = optarg; break;
-		case O_SVG: a->svg = optarg; break;
-		case O_STACKS: a->stacks = optarg; break;
-		case O_ANNOTATE: a->annotate = true; break;
-		case O_PER_VCPU: a->per_vcpu = true; break;
-		case O_KALLSYMS: a->syms.kallsyms = optarg; break;
-		case O_MODULES: a->syms.modules = optarg; break;
-		case O_VMLINUX: a->syms.vmlinux = optarg; break;
-		case O_KASLR: a->syms.kaslr_offset = strtoull(optarg, NULL, 0); break;
-		case O_BINARY:
-			if (a->syms.nbinaries >= KS_GUESTSYMS_MAX_BINARIES)
-				usage_error("sample", "too many --guest-binary");
-			a->syms.binaries[a->syms.nbinaries++] = optarg;
-			break;
-		case O_KUNWIND:
-			a->kunwind = parse_kernel_unwind("sample", optarg, &a->kunwind_auto);
-			break;
-		case O_LAYOUT: a->layout = parse_orc_layout("sample", optarg); break;
-		case O_MEM: a->mem = parse_choice("sample", "--mem", optarg, mem_names); break;
-		case O_TIMEOUT: a->timeout_ms = (int)parse_num("--timeout", optarg, 1); break;
-		case O_BUDGET: a->budget_ms = (int)parse_num("--sample-budget", optarg, 0); break;
-		case O_PROTO: a->proto_log = optarg; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("sample", "unknown option");
-		}
-	}
-	if (optind < argc)
-		usage_error("sample", "unexpected argument '%s'", argv[optind]);
-	if (a->timeout_ms > 3600000 || a->budget_ms > 3600000)
-		usage_error("sample", "--timeout and --sample-budget are limited to an hour");
+	first = parse_options(&sample_cmd, opts, argc, argv);
+	a->kunwind = kunwind_values[a->kunwind_idx];
+	a->kunwind_auto = a->kunwind_idx == 0;
+	a->layout = orc_layout_values[a->layout_idx];
+	if (first < argc)
+		usage_error("sample", "unexpected argument '%s'", argv[first]);
 }
 
 /* ---- one sample ---- */
@@ -401,7 +350,7 @@ static int sample_loop(struct sampler *s, struct ks_error *err)
 	s->run.bytes_before = ks_gdb_stats(s->g)->bytes_received;
 
 	while (!stop_requested) {
-		if (s->a->max_samples && s->run.samples + s->run.abandoned >= s->a->max_samples)
+		if (s->a->max_samples && s->run.samples + s->run.abandoned >= (uint64_t)s->a->max_samples)
 			break;
 		if (s->run_end && now_ns() >= s->run_end)
 			break;
@@ -423,14 +372,25 @@ static int setup_kernel_unwind(struct sampler *s, const struct ks_guestsyms *gs,
 {
 	struct ks_x86_regs r;
 	struct ks_orc_info info;
+	char msg[sizeof(err->msg)];
 
 	s->unw.user = true;
 	s->unw.kernel = s->a->kunwind;
-	if (s->a->kunwind != KS_KUNWIND_ORC)
+	if (s->a->kunwind != KS_KUNWIND_ORC && !s->a->syms.kallsyms)
 		return 0;
 	if (read_vcpu_regs(s, 0, &r, err) < 0)
 		return -1;
 	ks_gdbmem_reset(&s->gm);
+	/* kallsyms of another boot would give [unknown] frames only */
+	if (s->a->syms.kallsyms &&
+	    ks_guestsyms_check_kernel(gs->kernel, &s->vm, r.cr3, r.cr4, 0, err) < 0) {
+		if (ks_gdb_expired(s->g))
+			return -1;
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		return ks_error_set(err, "%s: %s", s->a->syms.kallsyms, msg);
+	}
+	if (s->a->kunwind != KS_KUNWIND_ORC)
+		return 0;
 	ks_vmem_reset(&s->vm, r.cr3, r.cr4);
 	if (ks_guest_orc_setup(&s->orc, &s->vm, gs->kernel, s->a->layout, &info, err) < 0) {
 		if (!s->a->kunwind_auto || ks_gdb_expired(s->g))
@@ -448,7 +408,7 @@ static int setup_kernel_unwind(struct sampler *s, const struct ks_guestsyms *gs,
 
 static int connect_stub(struct sampler *s, struct ks_error *err)
 {
-	int timeout = s->a->timeout_ms;
+	int timeout = (int)s->a->timeout_ms;
 
 	/* Connecting and the setup count against -d too (a timeout cut to what
 	 * is left of -d changes nothing later: every wait ends at -d anyway). */
@@ -606,7 +566,7 @@ static void summary(const struct sampler *s)
 	fprintf(stderr, "kvmscope sample: %" PRIu64 " samples of %zu vCPU(s) in %.2f s (%.1f/s)",
 		r->samples, s->nthreads, r->wall_s, r->wall_s > 0 ? (double)r->samples / r->wall_s : 0);
 	if (r->abandoned && s->a->budget_ms)
-		fprintf(stderr, ", %" PRIu64 " abandoned (over the %d ms budget, guest resumed)",
+		fprintf(stderr, ", %" PRIu64 " abandoned (over the %lld ms budget, guest resumed)",
 			r->abandoned, s->a->budget_ms);
 	else if (r->abandoned)
 		fprintf(stderr, ", %" PRIu64 " abandoned (cut by the end of -d, guest resumed)",

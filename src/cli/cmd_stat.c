@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "arch/arch.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/census.h"
 #include "kvmscope/limits.h"
@@ -29,7 +30,8 @@ static const struct opt_cmd stat_cmd = {
 	.outro = "Times run from the exit (begin event) to the next entry of the same host thread\n"
 		 "(--measure run: from the entry to the next exit).  --format perf measures what\n"
 		 "perf measures on the input's architecture.  Every report says which source\n"
-		 "mapped each host thread to its VM and vCPU.  See kvmscope-stat(1).\n",
+		 "mapped each host thread to its VM and vCPU.  The sort key may also be given\n"
+		 "as -s/--sort, the spelling of kvmscope report.  See kvmscope-stat(1).\n",
 };
 
 static const char *const measure_names[] = { "handling", "run", NULL };
@@ -52,22 +54,14 @@ struct stat_args {
 
 static unsigned parse_dims(const char *arg)
 {
-	char buf[128], *tok, *save = NULL;
-	unsigned dims = 0;
+	static const char *const names[] = { "reason", "key", "event", "vcpu", "vm", "pid", NULL };
+	static const unsigned bits[] = { KS_DIM_KEY, KS_DIM_KEY, KS_DIM_KEY, KS_DIM_VCPU,
+					 KS_DIM_VM, KS_DIM_VM };
+	unsigned dims;
 
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "reason") || !strcmp(tok, "key") || !strcmp(tok, "event"))
-			dims |= KS_DIM_KEY;
-		else if (!strcmp(tok, "vcpu"))
-			dims |= KS_DIM_VCPU;
-		else if (!strcmp(tok, "vm") || !strcmp(tok, "pid"))
-			dims |= KS_DIM_VM;
-		else
-			usage_error("stat", "--by takes reason, vcpu and vm, not '%s'", tok);
-	}
-	if (!dims)
-		usage_error("stat", "--by needs at least one of reason, vcpu, vm");
+	if (parse_name_set(arg, names, bits, &dims) < 0)
+		usage_error("stat", "--by takes reason, vcpu and vm separated by commas, not '%s'",
+			    arg);
 	return dims;
 }
 
@@ -81,18 +75,40 @@ static const char *take_pids(const char *arg, void *value)
 	return NULL;
 }
 
+/* Break TEXT at spaces into lines of at most WIDTH characters. */
+static void wrap(char *text, size_t width)
+{
+	char *line = text, *space = NULL, *p;
+
+	for (p = text; *p; p++) {
+		if (*p == ' ')
+			space = p;
+		if ((size_t)(p - line) >= width && space) {
+			*space = '\n';
+			line = space + 1;
+			space = NULL;
+		}
+	}
+}
+
 static void parse_args(struct stat_args *a, int argc, char **argv)
 {
+	char event_help[256], names[160], arch_help[256];
+
+	/* the architectures and their classes, from the table (src/arch) */
+	ks_arch_event_help(event_help, sizeof(event_help));
+	wrap(event_help, 56);
+	ks_arch_name_list(names, sizeof(names));
+	snprintf(arch_help, sizeof(arch_help), "%s (default: from the input's header or events)",
+		 names);
+	wrap(arch_help, 56);
 	const struct opt opts[] = {
 		OPT_INPUT('i', "input", &a->input, "input file",
-			  "for a host and a guest recording use 'kvmscope merge' or 'report --guest-trace'"),
-		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS",
-			   "vmexit (default); x86: mmio, ioport, msr; arm64: trap;\npowerpc: hcall"),
+			  "for a host and a guest recording use 'kvmscope merge' or 'kvmscope report -i HOST -i GUEST'"),
+		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS", event_help),
 		OPT_CHOICE(0, "measure", &a->measure, "M",
 			   "handling (default: exit -> entry) or run (entry -> exit)", measure_names),
-		OPT_STRING(0, "arch", &a->cfg.arch, "ARCH",
-			   "x86, arm64, powerpc, s390, riscv or loongarch (default:\n"
-			   "from the input's header or events)"),
+		OPT_STRING(0, "arch", &a->cfg.arch, "ARCH", arch_help),
 		OPT_LIST(0, "by", a->by, &a->nby, KS_STAT_MAX_VIEWS, "DIMS",
 			 "rows by reason (default), vcpu, vm, or a comma list such\n"
 			 "as vm,vcpu,reason; repeat for several tables (max 4)"),
@@ -101,6 +117,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		OPT_STRING('k', "key", &a->report.sort_key, "KEY",
 			   "sort by sample (default), time (total), mean_t, max_t,\n"
 			   "min_t, ev_name or p99"),
+		OPT_ALIAS('s', "sort", "key"),
 		OPT_TIME(&a->time),
 		OPT_LIMIT(&a->limits),
 		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
@@ -142,6 +159,7 @@ static void setup(struct stat_args *a)
 
 	if (!a->input)
 		a->input = "perf.data.guest";
+	a->input = cli_input(a->input);
 	a->report.vcpu = a->cfg.vcpu;
 	a->report.input = a->input;
 	if (a->report.format == KS_STAT_PERF) {
@@ -186,19 +204,11 @@ static void explain_empty(const struct stat_args *a, const struct ks_stat *st)
 	static struct ks_census c;
 	size_t nthreads = ks_stat_attribution(st, &threads);
 	int nvms = 0;
-	struct ks_source *src;
-	struct ks_error err;
 	char have[512];
 	int i;
 
-	if (ks_source_open_flags(&src, a->input, KS_OPEN_NO_SYMBOLS, &err) < 0 ||
-	    ks_census(src, a->cfg.arch, &c, &err) < 0)
-		die("%s", err.msg);
-	ks_source_close(src);
-	if (!c.kvm_events)
-		die("%s: no KVM events: the file holds %llu events of other tracepoints; record "
-		    "kvm:* events ('perf kvm stat record', 'trace-cmd record -e kvm')", a->input,
-		    (unsigned long long)c.events);
+	cli_census(a->input, a->cfg.arch, &c);
+	cli_require_kvm(a->input, &c, NULL);
 	if (a->cfg.arch && c.detected_arch && strcmp(c.detected_arch, a->cfg.arch))
 		die("%s: --arch %s, but the file's KVM events are %s's", a->input, a->cfg.arch,
 		    c.detected_arch);

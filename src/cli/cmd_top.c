@@ -1,93 +1,160 @@
 /*
- * cmd_top.c - kvmscope top: live exits per VM, vCPU and reason, refreshed
- * every -d seconds; or the same view replayed from a file (-i FILE).
+ * cmd_top.c - kvmscope top: live KVM activity per VM, refreshed every -d
+ * seconds, in three views:
+ *   exits        exits per VM -> vCPU -> reason with time and p99 latency
+ *                (top.h), live from tracefs or replayed from a file;
+ *   tracepoints  every event counted per VM, kvm_exit(REASON) children
+ *                (tpcount.h; kvm_stat's tracepoint view);
+ *   kvmstats     KVM's own statistics per VM and vCPU from QEMU's QMP
+ *                query-stats, or debugfs when readable (kvmstats.h).
  *
- * Live: a private tracefs instance (live.h) with the KVM events on the
- * "mono" clock, read through the live struct ks_source; replay: any input
- * through ks_source_open.  Both feed the one accounting of top.h.  Output:
- * an ANSI screen with keys on a terminal, or plain text per interval
- * (--batch, like kvm_stat -l) or CSV (--csv, like kvm_stat -c).
+ * On a terminal the screen is ncurses (alternate screen, redrawn on
+ * resize; a line never wraps: columns are dropped by priority as the
+ * width narrows); --batch prints plain text per interval, --csv CSV.
+ * Every view is first built as a list of display rows (struct drow) that
+ * the screen, the text and the CSV printers share.
  */
+#include <curses.h>
+#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
+#include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/kvmstats.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/live.h"
 #include "kvmscope/source.h"
 #include "kvmscope/top.h"
+#include "kvmscope/tpcount.h"
+#include "options.h"
 #include "output/csv.h"
 #include "util/procfs.h"
 
-static const char usage_text[] =
-	"usage: kvmscope top [-i FILE [--fast]] [options]\n"
-	"\n"
-	"Exits per VM (QEMU process), vCPU and exit reason, refreshed every -d seconds:\n"
-	"exits/s, time in exits (% of the vCPUs' time) and p99 exit handling latency.\n"
-	"Live from tracefs (private instance), or replayed from any input file.\n"
-	"\n"
-	"  -i, --input FILE       replay FILE (perf.data, trace.dat, ftrace text) at its\n"
-	"                         recorded speed\n"
-	"      --fast             replay as fast as possible\n"
-	"  -d, --delay SECS       refresh interval (default 1; fractions allowed)\n"
-	"  -n, --iterations N     stop after N intervals\n"
-	"  -b, --batch            plain text per interval (no screen control)\n"
-	"      --csv              CSV, one line per row and interval\n"
-	"  -s, --sort COL         exits (default), time, p99 or name\n"
-	"  -v, --vcpus            show the per-vCPU rows\n"
-	"  -e, --event SYS:EVENT  live: record these events instead of the KVM set\n"
-	"                         (globs allowed; repeat)\n"
-	"  -p, --pid PID[,PID]    live: only these processes (set_event_pid)\n"
-	"      --limit NAME=VAL   replay: raise a budget of the run: memory=SIZE,\n"
-	"                         threads=N (distinct threads), objects=N\n"
-	"  -h, --help             this text\n"
-	"\n"
-	"Keys: q quit, s next sort column, v per-vCPU rows on/off.  See kvmscope-top(1).\n";
-
 #define MAX_EVENTS 64
 #define MAX_PIDS 256
+#define MAX_QMP 64
+#define MAX_COLS 5
 
-static const char *const sort_columns[] = { "exits", "time", "p99", "name" };
+enum view { VIEW_EXITS, VIEW_TRACEPOINTS, VIEW_KVMSTATS, NR_VIEWS };
+static const char *const view_names[] = { "exits", "tracepoints", "kvmstats", NULL };
+static const char *const sort_columns[] = { "exits", "time", "p99", "name", NULL };
+
+static const struct opt_cmd top_cmd = {
+	.name = "top",
+	.synopsis = "[-i FILE [--fast]] [options]",
+	.intro = "KVM activity per VM (QEMU process), refreshed every -d seconds, in three views:\n"
+		 "  exits        exits per VM, vCPU and reason: exits/s, time in exits (% of\n"
+		 "               the vCPUs' time) and p99 exit handling latency;\n"
+		 "  tracepoints  every kvm:* event counted per VM, kvm_exit(REASON) below\n"
+		 "               kvm_exit (kvm_stat's tracepoint view);\n"
+		 "  kvmstats     KVM's statistics per VM and vCPU (exits, halt polling,\n"
+		 "               insn_emulation, io/mmio exits...) from QEMU's QMP\n"
+		 "               query-stats, or debugfs when readable.\n"
+		 "Live from tracefs (private instance), or replayed from any input file.\n",
+	.outro = "Keys: h help, q quit, space pause, 1/2/3 or Tab view, f filter (regex),\n"
+		 "g guest, p pid, c clear filters, r reset totals, s interval, x child rows,\n"
+		 "z zero rows, v vCPU rows, o next sort column, E/T/P sort by exits/time/p99,\n"
+		 "arrows and PgUp/PgDn scroll.  See kvmscope-top(1).\n",
+};
 
 struct top_args {
 	const char *input;
-	bool fast, batch, csv, vcpus;
+	bool fast, batch, csv, vcpus, once, skip_zero, debugfs;
 	double delay;
-	long iterations;
-	int sort;
+	long long iterations;
+	int sort, view;
 	const char *events[MAX_EVENTS];
-	size_t nevents;
+	int nevents;
 	int32_t pids[MAX_PIDS];
-	size_t npids;
+	int npids;
 	struct ks_limits limits;
+	struct time_window time;
+	const char *qmp[MAX_QMP];
+	int nqmp;
+	const char *fields, *guest;
+};
+
+/* One line of a view: a label (indented by depth) and its cells. */
+struct drow {
+	int depth;
+	int32_t vm;
+	char label[96];
+	char cell[MAX_COLS][24];
+};
+
+struct col {
+	const char *title;
+	int width;     /* cell width (right-aligned) in batch text */
+	int prio;      /* lower = kept longer as the screen narrows */
+	int swidth;    /* on the screen, narrower */
+};
+
+struct view_cols {
+	const char *label_title;
+	int label_width;   /* batch text */
+	int ncols;
+	struct col cols[MAX_COLS];
+};
+
+static const struct view_cols view_cols[NR_VIEWS] = {
+	[VIEW_EXITS] = { "VM / vCPU / REASON", 44, 4,
+			 { { "EXITS", 10, 0, 9 }, { "EXITS/s", 12, 2, 10 }, { "TIME%", 8, 1, 7 },
+			   { "P99(us)", 12, 3, 10 } } },
+	[VIEW_TRACEPOINTS] = { "VM / EVENT", 44, 3,
+			       { { "COUNT", 12, 0, 10 }, { "COUNT/s", 12, 1, 10 },
+				 { "TOTAL", 14, 2, 12 } } },
+	[VIEW_KVMSTATS] = { "VM / STATISTIC / vCPU", 44, 2,
+			    { { "VALUE", 16, 0, 14 }, { "DELTA/s", 12, 1, 11 } } },
+};
+
+/* The previous values of a VM's statistics, for the deltas. */
+struct kvm_vm {
+	int32_t pid;
+	char src[160];             /* socket path or "debugfs" */
+	struct ks_kstats now, prev, base;
+	double t_now, t_prev;      /* when now and prev were read */
+	bool have_prev, have_base, failed;
+	char error[200];
 };
 
 struct top_state {
 	struct top_args *a;
 	struct ks_top *top;
+	struct ks_tpcount *tp;
 	struct ks_source *src;
-	bool live, screen, quit;
+	struct ks_live *live_h;
+	bool live, screen, quit, paused, children, need_draw, tracing;
 	long interval;
-	uint64_t end_ns;       /* trace time of the last closed interval's end */
-	struct termios saved_tty;
-	bool tty_saved;
+	uint64_t end_ns;           /* trace time of the last closed interval's end */
+	double last_secs;          /* wall length of the last interval (kvmstats) */
+	double last_close;
+	regex_t re;
+	bool have_re;
+	char guest[64];
+	int32_t pid_filter;
+	char status[160];
+	int scroll;
+	bool help;
+	struct drow *rows;
+	size_t nrows, cap;
+	struct kvm_vm *vms;
+	size_t nvms;
+	char events_note[80];
 };
 
-static struct termios *restore_tty;
+static bool screen_on;
 
-static void tty_restore(void)
+static void screen_end(void)
 {
-	if (restore_tty) {
-		tcsetattr(0, TCSANOW, restore_tty);
-		fputs("\033[?25h", stdout);
-		fflush(stdout);
-		restore_tty = NULL;
+	if (screen_on) {
+		endwin();
+		screen_on = false;
 	}
 }
 
@@ -99,150 +166,164 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void parse_pids(struct top_args *a, const char *arg)
+/* ------------------------------------------------------------------ */
+/* options */
+
+static const char *take_pids(const char *arg, void *value)
 {
-	char *dup = strdup(arg), *tok, *save = NULL, *end;
+	struct top_args *a = value;
 
-	if (!dup)
-		die("out of memory");
-	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long v = strtol(tok, &end, 10);
-		if (*end || v <= 0 || v > INT32_MAX || a->npids >= MAX_PIDS)
-			usage_error("top", "--pid takes process ids, not '%s'", tok);
-		a->pids[a->npids++] = (int32_t)v;
-	}
-	free(dup);
-}
-
-static int sort_index(const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(sort_columns) / sizeof(sort_columns[0]); i++)
-		if (!strcmp(s, sort_columns[i]))
-			return (int)i;
-	usage_error("top", "--sort takes exits, time, p99 or name, not '%s'", s);
+	return parse_pid_list(arg, a->pids, MAX_PIDS, &a->npids) < 0 ?
+	       "takes process ids PID[,PID...]" : NULL;
 }
 
 static void parse_args(int argc, char **argv, struct top_args *a)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "fast", no_argument, NULL, 'F' },
-		{ "delay", required_argument, NULL, 'd' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "vcpus", no_argument, NULL, 'v' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "limit", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	const struct opt opts[] = {
+		OPT_INPUT('i', "input", &a->input, "replay FILE (perf.data, trace.dat, ftrace text) at its\n"
+			  "recorded speed", NULL),
+		OPT_FLAG(0, "fast", &a->fast, "replay as fast as possible"),
+		OPT_SECONDS('d', "delay", &a->delay, "refresh interval (default 1; fractions allowed)",
+			    10, 86400000),
+		OPT_INT('n', "iterations", &a->iterations, "N", "stop after N intervals", 1, 1LL << 40),
+		OPT_FLAG('1', "once", &a->once, "one interval in batch mode (kvm_stat -1)"),
+		OPT_FLAG('b', "batch", &a->batch, "plain text per interval (no screen control)"),
+		OPT_FLAG(0, "csv", &a->csv, "CSV, one line per row and interval"),
+		{ .type = OPT_T_CHOICE, .long_name = "view", .value = &a->view, .argh = "VIEW",
+		  .choices = view_names, .excl = "view",
+		  .help = "exits (default), tracepoints or kvmstats" },
+		OPT_SET('t', "tracepoints", &a->view, VIEW_TRACEPOINTS,
+			"the tracepoint view: every kvm:* event per VM", "view"),
+		OPT_SET(0, "kvmstats", &a->view, VIEW_KVMSTATS,
+			"the KVM statistics view (QMP query-stats, debugfs)", "view"),
+		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "SOCKET",
+			 "kvmstats: QEMU's QMP unix socket (repeat; default: the\n"
+			 "sockets of running QEMU processes' -qmp unix:PATH)"),
+		OPT_FLAG(0, "debugfs", &a->debugfs, "kvmstats: read /sys/kernel/debug/kvm instead"),
+		OPT_CHOICE('s', "sort", &a->sort, "COL", "exits (default), time, p99 or name", sort_columns),
+		OPT_FLAG('v', "vcpus", &a->vcpus, "show the per-vCPU rows"),
+		OPT_STRING('f', "fields", &a->fields, "REGEX",
+			   "only reasons, events and statistics matching REGEX"),
+		OPT_STRING('g', "guest", &a->guest, "NAME", "only the VM named NAME (QEMU -name or comm)"),
+		OPT_FLAG('z', "skip-zero", &a->skip_zero, "omit rows that are zero in the interval"),
+		OPT_LIST('e', "event", a->events, &a->nevents, MAX_EVENTS, "SYS:EVENT",
+			 "live: record these events instead of the KVM set\n"
+			 "(globs allowed; repeat)"),
+		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these processes (set_event_pid)",
+			     take_pids),
+		OPT_LIMIT(&a->limits),
+		OPT_TIME(&a->time),
+		OPT_END(),
 	};
-	char *end;
-	int c;
+	int first;
 
 	a->delay = 1.0;
 	ks_limits_default(&a->limits);
-	while ((c = getopt_long(argc, argv, "i:d:n:bs:ve:p:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': a->input = optarg; break;
-		case 'F': a->fast = true; break;
-		case 'd':
-			a->delay = strtod(optarg, &end);
-			if (*end || !(a->delay >= 0.01) || a->delay > 86400)
-				usage_error("top", "-d takes seconds (0.01 or more), not '%s'", optarg);
-			break;
-		case 'n':
-			a->iterations = strtol(optarg, &end, 10);
-			if (*end || a->iterations <= 0)
-				usage_error("top", "-n takes a positive count, not '%s'", optarg);
-			break;
-		case 'b': a->batch = true; break;
-		case 'c': a->csv = true; break;
-		case 's': a->sort = sort_index(optarg); break;
-		case 'v': a->vcpus = true; break;
-		case 'e':
-			if (a->nevents >= MAX_EVENTS)
-				usage_error("top", "at most %d -e options", MAX_EVENTS);
-			a->events[a->nevents++] = optarg;
-			break;
-		case 'p': parse_pids(a, optarg); break;
-		case 'L': parse_limit("top", &a->limits, optarg); break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: usage_error("top", "unknown option");
-		}
-	}
-	if (optind < argc)
-		usage_error("top", "unexpected argument '%s'", argv[optind]);
+	first = parse_options(&top_cmd, opts, argc, argv);
+	if (first < argc)
+		usage_error("top", "unexpected argument '%s'", argv[first]);
 	if (a->fast && !a->input)
 		usage_error("top", "--fast needs -i FILE");
+	if (!a->input && a->time.set)
+		usage_error("top", "--time is for a replay (-i FILE)");
+	cli_check_pids(a->pids, a->npids);
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
+	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->debugfs))
+		usage_error("top", "the kvmstats view reads running VMs, not a file (-i)");
+	if (a->once) {
+		a->batch = !a->csv;
+		a->iterations = 1;
+	}
+	if ((a->nqmp || a->debugfs) && !option_given(opts, "view") && !option_given(opts, "tracepoints"))
+		a->view = VIEW_KVMSTATS;
 }
 
 /* ------------------------------------------------------------------ */
 /* VM names: QEMU's -name (live), else what the input says */
 
-/* QEMU process PID's -name ("guest=NAME,..." or NAME), else its comm. */
 static void qemu_name(int32_t pid, char *out, size_t len)
 {
-	char buf[8192], *p, *end;
-	ssize_t n;
+	char buf[64];
 
-	out[0] = 0;
-	if (pid <= 0)
+	if (ks_qemu_name(pid, out, len) || pid <= 0)
 		return;
-	n = ks_read_proc(pid, "cmdline", buf, sizeof(buf));
-	if (n <= 0)
-		return;
-	end = buf + n;
-	for (p = buf; p < end; p += strlen(p) + 1) {
-		if (strcmp(p, "-name") || p + strlen(p) + 1 >= end)
-			continue;
-		p += strlen(p) + 1;
-		if (!strncmp(p, "guest=", 6))
-			p += 6;
-		snprintf(out, len, "%.*s", (int)strcspn(p, ","), p);
-		return;
-	}
 	if (ks_read_proc(pid, "comm", buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = 0;
 		snprintf(out, len, "%.63s", buf);
 	}
 }
 
-static void vm_label(const struct top_state *s, const struct ks_top_row *r, char *out, size_t len)
+static void vm_name(const struct top_state *s, int32_t vm, const char *known, char *out,
+		    size_t len)
 {
-	char name[64] = "";
-
+	out[0] = 0;
 	if (s->live)
-		qemu_name(r->vm, name, sizeof(name));
-	if (!name[0])
-		snprintf(name, sizeof(name), "%s", r->name);
+		qemu_name(vm, out, len);
+	if (!out[0] && known)
+		snprintf(out, len, "%s", known);
+}
+
+static void vm_label(const struct top_state *s, int32_t vm, const char *known, char *out,
+		     size_t len)
+{
+	char name[64];
+
+	vm_name(s, vm, known, name, sizeof(name));
 	if (name[0])
-		snprintf(out, len, "%d(%s)", r->vm, name);
+		snprintf(out, len, "%d(%s)", vm, name);
 	else
-		snprintf(out, len, "%d", r->vm);
+		snprintf(out, len, "%d", vm);
+}
+
+/* The g and p filters. */
+static bool vm_wanted(const struct top_state *s, int32_t vm, const char *known)
+{
+	char name[64];
+
+	if (s->pid_filter > 0 && vm != s->pid_filter)
+		return false;
+	if (!s->guest[0])
+		return true;
+	vm_name(s, vm, known, name, sizeof(name));
+	return !strcmp(name, s->guest);
+}
+
+static bool name_wanted(const struct top_state *s, const char *name)
+{
+	return !s->have_re || regexec(&s->re, name, 0, NULL, 0) == 0;
 }
 
 /* ------------------------------------------------------------------ */
-/* output */
+/* building the rows of a view */
 
-static void fmt_us(uint64_t ns, char *buf, size_t len)
+static struct drow *add_row(struct top_state *s, int depth, int32_t vm, const char *label)
 {
-	snprintf(buf, len, "%.2f", (double)ns / 1000.0);
+	struct drow *r;
+
+	if (s->nrows == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 256;
+		struct drow *n = realloc(s->rows, ncap * sizeof(*n));
+
+		if (!n)
+			die("out of memory");
+		s->rows = n;
+		s->cap = ncap;
+	}
+	r = &s->rows[s->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->depth = depth;
+	r->vm = vm;
+	snprintf(r->label, sizeof(r->label), "%s", label);
+	return r;
 }
 
-static void text_row(const char *label, const struct ks_top_row *r)
+static void exit_cells(struct drow *d, const struct ks_top_row *r)
 {
-	char p99[32];
-
-	fmt_us(r->p99_ns, p99, sizeof(p99));
-	printf("%-44.44s %10llu %12.1f %8.2f %12s\n", label, (unsigned long long)r->count, r->rate,
-	       r->time_pct, p99);
+	snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)r->count);
+	snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f", r->rate);
+	snprintf(d->cell[2], sizeof(d->cell[2]), "%.2f", r->time_pct);
+	snprintf(d->cell[3], sizeof(d->cell[3]), "%.2f", (double)r->p99_ns / 1000.0);
 }
 
 static struct ks_top_row *sorted_copy(const struct top_state *s, enum ks_top_level lv, size_t *n)
@@ -254,67 +335,402 @@ static struct ks_top_row *sorted_copy(const struct top_state *s, enum ks_top_lev
 	c = calloc(*n + 1, sizeof(*c));
 	if (!c)
 		die("out of memory");
-	memcpy(c, rows, *n * sizeof(*c));
+	if (*n)
+		memcpy(c, rows, *n * sizeof(*c));
 	ks_top_sort(c, *n, sort_columns[s->a->sort]);
 	return c;
 }
 
-static void print_header(const struct top_state *s)
+/* Reason rows of VM (and VCPU >= 0) at DEPTH. */
+static void exit_reasons(struct top_state *s, const struct ks_top_row *rs, size_t n, int32_t vm,
+			 int32_t vcpu, int depth)
 {
-	double secs = (double)ks_top_interval_ns(s->top) / 1e9;
-	uint64_t recs = ks_top_interval_records(s->top);
+	size_t j;
 
-	printf("kvmscope top - %s, interval %ld: %.2f s, %llu events (%.0f/s), lost %llu, "
-	       "exits by %s [sort: %s]\n",
-	       s->live ? "live" : ks_source_path(s->src), s->interval, secs,
-	       (unsigned long long)recs, secs > 0 ? (double)recs / secs : 0.0,
-	       (unsigned long long)ks_top_interval_lost(s->top), ks_top_arch(s->top),
-	       sort_columns[s->a->sort]);
-	printf("%-44s %10s %12s %8s %12s\n", "VM / vCPU / REASON", "EXITS", "EXITS/s", "TIME%",
-	       "P99(us)");
+	for (j = 0; j < n; j++) {
+		if (rs[j].vm != vm || rs[j].vcpu != vcpu || !name_wanted(s, rs[j].name))
+			continue;
+		if (s->a->skip_zero && !rs[j].count)
+			continue;
+		exit_cells(add_row(s, depth, vm, rs[j].name), &rs[j]);
+	}
 }
 
-static void print_text(struct top_state *s)
+static void build_exits(struct top_state *s)
 {
-	size_t nvm, nvc, nrs, i, j;
-	struct ks_top_row *vms = sorted_copy(s, KS_TOP_VM, &nvm);
-	struct ks_top_row *vcs = sorted_copy(s, KS_TOP_VCPU, &nvc);
-	struct ks_top_row *rss = sorted_copy(s, KS_TOP_REASON, &nrs);
-	char label[128];
+	size_t nvm, nvc, nrs, nvr, i, j;
+	struct ks_top_row *vms, *vcs, *rss, *vrs;
+	char label[96];
 
-	if (s->screen)
-		fputs("\033[H\033[2J", stdout);
-	print_header(s);
-	if (!nvm)
-		printf("(no KVM exits in this interval)\n");
+	if (!s->top)
+		return;
+	vms = sorted_copy(s, KS_TOP_VM, &nvm);
+	vcs = sorted_copy(s, KS_TOP_VCPU, &nvc);
+	rss = sorted_copy(s, KS_TOP_REASON, &nrs);
+	vrs = sorted_copy(s, KS_TOP_VCPU_REASON, &nvr);
+
 	for (i = 0; i < nvm; i++) {
-		vm_label(s, &vms[i], label, sizeof(label));
-		text_row(label, &vms[i]);
-		for (j = 0; s->a->vcpus && j < nvc; j++) {
+		if (!vm_wanted(s, vms[i].vm, vms[i].name))
+			continue;
+		vm_label(s, vms[i].vm, vms[i].name, label, sizeof(label));
+		exit_cells(add_row(s, 0, vms[i].vm, label), &vms[i]);
+		if (!s->a->vcpus) {
+			if (s->children)
+				exit_reasons(s, rss, nrs, vms[i].vm, -1, 1);
+			continue;
+		}
+		for (j = 0; j < nvc; j++) {
 			if (vcs[j].vm != vms[i].vm)
 				continue;
-			snprintf(label, sizeof(label), "  vcpu %d", vcs[j].vcpu);
-			text_row(label, &vcs[j]);
-		}
-		for (j = 0; j < nrs; j++) {
-			if (rss[j].vm != vms[i].vm)
-				continue;
-			snprintf(label, sizeof(label), "    %s", rss[j].name);
-			text_row(label, &rss[j]);
+			snprintf(label, sizeof(label), "vcpu %d", vcs[j].vcpu);
+			exit_cells(add_row(s, 1, vms[i].vm, label), &vcs[j]);
+			if (s->children)
+				exit_reasons(s, vrs, nvr, vms[i].vm, vcs[j].vcpu, 2);
 		}
 	}
-	if (s->screen)
-		printf("\nkeys: q quit, s sort (%s), v vCPU rows (%s)\n", sort_columns[s->a->sort],
-		       s->a->vcpus ? "on" : "off");
-	else
-		putchar('\n');
-	fflush(stdout);
 	free(vms);
 	free(vcs);
 	free(rss);
+	free(vrs);
 }
 
-static void csv_rows(struct top_state *s, enum ks_top_level lv, const char *level)
+struct tp_sorted {
+	const struct ks_tpcount_row *r;
+	uint32_t index;
+};
+
+static int tp_cmp(const void *a, const void *b)
+{
+	const struct tp_sorted *x = a, *y = b;
+
+	if (x->r->vm != y->r->vm)
+		return x->r->vm < y->r->vm ? -1 : 1;
+	if (x->r->count != y->r->count)
+		return x->r->count > y->r->count ? -1 : 1;
+	if (x->r->total != y->r->total)
+		return x->r->total > y->r->total ? -1 : 1;
+	return strcmp(x->r->name, y->r->name);
+}
+
+static void tp_cells(struct drow *d, uint64_t count, uint64_t total, double secs)
+{
+	snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)count);
+	snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f", secs > 0 ? (double)count / secs : 0.0);
+	snprintf(d->cell[2], sizeof(d->cell[2]), "%llu", (unsigned long long)total);
+}
+
+static void build_tracepoints(struct top_state *s)
+{
+	const struct ks_tpcount_row *rows;
+	size_t n, i, j, k;
+	double secs;
+	struct tp_sorted *v;
+	char label[96];
+
+	if (!s->tp)
+		return;
+	n = ks_tpcount_rows(s->tp, &rows);
+	secs = (double)ks_top_interval_ns(s->top) / 1e9;
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		die("out of memory");
+	for (i = 0; i < n; i++)
+		v[i] = (struct tp_sorted){ &rows[i], (uint32_t)i };
+	qsort(v, n, sizeof(*v), tp_cmp);
+	for (i = 0; i < n; i = j) {
+		uint64_t count = 0, total = 0;
+		struct drow *vmrow;
+
+		for (j = i; j < n && v[j].r->vm == v[i].r->vm; j++)
+			if (!v[j].r->child && name_wanted(s, v[j].r->name)) {
+				count += v[j].r->count;
+				total += v[j].r->total;
+			}
+		if (!vm_wanted(s, v[i].r->vm, NULL) || (s->a->skip_zero && !count))
+			continue;
+		vm_label(s, v[i].r->vm, NULL, label, sizeof(label));
+		vmrow = add_row(s, 0, v[i].r->vm, label);
+		tp_cells(vmrow, count, total, secs);
+		for (k = i; k < j; k++) {
+			size_t c;
+
+			if (v[k].r->child || !name_wanted(s, v[k].r->name) ||
+			    (s->a->skip_zero && !v[k].r->count))
+				continue;
+			tp_cells(add_row(s, 1, v[k].r->vm, v[k].r->name), v[k].r->count, v[k].r->total, secs);
+			for (c = i; s->children && c < j; c++)
+				if (v[c].r->child && v[c].r->parent == v[k].index &&
+				    !(s->a->skip_zero && !v[c].r->count))
+					tp_cells(add_row(s, 2, v[c].r->vm, v[c].r->name), v[c].r->count,
+						 v[c].r->total, secs);
+		}
+	}
+	free(v);
+}
+
+/* kvmstats: value since the base (r), and the change per second. */
+static void kstat_cells(struct drow *d, const struct kvm_vm *vm,
+			const struct ks_kstat *k)
+{
+	const struct ks_kstat *p = vm->have_prev ? ks_kstats_find(&vm->prev, k->name, k->vcpu) : NULL;
+	const struct ks_kstat *b = vm->have_base ? ks_kstats_find(&vm->base, k->name, k->vcpu) : NULL;
+	bool counter = k->type == KS_KSTAT_CUMULATIVE || k->type == KS_KSTAT_HIST;
+	uint64_t value = k->value;
+
+	if (counter && b && b->value <= value)
+		value -= b->value;
+	if (k->is_bool)
+		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", k->value ? "true" : "false");
+	else
+		snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)value);
+	if (counter && p && p->value <= k->value && vm->t_now > vm->t_prev)
+		snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f",
+			 (double)(k->value - p->value) / (vm->t_now - vm->t_prev));
+}
+
+/* A statistic of a VM as one row: the VM's own, or a vCPU statistic
+ * summed over the vCPUs (FIRST = its first vCPU entry). */
+struct kstat_line {
+	const struct ks_kstat *first;
+	bool per_vcpu;
+	uint64_t value, prev;
+	bool have_prev, moved;
+};
+
+static int kstat_line_cmp(const void *a, const void *b)
+{
+	const struct kstat_line *x = a, *y = b;
+	uint64_t dx = x->have_prev && x->value >= x->prev ? x->value - x->prev : 0;
+	uint64_t dy = y->have_prev && y->value >= y->prev ? y->value - y->prev : 0;
+
+	/* the busiest first (kvm_stat sorts by the current rate), then the
+	 * largest values, then by name */
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->first->name, y->first->name);
+}
+
+static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const struct kstat_line *l)
+{
+	const struct ks_kstat *k = l->first;
+	struct ks_kstat sum, pk = { 0 }, bk = { 0 };
+	struct kvm_vm tmp;
+	char label[96];
+	size_t m;
+
+	if (!l->per_vcpu) {
+		kstat_cells(add_row(s, 1, vm->pid, k->name), vm, k);
+		return;
+	}
+	sum = *k;
+	sum.value = l->value;
+	sum.vcpu = -1;
+	if (sum.is_bool)
+		sum.is_bool = false; /* the number of vCPUs with it set */
+	snprintf(pk.name, sizeof(pk.name), "%s", k->name);
+	pk.vcpu = -1;
+	pk.value = l->prev;
+	snprintf(bk.name, sizeof(bk.name), "%s", k->name);
+	bk.vcpu = -1;
+	for (m = 0; vm->have_base && m < vm->now.n; m++) {
+		const struct ks_kstat *o = &vm->now.v[m], *b;
+		if (o->vcpu >= 0 && !strcmp(o->name, k->name) &&
+		    (b = ks_kstats_find(&vm->base, o->name, o->vcpu)))
+			bk.value += b->value;
+	}
+	tmp = *vm;
+	tmp.prev = (struct ks_kstats){ .v = &pk, .n = l->have_prev ? 1 : 0 };
+	tmp.base = (struct ks_kstats){ .v = &bk, .n = vm->have_base ? 1 : 0 };
+	tmp.have_prev = l->have_prev;
+	kstat_cells(add_row(s, 1, vm->pid, k->name), &tmp, &sum);
+	for (m = 0; s->a->vcpus && m < vm->now.n; m++) {
+		const struct ks_kstat *o = &vm->now.v[m];
+		if (o->vcpu < 0 || strcmp(o->name, k->name))
+			continue;
+		snprintf(label, sizeof(label), "vcpu %d", o->vcpu);
+		kstat_cells(add_row(s, 2, vm->pid, label), vm, o);
+	}
+}
+
+static void build_kvmstats(struct top_state *s)
+{
+	size_t i, j, m, n;
+	char label[96];
+
+	for (i = 0; i < s->nvms; i++) {
+		struct kvm_vm *vm = &s->vms[i];
+		struct kstat_line *lines;
+		struct drow *d;
+
+		if (!vm_wanted(s, vm->pid, NULL))
+			continue;
+		vm_label(s, vm->pid, NULL, label, sizeof(label));
+		d = add_row(s, 0, vm->pid, label);
+		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vm->failed ? "(error)" : vm->now.source);
+		if (vm->failed) {
+			add_row(s, 1, vm->pid, vm->error);
+			continue;
+		}
+		lines = calloc(vm->now.n + 1, sizeof(*lines));
+		if (!lines)
+			die("out of memory");
+		for (j = 0, n = 0; j < vm->now.n; j++) {
+			const struct ks_kstat *k = &vm->now.v[j], *p;
+			struct kstat_line *l = &lines[n];
+			bool first = true;
+
+			if (!name_wanted(s, k->name))
+				continue;
+			/* debugfs: the VM directory has the vCPU sums itself */
+			if (k->vcpu >= 0 && ks_kstats_find(&vm->now, k->name, -1))
+				continue;
+			for (m = 0; k->vcpu >= 0 && m < j && first; m++)
+				first = vm->now.v[m].vcpu < 0 || strcmp(vm->now.v[m].name, k->name) != 0;
+			if (!first)
+				continue; /* a vCPU statistic once, at its first vCPU */
+			l->first = k;
+			l->per_vcpu = k->vcpu >= 0;
+			for (m = j; m < vm->now.n; m++) {
+				const struct ks_kstat *o = &vm->now.v[m];
+				if (m != j && (!l->per_vcpu || o->vcpu < 0 || strcmp(o->name, k->name)))
+					continue;
+				l->value += o->value;
+				p = vm->have_prev ? ks_kstats_find(&vm->prev, o->name, o->vcpu) : NULL;
+				if (p) {
+					l->prev += p->value;
+					l->have_prev = true;
+				}
+				l->moved |= !p || p->value != o->value;
+				if (!l->per_vcpu)
+					break;
+			}
+			if (s->a->skip_zero && !l->moved && (l->have_prev || !l->value))
+				continue;
+			n++;
+		}
+		qsort(lines, n, sizeof(*lines), kstat_line_cmp);
+		for (j = 0; j < n; j++)
+			emit_kstat_line(s, vm, &lines[j]);
+		free(lines);
+	}
+}
+
+static void build_rows(struct top_state *s)
+{
+	s->nrows = 0;
+	switch (s->a->view) {
+	case VIEW_EXITS: build_exits(s); break;
+	case VIEW_TRACEPOINTS: build_tracepoints(s); break;
+	case VIEW_KVMSTATS: build_kvmstats(s); break;
+	}
+}
+
+static const char *empty_text(const struct top_state *s)
+{
+	switch (s->a->view) {
+	case VIEW_EXITS:
+		return s->tracing ? "(no KVM exits in this interval)" :
+				    "(no trace events: started with the kvmstats view)";
+	case VIEW_TRACEPOINTS:
+		return s->tracing ? "(no events in this interval)" :
+				    "(no trace events: started with the kvmstats view)";
+	default:
+		return "(no VM with KVM statistics: give --qmp SOCKET, or mount debugfs)";
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the title */
+
+static void title(const struct top_state *s, char *buf, size_t len)
+{
+	double secs;
+	uint64_t recs;
+
+	if (s->a->view == VIEW_KVMSTATS || !s->top) {
+		snprintf(buf, len, "kvmscope top - kvmstats, interval %ld: %.2f s, %zu VMs [sort: delta/s, value]",
+			 s->interval, s->last_secs, s->nvms);
+		return;
+	}
+	secs = (double)ks_top_interval_ns(s->top) / 1e9;
+	recs = ks_top_interval_records(s->top);
+	snprintf(buf, len, "kvmscope top - %s, interval %ld: %.2f s, %llu events (%.0f/s), lost %llu, "
+		 "%s%s [sort: %s]",
+		 s->live ? "live" : ks_source_path(s->src), s->interval, secs,
+		 (unsigned long long)recs, secs > 0 ? (double)recs / secs : 0.0,
+		 (unsigned long long)ks_top_interval_lost(s->top),
+		 s->a->view == VIEW_EXITS ? "exits by " : "events per VM",
+		 s->a->view == VIEW_EXITS ? ks_top_arch(s->top) : "",
+		 s->a->view == VIEW_EXITS ? sort_columns[s->a->sort] : "vm, count");
+}
+
+/* The screen's title: the same facts, most important first, short. */
+static void screen_title(const struct top_state *s, char *buf, size_t len)
+{
+	const char *what = s->live ? "live" : ks_source_path(s->src), *slash = strrchr(what, '/');
+	double secs;
+	uint64_t recs;
+	int n;
+
+	if (slash && slash[1])
+		what = slash + 1;
+	n = snprintf(buf, len, "kvmscope top - %s", what);
+	if (s->interval == 0) {
+		snprintf(buf + n, len - (size_t)n, ": first interval in %.2f s", s->a->delay);
+		return;
+	}
+	if (s->a->view == VIEW_KVMSTATS || !s->top) {
+		snprintf(buf + n, len - (size_t)n, " | kvmstats | #%ld %.2fs | %zu VMs", s->interval,
+			 s->last_secs, s->nvms);
+		return;
+	}
+	secs = (double)ks_top_interval_ns(s->top) / 1e9;
+	recs = ks_top_interval_records(s->top);
+	snprintf(buf + n, len - (size_t)n, " | %s | #%ld %.2fs | %.0f ev/s | lost %llu | %s%s",
+		 s->a->view == VIEW_EXITS ? "exits" : "tracepoints", s->interval, secs,
+		 secs > 0 ? (double)recs / secs : 0.0,
+		 (unsigned long long)ks_top_interval_lost(s->top),
+		 s->a->view == VIEW_EXITS ? ks_top_arch(s->top) : "",
+		 s->a->view == VIEW_EXITS ? "" : "by VM");
+	if (s->a->view == VIEW_EXITS)
+		snprintf(buf + strlen(buf), len - strlen(buf), " | sort %s", sort_columns[s->a->sort]);
+}
+
+/* ------------------------------------------------------------------ */
+/* batch text and CSV */
+
+static void print_text(struct top_state *s)
+{
+	const struct view_cols *vc = &view_cols[s->a->view];
+	char t[512];
+	size_t i;
+	int c;
+
+	build_rows(s);
+	title(s, t, sizeof(t));
+	printf("%s\n", t);
+	printf("%-*s", vc->label_width, vc->label_title);
+	for (c = 0; c < vc->ncols; c++)
+		printf(" %*s", vc->cols[c].width, vc->cols[c].title);
+	putchar('\n');
+	if (!s->nrows)
+		printf("%s\n", empty_text(s));
+	for (i = 0; i < s->nrows; i++) {
+		char label[128];
+
+		snprintf(label, sizeof(label), "%*s%s", s->rows[i].depth * 2, "", s->rows[i].label);
+		printf("%-*.*s", vc->label_width, vc->label_width, label);
+		for (c = 0; c < vc->ncols; c++)
+			printf(" %*s", vc->cols[c].width, s->rows[i].cell[c]);
+		putchar('\n');
+	}
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char *level)
 {
 	size_t n, i;
 	struct ks_top_row *rows = sorted_copy(s, lv, &n);
@@ -323,11 +739,15 @@ static void csv_rows(struct top_state *s, enum ks_top_level lv, const char *leve
 
 	for (i = 0; i < n; i++) {
 		const struct ks_top_row *r = &rows[i];
+		bool reason = lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON;
+
+		if (!vm_wanted(s, r->vm, r->name) || (reason && !name_wanted(s, r->name)))
+			continue;
 		printf("%ld,%.6f,%s,%d,", s->interval, end, level, r->vm);
-		vm_label(s, r, label, sizeof(label));
-		ks_csv_field(stdout, lv == KS_TOP_REASON ? "" : label);
+		vm_label(s, r->vm, reason ? NULL : r->name, label, sizeof(label));
+		ks_csv_field(stdout, reason ? "" : label);
 		printf(",%d,", r->vcpu);
-		ks_csv_field(stdout, lv == KS_TOP_REASON ? r->name : "");
+		ks_csv_field(stdout, reason ? r->name : "");
 		printf(",%llu,%.3f,%.4f,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
 		       (unsigned long long)r->p99_ns);
 	}
@@ -336,72 +756,536 @@ static void csv_rows(struct top_state *s, enum ks_top_level lv, const char *leve
 
 static void print_csv(struct top_state *s)
 {
-	if (s->interval == 1)
-		printf("interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,p99_ns\n");
-	csv_rows(s, KS_TOP_VM, "vm");
-	csv_rows(s, KS_TOP_VCPU, "vcpu");
-	csv_rows(s, KS_TOP_REASON, "reason");
+	const struct view_cols *vc = &view_cols[s->a->view];
+	size_t i;
+	int c;
+
+	if (s->a->view == VIEW_EXITS) {
+		if (s->interval == 1)
+			printf("interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,p99_ns\n");
+		csv_exit_rows(s, KS_TOP_VM, "vm");
+		csv_exit_rows(s, KS_TOP_VCPU, "vcpu");
+		csv_exit_rows(s, KS_TOP_REASON, "reason");
+		csv_exit_rows(s, KS_TOP_VCPU_REASON, "vcpu_reason");
+		fflush(stdout);
+		return;
+	}
+	/* the other views: their rows; depth 0 = VM, the label path joins */
+	if (s->interval == 1) {
+		printf("interval,vm,depth,name");
+		for (c = 0; c < vc->ncols; c++) {
+			char low[24];
+			size_t k;
+			snprintf(low, sizeof(low), "%s", vc->cols[c].title);
+			for (k = 0; low[k]; k++)
+				low[k] = low[k] == '/' ? '_' : (char)(low[k] | 0x20);
+			printf(",%s", low);
+		}
+		putchar('\n');
+	}
+	build_rows(s);
+	for (i = 0; i < s->nrows; i++) {
+		printf("%ld,%d,%d,", s->interval, s->rows[i].vm, s->rows[i].depth);
+		ks_csv_field(stdout, s->rows[i].label);
+		for (c = 0; c < vc->ncols; c++)
+			printf(",%s", s->rows[i].cell[c]);
+		putchar('\n');
+	}
 	fflush(stdout);
 }
+
+/* ------------------------------------------------------------------ */
+/* the screen */
+
+/* Which columns fit in WIDTH next to a label of at least MIN_LABEL. */
+static int fit_columns(const struct view_cols *vc, int width, bool show[MAX_COLS])
+{
+	int used = 16, c, p;
+
+	for (c = 0; c < vc->ncols; c++)
+		show[c] = false;
+	for (p = 0; p < MAX_COLS; p++)
+		for (c = 0; c < vc->ncols; c++)
+			if (vc->cols[c].prio == p && used + vc->cols[c].swidth + 1 <= width) {
+				show[c] = true;
+				used += vc->cols[c].swidth + 1;
+			}
+	used -= 16;
+	return width - used; /* the label's width */
+}
+
+/* Write S at (Y, X) clipped to the screen: nothing ever wraps. */
+static void put_clipped(int y, int x, const char *str)
+{
+	int room = COLS - x;
+
+	if (y < 0 || y >= LINES || room <= 0)
+		return;
+	mvaddnstr(y, x, str, room);
+}
+
+static void draw_line(int y, const struct view_cols *vc, const bool show[MAX_COLS], int lw,
+		      const char *label, char cells[][24])
+{
+	char buf[512];
+	int len, c;
+
+	len = snprintf(buf, sizeof(buf), "%-*.*s", lw, lw, label);
+	for (c = 0; c < vc->ncols && len < (int)sizeof(buf) - 1; c++)
+		if (show[c])
+			len += snprintf(buf + len, sizeof(buf) - (size_t)len, " %*.*s", vc->cols[c].swidth,
+					vc->cols[c].swidth, cells[c]);
+	put_clipped(y, 0, buf);
+}
+
+static const char *const help_lines[] = {
+	"kvmscope top - keys",
+	"",
+	"  q         quit                      h or ?   this help",
+	"  space     pause / resume            r        reset the totals",
+	"  1 2 3     exits / tracepoints /     Tab      next view",
+	"            KVM statistics view",
+	"  f         filter reasons, events, statistics by regex",
+	"  g         only one guest (QEMU -name or comm)",
+	"  p         only one VM by process id",
+	"  c         clear the filters         s        set the interval",
+	"  x         child rows (reasons, kvm_exit(REASON)) on/off",
+	"  z         hide rows that are zero in the interval",
+	"  v         per-vCPU rows on/off",
+	"  o         next sort column          E T P    sort by exits, time, p99",
+	"  Up Down PgUp PgDn Home: scroll",
+	"",
+	"press any key to go back",
+};
+
+static void draw_screen(struct top_state *s)
+{
+	const struct view_cols *vc = &view_cols[s->a->view];
+	bool show[MAX_COLS];
+	char t[512], hdr[MAX_COLS][24], foot[256];
+	int lw = fit_columns(vc, COLS, show), body, y, c;
+	size_t i;
+
+	erase();
+	if (s->help) {
+		for (i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && (int)i < LINES; i++)
+			put_clipped((int)i, 0, help_lines[i]);
+		refresh();
+		return;
+	}
+	build_rows(s);
+	screen_title(s, t, sizeof(t));
+	if (s->paused)
+		strncat(t, " [paused]", sizeof(t) - strlen(t) - 1);
+	attron(A_REVERSE);
+	mvhline(0, 0, ' ', COLS);
+	put_clipped(0, 0, t);
+	attroff(A_REVERSE);
+	for (c = 0; c < vc->ncols; c++)
+		snprintf(hdr[c], sizeof(hdr[c]), "%s", vc->cols[c].title);
+	attron(A_BOLD);
+	draw_line(1, vc, show, lw, vc->label_title, hdr);
+	attroff(A_BOLD);
+	body = LINES - 3;
+	if (s->scroll > (int)s->nrows - body)
+		s->scroll = (int)s->nrows - body;
+	if (s->scroll < 0)
+		s->scroll = 0;
+	if (!s->nrows && s->interval)
+		put_clipped(2, 0, empty_text(s));
+	for (i = (size_t)s->scroll, y = 2; i < s->nrows && y < LINES - 1; i++, y++) {
+		char label[128];
+
+		snprintf(label, sizeof(label), "%*s%s", s->rows[i].depth * 2, "", s->rows[i].label);
+		if (!s->rows[i].depth)
+			attron(A_BOLD);
+		draw_line(y, vc, show, lw, label, s->rows[i].cell);
+		if (!s->rows[i].depth)
+			attroff(A_BOLD);
+	}
+	if (s->status[0])
+		snprintf(foot, sizeof(foot), "%s", s->status);
+	else
+		snprintf(foot, sizeof(foot), "view %s%s%s%s%s%s | rows %zu%s | h help, q quit",
+			 view_names[s->a->view], s->have_re ? " | filter on" : "",
+			 s->guest[0] ? " | guest " : "", s->guest,
+			 s->pid_filter > 0 ? " | pid set" : "", s->a->vcpus ? " | vCPU rows" : "",
+			 s->nrows, s->nrows > (size_t)(body > 0 ? body : 0) ? " (scroll)" : "");
+	attron(A_REVERSE);
+	mvhline(LINES - 1, 0, ' ', COLS);
+	put_clipped(LINES - 1, 0, foot);
+	attroff(A_REVERSE);
+	refresh();
+}
+
+static void show(struct top_state *s)
+{
+	if (s->screen) {
+		if (!s->paused || s->need_draw)
+			draw_screen(s);
+		s->need_draw = false;
+	} else if (s->a->csv) {
+		print_csv(s);
+	} else {
+		print_text(s);
+	}
+}
+
+/* A line typed at the bottom; false when empty or cancelled. */
+static bool prompt(struct top_state *s, const char *question, char *out, int len)
+{
+	int r;
+
+	(void)s;
+	move(LINES - 1, 0);
+	clrtoeol();
+	put_clipped(LINES - 1, 0, question);
+	echo();
+	curs_set(1);
+	timeout(-1);
+	r = getnstr(out, len - 1);
+	noecho();
+	curs_set(0);
+	timeout(0);
+	return r == OK && out[0];
+}
+
+/* ------------------------------------------------------------------ */
+/* kvmstats: finding and reading the VMs */
+
+/* -qmp unix:PATH[,...] of a running process; "" if none. */
+static void qmp_of_process(int32_t pid, char *out, size_t len)
+{
+	char buf[16384], *p, *end;
+	ssize_t n = ks_read_proc(pid, "cmdline", buf, sizeof(buf) - 1);
+
+	out[0] = 0;
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	end = buf + n;
+	for (p = buf; p < end; p += strlen(p) + 1) {
+		const char *v = NULL;
+
+		if (!strcmp(p, "-qmp") && p + strlen(p) + 1 < end)
+			v = p + strlen(p) + 1;
+		else if (!strncmp(p, "-qmp=", 5))
+			v = p + 5;
+		if (v && !strncmp(v, "unix:", 5)) {
+			snprintf(out, len, "%.*s", (int)strcspn(v + 5, ","), v + 5);
+			return;
+		}
+	}
+}
+
+static struct kvm_vm *kvm_vm_get(struct top_state *s, const char *src)
+{
+	size_t i;
+	struct kvm_vm *n;
+
+	for (i = 0; i < s->nvms; i++)
+		if (!strcmp(s->vms[i].src, src))
+			return &s->vms[i];
+	n = realloc(s->vms, (s->nvms + 1) * sizeof(*n));
+	if (!n)
+		die("out of memory");
+	s->vms = n;
+	memset(&s->vms[s->nvms], 0, sizeof(*n));
+	snprintf(s->vms[s->nvms].src, sizeof(n->src), "%s", src);
+	s->vms[s->nvms].pid = -1;
+	return &s->vms[s->nvms++];
+}
+
+static void kvm_vm_take(struct kvm_vm *vm, struct ks_kstats *fresh)
+{
+	if (vm->now.n) {
+		ks_kstats_free(&vm->prev);
+		vm->prev = vm->now;
+		vm->t_prev = vm->t_now;
+		vm->have_prev = true;
+	}
+	vm->t_now = now_s();
+	vm->now = *fresh;
+	memset(fresh, 0, sizeof(*fresh));
+	vm->failed = false;
+}
+
+static void read_qmp(struct top_state *s, const char *path)
+{
+	struct kvm_vm *vm = kvm_vm_get(s, path);
+	struct ks_kstats fresh = { 0 };
+	struct ks_error err;
+	struct ks_qmp *q;
+
+	/* connect for each reading: QEMU serves one QMP client at a time */
+	if (ks_qmp_open(&q, path, 2000, &err) < 0 || ks_qmp_query_stats(q, &fresh, &err) < 0) {
+		if (q)
+			vm->pid = ks_qmp_pid(q);
+		ks_qmp_close(q);
+		ks_kstats_free(&fresh);
+		vm->failed = true;
+		snprintf(vm->error, sizeof(vm->error), "%.190s", err.msg);
+		return;
+	}
+	vm->pid = ks_qmp_pid(q);
+	ks_qmp_close(q);
+	kvm_vm_take(vm, &fresh);
+}
+
+static void read_kvmstats(struct top_state *s)
+{
+	size_t i, n;
+	struct ks_kstats *d;
+	struct ks_error err;
+
+	if (s->a->debugfs || (!s->a->nqmp && access("/sys/kernel/debug/kvm", R_OK) == 0)) {
+		if (ks_kvm_debugfs_stats("/sys/kernel/debug/kvm", &d, &n, &err) == 0) {
+			for (i = 0; i < n; i++) {
+				char key[64];
+				snprintf(key, sizeof(key), "debugfs:%d", d[i].pid);
+				struct kvm_vm *vm = kvm_vm_get(s, key);
+				vm->pid = d[i].pid;
+				kvm_vm_take(vm, &d[i]);
+			}
+			free(d);
+			if (s->a->debugfs || n)
+				return;
+		} else if (s->a->debugfs) {
+			snprintf(s->status, sizeof(s->status), "debugfs: %.140s", err.msg);
+			return;
+		}
+	}
+	if (s->a->nqmp) {
+		for (i = 0; i < (size_t)s->a->nqmp; i++)
+			read_qmp(s, s->a->qmp[i]);
+		return;
+	}
+	/* QEMU processes with -qmp unix:PATH */
+	{
+		DIR *dir = opendir("/proc");
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir))) {
+			char path[160], comm[64];
+			int32_t pid = (int32_t)atoi(de->d_name);
+
+			if (pid <= 0 || ks_read_proc(pid, "comm", comm, sizeof(comm)) <= 0 ||
+			    strncmp(comm, "qemu", 4))
+				continue;
+			qmp_of_process(pid, path, sizeof(path));
+			if (path[0])
+				read_qmp(s, path);
+		}
+		if (dir)
+			closedir(dir);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* intervals */
 
 static void close_interval(struct top_state *s, uint64_t end_ns)
 {
 	struct ks_error err;
+	double t = now_s();
 
-	if (ks_top_interval(s->top, end_ns, &err) < 0)
+	if (s->top && ks_top_interval(s->top, end_ns, &err) < 0) {
+		screen_end();
 		die("%s", err.msg);
+	}
+	if (s->tp)
+		ks_tpcount_interval(s->tp);
+	s->last_secs = s->last_close > 0 ? t - s->last_close : s->a->delay;
+	s->last_close = t;
+	if (s->a->view == VIEW_KVMSTATS && s->live)
+		read_kvmstats(s);
 	s->end_ns = end_ns;
 	s->interval++;
-	if (s->a->csv)
-		print_csv(s);
-	else
-		print_text(s);
+	show(s);
 	if (s->a->iterations && s->interval >= s->a->iterations)
 		s->quit = true;
+}
+
+static void reset_totals(struct top_state *s)
+{
+	size_t i;
+
+	if (s->tp)
+		ks_tpcount_reset(s->tp);
+	for (i = 0; i < s->nvms; i++) {
+		struct kvm_vm *vm = &s->vms[i];
+		size_t j;
+
+		ks_kstats_free(&vm->base);
+		vm->base = (struct ks_kstats){ 0 };
+		for (j = 0; j < vm->now.n; j++) {
+			struct ks_kstat *k;
+			if (vm->base.n == vm->base.cap) {
+				size_t nc = vm->base.cap ? vm->base.cap * 2 : 64;
+				struct ks_kstat *nv = realloc(vm->base.v, nc * sizeof(*nv));
+				if (!nv)
+					die("out of memory");
+				vm->base.v = nv;
+				vm->base.cap = nc;
+			}
+			k = &vm->base.v[vm->base.n++];
+			*k = vm->now.v[j];
+			k->buckets = NULL;
+			k->nbuckets = 0;
+		}
+		vm->have_base = true;
+	}
 }
 
 /* ------------------------------------------------------------------ */
 /* keys */
 
+static void set_filter(struct top_state *s, const char *re)
+{
+	regex_t n;
+	int rc;
+
+	if (!re || !*re) {
+		if (s->have_re)
+			regfree(&s->re);
+		s->have_re = false;
+		return;
+	}
+	rc = regcomp(&n, re, REG_EXTENDED | REG_ICASE | REG_NOSUB);
+	if (rc) {
+		char msg[100];
+		regerror(rc, &n, msg, sizeof(msg));
+		snprintf(s->status, sizeof(s->status), "bad regex '%.40s': %s", re, msg);
+		return;
+	}
+	if (s->have_re)
+		regfree(&s->re);
+	s->re = n;
+	s->have_re = true;
+}
+
+static void handle_key(struct top_state *s, int ch)
+{
+	char line[128];
+	int page = LINES - 3 > 1 ? LINES - 3 : 1;
+
+	if (s->help) {
+		s->help = false;
+		return;
+	}
+	s->status[0] = 0;
+	switch (ch) {
+	case 'q': case 'Q': s->quit = true; break;
+	case 'h': case '?': s->help = true; break;
+	case ' ': s->paused = !s->paused; break;
+	case '1': case '2': case '3':
+		s->a->view = ch - '1';
+		s->scroll = 0;
+		if (s->a->view == VIEW_KVMSTATS && s->live && !s->nvms)
+			read_kvmstats(s);
+		break;
+	case '\t':
+		s->a->view = (s->a->view + 1) % NR_VIEWS;
+		s->scroll = 0;
+		if (s->a->view == VIEW_KVMSTATS && s->live && !s->nvms)
+			read_kvmstats(s);
+		break;
+	case 'x': s->children = !s->children; break;
+	case 'z': s->a->skip_zero = !s->a->skip_zero; break;
+	case 'v': s->a->vcpus = !s->a->vcpus; break;
+	case 'o': s->a->sort = (s->a->sort + 1) % 4; break;
+	case 'E': s->a->sort = 0; break;
+	case 'T': s->a->sort = 1; break;
+	case 'P': s->a->sort = 2; break;
+	case 'r':
+		reset_totals(s);
+		snprintf(s->status, sizeof(s->status), "totals reset");
+		break;
+	case 'c':
+		set_filter(s, NULL);
+		s->guest[0] = 0;
+		s->pid_filter = 0;
+		break;
+	case 'f':
+		if (prompt(s, "filter (regex, empty clears): ", line, sizeof(line)))
+			set_filter(s, line);
+		else
+			set_filter(s, NULL);
+		break;
+	case 'g':
+		if (prompt(s, "guest name (empty for all): ", line, sizeof(line)))
+			snprintf(s->guest, sizeof(s->guest), "%.63s", line);
+		else
+			s->guest[0] = 0;
+		break;
+	case 'p': {
+		long long v;
+
+		if (!prompt(s, "pid (empty for all): ", line, sizeof(line)))
+			s->pid_filter = 0;
+		else if (parse_whole(line, 1, INT32_MAX, &v) == 0)
+			s->pid_filter = (int32_t)v;
+		else
+			snprintf(s->status, sizeof(s->status), "not a process id: '%.40s'", line);
+		break;
+	}
+	case 's': {
+		char *end;
+		double d;
+
+		if (!prompt(s, "interval in seconds: ", line, sizeof(line)))
+			break;
+		d = strtod(line, &end);
+		if (*end || !(d >= 0.01) || d > 86400)
+			snprintf(s->status, sizeof(s->status), "the interval is 0.01 to 86400 s, not '%.40s'",
+				 line);
+		else
+			s->a->delay = d;
+		break;
+	}
+	case KEY_UP: s->scroll--; break;
+	case KEY_DOWN: s->scroll++; break;
+	case KEY_PPAGE: s->scroll -= page; break;
+	case KEY_NPAGE: s->scroll += page; break;
+	case KEY_HOME: s->scroll = 0; break;
+	case KEY_RESIZE: break;
+	default: return;
+	}
+	s->need_draw = true;
+}
+
+static void handle_keys(struct top_state *s)
+{
+	int ch;
+
+	if (!s->screen)
+		return;
+	while ((ch = getch()) != ERR && !s->quit)
+		handle_key(s, ch);
+	if (s->need_draw && !s->quit)
+		draw_screen(s);
+	s->need_draw = false;
+}
+
 static void setup_screen(struct top_state *s)
 {
-	struct termios t;
-
 	s->screen = !s->a->batch && !s->a->csv && isatty(1) && isatty(0);
-	if (!s->screen || tcgetattr(0, &s->saved_tty) < 0) {
+	if (!s->screen)
+		return;
+	if (!newterm(NULL, stdout, stdin)) {
 		s->screen = false;
 		return;
 	}
-	t = s->saved_tty;
-	t.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
-	t.c_cc[VMIN] = 0;
-	t.c_cc[VTIME] = 0;
-	tcsetattr(0, TCSANOW, &t);
-	restore_tty = &s->saved_tty;
-	atexit(tty_restore);
-	fputs("\033[?25l", stdout);
-}
-
-static bool handle_keys(struct top_state *s)
-{
-	char buf[16];
-	ssize_t n, i;
-	bool redraw = false;
-
-	if (!s->screen)
-		return false;
-	n = read(0, buf, sizeof(buf));
-	for (i = 0; i < n; i++) {
-		switch (buf[i]) {
-		case 'q': case 'Q': s->quit = true; break;
-		case 's': s->a->sort = (s->a->sort + 1) % 4; redraw = true; break;
-		case 'v': s->a->vcpus = !s->a->vcpus; redraw = true; break;
-		default: break;
-		}
-	}
-	if (redraw && s->interval)
-		print_text(s);
-	return redraw;
+	screen_on = true;
+	atexit(screen_end);
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	timeout(0);
+	curs_set(0);
+	s->need_draw = true;
+	draw_screen(s);
 }
 
 /* Sleep until wall time T (seconds, monotonic), handling keys. */
@@ -413,8 +1297,7 @@ static void sleep_until(struct top_state *s, double t, struct ks_live *live)
 	while (!s->quit && !cli_live_interrupted() && (left = t - now_s()) > 0) {
 		int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
 		ks_live_wait(live, s->screen ? 0 : -1, ms, &ready);
-		if (ready)
-			handle_keys(s);
+		handle_keys(s);
 		if (live)
 			return; /* the caller drains the buffers */
 	}
@@ -423,9 +1306,15 @@ static void sleep_until(struct top_state *s, double t, struct ks_live *live)
 /* ------------------------------------------------------------------ */
 /* replay and live loops */
 
+static void add_record(struct top_state *s, const struct ks_record *rec)
+{
+	ks_top_add(s->top, rec);
+	ks_tpcount_add(s->tp, rec);
+}
+
 static void replay(struct top_state *s)
 {
-	uint64_t period = (uint64_t)(s->a->delay * 1e9), start = 0, boundary = 0;
+	uint64_t start = 0, boundary = 0;
 	double wall0 = now_s();
 	struct ks_record rec;
 	struct ks_error err;
@@ -433,27 +1322,43 @@ static void replay(struct top_state *s)
 	int r = 0;
 
 	while (!s->quit && !cli_live_interrupted() && (r = ks_source_next(s->src, &rec, &err)) > 0) {
+		uint64_t period = (uint64_t)(s->a->delay * 1e9);
+
 		if (!start && rec.ts) {
 			start = rec.ts;
 			boundary = start + period;
 		}
 		while (rec.ts && rec.ts >= boundary && !s->quit) {
-			if (!s->a->fast)
-				sleep_until(s, wall0 + (double)(boundary - start) / 1e9, NULL);
+			/* the first interval is shown at once (no blank screen);
+			 * the next ones at the recorded speed */
+			if (!s->a->fast && s->interval > 0)
+				sleep_until(s, wall0 + (double)(boundary - start) / 1e9 - s->a->delay, NULL);
+			while (s->paused && !s->quit && !cli_live_interrupted()) {
+				double p0 = now_s();
+				sleep_until(s, p0 + 0.1, NULL);
+				wall0 += now_s() - p0;
+			}
+			if (s->quit)
+				break;
 			close_interval(s, boundary);
-			boundary += period;
+			boundary += (uint64_t)(s->a->delay * 1e9);
 			any = false;
 		}
 		if (s->quit)
 			break;
-		ks_top_add(s->top, &rec);
+		add_record(s, &rec);
 		any = true;
 	}
 	if (!s->quit && !cli_live_interrupted()) {
-		if (r < 0)
+		if (r < 0) {
+			screen_end();
 			die("%s", err.msg);
+		}
 		if (any)
 			close_interval(s, boundary);
+		/* the screen stays until q */
+		while (s->screen && !s->quit && !cli_live_interrupted())
+			sleep_until(s, now_s() + 0.2, NULL);
 	}
 }
 
@@ -471,10 +1376,14 @@ static void drain(struct top_state *s)
 	struct ks_error err;
 	int r;
 
+	if (!s->src)
+		return;
 	while ((r = ks_source_next(s->src, &rec, &err)) > 0)
-		ks_top_add(s->top, &rec);
-	if (r < 0)
+		add_record(s, &rec);
+	if (r < 0) {
+		screen_end();
 		die("%s", err.msg);
+	}
 }
 
 static void live_loop(struct top_state *s, struct ks_live *l)
@@ -486,24 +1395,33 @@ static void live_loop(struct top_state *s, struct ks_live *l)
 		if (now_s() >= next) {
 			close_interval(s, mono_ns());
 			next += s->a->delay;
-			if (next < now_s())
+			if (next < now_s() || next > now_s() + s->a->delay)
 				next = now_s() + s->a->delay;
 			continue;
 		}
-		sleep_until(s, next, l);
+		if (l)
+			sleep_until(s, next, l);
+		else
+			sleep_until(s, now_s() + 0.1 < next ? now_s() + 0.1 : next, NULL);
 	}
 }
 
 static struct ks_live *open_live(struct top_state *s)
 {
+	static const char *const all_kvm[] = { "kvm:*" };
 	struct ks_live_opts o = KS_LIVE_OPTS_INIT;
 	struct ks_live *l;
 	struct ks_error err;
 
 	o.events = s->a->nevents ? s->a->events : NULL;
-	o.nevents = s->a->nevents;
+	o.nevents = (size_t)s->a->nevents;
+	if (!s->a->nevents && s->a->view == VIEW_TRACEPOINTS) {
+		/* kvm_stat's tracepoint view: every kvm:* tracepoint */
+		o.events = all_kvm;
+		o.nevents = 1;
+	}
 	o.pids = s->a->pids;
-	o.npids = s->a->npids;
+	o.npids = (size_t)s->a->npids;
 	o.clock = "mono"; /* trace time == CLOCK_MONOTONIC: intervals end at wall time */
 	o.buffer_kb = 4096;
 	o.track = cli_live_track;
@@ -517,32 +1435,59 @@ static struct ks_live *open_live(struct top_state *s)
 int cmd_top(int argc, char **argv)
 {
 	struct top_args a = { 0 };
-	struct top_state s = { .a = &a };
+	struct top_state s = { .a = &a, .children = true };
 	struct ks_live *l = NULL;
 	struct ks_error err;
+	size_t i;
 
 	parse_args(argc, argv, &a);
+	if (a.fields)
+		set_filter(&s, a.fields);
+	if (s.status[0])
+		usage_error("top", "-f: %s", s.status);
+	if (a.guest)
+		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
 	cli_live_catch_signals();
 	if (a.input) {
 		if (ks_source_open_limits(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 			die("%s", err.msg);
+		apply_time_window(s.src, a.input, &a.time);
+		s.tracing = true;
 	} else {
 		s.live = true;
-		l = open_live(&s);
+		/* the kvmstats view alone needs no tracing (nor root for tracefs) */
+		if (a.view != VIEW_KVMSTATS || a.nevents) {
+			l = open_live(&s);
+			s.tracing = true;
+		}
 	}
-	s.top = ks_top_new(s.src, &err);
-	if (!s.top)
-		die("%s", err.msg);
+	if (s.src) {
+		s.top = ks_top_new(s.src, &err);
+		if (!s.top)
+			die("%s", err.msg);
+		s.tp = ks_tpcount_new(s.src, &err);
+		if (!s.tp)
+			die("%s", err.msg);
+	}
 	setup_screen(&s);
-	if (s.live) {
-		s.interval = 0;
+	if (s.live)
 		live_loop(&s, l);
-	} else {
+	else
 		replay(&s);
-	}
-	tty_restore();
+	screen_end();
 	ks_top_free(s.top);
-	ks_source_close(s.src);
+	ks_tpcount_free(s.tp);
+	if (s.src)
+		ks_source_close(s.src);
 	ks_live_destroy(l);
+	for (i = 0; i < s.nvms; i++) {
+		ks_kstats_free(&s.vms[i].now);
+		ks_kstats_free(&s.vms[i].prev);
+		ks_kstats_free(&s.vms[i].base);
+	}
+	free(s.vms);
+	free(s.rows);
+	if (s.have_re)
+		regfree(&s.re);
 	return 0;
 }

@@ -32,43 +32,16 @@ struct unwind_args {
 	struct ks_guestsyms_opts syms;
 	enum ks_kunwind kunwind;
 	bool kunwind_auto, folded;
-	int layout;
+	int layout, kunwind_idx, layout_idx;
 	long long vcpu;
 };
 
-enum ks_kunwind parse_kernel_unwind(const char *cmd, const char *s, bool *is_auto)
-{
-	static const char *const names[] = { "auto", "orc", "fp", "none", NULL };
-	static const enum ks_kunwind values[] = {
-		KS_KUNWIND_ORC, KS_KUNWIND_ORC, KS_KUNWIND_FP, KS_KUNWIND_NONE,
-	};
-	int i = parse_choice(cmd, "--kernel-unwind", s, names);
-
-	*is_auto = i == 0;
-	return values[i];
-}
-
-int parse_orc_layout(const char *cmd, const char *s)
-{
-	static const char *const names[] = { "auto", "pre-6.4", "6.4", NULL };
-	static const int values[] = { KS_ORC_AUTO, KS_ORC_PRE_6_4, KS_ORC_6_4 };
-
-	return values[parse_choice(cmd, "--orc-layout", s, names)];
-}
-
-static const char *take_kunwind(const char *arg, void *value)
-{
-	struct unwind_args *a = value;
-
-	a->kunwind = parse_kernel_unwind("unwind", arg, &a->kunwind_auto);
-	return NULL;
-}
-
-static const char *take_layout(const char *arg, void *value)
-{
-	((struct unwind_args *)value)->layout = parse_orc_layout("unwind", arg);
-	return NULL;
-}
+const char *const kunwind_names[] = { "auto", "orc", "fp", "none", NULL };
+const enum ks_kunwind kunwind_values[] = {
+	KS_KUNWIND_ORC, KS_KUNWIND_ORC, KS_KUNWIND_FP, KS_KUNWIND_NONE,
+};
+const char *const orc_layout_names[] = { "auto", "pre-6.4", "6.4", NULL };
+const int orc_layout_values[] = { KS_ORC_AUTO, KS_ORC_PRE_6_4, KS_ORC_6_4 };
 
 static void parse_args(int argc, char **argv, struct unwind_args *a)
 {
@@ -82,9 +55,8 @@ static void parse_args(int argc, char **argv, struct unwind_args *a)
 		OPT_LIST(0, "guest-binary", a->syms.binaries, &a->syms.nbinaries,
 			 KS_GUESTSYMS_MAX_BINARIES, "P[:A]",
 			 "guest user program P loaded at A (repeatable)"),
-		OPT_CALLBACK(0, "kernel-unwind", a, "M", "auto (default), orc, fp or none",
-			     take_kunwind),
-		OPT_CALLBACK(0, "orc-layout", a, "L", "auto (default), pre-6.4 or 6.4", take_layout),
+		OPT_KERNEL_UNWIND(&a->kunwind_idx),
+		OPT_ORC_LAYOUT(&a->layout_idx),
 		OPT_FLAG(0, "folded", &a->folded, "folded stacks (vcpuN;root;...;leaf 1) instead"),
 		OPT_INT(0, "vcpu", &a->vcpu, "N", "only this vCPU", 0, 1 << 20),
 		OPT_END(),
@@ -92,11 +64,11 @@ static void parse_args(int argc, char **argv, struct unwind_args *a)
 	int first;
 
 	memset(a, 0, sizeof(*a));
-	a->kunwind = KS_KUNWIND_ORC;
-	a->kunwind_auto = true;
-	a->layout = KS_ORC_AUTO;
 	a->vcpu = -1;
 	first = parse_options(&unwind_cmd, opts, argc, argv);
+	a->kunwind = kunwind_values[a->kunwind_idx];
+	a->kunwind_auto = a->kunwind_idx == 0;
+	a->layout = orc_layout_values[a->layout_idx];
 	if (first != argc - 1)
 		usage_error("unwind", first == argc ? "expected a dump file" :
 			    "expected one dump file, not several");
@@ -141,6 +113,25 @@ static void load_symbols(struct unwind_args *a, struct ks_qemudump *d, struct ks
 		die("%s", err.msg);
 }
 
+/* kallsyms of another boot (or kernel) give [unknown] frames: say so. */
+static void check_kernel_symbols(const struct unwind_args *a, struct ks_qemudump *d,
+				 const struct ks_guestsyms *gs)
+{
+	uint64_t stext = 0;
+	struct ks_x86_regs r;
+	struct ks_error err;
+	struct ks_vmem vm;
+
+	if (!a->syms.kallsyms || !gs->kernel)
+		return;
+	if (ks_qemudump_vmcoreinfo_u64(d, "SYMBOL(_stext)", &stext) < 0)
+		stext = 0;
+	ks_qemudump_regs(d, 0, &r);
+	ks_vmem_init(&vm, ks_qemudump_mem(d));
+	if (ks_guestsyms_check_kernel(gs->kernel, &vm, r.cr3, r.cr4, stext, &err) < 0)
+		die("%s: %s", a->syms.kallsyms, err.msg);
+}
+
 int cmd_unwind(int argc, char **argv)
 {
 	struct unwind_args a;
@@ -163,6 +154,7 @@ int cmd_unwind(int argc, char **argv)
 		    ks_qemudump_vcpus(d), ks_qemudump_vcpus(d) == 1 ? "" : "s",
 		    ks_qemudump_vcpus(d) ? ks_qemudump_vcpus(d) - 1 : 0);
 	load_symbols(&a, d, &gs);
+	check_kernel_symbols(&a, d, &gs);
 	setup_unwinder(&a, d, &gs, &orc, &u);
 	if (!a.folded && ks_qemudump_vmcoreinfo_u64(d, "KERNELOFFSET", &off) == 0)
 		printf("vmcoreinfo: KERNELOFFSET=0x%" PRIx64 "\n", off);

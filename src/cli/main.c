@@ -41,6 +41,7 @@ static const struct command commands[] = {
 	{ "sample", cmd_sample, "guest call chains sampled live over QEMU's gdbstub" },
 	{ "unwind", cmd_unwind, "every vCPU's stack from a QEMU guest memory dump" },
 	{ "pmu", cmd_pmu, "vPMU: who holds the host's counters; PMU MSR traffic of guests" },
+	{ "exporter", cmd_exporter, "serve exit metrics over HTTP for Prometheus (live or replayed)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -83,29 +84,6 @@ _Noreturn void usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "; see 'kvmscope %s --help'.\n", cmd);
 	exit(2);
-}
-
-void parse_limit(const char *cmd, struct ks_limits *l, const char *arg)
-{
-	struct ks_error err;
-
-	if (ks_limits_parse(l, arg, &err) < 0)
-		usage_error(cmd, "--limit %s", err.msg);
-}
-
-int parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names)
-{
-	char list[256] = "";
-	size_t len = 0;
-	int i, n;
-
-	for (n = 0; names[n]; n++)
-		if (!strcmp(s, names[n]))
-			return n;
-	for (i = 0; i < n && len < sizeof(list); i++)
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-					i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
-	usage_error(cmd, "%s: %s", opt, list);
 }
 
 static void usage(FILE *out)

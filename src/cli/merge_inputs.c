@@ -30,24 +30,22 @@ const char *merge_take_offset(const char *arg, void *value)
 	return NULL;
 }
 
-bool merge_inputs_option(struct merge_inputs *in, const char *cmd, int c, const char *arg)
+/* One line per guest whose time is not moved as the user may think. */
+static void warn_sync(struct ks_merge *m, const struct merge_inputs *in, const char *cmd)
 {
-	struct ks_merge_offset *o = &in->offsets[in->opts.nr_offsets];
+	for (int i = 1; i < ks_merge_nr_inputs(m); i++) {
+		enum ks_timesync_kind k = ks_merge_sync_kind(m, i);
 
-	switch (c) {
-	case 'i':
-		in->specs[in->n++] = arg;
-		return true;
-	case OPT_MERGE_TSC_OFFSET:
-		if (ks_timesync_parse_offset_arg(arg, &o->vcpu, &o->offset) < 0)
-			usage_error(cmd, "--tsc-offset wants VCPU=OFFSET, not '%s'", arg);
-		in->opts.nr_offsets++;
-		return true;
-	case OPT_MERGE_NO_SYNC:
-		in->opts.no_sync = true;
-		return true;
-	default:
-		return false;
+		if (in->opts.no_sync)
+			break;
+		if (k == KS_TSYNC_TIMESHIFT && in->opts.nr_offsets)
+			warnx_("%s: %s: --tsc-offset is not used: the guest's TimeShift option "
+			       "syncs its time (it takes precedence)", cmd, ks_merge_name(m, i));
+		else if (k == KS_TSYNC_NONE)
+			warnx_("%s: %s: no time sync (no TimeShift option in it, no "
+			       "kvm_write_tsc_offset events in %s, no --tsc-offset): its "
+			       "timestamps are kept as recorded", cmd, ks_merge_name(m, i),
+			       ks_merge_name(m, 0));
 	}
 }
 
@@ -61,9 +59,12 @@ struct ks_merge *merge_inputs_open(struct merge_inputs *in, const char *cmd, int
 		in->specs[in->n++] = argv[i];
 	if (!in->n)
 		usage_error(cmd, "no input file");
+	for (int i = 0; i < in->n; i++)
+		in->specs[i] = cli_input(in->specs[i]);
 	in->opts.offsets = in->offsets;
 	if (ks_merge_open(&m, in->specs, in->n, &in->opts, &err) < 0)
 		die("%s", err.msg);
+	warn_sync(m, in, cmd);
 	return m;
 }
 

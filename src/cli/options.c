@@ -156,6 +156,30 @@ void apply_time_window(struct ks_source *src, const char *path, const struct tim
 		ks_source_set_window(src, start, end);
 }
 
+int parse_name_set(const char *s, const char *const *names, const unsigned *bits,
+		   unsigned *out)
+{
+	const char *p = s;
+	unsigned set = 0;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int i;
+
+		for (i = 0; names[i]; i++)
+			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+				break;
+		if (!len || !names[i])
+			return -1;
+		set |= bits[i];
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*out = set;
+	return 0;
+}
+
 int parse_pid_list(const char *s, int32_t *pids, int max, int *n)
 {
 	const char *p = s;
@@ -194,35 +218,6 @@ static int parse_u64_value(const char *s, uint64_t *out)
 	if (errno || *end)
 		return -1;
 	*out = v;
-	return 0;
-}
-
-static int parse_size_value(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 0: break;
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: return -1;
-	}
-	if (shift && end[0] == 'i' && end[1] == 'B')
-		end += 2;
-	else if (shift && end[0] == 'B')
-		end++;
-	if (*end || v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -283,7 +278,7 @@ static void apply(const struct opt_cmd *cmd, const struct opt *o, const char *ar
 		*(uint64_t *)o->value = u;
 		break;
 	case OPT_T_SIZE:
-		if (parse_size_value(arg, &u) < 0)
+		if (ks_parse_count(arg, strlen(arg), true, &u) < 0)
 			usage_error(cmd->name, "%s takes a size in bytes (K, M or G suffix allowed), not '%s'",
 				    name, arg);
 		*(uint64_t *)o->value = u;
@@ -323,6 +318,7 @@ static void apply(const struct opt_cmd *cmd, const struct opt *o, const char *ar
 	}
 	case OPT_T_END:
 	case OPT_T_GROUP:
+	case OPT_T_ALIAS:
 		break;
 	}
 }
@@ -367,6 +363,20 @@ static bool takes_arg(const struct opt *o)
 	return o->type != OPT_T_FLAG && o->type != OPT_T_SET;
 }
 
+/* The index of the option an alias stands for (K itself otherwise). */
+static int resolve_alias(const struct opt_cmd *cmd, const struct opt *opts, int k)
+{
+	int j;
+
+	if (opts[k].type != OPT_T_ALIAS)
+		return k;
+	for (j = 0; opts[j].type != OPT_T_END; j++)
+		if (opts[j].type != OPT_T_ALIAS && opts[j].long_name &&
+		    !strcmp(opts[j].long_name, opts[k].help))
+			return j;
+	usage_error(cmd->name, "internal: alias of unknown option --%s", opts[k].help);
+}
+
 int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, char **argv)
 {
 	struct option longopts[MAX_OPTS + 2];
@@ -374,6 +384,8 @@ int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, c
 	size_t ns = 0;
 	int n = 0, nl = 0, c, idx;
 
+	if (cmd->stop_at_operand)
+		shorts[ns++] = '+';
 	shorts[ns++] = ':'; /* a missing argument returns ':' */
 	for (n = 0; opts[n].type != OPT_T_END; n++) {
 		const struct opt *o = &opts[n];
@@ -382,14 +394,15 @@ int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, c
 			usage_error(cmd->name, "internal: too many options");
 		if (o->type == OPT_T_GROUP)
 			continue;
-		if (o->long_name)
+		o = &opts[resolve_alias(cmd, opts, n)];
+		if (opts[n].long_name)
 			longopts[nl++] = (struct option){
-				o->long_name,
+				opts[n].long_name,
 				!takes_arg(o) ? no_argument :
 				o->optional_arg ? optional_argument : required_argument,
-				NULL, 0x1000 + n };
-		if (o->short_name) {
-			shorts[ns++] = (char)o->short_name;
+				NULL, 0x1000 + (int)(o - opts) };
+		if (opts[n].short_name) {
+			shorts[ns++] = (char)opts[n].short_name;
 			if (takes_arg(o))
 				shorts[ns++] = ':';
 			if (takes_arg(o) && o->optional_arg)
@@ -427,7 +440,7 @@ int parse_options(const struct opt_cmd *cmd, const struct opt *opts, int argc, c
 			k = c - 0x1000;
 		for (j = 0; k < 0 && opts[j].type != OPT_T_END; j++)
 			if (opts[j].short_name == c)
-				k = j;
+				k = resolve_alias(cmd, opts, j);
 		if (k < 0)
 			usage_error(cmd->name, "internal: option %d not in the table", c);
 		check_conflicts(cmd, opts, k, optarg);
@@ -495,6 +508,8 @@ void options_help(const struct opt_cmd *cmd, const struct opt *opts, FILE *out)
 		fprintf(out, "\n%s", cmd->intro);
 	fputc('\n', out);
 	for (k = 0; opts[k].type != OPT_T_END; k++) {
+		if (opts[k].type == OPT_T_ALIAS)
+			continue;
 		if (opts[k].type == OPT_T_GROUP)
 			fprintf(out, "\n%s\n", opts[k].help);
 		else

@@ -41,6 +41,7 @@ enum opt_type {
 	OPT_T_LIST,     /* appended to a const char *[.max] with an int count */
 	OPT_T_CALLBACK, /* .cb(arg, .value) returns 0 or a message (usage error) */
 	OPT_T_INPUT,    /* one input file: a second one is an error */
+	OPT_T_ALIAS,    /* another spelling of the option named .help (not in --help) */
 };
 
 struct opt {
@@ -83,6 +84,10 @@ struct opt {
 	.long_name = (l), .value = (v), .count = (n), .max = (maxn), .argh = (a), .help = (h) }
 #define OPT_CALLBACK(s, l, v, a, h, fn) { .type = OPT_T_CALLBACK, .short_name = (s), \
 	.long_name = (l), .value = (v), .argh = (a), .help = (h), .cb = (fn) }
+/* -S / --LONG mean the option whose long name is TARGET (perf's spellings,
+ * the sort key's two names); not listed in --help. */
+#define OPT_ALIAS(s, l, target) { .type = OPT_T_ALIAS, .short_name = (s), .long_name = (l), \
+	.help = (target) }
 #define OPT_INPUT(s, l, v, h, instead) { .type = OPT_T_INPUT, .short_name = (s), \
 	.long_name = (l), .value = (v), .argh = "FILE", .help = (h), .second = (instead) }
 
@@ -92,6 +97,7 @@ struct opt_cmd {
 	const char *synopsis; /* "[-i FILE] [options]" */
 	const char *intro;    /* paragraphs before the options */
 	const char *outro;    /* paragraphs after them; NULL for none */
+	bool stop_at_operand; /* options end at the first operand (a command to run) */
 };
 
 /* Parse ARGV[1..ARGC) against OPTS (getopt_long rules: options and operands
@@ -137,6 +143,12 @@ const char *take_limit(const char *arg, void *limits);
 /* The window W of PATH in nanoseconds of its clock; false when W is unset. */
 bool resolve_time_window(const char *path, const struct time_window *w, uint64_t *start,
 			 uint64_t *end);
+
+/* A comma list of names ("vm,vcpu") as the OR of their BITS (NAMES is
+ * NULL-terminated; names may share bits, as aliases).  0 with *OUT set, or
+ * -1 when S is empty, too long or names something else. */
+int parse_name_set(const char *s, const char *const *names, const unsigned *bits,
+		   unsigned *out);
 
 /* PIDS from "PID[,PID...]": process ids 1..INT32_MAX, at most MAX of
  * them (appended at *N).  0, or -1 when S is not such a list. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 
 #define MAX_TEMPS 8
 static char *temps[MAX_TEMPS];
@@ -142,4 +143,19 @@ void cli_output_abort(struct ks_outfile *of)
 		return;
 	cli_output_release(cli_output_slot(of));
 	ks_outfile_abort(of);
+}
+
+const char *const tdw_version_names[] = { "6", "7", NULL };
+const char *const tdw_compression_names[] = { "zstd", "zlib", "none", NULL };
+
+void tdw_format_resolve(const char *cmd, const struct opt *opts, struct tdw_format *f)
+{
+	f->version = f->version_idx ? 7 : 6;
+	if (option_given(opts, "compression"))
+		f->compression = tdw_compression_names[f->compression_idx];
+	else
+		f->compression = f->version == 7 ? "zstd" : "none";
+	if (f->version == 6 && strcmp(f->compression, "none"))
+		usage_error(cmd, "--file-version 6 files cannot be compressed (--compression %s)",
+			    f->compression);
 }

@@ -119,6 +119,7 @@ const char *const *ks_live_default_events(const char *machine, size_t *n)
 	static const char *list[65];
 	const struct ks_arch *a;
 	const struct ks_event_class *c;
+	const char *const *x;
 	struct utsname u;
 
 	*n = 0;
@@ -137,8 +138,16 @@ const char *const *ks_live_default_events(const char *machine, size_t *n)
 		add_matches(c->end, KS_MAX_MATCH, list, n, 64, store);
 		add_matches(c->child, KS_MAX_CHILD, list, n, 64, store);
 	}
-	if (!strcmp(a->name, "x86"))
-		add_unique(list, n, 64, store, "kvm", "kvm_write_tsc_offset");
+	add_unique(list, n, 64, store, a->halt_system, a->halt_name);
+	for (x = a->extra_events; x && *x; x++) {
+		const char *colon = strchr(*x, ':');
+		char sys[64];
+
+		if (!colon || (size_t)(colon - *x) >= sizeof(sys))
+			continue;
+		snprintf(sys, sizeof(sys), "%.*s", (int)(colon - *x), *x);
+		add_unique(list, n, 64, store, sys, colon + 1);
+	}
 	add_unique(list, n, 64, store, "kvm", "vcpu_load");
 	add_unique(list, n, 64, store, "kvm", "vcpu_put");
 	add_unique(list, n, 64, store, "sched", "sched_switch");
@@ -367,10 +376,11 @@ static int setup_clock(struct ks_live *l, const struct ks_live_opts *o, struct k
 {
 	const char *clock = o->clock;
 	struct utsname u;
-	bool x86 = uname(&u) == 0 && (!strcmp(u.machine, "x86_64") || !strncmp(u.machine, "i686", 4));
+	const struct ks_arch *a = uname(&u) == 0 ? ks_arch_for(u.machine, NULL) : NULL;
 
 	if (!clock)
-		clock = x86 && clock_available(l, "x86-tsc") ? "x86-tsc" : "local";
+		clock = a && a->trace_clock && clock_available(l, a->trace_clock) ? a->trace_clock
+										 : "local";
 	if (!clock_available(l, clock))
 		return ks_error_set(err, "trace clock '%s' is not offered by this kernel", clock);
 	if (!strcmp(clock, "x86-tsc")) {

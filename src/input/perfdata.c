@@ -1238,7 +1238,13 @@ static void prefetch_start(struct pd_source *s)
 		pthread_mutex_destroy(&pf->lock);
 		goto no_thread;
 	}
-	sigfillset(&all); /* signals go to the caller's threads, never to ours */
+	/* asynchronous signals go to the caller's threads, never to ours; a
+	 * fault of our own (SIGBUS: the file was cut while mapped) stays
+	 * deliverable, or the kernel kills the process before the caller's
+	 * handler can say what happened */
+	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = pthread_create(&pf->thread, NULL, prefetch_main, pf);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -31,6 +31,7 @@
 #include "ringpage.h"
 #include "kvmscope/tracedat.h"
 #include "format_guard.h"
+#include "kallsyms_text.h"
 #include "tracing_data.h"
 #include "ftrace_text.h"
 #include "source_impl.h"
@@ -777,7 +778,7 @@ static int parse_kallsyms(struct rd *r, struct ks_error *err)
 {
 	bool skip = r->td->open_flags & KS_OPEN_NO_SYMBOLS;
 
-	return parse_text(r, "kallsyms", 4, KS_TEXT_KALLSYMS, skip ? skip_kallsyms : tep_parse_kallsyms, err);
+	return parse_text(r, "kallsyms", 4, KS_TEXT_KALLSYMS, skip ? skip_kallsyms : ks_parse_kallsyms, err);
 }
 
 static int parse_printk(struct rd *r, struct ks_error *err)

@@ -15,6 +15,12 @@
 
 #include "kvmscope/dump.h"
 #include "kvmscope/source.h"
+#include "kvmscope/tracedat.h"
+#include "print_plan.h"
+
+/* plans[id]: not tried yet (NULL), left to libtraceevent (NO_PLAN), or one */
+#define NO_PLAN ((struct ks_plan *)&no_plan_tag)
+static const int no_plan_tag;
 
 struct ks_dump {
 	struct ks_source *src;
@@ -22,7 +28,11 @@ struct ks_dump {
 	struct tep_plugin_list *plugins;
 	struct trace_seq seq;
 	const char *time_fmt;
+	int time_prec;     /* digits after the dot: 9 (ns), 6 (us), 0: time_fmt */
 	bool after_lost;  /* the last line was a dropped-events notice */
+	struct ks_tbuf line;
+	struct ks_plan **plans;
+	int nr_plans;
 };
 
 struct ks_dump *ks_dump_new(struct ks_source *src, const struct ks_dump_opts *opts)
@@ -42,9 +52,9 @@ struct ks_dump *ks_dump_new(struct ks_source *src, const struct ks_dump_opts *op
 	if (!in_ns)
 		d->time_fmt = "%12d:";
 	else if (opts && opts->nsec)
-		d->time_fmt = " %9.1d:";
+		d->time_fmt = " %9.1d:", d->time_prec = 9;
 	else
-		d->time_fmt = " %6.1000d:";
+		d->time_fmt = " %6.1000d:", d->time_prec = 6;
 	return d;
 }
 
@@ -55,6 +65,11 @@ void ks_dump_free(struct ks_dump *d)
 	if (d->plugins)
 		tep_unload_plugins(d->plugins, d->tep);
 	trace_seq_destroy(&d->seq);
+	for (int i = 0; i < d->nr_plans; i++)
+		if (d->plans[i] != NO_PLAN)
+			ks_plan_free(d->plans[i]);
+	free(d->plans);
+	free(d->line.p);
 	free(d);
 }
 
@@ -68,9 +83,57 @@ static void print_name(struct trace_seq *s, const char *name)
 		trace_seq_printf(s, "%.*s", 20 - len, spaces);
 }
 
+/* The line as tep_print_event() writes it, call by call (the reference
+ * the fast path below must match; also for events it does not take). */
+static void format_event_tep(struct ks_dump *d, struct tep_record *tr, const char *name)
+{
+	struct trace_seq *s = &d->seq;
+
+	trace_seq_reset(s);
+	tep_print_event(d->tep, s, tr, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
+			TEP_PRINT_CPU);
+	tep_print_event(d->tep, s, tr, d->time_fmt, TEP_PRINT_TIME);
+	print_name(s, name);
+	tep_print_event(d->tep, s, tr, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(s);
+	d->line.len = 0;
+	ks_tbuf_put(&d->line, s->buffer, s->len);
+}
+
+/* The compiled plan of EV, NULL if libtraceevent prints it. */
+static struct ks_plan *event_plan(struct ks_dump *d, struct tep_event *ev)
+{
+	if (ev->id < 0 || ev->id > 0xffff)
+		return NULL;
+	if (ev->id >= d->nr_plans) {
+		int n = ev->id + 1;
+		struct ks_plan **p = realloc(d->plans, (size_t)n * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		memset(p + d->nr_plans, 0, (size_t)(n - d->nr_plans) * sizeof(*p));
+		d->plans = p;
+		d->nr_plans = n;
+	}
+	if (!d->plans[ev->id]) {
+		struct ks_plan *p = ks_plan_compile(ev);
+		d->plans[ev->id] = p ? p : NO_PLAN;
+	}
+	return d->plans[ev->id] == NO_PLAN ? NULL : d->plans[ev->id];
+}
+
+/* "%16s-%-5d [%03d] %5llu.%0Nllu: %s: " + padding, as tep_print_event()
+ * and print_name() write it, then the event's text. */
 static void format_event(struct ks_dump *d, const struct ks_record *rec)
 {
 	struct tep_record tr;
+	struct tep_event *ev = rec->event;
+	struct ks_tbuf *b = &d->line;
+	const char *comm, *name;
+	struct ks_plan *plan;
+	uint64_t t, p10;
+	size_t len;
+	int pid, i, r;
 
 	memset(&tr, 0, sizeof(tr));
 	tr.ts = rec->ts;
@@ -79,11 +142,51 @@ static void format_event(struct ks_dump *d, const struct ks_record *rec)
 	tr.size = (int)rec->size;
 	tr.record_size = (int)rec->size;
 	tr.offset = rec->offset;
-	tep_print_event(d->tep, &d->seq, &tr, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
-			TEP_PRINT_CPU);
-	tep_print_event(d->tep, &d->seq, &tr, d->time_fmt, TEP_PRINT_TIME);
-	print_name(&d->seq, rec->event ? rec->event->name : "UNKNOWN");
+	name = ev ? ev->name : "UNKNOWN";
+	/* the layout below is the ns/us one of an event libtraceevent knows */
+	if (!ev || ev->tep != d->tep || !d->time_prec || rec->size < 8 || rec->cpu < 0 ||
+	    tep_data_type(d->tep, &tr) != ev->id) {
+		format_event_tep(d, &tr, name);
+		return;
+	}
+	b->len = 0;
+	pid = tep_data_pid(d->tep, &tr);
+	comm = tep_data_comm_from_pid(d->tep, pid);
+	len = strlen(comm);
+	if (ks_tbuf_reserve(b, len + 128) < 0) {
+		format_event_tep(d, &tr, name);
+		return;
+	}
+	if (len < 16)
+		memset(b->p, ' ', 16 - len), b->len = 16 - len;
+	ks_tbuf_put(b, comm, len);
+	ks_tbuf_put(b, "-", 1);
+	ks_tbuf_int(b, (uint64_t)(int64_t)pid, 1, 10, 0, 5, 0, 1);
+	ks_tbuf_put(b, " [", 2);
+	ks_tbuf_int(b, (uint64_t)rec->cpu, 1, 10, 0, 3, 1, 0);
+	ks_tbuf_put(b, "] ", 2);
+	t = rec->ts;
+	for (p10 = 1, i = 0; i < d->time_prec; i++)
+		p10 *= 10;
+	if (d->time_prec == 6)
+		t = (t + 500) / 1000;
+	ks_tbuf_int(b, t / p10, 0, 10, 0, 5, 0, 0);
+	ks_tbuf_put(b, ".", 1);
+	ks_tbuf_int(b, t % p10, 0, 10, 0, d->time_prec, 1, 0);
+	ks_tbuf_put(b, ": ", 2);
+	len = strlen(name);
+	ks_tbuf_put(b, name, len);
+	ks_tbuf_put(b, ":                     ", 1 + (len < 20 ? 21 - len : 1));
+	plan = event_plan(d, ev);
+	r = plan ? ks_plan_run(plan, rec->data, (int)rec->size, b) : -1;
+	if (r == 0)
+		return;
+	trace_seq_reset(&d->seq);
 	tep_print_event(d->tep, &d->seq, &tr, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&d->seq);
+	if (r > 0)
+		ks_plan_learn(plan, rec->data, (int)rec->size, d->seq.buffer, d->seq.len);
+	ks_tbuf_put(b, d->seq.buffer, d->seq.len);
 }
 
 const char *ks_dump_format(struct ks_dump *d, const struct ks_record *rec, size_t *len)
@@ -91,6 +194,7 @@ const char *ks_dump_format(struct ks_dump *d, const struct ks_record *rec, size_
 	struct trace_seq *s = &d->seq;
 
 	trace_seq_reset(s);
+	d->line.len = 0;
 	switch (rec->type) {
 	case KS_REC_COMM:
 		if (d->tep && rec->comm && rec->tid >= 0)
@@ -107,7 +211,14 @@ const char *ks_dump_format(struct ks_dump *d, const struct ks_record *rec, size_
 		if (!d->tep || !rec->data || rec->size == 0)
 			return NULL;
 		format_event(d, rec);
-		break;
+		if (!d->line.p)
+			return NULL;
+		if (d->line.len && d->line.p[d->line.len - 1] == '\n')
+			d->line.len--;
+		d->line.p[d->line.len] = '\0';
+		if (len)
+			*len = d->line.len;
+		return d->line.p;
 	default:
 		return NULL;
 	}

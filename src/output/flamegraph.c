@@ -1,8 +1,10 @@
 /*
  * flamegraph.c - builds a frame tree from folded stacks and writes it as an
  * interactive SVG (flamegraph.h).  Written for kvmscope; the page layout
- * (root at the bottom, one 16-pixel row per depth, warm colours, kernel
- * frames "_[k]" in orange) follows the usual flame graph conventions.
+ * (root at the bottom, one 16-pixel row per depth, kernel frames "_[k]"
+ * in orange) follows the usual flame graph conventions; guest user frames
+ * are green, host frames ("_[h]") teal, with a legend.  The SVG is written
+ * 1200 px wide and its script stretches it to the window's width.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -197,20 +199,35 @@ static void xml_escape(FILE *out, const char *s)
 	}
 }
 
+/* Frame colours by kind, the shade varying with the name: the root beige,
+ * the VM (or vCPU) at depth 1 blue, guest kernel frames ("_[k]") orange, host frames
+ * ("_[h]") teal, "[unknown]" grey, other frames (guest user) green. */
 static void colour(const char *name, int depth, char *buf, size_t len)
 {
 	size_t n = strlen(name);
 	uint64_t h = name_hash(0, name, n);
 	unsigned v1 = h & 0xff, v2 = (h >> 8) & 0xff;
 
-	if (depth == 1)
-		snprintf(buf, len, "rgb(%u,%u,%u)", 80 + v1 % 40, 130 + v2 % 50, 220);
-	else if (!strcmp(name, "[unknown]") || !strcmp(name, "[unknown]_[k]"))
+	if (depth == 0)
+		snprintf(buf, len, "rgb(200,200,190)");
+	else if (depth == 1)
+		snprintf(buf, len, "rgb(%u,%u,%u)", 80 + v1 % 25, 120 + v2 % 30, 220);
+	else if (!strcmp(name, "[unknown]") || !strcmp(name, "[unknown]_[k]") ||
+		 !strcmp(name, "[unknown]_[h]"))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 170 + v1 % 30, 170 + v1 % 30, 170 + v1 % 30);
 	else if (n > 4 && !strcmp(name + n - 4, "_[k]"))
-		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v1 % 35, 110 + v2 % 70, 40);
+		snprintf(buf, len, "rgb(%u,%u,%u)", 230 + v1 % 26, 120 + v2 % 60, 30 + v1 % 30);
+	else if (n > 4 && !strcmp(name + n - 4, "_[h]"))
+		snprintf(buf, len, "rgb(%u,%u,%u)", 40 + v1 % 40, 170 + v2 % 40, 190 + v1 % 30);
 	else
-		snprintf(buf, len, "rgb(%u,%u,%u)", 225 + v1 % 30, 60 + v2 % 120, 50 + v1 % 40);
+		snprintf(buf, len, "rgb(%u,%u,%u)", 90 + v1 % 50, 190 + v2 % 40, 70 + v1 % 40);
+}
+
+/* One swatch of the legend (kinds of frames). */
+static void legend(FILE *out, int x, const char *fill, const char *text)
+{
+	fprintf(out, "<rect x=\"%d\" y=\"33\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+		"<text x=\"%d\" y=\"44\">%s</text>\n", x, fill, x + 16, text);
 }
 
 static int cmp_name(const void *a, const void *b, void *ctx)
@@ -320,8 +337,15 @@ int ks_flame_write_svg(struct ks_flame *f, FILE *out, const char *title, struct 
 		"visibility=\"hidden\">Reset zoom</text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\">Search</text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%d\"></text>\n"
-		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n<g id=\"frames\">\n",
+		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
 		FG_PAD_SIDE, FG_WIDTH - 120, FG_WIDTH - 160, height - 10, FG_PAD_SIDE, height - 10);
+	fputs("<g id=\"legend\">", out);
+	legend(out, FG_PAD_SIDE, "rgb(100,150,220)", "VM / vCPU");
+	legend(out, FG_PAD_SIDE + 110, "rgb(240,150,45)", "guest kernel");
+	legend(out, FG_PAD_SIDE + 230, "rgb(115,210,90)", "guest user");
+	legend(out, FG_PAD_SIDE + 340, "rgb(60,190,205)", "host");
+	legend(out, FG_PAD_SIDE + 400, "rgb(185,185,185)", "unknown");
+	fputs("</g>\n<g id=\"frames\">\n", out);
 	if (write_frames(out, f, maxdepth) < 0)
 		return ks_error_set(err, "out of memory writing the flame graph");
 	fprintf(out, "</g>\n<script><![CDATA[\nvar W=%d,PAD=%d;\n%s]]></script>\n</svg>\n",
@@ -340,14 +364,25 @@ static const char script_text[] =
 " matchedTxt=document.getElementById('matched');\n"
 " var gs=frames.getElementsByTagName('g');\n"
 " for(var i=0;i<gs.length;i++){var r=gs[i].getElementsByTagName('rect')[0];\n"
-"  r.setAttribute('ox',r.getAttribute('x'));r.setAttribute('ow',r.getAttribute('width'));}\n"
-" fitAll();\n"
+"  r.setAttribute('bx',r.getAttribute('x'));r.setAttribute('bw',r.getAttribute('width'));}\n"
+" relayout();window.addEventListener('resize',relayout);\n"
 " frames.addEventListener('click',function(ev){var g=ev.target.closest('g.f');if(g)zoom(g);});\n"
 " frames.addEventListener('mouseover',function(ev){var g=ev.target.closest('g.f');\n"
 "  if(g)details.nodeValue='Frame: '+g.getElementsByTagName('title')[0].textContent;});\n"
 " frames.addEventListener('mouseout',function(){details.nodeValue=' ';});\n"
 " unzoomBtn.addEventListener('click',unzoom);searchBtn.addEventListener('click',searchPrompt);\n"
 " window.addEventListener('keydown',function(ev){if((ev.ctrlKey||ev.metaKey)&&ev.key=='f'){ev.preventDefault();searchPrompt();}});}\n"
+/* the graph is written BW wide: stretch it to the window's width */
+"var BW=W;\n"
+"function relayout(){var svg=document.documentElement,nw=Math.max(window.innerWidth||BW,400),\n"
+" k=(nw-2*PAD)/(BW-2*PAD),h=svg.getAttribute('height'),gs=frames.getElementsByTagName('g');W=nw;\n"
+" svg.setAttribute('width',W);svg.setAttribute('viewBox','0 0 '+W+' '+h);\n"
+" document.getElementById('title').setAttribute('x',W/2);searchBtn.setAttribute('x',W-120);\n"
+" matchedTxt.setAttribute('x',W-160);\n"
+" for(var i=0;i<gs.length;i++){var r=gs[i].getElementsByTagName('rect')[0];\n"
+"  var x=PAD+(parseFloat(r.getAttribute('bx'))-PAD)*k,w=parseFloat(r.getAttribute('bw'))*k;\n"
+"  r.setAttribute('ox',x);r.setAttribute('ow',w);r.setAttribute('x',x);r.setAttribute('width',w);}\n"
+" if(cur)zoom(cur);else fitAll();}\n"
 "function label(g){var t=g.getElementsByTagName('title')[0].textContent;return t.replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/,'');}\n"
 "function fit(g){var r=g.getElementsByTagName('rect')[0],t=g.getElementsByTagName('text')[0];\n"
 " var w=parseFloat(r.getAttribute('width'));t.setAttribute('x',parseFloat(r.getAttribute('x'))+3);\n"

@@ -10,6 +10,10 @@
  * (regular expression; matches are highlighted and their share printed), and
  * a tooltip per frame with its samples and percentage.  Frames narrower than
  * 0.1 pixel are left out (as FlameGraph does) so huge profiles stay light.
+ * Frame names ending in "_[k]" are guest kernel frames, "_[h]" host frames,
+ * others (below the depth-1 VM / vCPU frame) guest user frames: each kind
+ * has its colour, shown in a legend.  Opened in a browser, the graph
+ * fills the window's width.
  */
 #ifndef KVMSCOPE_OUTPUT_FLAMEGRAPH_H
 #define KVMSCOPE_OUTPUT_FLAMEGRAPH_H

@@ -7,7 +7,8 @@
  * threads per vCPU: its states ("X" complete events named after the state,
  * "HOST <reason>" for exits) and the guest tasks running on it ("X") with the
  * guest's other events as thread-scoped instant events ("i").  Timestamps
- * are microseconds from the first event, with nanosecond precision.
+ * are microseconds from the first event, with nanosecond precision.  Each
+ * VM has an "exits/s" counter ("C" events; ks_timeline_exit_rates()).
  * Written with the project's JSON writer (json.h).
  */
 #include <stdio.h>
@@ -83,6 +84,8 @@ static void write_metadata(struct ks_json *j, const struct ks_timeline *tl)
 		meta_event(j, "thread_name", VM_PID(v->vm), STATE_TID(i), "name", name, 0);
 		meta_event(j, "thread_sort_index", VM_PID(v->vm), STATE_TID(i), NULL, NULL,
 			   2 * (int64_t)v->vcpu_id);
+		if (tl->vms[v->vm].guest_input < 0)
+			continue; /* no guest trace: no guest tasks */
 		snprintf(name, sizeof(name), "vCPU %u guest tasks", v->vcpu_id);
 		meta_event(j, "thread_name", VM_PID(v->vm), TASK_TID(i), "name", name, 0);
 		meta_event(j, "thread_sort_index", VM_PID(v->vm), TASK_TID(i), NULL, NULL,
@@ -156,6 +159,32 @@ static void write_guest(struct ks_json *j, const struct ks_timeline *tl)
 	}
 }
 
+/* Exits per second of each VM ("C" events on the VM's process). */
+static void write_counters(struct ks_json *j, const struct ks_timeline *tl)
+{
+	struct ks_tl_rates r;
+	uint64_t b;
+	uint32_t vm;
+
+	if (ks_timeline_exit_rates(tl, &r) < 0)
+		return;
+	for (vm = 0; vm < r.nr_vms; vm++)
+		for (b = 0; b < r.nr_buckets; b++) {
+			ks_json_begin_object(j);
+			ks_json_kv_string(j, "name", "exits/s");
+			ks_json_kv_string(j, "ph", "C");
+			ks_json_kv_i64(j, "pid", VM_PID(vm));
+			ks_json_kv_i64(j, "tid", 0);
+			time_kv(j, "ts", b * r.bucket_ns);
+			ks_json_key(j, "args");
+			ks_json_begin_object(j);
+			ks_json_kv_u64(j, "exits/s", ks_tl_rate_per_s(&r, r.count[vm * r.nr_buckets + b]));
+			ks_json_end_object(j);
+			ks_json_end_object(j);
+		}
+	ks_tl_rates_free(&r);
+}
+
 void ks_timeline_write_json(const struct ks_timeline *tl, FILE *out)
 {
 	struct ks_json j;
@@ -169,12 +198,14 @@ void ks_timeline_write_json(const struct ks_timeline *tl, FILE *out)
 	write_states(&j, tl);
 	write_cpus(&j, tl);
 	write_guest(&j, tl);
+	write_counters(&j, tl);
 	ks_json_end_array(&j);
 	ks_json_key(&j, "otherData");
 	ks_json_begin_object(&j);
 	ks_json_kv_string(&j, "generator", "kvmscope timeline");
 	ks_json_kv_u64(&j, "first_ts_ns", tl->first_ts);
 	ks_json_end_object(&j);
+	ks_timeline_json_threads(tl, &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
 }

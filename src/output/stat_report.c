@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kvmscope/attribution.h"
+#include "kvmscope/host.h"
 #include "kvmscope/json.h"
 #include "kvmscope/stat_report.h"
 #include "output/csv.h"
@@ -321,39 +322,19 @@ static void print_attribution(FILE *out, const struct ks_stat *st)
 	}
 }
 
+static const char *stat_vm_name(const void *ctx, int32_t vm)
+{
+	return ks_stat_vm_name(ctx, vm);
+}
+
+/* The "threads" array, written by the host model's writer: every command
+ * prints it in this one shape. */
 static void json_attribution(struct ks_json *j, const struct ks_stat *st)
 {
 	const struct ks_attr_thread **ts;
-	size_t i, n = ks_stat_attribution(st, &ts);
+	size_t n = ks_stat_attribution(st, &ts);
 
-	ks_json_key(j, "threads");
-	ks_json_begin_array(j);
-	for (i = 0; i < n; i++) {
-		const struct ks_attr_thread *t = ts[i];
-		const char *vm_name = ks_stat_vm_name(st, t->vm);
-
-		ks_json_begin_object(j);
-		ks_json_kv_i64(j, "tid", t->tid);
-		ks_json_key(j, "name");
-		if (t->comm[0])
-			ks_json_string(j, t->comm);
-		else
-			ks_json_null(j);
-		ks_json_kv_i64(j, "vm", t->vm);
-		ks_json_key(j, "vm_name");
-		if (vm_name)
-			ks_json_string(j, vm_name);
-		else
-			ks_json_null(j);
-		ks_json_kv_string(j, "vm_source", ks_attr_source_name(t->vm_src));
-		ks_json_kv_i64(j, "vcpu", t->vcpu);
-		ks_json_kv_string(j, "vcpu_source", ks_attr_source_name(t->vcpu_src));
-		ks_json_key(j, "sources_disagree");
-		ks_json_bool(j, t->conflict);
-		ks_json_kv_u64(j, "events", t->events);
-		ks_json_end_object(j);
-	}
-	ks_json_end_array(j);
+	ks_host_json_attr(j, ts, n, stat_vm_name, st);
 }
 
 /* ---- JSON ---- */

@@ -4,15 +4,339 @@
  * kvmscope's own small canvas viewer in inline JavaScript.  No network, no
  * external files: open it with any browser.
  *
- * Rows: per VM and vCPU a state row and a guest-task row (guest events as
- * ticks on it), then one row per host CPU.  Wheel zooms, dragging pans,
- * hovering shows the interval under the pointer.
+ * Rows, grouped: per VM (in natural name order) its vCPUs in numeric order,
+ * each a state row followed by its guest-task row when a guest trace of
+ * that VM was given (guest events as ticks on it); then one row per host
+ * CPU (which vCPU ran there in guest mode, one hue per VM).
+ *
+ * Level of detail, as Perfetto and Trace Compass do it: what a pixel shows
+ * is computed from the time spent there, never from the last interval
+ * drawn.  For each row the page carries levels of fixed-width bins (about
+ * 2048 bins over the whole span, then 4x finer each level); a bin holds the kind
+ * (state, task, vCPU) that covered most of its time, "nothing" included, and
+ * runs of equal bins are stored as (kind, count).  The viewer draws a row
+ * from the coarsest level whose bins are no wider than a pixel, sums the
+ * time of each kind inside each pixel and paints the dominant one; when
+ * zoomed in below the finest level it uses the raw intervals, summed the
+ * same way.  Raw intervals are kept while they fit a budget (RAW_BUDGET in
+ * all), so the page is bounded by what can be seen, not by the input.
+ *
+ * Wheel zooms, dragging pans, hovering shows what is under the pointer.
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvmscope/json.h"
 #include "kvmscope/timeline.h"
+
+#define BINS0 2048u            /* bins of the coarsest level */
+#define RAW_BUDGET 1000000u    /* raw intervals kept in the page, all rows */
+#define RUN_BUDGET 3000000u    /* (kind, count) runs of the levels, all rows */
+#define MAX_LEVELS 12
+#define MAX_ACC 16             /* distinct kinds tracked inside one bin */
+
+enum row_type { ROW_STATE, ROW_TASKS, ROW_CPU };
+
+struct item {
+	uint64_t start, end;
+	uint32_t kind;             /* 1 + state, task name or vCPU; 0 = nothing */
+	uint32_t label;            /* exit reason of a state, else = kind - 1 */
+};
+
+struct row {
+	char name[200];
+	enum row_type type;
+	uint32_t id;               /* vCPU index or host CPU */
+	struct item *it;
+	uint64_t n, cap;
+	bool raw;                  /* raw intervals written */
+};
+
+/* Runs of one level being built. */
+struct runs {
+	uint32_t *v;               /* kind, count, kind, count, ... */
+	uint64_t n, cap;
+	bool oom;
+};
+
+static void run_add(struct runs *r, uint32_t kind, uint64_t count)
+{
+	if (!count)
+		return;
+	if (r->n >= 2 && r->v[r->n - 2] == kind && r->v[r->n - 1] + count < UINT32_MAX) {
+		r->v[r->n - 1] += (uint32_t)count;
+		return;
+	}
+	while (count) {
+		uint32_t c = count > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)count;
+
+		if (r->n + 2 > r->cap) {
+			uint64_t nc = r->cap ? r->cap * 2 : 1024;
+			uint32_t *p = r->oom ? NULL : realloc(r->v, nc * sizeof(*p));
+
+			if (!p) {
+				r->oom = true;
+				return;
+			}
+			r->v = p;
+			r->cap = nc;
+		}
+		r->v[r->n++] = kind;
+		r->v[r->n++] = c;
+		count -= c;
+	}
+}
+
+/* The time of each kind inside the bin being filled. */
+struct acc {
+	uint32_t kind[MAX_ACC];
+	uint64_t ns[MAX_ACC];
+	int n;
+	uint64_t sum;
+};
+
+static void acc_add(struct acc *a, uint32_t kind, uint64_t ns)
+{
+	int i, least = 0;
+
+	a->sum += ns;
+	for (i = 0; i < a->n; i++)
+		if (a->kind[i] == kind) {
+			a->ns[i] += ns;
+			return;
+		}
+	if (a->n < MAX_ACC) {
+		a->kind[a->n] = kind;
+		a->ns[a->n++] = ns;
+		return;
+	}
+	for (i = 1; i < MAX_ACC; i++) /* full: the smallest share gives way */
+		if (a->ns[i] < a->ns[least])
+			least = i;
+	if (ns > a->ns[least]) {
+		a->kind[least] = kind;
+		a->ns[least] = ns;
+	}
+}
+
+/* The kind covering most of a bin of WIDTH ns; the uncovered time counts
+ * as kind 0 (nothing). */
+static uint32_t acc_dominant(const struct acc *a, uint64_t width)
+{
+	uint64_t best = a->sum < width ? width - a->sum : 0;
+	uint32_t kind = 0;
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->ns[i] > best) {
+			best = a->ns[i];
+			kind = a->kind[i];
+		}
+	return kind;
+}
+
+/* One level of bins of WIDTH ns (the last one may be shorter) over the
+ * row's items (sorted, not overlapping), times relative to t0. */
+static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint64_t width,
+			struct runs *out)
+{
+	uint64_t nbins = (span + width - 1) / width;
+	uint64_t cur = 0, cur_end = width, i; /* bin being filled, its end */
+	struct acc a = { .n = 0 };
+
+	for (i = 0; i < row->n; i++) {
+		uint64_t s = row->it[i].start - t0, e = row->it[i].end - t0;
+		uint32_t kind = row->it[i].kind;
+
+		if (e > span)
+			e = span;
+		while (s < e) {
+			uint64_t b = s < cur_end ? cur : s / width, seg;
+
+			if (b != cur) { /* close the bin being filled, gaps up to b */
+				run_add(out, acc_dominant(&a, width), 1);
+				run_add(out, 0, b - cur - 1);
+				a.n = 0;
+				a.sum = 0;
+				cur = b;
+				cur_end = (b + 1) * width;
+			}
+			if (a.sum == 0 && s == b * width && e >= cur_end) {
+				/* whole bins: the item alone */
+				uint64_t last = e / width;
+
+				run_add(out, kind, last - b);
+				cur = last;
+				cur_end = (last + 1) * width;
+				s = last * width;
+				if (s >= e)
+					break;
+			}
+			seg = (e < cur_end ? e : cur_end) - s;
+			acc_add(&a, kind, seg);
+			s += seg;
+		}
+	}
+	if (cur < nbins) {
+		uint64_t w = (cur_end < span ? cur_end : span) - cur * width;
+
+		run_add(out, acc_dominant(&a, w), 1);
+		run_add(out, 0, nbins - cur - 1);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* rows */
+
+static bool row_push(struct row *r, uint64_t start, uint64_t end, uint32_t kind, uint32_t label)
+{
+	if (r->n >= r->cap) {
+		uint64_t c = r->cap ? r->cap * 2 : 64;
+		struct item *p = realloc(r->it, c * sizeof(*p));
+
+		if (!p)
+			return false;
+		r->it = p;
+		r->cap = c;
+	}
+	r->it[r->n++] = (struct item){ start, end, kind, label };
+	return true;
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void row_sort(struct row *r)
+{
+	uint64_t i;
+
+	for (i = 1; i < r->n; i++)
+		if (r->it[i].start < r->it[i - 1].start)
+			break;
+	if (i < r->n)
+		qsort(r->it, r->n, sizeof(*r->it), item_cmp);
+	/* overlaps (none expected) are cut, so a row's time adds up */
+	for (i = 1; i < r->n; i++)
+		if (r->it[i].start < r->it[i - 1].end)
+			r->it[i - 1].end = r->it[i].start;
+}
+
+/* VM names in natural order ("VM 9" before "VM 10"), then vCPU numbers. */
+static int vcpu_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct ks_timeline *sort_tl = ctx;
+	const struct ks_tl_vcpu *x = &sort_tl->vcpus[*(const uint32_t *)a];
+	const struct ks_tl_vcpu *y = &sort_tl->vcpus[*(const uint32_t *)b];
+	int c = x->vm == y->vm ? 0 : strverscmp(sort_tl->vms[x->vm].name, sort_tl->vms[y->vm].name);
+
+	if (c)
+		return c;
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	if (x->vcpu_id != y->vcpu_id)
+		return x->vcpu_id < y->vcpu_id ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+struct layout {
+	struct row *rows;
+	uint32_t nr;
+	uint32_t *state_row;   /* vCPU index -> its state row */
+	int64_t *task_row;     /* vCPU index -> its task row, or -1 */
+	int32_t max_cpu;
+};
+
+static void layout_free(struct layout *l)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->nr; i++)
+		free(l->rows[i].it);
+	free(l->rows);
+	free(l->state_row);
+	free(l->task_row);
+}
+
+static int layout_build(const struct ks_timeline *tl, struct layout *l)
+{
+	uint32_t *order = malloc((tl->nr_vcpus + 1) * sizeof(*order));
+	uint32_t i, nrows = 0;
+	uint64_t k;
+	int32_t c;
+
+	memset(l, 0, sizeof(*l));
+	l->max_cpu = -1;
+	for (k = 0; k < tl->nr_cpu; k++)
+		if (tl->cpu[k].cpu > l->max_cpu && tl->cpu[k].cpu < 4096)
+			l->max_cpu = tl->cpu[k].cpu;
+	l->rows = calloc(2 * (size_t)tl->nr_vcpus + (size_t)(l->max_cpu + 1) + 1, sizeof(*l->rows));
+	l->state_row = calloc(tl->nr_vcpus + 1, sizeof(*l->state_row));
+	l->task_row = calloc(tl->nr_vcpus + 1, sizeof(*l->task_row));
+	if (!order || !l->rows || !l->state_row || !l->task_row) {
+		free(order);
+		return -1;
+	}
+	for (i = 0; i < tl->nr_vcpus; i++)
+		order[i] = i;
+	qsort_r(order, tl->nr_vcpus, sizeof(*order), vcpu_cmp, (void *)tl);
+	for (i = 0; i < tl->nr_vcpus; i++) {
+		const struct ks_tl_vcpu *v = &tl->vcpus[order[i]];
+		struct row *r = &l->rows[nrows];
+
+		snprintf(r->name, sizeof(r->name), "%s vCPU %u", tl->vms[v->vm].name, v->vcpu_id);
+		r->type = ROW_STATE;
+		r->id = order[i];
+		l->state_row[order[i]] = nrows++;
+		l->task_row[order[i]] = -1;
+		if (tl->vms[v->vm].guest_input >= 0) {
+			r = &l->rows[nrows];
+			snprintf(r->name, sizeof(r->name), "  guest tasks (vCPU %u)", v->vcpu_id);
+			r->type = ROW_TASKS;
+			r->id = order[i];
+			l->task_row[order[i]] = nrows++;
+		}
+	}
+	for (c = 0; c <= l->max_cpu; c++) {
+		struct row *r = &l->rows[nrows++];
+
+		snprintf(r->name, sizeof(r->name), "host CPU %d", c);
+		r->type = ROW_CPU;
+		r->id = (uint32_t)c;
+	}
+	l->nr = nrows;
+	free(order);
+	for (k = 0; k < tl->nr_iv; k++) {
+		const struct ks_tl_interval *v = &tl->iv[k];
+		if (!row_push(&l->rows[l->state_row[v->vcpu]], v->start, v->end, 1u + v->state,
+			      v->reason))
+			return -1;
+	}
+	for (k = 0; k < tl->nr_gtasks; k++) {
+		const struct ks_tl_guest_item *g = &tl->gtasks[k];
+		if (l->task_row[g->vcpu] >= 0 &&
+		    !row_push(&l->rows[l->task_row[g->vcpu]], g->start, g->end, 1u + g->name, g->name))
+			return -1;
+	}
+	for (k = 0; k < tl->nr_cpu; k++) {
+		const struct ks_tl_cpu_slice *s = &tl->cpu[k];
+		if (s->cpu >= 0 && s->cpu <= l->max_cpu &&
+		    !row_push(&l->rows[nrows - (uint32_t)(l->max_cpu + 1) + (uint32_t)s->cpu], s->start,
+			      s->end, 1u + s->vcpu, s->vcpu))
+			return -1;
+	}
+	for (i = 0; i < l->nr; i++)
+		row_sort(&l->rows[i]);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the data */
 
 /* Strings go inside a <script> element: keep '<' and '>' out of them. */
 static void safe_string(struct ks_json *j, const char *s)
@@ -37,90 +361,132 @@ static void string_array(struct ks_json *j, const char *key, char *const *arr, u
 	ks_json_end_array(j);
 }
 
-static void write_rows(struct ks_json *j, const struct ks_timeline *tl, int32_t max_cpu)
+/* Levels of one row, coarsest first, within its share of the run budget. */
+static int write_levels(struct ks_json *j, const struct ks_timeline *tl, const struct row *r,
+			uint64_t span, uint64_t run_share)
 {
-	char label[200];
-	uint32_t i;
-	int32_t c;
+	uint64_t nbins = BINS0, total = 0, i, width;
+	int lv;
 
-	ks_json_key(j, "rows");
+	ks_json_key(j, "levels");
 	ks_json_begin_array(j);
-	for (i = 0; i < tl->nr_vcpus; i++) {
-		const struct ks_tl_vcpu *v = &tl->vcpus[i];
-		snprintf(label, sizeof(label), "%s vCPU %u", tl->vms[v->vm].name, v->vcpu_id);
-		safe_string(j, label);
-		snprintf(label, sizeof(label), "  guest tasks (vCPU %u)", v->vcpu_id);
-		safe_string(j, label);
+	for (lv = 0; lv < MAX_LEVELS && nbins <= span; lv++, nbins *= 4) {
+		struct runs runs = { 0 };
+
+		width = (span + nbins - 1) / nbins;
+		build_level(r, tl->first_ts, span, width, &runs);
+		if (runs.oom) {
+			free(runs.v);
+			return -1;
+		}
+		ks_json_begin_object(j);
+		ks_json_kv_u64(j, "width", width);
+		ks_json_key(j, "runs");
+		ks_json_begin_array(j);
+		for (i = 0; i < runs.n; i++)
+			ks_json_u64(j, runs.v[i]);
+		ks_json_end_array(j);
+		ks_json_end_object(j);
+		total += runs.n / 2;
+		free(runs.v);
+		/* finer levels add nothing the raw intervals do not show, or
+		 * cost more than this row's share */
+		if ((r->raw && nbins >= 2 * r->n) || total >= run_share)
+			break;
 	}
-	for (c = 0; c <= max_cpu; c++) {
-		snprintf(label, sizeof(label), "host CPU %d", c);
-		safe_string(j, label);
+	ks_json_end_array(j);
+	return 0;
+}
+
+static void write_raw(struct ks_json *j, const struct ks_timeline *tl, const struct row *r)
+{
+	uint64_t i, prev = tl->first_ts;
+
+	ks_json_key(j, "raw");
+	if (!r->raw) {
+		ks_json_null(j);
+		return;
+	}
+	/* start - previous start, duration, kind, label */
+	ks_json_begin_array(j);
+	for (i = 0; i < r->n; i++) {
+		const struct item *it = &r->it[i];
+		ks_json_u64(j, it->start - prev);
+		ks_json_u64(j, it->end - it->start);
+		ks_json_u64(j, it->kind);
+		ks_json_u64(j, it->label);
+		prev = it->start;
 	}
 	ks_json_end_array(j);
 }
 
-static void write_data(const struct ks_timeline *tl, FILE *out)
+static int write_data(const struct ks_timeline *tl, const struct layout *l, FILE *out)
 {
 	struct ks_json j;
 	char *state_names[KS_VS_COUNT];
-	int32_t max_cpu = -1;
-	uint64_t i;
+	uint64_t span = tl->have_ts ? tl->last_ts - tl->first_ts : 0, total = 0, share;
+	uint32_t i, vm;
 	int s;
 
-	for (i = 0; i < tl->nr_cpu; i++)
-		if (tl->cpu[i].cpu > max_cpu && tl->cpu[i].cpu < 4096)
-			max_cpu = tl->cpu[i].cpu;
+	/* raw intervals of all rows while they fit, else of the small rows */
+	for (i = 0; i < l->nr; i++)
+		total += l->rows[i].n;
+	share = l->nr ? RAW_BUDGET / l->nr : 0;
+	for (i = 0; i < l->nr; i++)
+		l->rows[i].raw = total <= RAW_BUDGET || l->rows[i].n <= share;
 	for (s = 0; s < KS_VS_COUNT; s++)
 		state_names[s] = (char *)ks_vstate_name((enum ks_vstate)s);
 	ks_json_init(&j, out, false);
 	ks_json_begin_object(&j);
 	ks_json_kv_u64(&j, "t0", tl->first_ts);
-	ks_json_kv_u64(&j, "span", tl->last_ts - tl->first_ts);
-	write_rows(&j, tl, max_cpu);
+	ks_json_kv_u64(&j, "span", span);
+	ks_json_kv_u64(&j, "intervals", tl->nr_iv);
 	string_array(&j, "states", state_names, KS_VS_COUNT);
 	string_array(&j, "reasons", tl->reasons, tl->nr_reasons);
 	string_array(&j, "names", tl->names, tl->nr_names);
-	/* flat arrays of [row, start, end, kind, label] in ns from t0 */
-	ks_json_key(&j, "iv");
+	ks_json_key(&j, "vms");
 	ks_json_begin_array(&j);
-	for (i = 0; i < tl->nr_iv; i++) {
-		const struct ks_tl_interval *v = &tl->iv[i];
-		ks_json_u64(&j, 2 * (uint64_t)v->vcpu);
-		ks_json_u64(&j, v->start - tl->first_ts);
-		ks_json_u64(&j, v->end - tl->first_ts);
-		ks_json_u64(&j, v->state);
-		ks_json_u64(&j, v->reason);
-	}
-	for (i = 0; i < tl->nr_gtasks; i++) {
-		const struct ks_tl_guest_item *g = &tl->gtasks[i];
-		ks_json_u64(&j, 2 * (uint64_t)g->vcpu + 1);
-		ks_json_u64(&j, g->start - tl->first_ts);
-		ks_json_u64(&j, g->end - tl->first_ts);
-		ks_json_u64(&j, 100);
-		ks_json_u64(&j, g->name);
-	}
-	for (i = 0; i < tl->nr_cpu; i++) {
-		const struct ks_tl_cpu_slice *c = &tl->cpu[i];
-		if (c->cpu < 0 || c->cpu > max_cpu)
-			continue;
-		ks_json_u64(&j, 2 * (uint64_t)tl->nr_vcpus + (uint64_t)c->cpu);
-		ks_json_u64(&j, c->start - tl->first_ts);
-		ks_json_u64(&j, c->end - tl->first_ts);
-		ks_json_u64(&j, 200);
-		ks_json_u64(&j, c->vcpu);
+	for (vm = 0; vm < tl->nr_vms; vm++)
+		safe_string(&j, tl->vms[vm].name);
+	ks_json_end_array(&j);
+	ks_json_key(&j, "vcpus"); /* [vm, vcpu number] per vCPU index */
+	ks_json_begin_array(&j);
+	for (i = 0; i < tl->nr_vcpus; i++) {
+		ks_json_u64(&j, tl->vcpus[i].vm);
+		ks_json_u64(&j, tl->vcpus[i].vcpu_id);
 	}
 	ks_json_end_array(&j);
-	ks_json_key(&j, "ev");
+	ks_json_kv_u64(&j, "host_switch", tl->host_switches);
+	ks_json_key(&j, "rows");
+	ks_json_begin_array(&j);
+	for (i = 0; i < l->nr && span; i++) {
+		const struct row *r = &l->rows[i];
+		ks_json_begin_object(&j);
+		ks_json_key(&j, "name");
+		safe_string(&j, r->name);
+		ks_json_kv_string(&j, "type", r->type == ROW_STATE ? "state" :
+					      r->type == ROW_TASKS ? "tasks" : "cpu");
+		ks_json_kv_u64(&j, "n", r->n);
+		if (write_levels(&j, tl, r, span, RUN_BUDGET / l->nr) < 0)
+			return -1;
+		write_raw(&j, tl, r);
+		ks_json_end_object(&j);
+	}
+	ks_json_end_array(&j);
+	ks_json_key(&j, "ev"); /* row, time from t0, name */
 	ks_json_begin_array(&j);
 	for (i = 0; i < tl->nr_gevents; i++) {
 		const struct ks_tl_guest_item *g = &tl->gevents[i];
-		ks_json_u64(&j, 2 * (uint64_t)g->vcpu + 1);
+		if (l->task_row[g->vcpu] < 0 || g->start < tl->first_ts)
+			continue;
+		ks_json_u64(&j, (uint64_t)l->task_row[g->vcpu]);
 		ks_json_u64(&j, g->start - tl->first_ts);
 		ks_json_u64(&j, g->name);
 	}
 	ks_json_end_array(&j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
+	return 0;
 }
 
 static const char page_head[] =
@@ -129,12 +495,14 @@ static const char page_head[] =
 "body{margin:0;font:12px sans-serif;background:#fafafa;color:#222}\n"
 "#top{padding:6px 10px;border-bottom:1px solid #ccc;background:#fff}\n"
 "#legend span{display:inline-block;margin-right:12px}\n"
-"#legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}\n"
+"#legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle;"
+"border:1px solid #ccc}\n"
 "#tip{position:fixed;pointer-events:none;background:#ffffe0;border:1px solid #999;"
 "padding:3px 6px;display:none;white-space:pre}\n"
 "canvas{display:block}\n</style></head><body>\n"
 "<div id=\"top\"><b>kvmscope timeline</b> <span id=\"info\"></span>"
-" &mdash; wheel: zoom, drag: pan, double-click: reset<div id=\"legend\"></div></div>\n"
+" &mdash; wheel: zoom, drag: pan, double-click: reset. A pixel shows what most of its time"
+" was spent on.<div id=\"legend\"></div><div id=\"note\"></div></div>\n"
 "<canvas id=\"c\"></canvas><div id=\"tip\"></div>\n"
 "<script id=\"data\" type=\"application/json\">";
 
@@ -144,74 +512,125 @@ static const char page_tail[] =
 "const D=JSON.parse(document.getElementById('data').textContent);\n"
 "const COL={RUNNING:'#2e9d3a',IDLE:'#a8d5a2',HOST:'#e6a117',HALTED:'#7f8fa6',"
 "PREEMPTED:'#d9412b',BLOCKED:'#8e5cc2'};\n"
-"const LABEL_W=260,ROW_H=22,AXIS_H=24;\n"
+"const LABEL_W=220,ROW_H=22,AXIS_H=24,RIGHT=10;\n"
 "const cv=document.getElementById('c'),cx=cv.getContext('2d');\n"
 "const tip=document.getElementById('tip');\n"
 "let v0=0,v1=Math.max(D.span,1);\n"
+/* an initial view from the address: page.html#v=START,END (ns from the start) */
+"{const h=/^#v=(\\d+),(\\d+)$/.exec(location.hash);if(h&&+h[2]>+h[1]){v0=+h[1];v1=+h[2];}}\n"
 "function hue(n){let h=0;for(const ch of String(n))h=(h*31+ch.charCodeAt(0))%360;"
 "return 'hsl('+h+',55%,60%)';}\n"
-"function color(kind,lab){if(kind<100)return COL[D.states[kind]]||'#999';"
-"if(kind==100)return /^swapper/.test(D.names[lab])?'#ddd':hue(D.names[lab]);"
-"return hue('v'+lab);}\n"
-"function text(kind,lab){if(kind<100){const r=D.reasons[lab];"
-"return D.states[kind]+(r?' '+r:'');}"
-"if(kind==100)return 'guest task '+D.names[lab];return 'vCPU row '+D.rows[2*lab];}\n"
-"function fmt(ns){if(ns>=1e9)return (ns/1e9).toFixed(6)+' s';"
-"if(ns>=1e6)return (ns/1e6).toFixed(3)+' ms';if(ns>=1e3)return (ns/1e3).toFixed(3)+' us';"
-"return ns.toFixed(0)+' ns';}\n"
-"function X(t){return LABEL_W+(t-v0)/(v1-v0)*(cv.width-LABEL_W-10);}\n"
+"function vmCol(vm,vc){return 'hsl('+((vm*137+200)%360)+',60%,'+(38+(vc%4)*8)+'%)';}\n"
+/* kind 0 = nothing; states, tasks, vCPUs are 1-based */
+"function color(row,k){if(row.type=='state')return COL[D.states[k-1]]||'#999';"
+"if(row.type=='tasks'){const n=D.names[k-1];return /^swapper/.test(n)?'#ddd':hue(n);}"
+"return vmCol(D.vcpus[2*(k-1)],D.vcpus[2*(k-1)+1]);}\n"
+"function kindText(row,k,lab){if(row.type=='state'){const r=D.reasons[lab];"
+"return D.states[k-1]+(r?' '+r:'');}if(row.type=='tasks')return 'guest task '+D.names[k-1];"
+"return D.vms[D.vcpus[2*(k-1)]]+' vCPU '+D.vcpus[2*(k-1)+1]+' in guest mode';}\n"
+/* decode: per level the start bin of each run; raw: absolute starts */
+"for(const r of D.rows){r.cols=new Map();for(const L of r.levels){const n=L.runs.length/2;"
+"L.at=new Float64Array(n+1);let b=0;for(let i=0;i<n;i++){L.at[i]=b;b+=L.runs[2*i+1];}L.at[n]=b;}"
+"if(r.raw){const n=r.raw.length/4;r.s=new Float64Array(n);let t=0;"
+"for(let i=0;i<n;i++){t+=r.raw[4*i];r.s[i]=t;}}}\n"
+"function col(r,k){let c=r.cols.get(k);if(!c){c=color(r,k);r.cols.set(k,c);}return c;}\n"
+"function W(){return cv.width-LABEL_W-RIGHT;}\n"
+"function X(t){return LABEL_W+(t-v0)/(v1-v0)*W();}\n"
+"function lower(a,n,x){let lo=0,hi=n;while(lo<hi){const m=(lo+hi)>>1;if(a[m]<=x)lo=m+1;else hi=m;}"
+"return Math.max(lo-1,0);}\n"
+/* the coarsest level with bins no wider than a pixel; null: the raw intervals */
+"function pick(r,pxns){for(const L of r.levels){if(L.width<=pxns)return L;}"
+"return r.raw?null:r.levels[r.levels.length-1];}\n"
+/* calls f(start,end,kind,label) for the pieces of row r overlapping [a,b] */
+"function each(r,L,a,b,f){if(!L){const n=r.s.length;for(let i=lower(r.s,n,a);i<n;i++){"
+"const s=r.s[i];if(s>b)break;f(s,s+r.raw[4*i+1],r.raw[4*i+2],r.raw[4*i+3]);}return;}"
+"const w=L.width,n=L.at.length-1;for(let i=lower(L.at,n,a/w);i<n;i++){"
+"const s=L.at[i]*w;if(s>b)break;const k=L.runs[2*i];"
+"if(k)f(s,L.at[i+1]*w,k,-1);}}\n"
+/* paints the dominant kind of each pixel of row r */
+"function drawRow(r,y){const pw=W(),pxns=(v1-v0)/pw,L=pick(r,pxns);let px=-1,acc=new Map();"
+"let runK=0,runX=0,runN=0;"
+"function paint(x,k){if(k===runK&&x===runX+runN){runN++;return;}"
+"if(runK){cx.fillStyle=col(r,runK);cx.fillRect(LABEL_W+runX,y+3,runN,ROW_H-6);}"
+"runK=k;runX=x;runN=1;}\n"
+"function flush(){if(px<0)return;let best=0,bk=0,sum=0;for(const [k,ns] of acc){sum+=ns;"
+"if(ns>best){best=ns;bk=k;}}if(pxns-sum>best)bk=0;if(bk)paint(px,bk);acc.clear();}\n"
+"each(r,L,v0,v1,(s,e,k)=>{s=Math.max(s,v0);e=Math.min(e,v1);if(e<=s)return;"
+"let p=Math.floor((s-v0)/pxns);const pe=Math.min(Math.floor((e-v0)/pxns),pw-1);"
+"if(p!==px){flush();px=p;}"
+"if(pe>p){acc.set(k,(acc.get(k)||0)+(v0+(p+1)*pxns-s));flush();"
+"for(let q=p+1;q<pe;q++)paint(q,k);px=pe;s=v0+pe*pxns;}"
+"acc.set(k,(acc.get(k)||0)+(e-s));});\n"
+"flush();paint(-2,0);}\n"
 "function draw(){\n"
-" cv.width=window.innerWidth;cv.height=Math.max(window.innerHeight-60,AXIS_H+D.rows.length*ROW_H+10);\n"
+" cv.width=window.innerWidth;cv.height=Math.max(window.innerHeight-90,AXIS_H+D.rows.length*ROW_H+10);\n"
 " cx.fillStyle='#fff';cx.fillRect(0,0,cv.width,cv.height);\n"
 " cx.font='12px sans-serif';cx.textBaseline='middle';\n"
 " for(let r=0;r<D.rows.length;r++){const y=AXIS_H+r*ROW_H;"
 "cx.fillStyle=r%2?'#f4f4f4':'#fff';cx.fillRect(0,y,cv.width,ROW_H);"
-"cx.fillStyle='#222';cx.fillText(D.rows[r],6,y+ROW_H/2);}\n"
-" const iv=D.iv;for(let i=0;i<iv.length;i+=5){const s=iv[i+1],e=iv[i+2];"
-"if(e<v0||s>v1)continue;let x0=Math.max(X(s),LABEL_W),x1=Math.min(X(e),cv.width-10);"
-"cx.fillStyle=color(iv[i+3],iv[i+4]);"
-"cx.fillRect(x0,AXIS_H+iv[i]*ROW_H+3,Math.max(x1-x0,1),ROW_H-6);}\n"
-" const ev=D.ev;cx.fillStyle='#000';for(let i=0;i<ev.length;i+=3){const t=ev[i+1];"
-"if(t<v0||t>v1)continue;cx.fillRect(X(t),AXIS_H+ev[i]*ROW_H+ROW_H-6,1,5);}\n"
+"cx.fillStyle='#222';cx.fillText(D.rows[r].name,6,y+ROW_H/2);drawRow(D.rows[r],y);}\n"
+" cx.fillStyle='#000';for(let i=0;i<D.ev.length;i+=3){const t=D.ev[i+1];"
+"if(t<v0||t>v1)continue;cx.fillRect(X(t),AXIS_H+D.ev[i]*ROW_H+ROW_H-6,1,5);}\n"
 " cx.fillStyle='#fff';cx.fillRect(0,0,cv.width,AXIS_H);cx.strokeStyle='#888';"
-"cx.beginPath();cx.moveTo(LABEL_W,AXIS_H-1);cx.lineTo(cv.width-10,AXIS_H-1);cx.stroke();\n"
+"cx.beginPath();cx.moveTo(LABEL_W,AXIS_H-1);cx.lineTo(cv.width-RIGHT,AXIS_H-1);cx.stroke();\n"
 " const span=v1-v0,step=Math.pow(10,Math.floor(Math.log10(span/8)));"
 "let st=step;if(span/st>16)st*=5;else if(span/st>8)st*=2;\n"
 " cx.fillStyle='#222';for(let t=Math.ceil(v0/st)*st;t<=v1;t+=st){const x=X(t);"
-"cx.fillRect(x,AXIS_H-6,1,6);cx.fillText('+'+fmt(t),x+2,AXIS_H/2-2);}\n"
+"const lab='+'+fmt(t),tw=cx.measureText(lab).width;"
+"cx.fillRect(x,AXIS_H-6,1,6);cx.fillText(lab,x+2+tw>cv.width?x-2-tw:x+2,AXIS_H/2-2);}\n"
 " cx.strokeStyle='#ccc';cx.beginPath();cx.moveTo(LABEL_W-1,AXIS_H);"
 "cx.lineTo(LABEL_W-1,cv.height);cx.stroke();\n"
 "}\n"
-"function at(px,py){const r=Math.floor((py-AXIS_H)/ROW_H);"
-"const t=v0+(px-LABEL_W)/(cv.width-LABEL_W-10)*(v1-v0);const iv=D.iv;"
-"for(let i=0;i<iv.length;i+=5)if(iv[i]==r&&iv[i+1]<=t&&t<iv[i+2])return i;return -1;}\n"
+"function fmt(ns){if(ns>=1e9)return (ns/1e9).toFixed(6)+' s';"
+"if(ns>=1e6)return (ns/1e6).toFixed(3)+' ms';if(ns>=1e3)return (ns/1e3).toFixed(3)+' us';"
+"return ns.toFixed(0)+' ns';}\n"
+"function at(px,py){const ri=Math.floor((py-AXIS_H)/ROW_H),r=D.rows[ri];"
+"if(!r||px<LABEL_W)return null;const pxns=(v1-v0)/W(),t=v0+(px-LABEL_W)*pxns,L=pick(r,pxns);"
+"let hit=null;each(r,L,t,t,(s,e,k,lab)=>{if(s<=t&&t<e)hit={r:r,s:s,e:e,k:k,lab:lab,L:L};});"
+"return hit;}\n"
 "let drag=null;\n"
 "cv.addEventListener('wheel',e=>{e.preventDefault();if(e.offsetX<LABEL_W)return;"
-"const t=v0+(e.offsetX-LABEL_W)/(cv.width-LABEL_W-10)*(v1-v0);"
+"const t=v0+(e.offsetX-LABEL_W)/W()*(v1-v0);"
 "const k=e.deltaY<0?0.8:1.25;v0=t-(t-v0)*k;v1=t+(v1-t)*k;"
 "if(v1-v0<10)v1=v0+10;draw();},{passive:false});\n"
 "cv.addEventListener('mousedown',e=>{drag={x:e.offsetX,a:v0,b:v1};});\n"
 "window.addEventListener('mouseup',()=>{drag=null;});\n"
 "cv.addEventListener('dblclick',()=>{v0=0;v1=Math.max(D.span,1);draw();});\n"
 "cv.addEventListener('mousemove',e=>{if(drag){const d=(e.offsetX-drag.x)/"
-"(cv.width-LABEL_W-10)*(drag.b-drag.a);v0=drag.a-d;v1=drag.b-d;draw();return;}"
-"const i=at(e.offsetX,e.offsetY);if(i<0){tip.style.display='none';return;}"
-"const iv=D.iv;tip.textContent=D.rows[iv[i]]+'\\n'+text(iv[i+3],iv[i+4])+'\\n'+"
-"'from +'+fmt(iv[i+1])+' for '+fmt(iv[i+2]-iv[i+1]);"
+"W()*(drag.b-drag.a);v0=drag.a-d;v1=drag.b-d;draw();return;}"
+"const h=at(e.offsetX,e.offsetY);if(!h){tip.style.display='none';return;}"
+"tip.textContent=h.r.name+'\\n'+(h.L?'mostly ':'')+kindText(h.r,h.k,h.lab)+'\\n'+"
+"(h.L?'in bins of '+fmt(h.L.width)+' from +':'from +')+fmt(h.s)+' for '+fmt(h.e-h.s);"
 "tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';"
 "tip.style.display='block';});\n"
 "window.addEventListener('resize',draw);\n"
 "document.getElementById('info').textContent=D.rows.length+' rows, '+fmt(D.span)+"
-"', '+(D.iv.length/5)+' intervals, '+(D.ev.length/3)+' guest events';\n"
-"document.getElementById('legend').innerHTML=Object.keys(COL).map(k=>"
-"'<span><i style=\"background:'+COL[k]+'\"></i>'+k+'</span>').join('')+"
+"', '+D.intervals+' state intervals, '+(D.ev.length/3)+' guest events';\n"
+"function sw(c,t){return '<span><i style=\"background:'+c+'\"></i>'+t+'</span>';}\n"
+"let lg=Object.keys(COL).map(k=>sw(COL[k],k)).join('')+sw('#fff','no data');"
+"const seen=new Set();if(D.rows.some(r=>r.type=='cpu'))for(let i=0;i<D.vcpus.length/2;i++){"
+"const vm=D.vcpus[2*i];if(seen.has(vm))continue;seen.add(vm);"
+"lg+=sw(vmCol(vm,0),'host CPU running '+D.vms[vm]+' (shades: vCPUs)');}"
+"if(D.rows.some(r=>r.type=='tasks'))lg+=sw('#ddd','guest idle')+"
 "'<span>guest tasks: one colour per task, ticks: guest events</span>';\n"
+"document.getElementById('legend').innerHTML=lg;\n"
+"if(!D.host_switch)document.getElementById('note').textContent='No host sched_switch events:"
+" PREEMPTED and BLOCKED cannot be told apart (the time out of guest mode shows as HOST).';\n"
 "draw();\n"
 "</script></body></html>\n";
 
-void ks_timeline_write_html(const struct ks_timeline *tl, FILE *out)
+int ks_timeline_write_html(const struct ks_timeline *tl, FILE *out)
 {
+	struct layout l;
+	int rc;
+
+	if (layout_build(tl, &l) < 0) {
+		layout_free(&l);
+		return -1;
+	}
 	fputs(page_head, out);
-	write_data(tl, out);
+	rc = write_data(tl, &l, out);
 	fputs(page_tail, out);
+	layout_free(&l);
+	return rc;
 }

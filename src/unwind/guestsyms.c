@@ -159,6 +159,38 @@ const char *ks_guestsyms_name(const struct ks_guestsyms *gs, uint64_t ip, bool o
 	return buf;
 }
 
+int ks_guestsyms_check_kernel(const struct ks_symtab *k, struct ks_vmem *vm, uint64_t cr3,
+			      uint64_t cr4, uint64_t guest_stext, struct ks_error *err)
+{
+	static const char want[] = "Linux version ";
+	char buf[sizeof(want)];
+	uint64_t stext, banner;
+	int rc;
+
+	if (!k)
+		return 0;
+	if (guest_stext && (ks_symtab_addr_of(k, "_stext", &stext) ||
+			    ks_symtab_addr_of(k, "_text", &stext)) && stext != guest_stext)
+		return ks_error_set(err, "these kallsyms are not of the running guest kernel "
+				    "(_stext at 0x%" PRIx64 ", the guest's at 0x%" PRIx64 ")", stext,
+				    guest_stext);
+	if (!ks_symtab_addr_of(k, "linux_banner", &banner))
+		return 0;
+	/* KPTI: a user CR3 is the odd page of the pair, the kernel's the even */
+	ks_vmem_reset(vm, cr3 & ~0x1000ull, cr4);
+	rc = ks_vmem_read(vm, banner, buf, sizeof(want) - 1);
+	if (rc < 0 && (cr3 & 0x1000)) {
+		ks_vmem_reset(vm, cr3, cr4);
+		rc = ks_vmem_read(vm, banner, buf, sizeof(want) - 1);
+	}
+	ks_vmem_reset(vm, cr3, cr4);
+	if (rc < 0 || memcmp(buf, want, sizeof(want) - 1))
+		return ks_error_set(err, "these kallsyms are not of the running guest kernel "
+				    "(no \"%s\" at their linux_banner, 0x%" PRIx64 ")", "Linux version",
+				    banner);
+	return 0;
+}
+
 static bool need(const struct ks_symtab *k, const char *name, uint64_t *addr, struct ks_error *err)
 {
 	if (ks_symtab_addr_of(k, name, addr))

@@ -155,8 +155,19 @@ static int read_phdrs(struct ks_qemudump *d, const char *path, struct ks_error *
 
 	if (elf_getphdrnum(d->elf, &n) != 0)
 		return ks_error_at(err, path, 0, "no program headers: %s", elf_errmsg(-1));
-	if (n > MAX_SEGMENTS)
+	if (n > MAX_SEGMENTS) {
+		/* paging=true: a LOAD segment per guest virtual mapping, each
+		 * with its virtual address (paging=false leaves p_vaddr 0) */
+		for (size_t i = 0; i < n && i < 64; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(d->elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr)
+				return ks_error_at(err, path, 0, "%zu program headers: a paging dump "
+						   "(dump-guest-memory paging=true) is not supported; "
+						   "use paging=false", n);
+		}
 		return ks_error_at(err, path, 0, "%zu program headers (at most %d)", n, MAX_SEGMENTS);
+	}
 	d->segs = calloc(n ? n : 1, sizeof(*d->segs));
 	if (!d->segs)
 		return ks_error_set(err, "out of memory");
@@ -190,6 +201,14 @@ struct ks_qemudump *ks_qemudump_open_mem(const uint8_t *data, size_t len, const 
 	d->data = data;
 	d->len = len;
 	elf_version(EV_CURRENT);
+	/* QEMU's other formats (dump-guest-memory -z/-l/-s, and makedumpfile's
+	 * output): say what the file is rather than "not an ELF file" */
+	if (len >= 12 && (!memcmp(data, "KDUMP   ", 8) || !memcmp(data, "DISKDUMP", 8) ||
+			  !memcmp(data, "makedumpfile", 12))) {
+		ks_error_at(err, name, 0, "a kdump-compressed dump; kvmscope reads ELF dumps "
+			    "(dump-guest-memory with format elf, the default)");
+		goto fail;
+	}
 	d->elf = elf_memory((char *)data, len);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF || !gelf_getehdr(d->elf, &eh)) {
 		ks_error_at(err, name, 0, "not an ELF file");
@@ -224,6 +243,12 @@ struct ks_qemudump *ks_qemudump_open(const char *path, struct ks_error *err)
 		ks_error_set(err, "%s: cannot open: %m", path);
 		if (fd >= 0)
 			close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		ks_error_set(err, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" :
+			     "not a regular file (a dump is read in place: save it to a file)");
 		return NULL;
 	}
 	if (st.st_size < 64) {

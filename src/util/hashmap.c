@@ -30,11 +30,17 @@ static unsigned log2_of(size_t cap)
 	return b;
 }
 
-void ks_hmap_init(struct ks_hmap *m, size_t vsize)
+void ks_hmap_init_wide(struct ks_hmap *m, size_t key_words, size_t vsize)
 {
 	memset(m, 0, sizeof(*m));
+	m->kwords = key_words ? key_words : 1;
 	m->vsize = vsize;
-	m->stride = sizeof(uint64_t) + ((vsize + 7) & ~(size_t)7);
+	m->stride = m->kwords * sizeof(uint64_t) + ((vsize + 7) & ~(size_t)7);
+}
+
+void ks_hmap_init(struct ks_hmap *m, size_t vsize)
+{
+	ks_hmap_init_wide(m, 1, vsize);
 }
 
 void ks_hmap_free(struct ks_hmap *m)
@@ -48,6 +54,35 @@ void ks_hmap_free(struct ks_hmap *m)
 static size_t home_of(const struct ks_hmap *m, uint64_t key)
 {
 	return (size_t)(ks_hmap_hash(key, m->seed) >> m->shift);
+}
+
+/* Wide keys: K words compared whole; the all-KS_HMAP_EMPTY key marks an
+ * empty slot (and is itself kept in the spare slot). */
+static size_t home_wide(const struct ks_hmap *m, const uint64_t *key)
+{
+	return (size_t)(ks_hmap_hash_wide(key, m->kwords, m->seed) >> m->shift);
+}
+
+static bool key_eq(const struct ks_hmap *m, const uint64_t *a, const uint64_t *b)
+{
+	size_t i;
+
+	for (i = 0; i < m->kwords; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* Whether KEY is the empty marker: every word KS_HMAP_EMPTY (the first
+ * word decides for almost every key). */
+static bool is_empty_key(const struct ks_hmap *m, const uint64_t *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->kwords; i++)
+		if (key[i] != KS_HMAP_EMPTY)
+			return false;
+	return true;
 }
 
 /* Move the table's keys into a fresh array of CAP slots hashed with seed
@@ -69,17 +104,19 @@ static long rehash(struct ks_hmap *m, size_t cap, unsigned nseed)
 	n.shift = 64 - log2_of(cap);
 	n.nseed = nseed;
 	n.seed = seed_of(nseed);
-	for (i = 0; i < cap; i++)
-		*ks_hmap_key_at(&n, i) = KS_HMAP_EMPTY;
+	/* every key word of every slot, the spare's too (its key is the
+	 * marker, which ks_hmap_next_wide hands out) */
+	for (i = 0; i <= cap; i++)
+		memset(ks_hmap_key_at(&n, i), 0xff, m->kwords * sizeof(uint64_t));
 	if (m->has_spare)
 		memcpy(ks_hmap_key_at(&n, cap), ks_hmap_key_at(m, m->cap), m->stride);
 	for (i = 0; i < m->cap; i++) {
 		const uint64_t *k = ks_hmap_key_at(m, i);
 		size_t j, p = 1;
 
-		if (*k == KS_HMAP_EMPTY)
+		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
 			continue;
-		for (j = home_of(&n, *k); *ks_hmap_key_at(&n, j) != KS_HMAP_EMPTY; j = (j + 1) & mask)
+		for (j = home_wide(&n, k); !is_empty_key(&n, ks_hmap_key_at(&n, j)); j = (j + 1) & mask)
 			p++;
 		memcpy(ks_hmap_key_at(&n, j), k, m->stride);
 		if (p > longest)
@@ -194,22 +231,32 @@ bool ks_hmap_del(struct ks_hmap *m, uint64_t key)
 	return true;
 }
 
-void *ks_hmap_next(const struct ks_hmap *m, size_t *pos, uint64_t *key)
+void *ks_hmap_next_wide(const struct ks_hmap *m, size_t *pos, const uint64_t **key)
 {
 	while (*pos < m->cap) {
 		uint64_t *k = ks_hmap_key_at(m, (*pos)++);
 
-		if (*k != KS_HMAP_EMPTY) {
-			*key = *k;
-			return k + 1;
+		if (*k != KS_HMAP_EMPTY || !is_empty_key(m, k)) {
+			*key = k;
+			return k + m->kwords;
 		}
 	}
 	if (*pos == m->cap && m->has_spare) {
 		(*pos)++;
-		*key = KS_HMAP_EMPTY;
-		return ks_hmap_key_at(m, m->cap) + 1;
+		*key = ks_hmap_key_at(m, m->cap);
+		return ks_hmap_key_at(m, m->cap) + m->kwords;
 	}
 	return NULL;
+}
+
+void *ks_hmap_next(const struct ks_hmap *m, size_t *pos, uint64_t *key)
+{
+	const uint64_t *k;
+	void *v = ks_hmap_next_wide(m, pos, &k);
+
+	if (v)
+		*key = k[0];
+	return v;
 }
 
 size_t ks_hmap_probes(const struct ks_hmap *m, uint64_t key)
@@ -222,6 +269,123 @@ size_t ks_hmap_probes(const struct ks_hmap *m, uint64_t key)
 		uint64_t k = *ks_hmap_key_at(m, i);
 
 		if (k == key || k == KS_HMAP_EMPTY)
+			return p;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* keys of m->kwords words: the same algorithms, keys compared whole */
+
+void *ks_hmap_get_wide(const struct ks_hmap *m, const uint64_t *key)
+{
+	size_t i, mask = m->cap - 1;
+
+	if (is_empty_key(m, key))
+		return m->has_spare ? ks_hmap_key_at(m, m->cap) + m->kwords : NULL;
+	if (!m->cap)
+		return NULL;
+	for (i = home_wide(m, key);; i = (i + 1) & mask) {
+		uint64_t *k = ks_hmap_key_at(m, i);
+
+		if (key_eq(m, k, key))
+			return k + m->kwords;
+		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+			return NULL;
+	}
+}
+
+void *ks_hmap_put_wide(struct ks_hmap *m, const uint64_t *key, bool *created)
+{
+	size_t i, p, mask, kb = m->kwords * sizeof(uint64_t);
+	uint64_t *k;
+
+	if (is_empty_key(m, key)) {
+		if (!m->cap && ks_hmap_reserve(m, 1) < 0)
+			return NULL;
+		k = ks_hmap_key_at(m, m->cap);
+		*created = !m->has_spare;
+		if (*created) {
+			memset(k + m->kwords, 0, m->stride - kb);
+			m->has_spare = true;
+			m->len++;
+		}
+		return k + m->kwords;
+	}
+	if (ks_hmap_reserve(m, m->len - m->has_spare + 1) < 0)
+		return NULL;
+	for (;;) {
+		mask = m->cap - 1;
+		for (i = home_wide(m, key), p = 1;; i = (i + 1) & mask, p++) {
+			k = ks_hmap_key_at(m, i);
+			if (key_eq(m, k, key)) {
+				*created = false;
+				return k + m->kwords;
+			}
+			if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+				break;
+		}
+		if (p <= KS_HMAP_PROBE_MAX || m->reseeded)
+			break;
+		if (rehash(m, m->cap, m->nseed + 1) < 0)
+			return NULL;
+		m->reseeded = true;
+	}
+	memcpy(k, key, kb);
+	memset(k + m->kwords, 0, m->stride - kb);
+	m->len++;
+	*created = true;
+	return k + m->kwords;
+}
+
+bool ks_hmap_del_wide(struct ks_hmap *m, const uint64_t *key)
+{
+	size_t i, j, mask = m->cap - 1;
+
+	if (is_empty_key(m, key)) {
+		if (!m->has_spare)
+			return false;
+		m->has_spare = false;
+		m->len--;
+		return true;
+	}
+	if (!m->cap)
+		return false;
+	for (i = home_wide(m, key);; i = (i + 1) & mask) {
+		const uint64_t *k = ks_hmap_key_at(m, i);
+
+		if (key_eq(m, k, key))
+			break;
+		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+			return false;
+	}
+	/* backward shift, as in ks_hmap_del */
+	for (j = (i + 1) & mask;; j = (j + 1) & mask) {
+		const uint64_t *k = ks_hmap_key_at(m, j);
+		size_t h;
+
+		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+			break;
+		h = home_wide(m, k);
+		if (((j - h) & mask) >= ((j - i) & mask)) {
+			memcpy(ks_hmap_key_at(m, i), k, m->stride);
+			i = j;
+		}
+	}
+	memset(ks_hmap_key_at(m, i), 0xff, m->kwords * sizeof(uint64_t));
+	m->len--;
+	return true;
+}
+
+size_t ks_hmap_probes_wide(const struct ks_hmap *m, const uint64_t *key)
+{
+	size_t i, p, mask = m->cap - 1;
+
+	if (is_empty_key(m, key) || !m->cap)
+		return 1;
+	for (i = home_wide(m, key), p = 1;; i = (i + 1) & mask, p++) {
+		const uint64_t *k = ks_hmap_key_at(m, i);
+
+		if (key_eq(m, k, key) || (*k == KS_HMAP_EMPTY && is_empty_key(m, k)))
 			return p;
 	}
 }

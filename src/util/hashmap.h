@@ -11,6 +11,14 @@
  * depends on it, is the same on every run.  Any u64 is a valid key (the
  * one value the table uses to mark empty slots is kept in a spare slot).
  *
+ * Wide keys: a table made by ks_hmap_init_wide() has keys of K 64-bit
+ * words (a pair, a triple...), hashed and compared whole, and is used only
+ * through the *_wide functions (which also work on a K = 1 table).  A slot
+ * is empty when all K words of its key are KS_HMAP_EMPTY; that one key is
+ * kept in the spare slot, so every key is valid, those whose first word is
+ * KS_HMAP_EMPTY included (they live in the table, the empty test looks at
+ * the other words when the first is KS_HMAP_EMPTY).
+ *
  *	struct ks_hmap m;
  *	ks_hmap_init(&m, sizeof(struct thread *));
  *	struct thread **v = ks_hmap_put(&m, tid, &created);  // NULL: no memory
@@ -37,6 +45,7 @@ struct ks_hmap {
 	size_t cap;            /* a power of two, 0 before the first put */
 	size_t len;            /* keys stored, the spare's included */
 	size_t vsize, stride;
+	size_t kwords;         /* 64-bit words per key (1: ks_hmap_init) */
 	uint64_t seed;
 	unsigned shift;        /* 64 - log2(cap) */
 	unsigned nseed;        /* index of seed in the sequence */
@@ -45,6 +54,8 @@ struct ks_hmap {
 };
 
 void ks_hmap_init(struct ks_hmap *m, size_t vsize);
+/* A table whose keys are KEY_WORDS (>= 1) 64-bit words. */
+void ks_hmap_init_wide(struct ks_hmap *m, size_t key_words, size_t vsize);
 void ks_hmap_free(struct ks_hmap *m);
 
 static inline uint64_t ks_hmap_hash(uint64_t key, uint64_t seed)
@@ -60,12 +71,25 @@ static inline uint64_t ks_hmap_hash(uint64_t key, uint64_t seed)
 	return key;
 }
 
+/* The hash of a key of KW words (KW = 1: ks_hmap_hash): each word is mixed
+ * into the hash of the words before it. */
+static inline uint64_t ks_hmap_hash_wide(const uint64_t *key, size_t kw, uint64_t seed)
+{
+	uint64_t h = ks_hmap_hash(key[0], seed);
+	size_t i;
+
+	for (i = 1; i < kw; i++)
+		h = ks_hmap_hash(key[i], h + 0x9e3779b97f4a7c15ull * i);
+	return h;
+}
+
 static inline uint64_t *ks_hmap_key_at(const struct ks_hmap *m, size_t i)
 {
 	return (uint64_t *)(void *)(m->slots + i * m->stride);
 }
 
-/* The value of KEY, or NULL. */
+/* The value of KEY, or NULL.  ks_hmap_get, _put, _del and _probes are for
+ * tables of one-word keys (ks_hmap_init). */
 static inline void *ks_hmap_get(const struct ks_hmap *m, uint64_t key)
 {
 	size_t i, mask = m->cap - 1;
@@ -94,6 +118,15 @@ bool ks_hmap_del(struct ks_hmap *m, uint64_t key);
 /* Iteration: start with *POS = 0; returns the next value and its key, or
  * NULL at the end.  No put or del during an iteration. */
 void *ks_hmap_next(const struct ks_hmap *m, size_t *pos, uint64_t *key);
+
+/* The same for keys of m->kwords words (any table). */
+void *ks_hmap_get_wide(const struct ks_hmap *m, const uint64_t *key);
+void *ks_hmap_put_wide(struct ks_hmap *m, const uint64_t *key, bool *created);
+bool ks_hmap_del_wide(struct ks_hmap *m, const uint64_t *key);
+size_t ks_hmap_probes_wide(const struct ks_hmap *m, const uint64_t *key);
+/* Iteration; *KEY points at the key's words in the table (valid as the
+ * value is). */
+void *ks_hmap_next_wide(const struct ks_hmap *m, size_t *pos, const uint64_t **key);
 
 static inline size_t ks_hmap_len(const struct ks_hmap *m)
 {

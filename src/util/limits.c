@@ -25,7 +25,7 @@ const struct ks_limits *ks_limits_or_default(const struct ks_limits *l)
 	return l ? l : &defaults;
 }
 
-static int parse_value(const char *s, size_t len, int sized, uint64_t *out)
+int ks_parse_count(const char *s, size_t len, bool sized, uint64_t *out)
 {
 	char buf[32], *end;
 	unsigned long long v;
@@ -54,7 +54,7 @@ static int parse_value(const char *s, size_t len, int sized, uint64_t *out)
 		else if (*end == 'B')
 			end++;
 	}
-	if (*end || v == 0 || v > (UINT64_MAX >> shift))
+	if (*end || v > (UINT64_MAX >> shift))
 		return -1;
 	*out = (uint64_t)v << shift;
 	return 0;
@@ -68,14 +68,14 @@ int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
 		const char *comma = strchr(p, ','), *eq;
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		uint64_t *field = NULL;
-		int sized = 0;
+		bool sized = false;
 
 		eq = memchr(p, '=', len);
 		if (eq) {
 			size_t nlen = (size_t)(eq - p);
 
 			if (nlen == 6 && !memcmp(p, "memory", 6))
-				field = &l->memory, sized = 1;
+				field = &l->memory, sized = true;
 			else if (nlen == 7 && !memcmp(p, "objects", 7))
 				field = &l->objects;
 			else if (nlen == 7 && !memcmp(p, "threads", 7))
@@ -84,7 +84,7 @@ int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
 		if (!field)
 			return ks_error_set(err, "'%.*s': expected memory=SIZE, objects=N or threads=N",
 					    (int)len, p);
-		if (parse_value(eq + 1, len - (size_t)(eq + 1 - p), sized, field) < 0)
+		if (ks_parse_count(eq + 1, len - (size_t)(eq + 1 - p), sized, field) < 0 || !*field)
 			return ks_error_set(err, "'%.*s': expected a positive whole number%s",
 					    (int)len, p, sized ? " with an optional K, M or G" : "");
 		p += len;

@@ -4,6 +4,7 @@
 #ifndef KVMSCOPE_UTIL_PROCFS_H
 #define KVMSCOPE_UTIL_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -12,5 +13,13 @@
  * "comm"...) into BUF and NUL-terminate them.  Returns the bytes read, or
  * -1 if the file cannot be read (the task is gone, or never was). */
 ssize_t ks_read_proc(int32_t pid, const char *file, char *buf, size_t size);
+
+/* The VM name in QEMU's -name VALUE ("NAME", "guest=NAME", with other
+ * key=value items such as process=... around it) into OUT; "" if none. */
+void ks_qemu_name_of(const char *val, char *out, size_t len);
+
+/* The -name of QEMU process PID (libvirt passes "guest=NAME,...") into OUT;
+ * false when it has none or /proc/PID/cmdline cannot be read. */
+bool ks_qemu_name(int32_t pid, char *out, size_t len);
 
 #endif

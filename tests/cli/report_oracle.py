@@ -5,7 +5,9 @@
 
 Usage: report_oracle.py REPORT_TXT(.gz) KALLSYMS VM_TID [VM_TID...]
 The listed host threads form one VM (id = the first) resolved against
-KALLSYMS; every other thread is its own VM without symbols.
+KALLSYMS; every other thread is a VM without symbols: QEMU's "CPU N/KVM"
+threads are created one after the other, so tid - N names their VM (the
+rule of include/kvmscope/attribution.h); any other thread is its own VM.
 Prints CSV rows "table,vm,reason,mode,dso,symbol,address,samples,handled,time_ns"
 sorted, for comparison with the same columns of kvmscope's CSV.
 """
@@ -69,7 +71,8 @@ def main():
             continue
         f = m.group(7).split()
         reason, ip = f[1], int(f[3], 16)
-        vm = vm_tids[0] if tid in vm_tids else tid
+        cpu = re.match(r"^\s*CPU (\d+)/KVM$", m.group(1))
+        vm = vm_tids[0] if tid in vm_tids else tid - int(cpu.group(1)) if cpu else tid
         mode, dso, sym, addr = resolve(tab if tid in vm_tids else None, ip)
         key = (vm, reason, mode, dso, sym, addr)
         rows.setdefault(key, [0, 0, 0])[0] += 1

@@ -67,6 +67,27 @@ else
 	else
 		echo "not ok report_folded: $s samples, expected $want"
 	fi
+	# identical stacks are one line (stacks kept per address resolve to
+	# the same frames: e1000_update_stats was 58 lines)
+	dup=$(sed 's/ [0-9]*$//' "$T/folded" | sort | uniq -d | head -1)
+	if [ -z "$dup" ] && [ "$(grep -c 'e1000_update_stats_\[k\] ' "$T/folded")" -eq 1 ]; then
+		echo "ok report_folded_merged ($(wc -l < "$T/folded") distinct stacks)"
+	else
+		echo "not ok report_folded_merged: repeated stack '$dup'"
+	fi
+	# -s dso: the columns of the sort key only (as perf report -s dso), and
+	# each DSO's samples are the sum of its symbols' rows in the default table
+	"$KVMSCOPE" report "$HOST" --guest-trace "$GUEST" > "$T/by_sym"
+	"$KVMSCOPE" report "$HOST" --guest-trace "$GUEST" -s dso > "$T/by_dso"
+	sum_sym=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { n[$3 " " $4] += $2 }
+		END { for (k in n) print k, n[k] }' "$T/by_sym" | sort)
+	sum_dso=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { print $3, $4, $2 }' "$T/by_dso" | sort)
+	if grep -q '^# Overhead  Samples  Mode   DSO$' "$T/by_dso" && [ -n "$sum_dso" ] &&
+	   [ "$sum_sym" = "$sum_dso" ] && ! sed -n '/^# Exits/q;p' "$T/by_dso" | grep -q ' $'; then
+		echo "ok report_sort_dso"
+	else
+		echo "not ok report_sort_dso: '$(echo $sum_dso)' vs per-symbol sums '$(echo $sum_sym)'"
+	fi
 	# flame graph in headless Chromium
 	"$KVMSCOPE" report "$HOST" --guest-trace "$GUEST" --flamegraph "$T/fg.svg" > /dev/null
 	if ! python3 -c 'import sys,xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/fg.svg"; then

@@ -54,6 +54,25 @@ print(json.load(sys.stdin)["begin_counts"]["total"])' 2>&1)
 		echo "not ok time_window stat $name: trace-cmd shows $exits kvm_exit lines, stat counted '$got'"
 	fi
 done
+# merge: the window in host time; trace-cmd 3.2's merged report of the
+# host+guest pair, its lines in the window, is the oracle
+exp=$hip/expected/merged-tsync.report-ns.txt.gz
+if [ -f "$exp" ]; then
+	a=22150.5 b=22151.2
+	zcat "$exp" | awk -v a="$a" -v b="$b" '/: cpus=[0-9]+$/ { next }
+		match($0, / [0-9]+\.[0-9]+: /) { ts = substr($0, RSTART + 1, RLENGTH - 3) + 0;
+			in_w = ts >= a && ts <= b }
+		in_w' > "$t/merge.want"
+	"$KVMSCOPE" merge -t --time "$a,$b" -i "$hip/host-tsync.trace.dat" \
+		-i "$hip/guest-tsync.trace.dat" | grep -v ': cpus=[0-9]*$' > "$t/merge.got"
+	n=$(wc -l < "$t/merge.want")
+	if [ "$n" -gt 100 ] && cmp -s "$t/merge.want" "$t/merge.got"; then
+		echo "ok time_window merge $a,$b ($n lines, as trace-cmd's merged lines of the window)"
+	else
+		echo "not ok time_window merge $a,$b: $n lines expected, $(wc -l < "$t/merge.got") printed: $(diff "$t/merge.want" "$t/merge.got" | head -3 | tr '\n' '|')"
+	fi
+fi
+
 # percentages: 30%-60% of the span is the absolute window above
 f=$hip/host-2vcpu-22k.trace.dat
 first=$(head -1 "$t/host-2vcpu-22k.ts") last=$(tail -1 "$t/host-2vcpu-22k.ts")

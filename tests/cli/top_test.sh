@@ -8,10 +8,18 @@
 #    counts on the same file (an exit pending at an interval boundary must be
 #    counted exactly once); and the number of intervals is the recording's
 #    span divided by -d, rounded up;
+#  - replay of the tracepoints view (-t --csv): each event and each
+#    kvm_exit(REASON), summed over intervals and VMs, as often as in
+#    trace-cmd 3.2's report of the file (../shared/data/hip24/expected);
 #  - live --batch with sched events (no KVM here): N intervals printed, the
 #    events/s in the header are > 0, the instance is gone afterwards;
-#  - tmux: the screen shows the header and keys; 's' changes the sort column,
-#    'v' toggles the vCPU rows, 'q' quits; SIGTERM removes the instance.
+#  - tmux (80x24, 200x50, a resize to 100x30): capture-pane -J shows no
+#    line wider than the window (nothing wrapped), the title is the first
+#    line, every table row has all its columns; the replay's first frame has
+#    data; with -v each vCPU's reason rows add up to its exits; the keys h,
+#    o, s, x, v, f, p, g, c, 2, z, r change what is shown, and after q the
+#    alternate screen is left (the table is gone); SIGTERM removes the
+#    instance.  ('s' was the sort key: it is the interval, as in kvm_stat.)
 set -u
 ks=$KVMSCOPE
 data=$KS_SHARED/data/hip24
@@ -44,6 +52,34 @@ if [ -d "$data" ]; then
 			echo "not ok top_replay_${f}_vcpus_equal_stat: $(diff "$dir/$f.top-vcpu" "$dir/$f.stat-vcpu" | head -2 | tr '\n' ' ')"
 		fi
 	done
+	# tracepoints view: every event and kvm_exit(REASON), summed over the
+	# intervals and VMs, as often as trace-cmd 3.2's report of the file has it
+	for f in host-allkvm-rawtsc host-2vcpu-22k; do
+		exp=$data/expected/$f.report-ns.txt.gz
+		[ -f "$exp" ] || { echo "skip top_replay_tracepoints_$f: $exp is absent"; continue; }
+		zcat "$exp" | sed -n 's/^.*\] *[0-9.]*: \([a-z_0-9]*\): *\(reason \([A-Z_0-9]*\)\)\{0,1\}.*/\1 \3/p' |
+			awk '{c[$1]++; if ($1 == "kvm_exit" && $2 != "") c["kvm_exit(" $2 ")"]++}
+			     END {for (k in c) print k, c[k]}' | sort > "$dir/$f.tc-events"
+		"$ks" top -i "$data/$f.trace.dat" --fast --csv -t -d 0.5 2>"$dir/err" |
+			awk -F, 'NR > 1 && $3 > 0 {gsub(/"/, "", $4); c[$4] += $5} END {for (k in c) print k, c[k]}' |
+			sort > "$dir/$f.tp-events"
+		if [ -s "$dir/$f.tc-events" ] && cmp -s "$dir/$f.tp-events" "$dir/$f.tc-events"; then
+			echo "ok top_replay_tracepoints_${f}_equal_trace_cmd ($(wc -l < "$dir/$f.tc-events") events and reasons)"
+		else
+			echo "not ok top_replay_tracepoints_${f}_equal_trace_cmd: $(diff "$dir/$f.tp-events" "$dir/$f.tc-events" | head -3 | tr '\n' ' ') $(head -1 "$dir/err")"
+		fi
+		# the VMs with kvm_exit rows are the exits view's VMs (the same
+		# attribution of threads to VMs)
+		"$ks" top -i "$data/$f.trace.dat" --fast --csv -t -d 0.5 |
+			awk -F, 'NR > 1 && $3 == 1 && $4 == "kvm_exit" {print $2}' | sort -u > "$dir/$f.tp-vms"
+		"$ks" top -i "$data/$f.trace.dat" --fast --csv -d 0.5 | awk -F, '$3 == "vm" {print $4}' |
+			sort -u > "$dir/$f.exit-vms"
+		if [ -s "$dir/$f.exit-vms" ] && cmp -s "$dir/$f.exit-vms" "$dir/$f.tp-vms"; then
+			echo "ok top_replay_tracepoints_${f}_vms ($(wc -l < "$dir/$f.exit-vms") VMs)"
+		else
+			echo "not ok top_replay_tracepoints_${f}_vms: exits view $(tr '\n' ' ' < "$dir/$f.exit-vms"), tracepoints $(tr '\n' ' ' < "$dir/$f.tp-vms")"
+		fi
+	done
 	# the number of intervals: span / d rounded up (span from trace-cmd's report)
 	f=host-2vcpu-22k
 	if [ -f "$data/expected/$f.report-ns.txt.gz" ]; then
@@ -64,6 +100,22 @@ if [ -d "$data" ]; then
 	fi
 else
 	echo "skip top_replay: $data is absent"
+fi
+
+# ---- batch -v: under each vCPU its own reasons, adding up to its exits
+f=$data/host-2vcpu-22k.trace.dat
+if [ -f "$f" ]; then
+	"$ks" top -i "$f" --fast -b -d 2 -v > "$dir/v.txt" 2>"$dir/err"
+	bad=$(awk '/^kvmscope top|^$/ {if (v != "" && sum != v) bad++; v = ""; next}
+		/^  vcpu / {if (v != "" && sum != v) bad++; v = $3; sum = 0; n++; next}
+		/^    / {sum += $(NF-3); next}
+		/^[^ ]/ {if (v != "" && sum != v) bad++; v = ""}
+		END {print bad + 0, n + 0}' "$dir/v.txt")
+	if [ "${bad% *}" = 0 ] && [ "${bad#* }" -gt 10 ]; then
+		echo "ok top_batch_vcpu_reasons_nested (${bad#* } vCPU rows)"
+	else
+		echo "not ok top_batch_vcpu_reasons_nested: mismatching, vCPU rows: $bad $(head -1 "$dir/err")"
+	fi
 fi
 
 # ---- errors
@@ -103,40 +155,136 @@ else
 	echo "not ok top_sigterm_removes_instance: during=$during after=$(ls "$T/instances" | grep -c "^kvmscope-$pid$")"
 fi
 
-# ---- tmux
+# ---- tmux: the screen at 80x24 and 200x50
 if ! have tmux; then
 	echo "skip top_tmux: tmux is not installed"
 else
 	s=kstop$$
-	cap() { tmux capture-pane -p -t $s; }
+	# a private server: other tmux users (parallel tests) cannot disturb it
+	tm() { tmux -L "$s" "$@"; }
+	# a session that outlives the others, so that the server does not exit
+	# (and race the next new-session) whenever a test session ends
+	tm new-session -d -s keep -x 80 -y 24 "sleep 600"
+	W=80 H=24
+	cap() { tm capture-pane -p -t $s; }
+	# -J joins wrapped lines: a line longer than the width wrapped
+	wrapped() { tm capture-pane -p -J -t $s | awk -v w="$W" 'length($0) > w' | head -1; }
 	wait_for() { # pattern
 		local i
 		for i in $(seq 1 30); do cap | grep -q -- "$1" && return 0; sleep 0.2; done
 		return 1
 	}
-	tmux new-session -d -s $s -x 120 -y 40 "$ks top -d 0.3 -e sched:sched_switch; echo TOP-EXITED $?; sleep 30"
-	if wait_for 'kvmscope top - live' && cap | grep -q 'keys: q quit'; then
-		echo "ok top_tmux_screen"
+	wait_gone() { # pattern
+		local i
+		for i in $(seq 1 30); do cap | grep -q -- "$1" || return 0; sleep 0.2; done
+		return 1
+	}
+	# check NAME: no wrapped line, the title on the first line, and every
+	# row of the table (below the column titles) with all its columns
+	check() {
+		local w t rows
+		w=$(wrapped)
+		t=$(cap | head -1)
+		rows=$(cap | awk -v h="$H" 'NR > 2 && NR < h && NF' | head -40)
+		if [ -n "$w" ]; then
+			echo "not ok $1: a line wrapped: $w"
+		elif [ "${t#kvmscope top}" = "$t" ]; then
+			echo "not ok $1: the first line is not the title: $t"
+		elif [ -n "$2" ] && echo "$rows" | awk -v n="$2" 'NF < n {bad = 1} END {exit !bad}'; then
+			echo "not ok $1: a row lacks columns: $(echo "$rows" | awk -v n="$2" 'NF < n' | head -1)"
+		else
+			echo "ok $1"
+		fi
+	}
+
+	tm new-session -d -s $s -x $W -y $H "$ks top -d 0.3 -e sched:sched_switch; echo TOP-EXITED \$?; sleep 30"
+	if wait_for 'kvmscope top - live' && wait_for 'h help, q quit'; then
+		check top_tmux_live_screen_80x24 ""
 	else
-		echo "not ok top_tmux_screen: $(cap | head -3 | tr '\n' ' ')"
+		echo "not ok top_tmux_live_screen_80x24: $(cap | head -3 | tr '\n' ' ')"
 	fi
-	tmux send-keys -t $s s
-	wait_for 'sort: time' && echo "ok top_tmux_sort_key" || echo "not ok top_tmux_sort_key: $(cap | head -1)"
-	tmux send-keys -t $s v
-	wait_for 'vCPU rows (on)' && echo "ok top_tmux_vcpu_key" || echo "not ok top_tmux_vcpu_key"
-	tmux send-keys -t $s q
+	tm send-keys -t $s h
+	wait_for 'kvmscope top - keys' && echo "ok top_tmux_help_key" || echo "not ok top_tmux_help_key: $(cap | head -2 | tr '\n' ' ')"
+	tm send-keys -t $s Space # any key leaves the help
+	wait_for 'VM / vCPU / REASON' && echo "ok top_tmux_help_leaves" || echo "not ok top_tmux_help_leaves"
+	tm send-keys -t $s o
+	wait_for 'sort time' && echo "ok top_tmux_sort_key" || echo "not ok top_tmux_sort_key: $(cap | head -1)"
+	tm send-keys -t $s s
+	wait_for 'interval in seconds' && tm send-keys -t $s 0.7 Enter
+	wait_for '#[0-9]* 0.7[0-9]s' && echo "ok top_tmux_interval_key" || echo "not ok top_tmux_interval_key: $(cap | head -1)"
+	tm resize-window -t $s -x 100 -y 30 2>/dev/null
+	W=100 H=30
+	sleep 1
+	[ "$(cap | wc -l)" -eq 30 ] && check top_tmux_resize_100x30 "" || echo "not ok top_tmux_resize_100x30: $(cap | wc -l) lines"
+	W=80 H=24
+	tm send-keys -t $s q
 	wait_for 'TOP-EXITED 0' && echo "ok top_tmux_quit" || echo "not ok top_tmux_quit: $(cap | tail -3 | tr '\n' ' ')"
-	tmux kill-session -t $s 2>/dev/null
-	# replay on the screen: vCPU rows appear with 'v'
-	if [ -f "$data/host-2vcpu-22k.trace.dat" ]; then
-		tmux new-session -d -s $s -x 120 -y 50 "$ks top -i $data/host-2vcpu-22k.trace.dat -d 0.5; echo TOP-EXITED \$?; sleep 30"
-		wait_for 'qemu-system-x86' || true
-		tmux send-keys -t $s v
-		wait_for '  vcpu 0' && echo "ok top_tmux_replay_vcpu_rows" || echo "not ok top_tmux_replay_vcpu_rows: $(cap | head -5 | tr '\n' ' ')"
-		tmux send-keys -t $s q
-		wait_for 'TOP-EXITED 0' && echo "ok top_tmux_replay_quit" || echo "not ok top_tmux_replay_quit"
-		tmux kill-session -t $s 2>/dev/null
+	# the alternate screen is left: the table is gone
+	if cap | grep -q 'VM / vCPU / REASON\|kvmscope top - '; then
+		echo "not ok top_tmux_quit_leaves_alternate_screen: $(cap | head -2 | tr '\n' ' ')"
+	else
+		echo "ok top_tmux_quit_leaves_alternate_screen"
 	fi
+	tm kill-session -t $s 2>/dev/null
+
+	# replay: the first frame has data; keys at 80x24 and 200x50
+	f=$data/host-2vcpu-22k.trace.dat
+	if [ -f "$f" ]; then
+		for size in 80x24 200x50; do
+			W=${size%x*} H=${size#*x}
+			tm new-session -d -s $s -x $W -y $H "$ks top -i $f -d 20 -v; echo TOP-EXITED \$?; sleep 30"
+			# -d 20: the first frame must come at once, not after 20 s
+			sleep 1.5
+			if cap | grep -q '^60250(guest' && cap | grep -q '^  vcpu 0 '; then
+				echo "ok top_tmux_replay_first_frame_$size"
+			else
+				echo "not ok top_tmux_replay_first_frame_$size: $(cap | head -4 | tr '\n' ' ')"
+			fi
+			check top_tmux_replay_no_wrap_$size 5
+			# -v nesting: a vCPU's reasons are its own (they add up to its
+			# exits); on a screen where the whole table fits
+			if cap | grep -q '(scroll)'; then
+				:
+			elif cap | awk 'NR > 2 && /^  vcpu / {if (v != "" && sum != v) bad = 1; v = $3; sum = 0; next}
+			       NR > 2 && /^    / {sum += $(NF-3)} NR > 2 && /^[^ ]/ {if (v != "" && sum != v) bad = 1; v = ""}
+			       END {if (v != "" && sum != v) bad = 1; exit bad}'; then
+				echo "ok top_tmux_vcpu_reasons_nested_$size"
+			else
+				echo "not ok top_tmux_vcpu_reasons_nested_$size: $(cap | sed -n 3,8p | tr '\n' '|')"
+			fi
+			if [ $size = 80x24 ]; then
+				tm send-keys -t $s x # no reason rows
+				wait_gone '^    [A-Z]' && echo "ok top_tmux_x_key" || echo "not ok top_tmux_x_key: $(cap | sed -n 3,6p | tr '\n' '|')"
+				tm send-keys -t $s x v # reasons again, no vCPU rows
+				wait_gone '^  vcpu ' && wait_for '^  HLT' && echo "ok top_tmux_v_key" || echo "not ok top_tmux_v_key: $(cap | sed -n 3,6p | tr '\n' '|')"
+				tm send-keys -t $s f
+				wait_for 'filter (regex' && tm send-keys -t $s HLT Enter
+				wait_gone '^  MSR_WRITE' && [ "$(cap | awk 'NR > 2 && /^  [A-Z]/' | grep -vc HLT)" -eq 0 ] &&
+					echo "ok top_tmux_f_key" || echo "not ok top_tmux_f_key: $(cap | sed -n 3,6p | tr '\n' '|')"
+				tm send-keys -t $s c p
+				wait_for 'pid (empty' && tm send-keys -t $s 52679 Enter
+				wait_gone '^60250' && cap | grep -q '^52679' && echo "ok top_tmux_p_key" ||
+					echo "not ok top_tmux_p_key: $(cap | sed -n 3,5p | tr '\n' '|')"
+				tm send-keys -t $s c g
+				wait_for 'guest name' && tm send-keys -t $s -l 'guest da6d103bdee443d1' && tm send-keys -t $s Enter
+				wait_gone '^52679' && cap | grep -q '^60250' && echo "ok top_tmux_g_key" ||
+					echo "not ok top_tmux_g_key: $(cap | sed -n 3,5p | tr '\n' '|')"
+				tm send-keys -t $s c 2 # tracepoints view
+				wait_for 'VM / EVENT' && wait_for '^    kvm_exit(HLT)' && check top_tmux_tracepoints_view 4 ||
+					echo "not ok top_tmux_tracepoints_view: $(cap | sed -n 1,5p | tr '\n' '|')"
+				tm send-keys -t $s z # rows that are zero hidden: every COUNT > 0
+				sleep 0.5
+				[ "$(cap | awk -v h="$H" 'NR > 2 && NR < h && NF >= 4 && $(NF-2) == 0' | wc -l)" -eq 0 ] &&
+					echo "ok top_tmux_z_key" || echo "not ok top_tmux_z_key"
+				tm send-keys -t $s r
+				wait_for 'totals reset' && echo "ok top_tmux_r_key" || echo "not ok top_tmux_r_key"
+			fi
+			tm send-keys -t $s q
+			wait_for 'TOP-EXITED 0' && echo "ok top_tmux_replay_quit_$size" || echo "not ok top_tmux_replay_quit_$size"
+			tm kill-session -t $s 2>/dev/null
+		done
+	fi
+	tm kill-server 2>/dev/null
 fi
 
 # instances of kvmscope processes that are gone (other runs may be live)

@@ -211,8 +211,13 @@ caught=0
 for i in 1 2 3; do
 	w=$(kill_mid_write "$dir" killed.dat 5 "$ks" convert -q -i "$dir/big.data" -o "$dir/killed.dat" --file-version 6)
 	[ "$w" = mid ] && caught=$((caught + 1))
-	if [ "$(sum "$dir/killed.dat")" != "$osum" ]; then
-		echo "not ok convert_sigkill_keeps_old: run $i left $(stat -c %s "$dir/killed.dat") bytes"; break
+	if [ "$w" != mid ] && [ "$(sum "$dir/killed.dat")" != "$osum" ] &&
+	   "$ks" dump "$dir/killed.dat" > /dev/null 2>&1; then
+		# the run ended before the kill (a slow machine, a sanitizer
+		# build): a complete trace.dat replaced the old file
+		printf 'old content\n' > "$dir/killed.dat"
+	elif [ "$(sum "$dir/killed.dat")" != "$osum" ]; then
+		echo "not ok convert_sigkill_keeps_old: run $i left $(stat -c %s "$dir/killed.dat") bytes ($w)"; break
 	fi
 	rm -f "$dir"/.killed.dat.*
 done
@@ -266,6 +271,8 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$m" 2>/dev/null; then
 	# the flame graph is small: leave it no room at all
 	dd if=/dev/zero of="$m/fill" bs=4k 2>/dev/null
 	full_case report_flamegraph f.svg report -i "$host" --flamegraph OUT
+	# merged, the folded stacks of big.data fit in 64 KB: no room either
+	dd if=/dev/zero of="$m/fill" bs=4k 2>/dev/null
 	full_case report_folded f.txt report -i "$dir/big.data" --folded OUT
 	if [ -w "$T/instances" ] && rm -f "$m/fill"; then
 		full_case record r.dat record -q -e sched:sched_switch -e 'timer:*' -d 0.5 -o OUT

@@ -2,16 +2,22 @@
  * fuzz_kallsyms.c - libFuzzer target for the kallsyms and modules parsers.
  *
  * Parses the bytes (in memory) as /proc/kallsyms and as /proc/modules into
- * one table, finishes it and looks a few addresses up.
+ * one table, finishes it and looks a few addresses up.  Also the trace.dat
+ * reader's kallsyms parser (src/input/kallsyms_text.c), against
+ * tep_parse_kallsyms(): the same addresses must resolve alike, else abort.
  *
  *	clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *	      -I/usr/include/traceevent tests/fuzz/fuzz_kallsyms.c \
- *	      src/symbols/{symtab,kallsyms,elfsyms}.c src/util/error.c -ltraceevent -lelf -o fuzz_kallsyms
+ *	      src/symbols/{symtab,kallsyms,elfsyms}.c src/input/kallsyms_text.c src/util/error.c \
+ *	      -ltraceevent -lelf -o fuzz_kallsyms
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event-parse.h>
+
+#include "input/kallsyms_text.h"
 #include "symbols/symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,6 +48,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ks_symtab_lookup(t, 0, &r);
 	ks_symtab_lookup(t, UINT64_MAX, &r);
+	{
+		struct tep_handle *a = tep_alloc(), *b = tep_alloc();
+
+		if (a && b) {
+			tep_parse_kallsyms(a, text);
+			ks_parse_kallsyms(b, text);
+			for (i = 0; i + 8 <= size && i < 256; i += 4) {
+				uint64_t x;
+				const char *fa, *fb;
+
+				memcpy(&x, data + i, 8);
+				x = i % 8 ? strtoull(text + i, NULL, 16) : x;
+				fa = tep_find_function(a, x);
+				fb = tep_find_function(b, x);
+				if ((fa == NULL) != (fb == NULL) || (fa && strcmp(fa, fb)) ||
+				    tep_find_function_address(a, x) != tep_find_function_address(b, x))
+					abort();
+			}
+		}
+		tep_free(a);
+		tep_free(b);
+	}
 	free(text);
 	ks_symtab_free(t);
 	return 0;

@@ -3,7 +3,8 @@
 the format's rules (the "JSON Object Format" of the Trace Event Format doc):
 an object with a traceEvents array; every event has name, ph, pid, tid; ts
 (microseconds, a number >= 0) on all but metadata; X has dur >= 0; i has
-s in g/p/t; M is one of the known metadata names with args.  Also: the
+s in g/p/t; C (counter) has args of numbers; M is one of the known
+metadata names with args.  Also: the
 complete events of one track do not overlap (vCPU states are exclusive).
 Prints "ok" or the first problem; exit status 1 on a problem."""
 import json, sys
@@ -41,6 +42,11 @@ for n, e in enumerate(doc["traceEvents"]):
     elif ph == "i" or ph == "I":
         if e.get("s", "t") not in ("g", "p", "t"):
             fail("%s: instant scope must be g, p or t" % where)
+    elif ph == "C":
+        a = e.get("args")
+        if not isinstance(a, dict) or not a or \
+           not all(isinstance(v, (int, float)) for v in a.values()):
+            fail("%s: C needs args of numbers" % where)
     else:
         fail("%s: unexpected phase %r" % (where, ph))
 for key, sl in tracks.items():

@@ -4,7 +4,9 @@
  * size is right, the table is never more than half full (so every probe
  * ends), and probes stay short even for keys crafted to share one home
  * slot under the table's first seed.  The reference is a plain sorted
- * array of the keys, not the table's code.
+ * array of the keys, not the table's code.  The same for wide keys (K
+ * 64-bit words): colliding or equal first words, keys differing only in
+ * the last word, first words equal to the empty marker.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +273,230 @@ static void t_reproducible(void)
 	ks_hmap_free(&b);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* wide keys */
+
+static size_t cmp_kw; /* words per key, for cmp_wide */
+
+static int cmp_wide(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	size_t i;
+
+	for (i = 0; i < cmp_kw; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+struct wval {
+	uint64_t first, last; /* copies of the key's first and last words */
+	uint32_t n;
+};
+
+/* Insert the N keys of KW words at KEYS (duplicates allowed), check the
+ * properties of check_set, delete every other key, free. */
+static void check_wide(const char *what, size_t kw, const uint64_t *keys, size_t n)
+{
+	struct ks_hmap m;
+	uint64_t *sorted = malloc((n + 1) * kw * sizeof(*sorted));
+	size_t i, distinct = 0, longest = 0, seen = 0, pos = 0, k, left;
+	const uint64_t *key;
+	struct wval *v;
+
+	KT_REQUIRE(sorted);
+	ks_hmap_init_wide(&m, kw, sizeof(struct wval));
+	for (i = 0; i < n; i++) {
+		const uint64_t *ki = keys + i * kw;
+		bool created;
+
+		v = ks_hmap_put_wide(&m, ki, &created);
+		KT_REQUIRE(v);
+		if (created) {
+			KT_EQ_U64(v->n, 0); /* zeroed */
+			v->first = ki[0];
+			v->last = ki[kw - 1];
+		}
+		KT_EQ_U64(v->first, ki[0]);
+		KT_EQ_U64(v->last, ki[kw - 1]);
+		v->n++;
+		KT_REQUIRE(ks_hmap_len(&m) - m.has_spare <= m.cap / 2);
+	}
+	memcpy(sorted, keys, n * kw * sizeof(*sorted));
+	cmp_kw = kw;
+	qsort(sorted, n, kw * sizeof(*sorted), cmp_wide);
+	for (i = 0; i < n; i++) {
+		const uint64_t *ki = sorted + i * kw;
+		size_t same = 1;
+
+		while (i + same < n && !cmp_wide(sorted + (i + same) * kw, ki))
+			same++;
+		v = ks_hmap_get_wide(&m, ki);
+		if (!v) {
+			kt_fail(__FILE__, __LINE__, "%s: key %llx...%llx not found", what,
+				(unsigned long long)ki[0], (unsigned long long)ki[kw - 1]);
+			break;
+		}
+		KT_EQ_U64(v->first, ki[0]);
+		KT_EQ_U64(v->last, ki[kw - 1]);
+		KT_EQ_U64(v->n, same);
+		if (ks_hmap_probes_wide(&m, ki) > longest)
+			longest = ks_hmap_probes_wide(&m, ki);
+		distinct++;
+		i += same - 1;
+	}
+	KT_EQ_U64(ks_hmap_len(&m), distinct);
+	if (longest > PROBE_BOUND)
+		kt_fail(__FILE__, __LINE__, "%s: a probe of %zu slots (bound %d)", what, longest,
+			PROBE_BOUND);
+	/* iteration visits each key once, with its own words */
+	while ((v = ks_hmap_next_wide(&m, &pos, &key))) {
+		KT_EQ_U64(v->first, key[0]);
+		KT_EQ_U64(v->last, key[kw - 1]);
+		KT_REQUIRE(ks_hmap_get_wide(&m, key) == v);
+		seen++;
+	}
+	KT_EQ_U64(seen, distinct);
+	/* delete every other distinct key; the rest stay found */
+	for (i = 0, k = 0, left = distinct; i < n; i++) {
+		const uint64_t *ki = sorted + i * kw;
+
+		if (i && !cmp_wide(ki - kw, ki))
+			continue;
+		if (k++ % 2 == 0) {
+			KT_REQUIRE(ks_hmap_del_wide(&m, ki));
+			KT_REQUIRE(!ks_hmap_del_wide(&m, ki));
+			left--;
+		}
+	}
+	KT_EQ_U64(ks_hmap_len(&m), left);
+	for (i = 0, k = 0; i < n; i++) {
+		const uint64_t *ki = sorted + i * kw;
+
+		if (i && !cmp_wide(ki - kw, ki))
+			continue;
+		v = ks_hmap_get_wide(&m, ki);
+		if (k++ % 2 == 0)
+			KT_REQUIRE(!v);
+		else
+			KT_REQUIRE(v && v->first == ki[0] && v->last == ki[kw - 1]);
+	}
+	ks_hmap_free(&m);
+	free(sorted);
+}
+
+#define NW 12000
+
+/* Pairs: one first word for all, keys differing only in the last word;
+ * first words crafted to share a home slot under seed 0 (as one-word
+ * keys); whole pairs crafted to share a home under seed 0. */
+static void t_wide_pairs(void)
+{
+	uint64_t *k = malloc(NW * 2 * sizeof(*k));
+	size_t i;
+
+	KT_REQUIRE(k);
+	for (i = 0; i < NW; i++)
+		k[2 * i] = 42, k[2 * i + 1] = i;
+	check_wide("pairs, one first word", 2, k, NW);
+	for (i = 0; i < NW; i++)
+		k[2 * i] = 42, k[2 * i + 1] = (uint64_t)i << 40;
+	check_wide("pairs, last words equal mod 2^40", 2, k, NW);
+	for (i = 0; i < NW; i++)
+		k[2 * i] = unhash((0x5a5ull << 44) | i), k[2 * i + 1] = i % 7;
+	check_wide("pairs, colliding first words", 2, k, NW);
+	for (i = 0; i < NW; i++) {
+		/* the hash of (a, b) under seed 0 is H(b ^ (H(a) + C)) */
+		uint64_t a = rnd(), t = (0x3c3ull << 44) | i;
+
+		k[2 * i] = a;
+		k[2 * i + 1] = unhash(t) ^ (ks_hmap_hash(a, 0) + 0x9e3779b97f4a7c15ull);
+		KT_EQ_U64(ks_hmap_hash_wide(k + 2 * i, 2, 0), t);
+	}
+	check_wide("pairs sharing one home", 2, k, NW);
+	check_wide("pairs sharing one home, 40 keys", 2, k, 40);
+	for (i = 0; i < NW; i++)
+		k[2 * i] = rnd() % 50, k[2 * i + 1] = rnd() % 50;
+	check_wide("pairs, many duplicates", 2, k, NW);
+	free(k);
+}
+
+/* Keys whose first word is the empty marker: they live in the table, the
+ * all-marker key in the spare slot. */
+static void t_wide_empty_first(void)
+{
+	uint64_t *k = malloc(NW * 3 * sizeof(*k));
+	size_t i;
+
+	KT_REQUIRE(k);
+	for (i = 0; i < NW; i++)
+		k[2 * i] = KS_HMAP_EMPTY, k[2 * i + 1] = KS_HMAP_EMPTY - i; /* i = 0: all marker */
+	check_wide("pairs, first word the marker", 2, k, NW);
+	for (i = 0; i < NW; i++)
+		k[2 * i] = i % 2 ? KS_HMAP_EMPTY : KS_HMAP_EMPTY - 1, k[2 * i + 1] = i / 2;
+	check_wide("pairs, marker and its neighbour", 2, k, NW);
+	for (i = 0; i < NW; i++) {
+		/* triples of marker words but one, which takes values near it */
+		k[3 * i] = k[3 * i + 1] = k[3 * i + 2] = KS_HMAP_EMPTY;
+		k[3 * i + i % 3] = KS_HMAP_EMPTY - i / 3;
+	}
+	check_wide("triples near the marker", 3, k, NW);
+	/* the marker key alone, then with one other key */
+	for (i = 0; i < 3; i++)
+		k[i] = KS_HMAP_EMPTY;
+	check_wide("the marker alone", 3, k, 1);
+	k[3] = k[4] = KS_HMAP_EMPTY, k[5] = 0;
+	check_wide("the marker and one key", 3, k, 2);
+	free(k);
+}
+
+/* Triples differing only in the middle word, or only in the last; zero
+ * keys; random quadruples. */
+static void t_wide_triples(void)
+{
+	uint64_t *k = malloc(NW * 4 * sizeof(*k));
+	size_t i;
+
+	KT_REQUIRE(k);
+	for (i = 0; i < NW; i++)
+		k[3 * i] = 7, k[3 * i + 1] = (uint64_t)i << 32, k[3 * i + 2] = 9;
+	check_wide("triples, middle word", 3, k, NW);
+	for (i = 0; i < NW; i++)
+		k[3 * i] = 0, k[3 * i + 1] = 0, k[3 * i + 2] = i;
+	check_wide("triples, zero but the last", 3, k, NW);
+	for (i = 0; i < NW * 4; i++)
+		k[i] = rnd();
+	check_wide("random quadruples", 4, k, NW);
+	free(k);
+}
+
+/* The wide functions on a one-word table agree with the one-word ones. */
+static void t_wide_one_word(void)
+{
+	struct ks_hmap m;
+	size_t i;
+	bool created;
+
+	ks_hmap_init(&m, sizeof(uint64_t));
+	for (i = 0; i < 5000; i++) {
+		uint64_t key = i % 2 ? KS_HMAP_EMPTY - i : unhash((9ull << 50) | i);
+		uint64_t *v = ks_hmap_put_wide(&m, &key, &created);
+
+		KT_REQUIRE(v && created);
+		*v = key;
+	}
+	KT_REQUIRE(ks_hmap_put(&m, KS_HMAP_EMPTY, &created) && created);
+	for (i = 0; i < 5000; i++) {
+		uint64_t key = i % 2 ? KS_HMAP_EMPTY - i : unhash((9ull << 50) | i);
+		uint64_t *v = ks_hmap_get(&m, key);
+
+		KT_REQUIRE(v && *v == key && ks_hmap_get_wide(&m, &key) == v);
+	}
+	KT_EQ_U64(ks_hmap_len(&m), 5001);
+	ks_hmap_free(&m);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -279,6 +505,10 @@ int main(void)
 		KT_CASE(t_sequential_random_dups),
 		KT_CASE(t_large_churn),
 		KT_CASE(t_reproducible),
+		KT_CASE(t_wide_pairs),
+		KT_CASE(t_wide_empty_first),
+		KT_CASE(t_wide_triples),
+		KT_CASE(t_wide_one_word),
 		{ 0 },
 	};
 	return kt_main(cases);

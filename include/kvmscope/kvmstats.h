@@ -1,0 +1,98 @@
+/*
+ * kvmstats.h - KVM's own statistics of a VM and its vCPUs (exits,
+ * halt_exits, insn_emulation, io_exits, the halt polling histograms...),
+ * read from QEMU's QMP `query-stats` (QEMU >= 7.1; works under kernel
+ * lockdown) or from debugfs (/sys/kernel/debug/kvm/PID-FD/) when readable.
+ *
+ *	struct ks_qmp *q;
+ *	ks_qmp_open(&q, "/run/vm1.qmp", 2000, &err);   // greeting + qmp_capabilities
+ *	struct ks_kstats s = { 0 };
+ *	ks_qmp_query_stats(q, &s, &err);               // target vm and vcpu
+ *	... s.v[i].name, s.v[i].vcpu, s.v[i].value, ks_kstat_scaled(&s.v[i]) ...
+ *	ks_kstats_free(&s); ks_qmp_close(q);
+ */
+#ifndef KVMSCOPE_KVMSTATS_H
+#define KVMSCOPE_KVMSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+enum ks_kstat_type {
+	KS_KSTAT_CUMULATIVE = 0, /* a counter since the VM started */
+	KS_KSTAT_INSTANT,        /* a current value */
+	KS_KSTAT_PEAK,           /* the highest value seen */
+	KS_KSTAT_HIST,           /* a histogram (linear or log2 buckets) */
+};
+
+struct ks_kstat {
+	char name[48];
+	int32_t vcpu;            /* -1: a statistic of the VM */
+	enum ks_kstat_type type;
+	bool is_bool;
+	uint64_t value;          /* histograms: the sum of the buckets */
+	uint32_t nbuckets;
+	uint64_t *buckets;       /* histograms only */
+	/* QMP only, from query-stats-schemas: the unit ("", "seconds", "bytes",
+	 * "cycles", "boolean") and the scale: VALUE is in units of
+	 * BASE^EXPONENT (halt_wait_ns: "seconds", 10, -9); 10 and 0 elsewhere. */
+	char unit[16];
+	int32_t base, exponent;
+};
+
+struct ks_kstats {
+	int32_t pid;             /* the QEMU process; -1 unknown */
+	char source[16];         /* "qmp", "debugfs" */
+	struct ks_kstat *v;
+	size_t n, cap;
+};
+
+void ks_kstats_free(struct ks_kstats *s);
+/* The statistic NAME of VCPU (-1: the VM's); NULL if absent. */
+const struct ks_kstat *ks_kstats_find(const struct ks_kstats *s, const char *name, int32_t vcpu);
+/* K's value in its unit (VALUE times BASE^EXPONENT when BASE is 2 or 10):
+ * seconds for halt_wait_ns, bytes for a byte count in pages. */
+double ks_kstat_scaled(const struct ks_kstat *k);
+
+struct ks_qmp;
+
+/* Connect to the QMP unix socket PATH, read the greeting and negotiate
+ * (qmp_capabilities).  Every wait is bounded by TIMEOUT_MS. */
+int ks_qmp_open(struct ks_qmp **out, const char *path, int timeout_ms, struct ks_error *err);
+/* The same over FD, a connected stream socket (it is closed by
+ * ks_qmp_close(), or here on failure); NAME stands for it in messages.
+ * For tests and fuzzing: one end of a socketpair(). */
+int ks_qmp_open_fd(struct ks_qmp **out, int fd, const char *name, int timeout_ms,
+		   struct ks_error *err);
+/* The QEMU process at the other end (SO_PEERCRED); -1 unknown. */
+int32_t ks_qmp_pid(const struct ks_qmp *q);
+const char *ks_qmp_path(const struct ks_qmp *q);
+/* query-stats with target vm and vcpu (and, once, query-stats-schemas and
+ * query-cpus-fast for the types and the vCPU numbers).  OUT is emptied
+ * first.  Returns 0, or -1 with err set. */
+int ks_qmp_query_stats(struct ks_qmp *q, struct ks_kstats *out, struct ks_error *err);
+/* The VM's name (query-name: QEMU's -name guest=NAME) into NAME ("" when it
+ * has none).  Returns 0, or -1 with err set. */
+int ks_qmp_query_name(struct ks_qmp *q, char *name, size_t len, struct ks_error *err);
+/* Send one command (a JSON object text) and return its "return" member as
+ * JSON text (malloc'd) or fail with the QMP error; for tests and tools. */
+int ks_qmp_command(struct ks_qmp *q, const char *cmd, char **reply, struct ks_error *err);
+void ks_qmp_close(struct ks_qmp *q);
+
+/* Parse the text of one query-stats reply ({"return": [...]}) and append
+ * its statistics to OUT; VCPU_OF maps a "qom-path" to a vCPU number (NULL:
+ * every vCPU result is numbered in order).  Returns 0, or -1 with err set
+ * ("query-stats reply: offset N: problem"). */
+int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
+		       int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
+		       struct ks_error *err);
+
+/* debugfs: the VMs under DIR (normally /sys/kernel/debug/kvm), one
+ * struct ks_kstats per PID-FD directory, with the vcpuN subdirectories.
+ * *OUT is a malloc'd array of *N entries (free each, then the array).
+ * Returns 0, or -1 with err set (unreadable: lockdown, not mounted). */
+int ks_kvm_debugfs_stats(const char *dir, struct ks_kstats **out, size_t *n, struct ks_error *err);
+
+#endif

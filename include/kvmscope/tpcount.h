@@ -1,0 +1,51 @@
+/*
+ * tpcount.h - every tracepoint counted per VM, for `kvmscope top --view
+ * tracepoints` (kvm_stat's tracepoint view).
+ *
+ * Each event record is counted under (VM, event name), the VM of its host
+ * thread as the exits view sees it (attribution.h: the process id, else
+ * the trace.dat GUEST option or "CPU N/KVM" thread names); the
+ * architecture's exit events (x86 kvm_exit, arm64 kvm_exit...) also count
+ * under a child row "kvm_exit(REASON)" of their VM, with the reason named
+ * by the architecture's table.  Counts are kept for the current interval
+ * and since the start (or the last reset).
+ *
+ *	struct ks_tpcount *c = ks_tpcount_new(src, &err);
+ *	ks_tpcount_add(c, &rec); ...
+ *	ks_tpcount_interval(c);                  // close the interval
+ *	n = ks_tpcount_rows(c, &rows);           // its rows
+ */
+#ifndef KVMSCOPE_TPCOUNT_H
+#define KVMSCOPE_TPCOUNT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "record.h"
+
+struct ks_source;
+struct ks_tpcount;
+
+struct ks_tpcount_row {
+	int32_t vm;          /* the VM as the exits view attributes threads (attribution.h) */
+	bool child;          /* a kvm_exit(REASON) row under event row PARENT */
+	uint32_t parent;     /* index of the event row (child rows) */
+	char name[64];       /* "kvm_exit", "kvm_exit(HLT)"; "sys:name" outside kvm */
+	uint64_t count;      /* in the last closed interval */
+	uint64_t total;      /* since the start or the last reset */
+};
+
+struct ks_tpcount *ks_tpcount_new(struct ks_source *src, struct ks_error *err);
+void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec);
+/* Close the interval: its counts become the rows' count. */
+void ks_tpcount_interval(struct ks_tpcount *c);
+/* The rows (owned by C; event rows before their children are not
+ * guaranteed: use parent).  Rows with total 0 after a reset stay. */
+size_t ks_tpcount_rows(const struct ks_tpcount *c, const struct ks_tpcount_row **rows);
+/* Zero the totals (kvm_stat's r key). */
+void ks_tpcount_reset(struct ks_tpcount *c);
+void ks_tpcount_free(struct ks_tpcount *c);
+
+#endif

@@ -1,0 +1,761 @@
+/*
+ * metrics.c - cumulative exit metrics behind `kvmscope exporter` (see metrics.h).
+ *
+ * The stat engine (stat.h) runs with one view, VM + vCPU + reason, and no
+ * histograms of its own; its on_occurrence hook hands every measured exit
+ * (the row it was counted in, and its time) to this file, which adds it to
+ * dense arrays: VMs, reason names, counter series and histograms.  Hash
+ * tables (util/hashmap.h) map keys to indexes into them.  A snapshot is a copy of the
+ * arrays.
+ *
+ * A long-running exporter renews the stat engine now and then (rotate_records)
+ * so that its per-thread and per-row state does not grow with every thread
+ * and VM that ever ran: as top.c does between intervals, each host thread's
+ * last entry event and the KVM events after it are kept and fed to the new
+ * engine first, so an exit pending at the renewal is counted once.  VMs
+ * whose process is gone (vm_alive) and had no exit since the last renewal
+ * are dropped then with their series.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event-parse.h>
+
+#include "arch/arch.h"
+#include "util/hashmap.h"
+#include "kvmscope/metrics.h"
+#include "kvmscope/source.h"
+#include "kvmscope/stat.h"
+
+const uint64_t ks_metrics_bucket_ns[KS_METRICS_NBUCKETS] = {
+	250, 500, 1000,
+	2500, 5000, 10000,
+	25000, 50000, 100000,
+	250000, 500000, 1000000,
+	2500000, 5000000, 10000000,
+	25000000, 50000000, 100000000,
+	250000000, 500000000, 1000000000,
+	2500000000ull, 5000000000ull, 10000000000ull,
+};
+
+#define NONE UINT32_MAX
+#define VCPU_OTHER (-2)
+
+/* The index stored under KEY (of the table's width), or NONE. */
+static uint32_t map_get(const struct ks_hmap *h, const uint64_t *key)
+{
+	const uint32_t *v = ks_hmap_get_wide(h, key);
+
+	return v ? *v : NONE;
+}
+
+static int map_put(struct ks_hmap *h, const uint64_t *key, uint32_t idx)
+{
+	bool created;
+	uint32_t *v = ks_hmap_put_wide(h, key, &created);
+
+	if (!v)
+		return -1;
+	*v = idx;
+	return 0;
+}
+
+/* The keys: a VM by its pid; a reason by the stat row's key and its
+ * (table, info); a series by (VM << 32 | reason, vCPU); a histogram by
+ * VM << 32 | reason. */
+#define VM_KEY(pid) { (uint64_t)(int64_t)(pid) }
+#define PAIR_KEY(vm, reason) ((uint64_t)(vm) << 32 | (reason))
+
+/* A growable array of N elements of SIZE. */
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return p;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(p, ncap * size);
+	if (!n)
+		return NULL;
+	*cap = ncap;
+	return n;
+}
+
+#define CTX_MAX 6          /* remembered events per thread */
+#define CTX_PAYLOAD 256    /* payload bytes kept per event (kvm events are small) */
+
+struct ctx_event {
+	struct ks_record rec;
+	uint8_t data[CTX_PAYLOAD];
+};
+
+struct thread_ctx {
+	int32_t tid;
+	bool seen;             /* had events since the last renewal */
+	uint32_t n;
+	struct ctx_event ev[CTX_MAX];
+};
+
+/* What an event is, cached by its tep_event pointer. */
+struct ev_kind {
+	const struct tep_event *ev;
+	bool kvm, entry;
+};
+#define KIND_SLOTS 64
+
+struct ks_metrics {
+	struct ks_metrics_config cfg;
+	struct ks_stat *st;
+	struct ks_source *src;
+	const struct ks_arch *tables;  /* the arch of the stat engine (entry events) */
+	struct ks_hmap threads;     /* tid -> struct thread_ctx */
+	struct ev_kind kinds[KIND_SLOTS];
+	uint64_t since_rotation;
+	bool *vm_active;            /* per VM: exits since the last renewal */
+	size_t cap_active;
+	struct ks_metrics_vm *vms;
+	size_t nvms, cap_vms;
+	char (*reasons)[48];
+	bool *halt;                 /* per reason */
+	size_t nreasons, cap_reasons, cap_halt;
+	struct ks_metrics_series *series;
+	size_t nseries, cap_series;
+	struct ks_metrics_hist *hists;
+	size_t nhists, cap_hists;
+	struct ks_hmap vm_map, reason_map, series_map, hist_map; /* -> index */
+	uint32_t other_vm, other_reason, other_series, other_hist;
+	uint64_t records, lost, folded, last_ts;
+	uint64_t anomalies[3];      /* of earlier stat engines (restarts) */
+	char arch[16], isa[16];
+	bool oom;
+};
+
+bool ks_metrics_is_halt(const char *r)
+{
+	return !strcasecmp(r, "HLT") || !strcasecmp(r, "idle-halt") || !strcasecmp(r, "WFx") ||
+	       !strcasecmp(r, "WFI") || !strcasecmp(r, "WFE") || !strcasecmp(r, "HALT");
+}
+
+static uint32_t add_vm(struct ks_metrics *m, int32_t pid, const char *domain)
+{
+	struct ks_metrics_vm *v = grow(m->vms, &m->cap_vms, m->nvms + 1, sizeof(*v));
+
+	if (!v)
+		return NONE;
+	m->vms = v;
+	if (m->nvms + 1 > m->cap_active) {
+		size_t ncap = m->cap_active ? m->cap_active * 2 : 64;
+		bool *a = realloc(m->vm_active, ncap * sizeof(*a));
+		if (!a)
+			return NONE;
+		memset(a + m->cap_active, 0, (ncap - m->cap_active) * sizeof(*a));
+		m->vm_active = a;
+		m->cap_active = ncap;
+	}
+	m->vm_active[m->nvms] = true;
+	v = &m->vms[m->nvms];
+	v->pid = pid;
+	snprintf(v->domain, sizeof(v->domain), "%s", domain);
+	return (uint32_t)m->nvms++;
+}
+
+static bool domain_used(const struct ks_metrics *m, const char *d)
+{
+	size_t i;
+
+	for (i = 0; i < m->nvms; i++)
+		if (!strcmp(m->vms[i].domain, d))
+			return true;
+	return false;
+}
+
+/* The domain of PID: the caller's name for it, the input's guest name,
+ * else the pid (a name taken by another VM gets "-PID" appended). */
+static void vm_domain(struct ks_metrics *m, int32_t pid, char *out, size_t len)
+{
+	char name[64] = "";
+	const char *g;
+
+	if (pid < 0) {
+		snprintf(out, len, "unknown");
+		return;
+	}
+	if (m->cfg.vm_name && !m->cfg.vm_name(m->cfg.vm_name_ctx, pid, name, sizeof(name)))
+		name[0] = 0;
+	if (!name[0] && !m->cfg.vm_name && (g = ks_stat_vm_name(m->st, pid))) {
+		/* a guest name (trace.dat GUEST option), not the process's
+		 * name (its COMM, e.g. "qemu-system-x86") */
+		const char *comm = ks_stat_comm(m->st, pid);
+		if ((!comm || strcmp(comm, g)) && strncmp(g, "qemu", 4) && strncmp(g, "kvm", 3))
+			snprintf(name, sizeof(name), "%s", g);
+	}
+	if (!name[0])
+		snprintf(out, len, "%d", pid);
+	else if (domain_used(m, name))
+		snprintf(out, len, "%.40s-%d", name, pid);
+	else
+		snprintf(out, len, "%s", name);
+}
+
+static uint32_t vm_index(struct ks_metrics *m, int32_t pid)
+{
+	uint64_t key[1] = VM_KEY(pid);
+	uint32_t i = map_get(&m->vm_map, key);
+	char domain[64];
+
+	if (i != NONE)
+		return i;
+	if (m->nvms >= m->cfg.max_vms)
+		return NONE;
+	vm_domain(m, pid, domain, sizeof(domain));
+	i = add_vm(m, pid, domain);
+	if (i == NONE || map_put(&m->vm_map, key, i) < 0) {
+		m->oom = true;
+		return NONE;
+	}
+	return i;
+}
+
+static uint32_t add_reason(struct ks_metrics *m, const char *name)
+{
+	char(*r)[48] = grow(m->reasons, &m->cap_reasons, m->nreasons + 1, sizeof(*r));
+	bool *h;
+
+	if (!r)
+		return NONE;
+	m->reasons = r;
+	h = grow(m->halt, &m->cap_halt, m->nreasons + 1, sizeof(*h));
+	if (!h)
+		return NONE;
+	m->halt = h;
+	snprintf(m->reasons[m->nreasons], sizeof(m->reasons[0]), "%s", name);
+	m->halt[m->nreasons] = ks_metrics_is_halt(name);
+	return (uint32_t)m->nreasons++;
+}
+
+#define MAX_REASONS 4096
+
+static uint32_t reason_index(struct ks_metrics *m, const struct ks_stat_row *row)
+{
+	uint64_t key[2] = { row->key, (uint64_t)(uint32_t)row->table << 32 | (uint32_t)row->info };
+	uint32_t i = map_get(&m->reason_map, key);
+	char name[64];
+
+	if (i != NONE)
+		return i;
+	if (m->nreasons >= MAX_REASONS)
+		return NONE;
+	ks_stat_key_name(m->st, row, false, name, sizeof(name));
+	i = add_reason(m, name);
+	if (i == NONE || map_put(&m->reason_map, key, i) < 0) {
+		m->oom = true;
+		return NONE;
+	}
+	return i;
+}
+
+static uint32_t new_series(struct ks_metrics *m, uint32_t vm, int32_t vcpu, uint32_t reason)
+{
+	struct ks_metrics_series *s = grow(m->series, &m->cap_series, m->nseries + 1, sizeof(*s));
+
+	if (!s)
+		return NONE;
+	m->series = s;
+	s = &m->series[m->nseries];
+	memset(s, 0, sizeof(*s));
+	s->vm = vm;
+	s->vcpu = vcpu;
+	s->reason = reason;
+	return (uint32_t)m->nseries++;
+}
+
+static uint32_t new_hist(struct ks_metrics *m, uint32_t vm, uint32_t reason)
+{
+	struct ks_metrics_hist *h = grow(m->hists, &m->cap_hists, m->nhists + 1, sizeof(*h));
+
+	if (!h)
+		return NONE;
+	m->hists = h;
+	h = &m->hists[m->nhists];
+	memset(h, 0, sizeof(*h));
+	h->vm = vm;
+	h->reason = reason;
+	h->halt = reason < m->nreasons && m->halt[reason];
+	return (uint32_t)m->nhists++;
+}
+
+/* The "other" VM, reason, series and histogram, made on the first fold. */
+static int make_other(struct ks_metrics *m)
+{
+	if (m->other_series != NONE)
+		return 0;
+	if (m->other_vm == NONE && (m->other_vm = add_vm(m, -1, "other")) == NONE)
+		return -1;
+	if (m->other_reason == NONE && (m->other_reason = add_reason(m, "other")) == NONE)
+		return -1;
+	if (m->other_hist == NONE &&
+	    (m->other_hist = new_hist(m, m->other_vm, m->other_reason)) == NONE)
+		return -1;
+	m->other_series = new_series(m, m->other_vm, VCPU_OTHER, m->other_reason);
+	return m->other_series == NONE ? -1 : 0;
+}
+
+static unsigned bucket_of(uint64_t ns)
+{
+	unsigned lo = 0, hi = KS_METRICS_NBUCKETS; /* first bound >= ns, or NBUCKETS */
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (ks_metrics_bucket_ns[mid] >= ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static void count_in(struct ks_metrics_series *s, struct ks_metrics_hist *h, uint64_t ns)
+{
+	s->count++;
+	s->total_ns += ns;
+	h->count++;
+	h->sum_ns += ns;
+	h->bucket[bucket_of(ns)]++;
+}
+
+static void on_exit_measured(void *ctx, const struct ks_stat_row *row, uint64_t ns)
+{
+	struct ks_metrics *m = ctx;
+	uint32_t vm = vm_index(m, row->vm), reason = NONE, si = NONE, hi = NONE;
+
+	if (vm != NONE)
+		reason = reason_index(m, row);
+	if (reason != NONE) {
+		uint64_t skey[2] = { PAIR_KEY(vm, reason), (uint64_t)(uint32_t)row->vcpu };
+
+		si = map_get(&m->series_map, skey);
+		if (si == NONE && m->nseries < m->cfg.max_series) {
+			si = new_series(m, vm, row->vcpu, reason);
+			if (si != NONE && map_put(&m->series_map, skey, si) < 0)
+				m->oom = true;
+		}
+		hi = map_get(&m->hist_map, skey); /* its first word */
+		if (hi == NONE && m->nhists < m->cfg.max_histograms) {
+			hi = new_hist(m, vm, reason);
+			if (hi != NONE && map_put(&m->hist_map, skey, hi) < 0)
+				m->oom = true;
+		}
+	}
+	if (si == NONE || hi == NONE) {
+		/* Fold the whole exit, so that series and histograms agree. */
+		if (make_other(m) < 0) {
+			m->oom = true;
+			return;
+		}
+		si = m->other_series;
+		hi = m->other_hist;
+		m->folded++;
+	}
+	count_in(&m->series[si], &m->hists[hi], ns);
+	if (vm != NONE && vm < m->cap_active)
+		m->vm_active[vm] = true;
+}
+
+static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, struct ks_error *err)
+{
+	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
+
+	cfg.views[0] = KS_DIM_VM | KS_DIM_VCPU | KS_DIM_KEY;
+	cfg.views[1] = 0;
+	cfg.no_histograms = true;
+	cfg.no_begin_counts = true;
+	cfg.on_occurrence = on_exit_measured;
+	cfg.on_occurrence_ctx = m;
+	return ks_stat_new_source(&cfg, src, err);
+}
+
+static void note_arch(struct ks_metrics *m)
+{
+	const char *isa = ks_stat_isa_name(m->st), *arch = ks_stat_arch_name(m->st);
+
+	if (arch)
+		snprintf(m->arch, sizeof(m->arch), "%s", arch);
+	if (isa && strcmp(isa, "unknown"))
+		snprintf(m->isa, sizeof(m->isa), "%s", isa);
+}
+
+/* ------------------------------------------------------------------ */
+/* per-thread context kept across renewals of the stat engine */
+
+static struct thread_ctx *ctx_find(struct ks_metrics *m, int32_t tid, bool create)
+{
+	struct thread_ctx *c;
+	bool created;
+
+	if (tid <= 0)
+		return NULL;
+	if (!create)
+		return ks_hmap_get(&m->threads, (uint64_t)tid);
+	c = ks_hmap_put(&m->threads, (uint64_t)tid, &created);
+	if (!c) {
+		m->oom = true;
+		return NULL;
+	}
+	if (created)
+		c->tid = tid; /* the rest zeroed */
+	return c;
+}
+
+static const struct ev_kind *kind_of(struct ks_metrics *m, const struct tep_event *ev)
+{
+	struct ev_kind *k = &m->kinds[((uintptr_t)ev >> 4) % KIND_SLOTS];
+	const struct ks_arch *a = m->tables;
+
+	if (k->ev == ev)
+		return k;
+	k->ev = ev;
+	k->kvm = a && !strcmp(ev->system, a->entry_system);
+	k->entry = k->kvm && (!strcmp(ev->name, a->entry_name) ||
+			      (a->entry2_name && !strcmp(ev->name, a->entry2_name)));
+	return k;
+}
+
+/* Remember REC if it is an event of the arch's KVM system. */
+static void ctx_note(struct ks_metrics *m, const struct ks_record *rec)
+{
+	const struct ev_kind *k;
+	struct thread_ctx *c;
+	struct ctx_event *ce;
+	uint32_t size;
+
+	if (rec->type != KS_REC_EVENT || !rec->event || !m->tables)
+		return;
+	k = kind_of(m, rec->event);
+	if (!k->kvm)
+		return;
+	c = ctx_find(m, rec->tid, k->entry);
+	if (!c)
+		return; /* no entry seen yet: the engine ignores it too */
+	c->seen = true;
+	if (k->entry)
+		c->n = 0;
+	else if (c->n == CTX_MAX)
+		c->n = CTX_MAX - 1; /* keep the entry and the latest ones */
+	ce = &c->ev[c->n++];
+	size = rec->size < CTX_PAYLOAD ? rec->size : CTX_PAYLOAD;
+	ce->rec = *rec;
+	memcpy(ce->data, rec->data, size);
+	ce->rec.data = ce->data;
+	ce->rec.size = size;
+	ce->rec.comm = NULL;
+	ce->rec.callchain = NULL;
+	ce->rec.nr_callchain = 0;
+}
+
+/* Keep the threads seen since the last renewal, and the others unless the
+ * caller says they are gone (a vCPU may sit in one exit for hours); the
+ * flags are cleared. */
+static void ctx_prune(struct ks_metrics *m)
+{
+	struct ks_hmap old = m->threads;
+	const struct thread_ctx *o;
+	size_t pos = 0;
+	uint64_t tid;
+
+	ks_hmap_init(&m->threads, sizeof(struct thread_ctx));
+	while ((o = ks_hmap_next(&old, &pos, &tid))) {
+		struct thread_ctx *c;
+		if (!o->seen && m->cfg.vm_alive && !m->cfg.vm_alive(m->cfg.vm_name_ctx, o->tid))
+			continue;
+		c = ctx_find(m, o->tid, true);
+		if (!c)
+			break;
+		*c = *o;
+		c->seen = false;
+	}
+	ks_hmap_free(&old);
+}
+
+/* Drop the VMs that are gone and had no exit since the last renewal,
+ * with their series and histograms; indexes are renumbered. */
+static int evict_vms(struct ks_metrics *m)
+{
+	uint32_t *remap, j = 0;
+	size_t i, k;
+
+	if (!m->cfg.vm_alive)
+		return 0;
+	remap = malloc((m->nvms + 1) * sizeof(*remap));
+	if (!remap)
+		return -1;
+	for (i = 0; i < m->nvms; i++) {
+		bool keep = m->vm_active[i] || m->vms[i].pid < 0 || (uint32_t)i == m->other_vm ||
+			    m->cfg.vm_alive(m->cfg.vm_name_ctx, m->vms[i].pid);
+		remap[i] = keep ? j : NONE;
+		if (keep) {
+			m->vms[j] = m->vms[i];
+			j++;
+		}
+	}
+	if (j == m->nvms) {
+		free(remap);
+		memset(m->vm_active, 0, m->cap_active * sizeof(*m->vm_active));
+		return 0;
+	}
+	m->nvms = j;
+	if (m->other_vm != NONE)
+		m->other_vm = remap[m->other_vm];
+	for (i = k = 0; i < m->nseries; i++) {
+		if (remap[m->series[i].vm] == NONE)
+			continue;
+		if ((uint32_t)i == m->other_series)
+			m->other_series = (uint32_t)k;
+		m->series[k] = m->series[i];
+		m->series[k++].vm = remap[m->series[i].vm];
+	}
+	m->nseries = k;
+	for (i = k = 0; i < m->nhists; i++) {
+		if (remap[m->hists[i].vm] == NONE)
+			continue;
+		if ((uint32_t)i == m->other_hist)
+			m->other_hist = (uint32_t)k;
+		m->hists[k] = m->hists[i];
+		m->hists[k++].vm = remap[m->hists[i].vm];
+	}
+	m->nhists = k;
+	free(remap);
+	/* rebuild the maps */
+	ks_hmap_free(&m->vm_map);
+	ks_hmap_free(&m->series_map);
+	ks_hmap_free(&m->hist_map);
+	for (i = 0; i < m->nvms; i++) {
+		uint64_t key[1] = VM_KEY(m->vms[i].pid);
+
+		if ((uint32_t)i != m->other_vm && map_put(&m->vm_map, key, (uint32_t)i) < 0)
+			return -1;
+	}
+	for (i = 0; i < m->nseries; i++) {
+		uint64_t key[2] = { PAIR_KEY(m->series[i].vm, m->series[i].reason),
+				    (uint64_t)(uint32_t)m->series[i].vcpu };
+
+		if ((uint32_t)i != m->other_series && map_put(&m->series_map, key, (uint32_t)i) < 0)
+			return -1;
+	}
+	for (i = 0; i < m->nhists; i++) {
+		uint64_t key[1] = { PAIR_KEY(m->hists[i].vm, m->hists[i].reason) };
+
+		if ((uint32_t)i != m->other_hist && map_put(&m->hist_map, key, (uint32_t)i) < 0)
+			return -1;
+	}
+	memset(m->vm_active, 0, m->cap_active * sizeof(*m->vm_active));
+	return 0;
+}
+
+static void keep_anomalies(struct ks_metrics *m);
+static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, struct ks_error *err);
+
+int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
+{
+	struct ks_stat *st = new_stat(m, m->src, err);
+	struct thread_ctx *c;
+	size_t pos = 0;
+	uint64_t tid;
+	uint32_t j;
+
+	if (!st)
+		return -1;
+	keep_anomalies(m);
+	ks_stat_free(m->st);
+	m->st = st;
+	m->since_rotation = 0;
+	ctx_prune(m);
+	if (evict_vms(m) < 0) {
+		m->oom = true;
+		return ks_error_set(err, "out of memory");
+	}
+	while ((c = ks_hmap_next(&m->threads, &pos, &tid)))
+		for (j = 0; j < c->n; j++) {
+			struct ctx_event *ce = &c->ev[j];
+			ce->rec.data = ce->data; /* the table may have moved */
+			ks_stat_add(m->st, &ce->rec);
+		}
+	return 0;
+}
+
+struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks_source *src,
+				  struct ks_error *err)
+{
+	struct ks_metrics *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
+	if (cfg)
+		m->cfg = *cfg;
+	if (!m->cfg.max_vms)
+		m->cfg.max_vms = 1024;
+	if (!m->cfg.max_series)
+		m->cfg.max_series = 65536;
+	if (!m->cfg.max_histograms)
+		m->cfg.max_histograms = 16384;
+	m->other_vm = m->other_reason = m->other_series = m->other_hist = NONE;
+	ks_hmap_init(&m->threads, sizeof(struct thread_ctx));
+	ks_hmap_init(&m->vm_map, sizeof(uint32_t));
+	ks_hmap_init_wide(&m->reason_map, 2, sizeof(uint32_t));
+	ks_hmap_init_wide(&m->series_map, 2, sizeof(uint32_t));
+	ks_hmap_init(&m->hist_map, sizeof(uint32_t));
+	m->src = src;
+	m->st = new_stat(m, src, err);
+	if (!m->st) {
+		free(m);
+		return NULL;
+	}
+	note_arch(m);
+	m->tables = ks_arch_by_name(ks_stat_arch_name(m->st));
+	return m;
+}
+
+void ks_metrics_add(struct ks_metrics *m, const struct ks_record *rec)
+{
+	m->records++;
+	if (rec->ts > m->last_ts)
+		m->last_ts = rec->ts;
+	if (rec->type == KS_REC_LOST)
+		m->lost += rec->lost ? rec->lost : 1;
+	ks_stat_add(m->st, rec);
+	if (!m->isa[0] && rec->type == KS_REC_EVENT && (m->records & 1023) == 1)
+		note_arch(m);
+	if (m->cfg.rotate_records) {
+		ctx_note(m, rec);
+		if (++m->since_rotation >= m->cfg.rotate_records) {
+			struct ks_error err;
+			if (ks_metrics_rotate(m, &err) < 0)
+				m->oom = true;
+		}
+	}
+}
+
+static void keep_anomalies(struct ks_metrics *m)
+{
+	const struct ks_stat_anomalies *a = ks_stat_anomalies(m->st);
+
+	m->anomalies[0] += a->end_without_begin;
+	m->anomalies[1] += a->begin_replaced;
+	m->anomalies[2] += a->end_before_begin;
+}
+
+int ks_metrics_restart(struct ks_metrics *m, struct ks_source *src, struct ks_error *err)
+{
+	struct ks_stat *st = new_stat(m, src, err);
+
+	if (!st)
+		return -1;
+	note_arch(m);
+	keep_anomalies(m);
+	ks_stat_free(m->st);
+	m->st = st;
+	m->src = src;
+	m->tables = ks_arch_by_name(ks_stat_arch_name(m->st));
+	memset(m->kinds, 0, sizeof(m->kinds));
+	ks_hmap_free(&m->threads);
+	m->since_rotation = 0;
+	return 0;
+}
+
+void ks_metrics_zero(struct ks_metrics *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nseries; i++)
+		m->series[i].count = m->series[i].total_ns = 0;
+	for (i = 0; i < m->nhists; i++) {
+		bool halt = m->hists[i].halt;
+		uint32_t vm = m->hists[i].vm, reason = m->hists[i].reason;
+		memset(&m->hists[i], 0, sizeof(m->hists[i]));
+		m->hists[i].vm = vm;
+		m->hists[i].reason = reason;
+		m->hists[i].halt = halt;
+	}
+	m->records = m->lost = m->folded = m->last_ts = 0;
+	memset(m->anomalies, 0, sizeof(m->anomalies));
+}
+
+static int copy_out(void **dst, size_t *cap, const void *src, size_t n, size_t size)
+{
+	void *p = grow(*dst, cap, n ? n : 1, size);
+
+	if (!p)
+		return -1;
+	*dst = p;
+	if (n)
+		memcpy(p, src, n * size);
+	return 0;
+}
+
+int ks_metrics_snapshot(const struct ks_metrics *cm, struct ks_metrics_snapshot *s,
+			struct ks_error *err)
+{
+	struct ks_metrics *m = (struct ks_metrics *)cm;
+	const struct ks_stat_anomalies *a = ks_stat_anomalies(m->st);
+
+	if (m->oom)
+		return ks_error_set(err, "out of memory while counting exits");
+	note_arch(m);
+	if (copy_out((void **)&s->vms, &s->cap_vms, m->vms, m->nvms, sizeof(*m->vms)) < 0 ||
+	    copy_out((void **)&s->reasons, &s->cap_reasons, m->reasons, m->nreasons,
+		     sizeof(*m->reasons)) < 0 ||
+	    copy_out((void **)&s->series, &s->cap_series, m->series, m->nseries,
+		     sizeof(*m->series)) < 0 ||
+	    copy_out((void **)&s->hists, &s->cap_hists, m->hists, m->nhists, sizeof(*m->hists)) < 0)
+		return ks_error_set(err, "out of memory");
+	s->nvms = m->nvms;
+	s->nreasons = m->nreasons;
+	s->nseries = m->nseries;
+	s->nhists = m->nhists;
+	snprintf(s->arch, sizeof(s->arch), "%s", m->arch);
+	snprintf(s->isa, sizeof(s->isa), "%s", m->isa);
+	s->records = m->records;
+	s->lost_events = m->lost;
+	s->folded_exits = m->folded;
+	s->end_without_begin = m->anomalies[0] + a->end_without_begin;
+	s->begin_replaced = m->anomalies[1] + a->begin_replaced;
+	s->end_before_begin = m->anomalies[2] + a->end_before_begin;
+	s->last_ts = m->last_ts;
+	return 0;
+}
+
+void ks_metrics_snapshot_free(struct ks_metrics_snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->vms);
+	free(s->reasons);
+	free(s->series);
+	free(s->hists);
+	memset(s, 0, sizeof(*s));
+}
+
+void ks_metrics_free(struct ks_metrics *m)
+{
+	if (!m)
+		return;
+	ks_stat_free(m->st);
+	free(m->vms);
+	free(m->reasons);
+	free(m->halt);
+	free(m->series);
+	free(m->hists);
+	ks_hmap_free(&m->vm_map);
+	ks_hmap_free(&m->reason_map);
+	ks_hmap_free(&m->series_map);
+	ks_hmap_free(&m->hist_map);
+	ks_hmap_free(&m->threads);
+	free(m->vm_active);
+	free(m);
+}

@@ -1,0 +1,792 @@
+/*
+ * cmd_exporter.c - kvmscope exporter: KVM exit metrics over HTTP for
+ * Prometheus (text 0.0.4 or OpenMetrics 1.0, by the scraper's Accept).
+ *
+ * Live: a private tracefs instance with the KVM events (live.h) read
+ * through the live struct ks_source; replay: any input file (-i) at its
+ * recorded speed, a multiple of it, a fixed event rate or as fast as
+ * possible.  Both feed one struct ks_metrics (metrics.h).  The HTTP server
+ * is libmicrohttpd's, on its own thread: a scrape takes a snapshot of the
+ * metrics under the mutex the ingestion loop holds for each batch of
+ * records (a few memcpy()s), then formats it without the lock.
+ */
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "cli.h"
+#include "options.h"
+#include "kvmscope/kvmstats.h"
+#include "kvmscope/live.h"
+#include "kvmscope/metrics.h"
+#include "kvmscope/openmetrics.h"
+#include "kvmscope/source.h"
+#include "util/procfs.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9843"
+#define BATCH 64
+#define MAX_PIDS 256
+#define MAX_QMP 256
+
+static const struct opt_cmd exporter_cmd = {
+	.name = "exporter",
+	.synopsis = "[--listen ADDR:PORT] [-i FILE [--speed X|max | --rate N]] [options]",
+	.intro = "Serve KVM exit metrics at http://ADDR:PORT/metrics for Prometheus: exits and time\n"
+		 "in exits per VM (domain), vCPU and exit reason, exit-latency histograms per VM and\n"
+		 "reason (250 ns .. 10 s), lost events and the exporter's own health.  Prometheus\n"
+		 "text 0.0.4 or OpenMetrics 1.0.0, as the scraper's Accept header asks.  Live from\n"
+		 "tracefs (private instance, needs root), or replayed from any input file (-i).\n",
+	.outro = "Watch a host from Prometheus:\n"
+		 "  kvmscope exporter --listen 127.0.0.1:9843\n"
+		 "  prometheus.yml:  scrape_configs: [{job_name: kvmscope,\n"
+		 "                    static_configs: [{targets: ['127.0.0.1:9843']}]}]\n"
+		 "Metric names, labels and the systemd unit: see kvmscope-exporter(1).\n",
+};
+
+struct exporter_args {
+	const char *input;
+	const char *listen;
+	double speed;         /* 0 = as fast as possible */
+	long long rate;       /* events/s; 0 = off */
+	long long loops;
+	double linger, hold;
+	bool linger_set;
+	long long max_vms, max_series, max_hists, rotate;
+	int32_t pids[MAX_PIDS];
+	int npids;
+	const char *qmp[MAX_QMP];
+	int nqmp;
+};
+
+/* What the HTTP thread and the ingestion loop share. */
+struct exporter {
+	struct exporter_args *a;
+	pthread_mutex_t lock;
+	struct ks_metrics *m;            /* under lock */
+	uint64_t overruns;               /* under lock: kernel ring-buffer losses */
+	double events_per_s;             /* under lock */
+	bool replay, replay_done;        /* under lock */
+	/* the HTTP thread's own (one request at a time) */
+	struct ks_metrics_snapshot snap;
+	uint64_t scrapes, scrape_errors;
+	double last_scrape_s;
+	double start_wall;
+	struct ks_qmp *qmp[MAX_QMP];
+	char qmp_name[MAX_QMP][64];      /* query-name at connection */
+	struct ks_kstats qstats;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------------ */
+/* options */
+
+static const char *take_speed(const char *arg, void *value)
+{
+	double *speed = value;
+	char *end;
+
+	if (!strcmp(arg, "max")) {
+		*speed = 0;
+		return NULL;
+	}
+	errno = 0;
+	*speed = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*speed >= 0.001) || *speed > 1e6)
+		return "takes a factor of the recorded speed (0.001 to 1000000) or 'max'";
+	return NULL;
+}
+
+static const char *take_pids(const char *arg, void *value)
+{
+	struct exporter_args *a = value;
+
+	if (parse_pid_list(arg, a->pids, MAX_PIDS, &a->npids) < 0)
+		return "takes process ids separated by commas (at most 256)";
+	return NULL;
+}
+
+static socklen_t parse_listen(const char *s, struct sockaddr_storage *sa);
+
+static void parse_args(struct exporter_args *a, int argc, char **argv)
+{
+	struct sockaddr_storage sa;
+
+	const struct opt opts[] = {
+		OPT_STRING('l', "listen", &a->listen, "ADDR:PORT",
+			   "serve HTTP here (default 127.0.0.1:9843; [::1]:PORT for\n"
+			   "IPv6; port 0 picks a free one, printed on stderr)"),
+		OPT_INPUT('i', "input", &a->input, "replay FILE (perf.data, trace.dat, ftrace text)\n"
+			  "instead of tracing live", NULL),
+		OPT_CALLBACK(0, "speed", &a->speed, "X|max",
+			     "replay at X times the recorded speed (default 1), or\n"
+			     "'max': as fast as possible", take_speed),
+		OPT_INT(0, "rate", &a->rate, "N", "replay at N events per second instead", 1,
+			1000000000),
+		OPT_INT(0, "loop", &a->loops, "N", "replay the file N times (default 1)", 1, 1000000),
+		OPT_SECONDS(0, "linger", &a->linger,
+			    "after the replay, serve SECS more, then exit (default:\n"
+			    "serve until SIGTERM or SIGINT)", 0, 86400000),
+		OPT_SECONDS(0, "hold", &a->hold,
+			    "before the replay, read FILE once to learn its series\n"
+			    "and serve them at zero for SECS (a scraper's first\n"
+			    "sample is then 0: increase() covers the whole replay)", 0, 86400000),
+		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these host processes (VMs)",
+			     take_pids),
+		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "PATH",
+			 "also export KVM's statistics of the QEMU with this QMP\n"
+			 "socket (query-stats, QEMU 7.1 or later); repeatable"),
+		OPT_INT(0, "rotate", &a->rotate, "N",
+			"renew the exit/entry pairing state every N events, so\n"
+			"that it does not grow with every thread that ran\n"
+			"(default 16777216 live, never in a replay; pending exits\n"
+			"are kept); VMs that are gone are dropped then", 1, 1LL << 40),
+		OPT_INT(0, "max-vms", &a->max_vms, "N",
+			"at most N VMs (default 1024); exits of more VMs count\n"
+			"under domain \"other\"", 1, 1 << 20),
+		OPT_INT(0, "max-series", &a->max_series, "N",
+			"at most N (VM, vCPU, reason) series (default 65536)", 1, 1 << 24),
+		OPT_INT(0, "max-histograms", &a->max_hists, "N",
+			"at most N (VM, reason) histograms (default 16384)", 1, 1 << 22),
+		OPT_END(),
+	};
+	int first;
+
+	a->speed = 1;
+	a->loops = 1;
+	first = parse_options(&exporter_cmd, opts, argc, argv);
+	if (first < argc)
+		usage_error("exporter", "unexpected argument '%s'", argv[first]);
+	a->linger_set = option_given(opts, "linger");
+	if (!a->input) {
+		const char *o = option_given(opts, "speed") ? "--speed"
+			      : option_given(opts, "rate")  ? "--rate"
+			      : option_given(opts, "loop")  ? "--loop"
+			      : a->linger_set               ? "--linger"
+			      : option_given(opts, "hold")  ? "--hold" : NULL;
+		if (o)
+			usage_error("exporter", "%s is for a replay (-i FILE)", o);
+	} else if (a->npids) {
+		usage_error("exporter", "--pid is for live tracing, not with -i");
+	}
+	if (option_given(opts, "speed") && a->rate)
+		usage_error("exporter", "--speed and --rate cannot be used together");
+	if (!a->listen)
+		a->listen = DEFAULT_LISTEN;
+	parse_listen(a->listen, &sa);
+}
+
+/* ------------------------------------------------------------------ */
+/* VM names: QEMU's -name (libvirt: "guest=NAME,..."), live only */
+
+static bool vm_alive(void *ctx, int32_t pid)
+{
+	(void)ctx;
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+static bool qemu_name(void *ctx, int32_t pid, char *out, size_t len)
+{
+	(void)ctx;
+	return ks_qemu_name(pid, out, len);
+}
+
+/* ------------------------------------------------------------------ */
+/* HTTP */
+
+static const char index_page[] =
+	"<!DOCTYPE html>\n<html><head><title>kvmscope exporter</title></head>\n"
+	"<body><h1>kvmscope exporter</h1>\n"
+	"<p>KVM exit metrics: <a href=\"/metrics\">/metrics</a></p>\n"
+	"<p>See kvmscope-exporter(1).</p></body></html>\n";
+
+static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, double eps,
+		   bool replay, bool done)
+{
+	struct rusage ru;
+	char buf[64];
+	long rss_pages = 0;
+	FILE *f;
+
+	ks_expo_family(e, "kvmscope_events", KS_EXPO_COUNTER, "Records read from the input.", NULL);
+	ks_expo_sample_u64(e, "kvmscope_events_total", NULL, x->snap.records);
+	ks_expo_family(e, "kvmscope_events_per_second", KS_EXPO_GAUGE,
+		       "Records read per second over the last second.", NULL);
+	ks_expo_sample(e, "kvmscope_events_per_second", NULL, eps);
+	ks_expo_family(e, "kvmscope_ringbuffer_overruns", KS_EXPO_COUNTER,
+		       "Events the kernel's trace ring buffers overwrote or dropped (live).", NULL);
+	ks_expo_sample_u64(e, "kvmscope_ringbuffer_overruns_total", NULL, overruns);
+	ks_expo_family(e, "kvmscope_scrapes", KS_EXPO_COUNTER, "Scrapes of /metrics served.", NULL);
+	ks_expo_sample_u64(e, "kvmscope_scrapes_total", NULL, x->scrapes);
+	ks_expo_family(e, "kvmscope_scrape_duration_seconds", KS_EXPO_GAUGE,
+		       "Time the previous scrape took to snapshot and format the metrics.", "seconds");
+	ks_expo_sample(e, "kvmscope_scrape_duration_seconds", NULL, x->last_scrape_s);
+	if (replay) {
+		ks_expo_family(e, "kvmscope_replay_finished", KS_EXPO_GAUGE,
+			       "1 once the replayed input was read to its end.", NULL);
+		ks_expo_sample_u64(e, "kvmscope_replay_finished", NULL, done);
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		ks_expo_family(e, "process_cpu_seconds", KS_EXPO_COUNTER,
+			       "User and system CPU time of the exporter.", "seconds");
+		ks_expo_sample(e, "process_cpu_seconds_total", NULL,
+			       (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+	}
+	f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%*d %ld", &rss_pages) == 1) {
+			ks_expo_family(e, "process_resident_memory_bytes", KS_EXPO_GAUGE,
+				       "Resident memory of the exporter.", "bytes");
+			ks_expo_sample(e, "process_resident_memory_bytes", NULL,
+				       (double)rss_pages * (double)sysconf(_SC_PAGESIZE));
+		}
+		fclose(f);
+	}
+	ks_expo_family(e, "process_start_time_seconds", KS_EXPO_GAUGE,
+		       "Start of the exporter, seconds since the epoch.", "seconds");
+	ks_expo_sample(e, "process_start_time_seconds", NULL, x->start_wall);
+}
+
+/* ------------------------------------------------------------------ */
+/* KVM statistics over QMP, read at each scrape */
+
+struct qsample {
+	char metric[112];
+	bool counter;
+	int sock;
+	int32_t vcpu;
+	double value;
+};
+
+static int qsample_cmp(const void *pa, const void *pb)
+{
+	const struct qsample *a = pa, *b = pb;
+	int c = strcmp(a->metric, b->metric);
+
+	if (c)
+		return c;
+	if (a->sock != b->sock)
+		return a->sock < b->sock ? -1 : 1;
+	return (a->vcpu > b->vcpu) - (a->vcpu < b->vcpu);
+}
+
+/* kvm_stat_NAME: units in the name as Prometheus wants them (seconds, bytes). */
+static void qmp_metric_name(const struct ks_kstat *st, char *out, size_t len)
+{
+	char name[72];
+	size_t n, i;
+
+	snprintf(name, sizeof(name), "%s", st->name);
+	for (i = 0; name[i]; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			name[i] = '_';
+	n = strlen(name);
+	if (!strcmp(st->unit, "seconds")) {
+		if (n > 3 && (!strcmp(name + n - 3, "_ns") || !strcmp(name + n - 3, "_us") ||
+			      !strcmp(name + n - 3, "_ms")))
+			name[n - 3] = 0;
+		snprintf(out, len, "kvm_stat_%s_seconds", name);
+	} else if (!strcmp(st->unit, "bytes") && (n < 6 || strcmp(name + n - 6, "_bytes"))) {
+		snprintf(out, len, "kvm_stat_%s_bytes", name);
+	} else {
+		snprintf(out, len, "kvm_stat_%s", name);
+	}
+}
+
+static void qmp_metrics(struct ks_expo *e, struct exporter *x)
+{
+	struct qsample *all = NULL;
+	size_t n = 0, cap = 0, i;
+	char domains[MAX_QMP][64];
+	const char *lbl[7];
+	int k;
+
+	if (!x->a->nqmp)
+		return;
+	ks_expo_family(e, "kvmscope_qmp_up", KS_EXPO_GAUGE,
+		       "1 when the QMP socket answered query-stats at this scrape.", NULL);
+	for (k = 0; k < x->a->nqmp; k++) {
+		struct ks_error err;
+		bool up = true;
+		if (!x->qmp[k] &&
+		    (ks_qmp_open(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0 ||
+		     ks_qmp_query_name(x->qmp[k], x->qmp_name[k], sizeof(x->qmp_name[k]), &err) < 0)) {
+			ks_qmp_close(x->qmp[k]);
+			x->qmp[k] = NULL;
+			up = false;
+		}
+		if (up && ks_qmp_query_stats(x->qmp[k], &x->qstats, &err) < 0) {
+			ks_qmp_close(x->qmp[k]);
+			x->qmp[k] = NULL;
+			up = false;
+		}
+		domains[k][0] = 0;
+		if (x->qmp[k] && x->qmp_name[k][0])
+			snprintf(domains[k], sizeof(domains[k]), "%s", x->qmp_name[k]);
+		else if (x->qmp[k])
+			snprintf(domains[k], sizeof(domains[k]), "%d", ks_qmp_pid(x->qmp[k]));
+		lbl[0] = "socket";
+		lbl[1] = x->a->qmp[k];
+		lbl[2] = "domain";
+		lbl[3] = domains[k];
+		lbl[4] = NULL;
+		ks_expo_sample_u64(e, "kvmscope_qmp_up", lbl, up);
+		if (!up)
+			continue;
+		if (n + x->qstats.n > cap) {
+			size_t ncap = (n + x->qstats.n) * 2;
+			struct qsample *b = realloc(all, ncap * sizeof(*b));
+			if (!b) {
+				e->oom = true;
+				free(all);
+				return;
+			}
+			all = b;
+			cap = ncap;
+		}
+		for (i = 0; i < x->qstats.n; i++) {
+			const struct ks_kstat *st = &x->qstats.v[i];
+			struct qsample *q;
+			if (st->buckets)
+				continue; /* histograms (lists) are left out */
+			q = &all[n++];
+			qmp_metric_name(st, q->metric, sizeof(q->metric));
+			q->counter = st->type == KS_KSTAT_CUMULATIVE;
+			q->sock = k;
+			q->vcpu = st->vcpu;
+			q->value = ks_kstat_scaled(st);
+		}
+	}
+	qsort(all, n, sizeof(*all), qsample_cmp);
+	for (i = 0; i < n; i++) {
+		char sample[128], vcpu[16], help[160];
+		bool counter = all[i].counter;
+		if (!i || strcmp(all[i].metric, all[i - 1].metric)) {
+			snprintf(help, sizeof(help), "KVM statistic %s (QEMU query-stats)",
+				 all[i].metric + 9);
+			ks_expo_family(e, all[i].metric, counter ? KS_EXPO_COUNTER : KS_EXPO_GAUGE, help,
+				       NULL);
+		}
+		snprintf(sample, sizeof(sample), "%s%s", all[i].metric, counter ? "_total" : "");
+		lbl[0] = "domain";
+		lbl[1] = domains[all[i].sock];
+		lbl[2] = NULL;
+		if (all[i].vcpu >= 0) {
+			snprintf(vcpu, sizeof(vcpu), "%d", all[i].vcpu);
+			lbl[2] = "vcpu";
+			lbl[3] = vcpu;
+			lbl[4] = NULL;
+		}
+		ks_expo_sample(e, sample, lbl, all[i].value);
+	}
+	free(all);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
+			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", type);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *conn)
+{
+	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	struct ks_expo e;
+	struct ks_error err;
+	double t0 = now_s(), eps;
+	uint64_t overruns;
+	bool replay, done;
+	int r;
+
+	pthread_mutex_lock(&x->lock);
+	r = ks_metrics_snapshot(x->m, &x->snap, &err);
+	overruns = x->overruns;
+	eps = x->events_per_s;
+	replay = x->replay;
+	done = x->replay_done;
+	pthread_mutex_unlock(&x->lock);
+	if (r < 0) {
+		x->scrape_errors++;
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+			     err.msg, strlen(err.msg), MHD_RESPMEM_MUST_COPY);
+	}
+	x->scrapes++;
+	ks_expo_init(&e, ks_expo_negotiate(accept));
+	ks_expo_metrics(&e, &x->snap);
+	health(&e, x, overruns, eps, replay, done);
+	qmp_metrics(&e, x);
+	ks_expo_finish(&e);
+	x->last_scrape_s = now_s() - t0;
+	if (e.oom) {
+		static char oom[] = "out of memory\n";
+		ks_expo_free(&e);
+		x->scrape_errors++;
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", oom,
+			     sizeof(oom) - 1, MHD_RESPMEM_PERSISTENT);
+	}
+	/* the response frees the buffer */
+	return reply(conn, MHD_HTTP_OK, ks_expo_content_type(e.format), e.buf, e.len,
+		     MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	static char not_found[] = "not found: try /metrics\n";
+	static char not_allowed[] = "method not allowed\n";
+
+	(void)version;
+	(void)upload;
+	if (!*con_cls) { /* first call: headers only */
+		*con_cls = (void *)1;
+		return MHD_YES;
+	}
+	if (*upload_size)
+		*upload_size = 0;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+			     not_allowed, sizeof(not_allowed) - 1, MHD_RESPMEM_PERSISTENT);
+	if (!strcmp(url, "/metrics"))
+		return serve_metrics(cls, conn);
+	if (!strcmp(url, "/"))
+		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", (char *)index_page,
+			     sizeof(index_page) - 1, MHD_RESPMEM_PERSISTENT);
+	return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", not_found,
+		     sizeof(not_found) - 1, MHD_RESPMEM_PERSISTENT);
+}
+
+/* Parse "ADDR:PORT" or "[V6ADDR]:PORT" into SA; dies with a usage error. */
+static socklen_t parse_listen(const char *s, struct sockaddr_storage *sa)
+{
+	char host[256];
+	const char *colon = strrchr(s, ':'), *port;
+	struct addrinfo hints = { 0 }, *res = NULL;
+	long long p;
+	socklen_t len;
+	size_t n;
+
+	if (!colon || colon == s)
+		usage_error("exporter", "--listen takes ADDR:PORT (e.g. 127.0.0.1:9843), not '%s'", s);
+	port = colon + 1;
+	if (parse_whole(port, 0, 65535, &p) < 0)
+		usage_error("exporter", "--listen: the port is a number from 0 to 65535, not '%s'",
+			    port);
+	n = (size_t)(colon - s);
+	if (s[0] == '[' && n >= 2 && s[n - 1] == ']') {
+		s++;
+		n -= 2;
+	}
+	if (n >= sizeof(host))
+		usage_error("exporter", "--listen: address too long");
+	memcpy(host, s, n);
+	host[n] = 0;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
+		usage_error("exporter", "--listen: '%s' is not an address of this host", host);
+	len = res->ai_addrlen;
+	memcpy(sa, res->ai_addr, len);
+	freeaddrinfo(res);
+	return len;
+}
+
+static struct MHD_Daemon *start_http(struct exporter *x)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = parse_listen(x->a->listen, &sa);
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
+	const union MHD_DaemonInfo *info;
+	struct MHD_Daemon *d;
+	sigset_t block, old;
+	char host[NI_MAXHOST] = "";
+
+	(void)len;
+	if (sa.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* the HTTP thread takes no signals: they go to the main loop */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, x, MHD_OPTION_SOCK_ADDR,
+			     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!d)
+		die("cannot listen on %s: %s", x->a->listen,
+		    errno ? strerror(errno) : "the HTTP server did not start");
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	getnameinfo((struct sockaddr *)&sa, sizeof(sa), host, sizeof(host), NULL, 0, NI_NUMERICHOST);
+	fprintf(stderr, "kvmscope exporter: listening on http://%s%s%s:%u/metrics\n",
+		sa.ss_family == AF_INET6 ? "[" : "", host, sa.ss_family == AF_INET6 ? "]" : "",
+		info ? (unsigned)info->port : 0);
+	return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* ingestion */
+
+/* Once a second: the event rate (and, live, the kernel's losses). */
+struct rate_clock {
+	double t;
+	uint64_t records;
+};
+
+static void tick(struct exporter *x, struct rate_clock *rc, struct ks_live *l, uint64_t records)
+{
+	double t = now_s();
+	uint64_t lost;
+
+	if (t - rc->t < 1.0)
+		return;
+	lost = l ? ks_live_kernel_lost(l) : 0;
+	pthread_mutex_lock(&x->lock);
+	x->events_per_s = (double)(records - rc->records) / (t - rc->t);
+	if (l)
+		x->overruns = lost;
+	pthread_mutex_unlock(&x->lock);
+	rc->t = t;
+	rc->records = records;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+static void replay_once(struct exporter *x, struct ks_source *src, struct rate_clock *rc,
+			uint64_t *total)
+{
+	struct ks_record recs[BATCH];
+	struct ks_error err;
+	double wall0 = now_s();
+	uint64_t ts0 = 0, n = 0;
+	int r, i;
+
+	while (!cli_live_interrupted() && (r = ks_source_next_batch(src, recs, BATCH, &err)) > 0) {
+		double target = 0;
+		if (!ts0)
+			for (i = 0; i < r && !ts0; i++)
+				ts0 = recs[i].ts;
+		n += (uint64_t)r;
+		if (x->a->rate)
+			target = wall0 + (double)n / (double)x->a->rate;
+		else if (x->a->speed > 0 && recs[r - 1].ts > ts0)
+			target = wall0 + (double)(recs[r - 1].ts - ts0) / 1e9 / x->a->speed;
+		if (target - now_s() > 0.002)
+			sleep_s(target - now_s());
+		pthread_mutex_lock(&x->lock);
+		for (i = 0; i < r; i++)
+			ks_metrics_add(x->m, &recs[i]);
+		pthread_mutex_unlock(&x->lock);
+		*total += (uint64_t)r;
+		tick(x, rc, NULL, *total);
+	}
+	if (r < 0 && !cli_live_interrupted())
+		die("%s", err.msg);
+}
+
+static void replay(struct exporter *x, struct ks_source *src)
+{
+	struct rate_clock rc = { now_s(), 0 };
+	struct ks_error err;
+	uint64_t total = 0;
+	long long pass;
+	double end;
+
+	if (x->a->hold > 0) {
+		struct ks_record rec;
+		int r;
+
+		/* learn the series, then show them at zero */
+		pthread_mutex_lock(&x->lock);
+		while ((r = ks_source_next(src, &rec, &err)) > 0)
+			ks_metrics_add(x->m, &rec);
+		if (r < 0)
+			die("%s", err.msg);
+		ks_source_close(src);
+		if (ks_source_open_flags(&src, x->a->input, KS_OPEN_NO_SYMBOLS, &err) < 0 ||
+		    ks_metrics_restart(x->m, src, &err) < 0)
+			die("%s", err.msg);
+		ks_metrics_zero(x->m);
+		pthread_mutex_unlock(&x->lock);
+		end = now_s() + x->a->hold;
+		while (!cli_live_interrupted() && now_s() < end)
+			sleep_s(fmin(0.1, end - now_s()));
+	}
+	for (pass = 0; pass < x->a->loops && !cli_live_interrupted(); pass++) {
+		if (pass) {
+			ks_source_close(src);
+			if (ks_source_open_flags(&src, x->a->input, KS_OPEN_NO_SYMBOLS, &err) < 0)
+				die("%s", err.msg);
+			pthread_mutex_lock(&x->lock);
+			if (ks_metrics_restart(x->m, src, &err) < 0)
+				die("%s", err.msg);
+			pthread_mutex_unlock(&x->lock);
+		}
+		replay_once(x, src, &rc, &total);
+	}
+	ks_source_close(src);
+	pthread_mutex_lock(&x->lock);
+	x->replay_done = !cli_live_interrupted();
+	x->events_per_s = 0;
+	pthread_mutex_unlock(&x->lock);
+	end = now_s() + (x->a->linger_set ? x->a->linger : 1e18);
+	while (!cli_live_interrupted() && now_s() < end)
+		sleep_s(fmin(0.1, end - now_s()));
+}
+
+static void live(struct exporter *x, struct ks_source *src, struct ks_live *l)
+{
+	struct rate_clock rc = { now_s(), 0 };
+	struct ks_record recs[BATCH];
+	struct ks_error err;
+	uint64_t total = 0;
+	int r, i;
+
+	while (!cli_live_interrupted()) {
+		while ((r = ks_source_next_batch(src, recs, BATCH, &err)) > 0) {
+			pthread_mutex_lock(&x->lock);
+			for (i = 0; i < r; i++)
+				ks_metrics_add(x->m, &recs[i]);
+			pthread_mutex_unlock(&x->lock);
+			total += (uint64_t)r;
+			tick(x, &rc, l, total);
+		}
+		if (r < 0)
+			die("%s", err.msg);
+		tick(x, &rc, l, total);
+		ks_live_wait(l, -1, 100, NULL);
+	}
+}
+
+static struct ks_live *open_live(struct exporter_args *a, struct ks_source **src)
+{
+	struct ks_live_opts o = KS_LIVE_OPTS_INIT;
+	struct ks_live *l;
+	struct ks_error err;
+
+	o.pids = a->pids;
+	o.npids = (size_t)a->npids;
+	o.clock = "mono";
+	o.buffer_kb = 4096;
+	o.track = cli_live_track;
+	if (ks_live_create(&l, &o, &err) < 0)
+		die("%s", err.msg);
+	if (ks_live_source_open(src, l, &err) < 0 || ks_live_start(l, &err) < 0)
+		die("%s", err.msg);
+	return l;
+}
+
+int cmd_exporter(int argc, char **argv)
+{
+	struct exporter_args a = { 0 };
+	struct exporter x = { .a = &a };
+	struct ks_metrics_config cfg = KS_METRICS_CONFIG_INIT;
+	struct ks_source *src = NULL;
+	struct ks_live *l = NULL;
+	struct MHD_Daemon *d;
+	struct ks_error err;
+	struct timespec wall;
+	double cpu0, t0;
+
+	parse_args(&a, argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	cli_live_catch_signals();
+	clock_gettime(CLOCK_REALTIME, &wall);
+	x.start_wall = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
+	pthread_mutex_init(&x.lock, NULL);
+	cfg.max_vms = (uint32_t)a.max_vms;
+	cfg.max_series = (uint32_t)a.max_series;
+	cfg.max_histograms = (uint32_t)a.max_hists;
+	if (a.input) {
+		if (ks_source_open_flags(&src, a.input, KS_OPEN_NO_SYMBOLS, &err) < 0)
+			die("%s", err.msg);
+		x.replay = true;
+	} else {
+		l = open_live(&a, &src);
+		cfg.vm_name = qemu_name;
+		cfg.vm_alive = vm_alive;
+		cfg.rotate_records = 16777216;
+	}
+	if (a.rotate)
+		cfg.rotate_records = (uint64_t)a.rotate;
+	x.m = ks_metrics_new(&cfg, src, &err);
+	if (!x.m)
+		die("%s", err.msg);
+	d = start_http(&x);
+	cpu0 = cpu_s();
+	t0 = now_s();
+	if (a.input)
+		replay(&x, src);
+	else
+		live(&x, src, l);
+	MHD_stop_daemon(d);
+	if (getenv("KVMSCOPE_EXPORTER_STATS")) {
+		struct ks_metrics_snapshot s = { 0 };
+		if (ks_metrics_snapshot(x.m, &s, &err) == 0)
+			fprintf(stderr, "kvmscope exporter: %llu records, %.3f s CPU, %.3f s wall, "
+				"%llu scrapes, last scrape %.6f s\n", (unsigned long long)s.records,
+				cpu_s() - cpu0, now_s() - t0, (unsigned long long)x.scrapes,
+				x.last_scrape_s);
+		ks_metrics_snapshot_free(&s);
+	}
+	ks_metrics_snapshot_free(&x.snap);
+	for (int i = 0; i < a.nqmp; i++)
+		ks_qmp_close(x.qmp[i]);
+	ks_kstats_free(&x.qstats);
+	ks_metrics_free(x.m);
+	if (!a.input) {
+		ks_source_close(src);
+		ks_live_destroy(l);
+	}
+	pthread_mutex_destroy(&x.lock);
+	return 0;
+}

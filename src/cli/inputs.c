@@ -1,0 +1,112 @@
+/*
+ * inputs.c - input files on the command line: "-" for standard input, and
+ * what an input holds when a command's answer is empty (census.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kvmscope/census.h"
+#include "kvmscope/source.h"
+
+/* The readers detect the type and read by offset (pread, mmap): a pipe is
+ * spooled to an unlinked temporary file first, which then becomes standard
+ * input, and "/dev/stdin" opens it again as often as a reader needs. */
+const char *cli_input(const char *path)
+{
+	static bool spooled;
+	char buf[65536];
+	struct stat st;
+	FILE *tmp;
+	ssize_t n;
+
+	if (!path || strcmp(path, "-"))
+		return path;
+	if (spooled)
+		return "/dev/stdin";
+	if (fstat(STDIN_FILENO, &st) < 0)
+		die("-: standard input: %s", strerror(errno));
+	if (isatty(STDIN_FILENO))
+		die("-: standard input is a terminal; pipe a recording into it or name a file");
+	if (S_ISREG(st.st_mode) && lseek(STDIN_FILENO, 0, SEEK_CUR) == 0)
+		return spooled = true, "/dev/stdin";
+	tmp = tmpfile();
+	if (!tmp)
+		die("-: cannot spool standard input to a temporary file: %s", strerror(errno));
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("-: standard input: %s", strerror(errno));
+		if (fwrite(buf, 1, (size_t)n, tmp) != (size_t)n)
+			die("-: spooling standard input: %s", strerror(errno));
+	}
+	if (fflush(tmp) != 0 || dup2(fileno(tmp), STDIN_FILENO) < 0 ||
+	    lseek(STDIN_FILENO, 0, SEEK_SET) < 0)
+		die("-: spooling standard input: %s", strerror(errno));
+	fclose(tmp); /* standard input keeps the file open */
+	spooled = true;
+	return "/dev/stdin";
+}
+
+void cli_census(const char *path, const char *arch, struct ks_census *c)
+{
+	struct ks_source *src;
+	struct ks_error err;
+
+	if (ks_source_open_flags(&src, path, KS_OPEN_NO_SYMBOLS, &err) < 0 ||
+	    ks_census(src, arch, c, &err) < 0)
+		die("%s", err.msg);
+	ks_source_close(src);
+}
+
+void cli_require_kvm(const char *path, const struct ks_census *c, const char *what)
+{
+	if (!c->kvm_events)
+		die("%s: no KVM events%s%s: the file holds %llu events of other tracepoints; record "
+		    "kvm:* events ('perf kvm stat record', 'trace-cmd record -e kvm')", path,
+		    what ? " " : "", what ? what : "", (unsigned long long)c->events);
+}
+
+/* "no WANT; this file has ..." into BUF; dies when PATH has no KVM events. */
+static void missing(const char *path, const char *want, char *buf, size_t size)
+{
+	static struct ks_census c; /* large: not on the stack */
+	char have[512];
+
+	cli_census(path, NULL, &c);
+	cli_require_kvm(path, &c, NULL);
+	ks_census_classes(&c, have, sizeof(have));
+	snprintf(buf, size, "%s: no %s; this file has %s", path, want,
+		 have[0] ? have : "other KVM events only");
+}
+
+void cli_explain_missing(const char *path, const char *want)
+{
+	char msg[1024];
+
+	missing(path, want, msg, sizeof(msg));
+	die("%s", msg);
+}
+
+void cli_note_missing(const char *path, const char *want)
+{
+	char msg[1024];
+
+	missing(path, want, msg, sizeof(msg));
+	warnx_("%s", msg);
+}
+
+void cli_check_pids(const int32_t *pids, int n)
+{
+	char path[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)pids[i]);
+		if (access(path, F_OK) < 0)
+			die("--pid %d: no such process", (int)pids[i]);
+	}
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""host_model_json.py - the thread -> (VM, vCPU, VM name) mapping of one
+command's JSON output, or of `kvmscope top --csv` (VM and vCPU pairs).
+
+Usage: host_model_json.py threads FILE.json   one line per thread lifetime
+       host_model_json.py top FILE.csv        (vm, vcpu) rows and VM names of top
+       host_model_json.py pairs FILE.json     the same from `stat --by vm,vcpu`
+Lines are sorted; two commands agree when their lines are identical.
+"""
+import csv
+import json
+import sys
+
+
+def threads(path):
+    with open(path) as f:
+        d = json.load(f)
+    out = []
+    for t in d["threads"]:
+        out.append("%d vm=%d vcpu=%d vm_name=%s" % (t["tid"], t["vm"], t["vcpu"], t["vm_name"]))
+    return out
+
+
+def pairs(path):
+    """(vm, vcpu) rows of `stat --by vm,vcpu --json`, and each VM's name."""
+    with open(path) as f:
+        d = json.load(f)
+    out = set()
+    for r in d["views"][0]["rows"]:
+        out.add("vm=%d vcpu=%d" % (r["vm"], r["vcpu"]))
+        out.add("vm=%d name=%s" % (r["vm"], r["vm_name"]))
+    return sorted(out)
+
+
+def top(path):
+    """The (vm, vcpu) rows and VM names of `top --csv -v` (one interval)."""
+    out = set()
+    for r in csv.DictReader(open(path)):
+        if r["level"] == "vcpu":
+            out.add("vm=%s vcpu=%s" % (r["vm"], r["vcpu"]))
+        elif r["level"] == "vm":
+            label = r["vm_name"]
+            name = label[len(r["vm"]) + 1:-1] if label.startswith(r["vm"] + "(") else None
+            out.add("vm=%s name=%s" % (r["vm"], name))
+    return sorted(out)
+
+
+def main():
+    what, path = sys.argv[1], sys.argv[2]
+    lines = {"threads": threads, "pairs": pairs, "top": top}[what](path)
+    for line in sorted(lines):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

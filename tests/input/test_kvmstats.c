@@ -1,0 +1,252 @@
+/*
+ * test_kvmstats.c - the QMP query-stats reply parser (src/input/kvmstats.c)
+ * on replies in QEMU 7.2's exact form, and on broken ones: every mistake is
+ * one error naming the reply and the offset, never a crash or a value.  And
+ * whole client sessions over a socketpair(), QEMU's side cut from QEMU 7.2:
+ * the VM's name, the vCPU numbers (cpu-index) and the schema's units.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../lib/ktest.h"
+#include "kvmscope/kvmstats.h"
+
+static int32_t by_path(void *ctx, const char *qom)
+{
+	(void)ctx;
+	return !strcmp(qom, "/machine/unattached/device[1]") ? 7 : -1;
+}
+
+static int parse(const char *text, struct ks_kstats *s, struct ks_error *err)
+{
+	return ks_qmp_parse_stats(text, strlen(text), s, by_path, NULL, err);
+}
+
+/* A vm reply and a vcpu reply, cut from QEMU 7.2 (Debian 1:7.2+dfsg-7). */
+static void t_replies(void)
+{
+	static const char vm[] =
+		"{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"mmu_cache_miss\", "
+		"\"value\": 20}, {\"name\": \"remote_tlb_flush_requests\", \"value\": 4}]}]}";
+	static const char vcpu[] =
+		"{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"guest_mode\", "
+		"\"value\": false}, {\"name\": \"exits\", \"value\": 18446744073709551615}, "
+		"{\"name\": \"halt_wait_hist\", \"value\": [0, 0, 1, 4, 138]}], "
+		"\"qom-path\": \"/machine/unattached/device[0]\"}, {\"provider\": \"kvm\", \"stats\": "
+		"[{\"name\": \"exits\", \"value\": 5}], \"qom-path\": \"/machine/unattached/device[1]\"}]}";
+	struct ks_kstats s = { 0 };
+	struct ks_error err;
+	const struct ks_kstat *k;
+
+	KT_REQUIRE(parse(vm, &s, &err) == 0);
+	KT_REQUIRE(parse(vcpu, &s, &err) == 0);
+	KT_EQ_U64(s.n, 6);
+	KT_REQUIRE((k = ks_kstats_find(&s, "mmu_cache_miss", -1)));
+	KT_EQ_U64(k->value, 20);
+	/* an unknown path numbers the vCPUs in order; a known one maps */
+	KT_REQUIRE((k = ks_kstats_find(&s, "guest_mode", 0)));
+	KT_EXPECT(k->is_bool && k->value == 0);
+	KT_REQUIRE((k = ks_kstats_find(&s, "exits", 0)));
+	KT_EQ_U64(k->value, UINT64_MAX);
+	KT_REQUIRE((k = ks_kstats_find(&s, "halt_wait_hist", 0)));
+	KT_EXPECT(k->type == KS_KSTAT_HIST && k->nbuckets == 5);
+	KT_EQ_U64(k->value, 143);
+	KT_REQUIRE((k = ks_kstats_find(&s, "exits", 7)));
+	KT_EQ_U64(k->value, 5);
+	KT_EXPECT(!ks_kstats_find(&s, "exits", 1));
+	ks_kstats_free(&s);
+	KT_EQ_U64(s.n, 0);
+}
+
+static void t_broken(void)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "", "query-stats reply: offset 0: unexpected end" },
+		{ "{\"return\": [", "query-stats reply: offset 12: unexpected end" },
+		{ "{\"return\": 5}", "no \"return\" list" },
+		{ "{\"error\": {\"desc\": \"x\"}}", "no \"return\" list" },
+		{ "{\"return\": [7]}", "result 0 has no \"stats\" list" },
+		{ "{\"return\": [{\"stats\": [{\"value\": 1}]}]}", "has no name or value" },
+		{ "{\"return\": [{\"stats\": [{\"name\": \"a\", \"value\": \"x\"}]}]}",
+		  "statistic 'a' has a value that is not a number" },
+		{ "{\"return\": [{\"stats\": [{\"name\": \"a\", \"value\": [1, \"x\"]}]}]}",
+		  "statistic 'a' has a value that is not a number" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ks_kstats s = { 0 };
+		struct ks_error err = { 0 };
+
+		KT_EQ_INT(parse(cases[i].text, &s, &err), -1);
+		if (!strstr(err.msg, cases[i].want))
+			kt_fail(__FILE__, __LINE__, "case %zu: '%s' lacks '%s'", i, err.msg, cases[i].want);
+		ks_kstats_free(&s);
+	}
+}
+
+/* QEMU's side of a session (QEMU 7.2, -name guest=fuzz-vm -smp 2, its
+ * lines cut to a few statistics): written whole, then the end is shut. */
+static const char greeting[] =
+	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 22, \"minor\": 2, \"major\": 7}, "
+	"\"package\": \"Debian 1:7.2+dfsg-7+deb12u18+b3\"}, \"capabilities\": [\"oob\"]}}\n"
+	"{\"return\": {}}\n"
+	"{\"timestamp\": {\"seconds\": 1795642118, \"microseconds\": 707718}, \"event\": \"STOP\"}\n";
+static const char name_and_cpus[] =
+	"{\"return\": {\"name\": \"fuzz-vm\"}}\n"
+	"{\"return\": [{\"thread-id\": 19250, \"props\": {\"core-id\": 0, \"thread-id\": 0, "
+	"\"socket-id\": 0}, \"qom-path\": \"/machine/unattached/device[0]\", \"cpu-index\": 0, "
+	"\"target\": \"x86_64\"}, {\"thread-id\": 19251, \"props\": {\"core-id\": 1, "
+	"\"thread-id\": 0, \"socket-id\": 0}, \"qom-path\": \"/machine/unattached/device[2]\", "
+	"\"cpu-index\": 1, \"target\": \"x86_64\"}]}\n";
+static const char schemas_and_stats[] =
+	"{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"guest_mode\", \"unit\": "
+	"\"boolean\", \"exponent\": 0, \"type\": \"instant\"}, {\"name\": \"exits\", \"exponent\": 0, "
+	"\"type\": \"cumulative\"}, {\"name\": \"halt_wait_hist\", \"unit\": \"seconds\", \"base\": 10, "
+	"\"exponent\": -9, \"type\": \"log2-histogram\"}, {\"name\": \"halt_wait_ns\", \"unit\": "
+	"\"seconds\", \"base\": 10, \"exponent\": -9, \"type\": \"cumulative\"}], \"target\": \"vcpu\"}, "
+	"{\"provider\": \"kvm\", \"stats\": [{\"name\": \"max_mmu_rmap_size\", \"exponent\": 0, "
+	"\"type\": \"peak\"}, {\"name\": \"mmu_cache_miss\", \"exponent\": 0, \"type\": "
+	"\"cumulative\"}], \"target\": \"vm\"}]}\n"
+	"{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"max_mmu_rmap_size\", "
+	"\"value\": 0}, {\"name\": \"mmu_cache_miss\", \"value\": 12}]}]}\n"
+	/* QEMU 7.2 lists the vCPUs last first */
+	"{\"return\": [{\"provider\": \"kvm\", \"stats\": [{\"name\": \"guest_mode\", \"value\": "
+	"false}, {\"name\": \"exits\", \"value\": 1}, {\"name\": \"halt_wait_hist\", \"value\": [0, 0, "
+	"1, 0]}, {\"name\": \"halt_wait_ns\", \"value\": 511678202}], \"qom-path\": "
+	"\"/machine/unattached/device[2]\"}, {\"provider\": \"kvm\", \"stats\": [{\"name\": "
+	"\"guest_mode\", \"value\": false}, {\"name\": \"exits\", \"value\": 1143}, {\"name\": "
+	"\"halt_wait_hist\", \"value\": [0, 0, 0, 0]}, {\"name\": \"halt_wait_ns\", \"value\": 0}], "
+	"\"qom-path\": \"/machine/unattached/device[0]\"}]}\n";
+
+/* A client session against TEXT (QEMU's side); the client, or NULL.  QEMU's
+ * end stays open (the client's commands go there unread) until done(). */
+static int peer = -1;
+
+static void done(struct ks_qmp *q)
+{
+	ks_qmp_close(q);
+	close(peer);
+	peer = -1;
+}
+
+static struct ks_qmp *session(const char *text, struct ks_error *err)
+{
+	struct ks_qmp *q;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
+		kt_fail(__FILE__, __LINE__, "socketpair failed");
+		return NULL;
+	}
+	if (write(sv[1], text, strlen(text)) != (ssize_t)strlen(text))
+		kt_fail(__FILE__, __LINE__, "short write to the socketpair");
+	shutdown(sv[1], SHUT_WR);
+	if (ks_qmp_open_fd(&q, sv[0], "test.qmp", 2000, err) < 0)
+		q = NULL;
+	peer = sv[1];
+	if (!q)
+		done(NULL);
+	return q;
+}
+
+static void t_session(void)
+{
+	char text[8192], name[64];
+	struct ks_kstats s = { 0 };
+	struct ks_error err = { 0 };
+	const struct ks_kstat *k;
+	struct ks_qmp *q;
+
+	snprintf(text, sizeof(text), "%s%s%s", greeting, name_and_cpus, schemas_and_stats);
+	KT_REQUIRE((q = session(text, &err)));
+	if (ks_qmp_query_name(q, name, sizeof(name), &err) < 0)
+		kt_fail(__FILE__, __LINE__, "query-name: %s", err.msg);
+	KT_EXPECT(!strcmp(name, "fuzz-vm"));
+	KT_EQ_INT(ks_qmp_query_stats(q, &s, &err), 0);
+	KT_EQ_U64(s.n, 10);
+	/* vCPUs by cpu-index, not by their place in the reply */
+	KT_REQUIRE((k = ks_kstats_find(&s, "exits", 0)));
+	KT_EQ_U64(k->value, 1143);
+	KT_EXPECT(k->type == KS_KSTAT_CUMULATIVE && !k->unit[0] && k->exponent == 0);
+	KT_EXPECT(ks_kstat_scaled(k) == 1143.0);
+	KT_REQUIRE((k = ks_kstats_find(&s, "exits", 1)));
+	KT_EQ_U64(k->value, 1);
+	/* nanoseconds: the schema says seconds, 10^-9 */
+	KT_REQUIRE((k = ks_kstats_find(&s, "halt_wait_ns", 1)));
+	KT_EXPECT(!strcmp(k->unit, "seconds") && k->base == 10 && k->exponent == -9);
+	KT_EXPECT(fabs(ks_kstat_scaled(k) - 0.511678202) < 1e-15);
+	KT_REQUIRE((k = ks_kstats_find(&s, "guest_mode", 0)));
+	KT_EXPECT(k->is_bool && k->type == KS_KSTAT_INSTANT && k->value == 0);
+	KT_REQUIRE((k = ks_kstats_find(&s, "halt_wait_hist", 1)));
+	KT_EXPECT(k->type == KS_KSTAT_HIST && k->nbuckets == 4 && k->buckets[2] == 1);
+	KT_REQUIRE((k = ks_kstats_find(&s, "max_mmu_rmap_size", -1)));
+	KT_EXPECT(k->type == KS_KSTAT_PEAK);
+	KT_REQUIRE((k = ks_kstats_find(&s, "mmu_cache_miss", -1)));
+	KT_EXPECT(k->type == KS_KSTAT_CUMULATIVE && k->value == 12);
+	/* QEMU has said all it had: the next query fails, it does not wait */
+	KT_EQ_INT(ks_qmp_query_stats(q, &s, &err), -1);
+	KT_EXPECT(strstr(err.msg, "test.qmp: QEMU closed the QMP connection") != NULL);
+	ks_kstats_free(&s);
+	done(q);
+}
+
+/* QMP errors, a session cut short, members of the wrong JSON type: one
+ * error or default values, never a crash. */
+static void t_session_broken(void)
+{
+	static const char null_members[] =
+		"{\"return\": {\"name\": null}}\n"
+		"{\"return\": [{\"qom-path\": null, \"cpu-index\": null}, 7]}\n"
+		"{\"return\": [{\"target\": null, \"stats\": [{\"name\": null, \"unit\": null, "
+		"\"type\": null, \"base\": null, \"exponent\": 1e300}]}, null]}\n"
+		"{\"return\": []}\n{\"return\": [{\"stats\": [{\"name\": \"exits\", \"value\": 3}], "
+		"\"qom-path\": null}]}\n";
+	char text[8192], name[64];
+	struct ks_kstats s = { 0 };
+	struct ks_error err = { 0 };
+	const struct ks_kstat *k;
+	struct ks_qmp *q;
+
+	snprintf(text, sizeof(text), "%s%s", greeting,
+		 "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"The command query-name "
+		 "has not been found\"}}\n");
+	KT_REQUIRE((q = session(text, &err)));
+	KT_EQ_INT(ks_qmp_query_name(q, name, sizeof(name), &err), -1);
+	KT_EXPECT(!strcmp(err.msg, "test.qmp: QMP: The command query-name has not been found"));
+	done(q);
+
+	snprintf(text, sizeof(text), "%s%s", greeting, name_and_cpus);
+	KT_REQUIRE((q = session(text, &err)));
+	KT_EQ_INT(ks_qmp_query_name(q, name, sizeof(name), &err), 0);
+	KT_EQ_INT(ks_qmp_query_stats(q, &s, &err), -1);
+	KT_EXPECT(strstr(err.msg, "closed the QMP connection") != NULL);
+	done(q);
+
+	KT_EXPECT(!session("{\"return\": {}}\n", &err));
+	KT_EXPECT(!strcmp(err.msg, "test.qmp: no QMP greeting (not a QMP socket?)"));
+
+	snprintf(text, sizeof(text), "%s%s", greeting, null_members);
+	KT_REQUIRE((q = session(text, &err)));
+	KT_EQ_INT(ks_qmp_query_name(q, name, sizeof(name), &err), 0);
+	KT_EXPECT(!name[0]);
+	KT_EQ_INT(ks_qmp_query_stats(q, &s, &err), 0);
+	KT_REQUIRE((k = ks_kstats_find(&s, "exits", 0)));
+	KT_EXPECT(k->value == 3 && k->base == 10 && k->exponent == 0 && ks_kstat_scaled(k) == 3.0);
+	ks_kstats_free(&s);
+	done(q);
+}
+
+int main(void)
+{
+	static const struct kt_case cases[] = {
+		KT_CASE(t_replies), KT_CASE(t_broken), KT_CASE(t_session), KT_CASE(t_session_broken),
+		{ 0 },
+	};
+	return kt_main(cases);
+}
