@@ -20,7 +20,6 @@
 #include "kvmscope/limits.h"
 #include "kvmscope/profile.h"
 #include "kvmscope/source.h"
-#include "kvmscope/tracedat.h"
 #include "output/csv.h"
 #include "output/flamegraph.h"
 #include "symbols/symtab.h"
@@ -300,29 +299,31 @@ static void setup_default_symbols(struct report_args *a, struct ks_profile *p, s
 }
 
 static void setup_guest_traces(struct report_args *a, struct ks_profile *p, struct loaded *l,
-			       const struct ks_tracedat_meta *host)
+			       const struct ks_source *host)
 {
+	const struct ks_source_guest *guests;
+	size_t nguests = ks_source_guests(host, &guests);
 	int i;
 
 	for (i = 0; i < a->nguest_traces; i++) {
-		const struct ks_tracedat_meta *gm;
+		const struct ks_source_clock *gc;
 		struct ks_source *gs;
 		struct ks_symtab *k;
 		struct ks_error err;
 		int32_t vm = -2;
-		uint32_t g;
+		size_t g;
 
 		load_or_die(ks_source_open(&gs, a->guest_traces[i], &err), &err);
 		l->guest_srcs[l->nguest_srcs++] = gs;
-		gm = ks_tracedat_meta(gs);
-		if (!gm || !gm->has_trace_id)
+		gc = ks_source_clock(gs);
+		if (!gc->has_trace_id)
 			die("%s: not a trace.dat with a trace id (TRACEID option)", a->guest_traces[i]);
-		for (g = 0; host && g < host->nr_guests; g++)
-			if (host->guests[g].trace_id == gm->trace_id && host->guests[g].nr_vcpus)
+		for (g = 0; g < nguests; g++)
+			if (guests[g].trace_id == gc->trace_id && guests[g].nr_vcpus)
 				vm = ks_host_guests(ks_profile_host(p))->g[g].vm;
 		if (vm == -2)
 			die("%s: its trace id 0x%" PRIx64 " is not a guest of %s (GUEST option)",
-			    a->guest_traces[i], gm->trace_id, a->input);
+			    a->guest_traces[i], gc->trace_id, a->input);
 		k = new_tab(l);
 		load_or_die(ks_symtab_from_source(k, gs, &err), &err);
 		ks_symtab_finish(k);
@@ -633,7 +634,6 @@ static void explain_empty(const struct report_args *a, const struct ks_profile_t
 static void run(struct report_args *a)
 {
 	struct ks_profile_row *rows = NULL, *ex = NULL;
-	const struct ks_tracedat_meta *meta;
 	struct ks_profile_totals t;
 	struct loaded l = { 0 };
 	struct ks_source *src;
@@ -653,7 +653,6 @@ static void run(struct report_args *a)
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
 	if (!p)
 		usage_error("report", "%s", err.msg);
-	meta = ks_tracedat_meta(src);
 	if (ks_profile_set_guests(p, src, &err) < 0)
 		die("%s", err.msg);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
@@ -661,7 +660,7 @@ static void run(struct report_args *a)
 	if (r < 0 || ks_profile_error(p, &err) < 0)
 		die("%s", err.msg);
 	setup_default_symbols(a, p, &l);
-	setup_guest_traces(a, p, &l, meta);
+	setup_guest_traces(a, p, &l, src);
 	if (a->mount)
 		setup_mount(a, p, &l);
 	ks_profile_totals(p, &t);

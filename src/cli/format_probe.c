@@ -119,8 +119,11 @@ static void fp_remember(struct fp_set *set, struct fingerprint fp)
  * count, then per format u32 system length, system, u64 text length, text;
  * the reply is one byte once every format was parsed (each batch in a fresh
  * tep).  A helper that does not answer within GUARD_TIMEOUT_MS is killed and
- * the formats count as unsafe. */
-#define GUARD_TIMEOUT_MS 10000
+ * the formats count as unsafe: the limit is for a parse that never ends, so
+ * it is far above what a busy machine needs for the largest real format
+ * sets (10 s was passed once on a loaded 2-CPU machine by a 1.9 MB set, and
+ * the file's events then printed differently). */
+#define GUARD_TIMEOUT_MS 60000
 #define GUARD_MAX_TEXT (64u << 20)
 
 static struct {
