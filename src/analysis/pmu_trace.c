@@ -5,8 +5,8 @@
  * Per host thread: the vCPU of its last kvm_entry, the time of its pending
  * kvm_exit and the row of its pending kvm_msr.  kvm_entry closes a pending
  * access: msr_ns = entry - kvm_msr (perf's --event msr), exit_ns = entry -
- * kvm_exit.  Rows live in growable arrays found through small open hashes
- * keyed by (vm, vcpu, msr).
+ * kvm_exit.  Rows live in growable arrays found through hash tables
+ * (util/hashmap.h) keyed by (vm, vcpu, msr).
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #include "kvmscope/host.h"
 #include "kvmscope/pmu_trace.h"
 #include "kvmscope/source.h"
+#include "util/hashmap.h"
 
 #define VMX_RDPMC 15
 #define VMX_MSR_READ 31
@@ -30,64 +31,11 @@
 #define ARCH_LBR_CTL_MSR 0x14ce
 #define EVTSEL_EN (1ULL << 22)
 
-/* ---- a small open hash: (a, b, c) -> index into an array ---- */
-struct map {
-	uint32_t *slots; /* index + 1; 0 = empty */
-	size_t cap, used;
-};
-
-static uint64_t mix3(uint32_t a, uint32_t b, uint32_t c)
-{
-	uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ULL ^ (uint64_t)c * 0xc2b2ae3d27d4eb4fULL;
-
-	return h ^ (h >> 29);
-}
-
+/* The maps: key (a, b, c), as the two words {a << 32 | b, c}, -> index
+ * into an array. */
 struct key3 {
 	uint32_t a, b, c;
 };
-
-typedef struct key3 (*key_of_fn)(const void *arr, size_t i);
-
-static bool map_grow(struct map *m, const void *arr, key_of_fn key_of)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64, i;
-	uint32_t *ns = calloc(ncap, sizeof(*ns));
-
-	if (!ns)
-		return false;
-	for (i = 0; i < m->cap; i++) {
-		if (!m->slots[i])
-			continue;
-		struct key3 k = key_of(arr, m->slots[i] - 1);
-		size_t s = mix3(k.a, k.b, k.c) & (ncap - 1);
-
-		while (ns[s])
-			s = (s + 1) & (ncap - 1);
-		ns[s] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = ns;
-	m->cap = ncap;
-	return true;
-}
-
-/* Index of (a,b,c), or the slot to fill (*slot) and SIZE_MAX. */
-static size_t map_find(struct map *m, const void *arr, key_of_fn key_of, struct key3 k,
-		       size_t *slot)
-{
-	size_t s = mix3(k.a, k.b, k.c) & (m->cap - 1);
-
-	while (m->slots[s]) {
-		struct key3 o = key_of(arr, m->slots[s] - 1);
-
-		if (o.a == k.a && o.b == k.b && o.c == k.c)
-			return m->slots[s] - 1;
-		s = (s + 1) & (m->cap - 1);
-	}
-	*slot = s;
-	return SIZE_MAX;
-}
 
 /* ---- state ---- */
 struct thread {
@@ -117,16 +65,16 @@ struct ks_pmu_trace {
 
 	struct ks_pmu_msr_row *rows;
 	size_t nrows, caprows;
-	struct map rowmap;
+	struct ks_hmap rowmap;
 	struct ks_pmu_vcpu *vcpus;
 	size_t nvcpus, capvcpus;
-	struct map vcpumap;
+	struct ks_hmap vcpumap;
 	struct ks_pmu_counter *ctrs;
 	size_t nctrs, capctrs;
-	struct map ctrmap;
+	struct ks_hmap ctrmap;
 	struct thread *threads;
 	size_t nthreads, capthreads;
-	struct map threadmap;
+	struct ks_hmap threadmap;
 	struct comm *comms;
 	size_t ncomms, capcomms;
 	struct ks_host *host;             /* threads -> VM, vCPU, names */
@@ -155,27 +103,21 @@ static struct key3 ctr_key(const void *arr, size_t i)
 	return (struct key3){ (uint32_t)c->vm, (uint32_t)c->vcpu, c->msr };
 }
 
-static struct key3 thread_key(const void *arr, size_t i)
-{
-	const struct thread *t = (const struct thread *)arr + i;
-
-	return (struct key3){ (uint32_t)t->tid, 0, 0 };
-}
-
 /* Find or add the element keyed K in (*arr, *n, *cap) of ELSIZE bytes;
  * a new element is zeroed.  Returns its index, SIZE_MAX on allocation
  * failure. */
-static size_t lookup(void **arr, size_t *n, size_t *cap, size_t elsize, struct map *m,
-		     key_of_fn key_of, struct key3 k, bool *created)
+static size_t lookup(void **arr, size_t *n, size_t *cap, size_t elsize, struct ks_hmap *m,
+		     struct key3 k, bool *created)
 {
-	size_t slot = 0, i;
+	uint64_t key[2] = { (uint64_t)k.a << 32 | k.b, k.c };
+	const uint32_t *found = ks_hmap_get_wide(m, key);
+	uint32_t *v;
 
 	*created = false;
-	if ((m->used + 1) * 2 > m->cap && !map_grow(m, *arr, key_of))
+	if (found)
+		return *found;
+	if (*n >= UINT32_MAX)
 		return SIZE_MAX;
-	i = map_find(m, *arr, key_of, k, &slot);
-	if (i != SIZE_MAX)
-		return i;
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 32;
 		void *na = realloc(*arr, nc * elsize);
@@ -185,10 +127,11 @@ static size_t lookup(void **arr, size_t *n, size_t *cap, size_t elsize, struct m
 		*arr = na;
 		*cap = nc;
 	}
+	v = ks_hmap_put_wide(m, key, created);
+	if (!v)
+		return SIZE_MAX;
+	*v = (uint32_t)*n;
 	memset((char *)*arr + *n * elsize, 0, elsize);
-	m->slots[slot] = (uint32_t)(*n + 1);
-	m->used++;
-	*created = true;
 	return (*n)++;
 }
 
@@ -204,6 +147,10 @@ struct ks_pmu_trace *ks_pmu_trace_new(const struct ks_pmu_trace_config *cfg,
 		free(pt);
 		return NULL;
 	}
+	ks_hmap_init_wide(&pt->rowmap, 2, sizeof(uint32_t));
+	ks_hmap_init_wide(&pt->vcpumap, 2, sizeof(uint32_t));
+	ks_hmap_init_wide(&pt->ctrmap, 2, sizeof(uint32_t));
+	ks_hmap_init_wide(&pt->threadmap, 2, sizeof(uint32_t));
 	pt->cfg = *cfg;
 	pt->sum.isa = info ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_UNKNOWN;
 	return pt;
@@ -214,13 +161,13 @@ void ks_pmu_trace_free(struct ks_pmu_trace *pt)
 	if (!pt)
 		return;
 	free(pt->rows);
-	free(pt->rowmap.slots);
+	ks_hmap_free(&pt->rowmap);
 	free(pt->vcpus);
-	free(pt->vcpumap.slots);
+	ks_hmap_free(&pt->vcpumap);
 	free(pt->ctrs);
-	free(pt->ctrmap.slots);
+	ks_hmap_free(&pt->ctrmap);
 	free(pt->threads);
-	free(pt->threadmap.slots);
+	ks_hmap_free(&pt->threadmap);
 	free(pt->comms);
 	ks_host_free(pt->host);
 	free(pt);
@@ -305,8 +252,8 @@ static struct thread *thread_of(struct ks_pmu_trace *pt, int32_t tid)
 {
 	bool created;
 	size_t i = lookup((void **)&pt->threads, &pt->nthreads, &pt->capthreads,
-			  sizeof(*pt->threads), &pt->threadmap, thread_key,
-			  (struct key3){ (uint32_t)tid, 0, 0 }, &created);
+			  sizeof(*pt->threads), &pt->threadmap, (struct key3){ (uint32_t)tid, 0, 0 },
+			  &created);
 
 	if (i == SIZE_MAX)
 		return NULL;
@@ -321,7 +268,7 @@ static struct ks_pmu_vcpu *vcpu_of(struct ks_pmu_trace *pt, int32_t vm, int32_t 
 {
 	bool created;
 	size_t i = lookup((void **)&pt->vcpus, &pt->nvcpus, &pt->capvcpus, sizeof(*pt->vcpus),
-			  &pt->vcpumap, vcpu_key, (struct key3){ (uint32_t)vm, (uint32_t)vcpu, 0 },
+			  &pt->vcpumap, (struct key3){ (uint32_t)vm, (uint32_t)vcpu, 0 },
 			  &created);
 
 	if (i == SIZE_MAX)
@@ -337,7 +284,7 @@ static size_t row_of(struct ks_pmu_trace *pt, int32_t vm, int32_t vcpu, uint32_t
 {
 	bool created;
 	size_t i = lookup((void **)&pt->rows, &pt->nrows, &pt->caprows, sizeof(*pt->rows),
-			  &pt->rowmap, row_key, (struct key3){ (uint32_t)vm, (uint32_t)vcpu, msr },
+			  &pt->rowmap, (struct key3){ (uint32_t)vm, (uint32_t)vcpu, msr },
 			  &created);
 
 	if (i != SIZE_MAX && created) {
@@ -353,7 +300,7 @@ static struct ks_pmu_counter *counter_of(struct ks_pmu_trace *pt, int32_t vm, in
 {
 	bool created;
 	size_t i = lookup((void **)&pt->ctrs, &pt->nctrs, &pt->capctrs, sizeof(*pt->ctrs),
-			  &pt->ctrmap, ctr_key, (struct key3){ (uint32_t)vm, (uint32_t)vcpu, msr },
+			  &pt->ctrmap, (struct key3){ (uint32_t)vm, (uint32_t)vcpu, msr },
 			  &created);
 
 	if (i == SIZE_MAX)

@@ -20,6 +20,7 @@
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/top.h"
+#include "util/hashmap.h"
 
 #define CTX_MAX 6          /* remembered events per thread */
 #define CTX_PAYLOAD 256    /* payload bytes kept per event (kvm events are small) */
@@ -39,8 +40,7 @@ struct ks_top {
 	struct ks_source *src;
 	struct ks_stat *cur;
 	const struct ks_arch *arch;
-	struct thread_ctx *threads;
-	size_t cap, used;
+	struct ks_hmap threads;       /* tid -> struct thread_ctx */
 	struct ks_top_row *rows[KS_TOP_LEVELS];
 	size_t nrows[KS_TOP_LEVELS];
 	uint64_t start_ns, last_ns, first_ts;
@@ -86,11 +86,14 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 
 static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create, uint64_t rec_off)
 {
-	size_t i, h;
+	struct thread_ctx *c;
+	bool created;
 
 	if (tid <= 0)
 		return NULL;
-	if (create && t->used >= t->max_threads) {
+	if (!create)
+		return ks_hmap_get(&t->threads, (uint64_t)tid);
+	if (t->threads.len >= t->max_threads && !ks_hmap_get(&t->threads, (uint64_t)tid)) {
 		/* the stat engine counts the same threads: this only
 		 * matters across intervals, when it starts afresh */
 		char hint[96];
@@ -102,33 +105,12 @@ static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create, u
 		t->failed = true;
 		return NULL;
 	}
-	if (create && (t->used + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct thread_ctx *n = calloc(ncap, sizeof(*n)), *old = t->threads;
-		if (!n)
-			return NULL;
-		for (i = 0; i < t->cap; i++) {
-			if (!old[i].tid)
-				continue;
-			for (h = ((uint32_t)old[i].tid * 2654435761u) % ncap; n[h].tid; h = (h + 1) % ncap)
-				;
-			n[h] = old[i];
-		}
-		free(old);
-		t->threads = n;
-		t->cap = ncap;
-	}
-	if (!t->cap)
+	c = ks_hmap_put(&t->threads, (uint64_t)tid, &created);
+	if (!c)
 		return NULL;
-	for (h = ((uint32_t)tid * 2654435761u) % t->cap; t->threads[h].tid; h = (h + 1) % t->cap)
-		if (t->threads[h].tid == tid)
-			return &t->threads[h];
-	if (!create)
-		return NULL;
-	t->threads[h].tid = tid;
-	t->threads[h].n = 0;
-	t->used++;
-	return &t->threads[h];
+	if (created)
+		c->tid = tid; /* the rest zeroed */
+	return c;
 }
 
 static bool is_entry(const struct ks_top *t, const struct tep_event *ev)
@@ -174,12 +156,18 @@ static void ctx_note(struct ks_top *t, const struct ks_record *rec)
 
 static void ctx_replay(struct ks_top *t)
 {
-	size_t i;
+	struct thread_ctx *c;
+	size_t pos = 0;
+	uint64_t tid;
 	uint32_t j;
 
-	for (i = 0; i < t->cap; i++)
-		for (j = 0; t->threads[i].tid && j < t->threads[i].n; j++)
-			ks_stat_add(t->cur, &t->threads[i].ev[j].rec);
+	while ((c = ks_hmap_next(&t->threads, &pos, &tid)))
+		for (j = 0; j < c->n; j++) {
+			struct ctx_event *ce = &c->ev[j];
+
+			ce->rec.data = ce->data; /* the table may have moved */
+			ks_stat_add(t->cur, &ce->rec);
+		}
 }
 
 /* ------------------------------------------------------------------ */
@@ -194,6 +182,7 @@ struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err)
 	}
 	t->src = src;
 	t->max_threads = ks_source_limits(src)->threads;
+	ks_hmap_init(&t->threads, sizeof(struct thread_ctx));
 	t->cur = new_stat(t, err);
 	if (!t->cur) {
 		free(t);
@@ -364,6 +353,6 @@ void ks_top_free(struct ks_top *t)
 	ks_stat_free(t->cur);
 	for (i = 0; i < KS_TOP_LEVELS; i++)
 		free(t->rows[i]);
-	free(t->threads);
+	ks_hmap_free(&t->threads);
 	free(t);
 }
