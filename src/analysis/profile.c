@@ -63,13 +63,13 @@ struct entry {
 	uint64_t offset;
 };
 
-/* Hash slot: the address, the context id (interned VM, vCPU, mode and
- * reason: the key is exact without looking at the entry) and the count, so
- * that a repeated sample touches one cache line. */
+/* Value of the entry table, keyed by (address, context id: the interned
+ * VM, vCPU, mode and reason, so the key is exact without looking at the
+ * entry): the entry's index and its count, so that a repeated sample
+ * touches one slot. */
 struct eslot {
-	uint64_t ip;
-	uint32_t ctx, idx;
 	uint64_t count;
+	uint32_t idx;            /* entry index + 1 */
 };
 
 struct ctx {
@@ -92,6 +92,7 @@ struct stack {
 	uint32_t nframes;
 	uint64_t user_mask;    /* bit i: frame i is guest user */
 	uint64_t count;
+	uint32_t next;         /* next stack of the same hash, index + 1; 0: none */
 	uint64_t *frames;      /* leaf first */
 };
 
@@ -118,12 +119,10 @@ struct ks_profile {
 
 	struct entry *entries;
 	size_t nentries, entcap;
-	struct eslot *ehash;     /* idx = index + 1; 0 = empty */
-	size_t ehash_cap;
+	struct ks_hmap ehash;    /* (ip, ctx id) -> struct eslot */
 	struct ctx *ctxs;
 	size_t nctxs, ctxcap;
-	uint32_t *chash;         /* ctx index + 1; 0 = empty */
-	size_t chash_cap;
+	struct ks_hmap chash;    /* (vm:vcpu, reason, mode) -> uint32_t ctx index */
 
 	struct ks_hmap threads;  /* tid -> struct thread */
 	struct ks_host *host;    /* threads -> VM and vCPU */
@@ -133,8 +132,7 @@ struct ks_profile {
 
 	struct stack *stacks;
 	size_t nstacks, stcap;
-	uint32_t *shash;
-	size_t shash_cap;
+	struct ks_hmap shash;    /* stack_hash -> first stack index + 1 */
 
 	struct vm_syms *syms;    /* grows: one per VM given symbols */
 	int nsyms, symcap;
@@ -276,134 +274,84 @@ size_t ks_profile_vms(const struct ks_profile *p, const int32_t **vms)
 
 /* ---- entries ---- */
 
-static uint64_t ctx_hash(int32_t vm, int32_t vcpu, uint8_t mode, uint64_t reason)
-{
-	return mix(reason ^ mix(((uint64_t)(uint32_t)vm << 32) ^ (uint64_t)(uint32_t)vcpu) ^
-		   ((uint64_t)mode << 56));
-}
-
-static uint64_t slot_hash(uint64_t ip, uint32_t ctx)
-{
-	return mix(ip ^ ((uint64_t)ctx * 0x9e3779b97f4a7c15ull));
-}
-
-static int chash_grow(struct ks_profile *p)
-{
-	size_t cap = p->chash_cap ? p->chash_cap * 2 : 64, i;
-	uint32_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -1;
-	for (i = 0; i < p->nctxs; i++) {
-		const struct ctx *c = &p->ctxs[i];
-		size_t j = ctx_hash(c->vm, c->vcpu, c->mode, c->reason) & (cap - 1);
-
-		while (h[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = (uint32_t)i + 1;
-	}
-	free(p->chash);
-	p->chash = h;
-	p->chash_cap = cap;
-	return 0;
-}
-
 /* Id of the context (VM, vCPU, mode, reason), interned; -1 on memory. */
 static int64_t ctx_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t mode,
 		       uint64_t reason)
 {
-	size_t j;
+	const uint64_t key[3] = { ((uint64_t)(uint32_t)vm << 32) | (uint32_t)vcpu, reason, mode };
+	uint32_t *v;
+	bool created;
 
-	if ((p->nctxs + 1) * 2 > p->chash_cap && chash_grow(p) < 0)
-		return -1;
-	for (j = ctx_hash(vm, vcpu, mode, reason) & (p->chash_cap - 1); p->chash[j];
-	     j = (j + 1) & (p->chash_cap - 1)) {
-		const struct ctx *c = &p->ctxs[p->chash[j] - 1];
-
-		if (c->reason == reason && c->vm == vm && c->vcpu == vcpu && c->mode == mode)
-			return p->chash[j] - 1;
-	}
+	v = ks_hmap_get_wide(&p->chash, key);
+	if (v)
+		return *v;
 	if (p->nctxs == p->ctxcap) {
 		size_t cap = p->ctxcap ? p->ctxcap * 2 : 64;
-		struct ctx *n = realloc(p->ctxs, cap * sizeof(*n));
+		struct ctx *n;
 
-		if (!n || cap > UINT32_MAX - 1)
+		if (cap > UINT32_MAX - 1)
+			return -1;
+		n = realloc(p->ctxs, cap * sizeof(*n));
+		if (!n)
 			return -1;
 		p->ctxs = n;
 		p->ctxcap = cap;
 	}
-	p->ctxs[p->nctxs] = (struct ctx){ .vm = vm, .vcpu = vcpu, .mode = mode, .reason = reason };
-	p->chash[j] = (uint32_t)++p->nctxs;
-	return (int64_t)p->nctxs - 1;
-}
-
-static int ehash_grow(struct ks_profile *p)
-{
-	size_t cap = p->ehash_cap ? p->ehash_cap * 2 : 1024, i;
-	struct eslot *h = calloc(cap, sizeof(*h));
-
-	if (!h)
+	v = ks_hmap_put_wide(&p->chash, key, &created);
+	if (!v)
 		return -1;
-	for (i = 0; i < p->ehash_cap; i++) {
-		const struct eslot *o = &p->ehash[i];
-		size_t j;
-
-		if (!o->idx)
-			continue;
-		j = slot_hash(o->ip, o->ctx) & (cap - 1);
-		while (h[j].idx)
-			j = (j + 1) & (cap - 1);
-		h[j] = *o;
-	}
-	free(p->ehash);
-	p->ehash = h;
-	p->ehash_cap = cap;
-	return 0;
+	*v = (uint32_t)p->nctxs;
+	p->ctxs[p->nctxs] = (struct ctx){ .vm = vm, .vcpu = vcpu, .mode = mode, .reason = reason };
+	return (int64_t)p->nctxs++;
 }
 
-/* The slot of the entry (created with count 0 if new); NULL on memory. */
+/* The slot of the entry (created with count 0 if new); NULL on memory.
+ * Valid until the next entry_get. */
 static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t mode,
 			       uint64_t reason, uint64_t ip)
 {
 	int64_t c = ctx_get(p, vm, vcpu, mode, reason);
-	uint32_t ctx = (uint32_t)c;
-	size_t j;
+	uint64_t key[2] = { ip, (uint64_t)c };
+	struct eslot *sl;
+	bool created;
 
-	if (c < 0 || ((p->nentries + 1) * 2 > p->ehash_cap && ehash_grow(p) < 0))
+	if (c < 0)
 		return NULL;
-	for (j = slot_hash(ip, ctx) & (p->ehash_cap - 1);; j = (j + 1) & (p->ehash_cap - 1)) {
-		struct eslot *sl = &p->ehash[j];
-
-		if (!sl->idx)
-			break;
-		if (sl->ip == ip && sl->ctx == ctx)
-			return sl;
-	}
+	sl = ks_hmap_get_wide(&p->ehash, key);
+	if (sl)
+		return sl;
 	if (p->nentries == p->entcap) {
 		size_t cap = p->entcap ? p->entcap * 2 : 1024;
-		struct entry *n = realloc(p->entries, cap * sizeof(*n));
+		struct entry *n;
 
-		if (!n || cap > UINT32_MAX - 1)
+		if (cap > UINT32_MAX - 1)
+			return NULL;
+		n = realloc(p->entries, cap * sizeof(*n));
+		if (!n)
 			return NULL;
 		p->entries = n;
 		p->entcap = cap;
 	}
+	sl = ks_hmap_put_wide(&p->ehash, key, &created);
+	if (!sl)
+		return NULL;
 	p->entries[p->nentries] = (struct entry){ .vm = vm, .vcpu = vcpu, .mode = mode,
 						  .reason = reason, .ip = ip };
-	p->ehash[j] = (struct eslot){ .ip = ip, .ctx = ctx, .idx = (uint32_t)p->nentries + 1 };
+	*sl = (struct eslot){ .idx = (uint32_t)p->nentries + 1 };
 	p->nentries++;
 	note_vm(p, vm);
-	return &p->ehash[j];
+	return sl;
 }
 
 /* Copy the slot counts into the entries (before building rows). */
 static void sync_counts(struct ks_profile *p)
 {
-	size_t i;
+	const uint64_t *key;
+	const struct eslot *sl;
+	size_t pos = 0;
 
-	for (i = 0; i < p->ehash_cap; i++)
-		if (p->ehash[i].idx)
-			p->entries[p->ehash[i].idx - 1].count = p->ehash[i].count;
+	while ((sl = ks_hmap_next_wide(&p->ehash, &pos, &key)))
+		p->entries[sl->idx - 1].count = sl->count;
 }
 
 /* ---- stacks ---- */
@@ -418,42 +366,20 @@ static uint64_t stack_hash(int32_t vm, const uint64_t *f, uint32_t n, uint64_t u
 	return h;
 }
 
-static int shash_grow(struct ks_profile *p)
-{
-	size_t cap = p->shash_cap ? p->shash_cap * 2 : 1024, i;
-	uint32_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -1;
-	for (i = 0; i < p->nstacks; i++) {
-		const struct stack *s = &p->stacks[i];
-		size_t j = stack_hash(s->vm, s->frames, s->nframes, s->user_mask) & (cap - 1);
-
-		while (h[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = (uint32_t)i + 1;
-	}
-	free(p->shash);
-	p->shash = h;
-	p->shash_cap = cap;
-	return 0;
-}
-
+/* Count one more of the stack (VM, F[0..N), UMASK), added if new.  The
+ * table maps the stack's hash to the first stack with it; stacks of one
+ * hash are chained through their next and compared whole. */
 static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint32_t n,
 		      uint64_t umask)
 {
-	size_t j;
+	uint64_t h = stack_hash(vm, f, n, umask);
+	uint32_t *head, k;
+	bool created;
 
-	if ((p->nstacks + 1) * 2 > p->shash_cap && shash_grow(p) < 0)
-		return;
-	for (j = stack_hash(vm, f, n, umask) & (p->shash_cap - 1);;
-	     j = (j + 1) & (p->shash_cap - 1)) {
-		uint32_t k = p->shash[j];
-		struct stack *s;
+	head = ks_hmap_get(&p->shash, h);
+	for (k = head ? *head : 0; k; k = p->stacks[k - 1].next) {
+		struct stack *s = &p->stacks[k - 1];
 
-		if (!k)
-			break;
-		s = &p->stacks[k - 1];
 		if (s->vm == vm && s->nframes == n && s->user_mask == umask &&
 		    !memcmp(s->frames, f, n * sizeof(*f))) {
 			s->count++;
@@ -462,13 +388,20 @@ static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint3
 	}
 	if (p->nstacks == p->stcap) {
 		size_t cap = p->stcap ? p->stcap * 2 : 1024;
-		struct stack *ns = realloc(p->stacks, cap * sizeof(*ns));
+		struct stack *ns;
 
+		if (cap > UINT32_MAX - 1)
+			return;
+		ns = realloc(p->stacks, cap * sizeof(*ns));
 		if (!ns)
 			return;
 		p->stacks = ns;
 		p->stcap = cap;
 	}
+	/* a new key holds 0 (no stack) until the stack is complete */
+	head = ks_hmap_put(&p->shash, h, &created);
+	if (!head)
+		return;
 	struct stack *s = &p->stacks[p->nstacks];
 	s->frames = malloc(n * sizeof(*f));
 	if (!s->frames)
@@ -478,7 +411,8 @@ static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint3
 	s->nframes = n;
 	s->user_mask = umask;
 	s->count = 1;
-	p->shash[j] = (uint32_t)p->nstacks + 1;
+	s->next = *head;
+	*head = (uint32_t)p->nstacks + 1;
 	p->nstacks++;
 }
 
@@ -541,6 +475,9 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 	}
 	ks_host_set_limits(p->host, cfg->limits);
 	ks_hmap_init(&p->threads, sizeof(struct thread));
+	ks_hmap_init_wide(&p->chash, 3, sizeof(uint32_t));
+	ks_hmap_init_wide(&p->ehash, 2, sizeof(struct eslot));
+	ks_hmap_init(&p->shash, sizeof(uint32_t));
 	p->max_threads = ks_limits_or_default(cfg->limits)->threads;
 	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_VMX;
 	if (!p->default_isa)
@@ -565,11 +502,11 @@ void ks_profile_free(struct ks_profile *p)
 	for (i = 0; i < p->nnames; i++)
 		free(p->names[i].name);
 	free(p->stacks);
-	free(p->shash);
+	ks_hmap_free(&p->shash);
 	free(p->entries);
-	free(p->ehash);
+	ks_hmap_free(&p->ehash);
 	free(p->ctxs);
-	free(p->chash);
+	ks_hmap_free(&p->chash);
 	ks_hmap_free(&p->threads);
 	ks_host_free(p->host);
 	free(p->names);
@@ -875,18 +812,16 @@ static void row_key(const struct entry *e, unsigned dims, struct ks_profile_row 
 	}
 }
 
-static bool same_key(const struct ks_profile_row *a, const struct ks_profile_row *b)
+/* The key of a row for the aggregation table: every field the rows are
+ * told apart by, without loss. */
+static void row_hkey(const struct ks_profile_row *r, uint64_t key[6])
 {
-	return a->vm == b->vm && a->vcpu == b->vcpu && a->mode == b->mode && a->dso == b->dso &&
-	       a->sym == b->sym && a->addr == b->addr && a->has_reason == b->has_reason &&
-	       a->reason == b->reason;
-}
-
-static uint64_t row_hash(const struct ks_profile_row *r)
-{
-	return mix((uint64_t)(uintptr_t)r->sym ^ mix((uint64_t)(uintptr_t)r->dso) ^
-		   mix(r->addr ^ ((uint64_t)(uint32_t)r->vm << 32) ^ (uint32_t)r->vcpu) ^
-		   mix(r->reason + (uint64_t)r->mode));
+	key[0] = (uint64_t)(uintptr_t)r->sym;
+	key[1] = (uint64_t)(uintptr_t)r->dso;
+	key[2] = r->addr;
+	key[3] = ((uint64_t)(uint32_t)r->vm << 32) | (uint32_t)r->vcpu;
+	key[4] = r->reason;
+	key[5] = (uint64_t)(uint32_t)r->mode | ((uint64_t)r->has_reason << 32);
 }
 
 static int str_cmp(const char *a, const char *b)
@@ -917,32 +852,30 @@ static int row_cmp(const void *x, const void *y)
 size_t ks_profile_rows(struct ks_profile *p, unsigned dims, bool exits,
 		       struct ks_profile_row **rows)
 {
-	size_t cap = 16, n = 0, i, j, hcap = 16;
-	struct ks_profile_row *out, key;
-	uint32_t *h;
+	size_t cap = 16, n = 0, i;
+	struct ks_profile_row *out, key, *r;
+	struct ks_hmap h;     /* row_hkey -> row index */
+	uint64_t hk[6];
 
 	sync_counts(p);
 	resolve_entries(p);
-	while (hcap < p->nentries * 2 + 2)
-		hcap *= 2;
+	ks_hmap_init_wide(&h, 6, sizeof(size_t));
 	out = malloc(cap * sizeof(*out));
-	h = calloc(hcap, sizeof(*h));
-	if (!out || !h) {
-		free(out);
-		free(h);
+	if (!out) {
 		*rows = NULL;
 		return 0;
 	}
 	for (i = 0; i < p->nentries; i++) {
 		const struct entry *e = &p->entries[i];
+		size_t *v;
+		bool created;
 
 		if (exits ? e->reason == RK_NONE : !is_sample_reason(p, e->reason))
 			continue;
 		row_key(e, dims, &key);
-		for (j = row_hash(&key) & (hcap - 1); h[j]; j = (j + 1) & (hcap - 1))
-			if (same_key(&out[h[j] - 1], &key))
-				break;
-		if (!h[j]) {
+		row_hkey(&key, hk);
+		v = ks_hmap_get_wide(&h, hk);
+		if (!v) {
 			if (n == cap) {
 				struct ks_profile_row *no = realloc(out, cap * 2 * sizeof(*no));
 
@@ -951,14 +884,18 @@ size_t ks_profile_rows(struct ks_profile *p, unsigned dims, bool exits,
 				out = no;
 				cap *= 2;
 			}
+			v = ks_hmap_put_wide(&h, hk, &created);
+			if (!v)
+				break;
 			out[n] = key;
-			h[j] = (uint32_t)++n;
+			*v = n++;
 		}
-		out[h[j] - 1].samples += e->count;
-		out[h[j] - 1].handled += e->handled;
-		out[h[j] - 1].time_ns += e->time_ns;
+		r = &out[*v];
+		r->samples += e->count;
+		r->handled += e->handled;
+		r->time_ns += e->time_ns;
 	}
-	free(h);
+	ks_hmap_free(&h);
 	qsort(out, n, sizeof(*out), row_cmp);
 	*rows = out;
 	return n;

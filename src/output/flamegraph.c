@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "output/flamegraph.h"
+#include "util/hashmap.h"
 
 #define FG_WIDTH 1200
 #define FG_ROW 16
@@ -22,14 +23,14 @@ struct node {
 	const char *name;
 	uint32_t parent;
 	uint32_t first_child, next_sibling; /* 0 = none (node 0 is the root) */
+	uint32_t next_same;  /* next node of the same name_hash; 0 = none */
 	uint64_t total;
 };
 
 struct ks_flame {
 	struct node *nodes;
 	size_t n, cap;
-	uint32_t *hash;      /* node index + 1 */
-	size_t hcap;
+	struct ks_hmap hash; /* name_hash(parent, name) -> first node of it */
 	char **chunks;       /* name storage */
 	size_t nchunks;
 	char *chunk;
@@ -54,9 +55,8 @@ struct ks_flame *ks_flame_new(void)
 		return NULL;
 	f->cap = 1024;
 	f->nodes = calloc(f->cap, sizeof(*f->nodes));
-	f->hcap = 2048;
-	f->hash = calloc(f->hcap, sizeof(*f->hash));
-	if (!f->nodes || !f->hash) {
+	ks_hmap_init(&f->hash, sizeof(uint32_t));
+	if (!f->nodes) {
 		ks_flame_free(f);
 		return NULL;
 	}
@@ -75,7 +75,7 @@ void ks_flame_free(struct ks_flame *f)
 		free(f->chunks[i]);
 	free(f->chunks);
 	free(f->nodes);
-	free(f->hash);
+	ks_hmap_free(&f->hash);
 	free(f);
 }
 
@@ -104,47 +104,37 @@ static const char *store_name(struct ks_flame *f, const char *s, size_t len)
 	return p;
 }
 
-static int grow_hash(struct ks_flame *f)
-{
-	size_t cap = f->hcap * 2, i;
-	uint32_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -1;
-	for (i = 1; i < f->n; i++) {
-		const struct node *nd = &f->nodes[i];
-		size_t j = name_hash(nd->parent, nd->name, strlen(nd->name)) & (cap - 1);
-
-		while (h[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = (uint32_t)i + 1;
-	}
-	free(f->hash);
-	f->hash = h;
-	f->hcap = cap;
-	return 0;
-}
-
+/* The child NAME (S, LEN bytes) of PARENT, created if new; -1 on memory.
+ * Nodes of one name_hash are chained from the table through next_same and
+ * compared whole. */
 static int64_t child(struct ks_flame *f, uint32_t parent, const char *s, size_t len)
 {
-	size_t j;
+	uint64_t h = name_hash(parent, s, len);
+	uint32_t *head, k;
+	bool created;
 
-	if ((f->n + 1) * 2 > f->hcap && grow_hash(f) < 0)
-		return -1;
-	for (j = name_hash(parent, s, len) & (f->hcap - 1); f->hash[j]; j = (j + 1) & (f->hcap - 1)) {
-		const struct node *nd = &f->nodes[f->hash[j] - 1];
+	head = ks_hmap_get(&f->hash, h);
+	for (k = head ? *head : 0; k; k = f->nodes[k].next_same) {
+		const struct node *nd = &f->nodes[k];
 
 		if (nd->parent == parent && !strncmp(nd->name, s, len) && !nd->name[len])
-			return f->hash[j] - 1;
+			return k;
 	}
 	if (f->n == f->cap) {
-		struct node *nn = realloc(f->nodes, f->cap * 2 * sizeof(*nn));
+		struct node *nn;
 
-		if (!nn || f->cap * 2 > UINT32_MAX - 1)
+		if (f->cap * 2 > UINT32_MAX - 1)
+			return -1;
+		nn = realloc(f->nodes, f->cap * 2 * sizeof(*nn));
+		if (!nn)
 			return -1;
 		f->nodes = nn;
 		f->cap *= 2;
 	}
+	/* a new key holds 0 (no node) until the node is complete */
+	head = ks_hmap_put(&f->hash, h, &created);
+	if (!head)
+		return -1;
 	struct node *nd = &f->nodes[f->n];
 	nd->name = store_name(f, s, len);
 	if (!nd->name)
@@ -153,8 +143,9 @@ static int64_t child(struct ks_flame *f, uint32_t parent, const char *s, size_t 
 	nd->first_child = 0;
 	nd->next_sibling = f->nodes[parent].first_child;
 	nd->total = 0;
+	nd->next_same = *head;
+	*head = (uint32_t)f->n;
 	f->nodes[parent].first_child = (uint32_t)f->n;
-	f->hash[j] = (uint32_t)f->n + 1;
 	return (int64_t)f->n++;
 }
 
