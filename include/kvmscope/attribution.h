@@ -113,4 +113,8 @@ static inline bool ks_attr_event_vcpu(struct ks_attr_thread *t, int32_t v, bool 
 /* Recompute vcpu/vm from the sources (cheap: call after any change). */
 void ks_attr_resolve(struct ks_attr_thread *t, const struct ks_attr_guests *gs);
 
+/* qsort() order of an array of struct ks_attr_thread pointers: by VM,
+ * vCPU, tid (the order every report lists threads in). */
+int ks_attr_cmp(const void *a, const void *b);
+
 #endif

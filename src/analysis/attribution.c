@@ -165,3 +165,15 @@ void ks_attr_resolve(struct ks_attr_thread *t, const struct ks_attr_guests *gs)
 	resolve_vcpu(t);
 	resolve_vm(t, gs);
 }
+
+int ks_attr_cmp(const void *a, const void *b)
+{
+	const struct ks_attr_thread *x = *(const struct ks_attr_thread *const *)a;
+	const struct ks_attr_thread *y = *(const struct ks_attr_thread *const *)b;
+
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}

@@ -324,18 +324,6 @@ const char *ks_host_vm_name(const struct ks_host *h, int32_t vm)
 	return t && t->comm[0] && ks_attr_vcpu_from_name(t->comm) < 0 ? t->comm : NULL;
 }
 
-static int attr_cmp(const void *a, const void *b)
-{
-	const struct ks_attr_thread *x = *(const struct ks_attr_thread *const *)a;
-	const struct ks_attr_thread *y = *(const struct ks_attr_thread *const *)b;
-
-	if (x->vm != y->vm)
-		return x->vm < y->vm ? -1 : 1;
-	if (x->vcpu != y->vcpu)
-		return x->vcpu < y->vcpu ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 size_t ks_host_threads(struct ks_host *h, const struct ks_attr_thread ***out)
 {
 	const struct ks_attr_thread *t;
@@ -356,7 +344,7 @@ size_t ks_host_threads(struct ks_host *h, const struct ks_attr_thread ***out)
 		while ((t = ks_hmap_next(&h->threads, &pos, &key)))
 			if (t->events)
 				h->sorted[h->nsorted++] = t;
-		qsort(h->sorted, h->nsorted, sizeof(*h->sorted), attr_cmp);
+		qsort(h->sorted, h->nsorted, sizeof(*h->sorted), ks_attr_cmp);
 		h->sorted_ok = true;
 	}
 	*out = h->sorted;

@@ -1465,18 +1465,6 @@ const struct ks_stat_anomalies *ks_stat_anomalies(const struct ks_stat *st)
 
 /* ---- attribution results ---- */
 
-static int attr_cmp(const void *a, const void *b)
-{
-	const struct ks_attr_thread *x = *(const struct ks_attr_thread *const *)a;
-	const struct ks_attr_thread *y = *(const struct ks_attr_thread *const *)b;
-
-	if (x->vm != y->vm)
-		return x->vm < y->vm ? -1 : 1;
-	if (x->vcpu != y->vcpu)
-		return x->vcpu < y->vcpu ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 size_t ks_stat_attribution(const struct ks_stat *cst, const struct ks_attr_thread ***out)
 {
 	struct ks_stat *st = (struct ks_stat *)cst;
@@ -1495,7 +1483,7 @@ size_t ks_stat_attribution(const struct ks_stat *cst, const struct ks_attr_threa
 		for (i = 0; i < st->threads_used; i++)
 			if (thread_at(st, i)->tid && thread_at(st, i)->attr.events)
 				st->attr_sorted[st->nattr++] = &thread_at(st, i)->attr;
-		qsort(st->attr_sorted, st->nattr, sizeof(*st->attr_sorted), attr_cmp);
+		qsort(st->attr_sorted, st->nattr, sizeof(*st->attr_sorted), ks_attr_cmp);
 	}
 	*out = st->attr_sorted;
 	return st->nattr;
