@@ -102,8 +102,28 @@ static bool known_field(const struct names *nm, const char *id, size_t len)
 	return false;
 }
 
-/* The print fmt is usable: quotes and parentheses balance and every REC->X
- * names a field of the format. */
+/* The divisor after a '/' or '%' at P (outside strings) is a number
+ * literal other than 0: libtraceevent divides without a check, while
+ * folding constants (parse time) and while printing a record, so a zero
+ * divisor (or INT_MIN / -1) kills the process with SIGFPE.  Anything else
+ * (a field, a parenthesis, a sign, an identifier) could be zero. */
+static bool divisor_ok(const char *p, const char *end)
+{
+	char num[32], *stop;
+	size_t n = 0;
+
+	for (p++; p < end && (*p == ' ' || *p == '\t'); p++)
+		;
+	if (p == end || !isdigit((unsigned char)*p))
+		return false;
+	while (p < end && is_ident(*p) && n < sizeof(num) - 1)
+		num[n++] = *p++;
+	num[n] = '\0';
+	return strtoull(num, &stop, 0) != 0;
+}
+
+/* The print fmt is usable: quotes and parentheses balance, every REC->X
+ * names a field of the format and every divisor is a nonzero number. */
 static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 {
 	bool in_str = false, after_str = false;
@@ -125,6 +145,8 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 			in_str = true;
 		} else if (!is_ident(*p) && !strchr(" \t\n+-*/%&|^~!<>=?:(),.[]{}'", *p)) {
 			return false; /* a character C expressions do not use ('$', '@'...) */
+		} else if ((*p == '/' || *p == '%') && !divisor_ok(p, end)) {
+			return false;
 		} else if (*p == '(') {
 			depth++;
 		} else if (*p == ')' && --depth < 0) {

@@ -288,6 +288,48 @@ static void t_no_probe_checks(void)
 	free(spaced);
 }
 
+/* libtraceevent divides unchecked, folding constants while it parses and
+ * evaluating the print fmt for each record: a divisor that can be zero (a
+ * field, an expression, an identifier) drops the print fmt, with or without
+ * the probe (which sees parsing only); a nonzero literal divisor is kept. */
+static void t_division_checked(void)
+{
+	static const char *const unsafe[] = {
+		"REC->prev_state / (REC->prev_state - 5), REC->comm", /* 0 for this record */
+		"REC->prev_state %% REC->prev_state, REC->comm",
+		"REC->prev_state / 0x0, REC->comm",
+		"REC->prev_state / -1, REC->comm",
+		"6zuR %% lh6rh, REC->comm", /* the fuzzer's: 6 %% 0 while parsing */
+	};
+	size_t i;
+	int probe;
+
+	for (probe = 0; probe < 2; probe++) {
+		ks_format_probe_set(probe ? cli_format_probe : NULL, NULL);
+		for (i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
+			char expr[96];
+			char *text;
+			struct tep_handle *tep = tep_alloc();
+
+			snprintf(expr, sizeof(expr), unsafe[i], 0);
+			text = with("REC->prev_state, REC->comm", expr);
+			KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), 0);
+			KT_EQ_STR(printed(tep), ""); /* dropped: no SIGFPE */
+			tep_free(tep);
+			free(text);
+		}
+	}
+	{
+		char *text = with("REC->prev_state, REC->comm", "REC->prev_state / 2, REC->comm");
+		struct tep_handle *tep = tep_alloc();
+
+		KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), 0);
+		KT_EQ_STR(printed(tep), "state=2 comm=ab\n");
+		tep_free(tep);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -296,6 +338,7 @@ int main(void)
 		KT_CASE(t_parser_crash_contained), KT_CASE(t_helper_dies_without_inherited_handlers),
 		KT_CASE(t_crashing_format_checked_once),
 		KT_CASE(t_text_end_not_read_past), KT_CASE(t_no_probe_checks),
+		KT_CASE(t_division_checked),
 		{ 0 },
 	};
 
