@@ -595,9 +595,6 @@ void ks_live_destroy(struct ks_live *l)
 
 	if (!l)
 		return;
-	if (l->tracked)
-		l->track(l->track_ctx, l, NULL, false);
-	l->tracked = false;
 	ks_live_stop(l);
 	for (cpu = 0; l->cpus && cpu < l->nr_cpus; cpu++) {
 		if (l->cpus[cpu].tcpu)
@@ -613,6 +610,11 @@ void ks_live_destroy(struct ks_live *l)
 		tracefs_instance_destroy(l->inst);
 		tracefs_instance_free(l->inst);
 	}
+	/* only now that its directory is gone: until then the caller's hook
+	 * (a signal handler) may still have to remove it */
+	if (l->tracked)
+		l->track(l->track_ctx, l, NULL, false);
+	l->tracked = false;
 	for (i = 0; i < l->nevents; i++) {
 		free(l->events[i].system);
 		free(l->events[i].name);

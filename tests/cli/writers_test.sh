@@ -315,15 +315,9 @@ if [ "$(sum "$dir/int.dat")" = "$psum" ] && [ "$left" = 0 ] && [ ! -e "$T/instan
 elif [ "$(sum "$dir/int.dat")" != "$psum" ] && "$ks" dump -i "$dir/int.dat" > /dev/null 2>&1 &&
      [ "$left" = 0 ] && [ ! -e "$T/instances/kvmscope-$pid" ]; then
 	echo "ok record_two_sigints_clean (the first signal finished the file)"
-elif [ "$left" = 0 ] && [ -e "$T/instances/kvmscope-$pid" ] &&
-     { [ "$(sum "$dir/int.dat")" = "$psum" ] || "$ks" dump -i "$dir/int.dat" > /dev/null 2>&1; }; then
-	# the output is safe, but the tracefs instance outlived the two
-	# signals in some runs (a known race, open in issue 28; the next
-	# record removes a dead run's instance)
-	echo "skip record_two_sigints_clean: the tracefs instance kvmscope-$pid outlived two quick SIGINTs (known race)"
-	rmdir "$T/instances/kvmscope-$pid" 2>/dev/null
 else
 	echo "not ok record_two_sigints_clean: temp files $left, instance $(ls "$T/instances" | tr '\n' ' ')"
+	rmdir "$T/instances/kvmscope-$pid" 2>/dev/null
 fi
 
 # SIGKILL: the old output stays; the next run removes the dead run's instance
