@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "format_probe.h"
 #include "kvmscope/limits.h"
+#include "util/hex.h"
 
 /* Set by the Makefile: git describe in a checkout, else the VERSION file. */
 #ifndef KS_VERSION
@@ -143,15 +144,9 @@ static uint64_t hex_field(const char **p)
 {
 	uint64_t v = 0;
 
-	for (;; (*p)++) {
-		char c = **p;
-		if (c >= '0' && c <= '9')
-			v = v * 16 + (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v * 16 + (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
+	for (int d; (d = ks_hexval(**p)) >= 0; (*p)++)
+		v = v * 16 + (uint64_t)d;
+	return v;
 }
 
 /* The file mapped at ADDR and the offset in it, from a line of

@@ -21,6 +21,7 @@
 #include <event-parse.h>
 
 #include "kallsyms_text.h"
+#include "util/hex.h"
 
 struct ksym_line {
 	unsigned long long addr;
@@ -35,17 +36,6 @@ static inline bool blank(char c)
 	return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* LINE (no '\n') in the plain shape: true with L filled. */
 static bool read_line(char *p, struct ksym_line *l)
 {
@@ -56,7 +46,7 @@ static bool read_line(char *p, struct ksym_line *l)
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		return false;
 	l->addr = 0;
-	while ((v = hexval(*p)) >= 0) {
+	while ((v = ks_hexval(*p)) >= 0) {
 		if (++n > 16)
 			return false;
 		l->addr = l->addr << 4 | (unsigned long long)v;

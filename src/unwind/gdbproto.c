@@ -28,6 +28,7 @@
 #include <netinet/tcp.h>
 
 #include "kvmscope/gdbproto.h"
+#include "util/hex.h"
 
 #define MAX_RETRANSMIT 3
 #define DEFAULT_PACKET_SIZE 4096
@@ -335,17 +336,6 @@ static int get_byte(struct ks_gdb *g, int64_t deadline, struct ks_error *err)
 	return g->inbuf[g->inpos++];
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int rx_put(struct ks_gdb *g, char c, struct ks_error *err)
 {
 	if (g->rxlen + 2 > g->rxcap) {
@@ -506,7 +496,7 @@ static int recv_one(struct ks_gdb *g, int64_t deadline, bool *mine, struct ks_er
 			return cut_packet(g, h2, TAIL_SUM1, c, owed);
 		if (c == '%')
 			continue;
-		if (hexval(h1) < 0 || hexval(h2) < 0 || (uint8_t)(hexval(h1) << 4 | hexval(h2)) != sum) {
+		if (ks_hexval(h1) < 0 || ks_hexval(h2) < 0 || (uint8_t)(ks_hexval(h1) << 4 | ks_hexval(h2)) != sum) {
 			g->st.bad_checksums++;
 			if (++bad > MAX_RETRANSMIT)
 				return ks_error_set(err, "gdbstub: %d replies with a bad checksum", bad);
@@ -826,7 +816,7 @@ static int decode_hex(const char *s, size_t slen, uint8_t *out, size_t max, size
 	if (slen % 2)
 		return ks_error_set(err, "gdbstub: odd-length hex reply");
 	for (i = 0; i < slen / 2; i++) {
-		int h = hexval(s[2 * i]), l = hexval(s[2 * i + 1]);
+		int h = ks_hexval(s[2 * i]), l = ks_hexval(s[2 * i + 1]);
 		if (h < 0 || l < 0)
 			return ks_error_set(err, "gdbstub: non-hex reply '%.20s'", s);
 		if (i >= max)
@@ -839,7 +829,7 @@ static int decode_hex(const char *s, size_t slen, uint8_t *out, size_t max, size
 
 static bool is_error_reply(const char *r, size_t len)
 {
-	return len == 3 && r[0] == 'E' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0;
+	return len == 3 && r[0] == 'E' && ks_hexval(r[1]) >= 0 && ks_hexval(r[2]) >= 0;
 }
 
 int ks_gdb_read_regs(struct ks_gdb *g, uint8_t *buf, size_t max, size_t *len, struct ks_error *err)
