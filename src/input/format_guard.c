@@ -2,6 +2,7 @@
  * format_guard.c - checks in front of libtraceevent's parsers (see .h).
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -123,13 +124,20 @@ static bool divisor_ok(const char *p, const char *end)
 }
 
 /* The print fmt is usable: quotes and parentheses balance, every REC->X
- * names a field of the format and every divisor is a nonzero number. */
+ * names a field of the format, every divisor is a nonzero number, and no
+ * control character (but newlines, and tabs between the strings) hides
+ * where a string ends: libtraceevent's tokenizer reads "\x01,7 / 0" as a
+ * division. */
 static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 {
 	bool in_str = false, after_str = false;
 	int depth = 0;
 
 	for (; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if ((c < 0x20 && c != '\n' && (in_str || c != '\t')) || c == 0x7f)
+			return false;
 		if (in_str) {
 			if (*p == '\\' && p + 1 < end)
 				p++;
@@ -162,6 +170,90 @@ static bool print_fmt_ok(const char *p, const char *end, const struct names *nm)
 		}
 	}
 	return !in_str && depth == 0;
+}
+
+/* Every division in ARG (and the args after it) is by a number other
+ * than 0 and -1, as libtraceevent parsed it: it divides unchecked when it
+ * prints a record (eval_num_arg), and a zero divisor is SIGFPE.  This
+ * looks at the parse itself, so it holds wherever the textual check above
+ * and libtraceevent's tokenizer might read a text differently. */
+static bool divisions_safe(const struct tep_print_arg *arg, int depth)
+{
+	for (; arg; arg = arg->next) {
+		if (depth > 32)
+			return false;
+		switch (arg->type) {
+		case TEP_PRINT_OP:
+			if (arg->op.op && (!strcmp(arg->op.op, "/") || !strcmp(arg->op.op, "%"))) {
+				const struct tep_print_arg *r = arg->op.right;
+				unsigned long long v;
+
+				if (!r || r->type != TEP_PRINT_ATOM || !r->atom.atom)
+					return false;
+				v = strtoull(r->atom.atom, NULL, 0);
+				if (v == 0 || v == ULLONG_MAX)
+					return false;
+			}
+			if (!divisions_safe(arg->op.left, depth + 1) ||
+			    !divisions_safe(arg->op.right, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_TYPE:
+			if (!divisions_safe(arg->typecast.item, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_FLAGS:
+			if (!divisions_safe(arg->flags.field, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_SYMBOL:
+			if (!divisions_safe(arg->symbol.field, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_HEX:
+		case TEP_PRINT_HEX_STR:
+			if (!divisions_safe(arg->hex.field, depth + 1) ||
+			    !divisions_safe(arg->hex.size, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_INT_ARRAY:
+			if (!divisions_safe(arg->int_array.field, depth + 1) ||
+			    !divisions_safe(arg->int_array.count, depth + 1) ||
+			    !divisions_safe(arg->int_array.el_size, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_DYNAMIC_ARRAY:
+		case TEP_PRINT_DYNAMIC_ARRAY_LEN:
+			if (!divisions_safe(arg->dynarray.index, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_FUNC:
+			if (!divisions_safe(arg->func.args, depth + 1))
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+bool ks_guard_divisions_safe(const struct tep_event *ev)
+{
+	return divisions_safe(ev->print_fmt.args, 0);
+}
+
+/* Parse one format; an event whose print fmt could divide by zero is
+ * kept with its fields but marked failed (libtraceevent then prints its
+ * fields, not the print fmt, as for any print fmt it could not parse). */
+static int parse_one(struct tep_handle *tep, const char *buf, size_t size, const char *sys)
+{
+	struct tep_event *ev = NULL;
+	int ret = tep_parse_format(tep, &ev, buf, size, sys);
+
+	if (ret == 0 && ev && !ks_guard_divisions_safe(ev))
+		ev->flags |= TEP_EVENT_FL_FAILED;
+	return ret;
 }
 
 /* A format as the probe sees it (system, text, len). */
@@ -226,7 +318,7 @@ static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, c
 		p = eol + (eol < end);
 	}
 	if ((!fmt || print_fmt_ok(fmt + 10, end, &nm)) && (!probe || parses_safely(buf, size, sys)))
-		return tep_parse_event(tep, buf, size, sys);
+		return parse_one(tep, buf, size, sys);
 	if (!fmt)
 		return -1; /* no print fmt to drop: its fields kill the parser */
 	/* Keep everything before the print fmt, replace it by an empty one. */

@@ -10,6 +10,7 @@
 #ifndef KVMSCOPE_FORMAT_GUARD_H
 #define KVMSCOPE_FORMAT_GUARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct tep_handle;
@@ -19,6 +20,12 @@ struct tep_handle;
  * one (the fields still decode; only the printed text is lost).  Returns
  * what tep_parse_event returns, or -1 when BUF is not a format at all. */
 int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys);
+
+/* Whether printing EV cannot divide by zero: every division in its parsed
+ * print fmt is by a number other than 0 and -1.  ks_guard_parse_event()
+ * marks an event that fails it TEP_EVENT_FL_FAILED (its fields print, not
+ * its print fmt). */
+bool ks_guard_divisions_safe(const struct tep_event *ev);
 
 /* Formats collected while a file's metadata is read and parsed together:
  * the program's probe (kvmscope/format_probe.h) is asked about them all at

@@ -330,6 +330,41 @@ static void t_division_checked(void)
 	}
 }
 
+/* The check on the parse itself (whatever the text looked like): formats
+ * parsed by libtraceevent alone, then judged. */
+static void t_parsed_divisions_judged(void)
+{
+	static const struct {
+		const char *expr;
+		bool safe;
+	} cases[] = {
+		{ "REC->prev_state / 2, REC->comm", true },
+		{ "REC->prev_state %% 0x10, REC->comm", true },
+		{ "REC->prev_state / REC->prev_state, REC->comm", false },
+		{ "REC->prev_state %% (REC->prev_state - 5), REC->comm", false },
+		{ "REC->prev_state / 0, REC->comm", false },
+		{ "REC->prev_state / -1, REC->comm", false },
+		{ "REC->prev_state ? (long)(REC->prev_state / REC->prev_state) : 0, REC->comm", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char expr[128];
+		char *text;
+		struct tep_handle *tep = tep_alloc();
+		struct tep_event *ev = NULL;
+
+		snprintf(expr, sizeof(expr), cases[i].expr, 0);
+		text = with("REC->prev_state, REC->comm", expr);
+		KT_REQUIRE(tep_parse_format(tep, &ev, text, strlen(text), "demo") == 0 && ev);
+		if (ks_guard_divisions_safe(ev) != cases[i].safe)
+			kt_fail(__FILE__, __LINE__, "%s: judged %s", expr,
+				cases[i].safe ? "unsafe" : "safe");
+		tep_free(tep);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -338,7 +373,7 @@ int main(void)
 		KT_CASE(t_parser_crash_contained), KT_CASE(t_helper_dies_without_inherited_handlers),
 		KT_CASE(t_crashing_format_checked_once),
 		KT_CASE(t_text_end_not_read_past), KT_CASE(t_no_probe_checks),
-		KT_CASE(t_division_checked),
+		KT_CASE(t_division_checked), KT_CASE(t_parsed_divisions_judged),
 		{ 0 },
 	};
 
