@@ -64,6 +64,13 @@ int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flag
 struct ks_limits;
 int ks_source_open_limits(struct ks_source **out, const char *path, unsigned flags,
 			  const struct ks_limits *lim, struct ks_error *err);
+/* The same for a caller that knows the architecture of the recording
+ * (kvmscope stat --arch): ARCH, a name as `kvmscope stat --arch` takes it,
+ * picks the event formats of inputs that carry none (ftrace text, which
+ * otherwise takes them from the architecture its KVM events show); inputs
+ * with formats of their own ignore it.  NULL: as ks_source_open_limits(). */
+int ks_source_open_arch(struct ks_source **out, const char *path, unsigned flags,
+			const struct ks_limits *lim, const char *arch, struct ks_error *err);
 /* Returns 1 with *rec filled, 0 at the end, or a negative value with err set. */
 int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
 /* Up to MAX (>= 1) records into RECS[0, n): returns n >= 1, 0 at the end,

@@ -8,6 +8,7 @@
  * and ks_arch_detect(); the stat engine calls them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <traceevent/event-parse.h>
@@ -111,6 +112,11 @@ bool ks_arch_event_has_field(struct tep_handle *tep, const char *system, const c
 	struct tep_event *ev = tep ? tep_find_event_by_name(tep, system, name) : NULL;
 
 	return ev && tep_find_field(ev, field) != NULL;
+}
+
+char *ks_event_format_body(const struct ks_event_format *format)
+{
+	return format->body ? strdup(format->body) : format->build ? format->build() : NULL;
 }
 
 /* ---- exits, as timeline and report see them ---- */

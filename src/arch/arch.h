@@ -7,10 +7,11 @@
  * how a key is printed.  The architecture also says which exits halt the
  * vCPU, which are periodic samples, and where the guest address and mode
  * are.  Every engine asks these tables (stat, top, record/live, report,
- * timeline, the host model's vCPU fields); adding an architecture is adding
- * a file here (x86_kvm.c, arm64_kvm.c, powerpc_kvm.c, s390_kvm.c,
- * riscv_kvm.c, loongarch_kvm.c) and one line in the list of arch_list.c
- * (tests/arch/testarch.c shows a whole one).
+ * timeline, the host model's vCPU fields, the ftrace text reader's event
+ * formats); adding an architecture is adding a file here (x86_kvm.c,
+ * arm64_kvm.c, powerpc_kvm.c, s390_kvm.c, riscv_kvm.c, loongarch_kvm.c) and
+ * one line in the list of arch_list.c (tests/arch/testarch.c shows a whole
+ * one).
  *
  * Rules are written for the "handling" measure (exit -> entry).  The "run"
  * measure (entry -> exit) swaps the begin and end rules of classes that
@@ -97,6 +98,22 @@ struct ks_event_class {
 	size_t nnames;
 };
 
+/* One tracepoint's format as tracefs prints it (events/SYSTEM/NAME/format),
+ * without the name, ID and common fields: its field lines and print fmt.
+ * Readers of text that carries no formats (ftrace text) build their events
+ * from these.  BUILD (when BODY is NULL) makes a body at run time, malloc'd,
+ * for a print fmt written from the architecture's tables (x86 kvm_exit's
+ * two exit-reason tables). */
+struct ks_event_format {
+	const char *system, *name;
+	const char *body;
+	char *(*build)(void);
+};
+
+/* One field line of a format body (tracefs's layout). */
+#define KS_FORMAT_FIELD(decl, off, size, sgn) \
+	"\tfield:" decl ";\toffset:" #off ";\tsize:" #size ";\tsigned:" #sgn ";\n"
+
 enum {
 	KS_ISA_UNKNOWN = 0,
 	KS_ISA_VMX = 1,          /* the values of x86 kvm_exit's isa field */
@@ -157,6 +174,11 @@ struct ks_arch {
 	/* Further events a live recording wants (x86 kvm_write_tsc_offset,
 	 * for guest time sync); NULL-terminated "system:name" strings. */
 	const char *const *extra_events;
+	/* The formats of the architecture's KVM events (the ones of its
+	 * kernel, tests/fixtures/ARCH/), which the ftrace text reader reads
+	 * lines with; the events of generic code (sched, KVM's common
+	 * kvm_mmio...) are the reader's own.  NULL name ends; NULL: none. */
+	const struct ks_event_format *formats;
 };
 
 /* The exit rule of ARCH resolved on one event format (timeline, report). */
@@ -230,6 +252,10 @@ void ks_arch_class_list(const struct ks_arch *arch, char *buf, size_t len);
  * VMX, "AuthenticAMD"/"HygonGenuine" -> SVM), as perf does. */
 int ks_x86_isa_from_cpuid(const char *cpuid);
 const char *ks_x86_isa_name(int isa);
+
+/* The body of FORMAT (its text, or what its build() makes): malloc'd, NULL
+ * when out of memory. */
+char *ks_event_format_body(const struct ks_event_format *format);
 
 /* Helpers for the detect() functions. */
 bool ks_arch_has_event(struct tep_handle *tep, const char *system, const char *name);

@@ -180,6 +180,34 @@ static bool arm64_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 	return ctx->table == TABLE_EC && key == 0x01;
 }
 
+/* The formats of the events (tests/fixtures/arm64/), for the ftrace text
+ * reader. */
+#define F KS_FORMAT_FIELD
+static const struct ks_event_format arm64_formats[] = {
+	{ "kvm", "kvm_entry",
+	  F("unsigned long vcpu_pc", 8, 8, 0)
+	  "\nprint fmt: \"vcpu_pc=%lx\", REC->vcpu_pc\n", NULL },
+	{ "kvm", "kvm_exit",
+	  F("int ret", 8, 4, 1)
+	  F("unsigned int esr_ec", 12, 4, 0)
+	  F("unsigned long vcpu_pc", 16, 8, 0)
+	  "\nprint fmt: \"ret=%d esr_ec=%u vcpu_pc=%lx\", REC->ret, REC->esr_ec, REC->vcpu_pc\n", NULL },
+	{ "kvm", "kvm_trap_enter",
+	  F("unsigned int esr_ec", 8, 4, 0)
+	  "\nprint fmt: \"esr_ec=%u\", REC->esr_ec\n", NULL },
+	{ "kvm", "kvm_trap_exit",
+	  F("unsigned int esr_ec", 8, 4, 0)
+	  "\nprint fmt: \"esr_ec=%u\", REC->esr_ec\n", NULL },
+	{ "kvm", "vcpu_load",
+	  F("int vcpu_id", 8, 4, 1)
+	  "\nprint fmt: \"vcpu_id=%d\", REC->vcpu_id\n", NULL },
+	{ "kvm", "vcpu_put",
+	  F("int vcpu_id", 8, 4, 1)
+	  "\nprint fmt: \"vcpu_id=%d\", REC->vcpu_id\n", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+#undef F
+
 const struct ks_arch ks_arch_arm64 = {
 	.name = "arm64",
 	.entry_system = "kvm",
@@ -201,4 +229,5 @@ const struct ks_arch ks_arch_arm64 = {
 	.report_key2_format = "EC_0x%llx",
 	.halt_system = "kvm",
 	.halt_name = "kvm_wfx_arm64",
+	.formats = arm64_formats,
 };

@@ -133,6 +133,41 @@ static bool loongarch_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 	return ctx->table == TABLE_EXC && key == EXC_IDLE;
 }
 
+/* The formats of the events (tests/fixtures/loongarch/), for the ftrace text
+ * reader. */
+#define F KS_FORMAT_FIELD
+static const struct ks_event_format loongarch_formats[] = {
+	{ "kvm", "kvm_enter",
+	  F("unsigned long pc", 8, 8, 0)
+	  "\nprint fmt: \"PC: 0x%08lx\", REC->pc\n", NULL },
+	{ "kvm", "kvm_exit",
+	  F("unsigned long pc", 8, 8, 0)
+	  F("unsigned int reason", 16, 4, 0)
+	  "\nprint fmt: \"[%s]PC: 0x%08lx\", __print_symbolic(REC->reason, { 64, \"IDLE\" }, { 65, "
+	  "\"CACHE\" }), REC->pc\n", NULL },
+	{ "kvm", "kvm_exit_cache",
+	  F("unsigned long pc", 8, 8, 0)
+	  F("unsigned int reason", 16, 4, 0)
+	  "\nprint fmt: \"[%s]PC: 0x%08lx\", __print_symbolic(REC->reason, { 64, \"IDLE\" }, { 65, "
+	  "\"CACHE\" }), REC->pc\n", NULL },
+	{ "kvm", "kvm_exit_gspr",
+	  F("unsigned int inst_word", 8, 4, 0)
+	  "\nprint fmt: \"Inst word: 0x%08x\", REC->inst_word\n", NULL },
+	{ "kvm", "kvm_exit_idle",
+	  F("unsigned long pc", 8, 8, 0)
+	  F("unsigned int reason", 16, 4, 0)
+	  "\nprint fmt: \"[%s]PC: 0x%08lx\", __print_symbolic(REC->reason, { 64, \"IDLE\" }, { 65, "
+	  "\"CACHE\" }), REC->pc\n", NULL },
+	{ "kvm", "kvm_out",
+	  F("unsigned long pc", 8, 8, 0)
+	  "\nprint fmt: \"PC: 0x%08lx\", REC->pc\n", NULL },
+	{ "kvm", "kvm_reenter",
+	  F("unsigned long pc", 8, 8, 0)
+	  "\nprint fmt: \"PC: 0x%08lx\", REC->pc\n", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+#undef F
+
 const struct ks_arch ks_arch_loongarch = {
 	.name = "loongarch",
 	.entry_system = "kvm",
@@ -150,4 +185,5 @@ const struct ks_arch ks_arch_loongarch = {
 	.exit_halts = loongarch_exit_halts,
 	.halt_system = "kvm",
 	.halt_name = "kvm_exit_idle",
+	.formats = loongarch_formats,
 };

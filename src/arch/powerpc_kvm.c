@@ -243,6 +243,44 @@ static bool powerpc_exit_periodic(const struct ks_key_ctx *ctx, uint64_t key)
 	return key == 0x980;
 }
 
+/* The formats of the events (tests/fixtures/powerpc/), for the ftrace text
+ * reader. */
+#define F KS_FORMAT_FIELD
+static const struct ks_event_format powerpc_formats[] = {
+	{ "kvm_hv", "kvm_guest_enter",
+	  F("int vcpu_id", 8, 4, 1)
+	  F("unsigned long pc", 16, 8, 0)
+	  F("unsigned long pending_exceptions", 24, 8, 0)
+	  F("u8 ceded", 32, 1, 0)
+	  "\nprint fmt: \"vcpu_id=%d pc=%lx pending_exceptions=%lx ceded=%u\", REC->vcpu_id, REC->pc, "
+	  "REC->pending_exceptions, REC->ceded\n", NULL },
+	{ "kvm_hv", "kvm_guest_exit",
+	  F("int vcpu_id", 8, 4, 1)
+	  F("int trap", 12, 4, 1)
+	  F("unsigned long pc", 16, 8, 0)
+	  F("unsigned long msr", 24, 8, 0)
+	  F("u8 ceded", 32, 1, 0)
+	  "\nprint fmt: \"vcpu_id=%d trap=%d pc=%lx msr=%lx ceded=%u\", REC->vcpu_id, REC->trap, "
+	  "REC->pc, REC->msr, REC->ceded\n", NULL },
+	{ "kvm_hv", "kvm_hcall_enter",
+	  F("int vcpu_id", 8, 4, 1)
+	  F("unsigned long req", 16, 8, 0)
+	  F("unsigned long gpr4", 24, 8, 0)
+	  F("unsigned long gpr5", 32, 8, 0)
+	  F("unsigned long gpr6", 40, 8, 0)
+	  F("unsigned long gpr7", 48, 8, 0)
+	  "\nprint fmt: \"vcpu_id=%d req=%lx gpr4=%lx gpr5=%lx gpr6=%lx gpr7=%lx\", REC->vcpu_id, "
+	  "REC->req, REC->gpr4, REC->gpr5, REC->gpr6, REC->gpr7\n", NULL },
+	{ "kvm_hv", "kvm_hcall_exit",
+	  F("int vcpu_id", 8, 4, 1)
+	  F("unsigned long ret", 16, 8, 0)
+	  F("unsigned long hcall_rc", 24, 8, 0)
+	  "\nprint fmt: \"vcpu_id=%d ret=%lx hcall_rc=%lx\", REC->vcpu_id, REC->ret, "
+	  "REC->hcall_rc\n", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+#undef F
+
 const struct ks_arch ks_arch_powerpc = {
 	.name = "powerpc",
 	.entry_system = "kvm_hv",
@@ -263,4 +301,5 @@ const struct ks_arch ks_arch_powerpc = {
 	.mode_user_mask = (1ull << 60) | (1ull << 14),
 	.mode_user_value = 1ull << 14,
 	.exit_periodic = powerpc_exit_periodic,
+	.formats = powerpc_formats,
 };

@@ -113,6 +113,25 @@ static bool riscv_detect(struct tep_handle *tep)
 
 static const char *const riscv_machines[] = { "riscv", NULL };
 
+/* The formats of the events (tests/fixtures/riscv/), for the ftrace text
+ * reader. */
+#define F KS_FORMAT_FIELD
+static const struct ks_event_format riscv_formats[] = {
+	{ "kvm", "kvm_entry",
+	  F("unsigned long pc", 8, 8, 0)
+	  "\nprint fmt: \"PC: 0x%016lx\", REC->pc\n", NULL },
+	{ "kvm", "kvm_exit",
+	  F("unsigned long sepc", 8, 8, 0)
+	  F("unsigned long scause", 16, 8, 0)
+	  F("unsigned long stval", 24, 8, 0)
+	  F("unsigned long htval", 32, 8, 0)
+	  F("unsigned long htinst", 40, 8, 0)
+	  "\nprint fmt: \"SEPC:0x%lx, SCAUSE:0x%lx, STVAL:0x%lx, HTVAL:0x%lx, HTINST:0x%lx\", "
+	  "REC->sepc, REC->scause, REC->stval, REC->htval, REC->htinst\n", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+#undef F
+
 const struct ks_arch ks_arch_riscv = {
 	.name = "riscv",
 	.entry_system = "kvm",
@@ -129,4 +148,5 @@ const struct ks_arch ks_arch_riscv = {
 	/* WFI traps as a virtual instruction exception (22) like other
 	 * instructions: no exit code alone means halted */
 	.guest_ip_field = "sepc",
+	.formats = riscv_formats,
 };

@@ -330,6 +330,58 @@ static bool s390_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 	return ctx->table == TABLE_ICPT && key == 0x1c;
 }
 
+/* The formats of the events (tests/fixtures/s390/), for the ftrace text
+ * reader. */
+#define F KS_FORMAT_FIELD
+static const struct ks_event_format s390_formats[] = {
+	{ "kvm", "kvm_s390_handle_diag",
+	  F("int id", 8, 4, 1)
+	  F("unsigned long pswmask", 16, 8, 0)
+	  F("unsigned long pswaddr", 24, 8, 0)
+	  F("__u16 code", 32, 2, 0)
+	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx code=%u\", REC->id, REC->pswmask, "
+	  "REC->pswaddr, REC->code\n", NULL },
+	{ "kvm", "kvm_s390_handle_sigp",
+	  F("int id", 8, 4, 1)
+	  F("unsigned long pswmask", 16, 8, 0)
+	  F("unsigned long pswaddr", 24, 8, 0)
+	  F("__u8 order_code", 32, 1, 0)
+	  F("__u16 cpu_addr", 34, 2, 0)
+	  F("__u32 parameter", 36, 4, 0)
+	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx order_code=%u cpu_addr=%u parameter=%u\", "
+	  "REC->id, REC->pswmask, REC->pswaddr, REC->order_code, REC->cpu_addr, REC->parameter\n", NULL },
+	{ "kvm", "kvm_s390_intercept_instruction",
+	  F("int id", 8, 4, 1)
+	  F("unsigned long pswmask", 16, 8, 0)
+	  F("unsigned long pswaddr", 24, 8, 0)
+	  F("__u64 instruction", 32, 8, 0)
+	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx instruction=%lx\", REC->id, REC->pswmask, "
+	  "REC->pswaddr, REC->instruction\n", NULL },
+	{ "kvm", "kvm_s390_intercept_prog",
+	  F("int id", 8, 4, 1)
+	  F("unsigned long pswmask", 16, 8, 0)
+	  F("unsigned long pswaddr", 24, 8, 0)
+	  F("__u16 code", 32, 2, 0)
+	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx code=%u\", REC->id, REC->pswmask, "
+	  "REC->pswaddr, REC->code\n", NULL },
+	{ "kvm", "kvm_s390_sie_enter",
+	  F("int id", 8, 4, 1)
+	  F("unsigned long pswmask", 16, 8, 0)
+	  F("unsigned long pswaddr", 24, 8, 0)
+	  F("int cpuflags", 32, 4, 1)
+	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx cpuflags=%d\", REC->id, REC->pswmask, "
+	  "REC->pswaddr, REC->cpuflags\n", NULL },
+	{ "kvm", "kvm_s390_sie_exit",
+	  F("int id", 8, 4, 1)
+	  F("unsigned long pswmask", 16, 8, 0)
+	  F("unsigned long pswaddr", 24, 8, 0)
+	  F("u8 icptcode", 32, 1, 0)
+	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx icptcode=%u\", REC->id, REC->pswmask, "
+	  "REC->pswaddr, REC->icptcode\n", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+#undef F
+
 const struct ks_arch ks_arch_s390 = {
 	.name = "s390",
 	.entry_system = "kvm",
@@ -350,4 +402,5 @@ const struct ks_arch ks_arch_s390 = {
 	.mode_user_mask = 0x0001000000000000ull,
 	.mode_user_value = 0x0001000000000000ull,
 	.exit_halts = s390_exit_halts,
+	.formats = s390_formats,
 };

@@ -10,6 +10,7 @@
  * MSR rows carry the MSR's name (x86_msr.c) on top of perf's "%#x:R|W".
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -156,6 +157,87 @@ static bool x86_exit_code(const char *name, int32_t *sel, uint64_t *code)
 	return true;
 }
 
+/* ---- event formats (the ftrace text reader's) ----
+ * Written from the TRACE_EVENT definitions of Linux 6.1 (arch/x86/kvm/
+ * trace.h), x86_64 layout; kvm_exit's print fmt is built from the exit
+ * reason tables of x86_exit_reasons.c. */
+
+#define F KS_FORMAT_FIELD
+
+static void print_symbols(FILE *f, const struct ks_x86_exit_reason *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, ", { 0x%llx, \"%s\" }", (unsigned long long)t[i].code, t[i].name);
+}
+
+/* kvm_exit with its isa-dependent __print_symbolic. */
+static char *kvm_exit_format(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	fputs(F("unsigned int exit_reason", 8, 4, 0)
+	      F("unsigned long guest_rip", 16, 8, 0)
+	      F("u32 isa", 24, 4, 0)
+	      F("u64 info1", 32, 8, 0)
+	      F("u64 info2", 40, 8, 0)
+	      F("u32 intr_info", 48, 4, 0)
+	      F("u32 error_code", 52, 4, 0)
+	      F("unsigned int vcpu_id", 56, 4, 0)
+	      "\nprint fmt: \"vcpu %u reason %s%s%s rip 0x%lx info1 0x%016llx info2 0x%016llx "
+	      "intr_info 0x%08x error_code 0x%08x\", REC->vcpu_id, (REC->isa == 1) ? "
+	      "__print_symbolic(REC->exit_reason & 0xffff", f);
+	print_symbols(f, ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count);
+	fputs(") : __print_symbolic(REC->exit_reason", f);
+	print_symbols(f, ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count);
+	fputs("), (REC->isa == 1 && REC->exit_reason & ~0xffff) ? \" \" : \"\", (REC->isa == 1) ? "
+	      "__print_flags(REC->exit_reason & ~0xffff, \" \", { 0x80000000, \"FAILED_VMENTRY\" }) "
+	      ": \"\", REC->guest_rip, REC->info1, REC->info2, REC->intr_info, REC->error_code\n", f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static const struct ks_event_format x86_formats[] = {
+	{ "kvm", "kvm_exit", NULL, kvm_exit_format },
+	{ "kvm", "kvm_entry",
+	  F("unsigned int vcpu_id", 8, 4, 0)
+	  F("unsigned long rip", 16, 8, 0)
+	  F("bool immediate_exit", 24, 1, 0)
+	  "\nprint fmt: \"vcpu %u, rip 0x%lx%s\", REC->vcpu_id, REC->rip, "
+	  "REC->immediate_exit ? \"[immediate exit]\" : \"\"\n", NULL },
+	{ "kvm", "kvm_pio",
+	  F("unsigned int rw", 8, 4, 0)
+	  F("unsigned int port", 12, 4, 0)
+	  F("unsigned int size", 16, 4, 0)
+	  F("unsigned int count", 20, 4, 0)
+	  F("unsigned int val", 24, 4, 0)
+	  "\nprint fmt: \"pio_%s at 0x%x size %d count %d val 0x%x %s\", REC->rw ? \"write\" : "
+	  "\"read\", REC->port, REC->size, REC->count, REC->val, "
+	  "REC->count > 1 ? \"(...)\" : \"\"\n", NULL },
+	{ "kvm", "kvm_msr",
+	  F("unsigned write", 8, 4, 0)
+	  F("u32 ecx", 12, 4, 0)
+	  F("u64 data", 16, 8, 0)
+	  F("u8 exception", 24, 1, 0)
+	  "\nprint fmt: \"msr_%s %x = 0x%llx%s\", REC->write ? \"write\" : \"read\", REC->ecx, "
+	  "REC->data, REC->exception ? \" (#GP)\" : \"\"\n", NULL },
+	{ "kvm", "kvm_write_tsc_offset",
+	  F("unsigned int vcpu_id", 8, 4, 0)
+	  F("__u64 previous_tsc_offset", 16, 8, 0)
+	  F("__u64 next_tsc_offset", 24, 8, 0)
+	  "\nprint fmt: \"vcpu=%u prev=%llu next=%llu\", REC->vcpu_id, REC->previous_tsc_offset, "
+	  "REC->next_tsc_offset\n", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+
+#undef F
+
 /* Guest TSC offsets, for the time sync of guest traces. */
 static const char *const x86_extra_events[] = { "kvm:kvm_write_tsc_offset", NULL };
 
@@ -179,6 +261,7 @@ const struct ks_arch ks_arch_x86 = {
 	.exit_code = x86_exit_code,
 	.extra_events = x86_extra_events,
 	.trace_clock = "x86-tsc",
+	.formats = x86_formats,
 };
 
 int ks_x86_isa_from_cpuid(const char *cpuid)

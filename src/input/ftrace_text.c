@@ -5,10 +5,16 @@
  *
  * Each event line becomes a struct ks_record that looks exactly like one read
  * from a binary trace: the reader owns a tep_handle holding built-in formats
- * (written from the TRACE_EVENT definitions of Linux 6.1, x86_64 layout) for
- * the kvm and sched events below, and turns the printed fields back into a
- * binary payload in that format.  A KS_REC_COMM precedes the first event of
- * every thread and every change of its name.  Lines of other events are
+ * and turns the printed fields back into a binary payload in that format.
+ * The formats are one architecture's KVM events (its table in src/arch, the
+ * `formats` of struct ks_arch) and the events of generic code below (sched,
+ * KVM's common kvm_mmio and kvm_userspace_exit), 64-bit layout.  Which
+ * architecture: the one named by the caller (kvmscope stat --arch), else
+ * the one whose KVM events read the first KVM event lines of the text (see
+ * choose_set()).  A line is read back by a parser of its own (the events
+ * whose text trace-cmd's plugins or ternaries shape) or by the event's print
+ * fmt read backwards (ks_plan_scan).  A KS_REC_COMM precedes the first event
+ * of every thread and every change of its name.  Lines of other events are
  * counted in stats.unknown_events, undecodable lines in stats.skipped.
  *
  * Opened by ks_source_open() (source_open.c) for anything that is not perf.data
@@ -27,8 +33,10 @@
 
 #include <traceevent/event-parse.h>
 
+#include "arch/arch.h"
 #include "arch/x86.h"
 #include "input/ftrace_text.h"
+#include "output/print_plan.h"
 #include "source_impl.h"
 #include "util/hashmap.h"
 
@@ -135,31 +143,18 @@ static int reader_next(struct line_reader *lr, struct line *ln)
 /* ------------------------------------------------------------------ */
 /* Built-in event formats                                               */
 
+/* The common fields of every event (a 64-bit kernel's); the formats of
+ * the architectures (src/arch) and the ones below have the rest. */
 #define COMMON_FIELDS \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
 	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
 	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-#define FIELD(decl, off, size, sgn) \
-	"\tfield:" decl ";\toffset:" #off ";\tsize:" #size ";\tsigned:" #sgn ";\n"
+#define FIELD KS_FORMAT_FIELD
 
-/* kvm_exit's print fmt is built at open from the tables in arch/x86.h. */
-static const char kvm_exit_fields[] =
-	FIELD("unsigned int exit_reason", 8, 4, 0)
-	FIELD("unsigned long guest_rip", 16, 8, 0)
-	FIELD("u32 isa", 24, 4, 0)
-	FIELD("u64 info1", 32, 8, 0)
-	FIELD("u64 info2", 40, 8, 0)
-	FIELD("u32 intr_info", 48, 4, 0)
-	FIELD("u32 error_code", 52, 4, 0)
-	FIELD("unsigned int vcpu_id", 56, 4, 0);
-
-static const char kvm_entry_fmt[] =
-	FIELD("unsigned int vcpu_id", 8, 4, 0)
-	FIELD("unsigned long rip", 16, 8, 0)
-	FIELD("bool immediate_exit", 24, 1, 0)
-	"\nprint fmt: \"vcpu %u, rip 0x%lx%s\", REC->vcpu_id, REC->rip, "
-	"REC->immediate_exit ? \"[immediate exit]\" : \"\"\n";
+/* Events of generic code, the same on every architecture (Linux 6.1's
+ * TRACE_EVENT definitions): KVM's common events (include/trace/events/
+ * kvm.h) and the scheduler's. */
 
 static const char kvm_mmio_fmt[] =
 	FIELD("u32 type", 8, 4, 0)
@@ -169,23 +164,6 @@ static const char kvm_mmio_fmt[] =
 	"\nprint fmt: \"mmio %s len %u gpa 0x%llx val 0x%llx\", __print_symbolic(REC->type, "
 	"{ 0, \"unsatisfied-read\" }, { 1, \"read\" }, { 2, \"write\" }), REC->len, REC->gpa, "
 	"REC->val\n";
-
-static const char kvm_pio_fmt[] =
-	FIELD("unsigned int rw", 8, 4, 0)
-	FIELD("unsigned int port", 12, 4, 0)
-	FIELD("unsigned int size", 16, 4, 0)
-	FIELD("unsigned int count", 20, 4, 0)
-	FIELD("unsigned int val", 24, 4, 0)
-	"\nprint fmt: \"pio_%s at 0x%x size %d count %d val 0x%x %s\", REC->rw ? \"write\" : "
-	"\"read\", REC->port, REC->size, REC->count, REC->val, REC->count > 1 ? \"(...)\" : \"\"\n";
-
-static const char kvm_msr_fmt[] =
-	FIELD("unsigned write", 8, 4, 0)
-	FIELD("u32 ecx", 12, 4, 0)
-	FIELD("u64 data", 16, 8, 0)
-	FIELD("u8 exception", 24, 1, 0)
-	"\nprint fmt: \"msr_%s %x = 0x%llx%s\", REC->write ? \"write\" : \"read\", REC->ecx, "
-	"REC->data, REC->exception ? \" (#GP)\" : \"\"\n";
 
 #define ERSN(n, x) "{ " #n ", \"KVM_EXIT_" #x "\" }"
 static const char kvm_userspace_exit_fmt[] =
@@ -203,13 +181,6 @@ static const char kvm_userspace_exit_fmt[] =
 	ERSN(25, S390_STSI) ", " ERSN(26, IOAPIC_EOI) ", " ERSN(27, HYPERV) ", "
 	ERSN(28, ARM_NISV) ", " ERSN(29, X86_RDMSR) ", " ERSN(30, X86_WRMSR)
 	"), REC->errno < 0 ? -REC->errno : REC->reason\n";
-
-static const char kvm_write_tsc_offset_fmt[] =
-	FIELD("unsigned int vcpu_id", 8, 4, 0)
-	FIELD("__u64 previous_tsc_offset", 16, 8, 0)
-	FIELD("__u64 next_tsc_offset", 24, 8, 0)
-	"\nprint fmt: \"vcpu=%u prev=%llu next=%llu\", REC->vcpu_id, REC->previous_tsc_offset, "
-	"REC->next_tsc_offset\n";
 
 /* TASK_REPORT_MAX is 0x100 in 6.1: S D T t X Z P I are bits 0..7. */
 static const char sched_switch_fmt[] =
@@ -235,6 +206,14 @@ static const char sched_wakeup_fmt[] =
 	"\nprint fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, "
 	"REC->prio, REC->target_cpu\n";
 
+static const struct ks_event_format shared_formats[] = {
+	{ "kvm", "kvm_mmio", kvm_mmio_fmt, NULL },
+	{ "kvm", "kvm_userspace_exit", kvm_userspace_exit_fmt, NULL },
+	{ "sched", "sched_switch", sched_switch_fmt, NULL },
+	{ "sched", "sched_wakeup", sched_wakeup_fmt, NULL },
+};
+#define NR_SHARED (sizeof(shared_formats) / sizeof(shared_formats[0]))
+
 /* ------------------------------------------------------------------ */
 /* Reader state                                                         */
 
@@ -246,11 +225,20 @@ struct text_source;
 typedef int (*fields_parser)(struct text_source *s, const char *f, uint8_t *p,
 			     const struct slot *sl);
 
+/* A parser of the printed fields of one event, for texts that its print
+ * fmt does not say (trace-cmd's plugins) or says with ternaries. */
+struct text_parser {
+	const char *system, *name;
+	const char *const *fields;   /* the slots it fills: the event must have all */
+	fields_parser parse;
+};
+
 struct text_event {
 	const char *system, *name;
-	const char *body;            /* field lines + print fmt (NULL: built) */
 	const char *const *fields;   /* names of the slots the parser fills */
-	fields_parser parse;
+	fields_parser parse;         /* NULL: PLAN reads the line */
+	struct ks_plan *plan;        /* the event's print fmt, read backwards */
+	bool arch_own;               /* the architecture's event, not a shared one */
 	struct tep_event *ev;        /* in the reader's tep */
 	uint32_t size;               /* payload size */
 	struct slot slots[MAX_FIELDS];
@@ -768,22 +756,50 @@ static int parse_sched_wakeup(struct text_source *s, const char *f, uint8_t *p,
 	return 0;
 }
 
-static const struct text_event builtin_events[] = {
-	{ "kvm", "kvm_exit", NULL, kvm_exit_names, parse_kvm_exit, NULL, 0, {{0, 0}} },
-	{ "kvm", "kvm_entry", kvm_entry_fmt, kvm_entry_names, parse_kvm_entry, NULL, 0, {{0, 0}} },
-	{ "kvm", "kvm_mmio", kvm_mmio_fmt, kvm_mmio_names, parse_kvm_mmio, NULL, 0, {{0, 0}} },
-	{ "kvm", "kvm_pio", kvm_pio_fmt, kvm_pio_names, parse_kvm_pio, NULL, 0, {{0, 0}} },
-	{ "kvm", "kvm_msr", kvm_msr_fmt, kvm_msr_names, parse_kvm_msr, NULL, 0, {{0, 0}} },
-	{ "kvm", "kvm_userspace_exit", kvm_userspace_exit_fmt, kvm_userspace_exit_names,
-	  parse_kvm_userspace_exit, NULL, 0, {{0, 0}} },
-	{ "kvm", "kvm_write_tsc_offset", kvm_write_tsc_offset_fmt, kvm_write_tsc_offset_names,
-	  parse_kvm_write_tsc_offset, NULL, 0, {{0, 0}} },
-	{ "sched", "sched_switch", sched_switch_fmt, sched_switch_names, parse_sched_switch,
-	  NULL, 0, {{0, 0}} },
-	{ "sched", "sched_wakeup", sched_wakeup_fmt, sched_wakeup_names, parse_sched_wakeup,
-	  NULL, 0, {{0, 0}} },
+/* An event of a built-in format gets the first parser here of its name whose
+ * fields it has (x86 kvm_exit's parser does not fit arm64's kvm_exit), else
+ * its print fmt read backwards. */
+static const struct text_parser text_parsers[] = {
+	{ "kvm", "kvm_exit", kvm_exit_names, parse_kvm_exit },
+	{ "kvm", "kvm_entry", kvm_entry_names, parse_kvm_entry },
+	{ "kvm", "kvm_mmio", kvm_mmio_names, parse_kvm_mmio },
+	{ "kvm", "kvm_pio", kvm_pio_names, parse_kvm_pio },
+	{ "kvm", "kvm_msr", kvm_msr_names, parse_kvm_msr },
+	{ "kvm", "kvm_userspace_exit", kvm_userspace_exit_names, parse_kvm_userspace_exit },
+	{ "kvm", "kvm_write_tsc_offset", kvm_write_tsc_offset_names, parse_kvm_write_tsc_offset },
+	{ "sched", "sched_switch", sched_switch_names, parse_sched_switch },
+	{ "sched", "sched_wakeup", sched_wakeup_names, parse_sched_wakeup },
 };
-#define NR_BUILTIN (sizeof(builtin_events) / sizeof(builtin_events[0]))
+#define NR_PARSERS (sizeof(text_parsers) / sizeof(text_parsers[0]))
+
+/* What libtraceevent prints for a field a plugin's handler looks for and
+ * the event lacks (trace-cmd report's kvm plugin on the kvm_exit and
+ * kvm_entry of other architectures), before the event's own text. */
+static const char *skip_missing_field_notes(const char *f)
+{
+	for (;;) {
+		const char *e;
+
+		if (!strncmp(f, "CAN'T FIND FIELD \"", 18) && (e = strchr(f + 18, '"')) != NULL)
+			f = e + 1;
+		else if (!strncmp(f, "<CANT FIND FIELD ", 17) && (e = strchr(f + 17, '>')) != NULL)
+			f = e + 1;
+		else
+			return f;
+	}
+}
+
+/* The printed fields F of TE into the payload P; -1 if they do not parse. */
+static int parse_fields(struct text_source *s, const struct text_event *te, const char *f,
+			uint8_t *p)
+{
+	if (te->parse)
+		return te->parse(s, f, p, te->slots);
+	if (ks_plan_scan(te->plan, f, p, (int)te->size) == 0)
+		return 0;
+	f = skip_missing_field_notes(f);
+	return ks_plan_scan(te->plan, f, p, (int)te->size);
+}
 
 /* ------------------------------------------------------------------ */
 /* Building the tep handle                                              */
@@ -819,32 +835,6 @@ static int sb_add(struct strbuf *b, const char *fmt, ...)
 	}
 }
 
-static int sb_add_symbols(struct strbuf *b, const struct ks_x86_exit_reason *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (sb_add(b, ", { 0x%llx, \"%s\" }", (unsigned long long)t[i].code, t[i].name) < 0)
-			return -1;
-	return 0;
-}
-
-/* kvm_exit of Linux 6.1 with its isa-dependent __print_symbolic. */
-static int build_kvm_exit_body(struct strbuf *b)
-{
-	if (sb_add(b, "%s\nprint fmt: \"vcpu %%u reason %%s%%s%%s rip 0x%%lx info1 0x%%016llx "
-		   "info2 0x%%016llx intr_info 0x%%08x error_code 0x%%08x\", REC->vcpu_id, "
-		   "(REC->isa == 1) ? __print_symbolic(REC->exit_reason & 0xffff",
-		   kvm_exit_fields) < 0 ||
-	    sb_add_symbols(b, ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count) < 0 ||
-	    sb_add(b, ") : __print_symbolic(REC->exit_reason") < 0 ||
-	    sb_add_symbols(b, ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count) < 0 ||
-	    sb_add(b, "), (REC->isa == 1 && REC->exit_reason & ~0xffff) ? \" \" : \"\", "
-		   "(REC->isa == 1) ? __print_flags(REC->exit_reason & ~0xffff, \" \", "
-		   "{ 0x80000000, \"FAILED_VMENTRY\" }) : \"\", REC->guest_rip, REC->info1, "
-		   "REC->info2, REC->intr_info, REC->error_code\n") < 0)
-		return -1;
-	return 0;
-}
-
 static int payload_size(struct tep_event *ev, uint32_t *size)
 {
 	struct tep_format_field **fields = tep_event_fields(ev);
@@ -865,77 +855,169 @@ static int payload_size(struct tep_event *ev, uint32_t *size)
 	return *size <= PAYLOAD_MAX ? 0 : -1;
 }
 
-static int resolve_slots(struct text_event *te)
+/* The first of text_parsers[] for TE whose fields TE has: its slots are
+ * set; false if none. */
+static bool take_parser(struct text_event *te)
 {
-	for (int i = 0; te->fields[i]; i++) {
-		struct tep_format_field *f = tep_find_field(te->ev, te->fields[i]);
+	for (size_t k = 0; k < NR_PARSERS; k++) {
+		const struct text_parser *tp = &text_parsers[k];
+		int i;
 
-		if (!f || i >= MAX_FIELDS)
-			return -1;
-		te->slots[i].offset = f->offset;
-		te->slots[i].size = f->size;
+		if (strcmp(tp->system, te->system) || strcmp(tp->name, te->name))
+			continue;
+		for (i = 0; tp->fields[i] && i < MAX_FIELDS; i++) {
+			struct tep_format_field *f = tep_find_field(te->ev, tp->fields[i]);
+
+			if (!f)
+				break;
+			te->slots[i].offset = f->offset;
+			te->slots[i].size = f->size;
+		}
+		if (tp->fields[i])
+			continue;
+		te->fields = tp->fields;
+		te->parse = tp->parse;
+		return true;
 	}
-	return payload_size(te->ev, &te->size);
+	return false;
 }
 
-static int add_event(struct tep_handle *tep, struct text_event *te, int id)
+/* FORMAT into TEP as event ID; TE is set to read its lines.  0; 1 when no
+ * parser reads the event (it is left out); -1 on errors. */
+static int add_event(struct tep_handle *tep, struct text_event *te,
+		     const struct ks_event_format *format, int id)
 {
 	struct strbuf b = { 0 };
+	char *body = ks_event_format_body(format);
 	int r = -1;
 
-	if (sb_add(&b, "name: %s\nID: %d\nformat:\n%s", te->name, id, COMMON_FIELDS) < 0)
+	memset(te, 0, sizeof(*te));
+	te->system = format->system;
+	te->name = format->name;
+	if (!body || sb_add(&b, "name: %s\nID: %d\nformat:\n%s%s", te->name, id, COMMON_FIELDS,
+			    body) < 0)
 		goto out;
-	if (te->body ? sb_add(&b, "%s", te->body) < 0 : build_kvm_exit_body(&b) < 0)
+	if (tep_parse_format(tep, &te->ev, b.s, b.len, te->system) != 0 || !te->ev ||
+	    payload_size(te->ev, &te->size) < 0)
 		goto out;
-	if (tep_parse_format(tep, &te->ev, b.s, b.len, te->system) != 0 || !te->ev)
-		goto out;
-	r = resolve_slots(te);
+	r = take_parser(te) || (te->plan = ks_plan_compile(te->ev)) != NULL ? 0 : 1;
 out:
+	free(body);
 	free(b.s);
 	return r;
 }
 
-/* The built-in formats are parsed once per process (the kvm_exit print
+/* The built-in formats of one architecture of ks_arches[] (same index):
+ * its events, then the shared ones it does not define itself. */
+struct builtin_set {
+	struct tep_handle *tep;
+	struct text_event *events;
+	size_t nr;
+};
+
+static bool arch_defines(const struct ks_arch *a, const struct ks_event_format *f)
+{
+	for (const struct ks_event_format *g = a->formats; g && g->name; g++)
+		if (!strcmp(g->name, f->name))
+			return true;
+	return false;
+}
+
+static int add_set_event(struct builtin_set *set, const struct ks_event_format *f, bool own)
+{
+	struct text_event *te = &set->events[set->nr];
+	int r = add_event(set->tep, te, f, (int)set->nr + 1);
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		te->arch_own = own;
+		set->nr++;
+	}
+	return 0;
+}
+
+static int build_set(struct builtin_set *set, const struct ks_arch *a)
+{
+	int host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	size_t n = NR_SHARED;
+
+	for (const struct ks_event_format *f = a->formats; f && f->name; f++)
+		n++;
+	set->tep = tep_alloc();
+	set->events = calloc(n, sizeof(*set->events));
+	if (!set->tep || !set->events)
+		return -1;
+	tep_set_long_size(set->tep, 8);
+	tep_set_page_size(set->tep, 4096);
+	tep_set_file_bigendian(set->tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(set->tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	for (const struct ks_event_format *f = a->formats; f && f->name; f++)
+		if (add_set_event(set, f, true) < 0)
+			return -1;
+	for (size_t i = 0; i < NR_SHARED; i++)
+		if (!arch_defines(a, &shared_formats[i]) &&
+		    add_set_event(set, &shared_formats[i], false) < 0)
+			return -1;
+	return 0;
+}
+
+/* The built-in formats are parsed once per process (the x86 kvm_exit print
  * format with its two exit-reason tables is most of an open's cost); every
- * source takes a reference to that tep handle and a copy of the resolved
- * events.  Nothing changes the handle after it is built (output may load
- * plugins into a source's handle, and unloads them at its end). */
-static struct tep_handle *builtin_tep;
-static struct text_event builtin_resolved[NR_BUILTIN];
+ * source takes a reference to the tep handle of its architecture and a copy
+ * of the resolved events.  Nothing changes the handles after they are built
+ * (output may load plugins into a source's handle, and unloads them at its
+ * end). */
+static struct builtin_set *builtin_tep;
+static size_t builtin_count;
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
 static void build_builtin_tep(void)
 {
-	int host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
-	struct tep_handle *tep = tep_alloc();
+	struct builtin_set *sets;
+	size_t n = 0;
 
-	if (!tep)
+	while (ks_arches[n])
+		n++;
+	sets = calloc(n ? n : 1, sizeof(*sets));
+	if (!sets)
 		return;
-	tep_set_long_size(tep, 8);
-	tep_set_page_size(tep, 4096);
-	tep_set_file_bigendian(tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_local_bigendian(tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	memcpy(builtin_resolved, builtin_events, sizeof(builtin_events));
-	for (size_t i = 0; i < NR_BUILTIN; i++)
-		if (add_event(tep, &builtin_resolved[i], (int)i + 1) < 0) {
-			tep_free(tep);
+	for (size_t i = 0; i < n; i++)
+		if (build_set(&sets[i], ks_arches[i]) < 0) {
+			for (size_t j = 0; j <= i; j++) {
+				if (sets[j].tep)
+					tep_free(sets[j].tep);
+				for (size_t k = 0; k < sets[j].nr; k++)
+					ks_plan_free(sets[j].events[k].plan);
+				free(sets[j].events);
+			}
+			free(sets);
 			return;
 		}
-	builtin_tep = tep;
+	builtin_count = n;
+	builtin_tep = sets;
 }
 
-static int build_tep(struct text_source *s)
+/* The built-in sets (builtin_count of them); NULL when they cannot be built. */
+static const struct builtin_set *builtin_sets(void)
 {
 	pthread_once(&builtin_once, build_builtin_tep);
-	if (!builtin_tep)
+	return builtin_tep;
+}
+
+static int build_tep(struct text_source *s, size_t set)
+{
+	const struct builtin_set *b = builtin_sets();
+
+	if (!b || set >= builtin_count)
 		return -1;
-	s->events = malloc(sizeof(builtin_resolved));
+	s->events = malloc((b[set].nr ? b[set].nr : 1) * sizeof(*s->events));
 	if (!s->events)
 		return -1;
-	memcpy(s->events, builtin_resolved, sizeof(builtin_resolved));
-	s->nr_events = NR_BUILTIN;
-	tep_ref(builtin_tep);
-	s->base.tep = builtin_tep;
+	memcpy(s->events, b[set].events, b[set].nr * sizeof(*s->events));
+	s->nr_events = b[set].nr;
+	tep_ref(b[set].tep);
+	s->base.tep = b[set].tep;
 	return 0;
 }
 
@@ -1268,13 +1350,18 @@ static void count_malformed(struct text_source *s, uint64_t offset)
 	s->base.stats.skipped++;
 }
 
+static struct text_event *find_in(struct text_event *events, size_t n, const struct line_hdr *h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(events[i].name) == h->name_len &&
+		    memcmp(events[i].name, h->name, h->name_len) == 0)
+			return &events[i];
+	return NULL;
+}
+
 static struct text_event *find_event(struct text_source *s, const struct line_hdr *h)
 {
-	for (size_t i = 0; i < s->nr_events; i++)
-		if (strlen(s->events[i].name) == h->name_len &&
-		    memcmp(s->events[i].name, h->name, h->name_len) == 0)
-			return &s->events[i];
-	return NULL;
+	return find_in(s->events, s->nr_events, h);
 }
 
 static void fill_common(struct ks_record *rec, const struct line_hdr *h, uint64_t offset)
@@ -1296,7 +1383,7 @@ static int build_event(struct text_source *s, struct text_event *te, const struc
 	int32_t pid = h->tid;
 
 	memset(s->payload, 0, te->size);
-	if (te->parse(s, h->fields, s->payload, te->slots) < 0)
+	if (parse_fields(s, te, h->fields, s->payload) < 0)
 		return -1;
 	memcpy(s->payload, &type, 2);
 	s->payload[2] = h->flags;
@@ -1478,33 +1565,171 @@ uint64_t ks_ftrace_text_malformed(const struct ks_source *src, uint64_t *first_o
 /* ------------------------------------------------------------------ */
 /* Open                                                                 */
 
-/* x86 exit reason names in kvm_exit lines of the head tell the arch (the
- * built-in formats are the x86_64 ones). */
-static void head_arch(struct ks_source_info *info, const char *first, size_t rest_len,
-		      const char *rest)
+/* Which architecture's formats read the text: the first line of a KVM event
+ * that exactly one architecture reads decides; lines that several read
+ * (kvm_exit of one kernel is not another's, but a line may fit two) are
+ * counted, and the most counted is taken when no line decides.  Events of
+ * generic code (shared_formats) say nothing. */
+#define CHOOSE_BYTES (16u << 20)   /* how far open() looks for such lines */
+#define CHOOSE_CHUNK (1u << 20)
+
+struct choice {
+	size_t n;                  /* builtin_count */
+	uint64_t *votes;           /* lines each set reads */
+	ssize_t decided;           /* -1: not yet */
+	char *line;                /* LINE_MAX_LEN + 1 bytes of scratch */
+};
+
+static void choose_line(struct text_source *s, const struct builtin_set *sets, struct choice *c,
+			const char *text, size_t len)
 {
-	const char *p = strstr(first, " kvm_exit: ");
-	int isa;
-	uint64_t code;
+	struct line_hdr h;
+	ssize_t only = -1;
+	size_t readers = 0;
 
-	if (!p && rest)
-		p = memmem(rest, rest_len, " kvm_exit: ", 11);
-	if (!p || !(p = strstr(p, "reason ")))
+	if (len > LINE_MAX_LEN)
 		return;
-	p += 7;
-	char name[40];
-	size_t n = strcspn(p, " \n");
+	memcpy(c->line, text, len);
+	c->line[len] = '\0';
+	if (len && c->line[len - 1] == '\r')
+		c->line[len - 1] = '\0';
+	if (classify(c->line, &h) != LINE_EVENT || !h.name_len)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct text_event *te = find_in(sets[i].events, sets[i].nr, &h);
 
-	if (n >= sizeof(name))
-		return;
-	memcpy(name, p, n);
-	name[n] = '\0';
-	if (ks_x86_exit_code(name, &isa, &code) == 0)
-		snprintf(info->arch, sizeof(info->arch), "x86_64");
+		memset(s->payload, 0, sizeof(s->payload));
+		if (!te || !te->arch_own || parse_fields(s, te, h.fields, s->payload) < 0)
+			continue;
+		c->votes[i]++;
+		only = (ssize_t)i;
+		readers++;
+	}
+	s->last_isa = 0; /* a parser's memory of this line */
+	if (readers == 1)
+		c->decided = only;
+}
+
+/* The lines of TEXT[0, LEN) (the last one only when AT_END); returns the
+ * bytes of the lines looked at. */
+static size_t choose_lines(struct text_source *s, const struct builtin_set *sets, struct choice *c,
+			   const char *text, size_t len, bool at_end)
+{
+	size_t pos = 0;
+
+	while (pos < len && c->decided < 0) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		if (!nl && !at_end)
+			break;
+		choose_line(s, sets, c, text + pos, end - pos);
+		pos = nl ? end + 1 : len;
+	}
+	return pos;
+}
+
+/* *SET: the built-in set of architecture NAME (the caller's choice), else
+ * of the one the text shows (TEXT, LEN: text in memory; else the file FD),
+ * -1 when it shows none.  0, or -1 with ERR set. */
+static int choose_set(struct text_source *s, const char *name, const char *text, size_t len,
+		      int fd, ssize_t *set, struct ks_error *err)
+{
+	const struct builtin_set *sets = builtin_sets();
+	struct choice c = { .decided = -1 };
+	char *buf = NULL;
+	int r = -1;
+
+	*set = -1;
+	if (!sets)
+		return ks_error_set(err, "%s: cannot set up the built-in event formats",
+				    s->base.path);
+	if (name) {
+		const struct ks_arch *a = ks_arch_by_name(name);
+
+		for (size_t i = 0; a && i < builtin_count; i++)
+			if (ks_arches[i] == a)
+				*set = (ssize_t)i;
+		if (*set < 0) {
+			char names[256];
+
+			ks_arch_name_list(names, sizeof(names));
+			return ks_error_set(err, "unknown architecture '%s' (%s)", name, names);
+		}
+		return 0;
+	}
+	c.n = builtin_count;
+	c.votes = calloc(c.n, sizeof(*c.votes));
+	c.line = malloc(LINE_MAX_LEN + 1);
+	if (!c.votes || !c.line)
+		goto nomem;
+	if (text) {
+		choose_lines(s, sets, &c, text, len < CHOOSE_BYTES ? len : CHOOSE_BYTES, true);
+	} else {
+		uint64_t off = 0;
+		size_t have = 0;
+
+		if (!(buf = malloc(CHOOSE_CHUNK)))
+			goto nomem;
+		while (c.decided < 0 && off < CHOOSE_BYTES) {
+			ssize_t n = pread(fd, buf + have, CHOOSE_CHUNK - have, (off_t)(off + have));
+			size_t used;
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				ks_error_set(err, "%s: cannot read: %s", s->base.path, strerror(errno));
+				goto out;
+			}
+			have += (size_t)n;
+			used = choose_lines(s, sets, &c, buf, have, n == 0);
+			if (n == 0)
+				break;
+			if (used == 0 && have == CHOOSE_CHUNK)
+				break; /* a line longer than a chunk: not text to choose by */
+			memmove(buf, buf + used, have - used);
+			have -= used;
+			off += used;
+		}
+	}
+	*set = c.decided;
+	for (size_t i = 0; *set < 0 && i < c.n; i++)
+		if (c.votes[i] && (*set < 0 || c.votes[i] > c.votes[*set]))
+			*set = (ssize_t)i;
+	r = 0;
+	goto out;
+nomem:
+	ks_error_set(err, "%s: out of memory", s->base.path);
+out:
+	free(buf);
+	free(c.line);
+	free(c.votes);
+	return r;
+}
+
+/* Builds the reader's tep from the chosen set; the input's machine is that
+ * architecture's when the text or the caller chose it.  Without a choice,
+ * the first architecture's formats (what the text shows nothing against). */
+static int open_formats(struct text_source *s, const char *arch, const char *text, size_t len,
+			int fd, struct ks_error *err)
+{
+	ssize_t set;
+	const struct ks_arch *a;
+
+	if (choose_set(s, arch, text, len, fd, &set, err) < 0)
+		return -1;
+	if (build_tep(s, set < 0 ? 0 : (size_t)set) < 0)
+		return ks_error_set(err, "%s: cannot set up the built-in event formats",
+				    s->base.path);
+	a = set < 0 ? NULL : ks_arches[set];
+	if (a)
+		snprintf(s->base.info.arch, sizeof(s->base.info.arch), "%s",
+			 a->machines && a->machines[0] ? a->machines[0] : a->name);
+	return 0;
 }
 
 /* The head must be text with a recognisable line among its first lines. */
-static int sniff(int fd, const char *path, struct ks_source_info *info, struct ks_error *err)
+static int sniff(int fd, const char *path, struct ks_error *err)
 {
 	char *head = malloc(SNIFF_BYTES + 1);
 	ssize_t n;
@@ -1536,7 +1761,6 @@ static int sniff(int fd, const char *path, struct ks_source_info *info, struct k
 		k = classify(p, &h);
 		if (k == LINE_META || k == LINE_LOST || k == LINE_EVENT) {
 			r = 0;
-			head_arch(info, p, nl ? (size_t)(head + n - (nl + 1)) : 0, nl ? nl + 1 : NULL);
 			goto out;
 		}
 		if (k == LINE_BAD) /* ftrace text starts with a header or an event */
@@ -1579,19 +1803,17 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 		text_close(&s->base);
 		return -1;
 	}
-	if (build_tep(s) < 0) {
-		ks_error_set(err, "%s: cannot set up the built-in event formats", name);
+	if (open_formats(s, NULL, text, len, -1, err) < 0) {
 		text_close(&s->base);
 		return -1;
 	}
-	head_arch(&s->base.info, "", len < SNIFF_BYTES ? len : SNIFF_BYTES, text);
 	s->base.info.format = "ftrace text";
 	*out = &s->base;
 	return 0;
 }
 
 int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
-			struct ks_error *err)
+			const char *arch, struct ks_error *err)
 {
 	struct text_source *s;
 	struct stat st;
@@ -1611,16 +1833,14 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	}
 	if (!s->base.path)
 		goto nomem;
-	if (sniff(s->lr.fd, path, &s->base.info, err) < 0)
+	if (sniff(s->lr.fd, path, err) < 0)
 		goto fail;
 	s->lr.buf = reader_buffer(&s->lr, fstat(s->lr.fd, &st) == 0 && S_ISREG(st.st_mode) ?
 				  (uint64_t)st.st_size : UINT64_MAX);
 	if (!s->lr.buf || ks_hmap_reserve(&s->comms, 1) < 0)
 		goto nomem;
-	if (build_tep(s) < 0) {
-		ks_error_set(err, "%s: cannot set up the built-in event formats", path);
+	if (open_formats(s, arch, NULL, 0, s->lr.fd, err) < 0)
 		goto fail;
-	}
 	s->base.info.format = "ftrace text";
 	*out = &s->base;
 	return 0;

@@ -79,8 +79,10 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_l
 int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 		     const struct ks_limits *lim,
 		     struct ks_error *err);
+/* ARCH: the architecture whose event formats read the text (NULL: the one
+ * the text shows), see ks_source_open_arch(). */
 int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
-			struct ks_error *err);
+			const char *arch, struct ks_error *err);
 /* For tests and fuzzing: perf.data data sections larger than MIN_MAPPED
  * bytes are mapped (default KS_PD_MAP_MIN) and the prefetch thread
  * populates and frames CHUNK bytes at a time (0: the default, 4 MB), so that

@@ -74,6 +74,12 @@ int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flag
 int ks_source_open_limits(struct ks_source **out, const char *path, unsigned flags,
 			  const struct ks_limits *lim, struct ks_error *err)
 {
+	return ks_source_open_arch(out, path, flags, lim, NULL, err);
+}
+
+int ks_source_open_arch(struct ks_source **out, const char *path, unsigned flags,
+			const struct ks_limits *lim, const char *arch, struct ks_error *err)
+{
 	char head[16];
 	size_t got = 0;
 
@@ -87,5 +93,5 @@ int ks_source_open_limits(struct ks_source **out, const char *path, unsigned fla
 		return ks_tracedat_open(out, path, flags, lim, err);
 	if (got == 0)
 		return ks_error_at(err, path, 0, "the file is empty");
-	return ks_ftrace_text_open(out, path, lim, err);
+	return ks_ftrace_text_open(out, path, lim, arch, err);
 }

@@ -48,6 +48,14 @@ int ks_plan_run(const struct ks_plan *p, const uint8_t *data, int size, struct k
 void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char *text, size_t len);
 void ks_plan_free(struct ks_plan *p);
 
+/* The inverse of ks_plan_run: the values whose printed text is TEXT (the
+ * whole of it, trailing blanks aside) stored into the fields of DATA (SIZE
+ * bytes, zeroed by the caller; char arrays come NUL padded).  0; or -1 when
+ * TEXT is not what the plan prints, or the plan has a step that cannot be
+ * read back (dynamic strings, the kvm plugin's text).  A number is read
+ * back as printed: a field cut to 32 bits by "%d" keeps 32 bits. */
+int ks_plan_scan(const struct ks_plan *p, const char *text, uint8_t *data, int size);
+
 /* Appends "%Wd"-style text: V, as signed if IS_SIGNED, in base 16 or else
  * 10 (UPPER: X digits), padded to WIDTH with spaces (zeros if ZERO), on the
  * right if LEFT. */

@@ -74,6 +74,22 @@ static bool testarch_detect(struct tep_handle *tep)
 
 static const char *const testarch_machines[] = { "testarch", NULL };
 
+/* The formats of the events (tests/fixtures/testarch/), for the ftrace text
+ * reader. */
+#define F KS_FORMAT_FIELD
+static const struct ks_event_format testarch_formats[] = {
+	{ "testkvm", "guest_enter",
+	  F("unsigned int cpu_no", 8, 4, 0)
+	  "\nprint fmt: \"cpu %u\", REC->cpu_no\n", NULL },
+	{ "testkvm", "guest_exit",
+	  F("unsigned int cpu_no", 8, 4, 0)
+	  F("unsigned int why", 12, 4, 0)
+	  F("unsigned long where", 16, 8, 0)
+	  "\nprint fmt: \"cpu %u why %u where 0x%lx\", REC->cpu_no, REC->why, REC->where\n", NULL },
+	{ NULL, NULL, NULL, NULL },
+};
+#undef F
+
 static const struct ks_arch ks_arch_testarch = {
 	.name = "testarch",
 	.entry_system = "testkvm",
@@ -91,6 +107,7 @@ static const struct ks_arch ks_arch_testarch = {
 	.guest_ip_field = "where",
 	.exit_halts = testarch_halts,
 	.exit_periodic = testarch_periodic,
+	.formats = testarch_formats,
 };
 
 /* The six architectures of src/arch/arch_list.c and this one. */

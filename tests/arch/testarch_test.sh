@@ -7,7 +7,8 @@
 # testkvm:guest_enter / guest_exit, exit codes 1 TICK periodic, 2 IO, 3 NAP
 # halts, 4 CALL) and the list of architectures with it.  On a perf.data of
 # those events (tools/gen-kvm-perfdata, formats in tests/fixtures/testarch):
-# stat names the exits from the table, report samples the periodic exits
+# stat names the exits from the table (also on the events as ftrace text,
+# read with the formats of the table), report samples the periodic exits
 # only, timeline shows the NAP exit as HALTED, every command maps threads to
 # the same VM and vCPU, and the help lists the architecture.  The expected
 # numbers follow from the scenario below (durations written out).
@@ -49,6 +50,18 @@ rows = {r["key"]: r["total_ns"] for r in d["views"][0]["rows"]}
 print(d["arch"], sorted(rows.items()))')
 [ "$r" = "testarch [('IO', 400), ('NAP', 6000), ('TICK', 300)]" ] &&
 	echo "ok testarch stat: names and times from the table" || echo "not ok testarch stat: $r"
+
+# The same events as ftrace text (dump prints trace-cmd report's layout):
+# the text reader takes testkvm's formats from the table too.
+"$K" dump -t "$F" > "$T/ta.txt"
+r=$("$K" stat -i "$T/ta.txt" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rows = {r["key"]: r["total_ns"] for r in d["views"][0]["rows"]}
+print(d["arch"], sorted(rows.items()))')
+[ "$r" = "testarch [('IO', 400), ('NAP', 6000), ('TICK', 300)]" ] &&
+	echo "ok testarch stat of the text: formats from the table" ||
+	echo "not ok testarch stat of the text: $r"
 
 r=$("$K" report -i "$F" --json | python3 -c '
 import json, sys

@@ -5,7 +5,8 @@
  * The input is a print format, a NUL, then a record: the format follows a
  * fixed field list (every field kind the plan knows) and is parsed through
  * the format guard; when a plan compiles and formats the record, its text
- * must equal tep_print_event(TEP_PRINT_INFO)'s, else the target aborts.
+ * must equal tep_print_event(TEP_PRINT_INFO)'s, else the target aborts; the
+ * text is then read back (ks_plan_scan) for the sanitizers to watch.
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *     -I/usr/include/traceevent tests/fuzz/fuzz_print_plan.c LIBOBJS... -ltraceevent
  */
@@ -34,6 +35,19 @@
 	"print fmt: "
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Reading the printed text back (the ftrace text reader's use) stays
+ * inside a record of SIZE bytes, whatever the format. */
+static void scan_back(const struct ks_plan *plan, struct ks_tbuf *b, int size)
+{
+	uint8_t *back = calloc(1, (size_t)size);
+
+	if (back && ks_tbuf_put(b, "", 0) == 0) {
+		b->p[b->len] = '\0';
+		ks_plan_scan(plan, b->p, back, size);
+	}
+	free(back);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -87,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 				}
 				trace_seq_destroy(&s);
+				scan_back(plan, &b, (int)rsize);
 			}
 			free(b.p);
 			free(rec);

@@ -3,8 +3,9 @@
  * exactly what libtraceevent's pretty printer prints: formats with every
  * step kind, and formats the plan must leave to the library, each run on
  * pseudo-random records (including ones cut short) and compared with
- * tep_print_event(TEP_PRINT_INFO) byte for byte.  Also the hand-rolled
- * kallsyms parser against tep_parse_kallsyms.
+ * tep_print_event(TEP_PRINT_INFO) byte for byte; the text read back
+ * (ks_plan_scan) prints the same again.  Also the hand-rolled kallsyms
+ * parser against tep_parse_kallsyms.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -140,6 +141,116 @@ static void t_plan_matches_library(void)
 		}
 		trace_seq_destroy(&s);
 		free(b.p);
+		ks_plan_free(plan);
+		tep_free(tep);
+	}
+}
+
+/* ks_plan_scan reads back what ks_plan_run printed: the values it finds
+ * print the same text again (a value cut by its conversion comes back cut),
+ * for every format that compiles except those with dynamic strings, which
+ * the scan leaves alone. */
+static void t_scan_reads_back(void)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(formats) / sizeof(formats[0]); k++) {
+		struct tep_handle *tep = tep_alloc();
+		char text[2048];
+		struct tep_event *ev;
+		struct ks_plan *plan;
+		struct ks_tbuf b = { 0 }, again = { 0 };
+		bool dynamic = strstr(formats[k].fmt, "__get_str") != NULL;
+		int n, read = 0;
+
+		snprintf(text, sizeof(text), "%s%s\n", HEAD, formats[k].fmt);
+		tep_set_long_size(tep, 8);
+		tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+		tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+		KT_REQUIRE(tep_parse_event(tep, text, strlen(text), "demo") == 0);
+		ev = tep_find_event(tep, 7);
+		KT_REQUIRE(ev != NULL);
+		plan = ks_plan_compile(ev);
+		for (n = 0; plan && n < 3000; n++) {
+			unsigned char data[64], back[64] = { 0 };
+			int size = n % 5 ? 64 : (int)(8 + next_rand() % 57);
+
+			fill(data, size);
+			b.len = again.len = 0;
+			if (ks_plan_run(plan, data, size, &b) < 0 || ks_tbuf_put(&b, "", 0) < 0)
+				continue;
+			b.p[b.len] = '\0';
+			if (ks_plan_scan(plan, b.p, back, size) < 0) {
+				if (!dynamic)
+					kt_fail(__FILE__, __LINE__, "format %zu record %d: \"%s\" not read",
+						k, n, b.p);
+				if (!dynamic)
+					break;
+				continue;
+			}
+			read++;
+			memcpy(back, data, 8); /* the common fields */
+			if (ks_plan_run(plan, back, size, &again) < 0 || again.len != b.len ||
+			    (b.len && memcmp(again.p, b.p, b.len))) {
+				kt_fail(__FILE__, __LINE__, "format %zu record %d: \"%s\" read back as \"%.*s\"",
+					k, n, b.p, (int)again.len, again.p);
+				break;
+			}
+		}
+		if (plan && dynamic && read)
+			kt_fail(__FILE__, __LINE__, "format %zu: a dynamic string was read", k);
+		if (plan && !dynamic && !read)
+			kt_fail(__FILE__, __LINE__, "format %zu: nothing read back", k);
+		free(b.p);
+		free(again.p);
+		ks_plan_free(plan);
+		tep_free(tep);
+	}
+}
+
+/* Text that is not what the format prints is not read. */
+static void t_scan_rejects(void)
+{
+	static const struct {
+		const char *fmt, *text;
+		int ok;
+	} cases[] = {
+		{ "\"i=%d q=%llx\", REC->i, REC->q", "i=-5 q=ff", 0 },
+		{ "\"i=%d q=%llx\", REC->i, REC->q", "i=-5 q=ff  ", 0 },
+		{ "\"i=%d q=%llx\", REC->i, REC->q", "i=-5 q=fg", -1 },
+		{ "\"i=%d q=%llx\", REC->i, REC->q", "i=5", -1 },
+		{ "\"i=%d q=%llx\", REC->i, REC->q", "i=2147483648 q=0", -1 },
+		{ "\"i=%d q=%llx\", REC->i, REC->q", "i=-2147483648 q=0", 0 },
+		{ "\"b=%u\", REC->b", "b=256", 0 },  /* %u prints 32 bits of the u8 */
+		{ "\"b=%hhu\", REC->b", "b=256", -1 },
+		{ "\"q=%llu\", REC->q", "q=18446744073709551616", -1 },
+		{ "\"[%s]PC\", __print_symbolic(REC->b, { 64, \"IDLE\" })", "[IDLE]PC", 0 },
+		{ "\"[%s]PC\", __print_symbolic(REC->b, { 64, \"IDLE\" })", "[0x41]PC", 0 },
+		{ "\"[%s]PC\", __print_symbolic(REC->b, { 64, \"IDLE\" })", "[BUSY]PC", -1 },
+		{ "\"f=%s\", __print_flags(REC->i, \"|\", { 1, \"A\" }, { 2, \"B\" })", "f=A|B|0x8", 0 },
+		{ "\"f=%s\", __print_flags(REC->i, \"|\", { 1, \"A\" }, { 2, \"B\" })", "f=A|C", -1 },
+		{ "\"comm=%s.\", REC->comm", "comm=abcdefgh.", 0 },
+		{ "\"comm=%s.\", REC->comm", "comm=abcdefghi.", -1 },
+		{ "\"s=%s\", __get_str(s)", "s=x", -1 },
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct tep_handle *tep = tep_alloc();
+		char text[2048];
+		unsigned char data[64] = { 0 };
+		struct ks_plan *plan;
+
+		snprintf(text, sizeof(text), "%s%s\n", HEAD, cases[k].fmt);
+		tep_set_long_size(tep, 8);
+		tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+		tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+		KT_REQUIRE(tep_parse_event(tep, text, strlen(text), "demo") == 0);
+		plan = ks_plan_compile(tep_find_event(tep, 7));
+		KT_REQUIRE(plan != NULL);
+		if (ks_plan_scan(plan, cases[k].text, data, 64) != cases[k].ok)
+			kt_fail(__FILE__, __LINE__, "case %zu: \"%s\" read: %d", k, cases[k].text,
+				!cases[k].ok);
 		ks_plan_free(plan);
 		tep_free(tep);
 	}
@@ -321,6 +432,8 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_plan_matches_library),
+		KT_CASE(t_scan_reads_back),
+		KT_CASE(t_scan_rejects),
 		KT_CASE(t_ints_like_printf),
 		KT_CASE(t_kvm_plan_checks_handler),
 		KT_CASE(t_kallsyms_like_library),
