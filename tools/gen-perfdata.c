@@ -38,6 +38,10 @@
  *   --cmdlines N      keep only the first N saved cmdlines of the template's
  *                     TRACING_DATA (a host's list is most of a small file's
  *                     bytes: fuzzing seeds use a few)
+ *   --extra-cmdline "PID COMM"
+ *                     one more saved cmdline in TRACING_DATA (the kernel's
+ *                     cache naming a pid otherwise than its COMM record, as
+ *                     when a pid was reused)
  *   --pmu-guest       guests run perf: on some exits a vCPU "context switches"
  *                     and reprograms its vPMU, one MSR exit (MSR_WRITE/READ,
  *                     SVM msr) with a kvm_msr event per access: GLOBAL_CTRL=0,
@@ -135,6 +139,7 @@ struct options {
 	bool amd, migrate, no_comm, unmatched, rounds, ooo, verbose, pmu_guest, time_order;
 	uint64_t seed, pairs, unknown, lost;
 	int64_t cmdlines;            /* saved cmdlines to keep, -1 = all */
+	const char *extra_cmdline;   /* one more "PID COMM" line, or NULL */
 	uint32_t vms, vcpus, cpus;
 	uint32_t more_reasons;
 };
@@ -1156,13 +1161,14 @@ static void put_header_string(struct bytes *b, const char *s)
 }
 
 /* TRACING_DATA with only the first KEEP saved cmdlines. */
-static void put_tracing_data(struct bytes *b, const struct template *t, int64_t keep)
+static void put_tracing_data(struct bytes *b, const struct template *t, int64_t keep,
+			     const char *extra)
 {
 	const uint8_t *td = t->buf + t->feat[FEAT_TRACING_DATA].offset;
-	uint64_t size = t->feat[FEAT_TRACING_DATA].size, at = t->td_cmdlines, len, n = 0;
+	uint64_t size = t->feat[FEAT_TRACING_DATA].size, at = t->td_cmdlines, len, n = 0, total;
 	const char *lines;
 
-	if (keep < 0 || !at) {
+	if ((keep < 0 && !extra) || !at) {
 		bytes_put(b, td, size);
 		return;
 	}
@@ -1170,13 +1176,18 @@ static void put_tracing_data(struct bytes *b, const struct template *t, int64_t 
 	if (len > size - at - 8)
 		len = size - at - 8;
 	lines = (const char *)td + at + 8;
-	for (int64_t i = 0; i < keep && n < len; i++) {
+	for (int64_t i = 0; (keep < 0 || i < keep) && n < len; i++) {
 		const char *nl = memchr(lines + n, '\n', len - n);
 		n = nl ? (uint64_t)(nl - lines) + 1 : len;
 	}
+	total = n + (extra ? strlen(extra) + 1 : 0);
 	bytes_put(b, td, at);
-	bytes_put(b, &n, 8);
+	bytes_put(b, &total, 8);
 	bytes_put(b, lines, n);
+	if (extra) {
+		bytes_put(b, extra, strlen(extra));
+		bytes_put(b, "\n", 1);
+	}
 }
 
 /* The feature sections, copied, with CPUID/CPUDESC/SAMPLE_TIME (and with
@@ -1202,7 +1213,7 @@ static void write_features(struct ctx *x, uint64_t start)
 			put_header_string(&body, x->o.amd ? "AMD EPYC 7713 64-Core Processor"
 							  : "Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz");
 		} else if (bit == FEAT_TRACING_DATA) {
-			put_tracing_data(&body, t, x->o.cmdlines);
+			put_tracing_data(&body, t, x->o.cmdlines, x->o.extra_cmdline);
 		} else if (bit == FEAT_SAMPLE_TIME && t->feat[bit].size == 16) {
 			bytes_put(&body, &x->first_ts, 8);
 			bytes_put(&body, &x->last_ts, 8);
@@ -1265,7 +1276,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 {
 	enum { O_TEMPLATE = 256, O_VENDOR, O_SEED, O_VMS, O_VCPUS, O_PAIRS, O_CPUS, O_MIGRATE,
 	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO, O_PMU_GUEST,
-	       O_CMDLINES, O_MORE_REASONS, O_TIME_ORDER };
+	       O_CMDLINES, O_MORE_REASONS, O_TIME_ORDER, O_EXTRA_CMDLINE };
 	static const struct option lo[] = {
 		{ "template", 1, 0, O_TEMPLATE }, { "output", 1, 0, 'o' }, { "vendor", 1, 0, O_VENDOR },
 		{ "seed", 1, 0, O_SEED }, { "vms", 1, 0, O_VMS }, { "vcpus", 1, 0, O_VCPUS },
@@ -1275,7 +1286,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "rounds", 0, 0, O_ROUNDS }, { "ooo", 0, 0, O_OOO }, { "verbose", 0, 0, 'v' },
 		{ "pmu-guest", 0, 0, O_PMU_GUEST }, { "cmdlines", 1, 0, O_CMDLINES },
 		{ "more-reasons", 1, 0, O_MORE_REASONS },
-		{ "time-order", 0, 0, O_TIME_ORDER },
+		{ "time-order", 0, 0, O_TIME_ORDER }, { "extra-cmdline", 1, 0, O_EXTRA_CMDLINE },
 		{ 0, 0, 0, 0 }
 	};
 	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2, .cmdlines = -1 };
@@ -1291,6 +1302,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 			o->amd = !strcmp(optarg, "amd");
 			break;
 		case O_SEED: o->seed = parse_num(optarg, "--seed", UINT64_MAX); break;
+		case O_EXTRA_CMDLINE: o->extra_cmdline = optarg; break;
 		case O_MORE_REASONS:
 			o->more_reasons = (uint32_t)parse_num(optarg, "--more-reasons",
 				sizeof(vmx_more_codes) / sizeof(vmx_more_codes[0]));

@@ -53,6 +53,7 @@ struct convert_args {
 struct comm_slot {
 	int32_t tid;
 	bool named;
+	bool renamed; /* the stored cmdlines name it otherwise: its line dropped */
 	char comm[32];
 };
 
@@ -269,9 +270,65 @@ static _Noreturn void refuse_empty(struct ks_tdw *w, const struct convert_args *
 	die("%s: no events; nothing written to %s", a->input, a->output); /* (not reached) */
 }
 
-/* Saved cmdlines: the input's own text as stored, then the tasks of its
- * COMM records that text does not name; without a stored text, COMM records
- * first, else what the input's tep knows of each task seen. */
+/* The COMM-named slot of the task a stored "PID COMM" line names under
+ * another name (the kernel's cache of names is older than the COMM record
+ * for a reused pid), or NULL. */
+static struct comm_slot *line_overridden(struct comm_map *comms, const char *line, size_t n)
+{
+	char buf[64], *end;
+	const char *sp = memchr(line, ' ', n);
+	long pid;
+	uint32_t *i;
+
+	if (!sp || n >= sizeof(buf))
+		return NULL;
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	pid = strtol(buf, &end, 10);
+	if (end != buf + (sp - line) || pid < 0 || pid > INT32_MAX ||
+	    !(i = ks_hmap_get(&comms->index, (uint64_t)(uint32_t)pid)))
+		return NULL;
+	return comms->slots[*i].named && strcmp(comms->slots[*i].comm, buf + (sp - line) + 1)
+	       ? &comms->slots[*i] : NULL;
+}
+
+/* The stored cmdlines as they are, but the lines a COMM record renames
+ * (perf shows the COMM record's name; one name per pid in a trace.dat). */
+static void set_stored_cmdlines(struct ks_tdw *w, struct comm_map *comms, const char *text,
+				size_t len)
+{
+	char *kept = NULL;
+	size_t at = 0, nk = 0;
+	struct ks_error err;
+
+	while (at < len) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+		struct comm_slot *s = line_overridden(comms, text + at, n);
+
+		if (s) {
+			s->renamed = true;
+			if (!kept) {
+				if (!(kept = malloc(len)))
+					die("out of memory");
+				memcpy(kept, text, at);
+				nk = at;
+			}
+		} else if (kept) {
+			memcpy(kept + nk, text + at, n + (nl != NULL));
+			nk += n + (nl != NULL);
+		}
+		at += n + (nl != NULL);
+	}
+	if (ks_tdw_set_cmdlines(w, kept ? kept : text, kept ? nk : len, &err) < 0)
+		writer_failed(w, &err);
+	free(kept);
+}
+
+/* Saved cmdlines: the input's own text as stored (but the lines its COMM
+ * records rename), then the tasks of its COMM records that text does not
+ * name; without a stored text, COMM records first, else what the input's
+ * tep knows of each task seen. */
 static void write_cmdlines(struct ks_tdw *w, struct ks_source *src, struct comm_map *comms)
 {
 	struct tep_handle *tep = ks_source_tep(src);
@@ -279,14 +336,14 @@ static void write_cmdlines(struct ks_tdw *w, struct ks_source *src, struct comm_
 	const char *stored = ks_source_text(src, KS_TEXT_CMDLINES, &len);
 	struct ks_error err;
 
-	if (stored && ks_tdw_set_cmdlines(w, stored, len, &err) < 0)
-		writer_failed(w, &err);
+	if (stored)
+		set_stored_cmdlines(w, comms, stored, len);
 	for (i = 0; i < comms->len; i++) {
 		struct comm_slot *s = &comms->slots[i];
 		const char *comm = s->named ? s->comm : NULL;
 		if (s->tid < 0)
 			continue;
-		if (stored && (!comm || (tep && tep_is_pid_registered(tep, s->tid))))
+		if (stored && (!comm || (tep && tep_is_pid_registered(tep, s->tid) && !s->renamed)))
 			continue;
 		if (!comm && tep && tep_is_pid_registered(tep, s->tid))
 			comm = tep_data_comm_from_pid(tep, s->tid);

@@ -101,6 +101,21 @@ else
 		echo "not ok convert_perfdata: perf script printed only $(wc -l < "$dir/gen.perf") events"
 	else
 		for vc in "7 zstd" "7 none" "6 none"; do perf_case $vc; done
+		# a vCPU thread the kernel's saved cmdlines name otherwise (a
+		# reused pid): perf script shows its COMM record's name, and so
+		# must trace-cmd on the converted file
+		tid=$(awk -F'|' '$1 == "CPU 0/KVM" { print $2; exit }' "$dir/gen.perf")
+		if [ -z "$tid" ]; then
+			echo "not ok convert_perfdata_renamed: no CPU 0/KVM thread in perf script's output"
+		elif ! "$gen" --template "$dir/template.data" -o "$dir/gen.data" --vendor intel \
+			--pairs 20000 --cpus 4 --extra-cmdline "$tid awk" 2>"$dir/err"; then
+			echo "not ok convert_perfdata_renamed: gen-perfdata failed: $(head -1 "$dir/err")"
+		else
+			perf_case 7 zstd
+			grep -q "|$tid|" "$dir/gen-7-zstd.tc" && ! grep -q "^awk|$tid|" "$dir/gen-7-zstd.tc" &&
+				echo "ok convert_perfdata_renamed: thread $tid keeps its COMM name" ||
+				echo "not ok convert_perfdata_renamed: thread $tid is named by the stale cmdline"
+		fi
 	fi
 fi
 
