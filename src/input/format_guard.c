@@ -104,23 +104,34 @@ static bool known_field(const struct names *nm, const char *id, size_t len)
 }
 
 /* The divisor after a '/' or '%' at P (outside strings) is a number
- * literal other than 0: libtraceevent divides without a check, while
- * folding constants (parse time) and while printing a record, so a zero
- * divisor (or INT_MIN / -1) kills the process with SIGFPE.  Anything else
- * (a field, a parenthesis, a sign, an identifier) could be zero. */
+ * literal other than 0 (decimal, or 0x and hex digits, then an integer
+ * suffix at most: "1000L"), or a sizeof(): libtraceevent divides without
+ * a check, while folding constants (parse time) and while printing a
+ * record, so a zero divisor (or INT_MIN / -1) kills the process with
+ * SIGFPE.  Anything else (a field, a parenthesis, a sign, an identifier,
+ * "2_c2", which its tokenizer splits) could be zero. */
 static bool divisor_ok(const char *p, const char *end)
 {
-	char num[32], *stop;
-	size_t n = 0;
+	bool hex, nonzero = false;
 
 	for (p++; p < end && (*p == ' ' || *p == '\t'); p++)
 		;
-	if (p == end || !isdigit((unsigned char)*p))
-		return false;
-	while (p < end && is_ident(*p) && n < sizeof(num) - 1)
-		num[n++] = *p++;
-	num[n] = '\0';
-	return strtoull(num, &stop, 0) != 0;
+	if (end - p > 6 && !memcmp(p, "sizeof", 6)) {
+		for (p += 6; p < end && (*p == ' ' || *p == '\t'); p++)
+			;
+		return p < end && *p == '(';
+	}
+	hex = end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	if (hex)
+		p += 2;
+	if (p == end || !(hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)) ||
+	    (!hex && *p == '0'))
+		return false; /* (a leading 0 is octal: "08" reads as 0) */
+	for (; p < end && (hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)); p++)
+		nonzero |= *p != '0';
+	while (p < end && strchr("uUlL", *p) && *p)
+		p++;
+	return nonzero && (p == end || !is_ident(*p));
 }
 
 /* The print fmt is usable: quotes and parentheses balance, every REC->X

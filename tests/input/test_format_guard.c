@@ -300,6 +300,8 @@ static void t_division_checked(void)
 		"REC->prev_state / 0x0, REC->comm",
 		"REC->prev_state / -1, REC->comm",
 		"6zuR %% lh6rh, REC->comm", /* the fuzzer's: 6 %% 0 while parsing */
+		"REC->prev_state %% 2_c2, REC->comm", /* the fuzzer's: split "2" "_c2" */
+		"REC->prev_state / 08, REC->comm",
 	};
 	size_t i;
 	int probe;
@@ -319,12 +321,20 @@ static void t_division_checked(void)
 			free(text);
 		}
 	}
-	{
-		char *text = with("REC->prev_state, REC->comm", "REC->prev_state / 2, REC->comm");
+	/* the shapes of real kernels' formats are kept (timer:itimer_state,
+	 * xfs, dma: "/ 1000L", "% 64", "/ sizeof(u64)") */
+	for (i = 0; i < 4; i++) {
+		static const char *const safe[][2] = {
+			{ "REC->prev_state / 2, REC->comm", "state=2 comm=ab\n" },
+			{ "REC->prev_state / 1000L, REC->comm", "state=0 comm=ab\n" },
+			{ "REC->prev_state % 0x4, REC->comm", "state=1 comm=ab\n" },
+			{ "REC->prev_state / sizeof(int), REC->comm", "state=1 comm=ab\n" },
+		};
+		char *text = with("REC->prev_state, REC->comm", safe[i][0]);
 		struct tep_handle *tep = tep_alloc();
 
 		KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), 0);
-		KT_EQ_STR(printed(tep), "state=2 comm=ab\n");
+		KT_EQ_STR(printed(tep), safe[i][1]);
 		tep_free(tep);
 		free(text);
 	}
@@ -339,6 +349,7 @@ static void t_parsed_divisions_judged(void)
 		bool safe;
 	} cases[] = {
 		{ "REC->prev_state / 2, REC->comm", true },
+		{ "REC->prev_state / sizeof(int), REC->comm", true },
 		{ "REC->prev_state %% 0x10, REC->comm", true },
 		{ "REC->prev_state / REC->prev_state, REC->comm", false },
 		{ "REC->prev_state %% (REC->prev_state - 5), REC->comm", false },
