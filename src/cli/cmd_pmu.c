@@ -305,9 +305,10 @@ static int run_check(const struct pmu_args *a)
 /* ---- report ---- */
 static const char *msr_label(uint32_t msr, char *buf, size_t len)
 {
-	const char *n = ks_x86_msr_name(msr);
+	const char *n = ks_x86_msr_name(msr, buf, len);
 
-	snprintf(buf, len, "%s", n ? n : "?");
+	if (n != buf)
+		snprintf(buf, len, "%s", n ? n : "?");
 	return buf;
 }
 
