@@ -113,10 +113,11 @@ static void add_matches(const struct ks_match *m, size_t nm, const char **list, 
 		add_unique(list, n, max, store, m[i].system, m[i].name);
 }
 
-const char *const *ks_live_default_events(const char *machine, size_t *n)
+const char *const *ks_live_default_events(const char *machine, struct ks_live_event_set *set,
+					     size_t *n)
 {
-	static char store[64][64];
-	static const char *list[65];
+	const char **list = set->names;
+	char (*store)[64] = set->store;
 	const struct ks_arch *a;
 	const struct ks_event_class *c;
 	const char *const *x;
@@ -131,14 +132,14 @@ const char *const *ks_live_default_events(const char *machine, size_t *n)
 	a = ks_arch_for(machine, NULL);
 	if (!a)
 		return NULL;
-	add_unique(list, n, 64, store, a->entry_system, a->entry_name);
-	add_unique(list, n, 64, store, a->entry_system, a->entry2_name);
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, a->entry_system, a->entry_name);
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, a->entry_system, a->entry2_name);
 	for (c = a->classes; c && c->name; c++) {
-		add_matches(c->begin, KS_MAX_MATCH, list, n, 64, store);
-		add_matches(c->end, KS_MAX_MATCH, list, n, 64, store);
-		add_matches(c->child, KS_MAX_CHILD, list, n, 64, store);
+		add_matches(c->begin, KS_MAX_MATCH, list, n, KS_LIVE_DEFAULT_MAX, store);
+		add_matches(c->end, KS_MAX_MATCH, list, n, KS_LIVE_DEFAULT_MAX, store);
+		add_matches(c->child, KS_MAX_CHILD, list, n, KS_LIVE_DEFAULT_MAX, store);
 	}
-	add_unique(list, n, 64, store, a->halt_system, a->halt_name);
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, a->halt_system, a->halt_name);
 	for (x = a->extra_events; x && *x; x++) {
 		const char *colon = strchr(*x, ':');
 		char sys[64];
@@ -146,11 +147,11 @@ const char *const *ks_live_default_events(const char *machine, size_t *n)
 		if (!colon || (size_t)(colon - *x) >= sizeof(sys))
 			continue;
 		snprintf(sys, sizeof(sys), "%.*s", (int)(colon - *x), *x);
-		add_unique(list, n, 64, store, sys, colon + 1);
+		add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, sys, colon + 1);
 	}
-	add_unique(list, n, 64, store, "kvm", "vcpu_load");
-	add_unique(list, n, 64, store, "kvm", "vcpu_put");
-	add_unique(list, n, 64, store, "sched", "sched_switch");
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, "kvm", "vcpu_load");
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, "kvm", "vcpu_put");
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, "sched", "sched_switch");
 	list[*n] = NULL;
 	return list;
 }
@@ -327,9 +328,10 @@ static int select_events(struct ks_live *l, const struct ks_live_opts *o, const 
 	const char *const *list = o->events;
 	size_t n = o->nevents, i;
 	bool dflt = !list;
+	struct ks_live_event_set set;
 
 	if (dflt) {
-		list = ks_live_default_events(NULL, &n);
+		list = ks_live_default_events(NULL, &set, &n);
 		if (!list)
 			return ks_error_set(err, "no KVM event set is known for this machine; "
 					    "name events with -e");
