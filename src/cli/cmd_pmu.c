@@ -531,7 +531,7 @@ static int run_report(const struct pmu_args *a)
 	struct ks_pmu_trace *pt;
 	int r;
 
-	if (ks_source_open(&src, a->input, &err) < 0)
+	if (cli_source_open(&src, a->input, 0, NULL, &err) < 0)
 		die("%s", err.msg);
 	apply_time_window(src, a->input, &a->time);
 	pt = ks_pmu_trace_new(&a->trace, ks_source_info(src));

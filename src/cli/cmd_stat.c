@@ -251,7 +251,7 @@ int cmd_stat(int argc, char **argv)
 	ks_limits_default(&a.limits);
 	parse_args(&a, argc, argv);
 	setup(&a);
-	if (ks_source_open_limits(&src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
+	if (cli_source_open(&src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 		die("%s", err.msg);
 	apply_time_window(src, a.input, &a.time);
 	st = ks_stat_new_source(&a.cfg, src, &err);

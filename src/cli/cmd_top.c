@@ -1449,7 +1449,7 @@ int cmd_top(int argc, char **argv)
 		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
 	cli_live_catch_signals();
 	if (a.input) {
-		if (ks_source_open_limits(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
+		if (cli_source_open(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 			die("%s", err.msg);
 		apply_time_window(s.src, a.input, &a.time);
 		s.tracing = true;

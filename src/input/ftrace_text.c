@@ -16,7 +16,6 @@
  * the file (only with the number of distinct threads).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include <traceevent/event-parse.h>
 
 #include "arch/x86.h"
+#include "ctx_impl.h"
 #include "input/ftrace_text.h"
 #include "source_impl.h"
 #include "util/hashmap.h"
@@ -895,47 +895,59 @@ out:
 	return r;
 }
 
-/* The built-in formats are parsed once per process (the kvm_exit print
- * format with its two exit-reason tables is most of an open's cost); every
- * source takes a reference to that tep handle and a copy of the resolved
- * events.  Nothing changes the handle after it is built (output may load
- * plugins into a source's handle, and unloads them at its end). */
-static struct tep_handle *builtin_tep;
-static struct text_event builtin_resolved[NR_BUILTIN];
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
-
-static void build_builtin_tep(void)
+/* The built-in formats are parsed once per context (the kvm_exit print
+ * format with its two exit-reason tables is most of an open's cost): the
+ * context keeps the tep handle, every source takes a reference to it and
+ * resolves its own copy of the events in it.  Nothing changes the handle
+ * after it is built (output may load plugins into a source's handle, and
+ * unloads them at its end).  Without a context each source builds its own. */
+static struct tep_handle *new_builtin_tep(void)
 {
 	int host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 	struct tep_handle *tep = tep_alloc();
+	struct text_event te;
 
 	if (!tep)
-		return;
+		return NULL;
 	tep_set_long_size(tep, 8);
 	tep_set_page_size(tep, 4096);
 	tep_set_file_bigendian(tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	memcpy(builtin_resolved, builtin_events, sizeof(builtin_events));
-	for (size_t i = 0; i < NR_BUILTIN; i++)
-		if (add_event(tep, &builtin_resolved[i], (int)i + 1) < 0) {
+	for (size_t i = 0; i < NR_BUILTIN; i++) {
+		te = builtin_events[i];
+		if (add_event(tep, &te, (int)i + 1) < 0) {
 			tep_free(tep);
-			return;
+			return NULL;
 		}
-	builtin_tep = tep;
+	}
+	return tep;
 }
 
 static int build_tep(struct text_source *s)
 {
-	pthread_once(&builtin_once, build_builtin_tep);
-	if (!builtin_tep)
-		return -1;
-	s->events = malloc(sizeof(builtin_resolved));
+	struct ks_ctx *ctx = s->base.ctx;
+	struct tep_handle *tep = ks_ctx_tep_get(ctx, KS_CTX_TEP_TEXT, "", 0);
+
+	if (!tep) {
+		tep = new_builtin_tep();
+		if (!tep)
+			return -1;
+		ks_ctx_tep_keep(ctx, KS_CTX_TEP_TEXT, "", 0, tep);
+	}
+	s->base.tep = tep;
+	s->events = malloc(sizeof(builtin_events));
 	if (!s->events)
 		return -1;
-	memcpy(s->events, builtin_resolved, sizeof(builtin_resolved));
+	memcpy(s->events, builtin_events, sizeof(builtin_events));
 	s->nr_events = NR_BUILTIN;
-	tep_ref(builtin_tep);
-	s->base.tep = builtin_tep;
+	/* tep->events is sorted by id: event I has id I + 1.  tep_get_event
+	 * only reads the handle (tep_find_event caches its last answer in it). */
+	for (size_t i = 0; i < NR_BUILTIN; i++) {
+		s->events[i].ev = tep_get_event(tep, (int)i);
+		if (!s->events[i].ev || s->events[i].ev->id != (int)i + 1 ||
+		    resolve_slots(&s->events[i]) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -1452,8 +1464,7 @@ static void text_close(struct ks_source *src)
 	free(s->lr.buf);
 	ks_hmap_free(&s->comms);
 	free(s->events);
-	if (src->tep)
-		tep_free(src->tep);
+	ks_ctx_tep_put(src->ctx, src->tep);
 	free(src->path);
 	free(s);
 }
@@ -1558,7 +1569,7 @@ out:
 /* The reader over LEN bytes of TEXT (kept by the caller while the source
  * lives).  No sniffing: any text is accepted, undecodable lines are counted. */
 int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char *text,
-			    size_t len, struct ks_error *err)
+			    size_t len, struct ks_ctx *ctx, struct ks_error *err)
 {
 	struct text_source *s;
 
@@ -1568,7 +1579,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 		return ks_error_set(err, "%s: out of memory", name);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
-	s->base.limits = *ks_limits_or_default(NULL);
+	ks_source_apply_opts(&s->base, &(struct ks_source_opts){ .ctx = ctx });
 	s->lr.fd = -1;
 	s->lr.mem = text;
 	s->lr.mem_len = len;
@@ -1590,7 +1601,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	return 0;
 }
 
-int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
+int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_source_opts *o,
 			struct ks_error *err)
 {
 	struct text_source *s;
@@ -1600,7 +1611,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ks_error_set(err, "%s: out of memory", path);
-	s->base.limits = *ks_limits_or_default(lim);
+	ks_source_apply_opts(&s->base, o);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
 	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
