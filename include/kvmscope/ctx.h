@@ -4,8 +4,8 @@
  *
  * The library holds no process-wide state.  The program's settings and
  * what inputs share live in a struct ks_ctx that the program creates,
- * hands to every open (ks_source_open_opts, ks_merge_opts) and frees after
- * the last thing opened with it is closed:
+ * hands to every open (ks_source_open_opts, ks_merge_opts, ks_live_opts)
+ * and frees after the last thing opened with it is closed:
  *
  *	struct ks_ctx *ctx = ks_ctx_new();
  *	ks_format_probe_set(ctx, probe, NULL);        // optional (format_probe.h)
@@ -47,8 +47,8 @@ struct ks_ctx;
 /* A new context without probe and with nothing cached; NULL when out of
  * memory. */
 struct ks_ctx *ks_ctx_new(void);
-/* Release what CTX holds (NULL: nothing to do).  Sources and merges
- * opened with CTX must be closed before. */
+/* Release what CTX holds (NULL: nothing to do).  Sources, merges and live
+ * sessions opened with CTX must be closed before. */
 void ks_ctx_free(struct ks_ctx *ctx);
 
 #endif

@@ -33,6 +33,7 @@
 
 #include "error.h"
 
+struct ks_ctx;
 struct ks_live;
 struct ks_source;
 struct tep_handle;
@@ -54,6 +55,10 @@ struct ks_live_opts {
 	 * ks_live_create() fail. */
 	int (*track)(void *ctx, struct ks_live *l, const char *dir, bool add);
 	void *track_ctx;
+	/* The library context (ctx.h): its format probe is asked about the
+	 * events' formats while ks_live_create() parses them (not kept
+	 * afterwards).  NULL: none. */
+	struct ks_ctx *ctx;
 };
 
 #define KS_LIVE_OPTS_INIT { 0 }

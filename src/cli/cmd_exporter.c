@@ -718,6 +718,7 @@ static struct ks_live *open_live(struct exporter_args *a, struct ks_source **src
 	o.clock = "mono";
 	o.buffer_kb = 4096;
 	o.track = cli_live_track;
+	o.ctx = cli_ctx();
 	if (ks_live_create(&l, &o, &err) < 0)
 		die("%s", err.msg);
 	if (ks_live_source_open(src, l, &err) < 0 || ks_live_start(l, &err) < 0)

@@ -1425,6 +1425,7 @@ static struct ks_live *open_live(struct top_state *s)
 	o.clock = "mono"; /* trace time == CLOCK_MONOTONIC: intervals end at wall time */
 	o.buffer_kb = 4096;
 	o.track = cli_live_track;
+	o.ctx = cli_ctx();
 	if (ks_live_create(&l, &o, &err) < 0)
 		die("%s", err.msg);
 	if (ks_live_source_open(&s->src, l, &err) < 0 || ks_live_start(l, &err) < 0)

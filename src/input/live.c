@@ -34,6 +34,7 @@
 
 #include "ringpage.h"
 #include "arch/arch.h"
+#include "format_guard.h"
 #include "kvmscope/live.h"
 #include "source_impl.h"
 #include "util/procfs.h"
@@ -443,10 +444,13 @@ static uint32_t subbuf_size(struct ks_live *l)
 	return (uint32_t)sysconf(_SC_PAGESIZE);
 }
 
-static int build_tep(struct ks_live *l, struct ks_error *err)
+/* The tep of the enabled events: this kernel's formats go through the
+ * format guard as a file's do, with the caller's context (its probe). */
+static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err)
 {
 	int len = 0;
 	char *hp = tracefs_instance_file_read(NULL, "events/header_page", &len);
+	struct ks_guard_batch *b;
 	size_t i;
 
 	l->tep = tep_alloc();
@@ -465,9 +469,17 @@ static int build_tep(struct ks_live *l, struct ks_error *err)
 		return ks_error_set(err, "cannot parse tracefs events/header_page");
 	}
 	free(hp);
+	b = ks_guard_batch_new(ctx);
+	if (!b)
+		return ks_error_set(err, "out of memory");
 	for (i = 0; i < l->nevents; i++)
-		tep_parse_event(l->tep, l->events[i].format, l->events[i].format_len,
-				l->events[i].system);
+		if (ks_guard_batch_add(b, l->events[i].format, l->events[i].format_len,
+				       l->events[i].system) < 0) {
+			ks_guard_batch_free(b);
+			return ks_error_set(err, "out of memory");
+		}
+	ks_guard_batch_parse(b, l->tep);
+	ks_guard_batch_free(b);
 	return 0;
 }
 
@@ -549,7 +561,8 @@ static int setup(struct ks_live *l, const struct ks_live_opts *o, const char *td
 			return -1;
 	}
 	l->page_size = subbuf_size(l);
-	if (setup_pids(l, o, err) < 0 || enable_events(l, o, err) < 0 || build_tep(l, err) < 0)
+	if (setup_pids(l, o, err) < 0 || enable_events(l, o, err) < 0 ||
+	    build_tep(l, o->ctx, err) < 0)
 		return -1;
 	return open_cpus(l, err);
 }
