@@ -8,10 +8,13 @@
  * probe, ask it about the formats of each file before parsing them: a
  * format the probe rejects loses its print fmt or is left out.  The library
  * starts no process; a probe usually parses the formats in a child that may
- * die (kvmscope's command line does, see src/cli/format_probe.c).
+ * die (kvmscope's command line does, see src/cli/format_probe.c).  The
+ * probe is a setting of a library context (ctx.h): inputs opened with that
+ * context are checked with it, others are not.
  *
- *	static bool probe(void *ctx, const struct ks_source_format *f, size_t n);
- *	ks_format_probe_set(probe, NULL);   // once, before opening inputs
+ *	static bool probe(void *arg, const struct ks_source_format *f, size_t n);
+ *	struct ks_ctx *ctx = ks_ctx_new();
+ *	ks_format_probe_set(ctx, probe, NULL);   // before opening inputs with ctx
  */
 #ifndef KVMSCOPE_FORMAT_PROBE_H
 #define KVMSCOPE_FORMAT_PROBE_H
@@ -24,13 +27,15 @@
 struct tep_handle;
 
 /* True when libtraceevent parses all N formats (each through
- * ks_format_parse_checked into a fresh tep) without crashing. */
-typedef bool (*ks_format_probe_fn)(void *ctx, const struct ks_source_format *f, size_t n);
+ * ks_format_parse_checked into a fresh tep) without crashing.  ARG is what
+ * ks_format_probe_set() was given.  Inputs opened on several threads with
+ * one context may call it from those threads at once. */
+typedef bool (*ks_format_probe_fn)(void *arg, const struct ks_source_format *f, size_t n);
 
-/* Set the program's probe (NULL: none, the cheap checks only).  The one
- * setting the library keeps for the process: set it before opening inputs
- * and leave it. */
-void ks_format_probe_set(ks_format_probe_fn fn, void *ctx);
+/* Set CTX's probe (FN NULL: none, the cheap checks only; CTX NULL: nothing
+ * to do).  Set it before opening inputs with CTX and leave it. */
+struct ks_ctx;
+void ks_format_probe_set(struct ks_ctx *ctx, ks_format_probe_fn fn, void *arg);
 
 /* What a probe runs on each format: the library's own checks, then
  * tep_parse_event() (a print fmt that fails the checks is replaced by an

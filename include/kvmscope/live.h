@@ -33,6 +33,7 @@
 
 #include "error.h"
 
+struct ks_ctx;
 struct ks_live;
 struct ks_source;
 struct tep_handle;
@@ -54,6 +55,10 @@ struct ks_live_opts {
 	 * ks_live_create() fail. */
 	int (*track)(void *ctx, struct ks_live *l, const char *dir, bool add);
 	void *track_ctx;
+	/* The library context (ctx.h): its format probe is asked about the
+	 * events' formats while ks_live_create() parses them (not kept
+	 * afterwards).  NULL: none. */
+	struct ks_ctx *ctx;
 };
 
 #define KS_LIVE_OPTS_INIT { 0 }
@@ -97,8 +102,17 @@ void ks_live_wait(struct ks_live *l, int extra_fd, int timeout_ms, bool *extra_r
 uint64_t ks_live_kernel_lost(const struct ks_live *l);
 
 
-/* The KVM event set for MACHINE (uname -m; NULL = this host). */
-const char *const *ks_live_default_events(const char *machine, size_t *n);
+/* The KVM event set of an architecture, as "system:event" names; the
+ * caller's storage (nothing is kept in the library between calls). */
+#define KS_LIVE_DEFAULT_MAX 64
+struct ks_live_event_set {
+	const char *names[KS_LIVE_DEFAULT_MAX + 1]; /* NULL-terminated, into store */
+	char store[KS_LIVE_DEFAULT_MAX][64];
+};
+/* The set for MACHINE (uname -m; NULL = this host) filled into *SET:
+ * returns SET->names with *N names, or NULL when none is known. */
+const char *const *ks_live_default_events(const char *machine, struct ks_live_event_set *set,
+					  size_t *n);
 
 /* A source over L's pages (L stays owned by the caller and must outlive it).
  * ks_source_next() returns 0 when no page is ready now: wait and call again. */

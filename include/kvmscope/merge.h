@@ -33,6 +33,7 @@
 #include "record.h"
 #include "timesync.h"
 
+struct ks_ctx;
 struct ks_source;
 struct ks_merge;
 
@@ -46,6 +47,8 @@ struct ks_merge_opts {
 	bool no_sync;                           /* keep guest timestamps as they are */
 	const struct ks_merge_offset *offsets;  /* --tsc-offset, for guests without TimeShift */
 	uint32_t nr_offsets;
+	struct ks_ctx *ctx;                     /* the inputs are opened with it (ctx.h);
+						 * it must outlive the merge.  NULL: none */
 };
 
 struct ks_merge_rec {

@@ -51,26 +51,34 @@ struct ks_source_stats {
 	uint64_t outside_window; /* events before the time window (ks_source_set_window) */
 };
 
+/* Open PATH with the defaults: no flags, the default budgets, no library
+ * context (no format probe, nothing shared with other inputs). */
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err);
 
-/* Flags of ks_source_open_flags(). */
+/* Flags of struct ks_source_opts. */
 enum {
 	KS_OPEN_NO_SYMBOLS = 1, /* do not load kallsyms into the tep (faster open;
 				 * for callers that resolve no kernel symbols) */
 };
-int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flags,
-			 struct ks_error *err);
-/* The same with the run's budgets (NULL: the defaults, see limits.h). */
+/* How to open an input; zero (or a NULL pointer to it) is the defaults. */
+struct ks_ctx;
 struct ks_limits;
-int ks_source_open_limits(struct ks_source **out, const char *path, unsigned flags,
-			  const struct ks_limits *lim, struct ks_error *err);
-/* The same for a caller that knows the architecture of the recording
- * (kvmscope stat --arch): ARCH, a name as `kvmscope stat --arch` takes it,
- * picks the event formats of inputs that carry none (ftrace text, which
- * otherwise takes them from the architecture its KVM events show); inputs
- * with formats of their own ignore it.  NULL: as ks_source_open_limits(). */
-int ks_source_open_arch(struct ks_source **out, const char *path, unsigned flags,
-			const struct ks_limits *lim, const char *arch, struct ks_error *err);
+struct ks_source_opts {
+	unsigned flags;                 /* KS_OPEN_* */
+	const struct ks_limits *limits; /* the run's budgets; NULL: the defaults (limits.h) */
+	struct ks_ctx *ctx;             /* the library context (ctx.h): the format probe
+					 * and the formats shared with other inputs; it
+					 * must outlive the source.  NULL: none */
+	const char *arch;               /* for a caller that knows the recording's
+					 * architecture (kvmscope stat --arch), a name
+					 * as --arch takes it: picks the event formats
+					 * of inputs that carry none (ftrace text, which
+					 * otherwise takes them from the architecture its
+					 * KVM events show); inputs with formats of their
+					 * own ignore it.  NULL: none */
+};
+int ks_source_open_opts(struct ks_source **out, const char *path, const struct ks_source_opts *o,
+			struct ks_error *err);
 /* Returns 1 with *rec filled, 0 at the end, or a negative value with err set. */
 int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
 /* Up to MAX (>= 1) records into RECS[0, n): returns n >= 1, 0 at the end,

@@ -154,7 +154,9 @@ static int scan_tsc_offsets(struct ks_merge *m, struct ks_timesync *ts, struct k
 	int r;
 
 	/* the events' fields only: the host's symbols would be a second copy */
-	if (ks_source_open_flags(&src, m->in[0].path, KS_OPEN_NO_SYMBOLS, err) < 0)
+	if (ks_source_open_opts(&src, m->in[0].path,
+				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS,
+							  .ctx = m->opts.ctx }, err) < 0)
 		return -1;
 	while ((r = ks_source_next(src, &rec, err)) > 0) {
 		if (rec.type != KS_REC_EVENT || !rec.event)
@@ -263,7 +265,8 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 			ks_merge_close(m);
 			return ks_error_set(err, "out of memory");
 		}
-		if (ks_source_open(&m->in[i].src, m->in[i].path, err) < 0) {
+		if (ks_source_open_opts(&m->in[i].src, m->in[i].path,
+					&(struct ks_source_opts){ .ctx = m->opts.ctx }, err) < 0) {
 			ks_merge_close(m);
 			return -1;
 		}

@@ -736,6 +736,8 @@ static size_t read_cmdline(const char *proc, const char *pid, char *buf, size_t 
 
 	snprintf(path, sizeof(path), "%s/%s/cmdline", proc, pid);
 	n = read_small(path, buf, len);
+	if (n <= 0)
+		buf[0] = 0;
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -868,13 +870,17 @@ static void add_vm(struct ks_pmu_host *h, const char *proc, const char *pid, con
 	push((void **)&h->vms, &h->nvms, sizeof(v), &v);
 }
 
+/* A command line longer than this is cut (the program name and the
+ * options that matter come first). */
+#define ARGV_MAX 65536
+
 static void scan_procs(struct ks_pmu_host *h, const char *proc)
 {
 	DIR *d = opendir(proc);
 	struct dirent *de;
-	static char argv[65536];
+	char *argv = malloc(ARGV_MAX);
 
-	while (d && (de = readdir(d))) {
+	while (d && argv && (de = readdir(d))) {
 		struct proc_fds f = { 0 };
 		size_t alen;
 		bool qemu_kvm;
@@ -883,7 +889,7 @@ static void scan_procs(struct ks_pmu_host *h, const char *proc)
 			continue;
 		scan_fds(proc, de->d_name, &f);
 		h->unreadable += f.unreadable;
-		alen = read_cmdline(proc, de->d_name, argv, sizeof(argv));
+		alen = read_cmdline(proc, de->d_name, argv, ARGV_MAX);
 		if (f.perf)
 			add_holder(h, proc, de->d_name, argv, alen, f.perf);
 		qemu_kvm = alen && strstr(base_name(argv), "qemu") &&
@@ -891,6 +897,7 @@ static void scan_procs(struct ks_pmu_host *h, const char *proc)
 		if (f.kvm_vm || qemu_kvm)
 			add_vm(h, proc, de->d_name, argv, alen);
 	}
+	free(argv);
 	if (d)
 		closedir(d);
 }

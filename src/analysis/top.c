@@ -312,11 +312,11 @@ uint64_t ks_top_interval_lost(const struct ks_top *t) { return t->lost; }
 uint64_t ks_top_first_ts(const struct ks_top *t) { return t->first_ts; }
 const char *ks_top_arch(const struct ks_top *t) { return t->arch_name; }
 
-static const char *sort_column;
-
-static int row_cmp(const void *a, const void *b)
+/* qsort_r's comparison; ARG is the column ("exits", "name", "time", "p99"). */
+static int row_cmp(const void *a, const void *b, void *arg)
 {
 	const struct ks_top_row *x = a, *y = b;
+	const char *sort_column = arg;
 
 	if (!strcmp(sort_column, "name")) {
 		int c = strcmp(x->name, y->name);
@@ -340,8 +340,7 @@ static int row_cmp(const void *a, const void *b)
 
 void ks_top_sort(struct ks_top_row *rows, size_t n, const char *column)
 {
-	sort_column = column ? column : "exits";
-	qsort(rows, n, sizeof(*rows), row_cmp);
+	qsort_r(rows, n, sizeof(*rows), row_cmp, (void *)(column ? column : "exits"));
 }
 
 void ks_top_free(struct ks_top *t)

@@ -90,7 +90,8 @@ static void ioport_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t 
 static void msr_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
 			 bool perf_style, char *buf, size_t len)
 {
-	const char *name = perf_style ? NULL : ks_x86_msr_name((uint32_t)key);
+	char nbuf[KS_MSR_NAME_MAX];
+	const char *name = perf_style ? NULL : ks_x86_msr_name((uint32_t)key, nbuf, sizeof(nbuf));
 
 	(void)ctx;
 	if (name)

@@ -202,51 +202,36 @@ static const struct msr_range *find_range(uint32_t msr, uint32_t *index)
 	return NULL;
 }
 
-/* Name storage for numbered names: a small ring so that a few results can
- * be used at once (e.g. in one printf).  Not thread-safe by design. */
-static char *name_slot(void)
-{
-	static char ring[8][40];
-	static unsigned next;
-
-	return ring[next++ % 8];
-}
-
-static const char *x2apic_name(uint32_t msr)
+static const char *x2apic_name(uint32_t msr, char *buf, size_t len)
 {
 	uint32_t reg = msr - 0x800;
-	char *buf;
 
 	if (reg >= 0x10 && reg < 0x28) {
 		static const char *const arr[3] = { "ISR", "TMR", "IRR" };
 
-		buf = name_slot();
-		snprintf(buf, 40, "X2APIC_%s%u", arr[(reg - 0x10) / 8], (reg - 0x10) % 8);
+		snprintf(buf, len, "X2APIC_%s%u", arr[(reg - 0x10) / 8], (reg - 0x10) % 8);
 		return buf;
 	}
 	if (reg >= 0x40 || !x2apic_regs[reg])
 		return NULL;
-	buf = name_slot();
-	snprintf(buf, 40, "X2APIC_%s", x2apic_regs[reg]);
+	snprintf(buf, len, "X2APIC_%s", x2apic_regs[reg]);
 	return buf;
 }
 
-const char *ks_x86_msr_name(uint32_t msr)
+const char *ks_x86_msr_name(uint32_t msr, char *buf, size_t len)
 {
 	const struct msr_name *s = find_single(msr);
 	const struct msr_range *r;
 	uint32_t index;
-	char *buf;
 
 	if (s)
 		return s->name;
 	if (msr >= 0x800 && msr <= 0x8ff)
-		return x2apic_name(msr);
+		return x2apic_name(msr, buf, len);
 	r = find_range(msr, &index);
 	if (!r)
 		return NULL;
-	buf = name_slot();
-	snprintf(buf, 40, r->fmt, index);
+	snprintf(buf, len, r->fmt, index);
 	return buf;
 }
 

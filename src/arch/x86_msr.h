@@ -2,13 +2,15 @@
  * x86_msr.h - names and kinds of x86 model-specific registers, for the MSR
  * rows of `kvmscope stat --event msr` and the vPMU analysis (`kvmscope pmu`).
  *
- *	ks_x86_msr_name(0x6e0) -> "IA32_TSC_DEADLINE"
- *	ks_x86_msr_name(0x186) -> "IA32_PERFEVTSEL0"
+ *	char buf[KS_MSR_NAME_MAX];
+ *	ks_x86_msr_name(0x6e0, buf, sizeof(buf)) -> "IA32_TSC_DEADLINE"
+ *	ks_x86_msr_name(0x186, buf, sizeof(buf)) -> "IA32_PERFEVTSEL0"
  *	ks_x86_msr_kind(0x186) -> KS_MSR_PMU_EVTSEL
  */
 #ifndef KVMSCOPE_ARCH_X86_MSR_H
 #define KVMSCOPE_ARCH_X86_MSR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum ks_msr_kind {
@@ -21,8 +23,10 @@ enum ks_msr_kind {
 };
 
 /* The MSR's architectural name (with its index for numbered families,
- * "IA32_PMC3"), or NULL if unknown. */
-const char *ks_x86_msr_name(uint32_t msr);
+ * "IA32_PMC3"), or NULL if unknown: a constant string, or BUF (LEN bytes,
+ * KS_MSR_NAME_MAX hold every name) where the name is built. */
+#define KS_MSR_NAME_MAX 40
+const char *ks_x86_msr_name(uint32_t msr, char *buf, size_t len);
 enum ks_msr_kind ks_x86_msr_kind(uint32_t msr);
 
 #endif

@@ -22,6 +22,11 @@ int cmd_timeline(int argc, char **argv);
 int cmd_pmu(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 
+/* The run's library context (kvmscope/ctx.h), made by main() before the
+ * command runs, with the format probe set (format_probe.h): every input is
+ * opened with it. */
+struct ks_ctx *cli_ctx(void);
+
 /* "kvmscope: MSG" on stderr and exit status 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "kvmscope: MSG" on stderr. */
@@ -65,6 +70,12 @@ void cli_output_catch_signals(void);
  * spooled to a temporary file first; the readers seek).  Returns the path
  * to open. */
 const char *cli_input(const char *path);
+/* ks_source_open_opts() of PATH in the run's context (cli_ctx()), with
+ * FLAGS (KS_OPEN_*) and the budgets LIM (NULL: the defaults). */
+struct ks_source;
+struct ks_limits;
+int cli_source_open(struct ks_source **out, const char *path, unsigned flags,
+		    const struct ks_limits *lim, struct ks_error *err);
 /* What PATH holds (census.h), for an empty answer; dies on read errors. */
 struct ks_census;
 void cli_census(const char *path, const char *arch, struct ks_census *c);

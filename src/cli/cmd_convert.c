@@ -410,7 +410,7 @@ int cmd_convert(int argc, char **argv)
 	inputs[0] = a.input;
 	of = cli_output_open(a.output, inputs, KS_OUTFILE_NO_STDOUT);
 	out_slot = cli_output_slot(of);
-	if (ks_source_open(&src, a.input, &err) < 0)
+	if (cli_source_open(&src, a.input, 0, NULL, &err) < 0)
 		die("%s", err.msg); /* the temporary file goes at exit */
 	apply_time_window(src, a.input, &a.time);
 	set_opts(src, &a, &o, uname, sizeof(uname));

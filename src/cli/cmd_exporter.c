@@ -652,7 +652,7 @@ static void replay(struct exporter *x, struct ks_source *src)
 		if (r < 0)
 			die("%s", err.msg);
 		ks_source_close(src);
-		if (ks_source_open_flags(&src, x->a->input, KS_OPEN_NO_SYMBOLS, &err) < 0 ||
+		if (cli_source_open(&src, x->a->input, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0 ||
 		    ks_metrics_restart(x->m, src, &err) < 0)
 			die("%s", err.msg);
 		ks_metrics_zero(x->m);
@@ -664,7 +664,7 @@ static void replay(struct exporter *x, struct ks_source *src)
 	for (pass = 0; pass < x->a->loops && !cli_live_interrupted(); pass++) {
 		if (pass) {
 			ks_source_close(src);
-			if (ks_source_open_flags(&src, x->a->input, KS_OPEN_NO_SYMBOLS, &err) < 0)
+			if (cli_source_open(&src, x->a->input, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
 				die("%s", err.msg);
 			pthread_mutex_lock(&x->lock);
 			if (ks_metrics_restart(x->m, src, &err) < 0)
@@ -718,6 +718,7 @@ static struct ks_live *open_live(struct exporter_args *a, struct ks_source **src
 	o.clock = "mono";
 	o.buffer_kb = 4096;
 	o.track = cli_live_track;
+	o.ctx = cli_ctx();
 	if (ks_live_create(&l, &o, &err) < 0)
 		die("%s", err.msg);
 	if (ks_live_source_open(src, l, &err) < 0 || ks_live_start(l, &err) < 0)
@@ -747,7 +748,7 @@ int cmd_exporter(int argc, char **argv)
 	cfg.max_series = (uint32_t)a.max_series;
 	cfg.max_histograms = (uint32_t)a.max_hists;
 	if (a.input) {
-		if (ks_source_open_flags(&src, a.input, KS_OPEN_NO_SYMBOLS, &err) < 0)
+		if (cli_source_open(&src, a.input, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
 			die("%s", err.msg);
 		x.replay = true;
 	} else {

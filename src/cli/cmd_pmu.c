@@ -305,9 +305,10 @@ static int run_check(const struct pmu_args *a)
 /* ---- report ---- */
 static const char *msr_label(uint32_t msr, char *buf, size_t len)
 {
-	const char *n = ks_x86_msr_name(msr);
+	const char *n = ks_x86_msr_name(msr, buf, len);
 
-	snprintf(buf, len, "%s", n ? n : "?");
+	if (n != buf)
+		snprintf(buf, len, "%s", n ? n : "?");
 	return buf;
 }
 
@@ -530,7 +531,7 @@ static int run_report(const struct pmu_args *a)
 	struct ks_pmu_trace *pt;
 	int r;
 
-	if (ks_source_open(&src, a->input, &err) < 0)
+	if (cli_source_open(&src, a->input, 0, NULL, &err) < 0)
 		die("%s", err.msg);
 	apply_time_window(src, a->input, &a->time);
 	pt = ks_pmu_trace_new(&a->trace, ks_source_info(src));

@@ -444,6 +444,7 @@ int cmd_record(int argc, char **argv)
 	o.npids = (size_t)a.npids;
 	o.buffer_kb = (uint32_t)a.buffer_kb;
 	o.track = cli_live_track;
+	o.ctx = cli_ctx();
 	/* the output first: a refused name stops the run before tracing, and
 	 * the temporary file's removal on signals is in place before
 	 * cli_live_catch_signals() (whose second-signal exit chains to it).

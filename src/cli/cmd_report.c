@@ -313,7 +313,7 @@ static void setup_guest_traces(struct report_args *a, struct ks_profile *p, stru
 		int32_t vm = -2;
 		size_t g;
 
-		load_or_die(ks_source_open(&gs, a->guest_traces[i], &err), &err);
+		load_or_die(cli_source_open(&gs, a->guest_traces[i], 0, NULL, &err), &err);
 		l->guest_srcs[l->nguest_srcs++] = gs;
 		gc = ks_source_clock(gs);
 		if (!gc->has_trace_id)
@@ -646,7 +646,7 @@ static void run(struct report_args *a)
 
 	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
 	check_outputs(a, in);
-	load_or_die(ks_source_open_limits(&src, a->input, 0, &a->limits, &err), &err);
+	load_or_die(cli_source_open(&src, a->input, 0, &a->limits, &err), &err);
 	apply_time_window(src, a->input, &a->time);
 	a->cfg.limits = ks_source_limits(src);
 	a->cfg.path = ks_source_path(src);

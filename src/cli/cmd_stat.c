@@ -251,7 +251,10 @@ int cmd_stat(int argc, char **argv)
 	ks_limits_default(&a.limits);
 	parse_args(&a, argc, argv);
 	setup(&a);
-	if (ks_source_open_arch(&src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, a.cfg.arch, &err) < 0)
+	if (ks_source_open_opts(&src, a.input,
+				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS, .limits = &a.limits,
+							  .ctx = cli_ctx(), .arch = a.cfg.arch },
+				&err) < 0)
 		die("%s", err.msg);
 	apply_time_window(src, a.input, &a.time);
 	st = ks_stat_new_source(&a.cfg, src, &err);

@@ -1425,6 +1425,7 @@ static struct ks_live *open_live(struct top_state *s)
 	o.clock = "mono"; /* trace time == CLOCK_MONOTONIC: intervals end at wall time */
 	o.buffer_kb = 4096;
 	o.track = cli_live_track;
+	o.ctx = cli_ctx();
 	if (ks_live_create(&l, &o, &err) < 0)
 		die("%s", err.msg);
 	if (ks_live_source_open(&s->src, l, &err) < 0 || ks_live_start(l, &err) < 0)
@@ -1449,7 +1450,7 @@ int cmd_top(int argc, char **argv)
 		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
 	cli_live_catch_signals();
 	if (a.input) {
-		if (ks_source_open_limits(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
+		if (cli_source_open(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
 			die("%s", err.msg);
 		apply_time_window(s.src, a.input, &a.time);
 		s.tracing = true;

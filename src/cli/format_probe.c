@@ -2,8 +2,8 @@
  * format_probe.c - the command line's format probe (kvmscope/format_probe.h):
  * event formats are parsed by libtraceevent in a helper process first, so
  * that one which crashes it kills the helper, not kvmscope.  main() sets it
- * with ks_format_probe_set(); test and fuzz programs that read damaged
- * files link it too.
+ * in the run's library context with ks_format_probe_set(); test and fuzz
+ * programs that read damaged files link it too.
  */
 #include <errno.h>
 #include <fcntl.h>

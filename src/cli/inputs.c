@@ -52,12 +52,20 @@ const char *cli_input(const char *path)
 	return "/dev/stdin";
 }
 
+int cli_source_open(struct ks_source **out, const char *path, unsigned flags,
+		    const struct ks_limits *lim, struct ks_error *err)
+{
+	struct ks_source_opts o = { .flags = flags, .limits = lim, .ctx = cli_ctx() };
+
+	return ks_source_open_opts(out, path, &o, err);
+}
+
 void cli_census(const char *path, const char *arch, struct ks_census *c)
 {
 	struct ks_source *src;
 	struct ks_error err;
 
-	if (ks_source_open_flags(&src, path, KS_OPEN_NO_SYMBOLS, &err) < 0 ||
+	if (cli_source_open(&src, path, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0 ||
 	    ks_census(src, arch, c, &err) < 0)
 		die("%s", err.msg);
 	ks_source_close(src);

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "format_probe.h"
+#include "kvmscope/ctx.h"
 #include "kvmscope/limits.h"
 #include "util/hex.h"
 
@@ -251,6 +252,31 @@ static void check_stdout(void)
 	}
 }
 
+/* The run's library context: every input is opened with it, so that the
+ * files of one setup share their parsed formats. */
+static struct ks_ctx *run_ctx;
+
+struct ks_ctx *cli_ctx(void)
+{
+	return run_ctx;
+}
+
+/* The command C with ARGV, in the run's context. */
+static int run(const struct command *c, int argc, char **argv)
+{
+	int r;
+
+	run_ctx = ks_ctx_new();
+	if (!run_ctx)
+		die("out of memory");
+	/* event formats of damaged files are tried in a helper process first */
+	ks_format_probe_set(run_ctx, cli_format_probe, NULL);
+	r = c->fn(argc, argv);
+	ks_ctx_free(run_ctx);
+	run_ctx = NULL;
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
@@ -262,8 +288,6 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
 	atexit(check_stdout);
-	/* event formats of damaged files are tried in a helper process first */
-	ks_format_probe_set(cli_format_probe, NULL);
 
 	if (argc < 2) {
 		usage(stderr);
@@ -278,7 +302,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		c = find_command(argv[2]);
-		return c ? c->fn(2, help_argv) : not_a_command(argv[2]);
+		return c ? run(c, 2, help_argv) : not_a_command(argv[2]);
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
@@ -289,5 +313,5 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	c = find_command(argv[1]);
-	return c ? c->fn(argc - 1, argv + 1) : not_a_command(argv[1]);
+	return c ? run(c, argc - 1, argv + 1) : not_a_command(argv[1]);
 }

@@ -14,7 +14,7 @@ void merge_inputs_init(struct merge_inputs *in, int argc)
 	in->specs = calloc((size_t)argc + 1, sizeof(*in->specs));
 	in->offsets = calloc((size_t)argc + 1, sizeof(*in->offsets));
 	in->n = 0;
-	in->opts = (struct ks_merge_opts){ 0 };
+	in->opts = (struct ks_merge_opts){ .ctx = cli_ctx() };
 	if (!in->specs || !in->offsets)
 		die("out of memory");
 }

@@ -127,7 +127,7 @@ bool resolve_time_window(const char *path, const struct time_window *w, uint64_t
 		*end = w->end < 0 ? UINT64_MAX : to_ns(w->end);
 		return true;
 	}
-	if (ks_source_open_flags(&scan, path, KS_OPEN_NO_SYMBOLS, &err) < 0)
+	if (cli_source_open(&scan, path, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
 		die("%s", err.msg);
 	while ((n = ks_source_next_batch(scan, recs, 64, &err)) > 0)
 		for (i = 0; i < n; i++)

@@ -10,6 +10,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "ctx_impl.h"
 #include "format_guard.h"
 #include "kvmscope/format_probe.h"
 
@@ -275,32 +276,20 @@ static int parse_one(struct tep_handle *tep, const char *buf, size_t size, const
  * libtraceevent's expression parser crashes on some syntax errors in a print
  * fmt ("" . REC->x): the checks above refuse the ones the fuzzers found, but
  * cannot prove the parser safe.  Finding out safely takes a process that
- * may die, which a library does not start: the program hands in a probe
- * (ks_format_probe_set; kvmscope's command line forks a checking process,
- * src/cli/format_probe.c).  Without one, the checks above have to do. */
-static ks_format_probe_fn probe_fn;
-static void *probe_ctx;
-
-void ks_format_probe_set(ks_format_probe_fn fn, void *ctx)
-{
-	probe_fn = fn;
-	probe_ctx = ctx;
-}
-
-static bool formats_parse_safely(const struct fmt_ref *f, size_t n)
-{
-	return !probe_fn || probe_fn(probe_ctx, f, n);
-}
-
-static bool parses_safely(const char *buf, size_t size, const char *sys)
+ * may die, which a library does not start: the program sets a probe in the
+ * context it opens inputs with (ks_format_probe_set; kvmscope's command line
+ * forks a checking process, src/cli/format_probe.c).  Without one, the
+ * checks above have to do. */
+static bool parses_safely(struct ks_ctx *ctx, const char *buf, size_t size, const char *sys)
 {
 	struct fmt_ref f = { .system = sys, .text = buf, .len = size };
 
-	return formats_parse_safely(&f, 1);
+	return ks_ctx_formats_safe(ctx, &f, 1);
 }
 
-static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, const char *sys,
-			 bool probe)
+/* PROBE: ask CTX's probe (if it has one) before tep_parse_event. */
+static int guarded_parse(struct ks_ctx *ctx, struct tep_handle *tep, const char *buf, size_t size,
+			 const char *sys, bool probe)
 {
 	static const char empty_fmt[] = "print fmt: \"\"\n";
 	struct names nm = { .n = 0 };
@@ -328,7 +317,8 @@ static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, c
 			return -1; /* "print fmt :": libtraceevent reads it, unchecked */
 		p = eol + (eol < end);
 	}
-	if ((!fmt || print_fmt_ok(fmt + 10, end, &nm)) && (!probe || parses_safely(buf, size, sys)))
+	if ((!fmt || print_fmt_ok(fmt + 10, end, &nm)) &&
+	    (!probe || parses_safely(ctx, buf, size, sys)))
 		return parse_one(tep, buf, size, sys);
 	if (!fmt)
 		return -1; /* no print fmt to drop: its fields kill the parser */
@@ -339,32 +329,38 @@ static int guarded_parse(struct tep_handle *tep, const char *buf, size_t size, c
 		return -1;
 	memcpy(copy, buf, keep);
 	memcpy(copy + keep, empty_fmt, sizeof(empty_fmt));
-	ret = !probe || parses_safely(copy, keep + sizeof(empty_fmt) - 1, sys) ?
+	ret = !probe || parses_safely(ctx, copy, keep + sizeof(empty_fmt) - 1, sys) ?
 	      tep_parse_event(tep, copy, keep + sizeof(empty_fmt) - 1, sys) : -1;
 	free(copy);
 	return ret;
 }
 
-int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys)
+int ks_guard_parse_event(struct ks_ctx *ctx, struct tep_handle *tep, const char *buf, size_t size,
+			 const char *sys)
 {
-	return guarded_parse(tep, buf, size, sys, true);
+	return guarded_parse(ctx, tep, buf, size, sys, true);
 }
 
 int ks_format_parse_checked(struct tep_handle *tep, const char *text, size_t len,
 			    const char *system)
 {
-	return guarded_parse(tep, text, len, system, false);
+	return guarded_parse(NULL, tep, text, len, system, false);
 }
 
 
 struct ks_guard_batch {
+	struct ks_ctx *ctx;
 	struct fmt_ref *f; /* text and sys owned */
 	size_t n, cap;
 };
 
-struct ks_guard_batch *ks_guard_batch_new(void)
+struct ks_guard_batch *ks_guard_batch_new(struct ks_ctx *ctx)
 {
-	return calloc(1, sizeof(struct ks_guard_batch));
+	struct ks_guard_batch *b = calloc(1, sizeof(*b));
+
+	if (b)
+		b->ctx = ctx;
+	return b;
 }
 
 int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, const char *sys)
@@ -404,10 +400,10 @@ static void batch_clear(struct ks_guard_batch *b)
 void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)
 {
 	/* all of B's formats through the cheap checks in one request */
-	bool safe = b->n && formats_parse_safely(b->f, b->n);
+	bool safe = b->n && ks_ctx_formats_safe(b->ctx, b->f, b->n);
 
 	for (size_t i = 0; i < b->n; i++)
-		guarded_parse(tep, b->f[i].text, b->f[i].len, b->f[i].system, !safe);
+		guarded_parse(b->ctx, tep, b->f[i].text, b->f[i].len, b->f[i].system, !safe);
 	batch_clear(b);
 }
 

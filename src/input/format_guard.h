@@ -13,13 +13,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct ks_ctx;
 struct tep_handle;
 
 /* tep_parse_event() on a checked copy of BUF: a print fmt that references a
  * missing field or has unbalanced quotes/parentheses is replaced by an empty
- * one (the fields still decode; only the printed text is lost).  Returns
- * what tep_parse_event returns, or -1 when BUF is not a format at all. */
-int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, const char *sys);
+ * one (the fields still decode; only the printed text is lost); CTX's probe
+ * (kvmscope/format_probe.h; CTX NULL: none) is asked before.  Returns what
+ * tep_parse_event returns, or -1 when BUF is not a format at all. */
+int ks_guard_parse_event(struct ks_ctx *ctx, struct tep_handle *tep, const char *buf, size_t size,
+			 const char *sys);
 
 /* Whether printing EV cannot divide by zero: every division in its parsed
  * print fmt is by a number other than 0 and -1.  ks_guard_parse_event()
@@ -28,11 +31,12 @@ int ks_guard_parse_event(struct tep_handle *tep, const char *buf, size_t size, c
 bool ks_guard_divisions_safe(const struct tep_event *ev);
 
 /* Formats collected while a file's metadata is read and parsed together:
- * the program's probe (kvmscope/format_probe.h) is asked about them all at
- * once (a damaged file falls back to one question per format), so a file
- * with thousands of formats costs the probe one round. */
+ * the probe of CTX (the context the file is opened with; NULL: none) is
+ * asked about them all at once (a damaged file falls back to one question
+ * per format), so a file with thousands of formats costs the probe one
+ * round. */
 struct ks_guard_batch;
-struct ks_guard_batch *ks_guard_batch_new(void);
+struct ks_guard_batch *ks_guard_batch_new(struct ks_ctx *ctx);
 /* Copies BUF.  Returns 0 or -1 (out of memory). */
 int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, const char *sys);
 /* Parse every collected format into TEP (those that would crash it are

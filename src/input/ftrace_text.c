@@ -22,7 +22,6 @@
  * the file (only with the number of distinct threads).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,6 +34,7 @@
 
 #include "arch/arch.h"
 #include "arch/x86.h"
+#include "ctx_impl.h"
 #include "input/ftrace_text.h"
 #include "output/print_plan.h"
 #include "source_impl.h"
@@ -254,11 +254,14 @@ struct reason_cache_entry {
 	uint64_t code;
 };
 
+struct builtin_sets;
+
 struct text_source {
 	struct ks_source base;
 	struct line_reader lr;
 	struct text_event *events;
 	size_t nr_events;
+	struct builtin_sets *own_sets; /* without a context: its own built-in sets */
 	uint8_t payload[PAYLOAD_MAX];
 	/* tid -> last delivered name (struct comm_entry); its size counts
 	 * against limits.threads */
@@ -962,62 +965,76 @@ static int build_set(struct builtin_set *set, const struct ks_arch *a)
 	return 0;
 }
 
-/* The built-in formats are parsed once per process (the x86 kvm_exit print
- * format with its two exit-reason tables is most of an open's cost); every
- * source takes a reference to the tep handle of its architecture and a copy
- * of the resolved events.  Nothing changes the handles after they are built
- * (output may load plugins into a source's handle, and unloads them at its
- * end). */
-static struct builtin_set *builtin_tep;
-static size_t builtin_count;
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+/* The built-in sets, one per architecture of ks_arches[] (same index). */
+struct builtin_sets {
+	size_t n;
+	struct builtin_set set[];
+};
 
-static void build_builtin_tep(void)
+static void free_sets(void *p)
 {
-	struct builtin_set *sets;
+	struct builtin_sets *b = p;
+
+	if (!b)
+		return;
+	for (size_t j = 0; j < b->n; j++) {
+		if (b->set[j].tep)
+			tep_free(b->set[j].tep);
+		for (size_t k = 0; k < b->set[j].nr; k++)
+			ks_plan_free(b->set[j].events[k].plan);
+		free(b->set[j].events);
+	}
+	free(b);
+}
+
+static void *build_sets(void)
+{
+	struct builtin_sets *b;
 	size_t n = 0;
 
 	while (ks_arches[n])
 		n++;
-	sets = calloc(n ? n : 1, sizeof(*sets));
-	if (!sets)
-		return;
+	b = calloc(1, sizeof(*b) + n * sizeof(b->set[0]));
+	if (!b)
+		return NULL;
+	b->n = n;
 	for (size_t i = 0; i < n; i++)
-		if (build_set(&sets[i], ks_arches[i]) < 0) {
-			for (size_t j = 0; j <= i; j++) {
-				if (sets[j].tep)
-					tep_free(sets[j].tep);
-				for (size_t k = 0; k < sets[j].nr; k++)
-					ks_plan_free(sets[j].events[k].plan);
-				free(sets[j].events);
-			}
-			free(sets);
-			return;
+		if (build_set(&b->set[i], ks_arches[i]) < 0) {
+			free_sets(b);
+			return NULL;
 		}
-	builtin_count = n;
-	builtin_tep = sets;
+	return b;
 }
 
-/* The built-in sets (builtin_count of them); NULL when they cannot be built. */
-static const struct builtin_set *builtin_sets(void)
+/* The built-in formats are parsed once per library context (the x86
+ * kvm_exit print format with its two exit-reason tables is most of an
+ * open's cost); every source takes a reference to the tep handle of its
+ * architecture and a copy of the resolved events.  Nothing changes the
+ * handles after they are built (output may load plugins into a source's
+ * handle, and unloads them at its end).  Without a context a source builds
+ * its own, freed with it.  NULL when they cannot be built. */
+static const struct builtin_sets *sets_of(struct text_source *s)
 {
-	pthread_once(&builtin_once, build_builtin_tep);
-	return builtin_tep;
+	if (s->base.ctx)
+		return ks_ctx_obj(s->base.ctx, KS_CTX_OBJ_TEXT_FORMATS, build_sets, free_sets);
+	if (!s->own_sets)
+		s->own_sets = build_sets();
+	return s->own_sets;
 }
 
 static int build_tep(struct text_source *s, size_t set)
 {
-	const struct builtin_set *b = builtin_sets();
+	const struct builtin_sets *b = sets_of(s);
 
-	if (!b || set >= builtin_count)
+	if (!b || set >= b->n)
 		return -1;
-	s->events = malloc((b[set].nr ? b[set].nr : 1) * sizeof(*s->events));
+	s->events = malloc((b->set[set].nr ? b->set[set].nr : 1) * sizeof(*s->events));
 	if (!s->events)
 		return -1;
-	memcpy(s->events, b[set].events, b[set].nr * sizeof(*s->events));
-	s->nr_events = b[set].nr;
-	tep_ref(b[set].tep);
-	s->base.tep = b[set].tep;
+	memcpy(s->events, b->set[set].events, b->set[set].nr * sizeof(*s->events));
+	s->nr_events = b->set[set].nr;
+	tep_ref(b->set[set].tep);
+	s->base.tep = b->set[set].tep;
 	return 0;
 }
 
@@ -1539,8 +1556,8 @@ static void text_close(struct ks_source *src)
 	free(s->lr.buf);
 	ks_hmap_free(&s->comms);
 	free(s->events);
-	if (src->tep)
-		tep_free(src->tep);
+	ks_ctx_tep_put(src->ctx, src->tep);
+	free_sets(s->own_sets);
 	free(src->path);
 	free(s);
 }
@@ -1574,7 +1591,7 @@ uint64_t ks_ftrace_text_malformed(const struct ks_source *src, uint64_t *first_o
 #define CHOOSE_CHUNK (1u << 20)
 
 struct choice {
-	size_t n;                  /* builtin_count */
+	size_t n;                  /* built-in sets */
 	uint64_t *votes;           /* lines each set reads */
 	ssize_t decided;           /* -1: not yet */
 	char *line;                /* LINE_MAX_LEN + 1 bytes of scratch */
@@ -1635,7 +1652,8 @@ static size_t choose_lines(struct text_source *s, const struct builtin_set *sets
 static int choose_set(struct text_source *s, const char *name, const char *text, size_t len,
 		      int fd, ssize_t *set, struct ks_error *err)
 {
-	const struct builtin_set *sets = builtin_sets();
+	const struct builtin_sets *b = sets_of(s);
+	const struct builtin_set *sets = b ? b->set : NULL;
 	struct choice c = { .decided = -1 };
 	char *buf = NULL;
 	int r = -1;
@@ -1647,7 +1665,7 @@ static int choose_set(struct text_source *s, const char *name, const char *text,
 	if (name) {
 		const struct ks_arch *a = ks_arch_by_name(name);
 
-		for (size_t i = 0; a && i < builtin_count; i++)
+		for (size_t i = 0; a && i < b->n; i++)
 			if (ks_arches[i] == a)
 				*set = (ssize_t)i;
 		if (*set < 0) {
@@ -1658,7 +1676,7 @@ static int choose_set(struct text_source *s, const char *name, const char *text,
 		}
 		return 0;
 	}
-	c.n = builtin_count;
+	c.n = b->n;
 	c.votes = calloc(c.n, sizeof(*c.votes));
 	c.line = malloc(LINE_MAX_LEN + 1);
 	if (!c.votes || !c.line)
@@ -1782,7 +1800,7 @@ out:
 /* The reader over LEN bytes of TEXT (kept by the caller while the source
  * lives).  No sniffing: any text is accepted, undecodable lines are counted. */
 int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char *text,
-			    size_t len, struct ks_error *err)
+			    size_t len, struct ks_ctx *ctx, struct ks_error *err)
 {
 	struct text_source *s;
 
@@ -1792,7 +1810,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 		return ks_error_set(err, "%s: out of memory", name);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
-	s->base.limits = *ks_limits_or_default(NULL);
+	ks_source_apply_opts(&s->base, &(struct ks_source_opts){ .ctx = ctx });
 	s->lr.fd = -1;
 	s->lr.mem = text;
 	s->lr.mem_len = len;
@@ -1812,8 +1830,8 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	return 0;
 }
 
-int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
-			const char *arch, struct ks_error *err)
+int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_source_opts *o,
+			struct ks_error *err)
 {
 	struct text_source *s;
 	struct stat st;
@@ -1822,7 +1840,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ks_error_set(err, "%s: out of memory", path);
-	s->base.limits = *ks_limits_or_default(lim);
+	ks_source_apply_opts(&s->base, o);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
 	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1839,7 +1857,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 				  (uint64_t)st.st_size : UINT64_MAX);
 	if (!s->lr.buf || ks_hmap_reserve(&s->comms, 1) < 0)
 		goto nomem;
-	if (open_formats(s, arch, NULL, 0, s->lr.fd, err) < 0)
+	if (open_formats(s, o ? o->arch : NULL, NULL, 0, s->lr.fd, err) < 0)
 		goto fail;
 	s->base.info.format = "ftrace text";
 	*out = &s->base;

@@ -15,11 +15,14 @@
 struct ks_source;
 
 /* A reader over text in memory (used for the text stored in trace.dat
- * latency files): LEN bytes of TEXT followed by a NUL, which the caller keeps unchanged while
- * the source lives.  NAME is used in error messages.  Unlike files, any
- * text is accepted; lines that are not trace events are counted as usual. */
+ * latency files): LEN bytes of TEXT followed by a NUL, which the caller
+ * keeps unchanged while the source lives.  NAME is used in error messages;
+ * CTX is the library context (kvmscope/ctx.h; NULL: none).  Unlike files,
+ * any text is accepted; lines that are not trace events are counted as
+ * usual. */
+struct ks_ctx;
 int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char *text,
-			    size_t len, struct ks_error *err);
+			    size_t len, struct ks_ctx *ctx, struct ks_error *err);
 
 /* Lines that looked like trace text but could not be decoded (they are
  * also counted in stats.skipped).  Returns that count and stores the byte

@@ -34,6 +34,7 @@
 
 #include "ringpage.h"
 #include "arch/arch.h"
+#include "format_guard.h"
 #include "kvmscope/live.h"
 #include "source_impl.h"
 #include "util/procfs.h"
@@ -113,10 +114,11 @@ static void add_matches(const struct ks_match *m, size_t nm, const char **list, 
 		add_unique(list, n, max, store, m[i].system, m[i].name);
 }
 
-const char *const *ks_live_default_events(const char *machine, size_t *n)
+const char *const *ks_live_default_events(const char *machine, struct ks_live_event_set *set,
+					     size_t *n)
 {
-	static char store[64][64];
-	static const char *list[65];
+	const char **list = set->names;
+	char (*store)[64] = set->store;
 	const struct ks_arch *a;
 	const struct ks_event_class *c;
 	const char *const *x;
@@ -131,14 +133,14 @@ const char *const *ks_live_default_events(const char *machine, size_t *n)
 	a = ks_arch_for(machine, NULL);
 	if (!a)
 		return NULL;
-	add_unique(list, n, 64, store, a->entry_system, a->entry_name);
-	add_unique(list, n, 64, store, a->entry_system, a->entry2_name);
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, a->entry_system, a->entry_name);
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, a->entry_system, a->entry2_name);
 	for (c = a->classes; c && c->name; c++) {
-		add_matches(c->begin, KS_MAX_MATCH, list, n, 64, store);
-		add_matches(c->end, KS_MAX_MATCH, list, n, 64, store);
-		add_matches(c->child, KS_MAX_CHILD, list, n, 64, store);
+		add_matches(c->begin, KS_MAX_MATCH, list, n, KS_LIVE_DEFAULT_MAX, store);
+		add_matches(c->end, KS_MAX_MATCH, list, n, KS_LIVE_DEFAULT_MAX, store);
+		add_matches(c->child, KS_MAX_CHILD, list, n, KS_LIVE_DEFAULT_MAX, store);
 	}
-	add_unique(list, n, 64, store, a->halt_system, a->halt_name);
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, a->halt_system, a->halt_name);
 	for (x = a->extra_events; x && *x; x++) {
 		const char *colon = strchr(*x, ':');
 		char sys[64];
@@ -146,11 +148,11 @@ const char *const *ks_live_default_events(const char *machine, size_t *n)
 		if (!colon || (size_t)(colon - *x) >= sizeof(sys))
 			continue;
 		snprintf(sys, sizeof(sys), "%.*s", (int)(colon - *x), *x);
-		add_unique(list, n, 64, store, sys, colon + 1);
+		add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, sys, colon + 1);
 	}
-	add_unique(list, n, 64, store, "kvm", "vcpu_load");
-	add_unique(list, n, 64, store, "kvm", "vcpu_put");
-	add_unique(list, n, 64, store, "sched", "sched_switch");
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, "kvm", "vcpu_load");
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, "kvm", "vcpu_put");
+	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, "sched", "sched_switch");
 	list[*n] = NULL;
 	return list;
 }
@@ -327,9 +329,10 @@ static int select_events(struct ks_live *l, const struct ks_live_opts *o, const 
 	const char *const *list = o->events;
 	size_t n = o->nevents, i;
 	bool dflt = !list;
+	struct ks_live_event_set set;
 
 	if (dflt) {
-		list = ks_live_default_events(NULL, &n);
+		list = ks_live_default_events(NULL, &set, &n);
 		if (!list)
 			return ks_error_set(err, "no KVM event set is known for this machine; "
 					    "name events with -e");
@@ -441,10 +444,13 @@ static uint32_t subbuf_size(struct ks_live *l)
 	return (uint32_t)sysconf(_SC_PAGESIZE);
 }
 
-static int build_tep(struct ks_live *l, struct ks_error *err)
+/* The tep of the enabled events: this kernel's formats go through the
+ * format guard as a file's do, with the caller's context (its probe). */
+static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err)
 {
 	int len = 0;
 	char *hp = tracefs_instance_file_read(NULL, "events/header_page", &len);
+	struct ks_guard_batch *b;
 	size_t i;
 
 	l->tep = tep_alloc();
@@ -463,9 +469,17 @@ static int build_tep(struct ks_live *l, struct ks_error *err)
 		return ks_error_set(err, "cannot parse tracefs events/header_page");
 	}
 	free(hp);
+	b = ks_guard_batch_new(ctx);
+	if (!b)
+		return ks_error_set(err, "out of memory");
 	for (i = 0; i < l->nevents; i++)
-		tep_parse_event(l->tep, l->events[i].format, l->events[i].format_len,
-				l->events[i].system);
+		if (ks_guard_batch_add(b, l->events[i].format, l->events[i].format_len,
+				       l->events[i].system) < 0) {
+			ks_guard_batch_free(b);
+			return ks_error_set(err, "out of memory");
+		}
+	ks_guard_batch_parse(b, l->tep);
+	ks_guard_batch_free(b);
 	return 0;
 }
 
@@ -547,7 +561,8 @@ static int setup(struct ks_live *l, const struct ks_live_opts *o, const char *td
 			return -1;
 	}
 	l->page_size = subbuf_size(l);
-	if (setup_pids(l, o, err) < 0 || enable_events(l, o, err) < 0 || build_tep(l, err) < 0)
+	if (setup_pids(l, o, err) < 0 || enable_events(l, o, err) < 0 ||
+	    build_tep(l, o->ctx, err) < 0)
 		return -1;
 	return open_cpus(l, err);
 }

@@ -40,6 +40,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "ctx_impl.h"
 #include "source_impl.h"
 #include "tracing_data.h"
 #include "util/hashmap.h"
@@ -226,6 +227,8 @@ struct pd_source {
 	struct ks_source base;
 	int fd;
 	uint64_t file_size;
+	uint64_t map_min;   /* data sections larger than this are mapped */
+	uint64_t map_chunk; /* bytes the prefetch thread populates at a time */
 	uint8_t *hdr;     /* the file header (HEADER_SIZE bytes, zero-padded) */
 	bool swap;        /* file byte order differs from host */
 	bool big_endian;  /* file byte order */
@@ -625,8 +628,8 @@ static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64
 
 	switch (feat) {
 	case FEAT_TRACING_DATA:
-		return ks_tracing_data_load(&s->base.tep, &s->base.meta, p, size, s->base.path, off,
-					    err);
+		return ks_tracing_data_load(s->base.ctx, &s->base.tep, &s->base.meta, p, size,
+					    s->base.path, off, err);
 	case FEAT_HOSTNAME:
 		feat_string(s, p, size, info->hostname, sizeof(info->hostname));
 		break;
@@ -1166,16 +1169,10 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
-/* Data sections larger than map_min are mapped, and the prefetch thread
- * populates and frames them map_chunk bytes at a time (ks_perfdata_tune). */
+/* Data sections larger than s->map_min are mapped, and the prefetch thread
+ * populates and frames them s->map_chunk bytes at a time (set at open from
+ * the context, ks_ctx_perfdata_tune). */
 _Static_assert(PF_BUF == KS_PD_MAP_MIN, "the first window and the mapping threshold");
-static uint64_t map_min = KS_PD_MAP_MIN, map_chunk = READ_SIZE;
-
-void ks_perfdata_tune(uint64_t min_mapped, uint64_t chunk)
-{
-	map_min = min_mapped;
-	map_chunk = chunk ? chunk : READ_SIZE;
-}
 
 /* Map the data section (read-only, shared with the page cache: no copy);
  * the window then is the mapping from data_off on, up to what has been
@@ -1213,7 +1210,7 @@ static void prefetch_start(struct pd_source *s)
 	pf->tried = true;
 	if (s->win_len)
 		return;
-	if (s->data_end - s->data_off > map_min && map_data(s)) {
+	if (s->data_end - s->data_off > s->map_min && map_data(s)) {
 		pf->mapped = true;
 	} else if (s->data_end - s->data_off <= PF_BUF) {
 		return;
@@ -1271,7 +1268,7 @@ static void prefetch_next(struct pd_source *s)
 	pthread_mutex_lock(&pf->lock);
 	pf->dst = pf->mapped ? s->map + (end - s->map_off) : pf->spare + TAIL_MAX;
 	pf->off = end;
-	chunk = pf->mapped ? map_chunk : READ_SIZE;
+	chunk = pf->mapped ? s->map_chunk : READ_SIZE;
 	pf->len = s->data_end - end < chunk ? s->data_end - end : chunk;
 	/* frame on from where the frames taken end, else from where the main
 	 * thread is (then the job first walks over the window's records) */
@@ -1424,7 +1421,7 @@ static int map_fill(struct pd_source *s, uint64_t low, uint64_t need_end, struct
 	}
 	end = s->win_off + s->win_len;
 	if (need_end > end) {
-		end = s->data_end - need_end > map_chunk ? need_end + map_chunk : s->data_end;
+		end = s->data_end - need_end > s->map_chunk ? need_end + s->map_chunk : s->data_end;
 		s->win_len = end - s->win_off;
 	}
 	map_release(s, low);
@@ -2528,8 +2525,7 @@ static void pd_close(struct ks_source *base)
 		munmap(s->map, s->map_len);
 	if (s->fd >= 0)
 		close(s->fd);
-	if (base->tep)
-		tep_free(base->tep);
+	ks_ctx_tep_put(base->ctx, base->tep);
 	free(s->attrs);
 	ks_hmap_free(&s->ids);
 	free(s->q);
@@ -2570,7 +2566,7 @@ static int open_file(struct pd_source *s, struct ks_error *err)
 	return 0;
 }
 
-int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
+int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_source_opts *o,
 		     struct ks_error *err)
 {
 	struct pd_source *s = calloc(1, sizeof(*s));
@@ -2578,7 +2574,10 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_l
 	*out = NULL;
 	if (!s)
 		return ks_error_set(err, "%s: out of memory", path);
-	s->base.limits = *ks_limits_or_default(lim);
+	ks_source_apply_opts(&s->base, o);
+	ks_ctx_perfdata_windows(s->base.ctx, &s->map_min, &s->map_chunk);
+	if (!s->map_chunk)
+		s->map_chunk = READ_SIZE;
 	s->fd = -1;
 	ks_hmap_init(&s->ids, sizeof(uint16_t));
 	s->base.ops = &pd_ops;

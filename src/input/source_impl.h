@@ -9,6 +9,7 @@
 #define KVMSCOPE_SOURCE_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
@@ -55,6 +56,7 @@ struct ks_source {
 	struct ks_source_info info;
 	struct ks_source_stats stats;
 	struct ks_limits limits;     /* the run's budgets (never NULL: defaults) */
+	struct ks_ctx *ctx;          /* the library context opened with, or NULL */
 	uint64_t win_start, win_end; /* events outside [start, end] are dropped */
 	bool windowed, win_ended;
 	struct ks_source_meta meta;  /* the stored texts (readers of files with them) */
@@ -71,26 +73,27 @@ int ks_source_meta_set_text(struct ks_source_meta *m, enum ks_source_text_id id,
 /* Free what M holds; M is empty afterwards. */
 void ks_source_meta_free(struct ks_source_meta *m);
 
-/* Each reader: open PATH whose first bytes are HEAD (HEAD_LEN of them, may be
- * fewer than asked for a short file).  Returns 0 or a negative value with err
- * set ("FILE: offset N: ..."). */
-int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
+/* The options' common part into SRC (O NULL: the defaults): the budgets
+ * and the context. */
+void ks_source_apply_opts(struct ks_source *src, const struct ks_source_opts *o);
+
+/* Each reader: open PATH with the options O (NULL: the defaults).  Returns
+ * 0 or a negative value with err set ("FILE: offset N: ..."). */
+int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_source_opts *o,
 		     struct ks_error *err);
-int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
-		     const struct ks_limits *lim,
+int ks_tracedat_open(struct ks_source **out, const char *path, const struct ks_source_opts *o,
 		     struct ks_error *err);
-/* ARCH: the architecture whose event formats read the text (NULL: the one
- * the text shows), see ks_source_open_arch(). */
-int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_limits *lim,
-			const char *arch, struct ks_error *err);
-/* For tests and fuzzing: perf.data data sections larger than MIN_MAPPED
- * bytes are mapped (default KS_PD_MAP_MIN) and the prefetch thread
- * populates and frames CHUNK bytes at a time (0: the default, 4 MB), so that
- * small inputs go through the mapped, threaded path with many chunk
- * boundaries; UINT64_MAX maps none (large ones are then read into buffers
- * by the thread).  ks_perfdata_tune(KS_PD_MAP_MIN, 0) restores the defaults. */
+int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct ks_source_opts *o,
+			struct ks_error *err);
+/* For tests and fuzzing, a setting of CTX for the perf.data inputs opened
+ * with it afterwards: data sections larger than MIN_MAPPED bytes are mapped
+ * (default KS_PD_MAP_MIN) and the prefetch thread populates and frames
+ * CHUNK bytes at a time (0: the default, 4 MB), so that small inputs go
+ * through the mapped, threaded path with many chunk boundaries; UINT64_MAX
+ * maps none (large ones are then read into buffers by the thread).
+ * ks_ctx_perfdata_tune(ctx, KS_PD_MAP_MIN, 0) restores the defaults. */
 #define KS_PD_MAP_MIN (6ull << 20)
-void ks_perfdata_tune(uint64_t min_mapped, uint64_t chunk);
+void ks_ctx_perfdata_tune(struct ks_ctx *ctx, uint64_t min_mapped, uint64_t chunk);
 /* For tests: how many records of SRC (a perf.data source) were queued as
  * the prefetch thread framed them; the reader frames the others itself. */
 uint64_t ks_perfdata_framed_ahead(const struct ks_source *src);

@@ -62,23 +62,17 @@ static int sniff(const char *path, char *head, size_t len, size_t *got, struct k
 
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err)
 {
-	return ks_source_open_flags(out, path, 0, err);
+	return ks_source_open_opts(out, path, NULL, err);
 }
 
-int ks_source_open_flags(struct ks_source **out, const char *path, unsigned flags,
-			 struct ks_error *err)
+void ks_source_apply_opts(struct ks_source *src, const struct ks_source_opts *o)
 {
-	return ks_source_open_limits(out, path, flags, NULL, err);
+	src->limits = *ks_limits_or_default(o ? o->limits : NULL);
+	src->ctx = o ? o->ctx : NULL;
 }
 
-int ks_source_open_limits(struct ks_source **out, const char *path, unsigned flags,
-			  const struct ks_limits *lim, struct ks_error *err)
-{
-	return ks_source_open_arch(out, path, flags, lim, NULL, err);
-}
-
-int ks_source_open_arch(struct ks_source **out, const char *path, unsigned flags,
-			const struct ks_limits *lim, const char *arch, struct ks_error *err)
+int ks_source_open_opts(struct ks_source **out, const char *path, const struct ks_source_opts *o,
+			struct ks_error *err)
 {
 	char head[16];
 	size_t got = 0;
@@ -88,10 +82,10 @@ int ks_source_open_arch(struct ks_source **out, const char *path, unsigned flags
 		return -1;
 	if (got >= 8 && (memcmp(head, KS_PERF_MAGIC, 8) == 0 ||
 			 memcmp(head, KS_PERF_MAGIC_SWAPPED, 8) == 0))
-		return ks_perfdata_open(out, path, lim, err);
+		return ks_perfdata_open(out, path, o, err);
 	if (got >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
-		return ks_tracedat_open(out, path, flags, lim, err);
+		return ks_tracedat_open(out, path, o, err);
 	if (got == 0)
 		return ks_error_at(err, path, 0, "the file is empty");
-	return ks_ftrace_text_open(out, path, lim, arch, err);
+	return ks_ftrace_text_open(out, path, o, err);
 }

@@ -30,9 +30,9 @@
 
 #include "ringpage.h"
 #include "kvmscope/tracedat.h"
+#include "ctx_impl.h"
 #include "format_guard.h"
 #include "kallsyms_text.h"
-#include "tracing_data.h"
 #include "ftrace_text.h"
 #include "source_impl.h"
 #include "util/hashmap.h"
@@ -592,7 +592,8 @@ static void section_free(struct tracedat *td, uint8_t *data, uint64_t len)
 /* the tep cache key */
 
 /* Append "TAG, u64 LEN, DATA" to the key of what went into the tep; a key
- * that would pass the cache's limit is dropped (no caching). */
+ * that would pass the context's limit is dropped (no sharing), as is every
+ * key of a source opened without a context (set up so at open). */
 static void key_add(struct tracedat *td, char tag, const void *data, uint64_t len)
 {
 	uint64_t need = td->tep_key.len + 1 + 8 + len;
@@ -600,7 +601,7 @@ static void key_add(struct tracedat *td, char tag, const void *data, uint64_t le
 
 	if (!b && td->tep_key.cap)
 		return; /* dropped */
-	if (need > KS_TEP_CACHE_MAX) {
+	if (need > KS_CTX_TEP_KEY_MAX) {
 		b = NULL;
 	} else if (need > td->tep_key.cap) {
 		uint64_t cap = td->tep_key.cap ? td->tep_key.cap * 2 : 4096;
@@ -2067,10 +2068,10 @@ static void tracedat_close(struct ks_source *src)
 	free(td->by_start);
 	free_meta(&td->meta);
 	if (td->text_src) { /* src.tep belongs to the text reader */
-		tep_free(td->file_tep);
+		ks_ctx_tep_put(td->src.ctx, td->file_tep);
 		ks_source_close(td->text_src);
-	} else if (td->src.tep) {
-		tep_free(td->src.tep);
+	} else {
+		ks_ctx_tep_put(td->src.ctx, td->src.tep);
 	}
 	free(td->latency_text);
 	if (td->fd >= 0)
@@ -2318,7 +2319,8 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 			return -1;
 		td->latency_len = td->file_size - td->latency_offset;
 	}
-	if (ks_ftrace_text_open_mem(&text, td->src.path, td->latency_text, td->latency_len, err) < 0)
+	if (ks_ftrace_text_open_mem(&text, td->src.path, td->latency_text, td->latency_len,
+				    td->src.ctx, err) < 0)
 		return -1;
 	td->text_src = text;
 	/* records come with the text reader's formats: its tep is the source's */
@@ -2328,7 +2330,7 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 }
 
 /* The event formats into the tep: parsed, or the shared tep of a file with
- * the same formats, texts and sizes opened before in this process (a
+ * the same formats, texts and sizes opened before with the same context (a
  * fuzzer's mutations of one file, merge of one host's recordings). */
 static void load_formats(struct tracedat *td)
 {
@@ -2337,16 +2339,17 @@ static void load_formats(struct tracedat *td)
 
 	key_add(td, 'C', &cpus, sizeof(cpus));
 	if (td->tep_key.b)
-		hit = ks_tep_cache_lookup(KS_TEP_CACHE_TRACEDAT, td->tep_key.b, td->tep_key.len);
+		hit = ks_ctx_tep_get(td->src.ctx, KS_CTX_TEP_TRACEDAT, td->tep_key.b,
+				     td->tep_key.len);
 	if (hit) {
-		tep_free(td->src.tep);
+		ks_ctx_tep_put(td->src.ctx, td->src.tep);
 		td->src.tep = hit;
 	} else {
 		ks_guard_batch_parse(td->formats, td->src.tep);
 		tep_set_cpus(td->src.tep, (int)cpus);
 		if (td->tep_key.b)
-			ks_tep_cache_store(KS_TEP_CACHE_TRACEDAT, td->tep_key.b, td->tep_key.len,
-					   td->src.tep);
+			ks_ctx_tep_keep(td->src.ctx, KS_CTX_TEP_TRACEDAT, td->tep_key.b,
+					td->tep_key.len, td->src.tep);
 	}
 	ks_guard_batch_free(td->formats);
 	td->formats = NULL;
@@ -2370,7 +2373,7 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 				TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_long_size(td->src.tep, (int)td->meta.long_size);
 	tep_set_page_size(td->src.tep, (int)td->page_size);
-	td->formats = ks_guard_batch_new();
+	td->formats = ks_guard_batch_new(td->src.ctx);
 	if (!td->formats)
 		return ks_error_set(err, "%s: out of memory", td->src.path);
 	if (td->meta.version == 6 ? parse_v6(td, &r, err) < 0 : parse_v7(td, &r, err) < 0)
@@ -2388,8 +2391,8 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 	return 0;
 }
 
-int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
-		     const struct ks_limits *lim, struct ks_error *err)
+int ks_tracedat_open(struct ks_source **out, const char *path, const struct ks_source_opts *o,
+		     struct ks_error *err)
 {
 	struct tracedat *td;
 	struct stat st;
@@ -2398,8 +2401,10 @@ int ks_tracedat_open(struct ks_source **out, const char *path, unsigned flags,
 	td = calloc(1, sizeof(*td));
 	if (!td)
 		return ks_error_set(err, "%s: out of memory", path);
-	td->open_flags = flags;
-	td->src.limits = *ks_limits_or_default(lim);
+	td->open_flags = o ? o->flags : 0;
+	ks_source_apply_opts(&td->src, o);
+	if (!td->src.ctx)
+		td->tep_key.cap = 1; /* no context to share the tep with: no key */
 	td->fd = -1;
 	td->src.ops = &tracedat_ops;
 	ks_hmap_init(&td->sections, 0);

@@ -6,12 +6,12 @@
  * checked against the bytes left before anything is allocated or parsed.
  */
 #include <stdbool.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <traceevent/event-parse.h>
 
+#include "ctx_impl.h"
 #include "format_guard.h"
 #include "source_impl.h"
 #include "tracing_data.h"
@@ -275,18 +275,18 @@ static int td_tail(struct td_cursor *c, struct tep_handle *tep, bool has_cmdline
 	return 0;
 }
 
-/* Walk the block: parse it into TEP (if not NULL), keep its texts in META
- * (if not NULL). */
-static int td_walk(struct tep_handle *tep, struct ks_source_meta *meta, const uint8_t *buf,
-		   uint64_t len, const char *path, uint64_t file_offset, uint64_t *consumed,
-		   struct ks_error *err)
+/* Walk the block: parse it into TEP (if not NULL; the formats checked with
+ * CTX's probe), keep its texts in META (if not NULL). */
+static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_meta *meta,
+		   const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
+		   uint64_t *consumed, struct ks_error *err)
 {
 	struct td_cursor c = { .buf = buf, .len = len, .path = path,
 			       .base = file_offset, .err = err, .meta = meta };
 	bool has_cmdlines = false;
 	int ret = -1;
 
-	if (tep && !(c.formats = ks_guard_batch_new()))
+	if (tep && !(c.formats = ks_guard_batch_new(ctx)))
 		return ks_error_set(err, "%s: out of memory", path);
 	if (td_preamble(&c, tep, &has_cmdlines) == 0 && td_header_files(&c, tep) == 0 &&
 	    td_events(&c) == 0 && td_tail(&c, tep, has_cmdlines) == 0) {
@@ -300,77 +300,37 @@ static int td_walk(struct tep_handle *tep, struct ks_source_meta *meta, const ui
 	return ret;
 }
 
-int ks_tracing_data_parse_len(struct tep_handle *tep, const uint8_t *buf, uint64_t len,
-			      const char *path, uint64_t file_offset, uint64_t *consumed,
-			      struct ks_error *err)
+int ks_tracing_data_parse_len(struct ks_ctx *ctx, struct tep_handle *tep, const uint8_t *buf,
+			      uint64_t len, const char *path, uint64_t file_offset,
+			      uint64_t *consumed, struct ks_error *err)
 {
-	return td_walk(tep, NULL, buf, len, path, file_offset, consumed, err);
+	return td_walk(ctx, tep, NULL, buf, len, path, file_offset, consumed, err);
 }
 
-int ks_tracing_data_parse(struct tep_handle *tep, const uint8_t *buf, uint64_t len,
-			  const char *path, uint64_t file_offset, struct ks_error *err)
+int ks_tracing_data_parse(struct ks_ctx *ctx, struct tep_handle *tep, const uint8_t *buf,
+			  uint64_t len, const char *path, uint64_t file_offset,
+			  struct ks_error *err)
 {
-	return ks_tracing_data_parse_len(tep, buf, len, path, file_offset, NULL, err);
+	return ks_tracing_data_parse_len(ctx, tep, buf, len, path, file_offset, NULL, err);
 }
 
-/* Per slot, the last tep handle stored with the bytes that made it: a
- * process that opens several files of one recording setup (merge, the
- * test suite, a fuzzer's mutations of one file) parses the formats once.
- * Exact comparison of the bytes, no hashing; keys up to KS_TEP_CACHE_MAX. */
-static struct {
-	uint8_t *bytes;
-	uint64_t len;
-	struct tep_handle *tep;
-} tep_cache[KS_TEP_CACHE_SLOTS];
-static pthread_mutex_t tep_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-struct tep_handle *ks_tep_cache_lookup(enum ks_tep_cache_slot slot, const void *key, uint64_t len)
-{
-	struct tep_handle *hit = NULL;
-
-	pthread_mutex_lock(&tep_cache_lock);
-	if (tep_cache[slot].tep && tep_cache[slot].len == len &&
-	    memcmp(tep_cache[slot].bytes, key, len) == 0) {
-		hit = tep_cache[slot].tep;
-		tep_ref(hit);
-	}
-	pthread_mutex_unlock(&tep_cache_lock);
-	return hit;
-}
-
-void ks_tep_cache_store(enum ks_tep_cache_slot slot, const void *key, uint64_t len,
-			struct tep_handle *tep)
-{
-	uint8_t *copy = len <= KS_TEP_CACHE_MAX ? malloc(len ? len : 1) : NULL;
-
-	if (!copy)
-		return;
-	memcpy(copy, key, len);
-	tep_ref(tep);
-	pthread_mutex_lock(&tep_cache_lock);
-	if (tep_cache[slot].tep)
-		tep_free(tep_cache[slot].tep);
-	free(tep_cache[slot].bytes);
-	tep_cache[slot].bytes = copy;
-	tep_cache[slot].len = len;
-	tep_cache[slot].tep = tep;
-	pthread_mutex_unlock(&tep_cache_lock);
-}
-
-int ks_tracing_data_load(struct tep_handle **tep, struct ks_source_meta *meta,
+/* A process that opens several files of one recording setup (merge, the
+ * test suite, a fuzzer's mutations of one file) with one context parses
+ * the block once: the context keeps the handle with the block's bytes. */
+int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
 			 struct ks_error *err)
 {
-	struct tep_handle *hit = ks_tep_cache_lookup(KS_TEP_CACHE_PERFDATA, buf, len);
+	struct tep_handle *hit = ks_ctx_tep_get(ctx, KS_CTX_TEP_PERFDATA, buf, len);
 
 	if (hit) {
-		tep_free(*tep);
+		ks_ctx_tep_put(ctx, *tep);
 		*tep = hit;
 		/* the texts still come from this file's block */
-		return meta ? td_walk(NULL, meta, buf, len, path, file_offset, NULL, err) : 0;
+		return meta ? td_walk(ctx, NULL, meta, buf, len, path, file_offset, NULL, err) : 0;
 	}
-	if (td_walk(*tep, meta, buf, len, path, file_offset, NULL, err) < 0)
+	if (td_walk(ctx, *tep, meta, buf, len, path, file_offset, NULL, err) < 0)
 		return -1;
-	ks_tep_cache_store(KS_TEP_CACHE_PERFDATA, buf, len, *tep);
+	ks_ctx_tep_keep(ctx, KS_CTX_TEP_PERFDATA, buf, len, *tep);
 	return 0;
 }

@@ -82,7 +82,7 @@ static void t_names_from_kernel_headers(void)
 		{ KVM_PARA_H, "MSR_KVM_PV_EOI_EN", "MSR_KVM_PV_EOI_EN" },
 	};
 	const char *linux_dir = getenv("KS_LINUX");
-	char path[4096];
+	char path[4096], nb[KS_MSR_NAME_MAX];
 	size_t i;
 	int checked = 0;
 
@@ -103,7 +103,7 @@ static void t_names_from_kernel_headers(void)
 			kt_fail(__FILE__, __LINE__, "%s not in %s", m[i].macro, path);
 			continue;
 		}
-		KT_EQ_STR(ks_x86_msr_name((uint32_t)v), m[i].ours);
+		KT_EQ_STR(ks_x86_msr_name((uint32_t)v, nb, sizeof(nb)), m[i].ours);
 		checked++;
 	}
 	if (!checked)
@@ -112,36 +112,36 @@ static void t_names_from_kernel_headers(void)
 
 static void t_kinds_and_families(void)
 {
-	char want[40];
+	char want[40], nb[KS_MSR_NAME_MAX];
 	unsigned i;
 
 	for (i = 0; i < 8; i++) {
 		snprintf(want, sizeof(want), "IA32_PERFEVTSEL%u", i);
-		KT_EQ_STR(ks_x86_msr_name(0x186 + i), want);
+		KT_EQ_STR(ks_x86_msr_name(0x186 + i, nb, sizeof(nb)), want);
 		KT_EQ_INT(ks_x86_msr_kind(0x186 + i), KS_MSR_PMU_EVTSEL);
 		snprintf(want, sizeof(want), "IA32_A_PMC%u", i);
-		KT_EQ_STR(ks_x86_msr_name(0x4c1 + i), want);
+		KT_EQ_STR(ks_x86_msr_name(0x4c1 + i, nb, sizeof(nb)), want);
 		KT_EQ_INT(ks_x86_msr_kind(0x4c1 + i), KS_MSR_PMU_COUNTER);
 	}
 	/* AMD core extension: CTL at even, CTR at odd addresses from 0xc0010200 */
 	for (i = 0; i < 6; i++) {
 		snprintf(want, sizeof(want), "AMD_PERF_CTL%u", i);
-		KT_EQ_STR(ks_x86_msr_name(0xc0010200 + 2 * i), want);
+		KT_EQ_STR(ks_x86_msr_name(0xc0010200 + 2 * i, nb, sizeof(nb)), want);
 		KT_EQ_INT(ks_x86_msr_kind(0xc0010200 + 2 * i), KS_MSR_PMU_EVTSEL);
 		snprintf(want, sizeof(want), "AMD_PERF_CTR%u", i);
-		KT_EQ_STR(ks_x86_msr_name(0xc0010201 + 2 * i), want);
+		KT_EQ_STR(ks_x86_msr_name(0xc0010201 + 2 * i, nb, sizeof(nb)), want);
 		KT_EQ_INT(ks_x86_msr_kind(0xc0010201 + 2 * i), KS_MSR_PMU_COUNTER);
 	}
 	KT_EQ_INT(ks_x86_msr_kind(0x38f), KS_MSR_PMU_GLOBAL);
 	KT_EQ_INT(ks_x86_msr_kind(0x309), KS_MSR_PMU_FIXED);
 	KT_EQ_INT(ks_x86_msr_kind(0x1d9), KS_MSR_LBR);
 	KT_EQ_INT(ks_x86_msr_kind(0x6e0), KS_MSR_OTHER);
-	KT_EQ_STR(ks_x86_msr_name(0x830), "X2APIC_ICR");
-	KT_EQ_STR(ks_x86_msr_name(0x80b), "X2APIC_EOI");
-	KT_EQ_STR(ks_x86_msr_name(0x838), "X2APIC_TMICT");
-	KT_EQ_STR(ks_x86_msr_name(0x811), "X2APIC_ISR1");
-	KT_EXPECT(ks_x86_msr_name(0x12345678) == NULL);
-	KT_EXPECT(ks_x86_msr_name(0x801) == NULL);
+	KT_EQ_STR(ks_x86_msr_name(0x830, nb, sizeof(nb)), "X2APIC_ICR");
+	KT_EQ_STR(ks_x86_msr_name(0x80b, nb, sizeof(nb)), "X2APIC_EOI");
+	KT_EQ_STR(ks_x86_msr_name(0x838, nb, sizeof(nb)), "X2APIC_TMICT");
+	KT_EQ_STR(ks_x86_msr_name(0x811, nb, sizeof(nb)), "X2APIC_ISR1");
+	KT_EXPECT(ks_x86_msr_name(0x12345678, nb, sizeof(nb)) == NULL);
+	KT_EXPECT(ks_x86_msr_name(0x801, nb, sizeof(nb)) == NULL);
 }
 
 /* kvm_apic's reg field + the kernel's printed name (APIC_TMICT) must map to
@@ -177,6 +177,7 @@ static void t_x2apic_names_vs_real_trace(void)
 		return;
 	}
 	while (ks_source_next(src, &rec, &err) > 0) {
+		char nb[KS_MSR_NAME_MAX];
 		const char *n;
 		uint64_t r;
 
@@ -187,7 +188,7 @@ static void t_x2apic_names_vs_real_trace(void)
 			ks_field_resolve(&reg, apic, "reg");
 		}
 		r = ks_field_u64(&reg, &rec);
-		n = ks_x86_msr_name(0x800 + (uint32_t)(r >> 4));
+		n = ks_x86_msr_name(0x800 + (uint32_t)(r >> 4), nb, sizeof(nb));
 		if (n && !strcmp(n, "X2APIC_TMICT"))
 			ours_tmict++;
 		else

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ks_record rec;
 	const char *path = fuzz_input_path(data, size);
 
-	if (!path || ks_ftrace_text_open(&src, path, NULL, NULL, &err) < 0)
+	if (!path || ks_ftrace_text_open(&src, path, FUZZ_OPTS, &err) < 0)
 		return 0;
 	while (ks_source_next(src, &rec, &err) > 0)
 		print_record(ks_source_tep(src), &rec);

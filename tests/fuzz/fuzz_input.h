@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "cli/format_probe.h"
+#include "kvmscope/ctx.h"
+#include "kvmscope/source.h"
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -33,12 +35,24 @@ static inline const char *fuzz_input_path(const uint8_t *data, size_t size)
 	return path;
 }
 
-/* The readers ask the command line's probe about event formats, as in
- * kvmscope itself (a helper process parses them first): libtraceevent's
- * crashes on damaged formats are then contained, not findings. */
-__attribute__((constructor)) static void fuzz_set_format_probe(void)
+/* The library context every input of the process is opened with (NULL
+ * when out of memory: the readers take that too).  It has the command
+ * line's format probe, as kvmscope itself (a helper process parses the
+ * formats first): libtraceevent's crashes on damaged formats are then
+ * contained, not findings.  And the mutations of one file share its parsed
+ * formats, as the files of one setup do in kvmscope. */
+static inline struct ks_ctx *fuzz_ctx(void)
 {
-	ks_format_probe_set(cli_format_probe, NULL);
+	static struct ks_ctx *ctx;
+
+	if (!ctx) {
+		ctx = ks_ctx_new();
+		ks_format_probe_set(ctx, cli_format_probe, NULL);
+	}
+	return ctx;
 }
+
+/* Open options with fuzz_ctx(). */
+#define FUZZ_OPTS (&(struct ks_source_opts){ .ctx = fuzz_ctx() })
 
 #endif

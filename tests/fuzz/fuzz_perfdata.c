@@ -57,9 +57,9 @@ static void read_selected(const char *path)
 	volatile unsigned sink = 0;
 	int n, i;
 
-	ks_perfdata_tune(0, 1024);
-	if (ks_perfdata_open(&src, path, NULL, &err) < 0) {
-		ks_perfdata_tune(KS_PD_MAP_MIN, 0);
+	ks_ctx_perfdata_tune(fuzz_ctx(), 0, 1024);
+	if (ks_perfdata_open(&src, path, FUZZ_OPTS, &err) < 0) {
+		ks_ctx_perfdata_tune(fuzz_ctx(), KS_PD_MAP_MIN, 0);
 		return;
 	}
 	ks_source_select(src, even_ids, NULL);
@@ -67,7 +67,7 @@ static void read_selected(const char *path)
 		for (i = 0; i < n; i++)
 			sink += touch(&recs[i]);
 	ks_source_close(src);
-	ks_perfdata_tune(KS_PD_MAP_MIN, 0);
+	ks_ctx_perfdata_tune(fuzz_ctx(), KS_PD_MAP_MIN, 0);
 }
 
 /* The stat configuration of MODE (bits: class, perf_compat, second
@@ -103,7 +103,7 @@ static void read_stat(const char *path, uint8_t mode)
 	FILE *out;
 	int n;
 
-	if (ks_perfdata_open(&src, path, NULL, &err) < 0)
+	if (ks_perfdata_open(&src, path, FUZZ_OPTS, &err) < 0)
 		return;
 	stat_config(&cfg, &o, mode);
 	st = ks_stat_new_source(&cfg, src, &err);
@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!path)
 		return 0;
-	if (ks_perfdata_open(&src, path, NULL, &err) == 0) {
+	if (ks_perfdata_open(&src, path, FUZZ_OPTS, &err) == 0) {
 		while (ks_source_next(src, &rec, &err) > 0)
 			;
 		ks_source_close(src);
@@ -143,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tep = tep_alloc();
 	if (tep) {
-		ks_tracing_data_parse_len(tep, data, size, "fuzz", 0, &used, &err);
+		ks_tracing_data_parse_len(fuzz_ctx(), tep, data, size, "fuzz", 0, &used, &err);
 		tep_free(tep);
 	}
 	return 0;

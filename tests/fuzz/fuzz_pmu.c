@@ -26,7 +26,7 @@ static void fuzz_trace(const uint8_t *data, size_t size)
 	struct ks_error err;
 	struct ks_pmu_trace_config cfg = { -1, -1 };
 
-	if (path && ks_source_open(&src, path, &err) == 0) {
+	if (path && ks_source_open_opts(&src, path, FUZZ_OPTS, &err) == 0) {
 		struct ks_pmu_trace *pt = ks_pmu_trace_new(&cfg, ks_source_info(src));
 		const struct ks_pmu_msr_row *rows;
 

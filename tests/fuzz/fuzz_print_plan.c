@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[hlen + flen] = '\n';
 	text[hlen + flen + 1] = '\0';
 	tep_set_long_size(tep, 8);
-	ks_guard_parse_event(tep, text, hlen + flen + 1, "demo");
+	ks_guard_parse_event(NULL, tep, text, hlen + flen + 1, "demo"); /* no probe */
 	ev = tep_find_event(tep, 7);
 	plan = ev ? ks_plan_compile(ev) : NULL;
 	if (plan) {

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!path)
 		return 0;
-	if (ks_tracedat_open(&src, path, 0, NULL, &err) == 0) {
+	if (ks_tracedat_open(&src, path, FUZZ_OPTS, &err) == 0) {
 		size_t len = 0;
 		const char *text = ks_tracedat_latency_text(src, &len);
 		volatile size_t sink = text && len ? (size_t)text[len - 1] : 0;

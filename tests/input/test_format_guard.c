@@ -18,6 +18,10 @@
  * compiled in here, as the test programs link the library only */
 #include "cli/format_probe.c"
 #include "input/format_guard.h"
+#include "kvmscope/ctx.h"
+
+/* The context with the command line's probe, made by main(). */
+static struct ks_ctx *probing;
 
 static const char good[] =
 	"name: demo\nID: 7\nformat:\n"
@@ -60,7 +64,7 @@ static void t_good_format_unchanged(void)
 {
 	struct tep_handle *tep = tep_alloc();
 
-	KT_EQ_INT(ks_guard_parse_event(tep, good, strlen(good), "demo"), 0);
+	KT_EQ_INT(ks_guard_parse_event(probing, tep, good, strlen(good), "demo"), 0);
 	KT_EQ_STR(printed(tep), "state=5 comm=ab\n");
 	tep_free(tep);
 }
@@ -76,7 +80,7 @@ static void t_unknown_field_defused(void)
 		struct tep_handle *tep = tep_alloc();
 		char *text = with("REC->prev_state, REC->comm", bad[i]);
 
-		ks_guard_parse_event(tep, text, strlen(text), "demo");
+		ks_guard_parse_event(probing, tep, text, strlen(text), "demo");
 		/* fields decode; the first (intact) one also prints */
 		KT_EXPECT(tep_find_event(tep, 7) != NULL);
 		KT_EXPECT(tep_find_any_field(tep_find_event(tep, 7), "prev_state") != NULL);
@@ -102,7 +106,7 @@ static void t_bad_field_line_refused(void)
 		struct tep_handle *tep = tep_alloc();
 		char *text = with("\tfield:long prev_state;", bad[i]);
 
-		KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), -1);
+		KT_EQ_INT(ks_guard_parse_event(probing, tep, text, strlen(text), "demo"), -1);
 		KT_EXPECT(tep_find_event(tep, 7) == NULL);
 		free(text);
 		tep_free(tep);
@@ -111,7 +115,7 @@ static void t_bad_field_line_refused(void)
 		struct tep_handle *tep = tep_alloc();
 		char *text = with("\toffset:8;", "\toffset:;");
 
-		KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), -1);
+		KT_EQ_INT(ks_guard_parse_event(probing, tep, text, strlen(text), "demo"), -1);
 		free(text);
 		tep_free(tep);
 	}
@@ -127,7 +131,7 @@ static void t_parser_crash_contained(void)
 	char *other = with("ID: 7", "ID: 8");
 	char *third = with("ID: 7", "ID: 9");
 	struct tep_handle *tep = tep_alloc();
-	struct ks_guard_batch *b = ks_guard_batch_new();
+	struct ks_guard_batch *b = ks_guard_batch_new(probing);
 
 	KT_REQUIRE(bad && other && third && tep && b);
 	KT_EQ_INT(ks_guard_batch_add(b, bad, strlen(bad), "demo"), 0);
@@ -183,7 +187,7 @@ static void t_helper_dies_without_inherited_handlers(void)
 	char *bad = with("REC->prev_state, REC->comm",
 			 "REC->prev_state ? \"+\" : \"\". REC->comm");
 	struct tep_handle *tep = tep_alloc();
-	struct ks_guard_batch *b = ks_guard_batch_new();
+	struct ks_guard_batch *b = ks_guard_batch_new(probing);
 	char c;
 	int i;
 
@@ -220,7 +224,7 @@ static void t_crashing_format_checked_once(void)
 	KT_REQUIRE(bad && other);
 	for (round = 0; round < 3; round++) {
 		struct tep_handle *tep = tep_alloc();
-		struct ks_guard_batch *b = ks_guard_batch_new();
+		struct ks_guard_batch *b = ks_guard_batch_new(probing);
 
 		KT_REQUIRE(tep && b);
 		before = cli_format_probe_starts();
@@ -262,7 +266,7 @@ static void t_text_end_not_read_past(void)
 
 		KT_REQUIRE(tep);
 		memcpy(at, texts[i], len);
-		ks_guard_parse_event(tep, at, len, "demo"); /* must not fault */
+		ks_guard_parse_event(probing, tep, at, len, "demo"); /* must not fault */
 		tep_free(tep);
 	}
 	munmap(map, (size_t)pg * 2);
@@ -278,11 +282,9 @@ static void t_no_probe_checks(void)
 	struct tep_handle *tep = tep_alloc();
 
 	KT_REQUIRE(dot && spaced && tep);
-	ks_format_probe_set(NULL, NULL);
-	KT_EQ_INT(ks_guard_parse_event(tep, dot, strlen(dot), "demo"), 0);
+	KT_EQ_INT(ks_guard_parse_event(NULL, tep, dot, strlen(dot), "demo"), 0);
 	KT_EQ_STR(printed(tep), ""); /* its print fmt dropped, its fields kept */
-	KT_EQ_INT(ks_guard_parse_event(tep, spaced, strlen(spaced), "demo"), -1);
-	ks_format_probe_set(cli_format_probe, NULL);
+	KT_EQ_INT(ks_guard_parse_event(NULL, tep, spaced, strlen(spaced), "demo"), -1);
 	tep_free(tep);
 	free(dot);
 	free(spaced);
@@ -307,7 +309,8 @@ static void t_division_checked(void)
 	int probe;
 
 	for (probe = 0; probe < 2; probe++) {
-		ks_format_probe_set(probe ? cli_format_probe : NULL, NULL);
+		struct ks_ctx *ctx = probe ? probing : NULL;
+
 		for (i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
 			char expr[96];
 			char *text;
@@ -315,7 +318,7 @@ static void t_division_checked(void)
 
 			snprintf(expr, sizeof(expr), unsafe[i], 0);
 			text = with("REC->prev_state, REC->comm", expr);
-			KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), 0);
+			KT_EQ_INT(ks_guard_parse_event(ctx, tep, text, strlen(text), "demo"), 0);
 			KT_EQ_STR(printed(tep), ""); /* dropped: no SIGFPE */
 			tep_free(tep);
 			free(text);
@@ -333,7 +336,7 @@ static void t_division_checked(void)
 		char *text = with("REC->prev_state, REC->comm", safe[i][0]);
 		struct tep_handle *tep = tep_alloc();
 
-		KT_EQ_INT(ks_guard_parse_event(tep, text, strlen(text), "demo"), 0);
+		KT_EQ_INT(ks_guard_parse_event(probing, tep, text, strlen(text), "demo"), 0);
 		KT_EQ_STR(printed(tep), safe[i][1]);
 		tep_free(tep);
 		free(text);
@@ -388,6 +391,13 @@ int main(void)
 		{ 0 },
 	};
 
-	ks_format_probe_set(cli_format_probe, NULL);
-	return kt_main(cases);
+	int r;
+
+	probing = ks_ctx_new();
+	if (!probing)
+		return 1;
+	ks_format_probe_set(probing, cli_format_probe, NULL);
+	r = kt_main(cases);
+	ks_ctx_free(probing);
+	return r;
 }

@@ -1003,7 +1003,7 @@ static struct ks_source *open_text(const char *name, const char *text, const cha
 	struct ks_source *src = NULL;
 	struct ks_error err;
 
-	if (!path || ks_source_open_arch(&src, path, 0, NULL, arch, &err) < 0) {
+	if (!path || ks_source_open_opts(&src, path, &(struct ks_source_opts){ .arch = arch }, &err) < 0) {
 		kt_fail(__FILE__, __LINE__, "open %s: %s", name, path ? err.msg : "cannot write");
 		return NULL;
 	}
@@ -1094,7 +1094,7 @@ static void t_arch_lines_read_back(void)
 			continue;
 		fmt_src = open_text("empty.txt", "cpus=1\n", arch->name);
 		KT_REQUIRE(fmt_src);
-		evs = tep_list_events(ks_source_tep(fmt_src), TEP_EVENT_SORT_ID);
+		evs = tep_list_events_copy(ks_source_tep(fmt_src), TEP_EVENT_SORT_ID);
 		sb_add(&text, "%s", "");
 		for (int round = 0; round < 4; round++)
 			for (int i = 0; evs && evs[i] && nwant < 64; i++) {
@@ -1207,7 +1207,7 @@ static void t_arch_choice(void)
 	path = write_tmp("arm64.txt", arm64_lines);
 	KT_REQUIRE(path);
 	src = NULL;
-	KT_EXPECT(ks_source_open_arch(&src, path, 0, NULL, "sparc", &err) < 0);
+	KT_EXPECT(ks_source_open_opts(&src, path, &(struct ks_source_opts){ .arch = "sparc" }, &err) < 0);
 	KT_EXPECT(src == NULL);
 	KT_EXPECT(strstr(err.msg, "unknown architecture 'sparc' (x86, arm64") != NULL);
 	free(text.s);

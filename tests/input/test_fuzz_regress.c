@@ -11,7 +11,12 @@
 /* the command line's probe (a helper process), which the library has not:
  * compiled in here, as the test programs link the library only */
 #include "cli/format_probe.c"
+#include "kvmscope/ctx.h"
 #include "kvmscope/source.h"
+
+/* One context for all inputs, with the command line's probe, as a fuzz
+ * target has (tests/fuzz/fuzz_input.h): inputs share parsed formats. */
+static struct ks_ctx *ctx;
 
 static void t_regress_inputs(void)
 {
@@ -40,7 +45,8 @@ static void t_regress_inputs(void)
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
 			n++;
-			if (ks_source_open(&src, path, &err) < 0) {
+			if (ks_source_open_opts(&src, path, &(struct ks_source_opts){ .ctx = ctx },
+						&err) < 0) {
 				KT_EXPECT(strstr(err.msg, path) != NULL);
 				continue;
 			}
@@ -58,6 +64,13 @@ int main(void)
 {
 	static const struct kt_case cases[] = { KT_CASE(t_regress_inputs), { 0 } };
 
-	ks_format_probe_set(cli_format_probe, NULL);
-	return kt_main(cases);
+	int r;
+
+	ctx = ks_ctx_new();
+	if (!ctx)
+		return 1;
+	ks_format_probe_set(ctx, cli_format_probe, NULL);
+	r = kt_main(cases);
+	ks_ctx_free(ctx);
+	return r;
 }

@@ -39,8 +39,9 @@ static void t_default_events_x86(void)
 		"kvm:kvm_entry", "kvm:kvm_exit", "kvm:kvm_mmio", "kvm:kvm_pio", "kvm:kvm_msr",
 		"kvm:kvm_write_tsc_offset", "kvm:vcpu_load", "kvm:vcpu_put", "sched:sched_switch",
 	};
+	struct ks_live_event_set set;
 	size_t n, i;
-	const char *const *l = ks_live_default_events("x86_64", &n);
+	const char *const *l = ks_live_default_events("x86_64", &set, &n);
 
 	KT_REQUIRE(l);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -50,17 +51,18 @@ static void t_default_events_x86(void)
 
 static void t_default_events_other_arches(void)
 {
+	struct ks_live_event_set set;
 	size_t n;
-	const char *const *l = ks_live_default_events("aarch64", &n);
+	const char *const *l = ks_live_default_events("aarch64", &set, &n);
 
 	KT_REQUIRE(l);
 	KT_EXPECT(has_event(l, n, "kvm:kvm_entry"));
 	KT_EXPECT(has_event(l, n, "kvm:kvm_exit"));
 	KT_EXPECT(!has_event(l, n, "kvm:kvm_pio"));
-	l = ks_live_default_events("s390x", &n);
+	l = ks_live_default_events("s390x", &set, &n);
 	KT_REQUIRE(l);
 	KT_EXPECT(has_event(l, n, "kvm:kvm_s390_sie_enter"));
-	KT_EXPECT(ks_live_default_events("pdp11", &n) == NULL);
+	KT_EXPECT(ks_live_default_events("pdp11", &set, &n) == NULL);
 }
 
 static uint64_t mono_ns(void)

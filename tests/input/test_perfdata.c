@@ -16,6 +16,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "kvmscope/ctx.h"
 #include "kvmscope/field.h"
 #include "kvmscope/source.h"
 #include "../lib/ktest.h"
@@ -1065,7 +1066,7 @@ static void t_tracing_data_block(void)
 	blk = tracing_block(f, &len, &off);
 	KT_REQUIRE(blk);
 	tep = tep_alloc();
-	KT_EQ_INT(ks_tracing_data_parse_len(tep, blk, len, f, off, &used, &err), 0);
+	KT_EQ_INT(ks_tracing_data_parse_len(NULL, tep, blk, len, f, off, &used, &err), 0);
 	KT_EQ_U64(used, len);  /* perf writes exactly the block */
 	KT_EXPECT(tep_find_event_by_name(tep, "kvm", "kvm_entry") != NULL);
 	KT_EQ_INT(tep_get_long_size(tep), 8);
@@ -1074,7 +1075,7 @@ static void t_tracing_data_block(void)
 	for (cut = 0; cut < len; cut += 1 + cut / 3) {
 		tep = tep_alloc();
 		tries++;
-		if (ks_tracing_data_parse(tep, blk, cut, f, off, &err) < 0 && strstr(err.msg, "offset"))
+		if (ks_tracing_data_parse(NULL, tep, blk, cut, f, off, &err) < 0 && strstr(err.msg, "offset"))
 			fails++;
 		tep_free(tep);
 	}
@@ -1083,7 +1084,7 @@ static void t_tracing_data_block(void)
 	blk[len / 2] ^= 0x5a;
 	memset(blk + 10 + 4 + 2 + 4 + 12, 0xff, 8); /* header_page size */
 	tep = tep_alloc();
-	KT_EXPECT(ks_tracing_data_parse(tep, blk, len, f, off, &err) < 0);
+	KT_EXPECT(ks_tracing_data_parse(NULL, tep, blk, len, f, off, &err) < 0);
 	KT_EXPECT(strstr(err.msg, "tracing data") != NULL);
 	tep_free(tep);
 	free(blk);
@@ -1360,6 +1361,8 @@ static bool only_kvm_exit(void *ctx, struct tep_event *ev)
 }
 
 static uint64_t last_framed_ahead; /* of compare_batches()'s source */
+/* compare_batches() opens with this context, which t_mapped_chunks tunes */
+static struct ks_ctx *batch_ctx;
 
 /* Read PATH in batches of MAX, with the selection WANT if not NULL, and
  * compare with V, the records of a ks_source_next() loop (less the samples
@@ -1375,7 +1378,8 @@ static size_t compare_batches(const char *path, const struct recs *v, int max,
 	size_t k = 0, n = 0, bad = 0;
 	int r, i;
 
-	if (!recs || ks_perfdata_open(&src, path, NULL, &err) < 0) {
+	if (!recs || ks_perfdata_open(&src, path, &(struct ks_source_opts){ .ctx = batch_ctx },
+				      &err) < 0) {
 		kt_fail(__FILE__, __LINE__, "cannot open %s", path);
 		free(recs);
 		return 0;
@@ -1429,7 +1433,7 @@ static void t_mapped_chunks(void)
 			return;
 		KT_REQUIRE(read_all(f, &v, &err) == 0);
 		for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
-			ks_perfdata_tune(chunks[i] ? 0 : UINT64_MAX, chunks[i]);
+			ks_ctx_perfdata_tune(batch_ctx, chunks[i] ? 0 : UINT64_MAX, chunks[i]);
 			KT_EQ_U64(compare_batches(f, &v, 64, NULL, &st), v.n);
 			KT_EQ_U64(st.out_of_order, v.stats.out_of_order);
 			KT_EQ_U64(st.lost_events, v.stats.lost_events);
@@ -1444,7 +1448,7 @@ static void t_mapped_chunks(void)
 			else if (!k)
 				KT_EXPECT(last_framed_ahead >= v.n / 5);
 		}
-		ks_perfdata_tune(KS_PD_MAP_MIN, 0);
+		ks_ctx_perfdata_tune(batch_ctx, KS_PD_MAP_MIN, 0);
 		recs_free(&v);
 	}
 }
@@ -1521,6 +1525,12 @@ int main(void)
 		KT_CASE(t_mapped_chunks),
 		{ 0 },
 	};
+	int r;
 
-	return kt_main(cases);
+	batch_ctx = ks_ctx_new();
+	if (!batch_ctx)
+		return 1;
+	r = kt_main(cases);
+	ks_ctx_free(batch_ctx);
+	return r;
 }

@@ -19,6 +19,7 @@
 
 #include "../lib/ktest.h"
 #include "input/source_impl.h"
+#include "kvmscope/ctx.h"
 #include "kvmscope/dump.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
@@ -571,7 +572,7 @@ static void expect_error(const char *path, const char *words)
 	int r;
 
 	memset(&err, 0, sizeof(err));
-	r = ks_tracedat_open(&src, path, 0, NULL, &err);
+	r = ks_tracedat_open(&src, path, NULL, &err);
 	if (r == 0) {
 		r = count_records(src, &c, &err);
 		ks_source_close(src);
@@ -675,7 +676,7 @@ static void t_corrupt_compressed(void)
 		at = len / 2 + (size_t)n * (len / 10);
 		for (size_t i = 0; i < 64; i++)
 			copy[at + i] ^= (char)(0x5a + i);
-		if (ks_tracedat_open(&src, write_copy("zcorrupt.dat", copy, len), 0, NULL, &err) == 0) {
+		if (ks_tracedat_open(&src, write_copy("zcorrupt.dat", copy, len), NULL, &err) == 0) {
 			if (count_records(src, &c, &err) < 0)
 				fails++;
 			ks_source_close(src);
@@ -705,37 +706,48 @@ static void t_bad_commit(void)
 	expect_error(bad, "bad commit size");
 }
 
-static struct ks_source *open_nosyms(const char *rel)
+/* REL opened with CTX, with symbols (SYMS) or without. */
+static struct ks_source *open_ctx(const char *rel, struct ks_ctx *ctx, bool syms)
 {
+	struct ks_source_opts o = { .flags = syms ? 0 : KS_OPEN_NO_SYMBOLS, .ctx = ctx };
 	const char *p = kt_shared(rel);
 	struct ks_source *src = NULL;
 	struct ks_error err;
 
 	if (!p)
 		kt_skip("%s is absent", rel);
-	else if (ks_tracedat_open(&src, p, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
+	else if (ks_tracedat_open(&src, p, &o, &err) < 0)
 		kt_fail(__FILE__, __LINE__, "open: %s", err.msg);
 	return src;
 }
 
-/* Files with the same formats, texts and sizes share one tep (parsed
- * once per process); any difference in what feeds the tep gives its own.
- * (Without symbols: a host's kallsyms pass the cache's 8 MB key limit.) */
+/* Files with the same formats, texts and sizes opened with one context
+ * share one tep (parsed once per context); any difference in what feeds
+ * the tep gives its own, as does another context or none.  (Without
+ * symbols: a host's kallsyms pass the context's 8 MB key limit.) */
 static void t_tep_shared_for_same_formats(void)
 {
-	struct ks_source *a = open_nosyms(HIP "host-tsync.trace.dat");
-	struct ks_source *b = a ? open_nosyms(HIP "host-tsync.trace.dat") : NULL;
-	struct ks_source *guest = b ? open_nosyms(HIP "guest-tsync.trace.dat") : NULL;
-	struct ks_source *syms = guest ? open_or_skip(HIP "host-tsync.trace.dat") : NULL;
+	struct ks_ctx *ctx = ks_ctx_new(), *other = ks_ctx_new();
+	struct ks_source *a = open_ctx(HIP "host-tsync.trace.dat", ctx, false);
+	struct ks_source *b = a ? open_ctx(HIP "host-tsync.trace.dat", ctx, false) : NULL;
+	struct ks_source *guest = b ? open_ctx(HIP "guest-tsync.trace.dat", ctx, false) : NULL;
+	struct ks_source *syms = guest ? open_ctx(HIP "host-tsync.trace.dat", ctx, true) : NULL;
+	struct ks_source *c = syms ? open_ctx(HIP "host-tsync.trace.dat", other, false) : NULL;
+	struct ks_source *n1 = c ? open_ctx(HIP "host-tsync.trace.dat", NULL, false) : NULL;
+	struct ks_source *n2 = n1 ? open_ctx(HIP "host-tsync.trace.dat", NULL, false) : NULL;
 	struct ks_record ra, rb;
 	struct ks_error err;
 	int i, na = 1, nb = 1;
 
-	if (!syms)
+	KT_REQUIRE(ctx && other);
+	if (!n2)
 		goto out;
 	KT_EXPECT(ks_source_tep(a) == ks_source_tep(b));
 	KT_EXPECT(ks_source_tep(guest) != ks_source_tep(a));
 	KT_EXPECT(ks_source_tep(syms) != ks_source_tep(a)); /* kallsyms loaded */
+	KT_EXPECT(ks_source_tep(c) != ks_source_tep(a));
+	KT_EXPECT(ks_source_tep(n1) != ks_source_tep(n2));
+	KT_EXPECT(ks_source_tep(n1) != ks_source_tep(a));
 	for (i = 0; i < 2000 && na > 0 && nb > 0; i++) {
 		na = ks_source_next(a, &ra, &err);
 		nb = ks_source_next(b, &rb, &err);
@@ -747,10 +759,15 @@ static void t_tep_shared_for_same_formats(void)
 	}
 	KT_EXPECT(i > 100);
 out:
+	ks_source_close(n2);
+	ks_source_close(n1);
 	ks_source_close(syms);
 	ks_source_close(guest);
 	ks_source_close(b);
 	ks_source_close(a);
+	ks_source_close(c);
+	ks_ctx_free(other);
+	ks_ctx_free(ctx);
 }
 
 int main(void)

@@ -54,12 +54,13 @@ static const char *hostile(const char *name)
 static int read_all(const char *path, const struct ks_limits *l, uint64_t *records,
 		    struct ks_error *err)
 {
+	struct ks_source_opts o = { .flags = KS_OPEN_NO_SYMBOLS, .limits = l };
 	struct ks_source *src;
 	struct ks_record rec;
 	int r;
 
 	*records = 0;
-	if (ks_source_open_limits(&src, path, KS_OPEN_NO_SYMBOLS, l, err) < 0)
+	if (ks_source_open_opts(&src, path, &o, err) < 0)
 		return -1;
 	while ((r = ks_source_next(src, &rec, err)) > 0)
 		(*records)++;
@@ -178,6 +179,7 @@ static void t_budget_released(void)
 	struct ks_source *src;
 	struct ks_record rec;
 	struct ks_limits l;
+	struct ks_source_opts o = { .limits = &l };
 	struct ks_error err;
 	uint64_t n = 0;
 	int r;
@@ -188,7 +190,7 @@ static void t_budget_released(void)
 	}
 	ks_limits_default(&l);
 	l.memory = 48u << 20;
-	KT_REQUIRE(ks_source_open_limits(&src, p, 0, &l, &err) == 0);
+	KT_REQUIRE(ks_source_open_opts(&src, p, &o, &err) == 0);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		n++;
 	KT_EQ_INT(r, 0);
@@ -196,7 +198,7 @@ static void t_budget_released(void)
 	KT_EQ_U64(n, 18009);
 	ks_source_close(src);
 	l.memory = 4u << 20;
-	KT_EXPECT(ks_source_open_limits(&src, p, 0, &l, &err) < 0);
+	KT_EXPECT(ks_source_open_opts(&src, p, &o, &err) < 0);
 	KT_EXPECT(strstr(err.msg, "(limit 4194304; raise it with --limit memory=VALUE)") != NULL);
 }
 
