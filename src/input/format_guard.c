@@ -110,7 +110,8 @@ static bool known_field(const struct names *nm, const char *id, size_t len)
  * a check, while folding constants (parse time) and while printing a
  * record, so a zero divisor (or INT_MIN / -1) kills the process with
  * SIGFPE.  Anything else (a field, a parenthesis, a sign, an identifier,
- * "2_c2", which its tokenizer splits) could be zero. */
+ * "2_c2", which its tokenizer splits, "2 x", which it joins) could be
+ * zero. */
 static bool divisor_ok(const char *p, const char *end)
 {
 	bool hex, nonzero = false;
@@ -132,7 +133,11 @@ static bool divisor_ok(const char *p, const char *end)
 		nonzero |= *p != '0';
 	while (p < end && strchr("uUlL", *p) && *p)
 		p++;
-	return nonzero && (p == end || !is_ident(*p));
+	/* then the operand ends: libtraceevent joins the items after it
+	 * into one atom ("2 zd22aza") */
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return nonzero && (p == end || (*p && strchr(")],;?:+-*/%&|^<>=!\n", *p)));
 }
 
 /* The print fmt is usable: quotes and parentheses balance, every REC->X

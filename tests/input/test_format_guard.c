@@ -304,6 +304,7 @@ static void t_division_checked(void)
 		"6zuR %% lh6rh, REC->comm", /* the fuzzer's: 6 %% 0 while parsing */
 		"REC->prev_state %% 2_c2, REC->comm", /* the fuzzer's: split "2" "_c2" */
 		"REC->prev_state / 08, REC->comm",
+		"aza %% 2 zd22aza %% 2, REC->comm", /* the fuzzer's: "2 zd22aza" one atom */
 	};
 	size_t i;
 	int probe;
