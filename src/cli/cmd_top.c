@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/host.h"
 #include "kvmscope/kvmstats.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/live.h"
@@ -127,6 +128,7 @@ struct top_state {
 	struct top_args *a;
 	struct ks_top *top;
 	struct ks_tpcount *tp;
+	struct ks_host *host;      /* threads -> VM, vCPU: one model for the run */
 	struct ks_source *src;
 	struct ks_live *live_h;
 	bool live, screen, quit, paused, children, need_draw, tracing;
@@ -425,6 +427,7 @@ static void build_tracepoints(struct top_state *s)
 	size_t n, i, j, k;
 	double secs;
 	struct tp_sorted *v;
+	const char *known;
 	char label[96];
 
 	if (!s->tp)
@@ -446,9 +449,10 @@ static void build_tracepoints(struct top_state *s)
 				count += v[j].r->count;
 				total += v[j].r->total;
 			}
-		if (!vm_wanted(s, v[i].r->vm, NULL) || (s->a->skip_zero && !count))
+		known = ks_host_vm_name(s->host, v[i].r->vm);
+		if (!vm_wanted(s, v[i].r->vm, known) || (s->a->skip_zero && !count))
 			continue;
-		vm_label(s, v[i].r->vm, NULL, label, sizeof(label));
+		vm_label(s, v[i].r->vm, known, label, sizeof(label));
 		vmrow = add_row(s, 0, v[i].r->vm, label);
 		tp_cells(vmrow, count, total, secs);
 		for (k = i; k < j; k++) {
@@ -1308,6 +1312,14 @@ static void sleep_until(struct top_state *s, double t, struct ks_live *live)
 
 static void add_record(struct top_state *s, const struct ks_record *rec)
 {
+	struct ks_error err;
+
+	/* the model first: the views read it for this record */
+	if (!ks_host_observe(s->host, rec) &&
+	    ks_host_error_at(s->host, ks_source_path(s->src), rec, &err) < 0) {
+		screen_end();
+		die("%s", err.msg);
+	}
 	ks_top_add(s->top, rec);
 	ks_tpcount_add(s->tp, rec);
 }
@@ -1462,10 +1474,14 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	if (s.src) {
-		s.top = ks_top_new(s.src, &err);
+		s.host = ks_host_new(NULL, s.src, &err);
+		if (!s.host)
+			die("%s", err.msg);
+		ks_host_set_limits(s.host, ks_source_limits(s.src));
+		s.top = ks_top_new(s.src, s.host, &err);
 		if (!s.top)
 			die("%s", err.msg);
-		s.tp = ks_tpcount_new(s.src, &err);
+		s.tp = ks_tpcount_new(s.src, s.host, &err);
 		if (!s.tp)
 			die("%s", err.msg);
 	}
@@ -1477,6 +1493,7 @@ int cmd_top(int argc, char **argv)
 	screen_end();
 	ks_top_free(s.top);
 	ks_tpcount_free(s.tp);
+	ks_host_free(s.host);
 	if (s.src)
 		ks_source_close(s.src);
 	ks_live_destroy(l);

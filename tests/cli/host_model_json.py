@@ -5,6 +5,9 @@ command's JSON output, or of `kvmscope top --csv` (VM and vCPU pairs).
 Usage: host_model_json.py threads FILE.json   one line per thread lifetime
        host_model_json.py top FILE.csv        (vm, vcpu) rows and VM names of top
        host_model_json.py pairs FILE.json     the same from `stat --by vm,vcpu`
+       host_model_json.py topsums FILE.csv    exits per (vm, vcpu), summed over
+                                              top's intervals
+       host_model_json.py sums FILE.json      the same from `stat --by vm,vcpu`
 Lines are sorted; two commands agree when their lines are identical.
 """
 import csv
@@ -45,9 +48,28 @@ def top(path):
     return sorted(out)
 
 
+def topsums(path):
+    """Exits per (vm, vcpu) of `top --csv -v`, summed over its intervals."""
+    n = {}
+    for r in csv.DictReader(open(path)):
+        if r["level"] == "vcpu":
+            k = "vm=%s vcpu=%s" % (r["vm"], r["vcpu"])
+            n[k] = n.get(k, 0) + int(r["exits"])
+    return ["%s exits=%d" % kv for kv in n.items()]
+
+
+def sums(path):
+    """Exits per (vm, vcpu) of `stat --by vm,vcpu --json`."""
+    with open(path) as f:
+        d = json.load(f)
+    return ["vm=%d vcpu=%d exits=%d" % (r["vm"], r["vcpu"], r["samples"])
+            for r in d["views"][0]["rows"]]
+
+
 def main():
     what, path = sys.argv[1], sys.argv[2]
-    lines = {"threads": threads, "pairs": pairs, "top": top}[what](path)
+    lines = {"threads": threads, "pairs": pairs, "top": top, "topsums": topsums,
+             "sums": sums}[what](path)
     for line in sorted(lines):
         print(line)
 
