@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """host_model_json.py - the thread -> (VM, vCPU, VM name) mapping of one
-command's JSON output, or of `kvmscope top --csv` (VM and vCPU pairs).
+command's JSON output, or the VM and vCPU rows of `kvmscope top`.
 
-Usage: host_model_json.py threads FILE.json   one line per thread lifetime
+Usage: host_model_json.py threads FILE.json   one line per thread lifetime (of
+                                              the last document of JSON Lines)
        host_model_json.py top FILE.csv        (vm, vcpu) rows and VM names of top
+       host_model_json.py topjson FILE.json   the same from `top --json`
        host_model_json.py pairs FILE.json     the same from `stat --by vm,vcpu`
        host_model_json.py topsums FILE.csv    exits per (vm, vcpu), summed over
                                               top's intervals
@@ -15,9 +17,19 @@ import json
 import sys
 
 
-def threads(path):
+def load(path):
+    """A JSON document, or the last of a JSON Lines file (`top --json`:
+    one document per interval, each on one line)."""
     with open(path) as f:
-        d = json.load(f)
+        text = f.read()
+    lines = [line for line in text.splitlines() if line]
+    if len(lines) > 1 and all(line.startswith("{") for line in lines):
+        return json.loads(lines[-1])
+    return json.loads(text)
+
+
+def threads(path):
+    d = load(path)
     out = []
     for t in d["threads"]:
         out.append("%d vm=%d vcpu=%d vm_name=%s" % (t["tid"], t["vm"], t["vcpu"], t["vm_name"]))
@@ -32,6 +44,20 @@ def pairs(path):
     for r in d["views"][0]["rows"]:
         out.add("vm=%d vcpu=%d" % (r["vm"], r["vcpu"]))
         out.add("vm=%d name=%s" % (r["vm"], r["vm_name"]))
+    return sorted(out)
+
+
+def topjson(path):
+    """The same from `top --json` (every interval): its rows' VM names are
+    plain strings (null when unknown)."""
+    out = set()
+    with open(path) as f:
+        for line in f:
+            for r in json.loads(line)["rows"]:
+                if r["level"] == "vcpu":
+                    out.add("vm=%d vcpu=%d" % (r["vm"], r["vcpu"]))
+                elif r["level"] == "vm":
+                    out.add("vm=%d name=%s" % (r["vm"], r["vm_name"]))
     return sorted(out)
 
 
@@ -68,8 +94,8 @@ def sums(path):
 
 def main():
     what, path = sys.argv[1], sys.argv[2]
-    lines = {"threads": threads, "pairs": pairs, "top": top, "topsums": topsums,
-             "sums": sums}[what](path)
+    lines = {"threads": threads, "pairs": pairs, "top": top, "topjson": topjson,
+             "topsums": topsums, "sums": sums}[what](path)
     for line in sorted(lines):
         print(line)
 

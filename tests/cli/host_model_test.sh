@@ -4,10 +4,11 @@
 #
 # On every shared recording and on generated perf.data of each architecture
 # (tools/gen-kvm-perfdata from tests/fixtures/<arch>, scenarios of
-# tests/cli/arch_oracle.py), the "threads" array of stat, report, timeline
-# and pmu JSON must be identical (tid, vm, vcpu, vm_name), and top's per-vCPU
-# and VM rows must be stat's --by vm,vcpu rows with the same VM names.  The expected mapping itself is
-# checked against independent oracles elsewhere (arch_stat_test.sh for the
+# tests/cli/arch_oracle.py), the "threads" array of stat, report, timeline,
+# pmu and top (--json) JSON must be identical (tid, vm, vcpu, vm_name), and
+# top's per-vCPU and VM rows (--csv, --json) must be stat's --by vm,vcpu rows
+# with the same VM names.  The expected mapping itself is checked against
+# independent oracles elsewhere (arch_stat_test.sh for the
 # generated inputs, report_test.sh on host-tsync); here the commands are
 # checked against each other, which is what users saw disagree.
 set -u
@@ -49,12 +50,14 @@ for f in "${inputs[@]}"; do
 	"$K" pmu -i "$f" --json > "$o.pmu.json" 2> "$o.err" || bad="$bad pmu: $(head -1 "$o.err")"
 	"$K" top -i "$f" --fast --batch -v --csv -d 86400 > "$o.top.csv" 2> "$o.err" ||
 		bad="$bad top: $(head -1 "$o.err")"
+	"$K" top -i "$f" --fast --json -d 86400 > "$o.top.json" 2> "$o.err" ||
+		bad="$bad top --json: $(head -1 "$o.err")"
 	if [ -n "$bad" ]; then
 		echo "not ok host_model $n:$bad"
 		continue
 	fi
 	$J threads "$o.stat.json" > "$o.stat.map"
-	for c in report timeline pmu; do
+	for c in report timeline pmu top; do
 		$J threads "$o.$c.json" > "$o.$c.map"
 		if cmp -s "$o.stat.map" "$o.$c.map"; then
 			echo "ok host_model $n: $c = stat ($(wc -l < "$o.stat.map") threads)"
@@ -66,12 +69,15 @@ for f in "${inputs[@]}"; do
 	"$K" stat -i "$f" --by vm,vcpu --json > "$o.statvcpu.json" 2> /dev/null
 	$J pairs "$o.statvcpu.json" > "$o.stat.pairs"
 	$J top "$o.top.csv" > "$o.top.pairs"
-	if cmp -s "$o.stat.pairs" "$o.top.pairs"; then
-		echo "ok host_model $n: top = stat ($(wc -l < "$o.top.pairs") vCPU rows and VM names)"
-	else
-		echo "not ok host_model $n: top and stat disagree:"
-		diff "$o.stat.pairs" "$o.top.pairs" | head -6 | sed 's/^/#   /'
-	fi
+	$J topjson "$o.top.json" > "$o.topjson.pairs"
+	for c in top topjson; do
+		if cmp -s "$o.stat.pairs" "$o.$c.pairs"; then
+			echo "ok host_model $n: $c rows = stat ($(wc -l < "$o.$c.pairs") vCPU rows and VM names)"
+		else
+			echo "not ok host_model $n: $c rows and stat disagree:"
+			diff "$o.stat.pairs" "$o.$c.pairs" | head -6 | sed 's/^/#   /'
+		fi
+	done
 done
 
 # top over many intervals: each interval's stat engine starts afresh, the
@@ -83,6 +89,7 @@ if [ -f "$T/arm64.scn" ]; then
 	awk '$1 ~ /^[0-9]+$/ { $1 = $1 * 100000 } { print }' "$T/arm64.scn" > "$T/slow.scn"
 	if "$GEN" --formats tests/fixtures/arm64 --machine arm64 -o "$T/slow.data" "$T/slow.scn"; then
 		"$K" top -i "$T/slow.data" --fast --batch -v --csv -d 1 > "$T/slow.top.csv"
+		"$K" top -i "$T/slow.data" --fast --json -d 1 > "$T/slow.top.json"
 		"$K" stat -i "$T/slow.data" --by vm,vcpu --json > "$T/slow.stat.json"
 		$J topsums "$T/slow.top.csv" > "$T/slow.top.sums"
 		$J sums "$T/slow.stat.json" > "$T/slow.stat.sums"
@@ -92,6 +99,15 @@ if [ -f "$T/arm64.scn" ]; then
 		else
 			echo "not ok host_model top intervals ($n): top's vCPU rows differ from stat's:"
 			diff "$T/slow.stat.sums" "$T/slow.top.sums" | head -6 | sed 's/^/#   /'
+		fi
+		# the last interval's threads are the whole run's: stat's
+		$J threads "$T/slow.stat.json" > "$T/slow.stat.map"
+		$J threads "$T/slow.top.json" > "$T/slow.top.map"
+		if [ "$(wc -l < "$T/slow.top.json")" = "$n" ] && cmp -s "$T/slow.stat.map" "$T/slow.top.map"; then
+			echo "ok host_model top intervals: --json, $n documents, the last one's threads = stat"
+		else
+			echo "not ok host_model top intervals: --json ($(wc -l < "$T/slow.top.json") documents) and stat disagree:"
+			diff "$T/slow.stat.map" "$T/slow.top.map" | head -6 | sed 's/^/#   /'
 		fi
 	else
 		echo "not ok host_model top intervals: generator failed"
