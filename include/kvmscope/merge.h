@@ -91,8 +91,10 @@ struct ks_source *ks_merge_source(const struct ks_merge *m, int input);
 const char *ks_merge_name(const struct ks_merge *m, int input);
 /* The host model of input 0, built from the records gone out so far. */
 struct ks_host *ks_merge_host(const struct ks_merge *m);
-/* How input's time was synced (KS_TSYNC_NONE for the host). */
+/* How input's time was synced (KS_TSYNC_NONE for the host), and with what
+ * (NULL for the host). */
 enum ks_timesync_kind ks_merge_sync_kind(const struct ks_merge *m, int input);
+const struct ks_timesync *ks_merge_timesync(const struct ks_merge *m, int input);
 /* The host thread of a guest's vCPU, or -1. */
 int32_t ks_merge_vcpu_tid(const struct ks_merge *m, int input, uint32_t vcpu);
 /* Number of vCPUs known for a guest (GUEST option, else the guest's CPUs). */

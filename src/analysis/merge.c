@@ -479,6 +479,11 @@ enum ks_timesync_kind ks_merge_sync_kind(const struct ks_merge *m, int input)
 	return input > 0 && input < m->n ? ks_timesync_kind(m->in[input].sync) : KS_TSYNC_NONE;
 }
 
+const struct ks_timesync *ks_merge_timesync(const struct ks_merge *m, int input)
+{
+	return input > 0 && input < m->n ? m->in[input].sync : NULL;
+}
+
 int32_t ks_merge_vcpu_tid(const struct ks_merge *m, int input, uint32_t vcpu)
 {
 	if (input <= 0 || input >= m->n || vcpu >= m->in[input].nr_vcpus)

@@ -2,10 +2,11 @@
  * cmd_merge.c - kvmscope merge: a host trace and its guests' traces, merged
  * on the host's clock and printed like `trace-cmd report -i HOST -i GUEST`.
  *
- *	kvmscope merge [-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]
- *	               -i HOST -i GUEST[@NAME]...
+ *	kvmscope merge [-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality] [--json]
+ *	               -i HOST [-i GUEST[@NAME]]...
  *
- * The work is done by ks_merge (include/kvmscope/merge.h).
+ * The work is done by ks_merge (include/kvmscope/merge.h); the text and
+ * the JSON by the printer of merge_print.h.
  */
 #include <stdint.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/json.h"
 #include "kvmscope/merge.h"
 #include "kvmscope/merge_print.h"
 
@@ -22,12 +24,14 @@
 
 static const struct opt_cmd merge_cmd = {
 	.name = "merge",
-	.synopsis = "[-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]\n"
-		    "                      -i HOST -i GUEST[@NAME]...",
+	.synopsis = "[-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality] [--json]\n"
+		    "                      -i HOST [-i GUEST[@NAME]]...",
 	.intro = "Print the events of a host trace and of its guests' traces in host time\n"
 		 "order, each line prefixed with its file, like trace-cmd report with several\n"
 		 "inputs.  Guest time is moved to host time with the guest trace.dat's\n"
-		 "TimeShift option, else with the host's kvm_write_tsc_offset events.\n",
+		 "TimeShift option, else with the host's kvm_write_tsc_offset events.\n"
+		 "--json gives the same events as one JSON document, each with its host\n"
+		 "thread's VM and vCPU, and the host threads' attribution (\"threads\").\n",
 	.outro = "See kvmscope-merge(1).\n",
 };
 
@@ -103,7 +107,8 @@ int cmd_merge(int argc, char **argv)
 	struct ks_merge *m;
 	struct ks_merge_rec r;
 	struct ks_error err;
-	bool quality = false;
+	bool quality = false, json = false;
+	struct ks_json j;
 	struct time_window time = { 0 };
 	uint64_t win_start = 0, win_end = UINT64_MAX;
 	FILE *sink = NULL;
@@ -118,6 +123,8 @@ int cmd_merge(int argc, char **argv)
 			OPT_FLAG('t', NULL, &in.opts.nsec, "nanosecond timestamps"),
 			MERGE_INPUT_OPTS(&in),
 			OPT_FLAG(0, "quality", &quality, "print the sync quality check on stderr"),
+			OPT_FLAG(0, "json", &json, "one JSON document: the inputs and clock offsets, the\n"
+				 "events with their VM and vCPU, the host threads"),
 			OPT_TIME(&time),
 			OPT_END(),
 		};
@@ -136,14 +143,27 @@ int cmd_merge(int argc, char **argv)
 	/* one write per megabyte of text, not per 4 KB */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	symbolising = ks_merge_nr_inputs(m) > 1 ? m : NULL;
-	ks_merge_print_headers(pr, stdout);
-	while ((rc = ks_merge_next(m, &r, &err)) > 0 && r.rec->ts <= win_end)
+	if (json) {
+		ks_json_init(&j, stdout, true);
+		ks_merge_json_begin(pr, &j);
+	} else {
+		ks_merge_print_headers(pr, stdout);
+	}
+	while ((rc = ks_merge_next(m, &r, &err)) > 0 && r.rec->ts <= win_end) {
 		/* before the window: formatted, not printed, so that the
 		 * plugins learn task names on the way as trace-cmd's do */
-		ks_merge_print(pr, &r, r.rec->ts < win_start ? sink : stdout);
+		if (r.rec->ts < win_start)
+			ks_merge_print(pr, &r, sink);
+		else if (json)
+			ks_merge_json_event(pr, &j, &r);
+		else
+			ks_merge_print(pr, &r, stdout);
+	}
 	symbolising = NULL;
 	if (rc < 0)
 		die("%s", err.msg);
+	if (json)
+		ks_merge_json_end(pr, &j);
 	if (sink)
 		fclose(sink);
 	if (quality)
