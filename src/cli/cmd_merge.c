@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/host.h"
 #include "kvmscope/json.h"
 #include "kvmscope/merge.h"
 #include "kvmscope/merge_print.h"
@@ -68,6 +69,26 @@ void tep_plugin_kvm_put_func(const char *func)
 	(void)func; /* the name belongs to the guest's tep */
 }
 
+/* " (VM 483882, guest NAME)": the host VM of guest I's vCPU threads, as
+ * the host model (and so every command) has it; "" when none is known. */
+static void guest_vm(struct ks_merge *m, int i, char *buf, size_t len)
+{
+	const struct ks_host *h = ks_merge_host(m);
+	uint32_t v, n = ks_merge_nr_vcpus(m, i);
+
+	buf[0] = '\0';
+	for (v = 0; v < n; v++) {
+		const struct ks_attr_thread *t = ks_host_find(h, ks_merge_vcpu_tid(m, i, v));
+		const char *name;
+
+		if (!t || !t->events || t->vm < 0)
+			continue;
+		name = ks_host_vm_name(h, t->vm);
+		snprintf(buf, len, " (VM %d%s%s)", t->vm, name ? ", " : "", name ? name : "");
+		return;
+	}
+}
+
 static void print_quality(struct ks_merge *m, uint32_t nr_offsets)
 {
 	struct ks_merge_quality q;
@@ -90,8 +111,10 @@ static void print_quality(struct ks_merge *m, uint32_t nr_offsets)
 	/* how each guest was synced: a check of nothing says nothing */
 	for (int i = 1; i < ks_merge_nr_inputs(m); i++) {
 		enum ks_timesync_kind k = ks_merge_sync_kind(m, i);
+		char vm[128];
 
-		fprintf(stderr, "; %s synced by %s", ks_merge_name(m, i),
+		guest_vm(m, i, vm, sizeof(vm));
+		fprintf(stderr, "; %s%s synced by %s", ks_merge_name(m, i), vm,
 			k == KS_TSYNC_TIMESHIFT ? "its TimeShift option" :
 			k == KS_TSYNC_TSC_OFFSET && nr_offsets ? "--tsc-offset" :
 			k == KS_TSYNC_TSC_OFFSET ? "the host's kvm_write_tsc_offset events" :

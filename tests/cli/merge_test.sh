@@ -14,7 +14,8 @@
 #  - --json carries the text output's events, one for one in the same order
 #    (each event's text is its line without the file prefix), and puts the
 #    guest's events in the VM that kvmscope stat gives the guest's vCPU
-#    thread, named alike (host_model_test.sh compares its "threads").
+#    thread, named alike (host_model_test.sh compares its "threads"); the
+#    --quality line names that VM alike.
 set -u
 ks=$KVMSCOPE
 hip=$KS_SHARED/data/hip24
@@ -89,6 +90,19 @@ PY
 		esac
 	else
 		echo "not ok merge_json: $(head -1 "$dir/err")"
+	fi
+	# --quality names the guest's host VM as stat does
+	want=$(python3 - "$dir/merged.json" "$dir/host.stat.json" <<'PY' 2>/dev/null
+import json, sys
+tid = json.load(open(sys.argv[1]))["inputs"][1]["vcpus"][0]["host_tid"]
+t = next(t for t in json.load(open(sys.argv[2]))["threads"] if t["tid"] == tid)
+print("guest-tsync.trace.dat (VM %d%s) synced by" % (t["vm"], ", " + t["vm_name"] if t["vm_name"] else ""))
+PY
+)
+	if [ -n "$want" ] && grep -qF "; $want" <<< "${q:-}"; then
+		echo "ok merge_quality_vm ($want)"
+	else
+		echo "not ok merge_quality_vm: '${want:-?}' not in '${q:-}'"
 	fi
 	# @NAME renames the prefix and changes nothing else
 	"$ks" merge -t -i "$host" -i "$guest@vm1" > "$dir/named" 2>/dev/null
