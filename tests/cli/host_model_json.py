@@ -10,6 +10,10 @@ Usage: host_model_json.py threads FILE.json   one line per thread lifetime (of
        host_model_json.py topsums FILE.csv    exits per (vm, vcpu), summed over
                                               top's intervals
        host_model_json.py sums FILE.json      the same from `stat --by vm,vcpu`
+       host_model_json.py mergeevents FILE.json  the host threads whose last
+                                              event in `merge --json` carries
+                                              another VM, vCPU or VM name than
+                                              the document's "threads" (none)
 Lines are sorted; two commands agree when their lines are identical.
 """
 import csv
@@ -92,10 +96,28 @@ def sums(path):
             for r in d["views"][0]["rows"]]
 
 
+def mergeevents(path):
+    """Each host thread's last event in `merge --json` is attributed as the
+    model's "threads" array has the thread (one of its lifetimes, when its
+    tid was reused)."""
+    d = load(path)
+    last = {}
+    for e in d["events"]:
+        if e["input"] == 0 and "vm" in e:
+            last[e["tid"]] = (e["vm"], e["vcpu"], e["vm_name"])
+    known = {}
+    for t in d["threads"]:
+        known.setdefault(t["tid"], []).append((t["vm"], t["vcpu"], t["vm_name"]))
+    if not last:
+        return ["no host event carries a VM"]
+    return ["%d: last event %r, threads %r" % (tid, a, known.get(tid))
+            for tid, a in last.items() if a not in known.get(tid, [])]
+
+
 def main():
     what, path = sys.argv[1], sys.argv[2]
     lines = {"threads": threads, "pairs": pairs, "top": top, "topjson": topjson,
-             "topsums": topsums, "sums": sums}[what](path)
+             "topsums": topsums, "sums": sums, "mergeevents": mergeevents}[what](path)
     for line in sorted(lines):
         print(line)
 
