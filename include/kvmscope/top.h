@@ -59,7 +59,8 @@ struct ks_top_row {
 	double time_pct;     /* total_ns / (interval * vCPUs) * 100; per vCPU row: of one */
 };
 
-/* HOST: the run's host model (kept by the caller, fed every record first). */
+/* HOST: the run's host model (kept by the caller, fed every record first);
+ * NULL: each interval's engine attributes threads by itself. */
 struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 			  struct ks_error *err);
 void ks_top_add(struct ks_top *t, const struct ks_record *rec);

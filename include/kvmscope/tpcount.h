@@ -38,6 +38,7 @@ struct ks_tpcount_row {
 	uint64_t total;      /* since the start or the last reset */
 };
 
+/* HOST: the model rows take VMs from (NULL: a record's process, else its thread). */
 struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *host,
 				  struct ks_error *err);
 void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec);

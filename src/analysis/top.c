@@ -242,7 +242,8 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 	o->p99_ns = ks_stat_row_quantile(r, 0.99);
 	if (lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON)
 		ks_stat_key_name(t->cur, r, false, o->name, sizeof(o->name));
-	else if (lv == KS_TOP_VM && (vmname = ks_host_vm_name(t->host, r->vm)))
+	else if (lv == KS_TOP_VM && (vmname = t->host ? ks_host_vm_name(t->host, r->vm)
+						       : ks_stat_vm_name(t->cur, r->vm)))
 		snprintf(o->name, sizeof(o->name), "%s", vmname);
 }
 

@@ -225,7 +225,7 @@ static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
  * else its process, else the thread alone. */
 static int32_t vm_of(const struct ks_tpcount *c, const struct ks_record *rec)
 {
-	const struct ks_attr_thread *t = ks_host_find(c->host, rec->tid);
+	const struct ks_attr_thread *t = c->host ? ks_host_find(c->host, rec->tid) : NULL;
 
 	if (!t)
 		return rec->pid > 0 ? rec->pid : rec->tid;
