@@ -26,9 +26,14 @@ struct ks_json {
 	bool need_comma[KS_JSON_MAX_DEPTH];
 	bool after_key;
 	bool pretty;
+	int flat_depth;
 };
 
 void ks_json_init(struct ks_json *j, FILE *out, bool pretty);
+/* Pretty output whose values nested deeper than DEPTH (the root object's
+ * members are at 1) stay on their parent's line, compact: one line per
+ * element of a long array at DEPTH.  0 (the default) = no limit. */
+void ks_json_set_flat_depth(struct ks_json *j, int depth);
 void ks_json_begin_object(struct ks_json *j);
 void ks_json_end_object(struct ks_json *j);
 void ks_json_begin_array(struct ks_json *j);

@@ -20,6 +20,11 @@
  * guest's trace id, else its NAME).  With that tie, every guest event is
  * checked against the host: it should happen while its vCPU thread is in
  * the guest (between a kvm_entry and the next kvm_exit).
+ *
+ * The merge builds the host model (host.h) of the host input from its
+ * records as they go out, as every command does from its input: each
+ * record comes with its host thread's VM and vCPU (ks_merge_rec.thread),
+ * and ks_merge_host() gives the model (its "threads", VM names).
  */
 #ifndef KVMSCOPE_MERGE_H
 #define KVMSCOPE_MERGE_H
@@ -33,6 +38,8 @@
 #include "record.h"
 #include "timesync.h"
 
+struct ks_attr_thread;
+struct ks_host;
 struct ks_ctx;
 struct ks_source;
 struct ks_merge;
@@ -56,6 +63,11 @@ struct ks_merge_rec {
 	struct ks_record *rec;   /* rec->ts is host time; valid until the next call */
 	int32_t vcpu;            /* guest records: the vCPU (= guest CPU) */
 	int32_t host_tid;        /* guest records: its vCPU's host thread, -1 if unknown */
+	/* The host model's attribution of the record's host thread: a host
+	 * event's thread (the event counted), a guest record's vCPU thread
+	 * (host_tid) as far as the host records so far tell; NULL when the
+	 * model knows no such thread (or for other records). */
+	const struct ks_attr_thread *thread;
 };
 
 /* Sync quality: guest events outside their vCPU's guest-mode windows. */
@@ -70,7 +82,9 @@ struct ks_merge_quality {
 
 int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 		  const struct ks_merge_opts *opts, struct ks_error *err);
-/* 1 with *r filled, 0 at the end, negative with err set. */
+/* 1 with *r filled, 0 at the end, negative with err set (also when the host
+ * model ran out of its threads budget, limits.threads: "FILE: offset N:
+ * ..." as stat says it). */
 int ks_merge_next(struct ks_merge *m, struct ks_merge_rec *r, struct ks_error *err);
 void ks_merge_close(struct ks_merge *m);
 
@@ -78,8 +92,12 @@ int ks_merge_nr_inputs(const struct ks_merge *m);
 struct ks_source *ks_merge_source(const struct ks_merge *m, int input);
 /* Base name of the file, or NAME of PATH@NAME. */
 const char *ks_merge_name(const struct ks_merge *m, int input);
-/* How input's time was synced (KS_TSYNC_NONE for the host). */
+/* The host model of input 0, built from the records gone out so far. */
+struct ks_host *ks_merge_host(const struct ks_merge *m);
+/* How input's time was synced (KS_TSYNC_NONE for the host), and with what
+ * (NULL for the host). */
 enum ks_timesync_kind ks_merge_sync_kind(const struct ks_merge *m, int input);
+const struct ks_timesync *ks_merge_timesync(const struct ks_merge *m, int input);
 /* The host thread of a guest's vCPU, or -1. */
 int32_t ks_merge_vcpu_tid(const struct ks_merge *m, int input, uint32_t vcpu);
 /* Number of vCPUs known for a guest (GUEST option, else the guest's CPUs). */

@@ -27,6 +27,7 @@
 #include "error.h"
 #include "record.h"
 
+struct ks_host;
 struct ks_limits;
 struct ks_source;
 struct ks_stat;
@@ -64,6 +65,14 @@ struct ks_stat_config {
 	/* the run's budgets (limits.threads: distinct threads tracked); NULL =
 	 * the source's (ks_stat_new_source) or the defaults */
 	const struct ks_limits *limits;
+	/* The host model (host.h) whose attribution rows take: each thread's
+	 * VM and vCPU are the model's, read whenever the engine would revise
+	 * its own.  The caller gives the model every record before this
+	 * engine (ks_host_observe, then ks_stat_add), so a model that has
+	 * seen earlier records (COMM, vcpu_load) than this engine attributes
+	 * as over the whole stream.  NULL = the engine's own attribution.
+	 * Ignored in perf_compat mode. */
+	const struct ks_host *host;
 	/* Called for every occurrence measured, after the rows were updated:
 	 * ROW is the occurrence's row of view 0, NS its time.  NULL = none. */
 	void (*on_occurrence)(void *ctx, const struct ks_stat_row *row, uint64_t ns);
@@ -148,7 +157,7 @@ int ks_stat_perf_name_width(const struct ks_stat *st);
 struct ks_attr_thread;
 size_t ks_stat_attribution(const struct ks_stat *st, const struct ks_attr_thread ***threads);
 /* A VM's name: its guest name (trace.dat GUEST option) or the COMM of its
- * process; NULL if unknown. */
+ * process (the model's, with cfg.host); NULL if unknown. */
 const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm);
 
 /* Human name of a row's key: exit reason ("HLT", "UNKNOWN(0x1234)"), or

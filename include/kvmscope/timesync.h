@@ -67,6 +67,22 @@ int ks_timesync_set_fixed_offset(struct ks_timesync *ts, uint32_t vcpu, uint64_t
 /* Number of kvm_write_tsc_offset events added, over all vCPUs. */
 uint64_t ks_timesync_nr_offset_events(const struct ks_timesync *ts);
 
+/* What the mapping is made of, for reports (merge --json). */
+bool ks_timesync_interpolates(const struct ks_timesync *ts);   /* TimeShift flag */
+uint32_t ks_timesync_nr_vcpus(const struct ks_timesync *ts);   /* vCPUs with a mapping */
+/* TimeShift: VCPU's samples (valid as long as TS); how many. */
+uint32_t ks_timesync_samples(const struct ks_timesync *ts, uint32_t vcpu,
+			     const struct ks_source_tsync_sample **out);
+/* TSC offsets: guest TSC = host TSC + OFFSET (the kernel's s64) from host
+ * counter value START on, until the next piece's START.  A vCPU without
+ * pieces uses vCPU 0's. */
+struct ks_timesync_offset {
+	uint64_t start;
+	uint64_t offset;
+};
+uint32_t ks_timesync_offsets(const struct ks_timesync *ts, uint32_t vcpu,
+			     const struct ks_timesync_offset **out);
+
 /* Guest counter value on VCPU -> host counter value. */
 uint64_t ks_timesync_to_host(const struct ks_timesync *ts, uint32_t vcpu, uint64_t guest_raw);
 

@@ -7,8 +7,8 @@
  * of a VM and per exit reason of a vCPU:
  * exits, exits/s, time in exits (% of the vCPUs' time) and p99 latency.
  *
- *	struct ks_top *t = ks_top_new(src, &err);
- *	while (...) { ks_top_add(t, &rec); if (interval over) {
+ *	struct ks_top *t = ks_top_new(src, host, &err);
+ *	while (...) { ks_host_observe(host, &rec); ks_top_add(t, &rec); if (interval over) {
  *		ks_top_interval(t, end_ns, &err);
  *		n = ks_top_rows(t, KS_TOP_VM, &rows); ... } }
  *	ks_top_free(t);
@@ -18,6 +18,11 @@
  * every thread's last entry event and the events after it, so an exit that
  * is pending at the boundary is counted once, in the interval where it
  * ends; the intervals of a whole file add up to `kvmscope stat`.
+ *
+ * Threads are attributed to VMs and vCPUs by the host model (host.h) the
+ * caller owns and feeds every record before ks_top_add(): one model for
+ * the whole run, so a thread named or bound to its vCPU (COMM, vcpu_load)
+ * in an earlier interval keeps its VM and vCPU in the later ones.
  */
 #ifndef KVMSCOPE_TOP_H
 #define KVMSCOPE_TOP_H
@@ -29,6 +34,7 @@
 #include "error.h"
 #include "record.h"
 
+struct ks_host;
 struct ks_source;
 struct ks_top;
 
@@ -44,7 +50,7 @@ struct ks_top_row {
 	int32_t vm;          /* host process (or thread group) id; -1 unknown */
 	int32_t vcpu;        /* KS_TOP_VCPU and KS_TOP_VCPU_REASON rows; else -1 */
 	uint64_t key;        /* KS_TOP_REASON, KS_TOP_VCPU_REASON rows: the exit code */
-	char name[64];       /* reason rows: reason name; KS_TOP_VM: VM name or "" */
+	char name[64];       /* reason rows: reason name; KS_TOP_VM: the model's VM name or "" */
 	uint64_t count;      /* exits that ended in the interval */
 	uint64_t total_ns;   /* time in them */
 	uint64_t p99_ns;
@@ -53,7 +59,10 @@ struct ks_top_row {
 	double time_pct;     /* total_ns / (interval * vCPUs) * 100; per vCPU row: of one */
 };
 
-struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err);
+/* HOST: the run's host model (kept by the caller, fed every record first);
+ * NULL: each interval's engine attributes threads by itself. */
+struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
+			  struct ks_error *err);
 void ks_top_add(struct ks_top *t, const struct ks_record *rec);
 /* Close the interval that ends at END_NS (trace time; it started at the
  * previous end, or at the first record).  Returns 0 or -1 with err set. */

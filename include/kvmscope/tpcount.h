@@ -3,15 +3,15 @@
  * tracepoints` (kvm_stat's tracepoint view).
  *
  * Each event record is counted under (VM, event name), the VM of its host
- * thread as the exits view sees it (attribution.h: the process id, else
- * the trace.dat GUEST option or "CPU N/KVM" thread names); the
+ * thread in the host model (host.h) that the exits view uses too (the
+ * caller feeds it every record before ks_tpcount_add()); the
  * architecture's exit events (x86 kvm_exit, arm64 kvm_exit...) also count
  * under a child row "kvm_exit(REASON)" of their VM, with the reason named
  * by the architecture's table.  Counts are kept for the current interval
  * and since the start (or the last reset).
  *
- *	struct ks_tpcount *c = ks_tpcount_new(src, &err);
- *	ks_tpcount_add(c, &rec); ...
+ *	struct ks_tpcount *c = ks_tpcount_new(src, host, &err);
+ *	ks_host_observe(host, &rec); ks_tpcount_add(c, &rec); ...
  *	ks_tpcount_interval(c);                  // close the interval
  *	n = ks_tpcount_rows(c, &rows);           // its rows
  */
@@ -25,11 +25,12 @@
 #include "error.h"
 #include "record.h"
 
+struct ks_host;
 struct ks_source;
 struct ks_tpcount;
 
 struct ks_tpcount_row {
-	int32_t vm;          /* the VM as the exits view attributes threads (attribution.h) */
+	int32_t vm;          /* the thread's VM in the host model; else its process or tid */
 	bool child;          /* a kvm_exit(REASON) row under event row PARENT */
 	uint32_t parent;     /* index of the event row (child rows) */
 	char name[64];       /* "kvm_exit", "kvm_exit(HLT)"; "sys:name" outside kvm */
@@ -37,7 +38,9 @@ struct ks_tpcount_row {
 	uint64_t total;      /* since the start or the last reset */
 };
 
-struct ks_tpcount *ks_tpcount_new(struct ks_source *src, struct ks_error *err);
+/* HOST: the model rows take VMs from (NULL: a record's process, else its thread). */
+struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *host,
+				  struct ks_error *err);
 void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec);
 /* Close the interval: its counts become the rows' count. */
 void ks_tpcount_interval(struct ks_tpcount *c);

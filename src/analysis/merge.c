@@ -6,7 +6,8 @@
  * one with the smallest host time goes out (ties: the input given first).
  * Guest timestamps are recomputed from the records' raw counter values with
  * a ks_timesync (TimeShift, or kvm_write_tsc_offset events found by a first
- * pass over the host trace), then converted to nanoseconds.
+ * pass over the host trace), then converted to nanoseconds.  The host
+ * input's records also build the host model (host.h) as they go out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <event-parse.h>
 
 #include "kvmscope/field.h"
+#include "kvmscope/host.h"
 #include "kvmscope/merge.h"
 #include "kvmscope/source.h"
 
@@ -51,6 +53,7 @@ struct ks_merge {
 	struct vthread *vt;
 	uint32_t nr_vt;
 	struct tep_event *kvm_entry, *kvm_exit;
+	struct ks_host *host; /* the host input's threads -> VM, vCPU */
 	int last;             /* input whose record went out last */
 	bool have_host_first;
 	uint64_t host_first;
@@ -273,6 +276,12 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 		m->in[i].clock = ks_source_clock(m->in[i].src);
 	}
 	resolve_kvm_events(m);
+	m->host = ks_host_new(NULL, m->in[0].src, err);
+	if (!m->host) {
+		ks_merge_close(m);
+		return -1;
+	}
+	ks_host_set_limits(m->host, ks_source_limits(m->in[0].src));
 	for (i = 1; i < n; i++)
 		if (map_vcpus(m, i, err) < 0 || setup_sync(m, i, err) < 0) {
 			ks_merge_close(m);
@@ -309,6 +318,7 @@ void ks_merge_close(struct ks_merge *m)
 		return;
 	for (i = 0; i < m->n; i++)
 		free_input(&m->in[i]);
+	ks_host_free(m->host);
 	for (t = 0; t < m->nr_vt; t++)
 		free(m->vt[t].pending);
 	free(m->vt);
@@ -421,11 +431,17 @@ int ks_merge_next(struct ks_merge *m, struct ks_merge_rec *r, struct ks_error *e
 	r->host_tid = -1;
 	if (best > 0 && in->rec.cpu >= 0 && (uint32_t)in->rec.cpu < in->nr_vcpus)
 		r->host_tid = in->vcpu_tid[in->rec.cpu];
-	if (best == 0)
-		check_host(m, &in->rec);
-	else
-		check_guest(m, in, r);
 	m->last = best;
+	if (best == 0) {
+		r->thread = ks_host_observe(m->host, &in->rec);
+		if (!r->thread &&
+		    ks_host_error_at(m->host, ks_source_path(in->src), &in->rec, err) < 0)
+			return -1;
+		check_host(m, &in->rec);
+	} else {
+		r->thread = ks_host_find(m->host, r->host_tid);
+		check_guest(m, in, r);
+	}
 	return 1;
 }
 
@@ -456,9 +472,19 @@ const char *ks_merge_name(const struct ks_merge *m, int input)
 	return input >= 0 && input < m->n ? m->in[input].name : NULL;
 }
 
+struct ks_host *ks_merge_host(const struct ks_merge *m)
+{
+	return m->host;
+}
+
 enum ks_timesync_kind ks_merge_sync_kind(const struct ks_merge *m, int input)
 {
 	return input > 0 && input < m->n ? ks_timesync_kind(m->in[input].sync) : KS_TSYNC_NONE;
+}
+
+const struct ks_timesync *ks_merge_timesync(const struct ks_merge *m, int input)
+{
+	return input > 0 && input < m->n ? m->in[input].sync : NULL;
 }
 
 int32_t ks_merge_vcpu_tid(const struct ks_merge *m, int input, uint32_t vcpu)

@@ -39,6 +39,7 @@
 #include "arch/arch.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/field.h"
+#include "kvmscope/host.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
@@ -950,14 +951,20 @@ static void count_begin(struct ks_stat *st, const struct event_role *r, const st
 	count_key(st, read_key(st, m, &r->nf, rec));
 }
 
-/* The thread's VM and vCPU as rows see them. */
+/* The thread's VM and vCPU as rows see them: the host model's when the
+ * engine has one (cfg.host), else its own. */
 static void update_attribution(struct ks_stat *st, struct thread *t)
 {
+	const struct ks_attr_thread *a;
+
 	if (st->cfg.perf_compat)
 		return;
 	ks_attr_resolve(&t->attr, &st->guests);
-	t->vcpu = t->attr.vcpu;
-	t->vm = t->attr.vm;
+	a = st->cfg.host ? ks_host_find(st->cfg.host, t->tid) : NULL;
+	if (!a)
+		a = &t->attr;
+	t->vcpu = a->vcpu;
+	t->vm = a->vm;
 }
 
 /* vcpu_load / vcpu_put / entry vCPU fields.  Returns true when the event
@@ -1494,6 +1501,8 @@ const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm)
 	const char *name;
 	uint32_t i;
 
+	if (st->cfg.host && !st->cfg.perf_compat)
+		return ks_host_vm_name(st->cfg.host, vm);
 	for (i = 0; i < st->guests.n; i++)
 		if (st->guests.g[i].vm == vm)
 			return st->guests.g[i].name;

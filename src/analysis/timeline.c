@@ -41,7 +41,7 @@ struct tl_priv {
 	int host_isa;
 	struct ks_hmap vcpu_of;  /* host tid -> index into tl->vcpus (uint32_t) */
 	struct ks_hmap vm_of;    /* host VM key -> index into tl->vms (uint32_t) */
-	struct ks_host *host;    /* host threads -> VM, vCPU, names (input 0) */
+	struct ks_host *host;    /* host threads -> VM, vCPU, names: the merge's */
 	uint64_t max_threads;    /* limits.threads: vCPU threads tracked */
 	bool failed;             /* over a budget (error), or out of memory */
 	struct ks_error error;
@@ -118,21 +118,17 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	struct tl_priv *p = calloc(1, sizeof(*p));
 	const struct ks_source_info *info;
 
-	if (p)
-		p->host = ks_host_new(NULL, ks_merge_source(m, 0), NULL);
-	if (!tl || !p || !p->host) {
-		if (p)
-			ks_host_free(p->host);
+	if (!tl || !p) {
 		free(tl);
 		free(p);
 		return NULL;
 	}
+	p->host = ks_merge_host(m);
 	tl->merge = m;
 	tl->priv = p;
 	ks_hmap_init(&p->vcpu_of, sizeof(uint32_t));
 	ks_hmap_init(&p->vm_of, sizeof(uint32_t));
 	p->max_threads = ks_source_limits(ks_merge_source(m, 0))->threads;
-	ks_host_set_limits(p->host, ks_source_limits(ks_merge_source(m, 0)));
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
 	info = ks_source_info(ks_merge_source(m, 0));
@@ -153,7 +149,6 @@ void ks_timeline_free(struct ks_timeline *tl)
 	if (!tl)
 		return;
 	p = tl->priv;
-	ks_host_free(p->host);
 	ks_hmap_free(&p->vcpu_of);
 	ks_hmap_free(&p->vm_of);
 	for (i = 0; i < tl->nr_names; i++)
@@ -582,12 +577,8 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	struct tl_priv *p = tl->priv;
 	struct ev_info *e;
 
-	if (r->input == 0 && !p->failed && !ks_host_observe(p->host, rec) &&
-	    ks_host_error_at(p->host, ks_source_path(ks_merge_source(tl->merge, 0)), rec,
-			     &p->error) < 0)
-		p->failed = true;
-	if (rec->type != KS_REC_EVENT || !rec->event || tl->oom ||
-	    ((struct tl_priv *)tl->priv)->failed)
+	/* the merge's host model has seen REC already */
+	if (rec->type != KS_REC_EVENT || !rec->event || tl->oom || p->failed)
 		return;
 	if (!tl->have_ts) {
 		tl->first_ts = rec->ts;

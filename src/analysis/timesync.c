@@ -12,18 +12,12 @@
 
 #include "kvmscope/timesync.h"
 
-/* One piece of a vCPU's TSC offset: in force from host counter START on. */
-struct offset_piece {
-	uint64_t start;
-	uint64_t offset;
-};
-
 struct vcpu_sync {
 	/* TimeShift */
 	struct ks_source_tsync_sample *samples;
 	uint32_t nr_samples;
 	/* TSC offsets */
-	struct offset_piece *pieces;
+	struct ks_timesync_offset *pieces;
 	uint32_t nr_pieces, cap_pieces;
 };
 
@@ -62,6 +56,36 @@ enum ks_timesync_kind ks_timesync_kind(const struct ks_timesync *ts)
 uint64_t ks_timesync_nr_offset_events(const struct ks_timesync *ts)
 {
 	return ts ? ts->nr_offset_events : 0;
+}
+
+bool ks_timesync_interpolates(const struct ks_timesync *ts)
+{
+	return ts && ts->interpolate;
+}
+
+uint32_t ks_timesync_nr_vcpus(const struct ks_timesync *ts)
+{
+	return ts ? ts->nr_vcpus : 0;
+}
+
+uint32_t ks_timesync_samples(const struct ks_timesync *ts, uint32_t vcpu,
+			     const struct ks_source_tsync_sample **out)
+{
+	*out = NULL;
+	if (!ts || vcpu >= ts->nr_vcpus)
+		return 0;
+	*out = ts->vcpus[vcpu].samples;
+	return ts->vcpus[vcpu].nr_samples;
+}
+
+uint32_t ks_timesync_offsets(const struct ks_timesync *ts, uint32_t vcpu,
+			     const struct ks_timesync_offset **out)
+{
+	*out = NULL;
+	if (!ts || vcpu >= ts->nr_vcpus)
+		return 0;
+	*out = ts->vcpus[vcpu].pieces;
+	return ts->vcpus[vcpu].nr_pieces;
 }
 
 static struct vcpu_sync *vcpu_slot(struct ks_timesync *ts, uint32_t vcpu)
@@ -184,7 +208,7 @@ static int push_piece(struct vcpu_sync *v, uint64_t start, uint64_t offset)
 {
 	if (v->nr_pieces == v->cap_pieces) {
 		uint32_t cap = v->cap_pieces ? v->cap_pieces * 2 : 4;
-		struct offset_piece *p = realloc(v->pieces, cap * sizeof(*p));
+		struct ks_timesync_offset *p = realloc(v->pieces, cap * sizeof(*p));
 		if (!p)
 			return -ENOMEM;
 		v->pieces = p;

@@ -8,6 +8,8 @@
  * of the KVM events after it, and feeds them to the next interval's engine
  * first: an exit pending at the boundary is then counted once, where it
  * ends, and the sum of all intervals equals one run over the whole input.
+ * Which VM and vCPU a thread's rows belong to is the host model's (the
+ * engines' cfg.host), which outlives the intervals.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/host.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
@@ -38,6 +41,7 @@ struct thread_ctx {
 
 struct ks_top {
 	struct ks_source *src;
+	const struct ks_host *host;   /* the run's attribution (the caller's) */
 	struct ks_stat *cur;
 	const struct ks_arch *arch;
 	struct ks_hmap threads;       /* tid -> struct thread_ctx */
@@ -74,6 +78,7 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
 	int i;
 
+	cfg.host = t->host;
 	for (i = 0; i < KS_TOP_LEVELS; i++)
 		cfg.views[i] = top_views[i];
 	if (KS_TOP_LEVELS < KS_STAT_MAX_VIEWS)
@@ -172,7 +177,8 @@ static void ctx_replay(struct ks_top *t)
 
 /* ------------------------------------------------------------------ */
 
-struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err)
+struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
+			  struct ks_error *err)
 {
 	struct ks_top *t = calloc(1, sizeof(*t));
 
@@ -181,6 +187,7 @@ struct ks_top *ks_top_new(struct ks_source *src, struct ks_error *err)
 		return NULL;
 	}
 	t->src = src;
+	t->host = host;
 	t->max_threads = ks_source_limits(src)->threads;
 	ks_hmap_init(&t->threads, sizeof(struct thread_ctx));
 	t->cur = new_stat(t, err);
@@ -235,7 +242,8 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 	o->p99_ns = ks_stat_row_quantile(r, 0.99);
 	if (lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON)
 		ks_stat_key_name(t->cur, r, false, o->name, sizeof(o->name));
-	else if (lv == KS_TOP_VM && (vmname = ks_stat_vm_name(t->cur, r->vm)))
+	else if (lv == KS_TOP_VM && (vmname = t->host ? ks_host_vm_name(t->host, r->vm)
+						       : ks_stat_vm_name(t->cur, r->vm)))
 		snprintf(o->name, sizeof(o->name), "%s", vmname);
 }
 

@@ -13,8 +13,8 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
-#include "kvmscope/attribution.h"
 #include "kvmscope/field.h"
+#include "kvmscope/host.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tpcount.h"
 #include "kvmscope/tracedat.h"
@@ -35,9 +35,7 @@ struct row_slot {
 };
 
 struct ks_tpcount {
-	struct ks_attr_thread *threads; /* tid -> VM, as the stat engine decides */
-	size_t threads_cap, threads_used;
-	struct ks_attr_guests guests;     /* trace.dat GUEST options */
+	const struct ks_host *host;    /* tid -> VM: the caller's model */
 	const struct ks_arch *arch;
 	const struct ks_event_class *exits;
 	int isa;                       /* from the CPUID; else each event's isa */
@@ -50,12 +48,11 @@ struct ks_tpcount {
 	size_t nrows, row_cap;
 };
 
-struct ks_tpcount *ks_tpcount_new(struct ks_source *src, struct ks_error *err)
+struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *host,
+				  struct ks_error *err)
 {
 	struct ks_tpcount *c = calloc(1, sizeof(*c));
 	const struct ks_source_info *info = src ? ks_source_info(src) : NULL;
-	const struct ks_source_guest *guests = NULL;
-	size_t nguests;
 
 	if (!c) {
 		ks_error_set(err, "out of memory");
@@ -68,12 +65,7 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, struct ks_error *err)
 	if (c->arch)
 		c->exits = ks_arch_class(c->arch, "vmexit");
 	c->isa = info ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_UNKNOWN;
-	nguests = src ? ks_source_guests(src, &guests) : 0;
-	if (ks_attr_guests_init(&c->guests, guests, nguests) < 0) {
-		free(c);
-		ks_error_set(err, "out of memory");
-		return NULL;
-	}
+	c->host = host;
 	return c;
 }
 
@@ -229,68 +221,14 @@ static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
 	*key ^= (uint64_t)(uint32_t)ctx.table << 48;
 }
 
-/* The attribution of TID (tid > 0), created on first use; NULL out of memory. */
-static struct ks_attr_thread *thread_of(struct ks_tpcount *c, int32_t tid)
+/* The VM of REC's thread as the host model has it (the exits view's),
+ * else its process, else the thread alone. */
+static int32_t vm_of(const struct ks_tpcount *c, const struct ks_record *rec)
 {
-	size_t h, i;
+	const struct ks_attr_thread *t = c->host ? ks_host_find(c->host, rec->tid) : NULL;
 
-	if ((c->threads_used + 1) * 2 > c->threads_cap) {
-		size_t ncap = c->threads_cap ? c->threads_cap * 2 : 256;
-		struct ks_attr_thread *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (i = 0; i < c->threads_cap; i++) {
-			if (!c->threads[i].tid)
-				continue;
-			for (h = (uint32_t)c->threads[i].tid * 2654435761u % ncap; n[h].tid; h = (h + 1) % ncap)
-				;
-			n[h] = c->threads[i];
-		}
-		free(c->threads);
-		c->threads = n;
-		c->threads_cap = ncap;
-	}
-	for (h = (uint32_t)tid * 2654435761u % c->threads_cap; c->threads[h].tid;
-	     h = (h + 1) % c->threads_cap)
-		if (c->threads[h].tid == tid)
-			return &c->threads[h];
-	ks_attr_thread_init(&c->threads[h], tid);
-	c->threads_used++;
-	return &c->threads[h];
-}
-
-/* The VM of REC's thread: its process when known, else what the
- * attribution makes of its name and the GUEST options (as the exits view
- * does), else the thread alone. */
-static int32_t vm_of(struct ks_tpcount *c, const struct ks_record *rec)
-{
-	struct ks_attr_thread *t;
-	bool changed = false;
-
-	if (rec->tid <= 0)
-		return rec->pid > 0 ? rec->pid : rec->tid;
-	t = thread_of(c, rec->tid);
 	if (!t)
 		return rec->pid > 0 ? rec->pid : rec->tid;
-	if (rec->pid > 0 && t->tgid != rec->pid) {
-		t->tgid = rec->pid;
-		changed = true;
-	}
-	if (rec->type == KS_REC_COMM && rec->comm && strcmp(t->comm, rec->comm)) {
-		ks_attr_set_comm(t, rec->comm);
-		changed = true;
-	}
-	if (t->vm_src == KS_SRC_NONE) { /* first seen: the input's saved cmdlines */
-		const char *name = !t->comm[0] && rec->event && rec->event->tep ?
-				   tep_data_comm_from_pid(rec->event->tep, rec->tid) : NULL;
-
-		if (name && strcmp(name, "<...>") && strcmp(name, "<idle>"))
-			ks_attr_set_comm(t, name);
-		changed = true;
-	}
-	if (changed)
-		ks_attr_resolve(t, &c->guests);
 	return t->vm > 0 ? t->vm : rec->tid;
 }
 
@@ -302,8 +240,6 @@ void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
 	int32_t vm;
 	long r, ch;
 
-	if (rec->type == KS_REC_COMM || (rec->type == KS_REC_FORK && rec->pid > 0))
-		vm_of(c, rec);
 	if (rec->type != KS_REC_EVENT || !rec->event)
 		return;
 	vm = vm_of(c, rec);
@@ -351,8 +287,6 @@ void ks_tpcount_free(struct ks_tpcount *c)
 {
 	if (!c)
 		return;
-	free(c->threads);
-	ks_attr_guests_free(&c->guests);
 	free(c->evs);
 	free(c->slots);
 	free(c->rows);

@@ -2,10 +2,11 @@
  * cmd_merge.c - kvmscope merge: a host trace and its guests' traces, merged
  * on the host's clock and printed like `trace-cmd report -i HOST -i GUEST`.
  *
- *	kvmscope merge [-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]
- *	               -i HOST -i GUEST[@NAME]...
+ *	kvmscope merge [-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality] [--json]
+ *	               -i HOST [-i GUEST[@NAME]]...
  *
- * The work is done by ks_merge (include/kvmscope/merge.h).
+ * The work is done by ks_merge (include/kvmscope/merge.h); the text and
+ * the JSON by the printer of merge_print.h.
  */
 #include <stdint.h>
 #include <errno.h>
@@ -15,6 +16,8 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/host.h"
+#include "kvmscope/json.h"
 #include "kvmscope/merge.h"
 #include "kvmscope/merge_print.h"
 
@@ -22,12 +25,14 @@
 
 static const struct opt_cmd merge_cmd = {
 	.name = "merge",
-	.synopsis = "[-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality]\n"
-		    "                      -i HOST -i GUEST[@NAME]...",
+	.synopsis = "[-t] [--tsc-offset VCPU=OFF]... [--no-sync] [--quality] [--json]\n"
+		    "                      -i HOST [-i GUEST[@NAME]]...",
 	.intro = "Print the events of a host trace and of its guests' traces in host time\n"
 		 "order, each line prefixed with its file, like trace-cmd report with several\n"
 		 "inputs.  Guest time is moved to host time with the guest trace.dat's\n"
-		 "TimeShift option, else with the host's kvm_write_tsc_offset events.\n",
+		 "TimeShift option, else with the host's kvm_write_tsc_offset events.\n"
+		 "--json gives the same events as one JSON document, each with its host\n"
+		 "thread's VM and vCPU, and the host threads' attribution (\"threads\").\n",
 	.outro = "See kvmscope-merge(1).\n",
 };
 
@@ -64,6 +69,26 @@ void tep_plugin_kvm_put_func(const char *func)
 	(void)func; /* the name belongs to the guest's tep */
 }
 
+/* " (VM 483882, guest NAME)": the host VM of guest I's vCPU threads, as
+ * the host model (and so every command) has it; "" when none is known. */
+static void guest_vm(struct ks_merge *m, int i, char *buf, size_t len)
+{
+	const struct ks_host *h = ks_merge_host(m);
+	uint32_t v, n = ks_merge_nr_vcpus(m, i);
+
+	buf[0] = '\0';
+	for (v = 0; v < n; v++) {
+		const struct ks_attr_thread *t = ks_host_find(h, ks_merge_vcpu_tid(m, i, v));
+		const char *name;
+
+		if (!t || !t->events || t->vm < 0)
+			continue;
+		name = ks_host_vm_name(h, t->vm);
+		snprintf(buf, len, " (VM %d%s%s)", t->vm, name ? ", " : "", name ? name : "");
+		return;
+	}
+}
+
 static void print_quality(struct ks_merge *m, uint32_t nr_offsets)
 {
 	struct ks_merge_quality q;
@@ -86,8 +111,10 @@ static void print_quality(struct ks_merge *m, uint32_t nr_offsets)
 	/* how each guest was synced: a check of nothing says nothing */
 	for (int i = 1; i < ks_merge_nr_inputs(m); i++) {
 		enum ks_timesync_kind k = ks_merge_sync_kind(m, i);
+		char vm[128];
 
-		fprintf(stderr, "; %s synced by %s", ks_merge_name(m, i),
+		guest_vm(m, i, vm, sizeof(vm));
+		fprintf(stderr, "; %s%s synced by %s", ks_merge_name(m, i), vm,
 			k == KS_TSYNC_TIMESHIFT ? "its TimeShift option" :
 			k == KS_TSYNC_TSC_OFFSET && nr_offsets ? "--tsc-offset" :
 			k == KS_TSYNC_TSC_OFFSET ? "the host's kvm_write_tsc_offset events" :
@@ -103,7 +130,8 @@ int cmd_merge(int argc, char **argv)
 	struct ks_merge *m;
 	struct ks_merge_rec r;
 	struct ks_error err;
-	bool quality = false;
+	bool quality = false, json = false;
+	struct ks_json j;
 	struct time_window time = { 0 };
 	uint64_t win_start = 0, win_end = UINT64_MAX;
 	FILE *sink = NULL;
@@ -118,6 +146,8 @@ int cmd_merge(int argc, char **argv)
 			OPT_FLAG('t', NULL, &in.opts.nsec, "nanosecond timestamps"),
 			MERGE_INPUT_OPTS(&in),
 			OPT_FLAG(0, "quality", &quality, "print the sync quality check on stderr"),
+			OPT_FLAG(0, "json", &json, "one JSON document: the inputs and clock offsets, the\n"
+				 "events with their VM and vCPU, the host threads"),
 			OPT_TIME(&time),
 			OPT_END(),
 		};
@@ -136,14 +166,27 @@ int cmd_merge(int argc, char **argv)
 	/* one write per megabyte of text, not per 4 KB */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	symbolising = ks_merge_nr_inputs(m) > 1 ? m : NULL;
-	ks_merge_print_headers(pr, stdout);
-	while ((rc = ks_merge_next(m, &r, &err)) > 0 && r.rec->ts <= win_end)
+	if (json) {
+		ks_json_init(&j, stdout, true);
+		ks_merge_json_begin(pr, &j);
+	} else {
+		ks_merge_print_headers(pr, stdout);
+	}
+	while ((rc = ks_merge_next(m, &r, &err)) > 0 && r.rec->ts <= win_end) {
 		/* before the window: formatted, not printed, so that the
 		 * plugins learn task names on the way as trace-cmd's do */
-		ks_merge_print(pr, &r, r.rec->ts < win_start ? sink : stdout);
+		if (r.rec->ts < win_start)
+			ks_merge_print(pr, &r, sink);
+		else if (json)
+			ks_merge_json_event(pr, &j, &r);
+		else
+			ks_merge_print(pr, &r, stdout);
+	}
 	symbolising = NULL;
 	if (rc < 0)
 		die("%s", err.msg);
+	if (json)
+		ks_merge_json_end(pr, &j);
 	if (sink)
 		fclose(sink);
 	if (quality)

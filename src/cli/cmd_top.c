@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/host.h"
+#include "kvmscope/json.h"
 #include "kvmscope/kvmstats.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/live.h"
@@ -65,7 +67,7 @@ static const struct opt_cmd top_cmd = {
 
 struct top_args {
 	const char *input;
-	bool fast, batch, csv, vcpus, once, skip_zero, debugfs;
+	bool fast, batch, csv, json, vcpus, once, skip_zero, debugfs;
 	double delay;
 	long long iterations;
 	int sort, view;
@@ -127,6 +129,7 @@ struct top_state {
 	struct top_args *a;
 	struct ks_top *top;
 	struct ks_tpcount *tp;
+	struct ks_host *host;      /* threads -> VM, vCPU: one model for the run */
 	struct ks_source *src;
 	struct ks_live *live_h;
 	bool live, screen, quit, paused, children, need_draw, tracing;
@@ -188,7 +191,11 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		OPT_INT('n', "iterations", &a->iterations, "N", "stop after N intervals", 1, 1LL << 40),
 		OPT_FLAG('1', "once", &a->once, "one interval in batch mode (kvm_stat -1)"),
 		OPT_FLAG('b', "batch", &a->batch, "plain text per interval (no screen control)"),
-		OPT_FLAG(0, "csv", &a->csv, "CSV, one line per row and interval"),
+		{ .type = OPT_T_FLAG, .long_name = "csv", .value = &a->csv, .excl = "format",
+		  .help = "CSV, one line per row and interval" },
+		{ .type = OPT_T_FLAG, .long_name = "json", .value = &a->json, .excl = "format",
+		  .help = "JSON, one document (one line) per interval: its rows\n"
+			  "and the host threads' VM and vCPU (\"threads\")" },
 		{ .type = OPT_T_CHOICE, .long_name = "view", .value = &a->view, .argh = "VIEW",
 		  .choices = view_names, .excl = "view",
 		  .help = "exits (default), tracepoints or kvmstats" },
@@ -232,7 +239,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->debugfs))
 		usage_error("top", "the kvmstats view reads running VMs, not a file (-i)");
 	if (a->once) {
-		a->batch = !a->csv;
+		a->batch = !a->csv && !a->json;
 		a->iterations = 1;
 	}
 	if ((a->nqmp || a->debugfs) && !option_given(opts, "view") && !option_given(opts, "tracepoints"))
@@ -425,6 +432,7 @@ static void build_tracepoints(struct top_state *s)
 	size_t n, i, j, k;
 	double secs;
 	struct tp_sorted *v;
+	const char *known;
 	char label[96];
 
 	if (!s->tp)
@@ -446,9 +454,10 @@ static void build_tracepoints(struct top_state *s)
 				count += v[j].r->count;
 				total += v[j].r->total;
 			}
-		if (!vm_wanted(s, v[i].r->vm, NULL) || (s->a->skip_zero && !count))
+		known = ks_host_vm_name(s->host, v[i].r->vm);
+		if (!vm_wanted(s, v[i].r->vm, known) || (s->a->skip_zero && !count))
 			continue;
-		vm_label(s, v[i].r->vm, NULL, label, sizeof(label));
+		vm_label(s, v[i].r->vm, known, label, sizeof(label));
 		vmrow = add_row(s, 0, v[i].r->vm, label);
 		tp_cells(vmrow, count, total, secs);
 		for (k = i; k < j; k++) {
@@ -794,6 +803,130 @@ static void print_csv(struct top_state *s)
 	fflush(stdout);
 }
 
+/* JSON: the CSV's rows as objects, one document per interval and line,
+ * with the host model's "threads" (the shape of every command's). */
+static void json_vm(struct ks_json *j, const struct top_state *s, int32_t vm)
+{
+	char name[64];
+
+	vm_name(s, vm, s->host ? ks_host_vm_name(s->host, vm) : NULL, name, sizeof(name));
+	ks_json_kv_i64(j, "vm", vm);
+	ks_json_key(j, "vm_name");
+	if (name[0])
+		ks_json_string(j, name);
+	else
+		ks_json_null(j);
+}
+
+static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_level lv,
+			   const char *level)
+{
+	size_t n, i;
+	struct ks_top_row *rows = sorted_copy(s, lv, &n);
+
+	for (i = 0; i < n; i++) {
+		const struct ks_top_row *r = &rows[i];
+		bool reason = lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON;
+
+		if (!vm_wanted(s, r->vm, r->name) || (reason && !name_wanted(s, r->name)))
+			continue;
+		ks_json_begin_object(j);
+		ks_json_kv_string(j, "level", level);
+		json_vm(j, s, r->vm);
+		ks_json_kv_i64(j, "vcpu", r->vcpu);
+		ks_json_key(j, "reason");
+		if (reason)
+			ks_json_string(j, r->name);
+		else
+			ks_json_null(j);
+		ks_json_kv_u64(j, "exits", r->count);
+		ks_json_kv_double(j, "exits_per_s", r->rate);
+		ks_json_kv_double(j, "time_pct", r->time_pct);
+		ks_json_kv_u64(j, "p99_ns", r->p99_ns);
+		ks_json_end_object(j);
+	}
+	free(rows);
+}
+
+/* A cell of the other views: a number, true/false, or null when empty. */
+static void json_cell(struct ks_json *j, const char *key, const char *cell)
+{
+	char *end;
+	double v = strtod(cell, &end);
+
+	ks_json_key(j, key);
+	if (!strcmp(cell, "true") || !strcmp(cell, "false"))
+		ks_json_bool(j, cell[0] == 't');
+	else if (end != cell && !*end)
+		ks_json_double(j, v);
+	else
+		ks_json_null(j);
+}
+
+static void print_json(struct top_state *s)
+{
+	const struct view_cols *vc = &view_cols[s->a->view];
+	struct ks_json j;
+	size_t i;
+	int c;
+
+	ks_json_init(&j, stdout, false);
+	ks_json_begin_object(&j);
+	ks_json_kv_i64(&j, "interval", s->interval);
+	ks_json_kv_string(&j, "view", view_names[s->a->view]);
+	ks_json_key(&j, "input");
+	if (s->live)
+		ks_json_null(&j);
+	else
+		ks_json_string(&j, ks_source_path(s->src));
+	if (s->top) {
+		ks_json_kv_u64(&j, "end_ns", s->end_ns - ks_top_first_ts(s->top));
+		ks_json_kv_u64(&j, "interval_ns", ks_top_interval_ns(s->top));
+		ks_json_kv_u64(&j, "events", ks_top_interval_records(s->top));
+		ks_json_kv_u64(&j, "lost", ks_top_interval_lost(s->top));
+		ks_json_kv_string(&j, "arch", ks_top_arch(s->top));
+	} else {
+		ks_json_kv_double(&j, "interval_s", s->last_secs);
+	}
+	ks_json_key(&j, "rows");
+	ks_json_begin_array(&j);
+	if (s->a->view == VIEW_EXITS && s->top) {
+		json_exit_rows(&j, s, KS_TOP_VM, "vm");
+		json_exit_rows(&j, s, KS_TOP_VCPU, "vcpu");
+		json_exit_rows(&j, s, KS_TOP_REASON, "reason");
+		json_exit_rows(&j, s, KS_TOP_VCPU_REASON, "vcpu_reason");
+	} else if (s->a->view != VIEW_EXITS) {
+		build_rows(s);
+		for (i = 0; i < s->nrows; i++) {
+			ks_json_begin_object(&j);
+			json_vm(&j, s, s->rows[i].vm);
+			ks_json_kv_i64(&j, "depth", s->rows[i].depth);
+			ks_json_kv_string(&j, "name", s->rows[i].label);
+			for (c = 0; c < vc->ncols; c++) {
+				char low[24];
+				size_t k;
+
+				snprintf(low, sizeof(low), "%s", vc->cols[c].title);
+				for (k = 0; low[k]; k++)
+					low[k] = low[k] == '/' ? '_' : (char)(low[k] | 0x20);
+				json_cell(&j, low, s->rows[i].cell[c]);
+			}
+			ks_json_end_object(&j);
+		}
+	}
+	ks_json_end_array(&j);
+	if (s->host) {
+		ks_host_json_threads(s->host, &j);
+	} else {
+		ks_json_key(&j, "threads");
+		ks_json_begin_array(&j);
+		ks_json_end_array(&j);
+	}
+	ks_json_end_object(&j);
+	ks_json_finish(&j);
+	fflush(stdout);
+}
+
 /* ------------------------------------------------------------------ */
 /* the screen */
 
@@ -926,6 +1059,8 @@ static void show(struct top_state *s)
 		s->need_draw = false;
 	} else if (s->a->csv) {
 		print_csv(s);
+	} else if (s->a->json) {
+		print_json(s);
 	} else {
 		print_text(s);
 	}
@@ -1269,7 +1404,7 @@ static void handle_keys(struct top_state *s)
 
 static void setup_screen(struct top_state *s)
 {
-	s->screen = !s->a->batch && !s->a->csv && isatty(1) && isatty(0);
+	s->screen = !s->a->batch && !s->a->csv && !s->a->json && isatty(1) && isatty(0);
 	if (!s->screen)
 		return;
 	if (!newterm(NULL, stdout, stdin)) {
@@ -1308,6 +1443,14 @@ static void sleep_until(struct top_state *s, double t, struct ks_live *live)
 
 static void add_record(struct top_state *s, const struct ks_record *rec)
 {
+	struct ks_error err;
+
+	/* the model first: the views read it for this record */
+	if (!ks_host_observe(s->host, rec) &&
+	    ks_host_error_at(s->host, ks_source_path(s->src), rec, &err) < 0) {
+		screen_end();
+		die("%s", err.msg);
+	}
 	ks_top_add(s->top, rec);
 	ks_tpcount_add(s->tp, rec);
 }
@@ -1463,10 +1606,14 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	if (s.src) {
-		s.top = ks_top_new(s.src, &err);
+		s.host = ks_host_new(NULL, s.src, &err);
+		if (!s.host)
+			die("%s", err.msg);
+		ks_host_set_limits(s.host, ks_source_limits(s.src));
+		s.top = ks_top_new(s.src, s.host, &err);
 		if (!s.top)
 			die("%s", err.msg);
-		s.tp = ks_tpcount_new(s.src, &err);
+		s.tp = ks_tpcount_new(s.src, s.host, &err);
 		if (!s.tp)
 			die("%s", err.msg);
 	}
@@ -1478,6 +1625,7 @@ int cmd_top(int argc, char **argv)
 	screen_end();
 	ks_top_free(s.top);
 	ks_tpcount_free(s.tp);
+	ks_host_free(s.host);
 	if (s.src)
 		ks_source_close(s.src);
 	ks_live_destroy(l);

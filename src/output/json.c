@@ -13,13 +13,26 @@ void ks_json_init(struct ks_json *j, FILE *out, bool pretty)
 	j->need_comma[0] = false;
 	j->after_key = false;
 	j->pretty = pretty;
+	j->flat_depth = 0;
 }
 
-static void indent(struct ks_json *j)
+void ks_json_set_flat_depth(struct ks_json *j, int depth)
+{
+	j->flat_depth = depth;
+}
+
+/* Whether items at nesting DEPTH go on lines of their own. */
+static bool breaks(const struct ks_json *j, int depth)
+{
+	return j->pretty && (!j->flat_depth || depth <= j->flat_depth);
+}
+
+/* A new line for an item at nesting ITEMS (indented by the current depth). */
+static void indent(struct ks_json *j, int items)
 {
 	int i;
 
-	if (!j->pretty)
+	if (!breaks(j, items))
 		return;
 	fputc('\n', j->out);
 	for (i = 0; i < j->depth; i++)
@@ -36,7 +49,7 @@ static void before_item(struct ks_json *j)
 	if (j->need_comma[j->depth])
 		putc_unlocked(',', j->out);
 	if (j->depth > 0)
-		indent(j);
+		indent(j, j->depth);
 	j->need_comma[j->depth] = true;
 }
 
@@ -56,7 +69,7 @@ static void close_scope(struct ks_json *j, char c)
 	if (j->depth > 0)
 		j->depth--;
 	if (had_items)
-		indent(j);
+		indent(j, j->depth + 1);
 	fputc(c, j->out);
 }
 
@@ -106,7 +119,7 @@ void ks_json_key(struct ks_json *j, const char *key)
 {
 	before_item(j);
 	put_string(j->out, key);
-	fputs(j->pretty ? ": " : ":", j->out);
+	fputs(breaks(j, j->depth) ? ": " : ":", j->out);
 	j->after_key = true;
 }
 

@@ -213,12 +213,65 @@ static void t_exit_disagrees_with_entry(void)
 	ks_host_free(h);
 }
 
+/* A stat engine given the model (cfg.host) keys its rows by the model's
+ * VM and vCPU: one started after the COMM records (top's next interval)
+ * still puts the threads in their process, and names it. */
+static void t_stat_takes_model(void)
+{
+	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
+	struct ks_source_info info;
+	struct ks_stat_row **rows;
+	struct ks_stat *first, *later, *own;
+	struct ks_host *h;
+	struct ks_error err;
+	size_t n;
+
+	if (!setup()) {
+		kt_skip("no x86 formats");
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	snprintf(info.cpuid, sizeof(info.cpuid), "GenuineIntel,6,85,7");
+	cfg.views[0] = KS_DIM_VM | KS_DIM_VCPU;
+	KT_REQUIRE((h = ks_host_new(&ks_arch_x86, NULL, &err)) && (first = new_stat()));
+	comm(h, first, 500, 500, "qemu-vm1");
+	comm(h, first, 507, 500, "CPU 0/KVM");
+	cfg.host = h;
+	KT_REQUIRE((later = ks_stat_new(&cfg, &info, &err)));
+	cfg.host = NULL;
+	KT_REQUIRE((own = ks_stat_new(&cfg, &info, &err)));
+	/* the later events carry no pid (trace.dat): only the COMM said 500 */
+	event(h, later, ev_entry, 10, 507, -1, 0);
+	event(h, later, ev_exit, 11, 507, -1, 0);
+	event(h, later, ev_entry, 12, 507, -1, 0);
+	n = ks_stat_rows(later, 0, &rows);
+	KT_EQ_U64(n, 1);
+	if (n == 1) {
+		KT_EQ_INT(rows[0]->vm, 500);
+		KT_EQ_INT(rows[0]->vcpu, 0);
+	}
+	KT_EQ_STR(ks_stat_vm_name(later, 500), "qemu-vm1");
+	/* without the model the engine knows the thread alone */
+	event(h, own, ev_entry, 10, 507, -1, 0);
+	event(h, own, ev_exit, 11, 507, -1, 0);
+	event(h, own, ev_entry, 12, 507, -1, 0);
+	n = ks_stat_rows(own, 0, &rows);
+	KT_EQ_U64(n, 1);
+	if (n == 1)
+		KT_EQ_INT(rows[0]->vm, 507);
+	ks_stat_free(first);
+	ks_stat_free(later);
+	ks_stat_free(own);
+	ks_host_free(h);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_names_group),
 		KT_CASE(t_tgid_named),
 		KT_CASE(t_exit_disagrees_with_entry),
+		KT_CASE(t_stat_takes_model),
 		{ 0 },
 	};
 	int r = kt_main(cases);

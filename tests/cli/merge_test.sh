@@ -11,6 +11,11 @@
 #    kvm_entry and the next kvm_exit of its vCPU thread, except the events
 #    before the host trace starts (the issue's sanity rule): --quality must
 #    report 0 outside.
+#  - --json carries the text output's events, one for one in the same order
+#    (each event's text is its line without the file prefix), and puts the
+#    guest's events in the VM that kvmscope stat gives the guest's vCPU
+#    thread, named alike (host_model_test.sh compares its "threads"); the
+#    --quality line names that VM alike.
 set -u
 ks=$KVMSCOPE
 hip=$KS_SHARED/data/hip24
@@ -46,6 +51,58 @@ else
 		else
 			echo "not ok merge_quality: $q (guest events in the oracle: $((guest_lines - 1)))"
 		fi
+	fi
+	# --json: the same events as the text, with the host model's VM
+	if "$ks" merge -t --json -i "$host" -i "$guest" > "$dir/merged.json" 2> "$dir/err" &&
+	   "$ks" stat -i "$host" --json > "$dir/host.stat.json" 2>> "$dir/err"; then
+		r=$(python3 - "$dir/merged.json" "$dir/got" "$dir/host.stat.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [i["name"] for i in d["inputs"]]
+w = max(len(n) for n in names)
+# the text: a "cpus=N" line per input, then the events
+lines = open(sys.argv[2]).read().splitlines()[len(names):]
+# a text of several lines (9p_protocol_dump) has the prefix on its first
+want = "\n".join("%*s: %s" % (w, names[e["input"]], e["text"]) for e in d["events"]).split("\n")
+if want != lines:
+    bad = next(i for i, (a, b) in enumerate(zip(want + [""], lines + [""])) if a != b)
+    print("events differ from the text at event %d: %r / %r" % (bad, (want + [""])[bad], (lines + [""])[bad]))
+    sys.exit()
+stat = {t["tid"]: t for t in json.load(open(sys.argv[3]))["threads"]}
+g = d["inputs"][1]
+tids = {v["vcpu"]: v["host_tid"] for v in g["vcpus"]}
+bad = [e for e in d["events"] if e["input"] == 1 and "vm" in e and
+       (e["vm"] != stat[tids[e["vcpu"]]]["vm"] or e["vm_name"] != stat[tids[e["vcpu"]]]["vm_name"])]
+n = sum(1 for e in d["events"] if e["input"] == 1 and "vm" in e)
+if bad or not n:
+    print("%d of %d guest events in another VM than stat's: %r" % (len(bad), n, bad[:1]))
+elif g["sync"] != "timeshift" or not g["vcpus"][0]["clock_offsets"]:
+    print("guest sync %r, offsets %r" % (g["sync"], g["vcpus"][0]["clock_offsets"]))
+else:
+    e = next(e for e in d["events"] if e["input"] == 1 and "vm" in e)
+    print("ok %d events as the text, %d guest events in VM %d %r as stat has it" %
+          (len(d["events"]), n, e["vm"], e["vm_name"]))
+PY
+)
+		case $r in
+		ok*) echo "ok merge_json (${r#ok })" ;;
+		*) echo "not ok merge_json: $r" ;;
+		esac
+	else
+		echo "not ok merge_json: $(head -1 "$dir/err")"
+	fi
+	# --quality names the guest's host VM as stat does
+	want=$(python3 - "$dir/merged.json" "$dir/host.stat.json" <<'PY' 2>/dev/null
+import json, sys
+tid = json.load(open(sys.argv[1]))["inputs"][1]["vcpus"][0]["host_tid"]
+t = next(t for t in json.load(open(sys.argv[2]))["threads"] if t["tid"] == tid)
+print("guest-tsync.trace.dat (VM %d%s) synced by" % (t["vm"], ", " + t["vm_name"] if t["vm_name"] else ""))
+PY
+)
+	if [ -n "$want" ] && grep -qF "; $want" <<< "${q:-}"; then
+		echo "ok merge_quality_vm ($want)"
+	else
+		echo "not ok merge_quality_vm: '${want:-?}' not in '${q:-}'"
 	fi
 	# @NAME renames the prefix and changes nothing else
 	"$ks" merge -t -i "$host" -i "$guest@vm1" > "$dir/named" 2>/dev/null

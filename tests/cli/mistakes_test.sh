@@ -95,6 +95,7 @@ done <<'ROWS'
 2|no input|dump
 2|-i|dump -i
 2|--tsc-offset|merge --tsc-offset 0x10 -i $H/host-tsync.trace.dat -i $H/guest-tsync.trace.dat
+2|--json|top -i $H/host-tsync.trace.dat --fast --csv --json
 2|--vcpu|pmu -i $H/host-tsync.trace.dat --vcpu x
 2|--pid|pmu -i $H/host-tsync.trace.dat -p 0
 2|check|pmu check --vcpu 1
