@@ -67,7 +67,15 @@ rparen := )
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(pkg_check)$(shell $(PKG_CONFIG) --cflags $(PKGS) $(PKGS_HEADERS)))$(PKG_CFLAGS)
 PKG_LIBS = $(eval PKG_LIBS := $(pkg_check)$(shell $(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIBS)
 KS_CFLAGS = -std=gnu11 -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE $(PKG_CFLAGS) $(SANFLAGS)
-KS_LIBS = $(PKG_LIBS) -lm -lpthread -ldl
+KS_LIBS = $(PKG_LIBS) -lm -lpthread -ldl $(SAN_LIBS)
+# Under the sanitizers, libtirpc is loaded when the program starts: ASan
+# intercepts the XDR functions that libvirt's RPC calls and looks the real
+# ones up at start-up, so with libtirpc loaded only later (by libvirt.so.0's
+# dlopen) its interceptors would call NULL.
+ifneq ($(SANFLAGS),)
+SAN_TIRPC := $(shell $(CC) -print-file-name=libtirpc.so.3)
+SAN_LIBS = $(if $(filter /%,$(SAN_TIRPC)),-Wl$(comma)--push-state$(comma)--no-as-needed $(SAN_TIRPC) -Wl$(comma)--pop-state)
+endif
 KS_LDFLAGS = $(CFLAGS) $(LDFLAGS) $(SANFLAGS)
 
 # The version: git describe in a checkout of this tree, else the VERSION file.
