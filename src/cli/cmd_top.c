@@ -1156,8 +1156,15 @@ static void read_kvmstats(struct top_state *s)
 			return;
 		}
 	}
-	if (s->a->libvirt || (!chosen && ks_libvirt_socket_exists()))
+	if (s->a->libvirt || (!chosen && ks_libvirt_socket_exists())) {
 		read_libvirt(s, s->a->libvirt ? s->a->libvirt : KS_LIBVIRT_URI);
+	} else if (s->lv || s->nvms) { /* libvirt's socket is gone */
+		ks_libvirt_close(s->lv);
+		s->lv = NULL;
+		for (i = 0; i < s->nvms; i++)
+			s->vms[i].seen = false;
+		drop_unseen_domains(s);
+	}
 	if (chosen) {
 		for (i = 0; i < (size_t)s->a->nqmp; i++)
 			read_qmp(s, s->a->qmp[i]);
