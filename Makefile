@@ -47,6 +47,11 @@ deb_json-c = libjson-c-dev
 PKGS += libprotobuf-c
 deb_libprotobuf-c = libprotobuf-c-dev
 PROTOC_C ?= protoc-c
+# libvirt (src/input/libvirt.c): its headers only, at build time; the
+# library, libvirt.so.0, is loaded when a connection is opened, so that
+# kvmscope runs on hosts without libvirt.
+PKGS_HEADERS = libvirt
+deb_libvirt = libvirt-dev
 WERROR ?= -Werror
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
@@ -54,15 +59,23 @@ CFLAGS ?= $(OPT) -g
 # `make deps`, `make clean` and `make install` of a built tree do not), and a
 # missing module stops the build naming the package to install.
 pkg_missing = $(if $(shell command -v $(PKG_CONFIG) 2>/dev/null),$(strip \
-	$(foreach p,$(PKGS),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(or $(deb_$(p)),$(p)-dev) (pkg-config $(p))))),pkg-config)
+	$(foreach p,$(PKGS) $(PKGS_HEADERS),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(or $(deb_$(p)),$(p)-dev) (pkg-config $(p))))),pkg-config)
 pkg_check = $(if $(pkg_missing),$(error missing: $(subst $(rparen) ,$(rparen)$(comma) ,$(pkg_missing)); \
 	run 'make deps' or apt-get install them),)
 comma := ,
 rparen := )
-PKG_CFLAGS = $(eval PKG_CFLAGS := $(pkg_check)$(shell $(PKG_CONFIG) --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(pkg_check)$(shell $(PKG_CONFIG) --cflags $(PKGS) $(PKGS_HEADERS)))$(PKG_CFLAGS)
 PKG_LIBS = $(eval PKG_LIBS := $(pkg_check)$(shell $(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIBS)
 KS_CFLAGS = -std=gnu11 -Wall -Wextra $(WERROR) -Iinclude -Isrc -D_GNU_SOURCE $(PKG_CFLAGS) $(SANFLAGS)
-KS_LIBS = $(PKG_LIBS) -lm -lpthread
+KS_LIBS = $(PKG_LIBS) -lm -lpthread -ldl $(SAN_LIBS)
+# Under the sanitizers, libtirpc is loaded when the program starts: ASan
+# intercepts the XDR functions that libvirt's RPC calls and looks the real
+# ones up at start-up, so with libtirpc loaded only later (by libvirt.so.0's
+# dlopen) its interceptors would call NULL.
+ifneq ($(SANFLAGS),)
+SAN_TIRPC := $(shell $(CC) -print-file-name=libtirpc.so.3)
+SAN_LIBS = $(if $(filter /%,$(SAN_TIRPC)),-Wl$(comma)--push-state$(comma)--no-as-needed $(SAN_TIRPC) -Wl$(comma)--pop-state)
+endif
 KS_LDFLAGS = $(CFLAGS) $(LDFLAGS) $(SANFLAGS)
 
 # The version: git describe in a checkout of this tree, else the VERSION file.

@@ -24,7 +24,11 @@ _kvmscope_options()
 			gsub(/,/, " ")
 			k = 0; arg = ""
 			for (i = 1; i <= NF; i++) {
-				if ($i ~ /^-/) { opt[++k] = $i; continue }
+				if ($i ~ /^-/) {
+					# --OPT[=ARG]: an optional argument only follows "="
+					j = index($i, "[="); opt[++k] = j ? substr($i, 1, j - 1) : $i
+					continue
+				}
 				if ($i == "|") continue
 				arg = $i; break
 			}

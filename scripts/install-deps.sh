@@ -2,13 +2,14 @@
 # install-deps.sh - install the Debian 12 packages kvmscope needs (idempotent).
 #
 # Build:   gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev
-#          zlib1g-dev libelf-dev libncurses-dev libjson-c-dev
+#          zlib1g-dev libelf-dev libncurses-dev libjson-c-dev libvirt-dev
 # Oracles: linux-perf (perf kvm stat report), trace-cmd (trace-cmd report)
 # Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
 #          (man page check), zstd, gzip, tmux, python3 (JSON/CSV checks), gawk,
 #          chromium + fonts-dejavu-core (headless screenshots of SVG/HTML output),
 #          jq + bc (pmu_test.sh), linux-source-6.1 (kernel headers, unpacked
-#          into /var/cache/kvmscope-linux).
+#          into /var/cache/kvmscope-linux), libvirt-daemon-system +
+#          libvirt-clients (libvirt_test.sh: libvirtd, virsh).
 # QEMU lab: the guest kernel .deb pinned in tests/lab/kernel.sha256, fetched
 #          into /var/cache/kvmscope-lab (KS_LAB_CACHE) and checked.
 # Packaging: dpkg-dev debhelper lintian fakeroot (scripts/build-deb.sh, make deb),
@@ -27,6 +28,9 @@ PKGS="$PKGS libprotobuf-c-dev protobuf-c-compiler"
 # MSRs and exit codes (tests/analysis/test_pmu.c, tests/cli/arch_oracle.py)
 PKGS="$PKGS jq bc linux-source-6.1"
 PKGS="$PKGS libmicrohttpd-dev prometheus" # exporter: HTTP server; Prometheus scrapes it in tests
+# libvirt: its headers (the library is loaded at run time); libvirtd and virsh
+# for tests/cli/libvirt_test.sh, which runs a domain under its own libvirtd
+PKGS="$PKGS libvirt-dev libvirt-daemon-system libvirt-clients"
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -2,7 +2,9 @@
  * kvmstats.h - KVM's own statistics of a VM and its vCPUs (exits,
  * halt_exits, insn_emulation, io_exits, the halt polling histograms...),
  * read from QEMU's QMP `query-stats` (QEMU >= 7.1; works under kernel
- * lockdown) or from debugfs (/sys/kernel/debug/kvm/PID-FD/) when readable.
+ * lockdown), from libvirt, which owns the QMP socket of its domains and
+ * passes the same statistics on (libvirt >= 8.9), or from debugfs
+ * (/sys/kernel/debug/kvm/PID-FD/) when readable.
  *
  *	struct ks_qmp *q;
  *	ks_qmp_open(&q, "/run/vm1.qmp", 2000, &err);   // greeting + qmp_capabilities
@@ -10,6 +12,13 @@
  *	ks_qmp_query_stats(q, &s, &err);               // target vm and vcpu
  *	... s.v[i].name, s.v[i].vcpu, s.v[i].value, ks_kstat_scaled(&s.v[i]) ...
  *	ks_kstats_free(&s); ks_qmp_close(q);
+ *
+ *	struct ks_libvirt *lv;
+ *	ks_libvirt_open(&lv, "qemu:///system", &err);  // read-only connection
+ *	struct ks_kstats *d; size_t n;
+ *	ks_libvirt_stats(lv, &d, &n, &err);           // one per running domain
+ *	... d[i].name (the domain), d[i].pid, d[i].v ...
+ *	ks_libvirt_close(lv);
  */
 #ifndef KVMSCOPE_KVMSTATS_H
 #define KVMSCOPE_KVMSTATS_H
@@ -44,7 +53,9 @@ struct ks_kstat {
 
 struct ks_kstats {
 	int32_t pid;             /* the QEMU process; -1 unknown */
-	char source[16];         /* "qmp", "debugfs" */
+	char source[16];         /* "qmp", "libvirt", "debugfs" */
+	char name[128];          /* the VM's name where the source gives one
+				  * (libvirt: the domain's); else "" */
 	struct ks_kstat *v;
 	size_t n, cap;
 };
@@ -55,6 +66,9 @@ const struct ks_kstat *ks_kstats_find(const struct ks_kstats *s, const char *nam
 /* K's value in its unit (VALUE times BASE^EXPONENT when BASE is 2 or 10):
  * seconds for halt_wait_ns, bytes for a byte count in pages. */
 double ks_kstat_scaled(const struct ks_kstat *k);
+/* Append the statistic NAME of VCPU (-1: the VM's), zeroed but for base 10;
+ * NULL when out of memory. */
+struct ks_kstat *ks_kstats_add(struct ks_kstats *s, const char *name, int32_t vcpu);
 
 struct ks_qmp;
 
@@ -88,6 +102,46 @@ void ks_qmp_close(struct ks_qmp *q);
 int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
 		       int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
 		       struct ks_error *err);
+
+/* libvirt.  libvirt.so.0 is loaded when a connection is opened, so that
+ * kvmscope needs libvirt only where it is used; the statistics come from
+ * virConnectGetAllDomainStats() (the "vm" and "vcpu" groups: QEMU's
+ * query-stats, which libvirt 8.9 and later pass on), which needs only a
+ * read-only connection and, unlike a monitor command through libvirt,
+ * leaves the domain untainted.  libvirt passes no histograms (the halt
+ * polling *_hist statistics) and no units: a statistic named *_ns is
+ * nanoseconds (KVM names its time statistics so; QEMU's schema says
+ * "seconds", 10^-9), a boolean is "boolean". */
+#define KS_LIBVIRT_URI "qemu:///system"
+struct ks_libvirt;
+
+/* Whether a socket of the local libvirt daemon that serves qemu:///system
+ * exists (libvirtd's or virtqemud's, read-only or not, in /run/libvirt). */
+bool ks_libvirt_socket_exists(void);
+/* Whether libvirt.so.0 can be loaded; false with err set ("libvirt cannot
+ * be loaded: ...") when it cannot. */
+bool ks_libvirt_installed(struct ks_error *err);
+/* Open a read-only connection to URI (NULL: KS_LIBVIRT_URI).  Errors are
+ * one line: "libvirt qemu:///system: Failed to connect socket to ...". */
+int ks_libvirt_open(struct ks_libvirt **out, const char *uri, struct ks_error *err);
+/* The URI as given to ks_libvirt_open() (or the default). */
+const char *ks_libvirt_uri(const struct ks_libvirt *lv);
+/* The KVM statistics of every active (running or paused) domain: *OUT is
+ * a malloc'd array of *N entries (free each, then the array), source
+ * "libvirt", name the domain's name, pid its QEMU process when the
+ * connection is local (found by the -uuid of its command line; else -1).
+ * A domain whose statistics libvirt did not give (libvirt older than 8.9,
+ * QEMU older than 7.1, or the domain busy with another job: nothing waits
+ * for it) has none (n == 0).  Returns 0, or -1 with err set. */
+int ks_libvirt_stats(struct ks_libvirt *lv, struct ks_kstats **out, size_t *n,
+		     struct ks_error *err);
+void ks_libvirt_close(struct ks_libvirt *lv);
+/* One of libvirt's typed parameters of a domain's statistics record:
+ * "vm.NAME.TYPE" or "vcpu.N.NAME.TYPE" (TYPE: "sum" cumulative, "cur"
+ * instant, "max" peak) is appended to S as statistic NAME; other fields
+ * (libvirt's own: "vcpu.N.time", "vcpu.current", ...) are not.  Returns 1
+ * when appended, 0 when FIELD is no KVM statistic, -1 out of memory. */
+int ks_libvirt_add_param(struct ks_kstats *s, const char *field, bool is_bool, uint64_t value);
 
 /* debugfs: the VMs under DIR (normally /sys/kernel/debug/kvm), one
  * struct ks_kstats per PID-FD directory, with the vcpuN subdirectories.

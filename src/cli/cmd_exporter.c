@@ -67,6 +67,7 @@ struct exporter_args {
 	int npids;
 	const char *qmp[MAX_QMP];
 	int nqmp;
+	const char *libvirt;  /* --libvirt's URI; NULL: not given */
 };
 
 /* What the HTTP thread and the ingestion loop share. */
@@ -85,6 +86,9 @@ struct exporter {
 	struct ks_qmp *qmp[MAX_QMP];
 	char qmp_name[MAX_QMP][64];      /* query-name at connection */
 	struct ks_kstats qstats;
+	const char *lv_uri;              /* libvirt's domains too; NULL: not */
+	struct ks_libvirt *lv;           /* NULL: reconnect at the next scrape */
+	bool lv_auto;                    /* lv_uri once libvirt's socket exists */
 };
 
 static double now_s(void)
@@ -131,6 +135,14 @@ static const char *take_pids(const char *arg, void *value)
 	return NULL;
 }
 
+static const char *take_libvirt(const char *arg, void *value)
+{
+	struct exporter_args *a = value;
+
+	a->libvirt = arg && *arg ? arg : KS_LIBVIRT_URI;
+	return NULL;
+}
+
 static socklen_t parse_listen(const char *s, struct sockaddr_storage *sa);
 
 static void parse_args(struct exporter_args *a, int argc, char **argv)
@@ -161,6 +173,11 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "PATH",
 			 "also export KVM's statistics of the QEMU with this QMP\n"
 			 "socket (query-stats, QEMU 7.1 or later); repeatable"),
+		{ .type = OPT_T_CALLBACK, .long_name = "libvirt", .value = a, .argh = "URI",
+		  .cb = take_libvirt, .optional_arg = true,
+		  .help = "also export KVM's statistics of libvirt's domains\n"
+			  "(default URI qemu:///system; live and without --qmp,\n"
+			  "also done when libvirt's socket exists)" },
 		OPT_INT(0, "rotate", &a->rotate, "N",
 			"renew the exit/entry pairing state every N events, so\n"
 			"that it does not grow with every thread that ran\n"
@@ -274,12 +291,13 @@ static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, dou
 }
 
 /* ------------------------------------------------------------------ */
-/* KVM statistics over QMP, read at each scrape */
+/* KVM statistics over QMP and from libvirt, read at each scrape */
 
 struct qsample {
 	char metric[112];
 	bool counter;
-	int sock;
+	int src;               /* the QMP socket's index, then libvirt's domains */
+	const char *domain;
 	int32_t vcpu;
 	double value;
 };
@@ -291,8 +309,8 @@ static int qsample_cmp(const void *pa, const void *pb)
 
 	if (c)
 		return c;
-	if (a->sock != b->sock)
-		return a->sock < b->sock ? -1 : 1;
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
 	return (a->vcpu > b->vcpu) - (a->vcpu < b->vcpu);
 }
 
@@ -320,18 +338,80 @@ static void qmp_metric_name(const struct ks_kstat *st, char *out, size_t len)
 	}
 }
 
-static void qmp_metrics(struct ks_expo *e, struct exporter *x)
+/* The samples of ST (histograms left out) appended to *ALL. */
+static int add_samples(struct qsample **all, size_t *n, size_t *cap, const struct ks_kstats *st,
+		       int src, const char *domain)
+{
+	size_t i;
+
+	if (*n + st->n > *cap) {
+		size_t ncap = (*n + st->n) * 2;
+		struct qsample *b = realloc(*all, ncap * sizeof(*b));
+		if (!b)
+			return -1;
+		*all = b;
+		*cap = ncap;
+	}
+	for (i = 0; i < st->n; i++) {
+		const struct ks_kstat *k = &st->v[i];
+		struct qsample *q;
+		if (k->buckets)
+			continue; /* histograms (lists) are left out */
+		q = &(*all)[(*n)++];
+		qmp_metric_name(k, q->metric, sizeof(q->metric));
+		q->counter = k->type == KS_KSTAT_CUMULATIVE;
+		q->src = src;
+		q->domain = domain;
+		q->vcpu = k->vcpu;
+		q->value = ks_kstat_scaled(k);
+	}
+	return 0;
+}
+
+/* libvirt's domains, over one connection kept open (reopened at the next
+ * scrape when it fails); *D and *ND are theirs, up says whether it answered. */
+static bool libvirt_read(struct exporter *x, struct ks_kstats **d, size_t *nd)
+{
+	struct ks_error err;
+
+	*d = NULL;
+	*nd = 0;
+	if (!x->lv && ks_libvirt_open(&x->lv, x->lv_uri, &err) < 0)
+		return false;
+	if (ks_libvirt_stats(x->lv, d, nd, &err) < 0) {
+		ks_libvirt_close(x->lv);
+		x->lv = NULL;
+		return false;
+	}
+	return true;
+}
+
+static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
 {
 	struct qsample *all = NULL;
-	size_t n = 0, cap = 0, i;
+	struct ks_kstats *d = NULL;
+	size_t n = 0, cap = 0, nd = 0, i, j;
 	char domains[MAX_QMP][64];
 	const char *lbl[7];
 	int k;
 
-	if (!x->a->nqmp)
+	if (x->lv_auto && ks_libvirt_socket_exists()) {
+		struct ks_error err;
+
+		x->lv_auto = false;
+		if (ks_libvirt_installed(&err)) {
+			x->lv_uri = KS_LIBVIRT_URI;
+			fprintf(stderr, "kvmscope exporter: libvirt's socket exists: KVM statistics of "
+				"its domains too (%s)\n", x->lv_uri);
+		} else {
+			fprintf(stderr, "kvmscope exporter: libvirt's socket exists, but %s\n", err.msg);
+		}
+	}
+	if (!x->a->nqmp && !x->lv_uri)
 		return;
-	ks_expo_family(e, "kvmscope_qmp_up", KS_EXPO_GAUGE,
-		       "1 when the QMP socket answered query-stats at this scrape.", NULL);
+	if (x->a->nqmp)
+		ks_expo_family(e, "kvmscope_qmp_up", KS_EXPO_GAUGE,
+			       "1 when the QMP socket answered query-stats at this scrape.", NULL);
 	for (k = 0; k < x->a->nqmp; k++) {
 		struct ks_error err;
 		bool up = true;
@@ -358,30 +438,25 @@ static void qmp_metrics(struct ks_expo *e, struct exporter *x)
 		lbl[3] = domains[k];
 		lbl[4] = NULL;
 		ks_expo_sample_u64(e, "kvmscope_qmp_up", lbl, up);
-		if (!up)
-			continue;
-		if (n + x->qstats.n > cap) {
-			size_t ncap = (n + x->qstats.n) * 2;
-			struct qsample *b = realloc(all, ncap * sizeof(*b));
-			if (!b) {
-				e->oom = true;
-				free(all);
-				return;
-			}
-			all = b;
-			cap = ncap;
-		}
-		for (i = 0; i < x->qstats.n; i++) {
-			const struct ks_kstat *st = &x->qstats.v[i];
-			struct qsample *q;
-			if (st->buckets)
-				continue; /* histograms (lists) are left out */
-			q = &all[n++];
-			qmp_metric_name(st, q->metric, sizeof(q->metric));
-			q->counter = st->type == KS_KSTAT_CUMULATIVE;
-			q->sock = k;
-			q->vcpu = st->vcpu;
-			q->value = ks_kstat_scaled(st);
+		if (up && add_samples(&all, &n, &cap, &x->qstats, k, domains[k]) < 0)
+			goto oom;
+	}
+	if (x->lv_uri) {
+		bool up = libvirt_read(x, &d, &nd);
+
+		ks_expo_family(e, "kvmscope_libvirt_up", KS_EXPO_GAUGE,
+			       "1 when libvirt answered at this scrape.", NULL);
+		lbl[0] = "uri";
+		lbl[1] = x->lv_uri;
+		lbl[2] = NULL;
+		ks_expo_sample_u64(e, "kvmscope_libvirt_up", lbl, up);
+		for (i = 0; i < nd; i++) {
+			bool dup = false;
+			/* a VM also given with --qmp is exported once */
+			for (k = 0; k < x->a->nqmp && !dup; k++)
+				dup = x->qmp[k] && !strcmp(domains[k], d[i].name);
+			if (!dup && add_samples(&all, &n, &cap, &d[i], x->a->nqmp + (int)i, d[i].name) < 0)
+				goto oom;
 		}
 	}
 	qsort(all, n, sizeof(*all), qsample_cmp);
@@ -396,7 +471,7 @@ static void qmp_metrics(struct ks_expo *e, struct exporter *x)
 		}
 		snprintf(sample, sizeof(sample), "%s%s", all[i].metric, counter ? "_total" : "");
 		lbl[0] = "domain";
-		lbl[1] = domains[all[i].sock];
+		lbl[1] = all[i].domain;
 		lbl[2] = NULL;
 		if (all[i].vcpu >= 0) {
 			snprintf(vcpu, sizeof(vcpu), "%d", all[i].vcpu);
@@ -406,7 +481,14 @@ static void qmp_metrics(struct ks_expo *e, struct exporter *x)
 		}
 		ks_expo_sample(e, sample, lbl, all[i].value);
 	}
+	goto out;
+oom:
+	e->oom = true;
+out:
 	free(all);
+	for (j = 0; j < nd; j++)
+		ks_kstats_free(&d[j]);
+	free(d);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
@@ -452,7 +534,7 @@ static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *
 	ks_expo_init(&e, ks_expo_negotiate(accept));
 	ks_expo_metrics(&e, &x->snap);
 	health(&e, x, overruns, eps, replay, done);
-	qmp_metrics(&e, x);
+	kvm_stat_metrics(&e, x);
 	ks_expo_finish(&e);
 	x->last_scrape_s = now_s() - t0;
 	if (e.oom) {
@@ -747,6 +829,18 @@ int cmd_exporter(int argc, char **argv)
 	cfg.max_vms = (uint32_t)a.max_vms;
 	cfg.max_series = (uint32_t)a.max_series;
 	cfg.max_histograms = (uint32_t)a.max_hists;
+	/* libvirt's domains: with --libvirt (a daemon not (yet) there is
+	 * retried at each scrape: kvmscope_libvirt_up 0); live and without
+	 * --qmp, also once libvirt's socket exists, looked for at each scrape
+	 * (the exporter may start before libvirt) */
+	x.lv_auto = !a.libvirt && !a.input && !a.nqmp;
+	if (a.libvirt) {
+		x.lv_uri = a.libvirt;
+		if (!ks_libvirt_installed(&err))
+			die("%s", err.msg);
+		if (ks_libvirt_open(&x.lv, x.lv_uri, &err) < 0)
+			fprintf(stderr, "kvmscope exporter: %s (retried at each scrape)\n", err.msg);
+	}
 	if (a.input) {
 		if (cli_source_open(&src, a.input, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
 			die("%s", err.msg);
@@ -782,6 +876,7 @@ int cmd_exporter(int argc, char **argv)
 	ks_metrics_snapshot_free(&x.snap);
 	for (int i = 0; i < a.nqmp; i++)
 		ks_qmp_close(x.qmp[i]);
+	ks_libvirt_close(x.lv);
 	ks_kstats_free(&x.qstats);
 	ks_metrics_free(x.m);
 	if (!a.input) {

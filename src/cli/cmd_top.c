@@ -6,7 +6,8 @@
  *   tracepoints  every event counted per VM, kvm_exit(REASON) children
  *                (tpcount.h; kvm_stat's tracepoint view);
  *   kvmstats     KVM's own statistics per VM and vCPU from QEMU's QMP
- *                query-stats, or debugfs when readable (kvmstats.h).
+ *                query-stats, directly or through libvirt, or debugfs
+ *                when readable (kvmstats.h).
  *
  * On a terminal the screen is ncurses (alternate screen, redrawn on
  * resize; a line never wraps: columns are dropped by priority as the
@@ -57,7 +58,8 @@ static const struct opt_cmd top_cmd = {
 		 "               kvm_exit (kvm_stat's tracepoint view);\n"
 		 "  kvmstats     KVM's statistics per VM and vCPU (exits, halt polling,\n"
 		 "               insn_emulation, io/mmio exits...) from QEMU's QMP\n"
-		 "               query-stats, or debugfs when readable.\n"
+		 "               query-stats (directly, or libvirt's domains through\n"
+		 "               libvirt), or debugfs when readable.\n"
 		 "Live from tracefs (private instance), or replayed from any input file.\n",
 	.outro = "Keys: h help, q quit, space pause, 1/2/3 or Tab view, f filter (regex),\n"
 		 "g guest, p pid, c clear filters, r reset totals, s interval, x child rows,\n"
@@ -79,6 +81,7 @@ struct top_args {
 	struct time_window time;
 	const char *qmp[MAX_QMP];
 	int nqmp;
+	const char *libvirt;  /* --libvirt's URI; NULL: not given */
 	const char *fields, *guest;
 };
 
@@ -118,7 +121,9 @@ static const struct view_cols view_cols[NR_VIEWS] = {
 /* The previous values of a VM's statistics, for the deltas. */
 struct kvm_vm {
 	int32_t pid;
-	char src[160];             /* socket path or "debugfs" */
+	char src[160];             /* socket path, "debugfs:PID", "libvirt:NAME" */
+	char name[128];            /* the libvirt domain; "" */
+	bool seen;                 /* in the last reading (libvirt) */
 	struct ks_kstats now, prev, base;
 	double t_now, t_prev;      /* when now and prev were read */
 	bool have_prev, have_base, failed;
@@ -148,6 +153,7 @@ struct top_state {
 	size_t nrows, cap;
 	struct kvm_vm *vms;
 	size_t nvms;
+	struct ks_libvirt *lv;     /* kept open between readings */
 	char events_note[80];
 };
 
@@ -180,6 +186,14 @@ static const char *take_pids(const char *arg, void *value)
 	       "takes process ids PID[,PID...]" : NULL;
 }
 
+static const char *take_libvirt(const char *arg, void *value)
+{
+	struct top_args *a = value;
+
+	a->libvirt = arg && *arg ? arg : KS_LIBVIRT_URI;
+	return NULL;
+}
+
 static void parse_args(int argc, char **argv, struct top_args *a)
 {
 	const struct opt opts[] = {
@@ -206,6 +220,10 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "SOCKET",
 			 "kvmstats: QEMU's QMP unix socket (repeat; default: the\n"
 			 "sockets of running QEMU processes' -qmp unix:PATH)"),
+		{ .type = OPT_T_CALLBACK, .long_name = "libvirt", .value = a, .argh = "URI",
+		  .cb = take_libvirt, .optional_arg = true,
+		  .help = "kvmstats: libvirt's domains (default URI qemu:///system;\n"
+			  "without --qmp, also used when libvirt's socket exists)" },
 		OPT_FLAG(0, "debugfs", &a->debugfs, "kvmstats: read /sys/kernel/debug/kvm instead"),
 		OPT_CHOICE('s', "sort", &a->sort, "COL", "exits (default), time, p99 or name", sort_columns),
 		OPT_FLAG('v', "vcpus", &a->vcpus, "show the per-vCPU rows"),
@@ -236,13 +254,14 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 	cli_check_pids(a->pids, a->npids);
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
-	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->debugfs))
+	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->libvirt || a->debugfs))
 		usage_error("top", "the kvmstats view reads running VMs, not a file (-i)");
 	if (a->once) {
 		a->batch = !a->csv && !a->json;
 		a->iterations = 1;
 	}
-	if ((a->nqmp || a->debugfs) && !option_given(opts, "view") && !option_given(opts, "tracepoints"))
+	if ((a->nqmp || a->libvirt || a->debugfs) && !option_given(opts, "view") &&
+	    !option_given(opts, "tracepoints"))
 		a->view = VIEW_KVMSTATS;
 }
 
@@ -573,9 +592,12 @@ static void build_kvmstats(struct top_state *s)
 		struct kstat_line *lines;
 		struct drow *d;
 
-		if (!vm_wanted(s, vm->pid, NULL))
+		if (!vm_wanted(s, vm->pid, vm->name[0] ? vm->name : NULL))
 			continue;
-		vm_label(s, vm->pid, NULL, label, sizeof(label));
+		if (vm->pid > 0 || !vm->name[0])
+			vm_label(s, vm->pid, vm->name[0] ? vm->name : NULL, label, sizeof(label));
+		else
+			snprintf(label, sizeof(label), "%.95s", vm->name); /* QEMU not found */
 		d = add_row(s, 0, vm->pid, label);
 		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vm->failed ? "(error)" : vm->now.source);
 		if (vm->failed) {
@@ -646,7 +668,7 @@ static const char *empty_text(const struct top_state *s)
 		return s->tracing ? "(no events in this interval)" :
 				    "(no trace events: started with the kvmstats view)";
 	default:
-		return "(no VM with KVM statistics: give --qmp SOCKET, or mount debugfs)";
+		return "(no VM with KVM statistics: give --qmp SOCKET or --libvirt, or mount debugfs)";
 	}
 }
 
@@ -730,6 +752,12 @@ static void print_text(struct top_state *s)
 		char label[128];
 
 		snprintf(label, sizeof(label), "%*s%s", s->rows[i].depth * 2, "", s->rows[i].label);
+		for (c = 0; c < vc->ncols && !s->rows[i].cell[c][0]; c++)
+			;
+		if (c == vc->ncols) { /* a message (a VM's error): whole */
+			printf("%s\n", label);
+			continue;
+		}
 		printf("%-*.*s", vc->label_width, vc->label_width, label);
 		for (c = 0; c < vc->ncols; c++)
 			printf(" %*s", vc->cols[c].width, s->rows[i].cell[c]);
@@ -1167,13 +1195,86 @@ static void read_qmp(struct top_state *s, const char *path)
 	kvm_vm_take(vm, &fresh);
 }
 
+/* Forget the libvirt domains that the last reading did not list. */
+static void drop_unseen_domains(struct top_state *s)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < s->nvms; i++) {
+		struct kvm_vm *vm = &s->vms[i];
+
+		if (!strncmp(vm->src, "libvirt:", 8) && !vm->seen) {
+			ks_kstats_free(&vm->now);
+			ks_kstats_free(&vm->prev);
+			ks_kstats_free(&vm->base);
+			continue;
+		}
+		s->vms[j++] = *vm;
+	}
+	s->nvms = j;
+}
+
+/* The domains of libvirt at URI, over one connection kept open; when it
+ * fails, one row ("libvirt URI") says why, and the next reading
+ * reconnects. */
+static void read_libvirt(struct top_state *s, const char *uri)
+{
+	struct ks_kstats *d = NULL;
+	struct ks_error err;
+	size_t i, n = 0;
+	int rc = 0;
+
+	for (i = 0; i < s->nvms; i++)
+		s->vms[i].seen = false;
+	if (!s->lv)
+		rc = ks_libvirt_open(&s->lv, uri, &err);
+	if (rc == 0 && ks_libvirt_stats(s->lv, &d, &n, &err) < 0) {
+		ks_libvirt_close(s->lv);
+		s->lv = NULL;
+		rc = -1;
+	}
+	if (rc < 0) {
+		struct kvm_vm *vm = kvm_vm_get(s, "libvirt:");
+
+		snprintf(vm->name, sizeof(vm->name), "libvirt %.110s", uri);
+		vm->seen = vm->failed = true;
+		snprintf(vm->error, sizeof(vm->error), "%.190s", err.msg);
+	}
+	for (i = 0; i < n; i++) {
+		char key[160];
+		struct kvm_vm *vm;
+
+		snprintf(key, sizeof(key), "libvirt:%.128s", d[i].name);
+		vm = kvm_vm_get(s, key);
+		vm->pid = d[i].pid;
+		vm->seen = true;
+		snprintf(vm->name, sizeof(vm->name), "%s", d[i].name);
+		if (d[i].n) {
+			kvm_vm_take(vm, &d[i]);
+		} else if (!vm->now.n) {
+			/* (a domain that had some was busy: its last values stay) */
+			vm->failed = true;
+			snprintf(vm->error, sizeof(vm->error),
+				 "libvirt passed no KVM statistics (libvirt 8.9 and QEMU 7.1 or later do)");
+		}
+		ks_kstats_free(&d[i]);
+	}
+	free(d);
+	drop_unseen_domains(s);
+}
+
+/* Where the statistics come from: --debugfs; --qmp and --libvirt, each
+ * given or not; with neither, debugfs when readable and holding a VM,
+ * else libvirt's domains (when its socket exists) and the QEMU processes
+ * started with -qmp unix:PATH. */
 static void read_kvmstats(struct top_state *s)
 {
 	size_t i, n;
 	struct ks_kstats *d;
 	struct ks_error err;
+	bool chosen = s->a->nqmp || s->a->libvirt;
 
-	if (s->a->debugfs || (!s->a->nqmp && access("/sys/kernel/debug/kvm", R_OK) == 0)) {
+	if (s->a->debugfs || (!chosen && access("/sys/kernel/debug/kvm", R_OK) == 0)) {
 		if (ks_kvm_debugfs_stats("/sys/kernel/debug/kvm", &d, &n, &err) == 0) {
 			for (i = 0; i < n; i++) {
 				char key[64];
@@ -1190,7 +1291,16 @@ static void read_kvmstats(struct top_state *s)
 			return;
 		}
 	}
-	if (s->a->nqmp) {
+	if (s->a->libvirt || (!chosen && ks_libvirt_socket_exists())) {
+		read_libvirt(s, s->a->libvirt ? s->a->libvirt : KS_LIBVIRT_URI);
+	} else if (s->lv || s->nvms) { /* libvirt's socket is gone */
+		ks_libvirt_close(s->lv);
+		s->lv = NULL;
+		for (i = 0; i < s->nvms; i++)
+			s->vms[i].seen = false;
+		drop_unseen_domains(s);
+	}
+	if (chosen) {
 		for (i = 0; i < (size_t)s->a->nqmp; i++)
 			read_qmp(s, s->a->qmp[i]);
 		return;
@@ -1591,6 +1701,10 @@ int cmd_top(int argc, char **argv)
 		usage_error("top", "-f: %s", s.status);
 	if (a.guest)
 		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
+	/* a libvirt that --libvirt names but that cannot be reached is an
+	 * error at once; later failures show as a row, and it reconnects */
+	if (a.libvirt && ks_libvirt_open(&s.lv, a.libvirt, &err) < 0)
+		die("%s", err.msg);
 	cli_live_catch_signals();
 	if (a.input) {
 		if (cli_source_open(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
@@ -1629,6 +1743,7 @@ int cmd_top(int argc, char **argv)
 	if (s.src)
 		ks_source_close(s.src);
 	ks_live_destroy(l);
+	ks_libvirt_close(s.lv);
 	for (i = 0; i < s.nvms; i++) {
 		ks_kstats_free(&s.vms[i].now);
 		ks_kstats_free(&s.vms[i].prev);

@@ -71,7 +71,7 @@ const struct ks_kstat *ks_kstats_find(const struct ks_kstats *s, const char *nam
 	return NULL;
 }
 
-static struct ks_kstat *kstat_add(struct ks_kstats *s, const char *name, int32_t vcpu)
+struct ks_kstat *ks_kstats_add(struct ks_kstats *s, const char *name, int32_t vcpu)
 {
 	struct ks_kstat *k;
 
@@ -201,7 +201,7 @@ int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
 					     "has no name or value", j, i);
 				goto out;
 			}
-			k = kstat_add(out, json_object_get_string(name), vcpu);
+			k = ks_kstats_add(out, json_object_get_string(name), vcpu);
 			if (!k) {
 				ks_error_set(err, "out of memory");
 				goto out;
@@ -605,7 +605,7 @@ static int read_dir_stats(const char *dir, int32_t vcpu, struct ks_kstats *s)
 		}
 		if (!nv)
 			continue;
-		k = kstat_add(s, de->d_name, vcpu);
+		k = ks_kstats_add(s, de->d_name, vcpu);
 		if (!k)
 			return -1;
 		if (nv == 1) {

@@ -4,9 +4,12 @@
  * one error naming the reply and the offset, never a crash or a value.  And
  * whole client sessions over a socketpair(), QEMU's side cut from QEMU 7.2:
  * the VM's name, the vCPU numbers (cpu-index) and the schema's units.
+ * libvirt: its typed parameters as libvirt 9.0 names them, and a whole
+ * connection to libvirt's in-process test driver (test:///default).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -242,10 +245,103 @@ static void t_session_broken(void)
 	done(q);
 }
 
+/* The fields of a domain's record (libvirt 9.0.0, QEMU 7.2, `virsh
+ * domstats --vm --vcpu`), libvirt's own ones between them. */
+static void t_libvirt_params(void)
+{
+	static const struct {
+		const char *field;
+		bool is_bool, kvm;
+		uint64_t value;
+	} p[] = {
+		{ "vcpu.current", false, false, 2 },
+		{ "vcpu.maximum", false, false, 2 },
+		{ "vcpu.0.state", false, false, 1 },
+		{ "vcpu.0.time", false, false, 50000000 },
+		{ "vcpu.0.delay", false, false, 50943207 },
+		{ "vcpu.0.exits.sum", false, true, 236 },
+		{ "vcpu.0.guest_mode.cur", true, true, 0 },
+		{ "vcpu.0.halt_wait_ns.sum", false, true, 511678202 },
+		{ "vcpu.1.exits.sum", false, true, 5 },
+		{ "vcpu.1.blocking.cur", true, true, 1 },
+		{ "vm.mmu_cache_miss.sum", false, true, 12 },
+		{ "vm.pages_4k.cur", false, true, 4096 },
+		{ "vm.max_mmu_rmap_size.max", false, true, 3 },
+		{ "vm.x.avg", false, false, 1 },
+		{ "vm..sum", false, false, 1 },
+		{ "vcpu.x.exits.sum", false, false, 1 },
+		{ "vcpu.1exits.sum", false, false, 1 },
+		{ "state.state", false, false, 1 },
+	};
+	struct ks_kstats s = { 0 };
+	const struct ks_kstat *k;
+	size_t i;
+
+	for (i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		if (ks_libvirt_add_param(&s, p[i].field, p[i].is_bool, p[i].value) != p[i].kvm)
+			kt_fail(__FILE__, __LINE__, "%s: taken %d", p[i].field, !p[i].kvm);
+	KT_EQ_U64(s.n, 8);
+	KT_REQUIRE((k = ks_kstats_find(&s, "exits", 0)));
+	KT_EXPECT(k->value == 236 && k->type == KS_KSTAT_CUMULATIVE && !k->unit[0]);
+	KT_REQUIRE((k = ks_kstats_find(&s, "exits", 1)));
+	KT_EQ_U64(k->value, 5);
+	KT_REQUIRE((k = ks_kstats_find(&s, "guest_mode", 0)));
+	KT_EXPECT(k->is_bool && k->value == 0 && k->type == KS_KSTAT_INSTANT);
+	KT_EQ_STR(k->unit, "boolean");
+	KT_REQUIRE((k = ks_kstats_find(&s, "blocking", 1)));
+	KT_EXPECT(k->is_bool && k->value == 1);
+	/* QEMU's schema: unit seconds, 10^-9 */
+	KT_REQUIRE((k = ks_kstats_find(&s, "halt_wait_ns", 0)));
+	KT_EQ_STR(k->unit, "seconds");
+	KT_EXPECT(k->base == 10 && k->exponent == -9 && fabs(ks_kstat_scaled(k) - 0.511678202) < 1e-12);
+	KT_REQUIRE((k = ks_kstats_find(&s, "mmu_cache_miss", -1)));
+	KT_EXPECT(k->value == 12 && k->type == KS_KSTAT_CUMULATIVE);
+	KT_REQUIRE((k = ks_kstats_find(&s, "pages_4k", -1)));
+	KT_EXPECT(k->value == 4096 && k->type == KS_KSTAT_INSTANT);
+	KT_REQUIRE((k = ks_kstats_find(&s, "max_mmu_rmap_size", -1)));
+	KT_EXPECT(k->value == 3 && k->type == KS_KSTAT_PEAK);
+	ks_kstats_free(&s);
+}
+
+/* A connection through libvirt.so.0 to its in-process test driver: its
+ * domain "test" runs, without KVM statistics (the test driver has none);
+ * a daemon that is not there is one line naming the URI. */
+static void t_libvirt_connection(void)
+{
+	struct ks_libvirt *lv;
+	struct ks_error err = { 0 };
+	struct ks_kstats *d;
+	size_t n, i;
+
+	if (!ks_libvirt_installed(&err)) {
+		kt_skip("%s", err.msg);
+		return;
+	}
+	KT_REQUIRE(ks_libvirt_open(&lv, "test:///default", &err) == 0);
+	KT_EQ_STR(ks_libvirt_uri(lv), "test:///default");
+	KT_REQUIRE(ks_libvirt_stats(lv, &d, &n, &err) == 0);
+	KT_EQ_U64(n, 1);
+	if (n == 1) {
+		KT_EQ_STR(d[0].name, "test");
+		KT_EQ_STR(d[0].source, "libvirt");
+		KT_EXPECT(d[0].n == 0 && d[0].pid == -1);
+	}
+	for (i = 0; i < n; i++)
+		ks_kstats_free(&d[i]);
+	free(d);
+	ks_libvirt_close(lv);
+
+	KT_EQ_INT(ks_libvirt_open(&lv, "qemu+unix:///system?socket=/nonexistent/sock", &err), -1);
+	KT_EXPECT(!lv);
+	KT_EXPECT(!strncmp(err.msg, "libvirt qemu+unix:///system?socket=/nonexistent/sock: ", 54));
+	KT_EXPECT(strstr(err.msg, "/nonexistent/sock") && !strchr(err.msg, '\n'));
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_replies), KT_CASE(t_broken), KT_CASE(t_session), KT_CASE(t_session_broken),
+		KT_CASE(t_libvirt_params), KT_CASE(t_libvirt_connection),
 		{ 0 },
 	};
 	return kt_main(cases);
