@@ -134,10 +134,12 @@ static bool divisor_ok(const char *p, const char *end)
 	while (p < end && strchr("uUlL", *p) && *p)
 		p++;
 	/* then the operand ends: libtraceevent joins the items after it
-	 * into one atom ("2 zd22aza") */
+	 * into one atom ("2 zd22aza"), and it groups operators of one
+	 * precedence from the right ("a % 2 % 2" is a % (2 % 2)), so no
+	 * '*', '/' or '%' may follow either */
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
-	return nonzero && (p == end || (*p && strchr(")],;?:+-*/%&|^<>=!\n", *p)));
+	return nonzero && (p == end || (*p && strchr(")],;?:+-&|^<>=!\n", *p)));
 }
 
 /* The print fmt is usable: quotes and parentheses balance, every REC->X

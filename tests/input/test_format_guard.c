@@ -305,6 +305,8 @@ static void t_division_checked(void)
 		"REC->prev_state %% 2_c2, REC->comm", /* the fuzzer's: split "2" "_c2" */
 		"REC->prev_state / 08, REC->comm",
 		"aza %% 2 zd22aza %% 2, REC->comm", /* the fuzzer's: "2 zd22aza" one atom */
+		"zdatn g_c %% 2 %% 2, REC->comm", /* the fuzzer's: x %% (2 %% 2) */
+		"REC->prev_state / 10 * 0, REC->comm", /* REC->prev_state / (10 * 0) */
 	};
 	size_t i;
 	int probe;
