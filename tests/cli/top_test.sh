@@ -103,12 +103,13 @@ else
 fi
 
 # ---- batch -v: under each vCPU its own reasons, adding up to its exits
+# (EXITS is the 5th column from the end)
 f=$data/host-2vcpu-22k.trace.dat
 if [ -f "$f" ]; then
 	"$ks" top -i "$f" --fast -b -d 2 -v > "$dir/v.txt" 2>"$dir/err"
 	bad=$(awk '/^kvmscope top|^$/ {if (v != "" && sum != v) bad++; v = ""; next}
 		/^  vcpu / {if (v != "" && sum != v) bad++; v = $3; sum = 0; n++; next}
-		/^    / {sum += $(NF-3); next}
+		/^    / {sum += $(NF-4); next}
 		/^[^ ]/ {if (v != "" && sum != v) bad++; v = ""}
 		END {print bad + 0, n + 0}' "$dir/v.txt")
 	if [ "${bad% *}" = 0 ] && [ "${bad#* }" -gt 10 ]; then
@@ -246,7 +247,7 @@ else
 			if cap | grep -q '(scroll)'; then
 				:
 			elif cap | awk 'NR > 2 && /^  vcpu / {if (v != "" && sum != v) bad = 1; v = $3; sum = 0; next}
-			       NR > 2 && /^    / {sum += $(NF-3)} NR > 2 && /^[^ ]/ {if (v != "" && sum != v) bad = 1; v = ""}
+			       NR > 2 && /^    / {sum += $(NF-4)} NR > 2 && /^[^ ]/ {if (v != "" && sum != v) bad = 1; v = ""}
 			       END {if (v != "" && sum != v) bad = 1; exit bad}'; then
 				echo "ok top_tmux_vcpu_reasons_nested_$size"
 			else
