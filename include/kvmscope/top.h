@@ -5,7 +5,9 @@
  * file: the same struct ks_record stream); every interval is closed with
  * ks_top_interval(), which yields rows per VM, per vCPU, per exit reason
  * of a VM and per exit reason of a vCPU:
- * exits, exits/s, time in exits (% of the vCPUs' time) and p99 latency.
+ * exits, exits/s, time in exits (% of the vCPUs' time) and p99 latency,
+ * and each row's total of exits since the start or the last ks_top_reset()
+ * (kvm_stat's Total column).
  *
  *	struct ks_top *t = ks_top_new(src, host, &err);
  *	while (...) { ks_host_observe(host, &rec); ks_top_add(t, &rec); if (interval over) {
@@ -23,6 +25,12 @@
  * caller owns and feeds every record before ks_top_add(): one model for
  * the whole run, so a thread named or bound to its vCPU (COMM, vcpu_load)
  * in an earlier interval keeps its VM and vCPU in the later ones.
+ *
+ * A row (VM, vCPU, reason) keeps its total across the intervals: the rows
+ * of an interval are those with exits in it, then those without whose
+ * total is not zero (count 0), as kvm_stat lists an event while its total
+ * or its current count is not zero.  Over a whole file, the last
+ * interval's totals are what `kvmscope stat` counts.
  */
 #ifndef KVMSCOPE_TOP_H
 #define KVMSCOPE_TOP_H
@@ -57,6 +65,8 @@ struct ks_top_row {
 	uint32_t nr_vcpus;   /* vCPUs of the VM active in the interval */
 	double rate;         /* exits per second */
 	double time_pct;     /* total_ns / (interval * vCPUs) * 100; per vCPU row: of one */
+	uint64_t total;      /* exits since the start or the last ks_top_reset(), this
+			      * interval's included */
 };
 
 /* HOST: the run's host model (kept by the caller, fed every record first);
@@ -70,6 +80,10 @@ int ks_top_interval(struct ks_top *t, uint64_t end_ns, struct ks_error *err);
 /* Rows of the last closed interval at LEVEL (array owned by t). */
 size_t ks_top_rows(const struct ks_top *t, enum ks_top_level level,
 		   const struct ks_top_row **rows);
+/* Zero the totals (kvm_stat's r key): the last interval's rows keep their
+ * counts with total 0, those listed for their total alone go; the next
+ * intervals add to 0. */
+void ks_top_reset(struct ks_top *t);
 /* Length of the last interval in ns, records and LOST events seen in it. */
 uint64_t ks_top_interval_ns(const struct ks_top *t);
 uint64_t ks_top_interval_records(const struct ks_top *t);
@@ -79,7 +93,8 @@ uint64_t ks_top_first_ts(const struct ks_top *t);
 /* "x86"... and the exit table ("VMX") of the accounting. */
 const char *ks_top_arch(const struct ks_top *t);
 
-/* Sort ROWS by "exits" (count), "time" (total), "p99" or "name". */
+/* Sort ROWS by "exits" (count), "time" (total_ns), "p99" or "name"; ties
+ * by count, then total. */
 void ks_top_sort(struct ks_top_row *rows, size_t n, const char *column);
 
 void ks_top_free(struct ks_top *t);

@@ -10,6 +10,12 @@
  * ends, and the sum of all intervals equals one run over the whole input.
  * Which VM and vCPU a thread's rows belong to is the host model's (the
  * engines' cfg.host), which outlives the intervals.
+ *
+ * The totals outlive them too: per level, a table of every row seen since
+ * the start (its identity as the stat engine keys it, its last name and its
+ * exits since the start or the last ks_top_reset()), to which each closed
+ * interval adds its counts; a row of the table that has no exits in the
+ * interval is listed with a zero count while its total is not zero.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +45,19 @@ struct thread_ctx {
 	struct ctx_event ev[CTX_MAX];
 };
 
+/* A row's running total (one per row identity and level). */
+struct total_entry {
+	struct ks_top_row row;        /* its identity and name, as last listed */
+	uint64_t total;               /* exits since the start or the last reset */
+	uint64_t seen;                /* the interval (1...) that last had exits in it */
+};
+
+struct totals {
+	struct ks_hmap index;         /* identity (4 words) -> uint32_t index in v */
+	struct total_entry *v;
+	size_t n, cap;
+};
+
 struct ks_top {
 	struct ks_source *src;
 	const struct ks_host *host;   /* the run's attribution (the caller's) */
@@ -47,6 +66,8 @@ struct ks_top {
 	struct ks_hmap threads;       /* tid -> struct thread_ctx */
 	struct ks_top_row *rows[KS_TOP_LEVELS];
 	size_t nrows[KS_TOP_LEVELS];
+	struct totals totals[KS_TOP_LEVELS];
+	uint64_t nintervals;          /* intervals closed */
 	uint64_t start_ns, last_ns, first_ts;
 	uint64_t interval_ns, records, lost, cur_records, cur_lost;
 	char arch_name[32];
@@ -181,6 +202,7 @@ struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 			  struct ks_error *err)
 {
 	struct ks_top *t = calloc(1, sizeof(*t));
+	int i;
 
 	if (!t) {
 		ks_error_set(err, "out of memory");
@@ -190,9 +212,11 @@ struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 	t->host = host;
 	t->max_threads = ks_source_limits(src)->threads;
 	ks_hmap_init(&t->threads, sizeof(struct thread_ctx));
+	for (i = 0; i < KS_TOP_LEVELS; i++)
+		ks_hmap_init_wide(&t->totals[i].index, 4, sizeof(uint32_t));
 	t->cur = new_stat(t, err);
 	if (!t->cur) {
-		free(t);
+		ks_top_free(t);
 		return NULL;
 	}
 	t->arch = ks_arch_by_name(ks_stat_arch_name(t->cur));
@@ -217,15 +241,21 @@ void ks_top_add(struct ks_top *t, const struct ks_record *rec)
 	ctx_note(t, rec);
 }
 
+/* vCPUs of VM with exits in the interval (the VCPU level is collected first). */
 static uint32_t vm_vcpus(const struct ks_top *t, int32_t vm)
 {
 	uint32_t n = 0;
 	size_t i;
 
 	for (i = 0; i < t->nrows[KS_TOP_VCPU]; i++)
-		if (t->rows[KS_TOP_VCPU][i].vm == vm)
+		if (t->rows[KS_TOP_VCPU][i].vm == vm && t->rows[KS_TOP_VCPU][i].count)
 			n++;
 	return n ? n : 1;
+}
+
+static const char *vm_name_of(const struct ks_top *t, int32_t vm)
+{
+	return t->host ? ks_host_vm_name(t->host, vm) : ks_stat_vm_name(t->cur, vm);
 }
 
 static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_stat_row *r,
@@ -242,38 +272,121 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 	o->p99_ns = ks_stat_row_quantile(r, 0.99);
 	if (lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON)
 		ks_stat_key_name(t->cur, r, false, o->name, sizeof(o->name));
-	else if (lv == KS_TOP_VM && (vmname = t->host ? ks_host_vm_name(t->host, r->vm)
-						       : ks_stat_vm_name(t->cur, r->vm)))
+	else if (lv == KS_TOP_VM && (vmname = vm_name_of(t, r->vm)))
 		snprintf(o->name, sizeof(o->name), "%s", vmname);
+}
+
+/* A stat row's identity, as the engine keys its rows: VM, vCPU (or the
+ * thread of an unknown vCPU), the key and its table and flag. */
+static void total_key(const struct ks_stat_row *r, uint64_t key[4])
+{
+	key[0] = (uint64_t)(uint32_t)r->vm << 32 | (uint32_t)r->vcpu;
+	key[1] = (uint64_t)(uint32_t)r->thread << 32 | (uint32_t)r->table;
+	key[2] = r->key;
+	key[3] = (uint32_t)r->info;
+}
+
+/* The running total of stat row R, created at 0 when new; NULL when out
+ * of memory. */
+static struct total_entry *total_of(struct totals *tt, const struct ks_stat_row *r)
+{
+	uint64_t key[4];
+	uint32_t *ix;
+	bool created;
+
+	total_key(r, key);
+	ix = ks_hmap_get_wide(&tt->index, key);
+	if (ix)
+		return &tt->v[*ix];
+	if (tt->n == tt->cap) {
+		size_t ncap = tt->cap ? tt->cap * 2 : 64;
+		struct total_entry *nv = realloc(tt->v, ncap * sizeof(*nv));
+
+		if (!nv || ncap > UINT32_MAX)
+			return NULL;
+		tt->v = nv;
+		tt->cap = ncap;
+	}
+	ix = ks_hmap_put_wide(&tt->index, key, &created);
+	if (!ix)
+		return NULL;
+	*ix = (uint32_t)tt->n;
+	memset(&tt->v[tt->n], 0, sizeof(tt->v[0]));
+	return &tt->v[tt->n++];
+}
+
+/* The rows of level LV: the interval's (added to their totals), then the
+ * rows without exits in it whose total is not zero. */
+static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error *err)
+{
+	double secs = (double)t->interval_ns / 1e9;
+	struct totals *tt = &t->totals[lv];
+	struct ks_stat_row **rows;
+	size_t n = ks_stat_rows(t->cur, (int)lv, &rows), m = n, i, j;
+
+	for (i = 0; i < n; i++) {
+		struct total_entry *e = total_of(tt, rows[i]);
+
+		if (!e)
+			return ks_error_set(err, "out of memory");
+		e->total += rows[i]->count;
+		e->seen = t->nintervals;
+	}
+	for (j = 0; j < tt->n; j++)
+		if (tt->v[j].seen != t->nintervals && tt->v[j].total)
+			m++;
+	free(t->rows[lv]);
+	t->nrows[lv] = 0;
+	t->rows[lv] = calloc(m + 1, sizeof(struct ks_top_row));
+	if (!t->rows[lv])
+		return ks_error_set(err, "out of memory");
+	for (i = 0; i < n; i++) {
+		struct ks_top_row *o = &t->rows[lv][i];
+		struct total_entry *e = total_of(tt, rows[i]);
+
+		fill_row(t, lv, rows[i], o);
+		o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
+			      vm_vcpus(t, o->vm);
+		o->rate = secs > 0 ? (double)o->count / secs : 0;
+		o->time_pct = secs > 0 ? 100.0 * (double)o->total_ns /
+					 ((double)t->interval_ns * o->nr_vcpus) : 0;
+		o->total = e->total;
+		e->row = *o;
+	}
+	for (j = 0; j < tt->n; j++) {
+		const struct total_entry *e = &tt->v[j];
+		struct ks_top_row *o;
+		const char *vmname;
+
+		if (e->seen == t->nintervals || !e->total)
+			continue;
+		o = &t->rows[lv][i++];
+		memset(o, 0, sizeof(*o));
+		o->vm = e->row.vm;
+		o->vcpu = e->row.vcpu;
+		o->key = e->row.key;
+		snprintf(o->name, sizeof(o->name), "%s", e->row.name);
+		if (lv == KS_TOP_VM && (vmname = vm_name_of(t, o->vm)))
+			snprintf(o->name, sizeof(o->name), "%s", vmname);
+		o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
+			      vm_vcpus(t, o->vm);
+		o->total = e->total;
+	}
+	t->nrows[lv] = m;
+	return 0;
 }
 
 static int collect(struct ks_top *t, struct ks_error *err)
 {
+	/* vCPUs first: the other levels' time share divides by their number */
 	static const enum ks_top_level order[KS_TOP_LEVELS] = { KS_TOP_VCPU, KS_TOP_VM, KS_TOP_REASON,
 								KS_TOP_VCPU_REASON };
-	double secs = (double)t->interval_ns / 1e9;
 	int k;
 
-	for (k = 0; k < KS_TOP_LEVELS; k++) {
-		enum ks_top_level lv = order[k];
-		struct ks_stat_row **rows;
-		size_t n = ks_stat_rows(t->cur, (int)lv, &rows), i;
-
-		free(t->rows[lv]);
-		t->rows[lv] = calloc(n + 1, sizeof(struct ks_top_row));
-		if (!t->rows[lv])
-			return ks_error_set(err, "out of memory");
-		t->nrows[lv] = n;
-		for (i = 0; i < n; i++) {
-			struct ks_top_row *o = &t->rows[lv][i];
-			fill_row(t, lv, rows[i], o);
-			o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
-				      vm_vcpus(t, o->vm);
-			o->rate = secs > 0 ? (double)o->count / secs : 0;
-			o->time_pct = secs > 0 ? 100.0 * (double)o->total_ns /
-						 ((double)t->interval_ns * o->nr_vcpus) : 0;
-		}
-	}
+	t->nintervals++;
+	for (k = 0; k < KS_TOP_LEVELS; k++)
+		if (collect_level(t, order[k], err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -314,6 +427,29 @@ size_t ks_top_rows(const struct ks_top *t, enum ks_top_level level,
 	return t->nrows[level];
 }
 
+void ks_top_reset(struct ks_top *t)
+{
+	int lv;
+
+	for (lv = 0; lv < KS_TOP_LEVELS; lv++) {
+		struct totals *tt = &t->totals[lv];
+		size_t i, j;
+
+		for (j = 0; j < tt->n; j++)
+			tt->v[j].total = 0;
+		/* a row listed for its total alone goes */
+		for (i = j = 0; i < t->nrows[lv]; i++) {
+			struct ks_top_row *r = &t->rows[lv][i];
+
+			if (!r->count)
+				continue;
+			r->total = 0;
+			t->rows[lv][j++] = *r;
+		}
+		t->nrows[lv] = j;
+	}
+}
+
 uint64_t ks_top_interval_ns(const struct ks_top *t) { return t->interval_ns; }
 uint64_t ks_top_interval_records(const struct ks_top *t) { return t->records; }
 uint64_t ks_top_interval_lost(const struct ks_top *t) { return t->lost; }
@@ -339,6 +475,8 @@ static int row_cmp(const void *a, const void *b, void *arg)
 	}
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
+	if (x->total != y->total) /* kvm_stat's order: the current, then the total */
+		return x->total > y->total ? -1 : 1;
 	if (x->vm != y->vm)
 		return x->vm < y->vm ? -1 : 1;
 	if (x->vcpu != y->vcpu)
@@ -358,8 +496,11 @@ void ks_top_free(struct ks_top *t)
 	if (!t)
 		return;
 	ks_stat_free(t->cur);
-	for (i = 0; i < KS_TOP_LEVELS; i++)
+	for (i = 0; i < KS_TOP_LEVELS; i++) {
 		free(t->rows[i]);
+		free(t->totals[i].v);
+		ks_hmap_free(&t->totals[i].index);
+	}
 	ks_hmap_free(&t->threads);
 	free(t);
 }

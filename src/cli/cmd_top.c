@@ -1,8 +1,9 @@
 /*
  * cmd_top.c - kvmscope top: live KVM activity per VM, refreshed every -d
  * seconds, in three views:
- *   exits        exits per VM -> vCPU -> reason with time and p99 latency
- *                (top.h), live from tracefs or replayed from a file;
+ *   exits        exits per VM -> vCPU -> reason with time, p99 latency and
+ *                the total since the start or the r key (top.h), live
+ *                from tracefs or replayed from a file;
  *   tracepoints  every event counted per VM, kvm_exit(REASON) children
  *                (tpcount.h; kvm_stat's tracepoint view);
  *   kvmstats     KVM's own statistics per VM and vCPU from QEMU's QMP
@@ -53,7 +54,8 @@ static const struct opt_cmd top_cmd = {
 	.synopsis = "[-i FILE [--fast]] [options]",
 	.intro = "KVM activity per VM (QEMU process), refreshed every -d seconds, in three views:\n"
 		 "  exits        exits per VM, vCPU and reason: exits/s, time in exits (% of\n"
-		 "               the vCPUs' time) and p99 exit handling latency;\n"
+		 "               the vCPUs' time), p99 exit handling latency and the total\n"
+		 "               since the start (or the r key);\n"
 		 "  tracepoints  every kvm:* event counted per VM, kvm_exit(REASON) below\n"
 		 "               kvm_exit (kvm_stat's tracepoint view);\n"
 		 "  kvmstats     KVM's statistics per VM and vCPU (exits, halt polling,\n"
@@ -108,9 +110,12 @@ struct view_cols {
 };
 
 static const struct view_cols view_cols[NR_VIEWS] = {
-	[VIEW_EXITS] = { "VM / vCPU / REASON", 44, 4,
-			 { { "EXITS", 10, 0, 9 }, { "EXITS/s", 12, 2, 10 }, { "TIME%", 8, 1, 7 },
-			   { "P99(us)", 12, 3, 10 } } },
+	/* TOTAL (since the start or r) is kept the longest after EXITS: it is
+	 * kvm_stat's first column and the one figure not of the interval
+	 * (EXITS/s is EXITS over the interval's length in the title) */
+	[VIEW_EXITS] = { "VM / vCPU / REASON", 44, 5,
+			 { { "EXITS", 10, 0, 9 }, { "EXITS/s", 12, 3, 10 }, { "TIME%", 8, 2, 7 },
+			   { "P99(us)", 12, 4, 10 }, { "TOTAL", 12, 1, 10 } } },
 	[VIEW_TRACEPOINTS] = { "VM / EVENT", 44, 3,
 			       { { "COUNT", 12, 0, 10 }, { "COUNT/s", 12, 1, 10 },
 				 { "TOTAL", 14, 2, 12 } } },
@@ -350,6 +355,7 @@ static void exit_cells(struct drow *d, const struct ks_top_row *r)
 	snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f", r->rate);
 	snprintf(d->cell[2], sizeof(d->cell[2]), "%.2f", r->time_pct);
 	snprintf(d->cell[3], sizeof(d->cell[3]), "%.2f", (double)r->p99_ns / 1000.0);
+	snprintf(d->cell[4], sizeof(d->cell[4]), "%llu", (unsigned long long)r->total);
 }
 
 static struct ks_top_row *sorted_copy(const struct top_state *s, enum ks_top_level lv, size_t *n)
@@ -396,7 +402,7 @@ static void build_exits(struct top_state *s)
 	vrs = sorted_copy(s, KS_TOP_VCPU_REASON, &nvr);
 
 	for (i = 0; i < nvm; i++) {
-		if (!vm_wanted(s, vms[i].vm, vms[i].name))
+		if (!vm_wanted(s, vms[i].vm, vms[i].name) || (s->a->skip_zero && !vms[i].count))
 			continue;
 		vm_label(s, vms[i].vm, vms[i].name, label, sizeof(label));
 		exit_cells(add_row(s, 0, vms[i].vm, label), &vms[i]);
@@ -406,7 +412,7 @@ static void build_exits(struct top_state *s)
 			continue;
 		}
 		for (j = 0; j < nvc; j++) {
-			if (vcs[j].vm != vms[i].vm)
+			if (vcs[j].vm != vms[i].vm || (s->a->skip_zero && !vcs[j].count))
 				continue;
 			snprintf(label, sizeof(label), "vcpu %d", vcs[j].vcpu);
 			exit_cells(add_row(s, 1, vms[i].vm, label), &vcs[j]);
@@ -785,8 +791,8 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 		ks_csv_field(stdout, reason ? "" : label);
 		printf(",%d,", r->vcpu);
 		ks_csv_field(stdout, reason ? r->name : "");
-		printf(",%llu,%.3f,%.4f,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
-		       (unsigned long long)r->p99_ns);
+		printf(",%llu,%.3f,%.4f,%llu,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
+		       (unsigned long long)r->p99_ns, (unsigned long long)r->total);
 	}
 	free(rows);
 }
@@ -799,7 +805,8 @@ static void print_csv(struct top_state *s)
 
 	if (s->a->view == VIEW_EXITS) {
 		if (s->interval == 1)
-			printf("interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,p99_ns\n");
+			printf("interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,p99_ns,"
+			       "total\n");
 		csv_exit_rows(s, KS_TOP_VM, "vm");
 		csv_exit_rows(s, KS_TOP_VCPU, "vcpu");
 		csv_exit_rows(s, KS_TOP_REASON, "reason");
@@ -871,6 +878,7 @@ static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_l
 		ks_json_kv_double(j, "exits_per_s", r->rate);
 		ks_json_kv_double(j, "time_pct", r->time_pct);
 		ks_json_kv_u64(j, "p99_ns", r->p99_ns);
+		ks_json_kv_u64(j, "total", r->total);
 		ks_json_end_object(j);
 	}
 	free(rows);
@@ -1351,10 +1359,14 @@ static void close_interval(struct top_state *s, uint64_t end_ns)
 		s->quit = true;
 }
 
+/* The r key: every view's totals restart (exits: TOTAL; tracepoints:
+ * TOTAL; kvmstats: VALUE), from the next interval on. */
 static void reset_totals(struct top_state *s)
 {
 	size_t i;
 
+	if (s->top)
+		ks_top_reset(s->top);
 	if (s->tp)
 		ks_tpcount_reset(s->tp);
 	for (i = 0; i < s->nvms; i++) {
@@ -1444,7 +1456,8 @@ static void handle_key(struct top_state *s, int ch)
 	case 'P': s->a->sort = 2; break;
 	case 'r':
 		reset_totals(s);
-		snprintf(s->status, sizeof(s->status), "totals reset");
+		snprintf(s->status, sizeof(s->status), "totals reset after interval #%ld",
+			 s->interval);
 		break;
 	case 'c':
 		set_filter(s, NULL);

@@ -8,6 +8,11 @@
 #    counts on the same file (an exit pending at an interval boundary must be
 #    counted exactly once); and the number of intervals is the recording's
 #    span divided by -d, rounded up;
+#  - the running totals of that replay (--csv and --json): in every interval
+#    each row's total (per VM, vCPU, reason, VM+vCPU+reason) is the sum of
+#    its exits so far, every row that had exits is listed, and the last
+#    interval's totals per VM, vCPU and reason are what
+#    `kvmscope stat --json --by vm,vcpu,reason` counts on the file;
 #  - replay of the tracepoints view (-t --csv): each event and each
 #    kvm_exit(REASON), summed over intervals and VMs, as often as in
 #    trace-cmd 3.2's report of the file (../shared/data/hip24/expected);
@@ -20,9 +25,15 @@
 #    o, s, x, v, f, p, g, c, 2, z, r change what is shown, and after q the
 #    alternate screen is left (the table is gone); SIGTERM removes the
 #    instance.  ('s' was the sort key: it is the interval, as in kvm_stat.)
+#    A whole replay (--fast -d 0.5 -v): each vCPU row's TOTAL is stat's
+#    count of the vCPU, no TOTAL is below its EXITS and some are above;
+#    after r the status line says so, every TOTAL is 0 and only the rows
+#    with exits in the interval stay; at 40 columns EXITS and TOTAL are
+#    left (TOTAL is dropped after TIME%, EXITS/s and P99(us)).
 set -u
 ks=$KVMSCOPE
 data=$KS_SHARED/data/hip24
+TT="python3 tests/cli/top_totals.py"
 dir=$KS_TMP/top
 mkdir -p "$dir"
 T=/sys/kernel/tracing
@@ -51,6 +62,20 @@ if [ -d "$data" ]; then
 		else
 			echo "not ok top_replay_${f}_vcpus_equal_stat: $(diff "$dir/$f.top-vcpu" "$dir/$f.stat-vcpu" | head -2 | tr '\n' ' ')"
 		fi
+		# the running totals: each interval's are the exits so far, the
+		# last interval's are stat's (CSV and JSON)
+		"$ks" top -i "$in" --fast --json -d 0.5 > "$dir/$f.json" 2>"$dir/err"
+		"$ks" stat -i "$in" --json --by vm,vcpu,reason > "$dir/$f.stat.json" 2>>"$dir/err"
+		$TT stat "$dir/$f.stat.json" > "$dir/$f.stat-totals" 2>>"$dir/err"
+		for fmt in csv json; do
+			if ! $TT $fmt "$dir/$f.$fmt" > "$dir/$f.$fmt-totals" 2>"$dir/$fmt.err"; then
+				echo "not ok top_replay_${f}_${fmt}_totals_add_up: $(head -1 "$dir/$fmt.err")"
+			elif [ -s "$dir/$f.stat-totals" ] && cmp -s "$dir/$f.$fmt-totals" "$dir/$f.stat-totals"; then
+				echo "ok top_replay_${f}_${fmt}_totals_equal_stat ($(wc -l < "$dir/$f.stat-totals") vCPU reasons)"
+			else
+				echo "not ok top_replay_${f}_${fmt}_totals_equal_stat: $(diff "$dir/$f.$fmt-totals" "$dir/$f.stat-totals" | head -2 | tr '\n' ' ') $(head -1 "$dir/err")"
+			fi
+		done
 	done
 	# tracepoints view: every event and kvm_exit(REASON), summed over the
 	# intervals and VMs, as often as trace-cmd 3.2's report of the file has it
@@ -103,14 +128,16 @@ else
 fi
 
 # ---- batch -v: under each vCPU its own reasons, adding up to its exits
+# and to its total (EXITS is the 5th column from the end, TOTAL the last)
 f=$data/host-2vcpu-22k.trace.dat
 if [ -f "$f" ]; then
 	"$ks" top -i "$f" --fast -b -d 2 -v > "$dir/v.txt" 2>"$dir/err"
-	bad=$(awk '/^kvmscope top|^$/ {if (v != "" && sum != v) bad++; v = ""; next}
-		/^  vcpu / {if (v != "" && sum != v) bad++; v = $3; sum = 0; n++; next}
-		/^    / {sum += $(NF-3); next}
-		/^[^ ]/ {if (v != "" && sum != v) bad++; v = ""}
-		END {print bad + 0, n + 0}' "$dir/v.txt")
+	bad=$(awk 'function done_v() {if (v != "" && (sum != v || tsum != t)) bad++; v = ""}
+		/^kvmscope top|^$/ {done_v(); next}
+		/^  vcpu / {done_v(); v = $3; t = $NF; sum = tsum = 0; n++; next}
+		/^    / {sum += $(NF-4); tsum += $NF; next}
+		/^[^ ]/ {done_v()}
+		END {done_v(); print bad + 0, n + 0}' "$dir/v.txt")
 	if [ "${bad% *}" = 0 ] && [ "${bad#* }" -gt 10 ]; then
 		echo "ok top_batch_vcpu_reasons_nested (${bad#* } vCPU rows)"
 	else
@@ -169,9 +196,9 @@ else
 	cap() { tm capture-pane -p -t $s; }
 	# -J joins wrapped lines: a line longer than the width wrapped
 	wrapped() { tm capture-pane -p -J -t $s | awk -v w="$W" 'length($0) > w' | head -1; }
-	wait_for() { # pattern
+	wait_for() { # pattern [tries of 0.2 s, default 30]
 		local i
-		for i in $(seq 1 30); do cap | grep -q -- "$1" && return 0; sleep 0.2; done
+		for i in $(seq 1 "${2:-30}"); do cap | grep -q -- "$1" && return 0; sleep 0.2; done
 		return 1
 	}
 	wait_gone() { # pattern
@@ -230,6 +257,10 @@ else
 	# replay: the first frame has data; keys at 80x24 and 200x50
 	f=$data/host-2vcpu-22k.trace.dat
 	if [ -f "$f" ]; then
+		# the whole replay's intervals, and stat's exits per vCPU
+		last=$("$ks" top -i "$f" --fast -b -d 0.5 | grep -c '^kvmscope top')
+		"$ks" stat -i "$f" --json --by vm,vcpu > "$dir/stat-vcpus.json"
+		$TT vcpus "$dir/stat-vcpus.json" > "$dir/stat-vcpus"
 		for size in 80x24 200x50; do
 			W=${size%x*} H=${size#*x}
 			tm new-session -d -s $s -x $W -y $H "$ks top -i $f -d 20 -v; echo TOP-EXITED \$?; sleep 30"
@@ -246,7 +277,7 @@ else
 			if cap | grep -q '(scroll)'; then
 				:
 			elif cap | awk 'NR > 2 && /^  vcpu / {if (v != "" && sum != v) bad = 1; v = $3; sum = 0; next}
-			       NR > 2 && /^    / {sum += $(NF-3)} NR > 2 && /^[^ ]/ {if (v != "" && sum != v) bad = 1; v = ""}
+			       NR > 2 && /^    / {sum += $(NF-4)} NR > 2 && /^[^ ]/ {if (v != "" && sum != v) bad = 1; v = ""}
 			       END {if (v != "" && sum != v) bad = 1; exit bad}'; then
 				echo "ok top_tmux_vcpu_reasons_nested_$size"
 			else
@@ -281,6 +312,51 @@ else
 			fi
 			tm send-keys -t $s q
 			wait_for 'TOP-EXITED 0' && echo "ok top_tmux_replay_quit_$size" || echo "not ok top_tmux_replay_quit_$size"
+			tm kill-session -t $s 2>/dev/null
+
+			# the totals of a whole replay: it stays on its last interval
+			tm new-session -d -s $s -x $W -y $H "$ks top -i $f --fast -d 0.5 -v; echo TOP-EXITED \$?; sleep 30"
+			if ! wait_for " #$last " 100 || ! wait_for 'h help, q quit'; then
+				echo "not ok top_tmux_totals_$size: no interval $last: $(cap | head -2 | tr '\n' '|')"
+				tm kill-session -t $s 2>/dev/null
+				continue
+			fi
+			check top_tmux_totals_no_wrap_$size 6
+			# the table's rows: label, EXITS ($(NF-4)), ..., TOTAL ($NF)
+			table() { cap | awk -v h="$H" 'NR > 2 && NR < h && NF >= 6'; }
+			table | awk '/^[0-9]/ {match($0, /^[0-9]+/); vm = substr($0, 1, RLENGTH)}
+				/^  vcpu / {print "vm=" vm " vcpu=" $2 " exits=" $NF}' > "$dir/screen-vcpus"
+			if [ -s "$dir/screen-vcpus" ] && ! grep -vxFf "$dir/stat-vcpus" "$dir/screen-vcpus" > /dev/null; then
+				echo "ok top_tmux_totals_vcpus_equal_stat_$size ($(wc -l < "$dir/screen-vcpus") vCPU rows)"
+			else
+				echo "not ok top_tmux_totals_vcpus_equal_stat_$size: screen $(tr '\n' ' ' < "$dir/screen-vcpus"), stat $(tr '\n' ' ' < "$dir/stat-vcpus")"
+			fi
+			if table | awk '$NF < $(NF-4) {bad = 1} $NF > $(NF-4) {more = 1} END {exit bad || !more}'; then
+				echo "ok top_tmux_totals_accumulate_$size"
+			else
+				echo "not ok top_tmux_totals_accumulate_$size: $(table | head -4 | tr '\n' '|')"
+			fi
+			tm send-keys -t $s r
+			if wait_for "^totals reset after interval #$last" &&
+			   table | awk '{n++} $NF != 0 || $(NF-4) == 0 {bad = 1} END {exit bad || !n}'; then
+				echo "ok top_tmux_r_resets_totals_$size ($(table | wc -l) rows with exits)"
+			else
+				echo "not ok top_tmux_r_resets_totals_$size: $(cap | tail -1) | $(table | head -4 | tr '\n' '|')"
+			fi
+			if [ $size = 200x50 ]; then
+				# narrow: TOTAL is kept after EXITS, the other columns go
+				tm resize-window -t $s -x 40 -y 24 2>/dev/null
+				W=40 H=24
+				sleep 1
+				hdr=$(cap | sed -n 2p)
+				if [ "$(echo $hdr)" = "VM / vCPU / REASON EXITS TOTAL" ]; then
+					check top_tmux_totals_kept_at_40_columns 3
+				else
+					echo "not ok top_tmux_totals_kept_at_40_columns: '$hdr'"
+				fi
+			fi
+			tm send-keys -t $s q
+			wait_for 'TOP-EXITED 0' || echo "not ok top_tmux_totals_quit_$size"
 			tm kill-session -t $s 2>/dev/null
 		done
 	fi
