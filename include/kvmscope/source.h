@@ -112,6 +112,28 @@ const struct ks_source_info *ks_source_info(const struct ks_source *src);
 const struct ks_source_stats *ks_source_stats(const struct ks_source *src);
 
 /*
+ * Events by name or id.  A trace.dat or perf.data source parses an event's
+ * format the first time a record of it is read or a consumer asks for it
+ * here (its tep holds the formats parsed so far), so consumers look events
+ * up through these, never with tep_find_event*() on the handle.
+ */
+/* The event SYSTEM:NAME (SYSTEM NULL: of any system) of SRC's formats,
+ * parsed now if it was not yet; NULL when SRC has none or it does not
+ * parse. */
+struct tep_event *ks_source_event(struct ks_source *src, const char *system, const char *name);
+/* The event of id ID, the same way. */
+struct tep_event *ks_source_event_by_id(struct ks_source *src, int id);
+/* The same on a source's handle (ks_source_tep(), tep_event->tep); on any
+ * other handle, tep_find_event_by_name() and tep_find_event(). */
+struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name);
+struct tep_event *ks_tep_event_by_id(struct tep_handle *tep, int id);
+/* Parse every format of TEP now (for a consumer that lists all events). */
+void ks_tep_parse_all(struct tep_handle *tep);
+/* For tests: how many of the formats of TEP (SRC's) were parsed so far. */
+size_t ks_tep_formats_parsed(struct tep_handle *tep);
+size_t ks_source_formats_parsed(const struct ks_source *src);
+
+/*
  * Metadata as the input stores it.  A trace.dat, and the tracing data of a
  * perf.data, carry the texts the recording machine's tracefs gave: event
  * formats, header_page / header_event, kallsyms, printk formats and saved
