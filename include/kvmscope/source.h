@@ -67,8 +67,8 @@ struct ks_source_opts {
 	unsigned flags;                 /* KS_OPEN_* */
 	const struct ks_limits *limits; /* the run's budgets; NULL: the defaults (limits.h) */
 	struct ks_ctx *ctx;             /* the library context (ctx.h): the format probe
-					 * and the formats shared with other inputs; it
-					 * must outlive the source.  NULL: none */
+					 * and what inputs share; it must outlive the
+					 * source.  NULL: none */
 	const char *arch;               /* for a caller that knows the recording's
 					 * architecture (kvmscope stat --arch), a name
 					 * as --arch takes it: picks the event formats
