@@ -132,7 +132,8 @@ struct tracedat {
 	uint32_t nr_by_start;
 
 	struct tep_event **event_cache; /* by type id; EV_NONE = looked up, absent */
-	int event_cache_len;            /* the largest event id of the formats + 1 */
+	int event_cache_len;            /* event_id_end, at most EVENT_CACHE_MAX */
+	int event_id_end;               /* the largest event id of the formats + 1 */
 	uint8_t *ra;                    /* read-ahead block of the metadata reader */
 	uint64_t ra_off, ra_len;
 	void *scratch;
@@ -1863,6 +1864,10 @@ static int start_cursors(struct tracedat *td, struct ks_error *err)
 	return 0;
 }
 
+/* Ids past it are looked up without the table: the formats' ids are not
+ * checked until they are parsed, and a damaged one may be huge. */
+#define EVENT_CACHE_MAX (1 << 20)
+
 /* The event of record type TYPE, from a table sized by the formats' ids
  * (allocated at the first record: a reader opened for its header only
  * never pays for it). */
@@ -1871,14 +1876,18 @@ static struct tep_event *find_event(struct tracedat *td, int type)
 	struct tep_event *ev;
 
 	if (!td->event_cache) {
-		td->event_cache_len = ks_lazy_id_end(td->src.tep);
+		td->event_id_end = ks_lazy_id_end(td->src.tep);
+		td->event_cache_len = td->event_id_end < EVENT_CACHE_MAX ? td->event_id_end :
+					EVENT_CACHE_MAX;
 		td->event_cache = calloc(td->event_cache_len ? td->event_cache_len : 1,
 					 sizeof(*td->event_cache));
 		if (!td->event_cache)
 			return ks_tep_event_by_id(td->src.tep, type);
 	}
-	if (type < 0 || type >= td->event_cache_len)
+	if (type < 0 || type >= td->event_id_end)
 		return NULL;
+	if (type >= td->event_cache_len)
+		return ks_tep_event_by_id(td->src.tep, type);
 	ev = td->event_cache[type];
 	if (!ev) {
 		ev = ks_tep_event_by_id(td->src.tep, type);
