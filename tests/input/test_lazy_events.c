@@ -15,6 +15,7 @@
 
 #include "../lib/ktest.h"
 #include "input/kallsyms_text.h"
+#include "input/lazy_events.h"
 #include "kvmscope/ctx.h"
 #include "kvmscope/source.h"
 
@@ -147,11 +148,73 @@ static void t_kallsyms_on_demand(void)
 	ks_source_close(src);
 }
 
+/* A small format of event NAME with id ID (as text after "ID: "). */
+static char *format_text(const char *name, const char *id)
+{
+	char *t = NULL;
+
+	if (asprintf(&t, "name: %s\nID: %s\nformat:\n"
+		     "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		     "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		     "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		     "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+		     "\tfield:u32 val;\toffset:8;\tsize:4;\tsigned:0;\n\n"
+		     "print fmt: \"val=%%u\", REC->val\n", name, id) < 0)
+		return NULL;
+	return t;
+}
+
+/* Formats are deferred only when the index reads them as libtraceevent
+ * does and no id is taken twice (which event libtraceevent then finds
+ * depends on all of them): otherwise every one is parsed at attach. */
+static void t_unindexable_parsed_at_once(void)
+{
+	static const struct {
+		const char *ids[3];
+		size_t parsed_at_attach;
+	} cases[] = {
+		{ { "12", "10", "11" }, 1 },   /* the plain shape: the lowest id now */
+		{ { "12", "10", "12" }, 3 },   /* an id twice */
+		{ { "12", "010", "11" }, 3 },  /* octal to libtraceevent */
+		{ { "12", "1x", "11" }, 3 },   /* not a number */
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		static const char *const names[3] = { "ev_a", "ev_b", "ev_c" };
+		struct ks_source_format f[3];
+		struct tep_handle *tep = tep_alloc();
+
+		KT_REQUIRE(tep);
+		for (int i = 0; i < 3; i++) {
+			f[i].system = "test";
+			f[i].text = format_text(names[i], cases[c].ids[i]);
+			KT_REQUIRE(f[i].text);
+			f[i].len = strlen(f[i].text);
+		}
+		KT_EQ_INT(ks_lazy_attach(NULL, tep, f, 3, NULL), 0);
+		KT_EQ_U64(ks_tep_formats_parsed(tep), cases[c].parsed_at_attach);
+		if (c == 0) {
+			KT_EQ_INT(ks_lazy_id_end(tep), 13);
+			KT_EXPECT(tep_find_event(tep, 10) != NULL);
+			KT_EXPECT(tep_find_event(tep, 12) == NULL);
+			KT_EXPECT(ks_tep_event_by_id(tep, 12) != NULL);
+			KT_EXPECT(ks_tep_event_by_id(tep, 13) == NULL);
+			KT_EXPECT(ks_tep_event(tep, "test", "ev_c") != NULL);
+			KT_EQ_U64(ks_tep_formats_parsed(tep), 3);
+		}
+		ks_lazy_detach(tep);
+		tep_free(tep);
+		for (int i = 0; i < 3; i++)
+			free((char *)f[i].text);
+	}
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_formats_parsed_on_demand),
 		KT_CASE(t_kallsyms_on_demand),
+		KT_CASE(t_unindexable_parsed_at_once),
 		{ 0 },
 	};
 
