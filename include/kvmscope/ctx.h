@@ -18,19 +18,15 @@
  * A context holds:
  *  - the program's format probe (format_probe.h), asked about the event
  *    formats of every input opened with the context;
- *  - parsed event formats: inputs with the same metadata (the files of one
- *    recording setup, a merge's host trace opened twice, a fuzzer's
- *    mutations of one file) share one libtraceevent handle, so their
- *    formats are parsed once per context.  It keeps the last handle made
- *    per kind of input (perf.data tracing data, trace.dat metadata, the
- *    ftrace text reader's built-in formats), keyed by the exact bytes that
- *    made it; handles are reference-counted, so a source's handle stays
- *    valid until the source is closed;
+ *  - the ftrace text reader's built-in event formats, parsed once per
+ *    context and shared by the text inputs opened with it (handles are
+ *    reference-counted, so a source's handle stays valid until the source
+ *    is closed).  A trace.dat or perf.data has a handle of its own: its
+ *    formats are parsed as they are first needed, so the handle grows;
  *  - reader tuning for tests (src/input/source_impl.h).
  *
  * A NULL context is accepted wherever one is taken: no probe (the
- * library's own checks of formats only) and nothing shared (every open
- * parses its own formats).
+ * library's own checks of formats only) and nothing shared.
  *
  * Threads: several threads may open and close sources on one context at
  * once; shared handles are taken and released under the context's lock.

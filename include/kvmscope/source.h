@@ -67,8 +67,8 @@ struct ks_source_opts {
 	unsigned flags;                 /* KS_OPEN_* */
 	const struct ks_limits *limits; /* the run's budgets; NULL: the defaults (limits.h) */
 	struct ks_ctx *ctx;             /* the library context (ctx.h): the format probe
-					 * and the formats shared with other inputs; it
-					 * must outlive the source.  NULL: none */
+					 * and what inputs share; it must outlive the
+					 * source.  NULL: none */
 	const char *arch;               /* for a caller that knows the recording's
 					 * architecture (kvmscope stat --arch), a name
 					 * as --arch takes it: picks the event formats
@@ -110,6 +110,28 @@ const struct ks_limits *ks_source_limits(const struct ks_source *src);
 struct tep_handle *ks_source_tep(const struct ks_source *src);
 const struct ks_source_info *ks_source_info(const struct ks_source *src);
 const struct ks_source_stats *ks_source_stats(const struct ks_source *src);
+
+/*
+ * Events by name or id.  A trace.dat or perf.data source parses an event's
+ * format the first time a record of it is read or a consumer asks for it
+ * here (its tep holds the formats parsed so far), so consumers look events
+ * up through these, never with tep_find_event*() on the handle.
+ */
+/* The event SYSTEM:NAME (SYSTEM NULL: of any system) of SRC's formats,
+ * parsed now if it was not yet; NULL when SRC has none or it does not
+ * parse. */
+struct tep_event *ks_source_event(struct ks_source *src, const char *system, const char *name);
+/* The event of id ID, the same way. */
+struct tep_event *ks_source_event_by_id(struct ks_source *src, int id);
+/* The same on a source's handle (ks_source_tep(), tep_event->tep); on any
+ * other handle, tep_find_event_by_name() and tep_find_event(). */
+struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name);
+struct tep_event *ks_tep_event_by_id(struct tep_handle *tep, int id);
+/* Parse every format of TEP now (for a consumer that lists all events). */
+void ks_tep_parse_all(struct tep_handle *tep);
+/* For tests: how many of the formats of TEP (SRC's) were parsed so far. */
+size_t ks_tep_formats_parsed(struct tep_handle *tep);
+size_t ks_source_formats_parsed(const struct ks_source *src);
 
 /*
  * Metadata as the input stores it.  A trace.dat, and the tracing data of a

@@ -244,8 +244,8 @@ static void resolve_kvm_events(struct ks_merge *m)
 
 	if (!tep)
 		return;
-	m->kvm_entry = tep_find_event_by_name(tep, "kvm", "kvm_entry");
-	m->kvm_exit = tep_find_event_by_name(tep, "kvm", "kvm_exit");
+	m->kvm_entry = ks_tep_event(tep, "kvm", "kvm_entry");
+	m->kvm_exit = ks_tep_event(tep, "kvm", "kvm_exit");
 }
 
 int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,

@@ -208,7 +208,7 @@ static void decide_variant(struct ks_stat *st, struct tep_event *ev)
 		return;
 	st->variant = 0;
 	if (st->cls->preferred_name &&
-	    !tep_find_event_by_name(ev->tep, st->cls->preferred_system, st->cls->preferred_name))
+	    !ks_tep_event(ev->tep, st->cls->preferred_system, st->cls->preferred_name))
 		st->variant = 1;
 }
 
@@ -1307,8 +1307,8 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 		return NULL;
 	}
 	if (tep && st->cls->preferred_name)
-		st->variant = tep_find_event_by_name(tep, st->cls->preferred_system,
-						     st->cls->preferred_name) ? 0 : 1;
+		st->variant = ks_tep_event(tep, st->cls->preferred_system,
+					   st->cls->preferred_name) ? 0 : 1;
 	/* perf decides VMX/SVM from the CPUID string only; we prefer it too
 	 * when present and fall back on kvm_exit's isa field. */
 	st->key_ctx.isa = ks_x86_isa_from_cpuid(info->cpuid);

@@ -14,6 +14,7 @@
 #include <traceevent/event-parse.h>
 
 #include "arch.h"
+#include "kvmscope/source.h"
 
 const char *ks_code_lookup(const struct ks_code_name *table, size_t n, uint64_t code)
 {
@@ -103,13 +104,13 @@ void ks_arch_class_list(const struct ks_arch *arch, char *buf, size_t len)
 
 bool ks_arch_has_event(struct tep_handle *tep, const char *system, const char *name)
 {
-	return tep && tep_find_event_by_name(tep, system, name) != NULL;
+	return tep && ks_tep_event(tep, system, name) != NULL;
 }
 
 bool ks_arch_event_has_field(struct tep_handle *tep, const char *system, const char *name,
 			     const char *field)
 {
-	struct tep_event *ev = tep ? tep_find_event_by_name(tep, system, name) : NULL;
+	struct tep_event *ev = tep ? ks_tep_event(tep, system, name) : NULL;
 
 	return ev && tep_find_field(ev, field) != NULL;
 }

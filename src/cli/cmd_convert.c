@@ -420,8 +420,10 @@ int cmd_convert(int argc, char **argv)
 		die("%s", err.msg);
 	}
 	copy_metadata(w, src);
-	if (ks_source_tep(src))
+	if (ks_source_tep(src) && !a.quiet) { /* the formats that parse: all of them */
+		ks_tep_parse_all(ks_source_tep(src));
 		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
+	}
 	copy_guests(w, src);
 	copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
 	if (!n.events && (a.time.set || n.no_format || n.other))

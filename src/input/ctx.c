@@ -1,6 +1,7 @@
 /*
  * ctx.c - the library context (kvmscope/ctx.h): the program's format probe,
- * the shared tep handles and the readers' tuning, behind one lock.
+ * the release of tep handles under its lock, and the readers'
+ * tuning, behind one lock.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,13 +17,6 @@ struct ks_ctx {
 	pthread_mutex_t lock;
 	ks_format_probe_fn probe;
 	void *probe_arg;
-	/* per slot, the last handle kept with the bytes that made it: exact
-	 * comparison, no hashing */
-	struct {
-		uint8_t *key;
-		uint64_t len;
-		struct tep_handle *tep;
-	} teps[KS_CTX_TEP_SLOTS];
 	uint64_t pd_map_min, pd_chunk;
 	struct {
 		void *obj;
@@ -48,11 +42,6 @@ void ks_ctx_free(struct ks_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	for (int i = 0; i < KS_CTX_TEP_SLOTS; i++) {
-		if (ctx->teps[i].tep)
-			tep_free(ctx->teps[i].tep);
-		free(ctx->teps[i].key);
-	}
 	for (int i = 0; i < KS_CTX_OBJ_SLOTS; i++)
 		if (ctx->objs[i].obj)
 			ctx->objs[i].destroy(ctx->objs[i].obj);
@@ -104,46 +93,7 @@ void *ks_ctx_obj(struct ks_ctx *ctx, enum ks_ctx_obj_slot slot, void *(*build)(v
 	return obj;
 }
 
-/* ---- shared tep handles ---- */
-
-struct tep_handle *ks_ctx_tep_get(struct ks_ctx *ctx, enum ks_ctx_tep_slot slot, const void *key,
-				  uint64_t len)
-{
-	struct tep_handle *hit = NULL;
-
-	if (!ctx)
-		return NULL;
-	pthread_mutex_lock(&ctx->lock);
-	if (ctx->teps[slot].tep && ctx->teps[slot].len == len &&
-	    (!len || memcmp(ctx->teps[slot].key, key, len) == 0)) {
-		hit = ctx->teps[slot].tep;
-		tep_ref(hit);
-	}
-	pthread_mutex_unlock(&ctx->lock);
-	return hit;
-}
-
-void ks_ctx_tep_keep(struct ks_ctx *ctx, enum ks_ctx_tep_slot slot, const void *key,
-		     uint64_t len, struct tep_handle *tep)
-{
-	uint8_t *copy;
-	struct tep_handle *old;
-
-	if (!ctx || len > KS_CTX_TEP_KEY_MAX || !(copy = malloc(len ? len : 1)))
-		return;
-	if (len)
-		memcpy(copy, key, len);
-	pthread_mutex_lock(&ctx->lock);
-	tep_ref(tep);
-	old = ctx->teps[slot].tep;
-	free(ctx->teps[slot].key);
-	ctx->teps[slot].key = copy;
-	ctx->teps[slot].len = len;
-	ctx->teps[slot].tep = tep;
-	if (old)
-		tep_free(old);
-	pthread_mutex_unlock(&ctx->lock);
-}
+/* ---- tep handles ---- */
 
 void ks_ctx_tep_put(struct ks_ctx *ctx, struct tep_handle *tep)
 {

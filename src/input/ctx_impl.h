@@ -19,24 +19,6 @@ struct tep_handle;
  * CTX has no probe. */
 bool ks_ctx_formats_safe(struct ks_ctx *ctx, const struct ks_source_format *f, size_t n);
 
-/* The shared tep handles: one per slot, the last one kept, keyed by the
- * exact bytes that made it (the reader's serialization of everything it
- * fed in; keys of more than KS_CTX_TEP_KEY_MAX bytes are not kept).  A
- * kept handle is shared: nobody may change it afterwards. */
-#define KS_CTX_TEP_KEY_MAX (8ull << 20)
-enum ks_ctx_tep_slot {
-	KS_CTX_TEP_PERFDATA,  /* a perf.data's tracing data block */
-	KS_CTX_TEP_TRACEDAT,  /* a trace.dat's metadata */
-	KS_CTX_TEP_SLOTS
-};
-/* A new reference to the handle kept in SLOT under KEY (LEN bytes), or
- * NULL. */
-struct tep_handle *ks_ctx_tep_get(struct ks_ctx *ctx, enum ks_ctx_tep_slot slot, const void *key,
-				  uint64_t len);
-/* Keep a reference to TEP in SLOT under KEY (LEN bytes), replacing the
- * handle kept there before. */
-void ks_ctx_tep_keep(struct ks_ctx *ctx, enum ks_ctx_tep_slot slot, const void *key,
-		     uint64_t len, struct tep_handle *tep);
 /* Release a reference to TEP (NULL ok) that came from CTX or was made by a
  * source opened with CTX: tep_free() under CTX's lock, as another thread
  * may take or release the same handle. */

@@ -41,6 +41,7 @@
 #include <traceevent/event-parse.h>
 
 #include "ctx_impl.h"
+#include "lazy_events.h"
 #include "source_impl.h"
 #include "tracing_data.h"
 #include "util/hashmap.h"
@@ -778,7 +779,7 @@ static void lookup_events(struct pd_source *s)
 
 	for (i = 0; i < s->nr_attrs; i++)
 		if (s->attrs[i].type == TYPE_TRACEPOINT)
-			s->attrs[i].event = tep_find_event(s->base.tep, (int)s->attrs[i].config);
+			s->attrs[i].event = ks_tep_event_by_id(s->base.tep, (int)s->attrs[i].config);
 }
 
 /* ---- ordering (perf 6.1 ordered_events) ---- */
@@ -2519,6 +2520,7 @@ static void pd_close(struct ks_source *base)
 {
 	struct pd_source *s = (struct pd_source *)base;
 
+	ks_lazy_detach(base->tep); /* before the texts it parses from */
 	ks_source_meta_free(&base->meta);
 	prefetch_stop(&s->pf);
 	if (s->map)

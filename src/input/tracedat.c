@@ -32,7 +32,7 @@
 #include "kvmscope/tracedat.h"
 #include "ctx_impl.h"
 #include "format_guard.h"
-#include "kallsyms_text.h"
+#include "lazy_events.h"
 #include "ftrace_text.h"
 #include "source_impl.h"
 #include "util/hashmap.h"
@@ -100,11 +100,6 @@ struct cpu_cursor {
 struct tracedat {
 	struct ks_source src;      /* first */
 	unsigned open_flags;       /* KS_OPEN_* */
-	struct ks_guard_batch *formats; /* event formats, parsed together */
-	struct {                        /* every byte fed into the tep, in order */
-		uint8_t *b;             /* (the tep cache's key; NULL once too large) */
-		uint64_t len, cap;
-	} tep_key;
 	struct ks_tracedat_meta meta;
 	char format[48];
 	int fd;
@@ -137,7 +132,8 @@ struct tracedat {
 	uint32_t nr_by_start;
 
 	struct tep_event **event_cache; /* by type id; EV_NONE = looked up, absent */
-	int event_cache_len;            /* the largest event id of the formats + 1 */
+	int event_cache_len;            /* event_id_end, at most EVENT_CACHE_MAX */
+	int event_id_end;               /* the largest event id of the formats + 1 */
 	uint8_t *ra;                    /* read-ahead block of the metadata reader */
 	uint64_t ra_off, ra_len;
 	void *scratch;
@@ -589,43 +585,6 @@ static void section_free(struct tracedat *td, uint8_t *data, uint64_t len)
 }
 
 /* ------------------------------------------------------------------ */
-/* the tep cache key */
-
-/* Append "TAG, u64 LEN, DATA" to the key of what went into the tep; a key
- * that would pass the context's limit is dropped (no sharing), as is every
- * key of a source opened without a context (set up so at open). */
-static void key_add(struct tracedat *td, char tag, const void *data, uint64_t len)
-{
-	uint64_t need = td->tep_key.len + 1 + 8 + len;
-	uint8_t *b = td->tep_key.b;
-
-	if (!b && td->tep_key.cap)
-		return; /* dropped */
-	if (need > KS_CTX_TEP_KEY_MAX) {
-		b = NULL;
-	} else if (need > td->tep_key.cap) {
-		uint64_t cap = td->tep_key.cap ? td->tep_key.cap * 2 : 4096;
-
-		while (cap < need)
-			cap *= 2;
-		b = realloc(b, cap);
-		td->tep_key.cap = cap;
-	}
-	if (!b) {
-		free(td->tep_key.b);
-		td->tep_key.b = NULL;
-		td->tep_key.cap = 1;
-		return;
-	}
-	b[td->tep_key.len] = (uint8_t)tag;
-	memcpy(b + td->tep_key.len + 1, &len, 8);
-	if (len)
-		memcpy(b + td->tep_key.len + 9, data, len);
-	td->tep_key.b = b;
-	td->tep_key.len = need;
-}
-
-/* ------------------------------------------------------------------ */
 /* metadata blocks (same layout in v6 and in v7 sections) */
 
 /* Keep BUF (SIZE bytes from rd_alloc(), still counted against the memory
@@ -648,7 +607,6 @@ static int parse_header_info(struct rd *r, struct ks_error *err)
 	if (rd_expect(r, "header_page", 12, err) < 0 || rd_u64(r, &size, err) < 0 ||
 	    rd_alloc(r, size, &buf, err) < 0)
 		return -1;
-	key_add(r->td, 'P', buf, size);
 	ret = tep_parse_header_page(r->td->src.tep, buf, size, (int)r->td->meta.long_size);
 	if (ret < 0) {
 		rd_free(r, buf, size);
@@ -675,16 +633,11 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 		if (obj_take(r->td, 1, rd_errpos(r), "an event format", err) < 0 ||
 		    rd_u64(r, &size, err) < 0 || rd_alloc(r, size, &buf, err) < 0)
 			return -1;
-		key_add(r->td, 'S', sys, strlen(sys));
-		key_add(r->td, 'F', buf, size);
-		/* A format libtraceevent cannot parse is skipped, like trace-cmd does;
-		 * its events then come out with event == NULL. */
-		if (ks_guard_batch_add(r->td->formats, buf, size, sys) < 0) {
-			rd_free(r, buf, size);
-			return ks_error_set(err, "%s: out of memory", r->td->src.path);
-		}
-		/* the source keeps the text as stored (ks_source_formats()); the
-		 * batch and then the tep keep a copy: its bytes stay counted */
+		/* the source keeps the text as stored (ks_source_formats()) and
+		 * parses it when its events are first needed (lazy_events.h); a
+		 * format libtraceevent cannot parse is skipped, like trace-cmd
+		 * does: its events then come out with event == NULL.  Its bytes
+		 * stay counted. */
 		if (ks_source_meta_add_format(&r->td->src.meta, sys, buf, size, true) < 0)
 			return ks_error_set(err, "%s: out of memory", r->td->src.path);
 	}
@@ -724,6 +677,15 @@ static int skip_kallsyms(struct tep_handle *tep, const char *text)
 	return 0;
 }
 
+/* The kallsyms text is kept, not parsed: it is parsed on the first symbol
+ * lookup (lazy_events.h), most runs make none. */
+static int defer_kallsyms(struct tep_handle *tep, const char *text)
+{
+	(void)tep;
+	(void)text;
+	return 0;
+}
+
 static uint64_t count_lines(const char *s, uint64_t len)
 {
 	const char *end = s + len, *p = s;
@@ -754,12 +716,10 @@ static int parse_text(struct rd *r, const char *what, int size_bytes, enum ks_so
 	}
 	if (rd_alloc(r, size, &buf, err) < 0)
 		return -1;
-	key_add(r->td, 'T', what, strlen(what));
 	if (parse == skip_kallsyms) {
 		rd_free(r, buf, size);
 		return 0;
 	}
-	key_add(r->td, 'B', buf, size);
 	/* every line becomes an object of the tep (a symbol, a format, a
 	 * command name) about as large as its text: the lines count as
 	 * objects and the bytes stay counted as memory */
@@ -767,7 +727,7 @@ static int parse_text(struct rd *r, const char *what, int size_bytes, enum ks_so
 		rd_free(r, buf, size);
 		return -1;
 	}
-	if (size)
+	if (size && parse != defer_kallsyms)
 		parse(r->td->src.tep, buf);
 	/* the text as stored stays with the source (ks_source_text()) */
 	return keep_text(r, id, buf, size, err);
@@ -779,7 +739,7 @@ static int parse_kallsyms(struct rd *r, struct ks_error *err)
 {
 	bool skip = r->td->open_flags & KS_OPEN_NO_SYMBOLS;
 
-	return parse_text(r, "kallsyms", 4, KS_TEXT_KALLSYMS, skip ? skip_kallsyms : ks_parse_kallsyms, err);
+	return parse_text(r, "kallsyms", 4, KS_TEXT_KALLSYMS, skip ? skip_kallsyms : defer_kallsyms, err);
 }
 
 static int parse_printk(struct rd *r, struct ks_error *err)
@@ -1904,19 +1864,9 @@ static int start_cursors(struct tracedat *td, struct ks_error *err)
 	return 0;
 }
 
-/* One more than the largest event id of the formats (0 without events). */
-static int event_id_end(struct tep_handle *tep)
-{
-	int i, n = tep_get_events_count(tep), end = 0;
-
-	for (i = 0; i < n; i++) {
-		struct tep_event *ev = tep_get_event(tep, i);
-
-		if (ev && ev->id >= end)
-			end = ev->id + 1;
-	}
-	return end;
-}
+/* Ids past it are looked up without the table: the formats' ids are not
+ * checked until they are parsed, and a damaged one may be huge. */
+#define EVENT_CACHE_MAX (1 << 20)
 
 /* The event of record type TYPE, from a table sized by the formats' ids
  * (allocated at the first record: a reader opened for its header only
@@ -1926,17 +1876,21 @@ static struct tep_event *find_event(struct tracedat *td, int type)
 	struct tep_event *ev;
 
 	if (!td->event_cache) {
-		td->event_cache_len = event_id_end(td->src.tep);
+		td->event_id_end = ks_lazy_id_end(td->src.tep);
+		td->event_cache_len = td->event_id_end < EVENT_CACHE_MAX ? td->event_id_end :
+					EVENT_CACHE_MAX;
 		td->event_cache = calloc(td->event_cache_len ? td->event_cache_len : 1,
 					 sizeof(*td->event_cache));
 		if (!td->event_cache)
-			return tep_find_event(td->src.tep, type);
+			return ks_tep_event_by_id(td->src.tep, type);
 	}
-	if (type < 0 || type >= td->event_cache_len)
+	if (type < 0 || type >= td->event_id_end)
 		return NULL;
+	if (type >= td->event_cache_len)
+		return ks_tep_event_by_id(td->src.tep, type);
 	ev = td->event_cache[type];
 	if (!ev) {
-		ev = tep_find_event(td->src.tep, type);
+		ev = ks_tep_event_by_id(td->src.tep, type);
 		td->event_cache[type] = ev ? ev : EV_NONE;
 	}
 	return ev == EV_NONE ? NULL : ev;
@@ -2048,9 +2002,9 @@ static void tracedat_close(struct ks_source *src)
 	struct tracedat *td = (struct tracedat *)src;
 	uint32_t i;
 
+	/* the deferred formats are the meta's texts */
+	ks_lazy_detach(td->text_src ? td->file_tep : td->src.tep);
 	ks_source_meta_free(&src->meta);
-	ks_guard_batch_free(td->formats); /* set when parsing stopped on an error */
-	free(td->tep_key.b);
 	free(td->ra);
 	for (i = 0; i < td->nr_cpus; i++) {
 		free(td->cpus[i].buf);
@@ -2329,53 +2283,27 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 	return 0;
 }
 
-/* The event formats into the tep: parsed, or the shared tep of a file with
- * the same formats, texts and sizes opened before with the same context (a
- * fuzzer's mutations of one file, merge of one host's recordings). */
+/* The event formats and kallsyms into the tep, deferred: each format is
+ * parsed when its events are first needed, the symbols on the first
+ * lookup.  The tep is the source's own (it grows as it is used). */
 static void load_formats(struct tracedat *td)
 {
-	uint32_t cpus = td->src.info.nr_cpus;
-	struct tep_handle *hit = NULL;
-
-	key_add(td, 'C', &cpus, sizeof(cpus));
-	if (td->tep_key.b)
-		hit = ks_ctx_tep_get(td->src.ctx, KS_CTX_TEP_TRACEDAT, td->tep_key.b,
-				     td->tep_key.len);
-	if (hit) {
-		ks_ctx_tep_put(td->src.ctx, td->src.tep);
-		td->src.tep = hit;
-	} else {
-		ks_guard_batch_parse(td->formats, td->src.tep);
-		tep_set_cpus(td->src.tep, (int)cpus);
-		if (td->tep_key.b)
-			ks_ctx_tep_keep(td->src.ctx, KS_CTX_TEP_TRACEDAT, td->tep_key.b,
-					td->tep_key.len, td->src.tep);
-	}
-	ks_guard_batch_free(td->formats);
-	td->formats = NULL;
-	free(td->tep_key.b);
-	td->tep_key.b = NULL;
+	tep_set_cpus(td->src.tep, (int)td->src.info.nr_cpus);
+	ks_lazy_attach(td->src.ctx, td->src.tep, td->src.meta.formats, td->src.meta.nr_formats,
+		       td->src.meta.text[KS_TEXT_KALLSYMS]);
 }
 
 static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 {
 	struct rd r = { .td = td, .end = td->file_size };
-	uint32_t sizes[3];
 
 	if (parse_file_header(td, &r, err) < 0)
 		return -1;
-	sizes[0] = td->meta.big_endian;
-	sizes[1] = td->meta.long_size;
-	sizes[2] = td->page_size;
-	key_add(td, 'H', sizes, sizeof(sizes));
 	tep_set_file_bigendian(td->src.tep, td->meta.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(td->src.tep, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ?
 				TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_long_size(td->src.tep, (int)td->meta.long_size);
 	tep_set_page_size(td->src.tep, (int)td->page_size);
-	td->formats = ks_guard_batch_new(td->src.ctx);
-	if (!td->formats)
-		return ks_error_set(err, "%s: out of memory", td->src.path);
 	if (td->meta.version == 6 ? parse_v6(td, &r, err) < 0 : parse_v7(td, &r, err) < 0)
 		return -1;
 	if (setup_buffers(td, err) < 0)
@@ -2403,8 +2331,6 @@ int ks_tracedat_open(struct ks_source **out, const char *path, const struct ks_s
 		return ks_error_set(err, "%s: out of memory", path);
 	td->open_flags = o ? o->flags : 0;
 	ks_source_apply_opts(&td->src, o);
-	if (!td->src.ctx)
-		td->tep_key.cap = 1; /* no context to share the tep with: no key */
 	td->fd = -1;
 	td->src.ops = &tracedat_ops;
 	ks_hmap_init(&td->sections, 0);

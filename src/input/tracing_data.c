@@ -13,6 +13,7 @@
 
 #include "ctx_impl.h"
 #include "format_guard.h"
+#include "lazy_events.h"
 #include "source_impl.h"
 #include "tracing_data.h"
 
@@ -24,7 +25,9 @@ struct td_cursor {
 	const char *path;
 	uint64_t base;    /* file offset of buf[0] */
 	struct ks_error *err;
-	struct ks_guard_batch *formats; /* parsed together at the end; NULL: no tep */
+	struct ks_guard_batch *formats; /* parsed together at the end; NULL: no tep,
+					 * or deferred (lazy) */
+	bool lazy;                      /* formats and kallsyms deferred: kept in meta */
 	struct ks_source_meta *meta;    /* where the texts are kept, or NULL */
 };
 
@@ -244,7 +247,7 @@ static int td_text(struct td_cursor *c, struct tep_handle *tep, uint64_t size,
 
 	if (td_take(c, size, &p, what) < 0 || td_keep(c, id, p, size) < 0)
 		return -1;
-	if (size == 0 || !tep)
+	if (size == 0 || !tep || (c->lazy && id == KS_TEXT_KALLSYMS))
 		return 0;
 	text = td_strdup(p, size);
 	if (!text)
@@ -286,12 +289,17 @@ static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_
 	bool has_cmdlines = false;
 	int ret = -1;
 
-	if (tep && !(c.formats = ks_guard_batch_new(ctx)))
+	/* with the texts kept, the formats and kallsyms wait until needed */
+	c.lazy = tep && meta;
+	if (tep && !c.lazy && !(c.formats = ks_guard_batch_new(ctx)))
 		return ks_error_set(err, "%s: out of memory", path);
 	if (td_preamble(&c, tep, &has_cmdlines) == 0 && td_header_files(&c, tep) == 0 &&
 	    td_events(&c) == 0 && td_tail(&c, tep, has_cmdlines) == 0) {
-		if (tep)
+		if (c.formats)
 			ks_guard_batch_parse(c.formats, tep);
+		else if (c.lazy)
+			ks_lazy_attach(ctx, tep, meta->formats, meta->nr_formats,
+				       meta->text[KS_TEXT_KALLSYMS]);
 		if (consumed)
 			*consumed = c.pos;
 		ret = 0;
@@ -314,23 +322,11 @@ int ks_tracing_data_parse(struct ks_ctx *ctx, struct tep_handle *tep, const uint
 	return ks_tracing_data_parse_len(ctx, tep, buf, len, path, file_offset, NULL, err);
 }
 
-/* A process that opens several files of one recording setup (merge, the
- * test suite, a fuzzer's mutations of one file) with one context parses
- * the block once: the context keeps the handle with the block's bytes. */
+/* The tep grows as events are looked up (lazy_events.h): it is the
+ * source's own, never shared through the context. */
 int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
 			 struct ks_error *err)
 {
-	struct tep_handle *hit = ks_ctx_tep_get(ctx, KS_CTX_TEP_PERFDATA, buf, len);
-
-	if (hit) {
-		ks_ctx_tep_put(ctx, *tep);
-		*tep = hit;
-		/* the texts still come from this file's block */
-		return meta ? td_walk(ctx, NULL, meta, buf, len, path, file_offset, NULL, err) : 0;
-	}
-	if (td_walk(ctx, *tep, meta, buf, len, path, file_offset, NULL, err) < 0)
-		return -1;
-	ks_ctx_tep_keep(ctx, KS_CTX_TEP_PERFDATA, buf, len, *tep);
-	return 0;
+	return td_walk(ctx, *tep, meta, buf, len, path, file_offset, NULL, err);
 }

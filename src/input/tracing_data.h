@@ -40,13 +40,12 @@ int ks_tracing_data_parse_len(struct ks_ctx *ctx, struct tep_handle *tep, const 
 			      uint64_t len, const char *path, uint64_t file_offset,
 			      uint64_t *consumed, struct ks_error *err);
 
-/* The block's tep handle: *TEP (a fresh handle) is either filled from the
- * block, or replaced by a reference to the handle of an identical block
- * parsed before with CTX (its state depends on the block's bytes only;
- * CTX NULL: always filled).  META (may be NULL) receives the block's texts
- * as stored (ks_source_formats(), ks_source_text()).  Callers must not
- * change the handle afterwards, and release it with ks_ctx_tep_put(CTX).
- * Returns 0 or a negative value with err set. */
+/* The block into *TEP (a fresh handle, the source's own), its texts kept
+ * in META as stored (ks_source_formats(), ks_source_text()): the event
+ * formats and kallsyms are attached to the handle unparsed and parsed when
+ * first needed (lazy_events.h; the caller calls ks_lazy_detach() before
+ * freeing META), the rest is parsed now.  Returns 0 or a negative value
+ * with err set. */
 struct ks_source_meta;
 int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,

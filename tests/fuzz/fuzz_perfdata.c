@@ -137,6 +137,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ks_perfdata_open(&src, path, FUZZ_OPTS, &err) == 0) {
 		while (ks_source_next(src, &rec, &err) > 0)
 			;
+		/* the formats and kallsyms no record needed: parsed too */
+		ks_tep_parse_all(ks_source_tep(src));
+		tep_find_function(ks_source_tep(src), 0xffffffff81000000ull);
 		ks_source_close(src);
 		read_selected(path);
 		read_stat(path, data[size - 1]);

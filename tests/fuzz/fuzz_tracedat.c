@@ -3,7 +3,8 @@
  *
  * The input bytes are written to a memfd (the reader works on files;
  * fuzz_input.h), opened with ks_tracedat_open(), read to the end (asking every
- * record's buffer instance; the latency text if any) and closed.  Build:
+ * record's buffer instance; the latency text if any), its remaining formats
+ * and its kallsyms parsed (they wait until needed) and closed.  Build:
  *   clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
  *     -I/usr/include/traceevent tests/fuzz/fuzz_tracedat.c LIBOBJS... \
  *     -ltraceevent -lz -lzstd
@@ -13,8 +14,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <event-parse.h>
+
 #include "fuzz_input.h"
 #include "input/source_impl.h"
+#include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -39,6 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += b ? (size_t)b[0] : 0;
 		}
 		(void)sink;
+		ks_tep_parse_all(ks_source_tep(src));
+		tep_find_function(ks_source_tep(src), 0xffffffff81000000ull);
 		ks_source_close(src);
 	}
 	return 0;

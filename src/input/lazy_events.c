@@ -1,0 +1,400 @@
+/*
+ * lazy_events.c - deferred event formats and kallsyms (see .h).
+ *
+ * Consumers often hold only a tep handle (tep_event->tep), so the deferred
+ * texts are found from the handle: a small registry maps each handle with
+ * deferred texts to them.  A handle belongs to one source; the registry
+ * and each entry have their locks, so lookups from several threads parse
+ * a format once.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "format_guard.h"
+#include "kallsyms_text.h"
+#include "lazy_events.h"
+
+struct lazy_fmt {
+	int id;
+	uint32_t idx;           /* into the formats */
+	const char *name;       /* into the text; name_len bytes */
+	size_t name_len;
+};
+
+struct ks_lazy {
+	struct tep_handle *tep;
+	struct ks_ctx *ctx;
+	pthread_mutex_t lock;
+	const struct ks_source_format *f;
+	size_t n;
+	struct lazy_fmt *by_id;    /* sorted by id; NULL: all parsed at attach */
+	bool *parsed;              /* by format index */
+	size_t nr_parsed;
+	int id_end;
+	const char *kallsyms;      /* NULL: none (or parsed) */
+	struct tep_handle *syms;   /* the parsed kallsyms, on first lookup */
+	bool syms_tried;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ks_lazy **reg;
+static size_t reg_n, reg_cap;
+
+static struct ks_lazy *reg_find(struct tep_handle *tep)
+{
+	struct ks_lazy *l = NULL;
+
+	if (!tep)
+		return NULL;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < reg_n && !l; i++)
+		if (reg[i]->tep == tep)
+			l = reg[i];
+	pthread_mutex_unlock(&reg_lock);
+	return l;
+}
+
+static int reg_add(struct ks_lazy *l)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&reg_lock);
+	if (reg_n == reg_cap) {
+		size_t cap = reg_cap ? reg_cap * 2 : 8;
+		struct ks_lazy **n = realloc(reg, cap * sizeof(*n));
+
+		if (n) {
+			reg = n;
+			reg_cap = cap;
+		}
+	}
+	if (reg_n < reg_cap)
+		reg[reg_n++] = l;
+	else
+		ret = -1;
+	pthread_mutex_unlock(&reg_lock);
+	return ret;
+}
+
+/* "name: NAME\nID: N\n" at the start of TEXT, NAME a run of the
+ * characters libtraceevent reads as one word and N a decimal number
+ * without a leading zero (libtraceevent reads it with base 0) that fits
+ * an int: the shape every kernel writes, read here as libtraceevent
+ * reads it.  Anything else: false. */
+static bool index_one(const char *t, size_t len, struct lazy_fmt *out)
+{
+	const char *end = t + len, *p = t, *name;
+	long long id = 0;
+	int digits = 0;
+
+	if (len < 6 || memcmp(p, "name: ", 6))
+		return false;
+	p = name = t + 6;
+	while (p < end && (*p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+			   (*p >= 'A' && *p <= 'Z')))
+		p++;
+	if (p == name || p >= end || *p != '\n')
+		return false;
+	out->name = name;
+	out->name_len = (size_t)(p - name);
+	p++;
+	if (end - p < 4 || memcmp(p, "ID: ", 4))
+		return false;
+	for (p += 4; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (++digits > 9 || (digits == 2 && id == 0))
+			return false;
+		id = id * 10 + (*p - '0');
+	}
+	if (!digits || p >= end || *p != '\n')
+		return false;
+	out->id = (int)id;
+	return true;
+}
+
+static int by_id_cmp(const void *a, const void *b)
+{
+	const struct lazy_fmt *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Parse format I (once). */
+static void parse_idx(struct ks_lazy *l, uint32_t i)
+{
+	if (l->parsed[i])
+		return;
+	l->parsed[i] = true;
+	l->nr_parsed++;
+	ks_guard_parse_event(l->ctx, l->tep, l->f[i].text, l->f[i].len, l->f[i].system);
+}
+
+/* Everything not parsed yet, together: one question to the probe. */
+static void parse_rest(struct ks_lazy *l)
+{
+	struct ks_guard_batch *b;
+	size_t i;
+
+	if (l->nr_parsed == l->n)
+		return;
+	b = ks_guard_batch_new(l->ctx);
+	for (i = 0; b && i < l->n; i++)
+		if (!l->parsed[i] && ks_guard_batch_add(b, l->f[i].text, l->f[i].len,
+							l->f[i].system) < 0)
+			break;
+	if (b && i == l->n) {
+		ks_guard_batch_parse(b, l->tep);
+		memset(l->parsed, 1, l->n * sizeof(*l->parsed));
+		l->nr_parsed = l->n;
+	}
+	ks_guard_batch_free(b);
+	for (i = 0; i < l->n; i++) /* out of memory: one at a time */
+		parse_idx(l, (uint32_t)i);
+}
+
+/* The index of TEP's formats by id, or false (then nothing is deferred). */
+static bool build_index(struct ks_lazy *l)
+{
+	size_t i;
+
+	if (!(l->by_id = malloc((l->n ? l->n : 1) * sizeof(*l->by_id))))
+		return false;
+	for (i = 0; i < l->n; i++) {
+		if (!index_one(l->f[i].text, l->f[i].len, &l->by_id[i]))
+			return false;
+		l->by_id[i].idx = (uint32_t)i;
+		if (l->by_id[i].id >= l->id_end)
+			l->id_end = l->by_id[i].id + 1;
+	}
+	qsort(l->by_id, l->n, sizeof(*l->by_id), by_id_cmp);
+	for (i = 1; i < l->n; i++)
+		if (l->by_id[i].id == l->by_id[i - 1].id)
+			return false; /* which one libtraceevent finds depends on all */
+	return true;
+}
+
+static char *resolve(void *priv, unsigned long long *addrp, char **modp);
+
+/* Without memory for an index: every format now, as before. */
+static void parse_now(struct ks_ctx *ctx, struct tep_handle *tep, const struct ks_source_format *f,
+		      size_t n)
+{
+	struct ks_guard_batch *b = ks_guard_batch_new(ctx);
+	size_t i;
+
+	for (i = 0; b && i < n; i++)
+		if (ks_guard_batch_add(b, f[i].text, f[i].len, f[i].system) < 0)
+			break;
+	if (b && i == n) {
+		ks_guard_batch_parse(b, tep);
+	} else {
+		ks_guard_batch_free(b);
+		b = NULL;
+		for (i = 0; i < n; i++)
+			ks_guard_parse_event(ctx, tep, f[i].text, f[i].len, f[i].system);
+	}
+	ks_guard_batch_free(b);
+}
+
+int ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep, const struct ks_source_format *f,
+		   size_t n, const char *kallsyms)
+{
+	struct ks_lazy *l = calloc(1, sizeof(*l));
+	size_t i;
+
+	if (!l || pthread_mutex_init(&l->lock, NULL)) {
+		free(l);
+		parse_now(ctx, tep, f, n);
+		return -1;
+	}
+	l->tep = tep;
+	l->ctx = ctx;
+	l->f = f;
+	l->n = n;
+	if (!(l->parsed = calloc(n ? n : 1, sizeof(*l->parsed))) || reg_add(l) < 0) {
+		pthread_mutex_destroy(&l->lock);
+		free(l->parsed);
+		free(l);
+		parse_now(ctx, tep, f, n);
+		return -1;
+	}
+	if (kallsyms && *kallsyms) {
+		l->kallsyms = kallsyms;
+		tep_set_function_resolver(tep, resolve, l);
+	}
+	if (!build_index(l)) {
+		free(l->by_id);
+		l->by_id = NULL;
+		l->id_end = 0;
+		parse_rest(l);
+		return 0;
+	}
+	/* the first event libtraceevent holds gives every record its
+	 * common fields (type, pid): the one of the lowest id, as when all
+	 * are parsed */
+	for (i = 0; i < n && !tep_get_events_count(tep); i++)
+		parse_idx(l, l->by_id[i].idx);
+	return 0;
+}
+
+void ks_lazy_detach(struct tep_handle *tep)
+{
+	struct ks_lazy *l = NULL;
+
+	if (!tep)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < reg_n; i++)
+		if (reg[i]->tep == tep) {
+			l = reg[i];
+			reg[i] = reg[--reg_n];
+			break;
+		}
+	if (!reg_n) {
+		free(reg);
+		reg = NULL;
+		reg_cap = 0;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (!l)
+		return;
+	if (l->kallsyms)
+		tep_reset_function_resolver(tep);
+	if (l->syms)
+		tep_free(l->syms);
+	pthread_mutex_destroy(&l->lock);
+	free(l->by_id);
+	free(l->parsed);
+	free(l);
+}
+
+int ks_lazy_id_end(struct tep_handle *tep)
+{
+	struct ks_lazy *l = reg_find(tep);
+	int i, n, end = 0;
+
+	if (l && l->by_id)
+		return l->id_end;
+	n = tep ? tep_get_events_count(tep) : 0;
+	for (i = 0; i < n; i++) {
+		struct tep_event *ev = tep_get_event(tep, i);
+
+		if (ev && ev->id >= end)
+			end = ev->id + 1;
+	}
+	return end;
+}
+
+/* ---- lookups ---- */
+
+struct tep_event *ks_tep_event_by_id(struct tep_handle *tep, int id)
+{
+	struct tep_event *ev = tep ? tep_find_event(tep, id) : NULL;
+	struct ks_lazy *l;
+	struct lazy_fmt key = { .id = id }, *hit;
+
+	if (ev || !(l = reg_find(tep)) || !l->by_id)
+		return ev;
+	pthread_mutex_lock(&l->lock);
+	hit = bsearch(&key, l->by_id, l->n, sizeof(*l->by_id), by_id_cmp);
+	if (hit && !l->parsed[hit->idx]) {
+		parse_idx(l, hit->idx);
+		ev = tep_find_event(tep, id);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ev;
+}
+
+struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name)
+{
+	struct tep_event *ev = tep && name ? tep_find_event_by_name(tep, system, name) : NULL;
+	struct ks_lazy *l;
+	size_t i, len;
+	bool more = false;
+
+	if (ev || !name || !(l = reg_find(tep)) || !l->by_id)
+		return ev;
+	len = strlen(name);
+	pthread_mutex_lock(&l->lock);
+	/* every format of that name: libtraceevent finds the lowest id */
+	for (i = 0; i < l->n; i++) {
+		const struct lazy_fmt *x = &l->by_id[i];
+
+		if (!l->parsed[x->idx] && x->name_len == len && !memcmp(x->name, name, len) &&
+		    (!system || !strcmp(l->f[x->idx].system, system))) {
+			parse_idx(l, x->idx);
+			more = true;
+		}
+	}
+	if (more)
+		ev = tep_find_event_by_name(tep, system, name);
+	pthread_mutex_unlock(&l->lock);
+	return ev;
+}
+
+void ks_tep_parse_all(struct tep_handle *tep)
+{
+	struct ks_lazy *l = reg_find(tep);
+
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->lock);
+	parse_rest(l);
+	pthread_mutex_unlock(&l->lock);
+}
+
+size_t ks_tep_formats_parsed(struct tep_handle *tep)
+{
+	struct ks_lazy *l = reg_find(tep);
+	size_t n;
+
+	if (!l)
+		return tep ? (size_t)tep_get_events_count(tep) : 0;
+	pthread_mutex_lock(&l->lock);
+	n = l->nr_parsed;
+	pthread_mutex_unlock(&l->lock);
+	return n;
+}
+
+struct tep_event *ks_source_event(struct ks_source *src, const char *system, const char *name)
+{
+	return ks_tep_event(ks_source_tep(src), system, name);
+}
+
+struct tep_event *ks_source_event_by_id(struct ks_source *src, int id)
+{
+	return ks_tep_event_by_id(ks_source_tep(src), id);
+}
+
+size_t ks_source_formats_parsed(const struct ks_source *src)
+{
+	return ks_tep_formats_parsed(ks_source_tep(src));
+}
+
+/* ---- kallsyms ----
+ *
+ * The symbols go into a handle of their own, parsed as before (the same
+ * tep_register_function() calls), and the resolver answers from it with
+ * the library's own lookup: the same function and start address as when
+ * they were registered on the source's handle. */
+static char *resolve(void *priv, unsigned long long *addrp, char **modp)
+{
+	struct ks_lazy *l = priv;
+	const char *name = NULL;
+
+	(void)modp;
+	pthread_mutex_lock(&l->lock);
+	if (!l->syms_tried) {
+		l->syms_tried = true;
+		if ((l->syms = tep_alloc()))
+			ks_parse_kallsyms(l->syms, l->kallsyms);
+	}
+	if (l->syms && (name = tep_find_function(l->syms, *addrp)))
+		*addrp = tep_find_function_address(l->syms, *addrp);
+	pthread_mutex_unlock(&l->lock);
+	return (char *)name;
+}
