@@ -123,14 +123,15 @@ const struct ks_source_stats *ks_source_stats(const struct ks_source *src);
 struct tep_event *ks_source_event(struct ks_source *src, const char *system, const char *name);
 /* The event of id ID, the same way. */
 struct tep_event *ks_source_event_by_id(struct ks_source *src, int id);
-/* The same on a source's handle (ks_source_tep(), tep_event->tep); on any
- * other handle, tep_find_event_by_name() and tep_find_event(). */
+/* SYSTEM:NAME on a handle alone (tep_event->tep), for consumers that have
+ * no source: the events the architecture tables name (their systems: kvm,
+ * kvm_hv...) are parsed at open, so these lookups find every one of them
+ * the recording has; other events only once a record or a lookup through
+ * the source parsed them. */
 struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name);
-struct tep_event *ks_tep_event_by_id(struct tep_handle *tep, int id);
-/* Parse every format of TEP now (for a consumer that lists all events). */
-void ks_tep_parse_all(struct tep_handle *tep);
-/* For tests: how many of the formats of TEP (SRC's) were parsed so far. */
-size_t ks_tep_formats_parsed(struct tep_handle *tep);
+/* Parse every format of SRC now (for a consumer that lists all events). */
+void ks_source_parse_all(struct ks_source *src);
+/* For tests: how many of SRC's formats were parsed so far. */
 size_t ks_source_formats_parsed(const struct ks_source *src);
 
 /*

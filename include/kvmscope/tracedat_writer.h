@@ -98,7 +98,9 @@ int ks_tdw_add_option(struct ks_tdw *w, uint16_t id, const void *data, uint32_t 
  * print arguments (for inputs that did not keep the original text).  The
  * result parses back to the same event.  Returns a malloc'ed string or NULL. */
 char *ks_tdw_format_text(const struct tep_event *ev);
-/* Add the formats of every event of TEP (regenerated as above). */
+/* Add the formats of every event of TEP (regenerated as above): those it
+ * holds (a source that parses its formats when first needed parses them
+ * all first: ks_source_parse_all()). */
 int ks_tdw_add_tep_formats(struct ks_tdw *w, struct tep_handle *tep, struct ks_error *err);
 
 /* Data.  ts is in the clock's units and must not go backwards within a CPU

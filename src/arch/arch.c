@@ -102,6 +102,21 @@ void ks_arch_class_list(const struct ks_arch *arch, char *buf, size_t len)
 	}
 }
 
+bool ks_arch_names_system(const char *system)
+{
+	for (size_t i = 0; ks_arches[i]; i++) {
+		const struct ks_arch *a = ks_arches[i];
+
+		if ((a->entry_system && !strcmp(a->entry_system, system)) ||
+		    (a->halt_system && !strcmp(a->halt_system, system)))
+			return true;
+		for (const struct ks_event_format *f = a->formats; f && f->name; f++)
+			if (f->system && !strcmp(f->system, system))
+				return true;
+	}
+	return false;
+}
+
 bool ks_arch_has_event(struct tep_handle *tep, const char *system, const char *name)
 {
 	return tep && ks_tep_event(tep, system, name) != NULL;

@@ -259,6 +259,10 @@ char *ks_event_format_body(const struct ks_event_format *format);
 
 /* Helpers for the detect() functions. */
 bool ks_arch_has_event(struct tep_handle *tep, const char *system, const char *name);
+/* Whether any architecture's table names events of SYSTEM (its KVM
+ * events' formats, its entry and halt events): the readers parse those
+ * formats at open, so that lookups by name on a handle see them. */
+bool ks_arch_names_system(const char *system);
 bool ks_arch_event_has_field(struct tep_handle *tep, const char *system, const char *name,
 			     const char *field);
 

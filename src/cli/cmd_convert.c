@@ -421,7 +421,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	copy_metadata(w, src);
 	if (ks_source_tep(src) && !a.quiet) { /* the formats that parse: all of them */
-		ks_tep_parse_all(ks_source_tep(src));
+		ks_source_parse_all(src);
 		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
 	}
 	copy_guests(w, src);

@@ -1,11 +1,12 @@
 /*
  * lazy_events.c - deferred event formats and kallsyms (see .h).
  *
- * Consumers often hold only a tep handle (tep_event->tep), so the deferred
- * texts are found from the handle: a small registry maps each handle with
- * deferred texts to them.  A handle belongs to one source; the registry
- * and each entry have their locks, so lookups from several threads parse
- * a format once.
+ * The state belongs to its source (ks_source.lazy): lookups by id and by
+ * name go through the source.  Consumers that hold only a tep handle look
+ * events up by name (ks_tep_event()): the formats of the systems the
+ * architecture tables name (kvm, kvm_hv...) are parsed at attach, so
+ * those lookups see every event the tables can ask for.  The state has its
+ * lock, so lookups from several threads parse a format once.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,9 +16,11 @@
 
 #include <traceevent/event-parse.h>
 
+#include "arch/arch.h"
 #include "format_guard.h"
 #include "kallsyms_text.h"
 #include "lazy_events.h"
+#include "source_impl.h"
 
 struct lazy_fmt {
 	int id;
@@ -40,46 +43,6 @@ struct ks_lazy {
 	struct tep_handle *syms;   /* the parsed kallsyms, on first lookup */
 	bool syms_tried;
 };
-
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ks_lazy **reg;
-static size_t reg_n, reg_cap;
-
-static struct ks_lazy *reg_find(struct tep_handle *tep)
-{
-	struct ks_lazy *l = NULL;
-
-	if (!tep)
-		return NULL;
-	pthread_mutex_lock(&reg_lock);
-	for (size_t i = 0; i < reg_n && !l; i++)
-		if (reg[i]->tep == tep)
-			l = reg[i];
-	pthread_mutex_unlock(&reg_lock);
-	return l;
-}
-
-static int reg_add(struct ks_lazy *l)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&reg_lock);
-	if (reg_n == reg_cap) {
-		size_t cap = reg_cap ? reg_cap * 2 : 8;
-		struct ks_lazy **n = realloc(reg, cap * sizeof(*n));
-
-		if (n) {
-			reg = n;
-			reg_cap = cap;
-		}
-	}
-	if (reg_n < reg_cap)
-		reg[reg_n++] = l;
-	else
-		ret = -1;
-	pthread_mutex_unlock(&reg_lock);
-	return ret;
-}
 
 /* "name: NAME\nID: N\n" at the start of TEXT, NAME a run of the
  * characters libtraceevent reads as one word and N a decimal number
@@ -200,8 +163,8 @@ static void parse_now(struct ks_ctx *ctx, struct tep_handle *tep, const struct k
 	ks_guard_batch_free(b);
 }
 
-int ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep, const struct ks_source_format *f,
-		   size_t n, const char *kallsyms)
+struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
+			       const struct ks_source_format *f, size_t n, const char *kallsyms)
 {
 	struct ks_lazy *l = calloc(1, sizeof(*l));
 	size_t i;
@@ -209,18 +172,17 @@ int ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep, const struct ks_s
 	if (!l || pthread_mutex_init(&l->lock, NULL)) {
 		free(l);
 		parse_now(ctx, tep, f, n);
-		return -1;
+		return NULL;
 	}
 	l->tep = tep;
 	l->ctx = ctx;
 	l->f = f;
 	l->n = n;
-	if (!(l->parsed = calloc(n ? n : 1, sizeof(*l->parsed))) || reg_add(l) < 0) {
+	if (!(l->parsed = calloc(n ? n : 1, sizeof(*l->parsed)))) {
 		pthread_mutex_destroy(&l->lock);
-		free(l->parsed);
 		free(l);
 		parse_now(ctx, tep, f, n);
-		return -1;
+		return NULL;
 	}
 	if (kallsyms && *kallsyms) {
 		l->kallsyms = kallsyms;
@@ -231,39 +193,26 @@ int ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep, const struct ks_s
 		l->by_id = NULL;
 		l->id_end = 0;
 		parse_rest(l);
-		return 0;
+		return l;
 	}
 	/* the first event libtraceevent holds gives every record its
 	 * common fields (type, pid): the one of the lowest id, as when all
 	 * are parsed */
 	for (i = 0; i < n && !tep_get_events_count(tep); i++)
 		parse_idx(l, l->by_id[i].idx);
-	return 0;
+	/* the events the architecture tables may ask for by name */
+	for (i = 0; i < n; i++)
+		if (f[i].system && ks_arch_names_system(f[i].system))
+			parse_idx(l, (uint32_t)i);
+	return l;
 }
 
-void ks_lazy_detach(struct tep_handle *tep)
+void ks_lazy_detach(struct ks_lazy *l)
 {
-	struct ks_lazy *l = NULL;
-
-	if (!tep)
-		return;
-	pthread_mutex_lock(&reg_lock);
-	for (size_t i = 0; i < reg_n; i++)
-		if (reg[i]->tep == tep) {
-			l = reg[i];
-			reg[i] = reg[--reg_n];
-			break;
-		}
-	if (!reg_n) {
-		free(reg);
-		reg = NULL;
-		reg_cap = 0;
-	}
-	pthread_mutex_unlock(&reg_lock);
 	if (!l)
 		return;
 	if (l->kallsyms)
-		tep_reset_function_resolver(tep);
+		tep_reset_function_resolver(l->tep);
 	if (l->syms)
 		tep_free(l->syms);
 	pthread_mutex_destroy(&l->lock);
@@ -272,9 +221,8 @@ void ks_lazy_detach(struct tep_handle *tep)
 	free(l);
 }
 
-int ks_lazy_id_end(struct tep_handle *tep)
+int ks_lazy_id_end(struct ks_lazy *l, struct tep_handle *tep)
 {
-	struct ks_lazy *l = reg_find(tep);
 	int i, n, end = 0;
 
 	if (l && l->by_id)
@@ -291,13 +239,12 @@ int ks_lazy_id_end(struct tep_handle *tep)
 
 /* ---- lookups ---- */
 
-struct tep_event *ks_tep_event_by_id(struct tep_handle *tep, int id)
+struct tep_event *ks_lazy_event_by_id(struct ks_lazy *l, struct tep_handle *tep, int id)
 {
 	struct tep_event *ev = tep ? tep_find_event(tep, id) : NULL;
-	struct ks_lazy *l;
 	struct lazy_fmt key = { .id = id }, *hit;
 
-	if (ev || !(l = reg_find(tep)) || !l->by_id)
+	if (ev || !l || !l->by_id)
 		return ev;
 	pthread_mutex_lock(&l->lock);
 	hit = bsearch(&key, l->by_id, l->n, sizeof(*l->by_id), by_id_cmp);
@@ -309,14 +256,14 @@ struct tep_event *ks_tep_event_by_id(struct tep_handle *tep, int id)
 	return ev;
 }
 
-struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name)
+struct tep_event *ks_lazy_event(struct ks_lazy *l, struct tep_handle *tep, const char *system,
+				const char *name)
 {
 	struct tep_event *ev = tep && name ? tep_find_event_by_name(tep, system, name) : NULL;
-	struct ks_lazy *l;
 	size_t i, len;
 	bool more = false;
 
-	if (ev || !name || !(l = reg_find(tep)) || !l->by_id)
+	if (ev || !name || !l || !l->by_id)
 		return ev;
 	len = strlen(name);
 	pthread_mutex_lock(&l->lock);
@@ -336,10 +283,8 @@ struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const
 	return ev;
 }
 
-void ks_tep_parse_all(struct tep_handle *tep)
+void ks_lazy_parse_all(struct ks_lazy *l)
 {
-	struct ks_lazy *l = reg_find(tep);
-
 	if (!l)
 		return;
 	pthread_mutex_lock(&l->lock);
@@ -347,9 +292,8 @@ void ks_tep_parse_all(struct tep_handle *tep)
 	pthread_mutex_unlock(&l->lock);
 }
 
-size_t ks_tep_formats_parsed(struct tep_handle *tep)
+size_t ks_lazy_formats_parsed(struct ks_lazy *l, struct tep_handle *tep)
 {
-	struct ks_lazy *l = reg_find(tep);
 	size_t n;
 
 	if (!l)
@@ -360,19 +304,30 @@ size_t ks_tep_formats_parsed(struct tep_handle *tep)
 	return n;
 }
 
+struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name)
+{
+	return tep && name ? tep_find_event_by_name(tep, system, name) : NULL;
+}
+
 struct tep_event *ks_source_event(struct ks_source *src, const char *system, const char *name)
 {
-	return ks_tep_event(ks_source_tep(src), system, name);
+	return src ? ks_lazy_event(src->lazy, src->tep, system, name) : NULL;
 }
 
 struct tep_event *ks_source_event_by_id(struct ks_source *src, int id)
 {
-	return ks_tep_event_by_id(ks_source_tep(src), id);
+	return src ? ks_lazy_event_by_id(src->lazy, src->tep, id) : NULL;
+}
+
+void ks_source_parse_all(struct ks_source *src)
+{
+	if (src)
+		ks_lazy_parse_all(src->lazy);
 }
 
 size_t ks_source_formats_parsed(const struct ks_source *src)
 {
-	return ks_tep_formats_parsed(ks_source_tep(src));
+	return src ? ks_lazy_formats_parsed(src->lazy, src->tep) : 0;
 }
 
 /* ---- kallsyms ----

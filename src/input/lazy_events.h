@@ -21,21 +21,34 @@
 struct ks_ctx;
 struct tep_handle;
 
+struct ks_lazy;
+
 /* Defer the N formats F of TEP (the texts must stay until
  * ks_lazy_detach()); KALLSYMS (NUL-terminated, kept as long; NULL or empty:
  * none) is parsed on the first symbol lookup.  Formats that cannot be
  * indexed safely (a name or ID line not in the kernel's plain shape, two
- * formats with one id) are all parsed now, as they always were.  The
- * format with the lowest id is parsed now: libtraceevent reads the common
- * fields of every record from the first event it has.  Returns 0, or -1
- * when out of memory (everything was then parsed now, but the kallsyms). */
-int ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep, const struct ks_source_format *f,
-		   size_t n, const char *kallsyms);
-/* Forget TEP's deferred texts (NULL or a TEP without any: nothing); call
- * before the texts or TEP are freed. */
-void ks_lazy_detach(struct tep_handle *tep);
-/* One more than the largest event id of TEP's formats, parsed or not (0
- * without any). */
-int ks_lazy_id_end(struct tep_handle *tep);
+ * formats with one id) are all parsed now, as they always were.  Parsed
+ * now too: the format with the lowest id (libtraceevent reads the common
+ * fields of every record from the first event it has) and those of the
+ * systems the architecture tables name (ks_arch_names_system(): what
+ * ks_tep_event() may be asked for).  Returns the state, which the source
+ * keeps (ks_source.lazy), or NULL when out of memory (everything but the
+ * kallsyms was then parsed now). */
+struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
+			       const struct ks_source_format *f, size_t n, const char *kallsyms);
+/* Forget L (NULL: nothing); call before its texts or handle are freed. */
+void ks_lazy_detach(struct ks_lazy *l);
+/* One more than the largest event id of the formats, parsed or not (L
+ * NULL: of those TEP has; 0 without any). */
+int ks_lazy_id_end(struct ks_lazy *l, struct tep_handle *tep);
+/* The event of ID / of SYSTEM (NULL: any) and NAME in TEP, its format
+ * parsed now if it was deferred in L (NULL: TEP's own only). */
+struct tep_event *ks_lazy_event_by_id(struct ks_lazy *l, struct tep_handle *tep, int id);
+struct tep_event *ks_lazy_event(struct ks_lazy *l, struct tep_handle *tep, const char *system,
+				const char *name);
+/* Every deferred format, parsed now (one question to the probe). */
+void ks_lazy_parse_all(struct ks_lazy *l);
+/* How many formats were parsed (for tests). */
+size_t ks_lazy_formats_parsed(struct ks_lazy *l, struct tep_handle *tep);
 
 #endif

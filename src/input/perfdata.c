@@ -630,7 +630,7 @@ static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64
 	switch (feat) {
 	case FEAT_TRACING_DATA:
 		return ks_tracing_data_load(s->base.ctx, &s->base.tep, &s->base.meta, p, size,
-					    s->base.path, off, err);
+					    s->base.path, off, &s->base.lazy, err);
 	case FEAT_HOSTNAME:
 		feat_string(s, p, size, info->hostname, sizeof(info->hostname));
 		break;
@@ -779,7 +779,7 @@ static void lookup_events(struct pd_source *s)
 
 	for (i = 0; i < s->nr_attrs; i++)
 		if (s->attrs[i].type == TYPE_TRACEPOINT)
-			s->attrs[i].event = ks_tep_event_by_id(s->base.tep, (int)s->attrs[i].config);
+			s->attrs[i].event = ks_source_event_by_id(&s->base, (int)s->attrs[i].config);
 }
 
 /* ---- ordering (perf 6.1 ordered_events) ---- */
@@ -2520,7 +2520,7 @@ static void pd_close(struct ks_source *base)
 {
 	struct pd_source *s = (struct pd_source *)base;
 
-	ks_lazy_detach(base->tep); /* before the texts it parses from */
+	ks_lazy_detach(base->lazy); /* before the texts it parses from */
 	ks_source_meta_free(&base->meta);
 	prefetch_stop(&s->pf);
 	if (s->map)

@@ -57,6 +57,7 @@ struct ks_source {
 	struct ks_source_stats stats;
 	struct ks_limits limits;     /* the run's budgets (never NULL: defaults) */
 	struct ks_ctx *ctx;          /* the library context opened with, or NULL */
+	struct ks_lazy *lazy;        /* the formats parsed when first needed, or NULL */
 	uint64_t win_start, win_end; /* events outside [start, end] are dropped */
 	bool windowed, win_ended;
 	struct ks_source_meta meta;  /* the stored texts (readers of files with them) */

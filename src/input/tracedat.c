@@ -127,6 +127,7 @@ struct tracedat {
 	bool latency_chunks;       /* v7 compressed: offsets of the text are not file offsets */
 	struct ks_source *text_src;
 	struct tep_handle *file_tep; /* the file's formats (src.tep is the text reader's) */
+	struct ks_lazy *file_lazy;   /* file_tep's deferred formats */
 
 	uint32_t *by_start;        /* with instances: cursors sorted by data offset */
 	uint32_t nr_by_start;
@@ -1876,21 +1877,21 @@ static struct tep_event *find_event(struct tracedat *td, int type)
 	struct tep_event *ev;
 
 	if (!td->event_cache) {
-		td->event_id_end = ks_lazy_id_end(td->src.tep);
+		td->event_id_end = ks_lazy_id_end(td->src.lazy, td->src.tep);
 		td->event_cache_len = td->event_id_end < EVENT_CACHE_MAX ? td->event_id_end :
 					EVENT_CACHE_MAX;
 		td->event_cache = calloc(td->event_cache_len ? td->event_cache_len : 1,
 					 sizeof(*td->event_cache));
 		if (!td->event_cache)
-			return ks_tep_event_by_id(td->src.tep, type);
+			return ks_source_event_by_id(&td->src, type);
 	}
 	if (type < 0 || type >= td->event_id_end)
 		return NULL;
 	if (type >= td->event_cache_len)
-		return ks_tep_event_by_id(td->src.tep, type);
+		return ks_source_event_by_id(&td->src, type);
 	ev = td->event_cache[type];
 	if (!ev) {
-		ev = ks_tep_event_by_id(td->src.tep, type);
+		ev = ks_source_event_by_id(&td->src, type);
 		td->event_cache[type] = ev ? ev : EV_NONE;
 	}
 	return ev == EV_NONE ? NULL : ev;
@@ -2003,7 +2004,8 @@ static void tracedat_close(struct ks_source *src)
 	uint32_t i;
 
 	/* the deferred formats are the meta's texts */
-	ks_lazy_detach(td->text_src ? td->file_tep : td->src.tep);
+	ks_lazy_detach(td->src.lazy);
+	ks_lazy_detach(td->file_lazy);
 	ks_source_meta_free(&src->meta);
 	free(td->ra);
 	for (i = 0; i < td->nr_cpus; i++) {
@@ -2279,6 +2281,8 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 	td->text_src = text;
 	/* records come with the text reader's formats: its tep is the source's */
 	td->file_tep = td->src.tep;
+	td->file_lazy = td->src.lazy;
+	td->src.lazy = NULL;
 	td->src.tep = ks_source_tep(text);
 	return 0;
 }
@@ -2289,8 +2293,8 @@ static int load_latency(struct tracedat *td, struct ks_error *err)
 static void load_formats(struct tracedat *td)
 {
 	tep_set_cpus(td->src.tep, (int)td->src.info.nr_cpus);
-	ks_lazy_attach(td->src.ctx, td->src.tep, td->src.meta.formats, td->src.meta.nr_formats,
-		       td->src.meta.text[KS_TEXT_KALLSYMS]);
+	td->src.lazy = ks_lazy_attach(td->src.ctx, td->src.tep, td->src.meta.formats,
+				      td->src.meta.nr_formats, td->src.meta.text[KS_TEXT_KALLSYMS]);
 }
 
 static int tracedat_parse(struct tracedat *td, struct ks_error *err)

@@ -282,7 +282,7 @@ static int td_tail(struct td_cursor *c, struct tep_handle *tep, bool has_cmdline
  * CTX's probe), keep its texts in META (if not NULL). */
 static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_meta *meta,
 		   const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
-		   uint64_t *consumed, struct ks_error *err)
+		   uint64_t *consumed, struct ks_lazy **lazy, struct ks_error *err)
 {
 	struct td_cursor c = { .buf = buf, .len = len, .path = path,
 			       .base = file_offset, .err = err, .meta = meta };
@@ -298,8 +298,8 @@ static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_
 		if (c.formats)
 			ks_guard_batch_parse(c.formats, tep);
 		else if (c.lazy)
-			ks_lazy_attach(ctx, tep, meta->formats, meta->nr_formats,
-				       meta->text[KS_TEXT_KALLSYMS]);
+			*lazy = ks_lazy_attach(ctx, tep, meta->formats, meta->nr_formats,
+					       meta->text[KS_TEXT_KALLSYMS]);
 		if (consumed)
 			*consumed = c.pos;
 		ret = 0;
@@ -312,7 +312,7 @@ int ks_tracing_data_parse_len(struct ks_ctx *ctx, struct tep_handle *tep, const 
 			      uint64_t len, const char *path, uint64_t file_offset,
 			      uint64_t *consumed, struct ks_error *err)
 {
-	return td_walk(ctx, tep, NULL, buf, len, path, file_offset, consumed, err);
+	return td_walk(ctx, tep, NULL, buf, len, path, file_offset, consumed, NULL, err);
 }
 
 int ks_tracing_data_parse(struct ks_ctx *ctx, struct tep_handle *tep, const uint8_t *buf,
@@ -326,7 +326,7 @@ int ks_tracing_data_parse(struct ks_ctx *ctx, struct tep_handle *tep, const uint
  * source's own, never shared through the context. */
 int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
-			 struct ks_error *err)
+			 struct ks_lazy **lazy, struct ks_error *err)
 {
-	return td_walk(ctx, *tep, meta, buf, len, path, file_offset, NULL, err);
+	return td_walk(ctx, *tep, meta, buf, len, path, file_offset, NULL, lazy, err);
 }

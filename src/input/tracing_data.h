@@ -43,12 +43,13 @@ int ks_tracing_data_parse_len(struct ks_ctx *ctx, struct tep_handle *tep, const 
 /* The block into *TEP (a fresh handle, the source's own), its texts kept
  * in META as stored (ks_source_formats(), ks_source_text()): the event
  * formats and kallsyms are attached to the handle unparsed and parsed when
- * first needed (lazy_events.h; the caller calls ks_lazy_detach() before
- * freeing META), the rest is parsed now.  Returns 0 or a negative value
+ * first needed (lazy_events.h: the state into *LAZY; the caller calls
+ * ks_lazy_detach() before freeing META), the rest is parsed now.  Returns 0 or a negative value
  * with err set. */
 struct ks_source_meta;
+struct ks_lazy;
 int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
-			 struct ks_error *err);
+			 struct ks_lazy **lazy, struct ks_error *err);
 
 #endif

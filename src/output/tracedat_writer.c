@@ -716,8 +716,6 @@ int ks_tdw_add_tep_formats(struct ks_tdw *w, struct tep_handle *tep, struct ks_e
 
 	if (check_usable(w, err) < 0)
 		return -1;
-	if (tep)
-		ks_tep_parse_all(tep); /* every format, not those used so far */
 	evs = tep ? tep_list_events(tep, TEP_EVENT_SORT_ID) : NULL;
 	for (i = 0; evs && evs[i]; i++) {
 		char *text = ks_tdw_format_text(evs[i]);

@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (ks_source_next(src, &rec, &err) > 0)
 			;
 		/* the formats and kallsyms no record needed: parsed too */
-		ks_tep_parse_all(ks_source_tep(src));
+		ks_source_parse_all(src);
 		tep_find_function(ks_source_tep(src), 0xffffffff81000000ull);
 		ks_source_close(src);
 		read_selected(path);

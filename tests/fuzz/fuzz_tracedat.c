@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += b ? (size_t)b[0] : 0;
 		}
 		(void)sink;
-		ks_tep_parse_all(ks_source_tep(src));
+		ks_source_parse_all(src);
 		tep_find_function(ks_source_tep(src), 0xffffffff81000000ull);
 		ks_source_close(src);
 	}

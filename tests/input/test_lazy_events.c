@@ -1,8 +1,9 @@
 /*
  * test_lazy_events.c - a recording's event formats and kallsyms are parsed
  * when first needed (src/input/lazy_events.h): opening a trace.dat parses
- * one format, reading it parses the formats of the events it has, a
- * lookup by name parses that event, plugin handlers registered before an
+ * one format and those of the systems the architecture tables name (kvm),
+ * reading it parses the formats of the events it has, a lookup by name
+ * through the source parses that event, plugin handlers registered before an
  * event is parsed apply to it, and symbols resolve as when the whole
  * kallsyms text was parsed at open.
  */
@@ -63,9 +64,18 @@ static void t_formats_parsed_on_demand(void)
 	nfmt = ks_source_formats(src, &f);
 	KT_EXPECT(nfmt > 1000);
 	at_open = ks_source_formats_parsed(src);
-	KT_EQ_U64(at_open, 1); /* the lowest id: the common fields */
+	{
+		size_t named = 0; /* the lowest id (the common fields) and the kvm formats */
+
+		for (size_t i = 0; i < nfmt; i++)
+			named += !strcmp(f[i].system, "kvm");
+		KT_EXPECT(named > 10);
+		KT_EXPECT(at_open >= named && at_open <= named + 1);
+	}
+	KT_EXPECT(ks_tep_event(ks_source_tep(src), "kvm", "kvm_exit") != NULL);
+	KT_EXPECT(ks_tep_event(ks_source_tep(src), "module", "module_load") == NULL);
 	/* a handler registered now applies when its event is parsed */
-	tep_register_event_handler(ks_source_tep(src), -1, "kvm", "kvm_exit", test_handler,
+	tep_register_event_handler(ks_source_tep(src), -1, "module", "module_load", test_handler,
 				   NULL);
 	while ((r = ks_source_next(src, &rec, &err)) > 0)
 		if (rec.type == KS_REC_EVENT && rec.event && rec.event->id >= 0 &&
@@ -75,27 +85,29 @@ static void t_formats_parsed_on_demand(void)
 		}
 	KT_EQ_INT(r, 0);
 	KT_EXPECT(distinct > 0);
-	KT_EXPECT(ks_source_formats_parsed(src) <= distinct + 1);
+	KT_EXPECT(ks_source_formats_parsed(src) <= distinct + at_open);
 	KT_EXPECT(ks_source_formats_parsed(src) >= distinct);
 	KT_EXPECT(ks_source_formats_parsed(src) < nfmt / 10);
 	KT_EQ_U64(ks_source_stats(src)->unknown_events, 0);
 
 	/* an event without records: parsed when asked for, once */
-	ev = ks_source_event(src, "kvm", "kvm_exit");
+	at_open = ks_source_formats_parsed(src);
+	ev = ks_source_event(src, "module", "module_load");
 	KT_REQUIRE(ev);
 	KT_EXPECT(!seen[ev->id]);
 	KT_EXPECT(ev->handler == test_handler); /* libtraceevent kept the handler */
+	KT_EQ_U64(ks_source_formats_parsed(src), at_open + 1);
 	at_open = ks_source_formats_parsed(src);
-	KT_EXPECT(ks_source_event(src, "kvm", "kvm_exit") == ev);
+	KT_EXPECT(ks_source_event(src, "module", "module_load") == ev);
 	KT_EXPECT(ks_source_event_by_id(src, ev->id) == ev);
-	KT_EXPECT(ks_tep_event(ev->tep, NULL, "kvm_exit") == ev);
+	KT_EXPECT(ks_tep_event(ev->tep, NULL, "module_load") == ev);
 	KT_EQ_U64(ks_source_formats_parsed(src), at_open);
 	KT_EXPECT(ks_source_event(src, "kvm", "no_such_event") == NULL);
 	KT_EXPECT(ks_source_event(src, "no_such_system", "kvm_exit") == NULL);
 	KT_EQ_U64(ks_source_formats_parsed(src), at_open);
 
 	/* listing: everything */
-	ks_tep_parse_all(ks_source_tep(src));
+	ks_source_parse_all(src);
 	KT_EQ_U64(ks_source_formats_parsed(src), nfmt);
 	KT_EXPECT((size_t)tep_get_events_count(ks_source_tep(src)) > nfmt / 2);
 	ks_source_close(src);
@@ -191,18 +203,21 @@ static void t_unindexable_parsed_at_once(void)
 			KT_REQUIRE(f[i].text);
 			f[i].len = strlen(f[i].text);
 		}
-		KT_EQ_INT(ks_lazy_attach(NULL, tep, f, 3, NULL), 0);
-		KT_EQ_U64(ks_tep_formats_parsed(tep), cases[c].parsed_at_attach);
+		struct ks_lazy *l = ks_lazy_attach(NULL, tep, f, 3, NULL);
+
+		KT_REQUIRE(l);
+		KT_EQ_U64(ks_lazy_formats_parsed(l, tep), cases[c].parsed_at_attach);
 		if (c == 0) {
-			KT_EQ_INT(ks_lazy_id_end(tep), 13);
+			KT_EQ_INT(ks_lazy_id_end(l, tep), 13);
 			KT_EXPECT(tep_find_event(tep, 10) != NULL);
 			KT_EXPECT(tep_find_event(tep, 12) == NULL);
-			KT_EXPECT(ks_tep_event_by_id(tep, 12) != NULL);
-			KT_EXPECT(ks_tep_event_by_id(tep, 13) == NULL);
-			KT_EXPECT(ks_tep_event(tep, "test", "ev_c") != NULL);
-			KT_EQ_U64(ks_tep_formats_parsed(tep), 3);
+			KT_EXPECT(ks_lazy_event_by_id(l, tep, 12) != NULL);
+			KT_EXPECT(ks_lazy_event_by_id(l, tep, 13) == NULL);
+			KT_EXPECT(ks_tep_event(tep, "test", "ev_c") == NULL); /* not parsed yet */
+			KT_EXPECT(ks_lazy_event(l, tep, "test", "ev_c") != NULL);
+			KT_EQ_U64(ks_lazy_formats_parsed(l, tep), 3);
 		}
-		ks_lazy_detach(tep);
+		ks_lazy_detach(l);
 		tep_free(tep);
 		for (int i = 0; i < 3; i++)
 			free((char *)f[i].text);

@@ -274,7 +274,7 @@ static int kvm_event_count(struct ks_source *src)
 	struct tep_event **evs;
 	int i, n = 0;
 
-	ks_tep_parse_all(tep); /* the formats wait until needed */
+	ks_source_parse_all(src); /* the formats wait until needed */
 	evs = tep_list_events(tep, TEP_EVENT_SORT_ID);
 
 	for (i = 0; evs && evs[i]; i++)
