@@ -4,7 +4,7 @@
  * Events are identified by their format (struct tep_event *, one per event
  * of the source): a small cache maps each to its display name and, for the
  * architecture's exit events, the fields that give the exit reason.  Rows
- * are found by hashing (VM, event, child key).
+ * are found by (event, child key, VM and whether a child) in a ks_hmap.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,33 +18,30 @@
 #include "kvmscope/source.h"
 #include "kvmscope/tpcount.h"
 #include "kvmscope/tracedat.h"
+#include "util/hashmap.h"
 
 struct ev_info {
-	const struct tep_event *ev;   /* NULL = free slot */
+	const struct tep_event *ev;
+	uint32_t idx;                 /* its number, from 1, in the order met */
 	char name[64];
 	const struct ks_match *rule;  /* an exit (begin) rule of the vmexit class */
 	struct ks_field key, info, key2, cond, isa;
 };
 
-struct row_slot {
-	int32_t vm;
-	bool child, used;
-	const struct tep_event *ev;
-	uint64_t key;
-	uint32_t row;
-};
+/* A row's identity, the key of ks_tpcount.rows_by_id: the child's key (0
+ * for the event's own row), then the event's index (31 bits), the VM and
+ * whether the row is a child in one word. */
+enum { ROW_KEY, ROW_EVENT_VM_CHILD, ROW_ID_WORDS };
 
 struct ks_tpcount {
-	struct ks_attr_thread *threads; /* tid -> VM, as the stat engine decides */
-	size_t threads_cap, threads_used;
+	struct ks_hmap threads;        /* tid -> struct ks_attr_thread: the VM, as
+					* the stat engine decides */
 	struct ks_attr_guests guests;     /* trace.dat GUEST options */
 	const struct ks_arch *arch;
 	const struct ks_event_class *exits;
 	int isa;                       /* from the CPUID; else each event's isa */
-	struct ev_info *evs;
-	size_t ev_cap, ev_used;
-	struct row_slot *slots;
-	size_t slot_cap;
+	struct ks_hmap evs;            /* event pointer -> struct ev_info */
+	struct ks_hmap rows_by_id;     /* ROW_ID_WORDS identity -> uint32_t row */
 	struct ks_tpcount_row *rows;
 	uint64_t *cur;                 /* counts of the open interval, per row */
 	size_t nrows, row_cap;
@@ -61,6 +58,9 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, struct ks_error *err)
 		ks_error_set(err, "out of memory");
 		return NULL;
 	}
+	ks_hmap_init(&c->threads, sizeof(struct ks_attr_thread));
+	ks_hmap_init(&c->evs, sizeof(struct ev_info));
+	ks_hmap_init_wide(&c->rows_by_id, ROW_ID_WORDS, sizeof(uint32_t));
 	if (info)
 		c->arch = ks_arch_for(info->arch, info->cpuid);
 	if (!c->arch && src && ks_source_tep(src))
@@ -75,11 +75,6 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, struct ks_error *err)
 		return NULL;
 	}
 	return c;
-}
-
-static size_t ptr_hash(const void *p, size_t cap)
-{
-	return (size_t)(((uintptr_t)p >> 4) * 2654435761u) % cap;
 }
 
 static void ev_init(struct ks_tpcount *c, struct ev_info *e, struct tep_event *ev)
@@ -110,82 +105,38 @@ static void ev_init(struct ks_tpcount *c, struct ev_info *e, struct tep_event *e
 	}
 }
 
-/* The cache entry of EV; NULL when out of memory. */
+/* The cache entry of EV; NULL when out of memory.  Valid until the next
+ * new event. */
 static struct ev_info *ev_find(struct ks_tpcount *c, struct tep_event *ev)
 {
-	size_t h, i;
+	struct ev_info *e = ks_hmap_get(&c->evs, (uintptr_t)ev);
+	bool created;
 
-	if ((c->ev_used + 1) * 2 > c->ev_cap) {
-		size_t ncap = c->ev_cap ? c->ev_cap * 2 : 64;
-		struct ev_info *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (i = 0; i < c->ev_cap; i++) {
-			if (!c->evs[i].ev)
-				continue;
-			for (h = ptr_hash(c->evs[i].ev, ncap); n[h].ev; h = (h + 1) % ncap)
-				;
-			n[h] = c->evs[i];
-		}
-		free(c->evs);
-		c->evs = n;
-		c->ev_cap = ncap;
+	if (e)
+		return e;
+	if (ks_hmap_len(&c->evs) >= (1u << 31))
+		return NULL; /* the index takes 31 bits of a row's identity */
+	e = ks_hmap_put(&c->evs, (uintptr_t)ev, &created);
+	if (e) {
+		ev_init(c, e, ev);
+		e->idx = (uint32_t)ks_hmap_len(&c->evs);
 	}
-	for (h = ptr_hash(ev, c->ev_cap); c->evs[h].ev; h = (h + 1) % c->ev_cap)
-		if (c->evs[h].ev == ev)
-			return &c->evs[h];
-	ev_init(c, &c->evs[h], ev);
-	c->ev_used++;
-	return &c->evs[h];
-}
-
-static size_t slot_hash(int32_t vm, const void *ev, uint64_t key, bool child, size_t cap)
-{
-	uint64_t h = (uint64_t)(uint32_t)vm * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uintptr_t)ev >> 4) * 0xc2b2ae3d27d4eb4full;
-	h ^= (key + child) * 0x165667b19e3779f9ull;
-	return (size_t)((h ^ (h >> 29)) % cap);
-}
-
-static bool grow_slots(struct ks_tpcount *c)
-{
-	size_t ncap = c->slot_cap ? c->slot_cap * 2 : 128, i, h;
-	struct row_slot *n = calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return false;
-	for (i = 0; i < c->slot_cap; i++) {
-		struct row_slot *s = &c->slots[i];
-
-		if (!s->used)
-			continue;
-		for (h = slot_hash(s->vm, s->ev, s->key, s->child, ncap); n[h].used; h = (h + 1) % ncap)
-			;
-		n[h] = *s;
-	}
-	free(c->slots);
-	c->slots = n;
-	c->slot_cap = ncap;
-	return true;
+	return e;
 }
 
 /* The row of (VM, EV, KEY, CHILD), created on first use; -1 out of memory. */
 static long row_find(struct ks_tpcount *c, int32_t vm, const struct ev_info *e, uint64_t key,
 		     bool child, uint32_t parent, const char *name)
 {
-	struct row_slot *s;
-	size_t h;
+	const uint64_t id[ROW_ID_WORDS] = {
+		key, (uint64_t)e->idx << 33 | (uint64_t)(uint32_t)vm << 1 | child
+	};
+	uint32_t *row;
+	bool created;
 
-	if ((c->nrows + 1) * 2 > c->slot_cap && !grow_slots(c))
-		return -1;
-	for (h = slot_hash(vm, e->ev, key, child, c->slot_cap); c->slots[h].used;
-	     h = (h + 1) % c->slot_cap) {
-		s = &c->slots[h];
-		if (s->vm == vm && s->ev == e->ev && s->key == key && s->child == child)
-			return s->row;
-	}
+	row = ks_hmap_get_wide_k(&c->rows_by_id, id, ROW_ID_WORDS);
+	if (row)
+		return *row;
 	if (c->nrows == c->row_cap) {
 		size_t ncap = c->row_cap ? c->row_cap * 2 : 64;
 		struct ks_tpcount_row *nr = realloc(c->rows, ncap * sizeof(*nr));
@@ -200,9 +151,10 @@ static long row_find(struct ks_tpcount *c, int32_t vm, const struct ev_info *e, 
 		c->cur = ncur;
 		c->row_cap = ncap;
 	}
-	s = &c->slots[h];
-	*s = (struct row_slot){ .vm = vm, .child = child, .used = true, .ev = e->ev, .key = key,
-				.row = (uint32_t)c->nrows };
+	row = ks_hmap_put_wide(&c->rows_by_id, id, &created);
+	if (!row)
+		return -1;
+	*row = (uint32_t)c->nrows;
 	c->rows[c->nrows] = (struct ks_tpcount_row){ .vm = vm, .child = child, .parent = parent };
 	snprintf(c->rows[c->nrows].name, sizeof(c->rows[c->nrows].name), "%s", name);
 	c->cur[c->nrows] = 0;
@@ -229,35 +181,19 @@ static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
 	*key ^= (uint64_t)(uint32_t)ctx.table << 48;
 }
 
-/* The attribution of TID (tid > 0), created on first use; NULL out of memory. */
+/* The attribution of TID (tid > 0), created on first use; NULL out of
+ * memory.  Valid until the next new thread. */
 static struct ks_attr_thread *thread_of(struct ks_tpcount *c, int32_t tid)
 {
-	size_t h, i;
+	struct ks_attr_thread *t = ks_hmap_get(&c->threads, (uint32_t)tid);
+	bool created;
 
-	if ((c->threads_used + 1) * 2 > c->threads_cap) {
-		size_t ncap = c->threads_cap ? c->threads_cap * 2 : 256;
-		struct ks_attr_thread *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (i = 0; i < c->threads_cap; i++) {
-			if (!c->threads[i].tid)
-				continue;
-			for (h = (uint32_t)c->threads[i].tid * 2654435761u % ncap; n[h].tid; h = (h + 1) % ncap)
-				;
-			n[h] = c->threads[i];
-		}
-		free(c->threads);
-		c->threads = n;
-		c->threads_cap = ncap;
-	}
-	for (h = (uint32_t)tid * 2654435761u % c->threads_cap; c->threads[h].tid;
-	     h = (h + 1) % c->threads_cap)
-		if (c->threads[h].tid == tid)
-			return &c->threads[h];
-	ks_attr_thread_init(&c->threads[h], tid);
-	c->threads_used++;
-	return &c->threads[h];
+	if (t)
+		return t;
+	t = ks_hmap_put(&c->threads, (uint32_t)tid, &created);
+	if (t)
+		ks_attr_thread_init(t, tid);
+	return t;
 }
 
 /* The VM of REC's thread: its process when known, else what the
@@ -351,10 +287,10 @@ void ks_tpcount_free(struct ks_tpcount *c)
 {
 	if (!c)
 		return;
-	free(c->threads);
+	ks_hmap_free(&c->threads);
 	ks_attr_guests_free(&c->guests);
-	free(c->evs);
-	free(c->slots);
+	ks_hmap_free(&c->evs);
+	ks_hmap_free(&c->rows_by_id);
 	free(c->rows);
 	free(c->cur);
 	free(c);
