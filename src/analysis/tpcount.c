@@ -124,19 +124,29 @@ static struct ev_info *ev_find(struct ks_tpcount *c, struct tep_event *ev)
 	return e;
 }
 
-/* The row of (VM, EV, KEY, CHILD), created on first use; -1 out of memory. */
-static long row_find(struct ks_tpcount *c, int32_t vm, const struct ev_info *e, uint64_t key,
-		     bool child, uint32_t parent, const char *name)
+/* The identity of the row of (VM, EV, KEY, CHILD). */
+static inline void row_id(uint64_t id[ROW_ID_WORDS], int32_t vm, const struct ev_info *e,
+			  uint64_t key, bool child)
 {
-	const uint64_t id[ROW_ID_WORDS] = {
-		key, (uint64_t)e->idx << 33 | (uint64_t)(uint32_t)vm << 1 | child
-	};
+	id[ROW_KEY] = key;
+	id[ROW_EVENT_VM_CHILD] = (uint64_t)e->idx << 33 | (uint64_t)(uint32_t)vm << 1 | child;
+}
+
+/* The row of identity ID, or -1 when there is none yet. */
+static inline long row_get(const struct ks_tpcount *c, const uint64_t *id)
+{
+	const uint32_t *row = ks_hmap_get_wide_k(&c->rows_by_id, id, ROW_ID_WORDS);
+
+	return row ? (long)*row : -1;
+}
+
+/* A new row of identity ID (VM, CHILD, PARENT, NAME); -1 out of memory. */
+static long row_new(struct ks_tpcount *c, const uint64_t *id, int32_t vm, bool child,
+		    uint32_t parent, const char *name)
+{
 	uint32_t *row;
 	bool created;
 
-	row = ks_hmap_get_wide_k(&c->rows_by_id, id, ROW_ID_WORDS);
-	if (row)
-		return *row;
 	if (c->nrows == c->row_cap) {
 		size_t ncap = c->row_cap ? c->row_cap * 2 : 64;
 		struct ks_tpcount_row *nr = realloc(c->rows, ncap * sizeof(*nr));
@@ -161,24 +171,35 @@ static long row_find(struct ks_tpcount *c, int32_t vm, const struct ev_info *e, 
 	return (long)c->nrows++;
 }
 
-static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
-			const struct ks_record *rec, uint64_t *key, char *buf, size_t len)
+/* The reason code of exit REC (EV's rule matched), composed as the
+ * architecture does; CTX gets what names it (table, isa). */
+static uint64_t reason_key(const struct ks_tpcount *c, const struct ev_info *e,
+			   const struct ks_record *rec, struct ks_key_ctx *ctx)
 {
-	struct ks_key_ctx ctx = { .isa = c->isa, .table = e->rule->table };
+	uint64_t key = ks_field_u64(&e->key, rec);
+
+	*ctx = (struct ks_key_ctx){ .isa = c->isa, .table = e->rule->table };
+	if (c->exits->compose)
+		c->exits->compose(&key, e->key2.present ? ks_field_u64(&e->key2, rec) : 0,
+				  &ctx->table);
+	if (ctx->isa == KS_ISA_UNKNOWN && e->isa.present)
+		ctx->isa = (int)ks_field_u64(&e->isa, rec);
+	if (ctx->isa == KS_ISA_UNKNOWN)
+		ctx->isa = KS_ISA_VMX;
+	return key;
+}
+
+/* The name of the child row of exit REC, reason KEY (reason_key): the
+ * event's name and the reason's. */
+static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
+			const struct ks_record *rec, const struct ks_key_ctx *ctx, uint64_t key,
+			char *buf, size_t len)
+{
 	int32_t info = e->info.present ? (int32_t)ks_field_u64(&e->info, rec) : 0;
 	char reason[48];
 
-	*key = ks_field_u64(&e->key, rec);
-	if (c->exits->compose)
-		c->exits->compose(key, e->key2.present ? ks_field_u64(&e->key2, rec) : 0, &ctx.table);
-	if (ctx.isa == KS_ISA_UNKNOWN && e->isa.present)
-		ctx.isa = (int)ks_field_u64(&e->isa, rec);
-	if (ctx.isa == KS_ISA_UNKNOWN)
-		ctx.isa = KS_ISA_VMX;
-	c->exits->key_name(&ctx, *key, info, false, reason, sizeof(reason));
+	c->exits->key_name(ctx, key, info, false, reason, sizeof(reason));
 	snprintf(buf, len, "%.14s(%s)", e->ev->name, reason);
-	/* the table joins the key: one code may name two reasons (arm64) */
-	*key ^= (uint64_t)(uint32_t)ctx.table << 48;
 }
 
 /* The attribution of TID (tid > 0), created on first use; NULL out of
@@ -232,9 +253,10 @@ static int32_t vm_of(struct ks_tpcount *c, const struct ks_record *rec)
 
 void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
 {
+	uint64_t id[ROW_ID_WORDS], key;
+	struct ks_key_ctx ctx;
 	struct ev_info *e;
 	char name[64];
-	uint64_t key;
 	int32_t vm;
 	long r, ch;
 
@@ -246,14 +268,22 @@ void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
 	e = ev_find(c, rec->event);
 	if (!e)
 		return;
-	r = row_find(c, vm, e, 0, false, 0, e->name);
-	if (r < 0)
+	row_id(id, vm, e, 0, false);
+	r = row_get(c, id);
+	if (r < 0 && (r = row_new(c, id, vm, false, 0, e->name)) < 0)
 		return;
 	c->cur[r]++;
 	if (!e->rule || (e->cond.present && ks_field_u64(&e->cond, rec) != e->rule->cond_value))
 		return;
-	reason_name(c, e, rec, &key, name, sizeof(name));
-	ch = row_find(c, vm, e, key, true, (uint32_t)r, name);
+	key = reason_key(c, e, rec, &ctx);
+	/* the table joins the key: one code may name two reasons (arm64);
+	 * the name, the one of the row's first exit, is made only then */
+	row_id(id, vm, e, key ^ (uint64_t)(uint32_t)ctx.table << 48, true);
+	ch = row_get(c, id);
+	if (ch < 0) {
+		reason_name(c, e, rec, &ctx, key, name, sizeof(name));
+		ch = row_new(c, id, vm, true, (uint32_t)r, name);
+	}
 	if (ch >= 0)
 		c->cur[ch]++;
 }
