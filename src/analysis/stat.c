@@ -22,7 +22,8 @@
  *
  * The hot path is: event-role lookup by tep_event pointer, thread lookup
  * by tid (direct-mapped caches in front of src/util/hashmap.c tables),
- * field reads at resolved offsets.
+ * field reads at resolved offsets, row lookup (a direct index by key, or
+ * the thread's row cache, in front of the view's ks_hmap of rows).
  *
  * Distinct threads count against the run's budget (limits.threads): past
  * it, the engine stops with an error naming the file and the record's
@@ -110,8 +111,7 @@ struct view {
 	 * DIRECT_KEYS with info and table 0 (most exit reasons): a direct
 	 * index in front of the hash, filled as the hash creates them. */
 	struct ks_stat_row **direct;
-	struct row_slot *slots;        /* open hash */
-	size_t cap, used;
+	struct ks_hmap rows;           /* ROW_ID_WORDS identity -> struct ks_stat_row * */
 	struct ks_stat_row **sorted;   /* valid rows, perf's iteration order */
 	size_t nsorted;
 	int cache;                     /* a thread's row cache for it (no direct index) */
@@ -171,10 +171,10 @@ struct ks_stat {
 	size_t nretired, retired_cap;
 };
 
-/* ---- small open-addressing helpers ---- */
+/* ---- cache slots ---- */
 
 /* Fibonacci hashing: the top BITS bits of X times 2^64 / phi.  One
- * multiply, for the lookups made per record. */
+ * multiply, for the direct-mapped caches looked up per record. */
 static inline size_t fib_hash(uint64_t x, unsigned bits)
 {
 	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> (64 - bits));
@@ -546,88 +546,77 @@ const char *ks_stat_comm(const struct ks_stat *st, int32_t tid)
 
 /* ---- rows ---- */
 
-struct row_id {
-	int32_t vm, vcpu, thread, info, table;
-	uint64_t key;
-};
+/* A row's identity, the key of its view's table (view.rows): the key, then
+ * the int32s (VM, vCPU, thread, info, name table) two to a 64-bit word,
+ * each whole, so that no two rows share an identity. */
+enum { ROW_KEY, ROW_VM_VCPU, ROW_THREAD_INFO, ROW_TABLE, ROW_ID_WORDS };
 
-/* A hash slot keeps the row's identity next to the pointer, so probing
- * touches only the slot array, not the (large) rows. */
-struct row_slot {
-	struct row_id id;
-	struct ks_stat_row *row;
-};
-
-static bool same_id(const struct row_id *a, const struct row_id *b)
+static inline uint64_t pack2(int32_t hi, int32_t lo)
 {
-	return a->key == b->key && a->info == b->info && a->vm == b->vm &&
-	       a->vcpu == b->vcpu && a->thread == b->thread && a->table == b->table;
+	return (uint64_t)(uint32_t)hi << 32 | (uint32_t)lo;
 }
 
-/* Fibonacci hashing (the caller masks the low bits of the 32 it gets): a
- * lookup per exit sits on the hot path. */
-static inline size_t row_hash(const struct row_id *id)
+static inline int32_t hi32(uint64_t w)
 {
-	uint64_t x = id->key ^ ((uint64_t)(uint32_t)id->vcpu << 40) ^
-		     ((uint64_t)(uint32_t)id->vm << 20) ^ (uint64_t)(uint32_t)id->info ^
-		     ((uint64_t)(uint32_t)id->thread << 8) ^ ((uint64_t)(uint32_t)id->table << 56);
+	return (int32_t)(uint32_t)(w >> 32);
+}
 
-	return fib_hash(x, 32);
+static inline int32_t lo32(uint64_t w)
+{
+	return (int32_t)(uint32_t)w;
 }
 
 /* A view over DIMS; one by key alone gets its direct index. */
 static int view_init(struct ks_stat *st, struct view *v, unsigned dims)
 {
 	v->dims = dims;
+	ks_hmap_init_wide(&v->rows, ROW_ID_WORDS, sizeof(struct ks_stat_row *));
 	if (dims == KS_DIM_KEY && !(v->direct = st_calloc(st, DIRECT_KEYS, sizeof(*v->direct))))
 		return -1;
 	return 0;
 }
 
-/* Double V's table; on failure it stays as it is (with room for one more
- * row, unless it has none) and the engine has failed. */
-static void grow_view(struct ks_stat *st, struct view *v)
+/* The identity of a row (all of it: ks_stat_row's fields). */
+static inline void row_id(uint64_t id[ROW_ID_WORDS], uint64_t key, int32_t vm, int32_t vcpu,
+			  int32_t thread, int32_t info, int32_t table)
 {
-	struct row_slot *old = v->slots, *slots;
-	size_t i, oldcap = v->cap;
-
-	slots = st_calloc(st, oldcap ? oldcap * 2 : 64, sizeof(*slots));
-	if (!slots)
-		return;
-	v->cap = oldcap ? oldcap * 2 : 64;
-	v->slots = slots;
-	for (i = 0; i < oldcap; i++) {
-		size_t j;
-
-		if (!old[i].row)
-			continue;
-		j = row_hash(&old[i].id) & (v->cap - 1);
-		while (v->slots[j].row)
-			j = (j + 1) & (v->cap - 1);
-		v->slots[j] = old[i];
-	}
-	free(old);
+	id[ROW_KEY] = key;
+	id[ROW_VM_VCPU] = pack2(vm, vcpu);
+	id[ROW_THREAD_INFO] = pack2(thread, info);
+	id[ROW_TABLE] = (uint32_t)table;
 }
 
-/* A new row ID in slot J of V (free); TABLE is the key's name table. */
+/* The new row of identity ID in V; TABLE is the key's name table (the
+ * row keeps it where the identity leaves it out: perf_compat).  The
+ * identity comes as its words' values, so that the lookup's copy of it
+ * can stay in registers. */
 static __attribute__((noinline)) struct ks_stat_row *
-row_create(struct ks_stat *st, struct view *v, size_t j, const struct row_id *id, int32_t table)
+row_create(struct ks_stat *st, struct view *v, uint64_t key, uint64_t vm_vcpu,
+	   uint64_t thread_info, uint64_t id_table, int32_t table)
 {
-	struct ks_stat_row *r = st_calloc(st, 1, sizeof(*r));
+	const uint64_t id[ROW_ID_WORDS] = { key, vm_vcpu, thread_info, id_table };
+	struct ks_stat_row **slot, *r;
+	bool created;
 
-	if (!r)
+	slot = ks_hmap_put_wide(&v->rows, id, &created);
+	if (!slot) {
+		stat_fail(st, NULL, "%s", "out of memory");
 		return &st->spare_row;
-	r->vm = id->vm;
-	r->vcpu = id->vcpu;
-	r->thread = id->thread;
-	r->key = id->key;
-	r->info = id->info;
+	}
+	r = st_calloc(st, 1, sizeof(*r));
+	if (!r) {
+		ks_hmap_del_wide(&v->rows, id);
+		return &st->spare_row;
+	}
+	r->key = key;
+	r->vm = hi32(vm_vcpu);
+	r->vcpu = lo32(vm_vcpu);
+	r->thread = hi32(thread_info);
+	r->info = lo32(thread_info);
 	r->table = (v->dims & KS_DIM_KEY) ? table : 0;
 	r->seq = st->next_seq++;
 	r->min_ns = UINT64_MAX;
-	v->slots[j].id = *id;
-	v->slots[j].row = r;
-	v->used++;
+	*slot = r;
 	return r;
 }
 
@@ -635,35 +624,26 @@ static struct ks_stat_row *hash_find_create_row(struct ks_stat *st, struct view 
 						const struct thread *t, uint64_t key,
 						int32_t info, int32_t table)
 {
-	struct row_id id = {
-		.vm = (v->dims & KS_DIM_VM) ? t->vm : -1,
-		.vcpu = (v->dims & KS_DIM_VCPU) ? t->vcpu : -1,
-		.thread = -1, .info = info, .table = table, .key = key,
-	};
-	size_t j;
+	int32_t vm = (v->dims & KS_DIM_VM) ? t->vm : -1;
+	int32_t vcpu = (v->dims & KS_DIM_VCPU) ? t->vcpu : -1, thread = -1;
+	struct ks_stat_row **slot;
+	uint64_t id[ROW_ID_WORDS];
 
 	if ((v->dims & KS_DIM_VCPU) && t->vcpu < 0 && !st->cfg.perf_compat)
-		id.thread = t->tid;
+		thread = t->tid;
+	if (!(v->dims & KS_DIM_KEY)) {
+		key = 0;
+		info = 0;
+	}
 	/* perf keys rows by (key, info) only; the name table is the one of
 	 * the row's first occurrence. */
-	if (st->cfg.perf_compat)
-		id.table = 0;
-	if (!(v->dims & KS_DIM_KEY)) {
-		id.key = 0;
-		id.info = 0;
-		id.table = 0;
-	}
-	if ((v->used + 1) * 2 > v->cap)
-		grow_view(st, v);
-	if (v->used + 1 >= v->cap)
-		return &st->spare_row; /* could not grow: the engine has failed */
-	j = row_hash(&id) & (v->cap - 1);
-	while (v->slots[j].row) {
-		if (same_id(&v->slots[j].id, &id))
-			return v->slots[j].row;
-		j = (j + 1) & (v->cap - 1);
-	}
-	return row_create(st, v, j, &id, table);
+	row_id(id, key, vm, vcpu, thread, info,
+	       (v->dims & KS_DIM_KEY) && !st->cfg.perf_compat ? table : 0);
+	slot = ks_hmap_get_wide_k(&v->rows, id, ROW_ID_WORDS);
+	if (slot)
+		return *slot;
+	return row_create(st, v, id[ROW_KEY], id[ROW_VM_VCPU], id[ROW_THREAD_INFO], id[ROW_TABLE],
+			  table);
 }
 
 /* Whether a row is found by its key alone: no info, and no name table
@@ -1377,11 +1357,13 @@ void ks_stat_free(struct ks_stat *st)
 		return;
 	for (i = 0; i <= st->nviews; i++) {
 		struct view *v = i < st->nviews ? &st->views[i] : &st->begins;
+		struct ks_stat_row **r;
+		const uint64_t *id;
 
-		for (j = 0; j < v->cap; j++)
-			if (v->slots[j].row)
-				free_row(v->slots[j].row);
-		free(v->slots);
+		pos = 0;
+		while ((r = ks_hmap_next_wide(&v->rows, &pos, &id)))
+			free_row(*r);
+		ks_hmap_free(&v->rows);
 		free(v->sorted);
 		free(v->direct);
 	}
@@ -1532,20 +1514,23 @@ static int perf_iteration_cmp(const void *a, const void *b)
 size_t ks_stat_rows(const struct ks_stat *cst, int vi, struct ks_stat_row ***rows)
 {
 	struct ks_stat *st = (struct ks_stat *)cst;
+	struct ks_stat_row **r;
+	const uint64_t *id;
 	struct view *v;
-	size_t j;
+	size_t pos = 0;
 
 	*rows = NULL;
 	if (vi < KS_STAT_BEGINS || vi >= st->nviews)
 		return 0;
 	v = vi == KS_STAT_BEGINS ? &st->begins : &st->views[vi];
 	if (!v->sorted) {
-		v->sorted = st_calloc((struct ks_stat *)st, v->used + 1, sizeof(*v->sorted));
+		v->sorted = st_calloc((struct ks_stat *)st, ks_hmap_len(&v->rows) + 1,
+				      sizeof(*v->sorted));
 		if (!v->sorted) /* ks_stat_error() says so */
 			return 0;
-		for (j = 0; j < v->cap; j++)
-			if (v->slots[j].row && v->slots[j].row->count)
-				v->sorted[v->nsorted++] = v->slots[j].row;
+		while ((r = ks_hmap_next_wide(&v->rows, &pos, &id)))
+			if ((*r)->count)
+				v->sorted[v->nsorted++] = *r;
 		qsort(v->sorted, v->nsorted, sizeof(*v->sorted), perf_iteration_cmp);
 	}
 	*rows = v->sorted;

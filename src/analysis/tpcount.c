@@ -4,7 +4,7 @@
  * Events are identified by their format (struct tep_event *, one per event
  * of the source): a small cache maps each to its display name and, for the
  * architecture's exit events, the fields that give the exit reason.  Rows
- * are found by hashing (VM, event, child key).
+ * are found by (event, child key, VM and whether a child) in a ks_hmap.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,31 +18,28 @@
 #include "kvmscope/source.h"
 #include "kvmscope/tpcount.h"
 #include "kvmscope/tracedat.h"
+#include "util/hashmap.h"
 
 struct ev_info {
-	const struct tep_event *ev;   /* NULL = free slot */
+	const struct tep_event *ev;
+	uint32_t idx;                 /* its number, from 1, in the order met */
 	char name[64];
 	const struct ks_match *rule;  /* an exit (begin) rule of the vmexit class */
 	struct ks_field key, info, key2, cond, isa;
 };
 
-struct row_slot {
-	int32_t vm;
-	bool child, used;
-	const struct tep_event *ev;
-	uint64_t key;
-	uint32_t row;
-};
+/* A row's identity, the key of ks_tpcount.rows_by_id: the child's key (0
+ * for the event's own row), then the event's index (31 bits), the VM and
+ * whether the row is a child in one word. */
+enum { ROW_KEY, ROW_EVENT_VM_CHILD, ROW_ID_WORDS };
 
 struct ks_tpcount {
 	const struct ks_host *host;    /* tid -> VM: the caller's model */
 	const struct ks_arch *arch;
 	const struct ks_event_class *exits;
 	int isa;                       /* from the CPUID; else each event's isa */
-	struct ev_info *evs;
-	size_t ev_cap, ev_used;
-	struct row_slot *slots;
-	size_t slot_cap;
+	struct ks_hmap evs;            /* event pointer -> struct ev_info */
+	struct ks_hmap rows_by_id;     /* ROW_ID_WORDS identity -> uint32_t row */
 	struct ks_tpcount_row *rows;
 	uint64_t *cur;                 /* counts of the open interval, per row */
 	size_t nrows, row_cap;
@@ -58,6 +55,8 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *h
 		ks_error_set(err, "out of memory");
 		return NULL;
 	}
+	ks_hmap_init(&c->evs, sizeof(struct ev_info));
+	ks_hmap_init_wide(&c->rows_by_id, ROW_ID_WORDS, sizeof(uint32_t));
 	if (info)
 		c->arch = ks_arch_for(info->arch, info->cpuid);
 	if (!c->arch && src && ks_source_tep(src))
@@ -67,11 +66,6 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *h
 	c->isa = info ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_UNKNOWN;
 	c->host = host;
 	return c;
-}
-
-static size_t ptr_hash(const void *p, size_t cap)
-{
-	return (size_t)(((uintptr_t)p >> 4) * 2654435761u) % cap;
 }
 
 static void ev_init(struct ks_tpcount *c, struct ev_info *e, struct tep_event *ev)
@@ -102,82 +96,48 @@ static void ev_init(struct ks_tpcount *c, struct ev_info *e, struct tep_event *e
 	}
 }
 
-/* The cache entry of EV; NULL when out of memory. */
+/* The cache entry of EV; NULL when out of memory.  Valid until the next
+ * new event. */
 static struct ev_info *ev_find(struct ks_tpcount *c, struct tep_event *ev)
 {
-	size_t h, i;
+	struct ev_info *e = ks_hmap_get(&c->evs, (uintptr_t)ev);
+	bool created;
 
-	if ((c->ev_used + 1) * 2 > c->ev_cap) {
-		size_t ncap = c->ev_cap ? c->ev_cap * 2 : 64;
-		struct ev_info *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (i = 0; i < c->ev_cap; i++) {
-			if (!c->evs[i].ev)
-				continue;
-			for (h = ptr_hash(c->evs[i].ev, ncap); n[h].ev; h = (h + 1) % ncap)
-				;
-			n[h] = c->evs[i];
-		}
-		free(c->evs);
-		c->evs = n;
-		c->ev_cap = ncap;
+	if (e)
+		return e;
+	if (ks_hmap_len(&c->evs) >= (1u << 31))
+		return NULL; /* the index takes 31 bits of a row's identity */
+	e = ks_hmap_put(&c->evs, (uintptr_t)ev, &created);
+	if (e) {
+		ev_init(c, e, ev);
+		e->idx = (uint32_t)ks_hmap_len(&c->evs);
 	}
-	for (h = ptr_hash(ev, c->ev_cap); c->evs[h].ev; h = (h + 1) % c->ev_cap)
-		if (c->evs[h].ev == ev)
-			return &c->evs[h];
-	ev_init(c, &c->evs[h], ev);
-	c->ev_used++;
-	return &c->evs[h];
+	return e;
 }
 
-static size_t slot_hash(int32_t vm, const void *ev, uint64_t key, bool child, size_t cap)
+/* The identity of the row of (VM, EV, KEY, CHILD). */
+static inline void row_id(uint64_t id[ROW_ID_WORDS], int32_t vm, const struct ev_info *e,
+			  uint64_t key, bool child)
 {
-	uint64_t h = (uint64_t)(uint32_t)vm * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uintptr_t)ev >> 4) * 0xc2b2ae3d27d4eb4full;
-	h ^= (key + child) * 0x165667b19e3779f9ull;
-	return (size_t)((h ^ (h >> 29)) % cap);
+	id[ROW_KEY] = key;
+	id[ROW_EVENT_VM_CHILD] = (uint64_t)e->idx << 33 | (uint64_t)(uint32_t)vm << 1 | child;
 }
 
-static bool grow_slots(struct ks_tpcount *c)
+/* The row of identity ID, or -1 when there is none yet. */
+static inline long row_get(const struct ks_tpcount *c, const uint64_t *id)
 {
-	size_t ncap = c->slot_cap ? c->slot_cap * 2 : 128, i, h;
-	struct row_slot *n = calloc(ncap, sizeof(*n));
+	const uint32_t *row = ks_hmap_get_wide_k(&c->rows_by_id, id, ROW_ID_WORDS);
 
-	if (!n)
-		return false;
-	for (i = 0; i < c->slot_cap; i++) {
-		struct row_slot *s = &c->slots[i];
-
-		if (!s->used)
-			continue;
-		for (h = slot_hash(s->vm, s->ev, s->key, s->child, ncap); n[h].used; h = (h + 1) % ncap)
-			;
-		n[h] = *s;
-	}
-	free(c->slots);
-	c->slots = n;
-	c->slot_cap = ncap;
-	return true;
+	return row ? (long)*row : -1;
 }
 
-/* The row of (VM, EV, KEY, CHILD), created on first use; -1 out of memory. */
-static long row_find(struct ks_tpcount *c, int32_t vm, const struct ev_info *e, uint64_t key,
-		     bool child, uint32_t parent, const char *name)
+/* A new row of identity ID (VM, CHILD, PARENT, NAME); -1 out of memory. */
+static long row_new(struct ks_tpcount *c, const uint64_t *id, int32_t vm, bool child,
+		    uint32_t parent, const char *name)
 {
-	struct row_slot *s;
-	size_t h;
+	uint32_t *row;
+	bool created;
 
-	if ((c->nrows + 1) * 2 > c->slot_cap && !grow_slots(c))
-		return -1;
-	for (h = slot_hash(vm, e->ev, key, child, c->slot_cap); c->slots[h].used;
-	     h = (h + 1) % c->slot_cap) {
-		s = &c->slots[h];
-		if (s->vm == vm && s->ev == e->ev && s->key == key && s->child == child)
-			return s->row;
-	}
 	if (c->nrows == c->row_cap) {
 		size_t ncap = c->row_cap ? c->row_cap * 2 : 64;
 		struct ks_tpcount_row *nr = realloc(c->rows, ncap * sizeof(*nr));
@@ -192,33 +152,45 @@ static long row_find(struct ks_tpcount *c, int32_t vm, const struct ev_info *e, 
 		c->cur = ncur;
 		c->row_cap = ncap;
 	}
-	s = &c->slots[h];
-	*s = (struct row_slot){ .vm = vm, .child = child, .used = true, .ev = e->ev, .key = key,
-				.row = (uint32_t)c->nrows };
+	row = ks_hmap_put_wide(&c->rows_by_id, id, &created);
+	if (!row)
+		return -1;
+	*row = (uint32_t)c->nrows;
 	c->rows[c->nrows] = (struct ks_tpcount_row){ .vm = vm, .child = child, .parent = parent };
 	snprintf(c->rows[c->nrows].name, sizeof(c->rows[c->nrows].name), "%s", name);
 	c->cur[c->nrows] = 0;
 	return (long)c->nrows++;
 }
 
-static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
-			const struct ks_record *rec, uint64_t *key, char *buf, size_t len)
+/* The reason code of exit REC (EV's rule matched), composed as the
+ * architecture does; CTX gets what names it (table, isa). */
+static uint64_t reason_key(const struct ks_tpcount *c, const struct ev_info *e,
+			   const struct ks_record *rec, struct ks_key_ctx *ctx)
 {
-	struct ks_key_ctx ctx = { .isa = c->isa, .table = e->rule->table };
+	uint64_t key = ks_field_u64(&e->key, rec);
+
+	*ctx = (struct ks_key_ctx){ .isa = c->isa, .table = e->rule->table };
+	if (c->exits->compose)
+		c->exits->compose(&key, e->key2.present ? ks_field_u64(&e->key2, rec) : 0,
+				  &ctx->table);
+	if (ctx->isa == KS_ISA_UNKNOWN && e->isa.present)
+		ctx->isa = (int)ks_field_u64(&e->isa, rec);
+	if (ctx->isa == KS_ISA_UNKNOWN)
+		ctx->isa = KS_ISA_VMX;
+	return key;
+}
+
+/* The name of the child row of exit REC, reason KEY (reason_key): the
+ * event's name and the reason's. */
+static void reason_name(const struct ks_tpcount *c, const struct ev_info *e,
+			const struct ks_record *rec, const struct ks_key_ctx *ctx, uint64_t key,
+			char *buf, size_t len)
+{
 	int32_t info = e->info.present ? (int32_t)ks_field_u64(&e->info, rec) : 0;
 	char reason[48];
 
-	*key = ks_field_u64(&e->key, rec);
-	if (c->exits->compose)
-		c->exits->compose(key, e->key2.present ? ks_field_u64(&e->key2, rec) : 0, &ctx.table);
-	if (ctx.isa == KS_ISA_UNKNOWN && e->isa.present)
-		ctx.isa = (int)ks_field_u64(&e->isa, rec);
-	if (ctx.isa == KS_ISA_UNKNOWN)
-		ctx.isa = KS_ISA_VMX;
-	c->exits->key_name(&ctx, *key, info, false, reason, sizeof(reason));
+	c->exits->key_name(ctx, key, info, false, reason, sizeof(reason));
 	snprintf(buf, len, "%.14s(%s)", e->ev->name, reason);
-	/* the table joins the key: one code may name two reasons (arm64) */
-	*key ^= (uint64_t)(uint32_t)ctx.table << 48;
 }
 
 /* The VM of REC's thread as the host model has it (the exits view's),
@@ -234,9 +206,10 @@ static int32_t vm_of(const struct ks_tpcount *c, const struct ks_record *rec)
 
 void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
 {
+	uint64_t id[ROW_ID_WORDS], key;
+	struct ks_key_ctx ctx;
 	struct ev_info *e;
 	char name[64];
-	uint64_t key;
 	int32_t vm;
 	long r, ch;
 
@@ -246,14 +219,22 @@ void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
 	e = ev_find(c, rec->event);
 	if (!e)
 		return;
-	r = row_find(c, vm, e, 0, false, 0, e->name);
-	if (r < 0)
+	row_id(id, vm, e, 0, false);
+	r = row_get(c, id);
+	if (r < 0 && (r = row_new(c, id, vm, false, 0, e->name)) < 0)
 		return;
 	c->cur[r]++;
 	if (!e->rule || (e->cond.present && ks_field_u64(&e->cond, rec) != e->rule->cond_value))
 		return;
-	reason_name(c, e, rec, &key, name, sizeof(name));
-	ch = row_find(c, vm, e, key, true, (uint32_t)r, name);
+	key = reason_key(c, e, rec, &ctx);
+	/* the table joins the key: one code may name two reasons (arm64);
+	 * the name, the one of the row's first exit, is made only then */
+	row_id(id, vm, e, key ^ (uint64_t)(uint32_t)ctx.table << 48, true);
+	ch = row_get(c, id);
+	if (ch < 0) {
+		reason_name(c, e, rec, &ctx, key, name, sizeof(name));
+		ch = row_new(c, id, vm, true, (uint32_t)r, name);
+	}
 	if (ch >= 0)
 		c->cur[ch]++;
 }
@@ -287,8 +268,8 @@ void ks_tpcount_free(struct ks_tpcount *c)
 {
 	if (!c)
 		return;
-	free(c->evs);
-	free(c->slots);
+	ks_hmap_free(&c->evs);
+	ks_hmap_free(&c->rows_by_id);
 	free(c->rows);
 	free(c->cur);
 	free(c);

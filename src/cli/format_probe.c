@@ -23,6 +23,7 @@
 #include <traceevent/event-parse.h>
 
 #include "format_probe.h"
+#include "util/hashmap.h"
 
 #define fmt_ref ks_source_format
 
@@ -32,19 +33,15 @@
  * kernel, files of one machine, a fuzzer's mutations of one file): a format
  * that a child parsed without dying, or that killed a child on its own, is
  * remembered by a 128-bit fingerprint of its system name and text, and is
- * not checked again.  The sets are bounded; a full one starts afresh. */
-#define FP_SLOTS 16384 /* a power of two; at most half full */
+ * not checked again.  The sets (ks_hmap tables of two-word keys, no values)
+ * are bounded; a full one starts afresh. */
+#define FP_MAX 8192 /* fingerprints in a set */
 
 struct fingerprint {
 	uint64_t a, b;
 };
 
-struct fp_set {
-	struct fingerprint slot[FP_SLOTS];
-	size_t used;
-};
-
-static struct fp_set safe_set, unsafe_set;
+static struct ks_hmap safe_set, unsafe_set; /* made on first use */
 static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void mix(struct fingerprint *fp, const void *data, size_t len)
@@ -65,46 +62,32 @@ static struct fingerprint format_fingerprint(const struct fmt_ref *f)
 
 	mix(&fp, f->system ? f->system : "", f->system ? strlen(f->system) + 1 : 1);
 	mix(&fp, f->text, f->len);
-	if (!fp.a && !fp.b) /* 0,0 marks an empty slot */
-		fp.a = 1;
 	return fp;
 }
 
-/* Find FP's slot in SET: its own, or the empty one where it would go. */
-static size_t fp_slot(const struct fp_set *set, struct fingerprint fp)
+static bool fp_known(const struct ks_hmap *set, struct fingerprint fp)
 {
-	size_t j = (size_t)fp.a & (FP_SLOTS - 1);
-
-	while ((set->slot[j].a || set->slot[j].b) &&
-	       (set->slot[j].a != fp.a || set->slot[j].b != fp.b))
-		j = (j + 1) & (FP_SLOTS - 1);
-	return j;
-}
-
-static bool fp_known(const struct fp_set *set, struct fingerprint fp)
-{
+	const uint64_t key[2] = { fp.a, fp.b };
 	bool found;
-	size_t j;
 
 	pthread_mutex_lock(&fp_lock);
-	j = fp_slot(set, fp);
-	found = set->slot[j].a == fp.a && set->slot[j].b == fp.b;
+	found = set->kwords && ks_hmap_get_wide(set, key);
 	pthread_mutex_unlock(&fp_lock);
 	return found;
 }
 
-static void fp_remember(struct fp_set *set, struct fingerprint fp)
+/* Add FP to SET (unless out of memory: the set is a cache). */
+static void fp_remember(struct ks_hmap *set, struct fingerprint fp)
 {
-	size_t j;
+	const uint64_t key[2] = { fp.a, fp.b };
+	bool created;
 
 	pthread_mutex_lock(&fp_lock);
-	if (set->used >= FP_SLOTS / 2)
-		memset(set, 0, sizeof(*set));
-	j = fp_slot(set, fp);
-	if (set->slot[j].a != fp.a || set->slot[j].b != fp.b) {
-		set->slot[j] = fp;
-		set->used++;
-	}
+	if (!set->kwords)
+		ks_hmap_init_wide(set, 2, 0);
+	if (ks_hmap_len(set) >= FP_MAX)
+		ks_hmap_free(set);
+	ks_hmap_put_wide(set, key, &created);
 	pthread_mutex_unlock(&fp_lock);
 }
 

@@ -57,32 +57,22 @@ static size_t home_of(const struct ks_hmap *m, uint64_t key)
 }
 
 /* Wide keys: K words compared whole; the all-KS_HMAP_EMPTY key marks an
- * empty slot (and is itself kept in the spare slot). */
-static size_t home_wide(const struct ks_hmap *m, const uint64_t *key)
+ * empty slot (and is itself kept in the spare slot).  Each function on
+ * them is written once for a KW given (always inlined), and the public
+ * one calls it with KW a constant for the usual widths (WITH_KW), so that
+ * the hash and the comparisons are unrolled. */
+#define WITH_KW(m, call)                                  \
+	switch ((m)->kwords) {                            \
+	case 1: return call(1);                           \
+	case 2: return call(2);                           \
+	case 3: return call(3);                           \
+	case 4: return call(4);                           \
+	default: return call((m)->kwords);                \
+	}
+
+KS_HMAP_ALWAYS_INLINE size_t home_wide(const struct ks_hmap *m, const uint64_t *key, size_t kw)
 {
-	return (size_t)(ks_hmap_hash_wide(key, m->kwords, m->seed) >> m->shift);
-}
-
-static bool key_eq(const struct ks_hmap *m, const uint64_t *a, const uint64_t *b)
-{
-	size_t i;
-
-	for (i = 0; i < m->kwords; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
-/* Whether KEY is the empty marker: every word KS_HMAP_EMPTY (the first
- * word decides for almost every key). */
-static bool is_empty_key(const struct ks_hmap *m, const uint64_t *key)
-{
-	size_t i;
-
-	for (i = 0; i < m->kwords; i++)
-		if (key[i] != KS_HMAP_EMPTY)
-			return false;
-	return true;
+	return (size_t)(ks_hmap_hash_wide(key, kw, m->seed) >> m->shift);
 }
 
 /* Move the table's keys into a fresh array of CAP slots hashed with seed
@@ -114,9 +104,10 @@ static long rehash(struct ks_hmap *m, size_t cap, unsigned nseed)
 		const uint64_t *k = ks_hmap_key_at(m, i);
 		size_t j, p = 1;
 
-		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+		if (*k == KS_HMAP_EMPTY && ks_hmap_is_marker(k, m->kwords))
 			continue;
-		for (j = home_wide(&n, k); !is_empty_key(&n, ks_hmap_key_at(&n, j)); j = (j + 1) & mask)
+		for (j = home_wide(&n, k, m->kwords); !ks_hmap_is_marker(ks_hmap_key_at(&n, j), m->kwords);
+		     j = (j + 1) & mask)
 			p++;
 		memcpy(ks_hmap_key_at(&n, j), k, m->stride);
 		if (p > longest)
@@ -236,7 +227,7 @@ void *ks_hmap_next_wide(const struct ks_hmap *m, size_t *pos, const uint64_t **k
 	while (*pos < m->cap) {
 		uint64_t *k = ks_hmap_key_at(m, (*pos)++);
 
-		if (*k != KS_HMAP_EMPTY || !is_empty_key(m, k)) {
+		if (*k != KS_HMAP_EMPTY || !ks_hmap_is_marker(k, m->kwords)) {
 			*key = k;
 			return k + m->kwords;
 		}
@@ -278,50 +269,40 @@ size_t ks_hmap_probes(const struct ks_hmap *m, uint64_t key)
 
 void *ks_hmap_get_wide(const struct ks_hmap *m, const uint64_t *key)
 {
-	size_t i, mask = m->cap - 1;
-
-	if (is_empty_key(m, key))
-		return m->has_spare ? ks_hmap_key_at(m, m->cap) + m->kwords : NULL;
-	if (!m->cap)
-		return NULL;
-	for (i = home_wide(m, key);; i = (i + 1) & mask) {
-		uint64_t *k = ks_hmap_key_at(m, i);
-
-		if (key_eq(m, k, key))
-			return k + m->kwords;
-		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
-			return NULL;
-	}
+#define GET(kw) ks_hmap_get_wide_k(m, key, kw)
+	WITH_KW(m, GET)
+#undef GET
 }
 
-void *ks_hmap_put_wide(struct ks_hmap *m, const uint64_t *key, bool *created)
+KS_HMAP_ALWAYS_INLINE void *put_wide(struct ks_hmap *m, const uint64_t *key, bool *created,
+				     size_t kw)
 {
-	size_t i, p, mask, kb = m->kwords * sizeof(uint64_t);
+	size_t i, p, mask, kb = kw * sizeof(uint64_t);
 	uint64_t *k;
 
-	if (is_empty_key(m, key)) {
+	if (ks_hmap_is_marker(key, kw)) {
 		if (!m->cap && ks_hmap_reserve(m, 1) < 0)
 			return NULL;
 		k = ks_hmap_key_at(m, m->cap);
 		*created = !m->has_spare;
 		if (*created) {
-			memset(k + m->kwords, 0, m->stride - kb);
+			memset(k + kw, 0, m->stride - kb);
 			m->has_spare = true;
 			m->len++;
 		}
-		return k + m->kwords;
+		return k + kw;
 	}
 	if (ks_hmap_reserve(m, m->len - m->has_spare + 1) < 0)
 		return NULL;
 	for (;;) {
 		mask = m->cap - 1;
-		for (i = home_wide(m, key), p = 1;; i = (i + 1) & mask, p++) {
+		for (i = home_wide(m, key, kw), p = 1;; i = (i + 1) & mask, p++) {
 			k = ks_hmap_key_at(m, i);
-			if (key_eq(m, k, key)) {
+			if (ks_hmap_key_eq(k, key, kw)) {
 				*created = false;
-				return k + m->kwords;
+				return k + kw;
 			}
-			if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+			if (*k == KS_HMAP_EMPTY && ks_hmap_is_marker(k, kw))
 				break;
 		}
 		if (p <= KS_HMAP_PROBE_MAX || m->reseeded)
@@ -331,17 +312,24 @@ void *ks_hmap_put_wide(struct ks_hmap *m, const uint64_t *key, bool *created)
 		m->reseeded = true;
 	}
 	memcpy(k, key, kb);
-	memset(k + m->kwords, 0, m->stride - kb);
+	memset(k + kw, 0, m->stride - kb);
 	m->len++;
 	*created = true;
-	return k + m->kwords;
+	return k + kw;
 }
 
-bool ks_hmap_del_wide(struct ks_hmap *m, const uint64_t *key)
+void *ks_hmap_put_wide(struct ks_hmap *m, const uint64_t *key, bool *created)
+{
+#define PUT(kw) put_wide(m, key, created, kw)
+	WITH_KW(m, PUT)
+#undef PUT
+}
+
+KS_HMAP_ALWAYS_INLINE bool del_wide(struct ks_hmap *m, const uint64_t *key, size_t kw)
 {
 	size_t i, j, mask = m->cap - 1;
 
-	if (is_empty_key(m, key)) {
+	if (ks_hmap_is_marker(key, kw)) {
 		if (!m->has_spare)
 			return false;
 		m->has_spare = false;
@@ -350,12 +338,12 @@ bool ks_hmap_del_wide(struct ks_hmap *m, const uint64_t *key)
 	}
 	if (!m->cap)
 		return false;
-	for (i = home_wide(m, key);; i = (i + 1) & mask) {
+	for (i = home_wide(m, key, kw);; i = (i + 1) & mask) {
 		const uint64_t *k = ks_hmap_key_at(m, i);
 
-		if (key_eq(m, k, key))
+		if (ks_hmap_key_eq(k, key, kw))
 			break;
-		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+		if (*k == KS_HMAP_EMPTY && ks_hmap_is_marker(k, kw))
 			return false;
 	}
 	/* backward shift, as in ks_hmap_del */
@@ -363,29 +351,36 @@ bool ks_hmap_del_wide(struct ks_hmap *m, const uint64_t *key)
 		const uint64_t *k = ks_hmap_key_at(m, j);
 		size_t h;
 
-		if (*k == KS_HMAP_EMPTY && is_empty_key(m, k))
+		if (*k == KS_HMAP_EMPTY && ks_hmap_is_marker(k, kw))
 			break;
-		h = home_wide(m, k);
+		h = home_wide(m, k, kw);
 		if (((j - h) & mask) >= ((j - i) & mask)) {
 			memcpy(ks_hmap_key_at(m, i), k, m->stride);
 			i = j;
 		}
 	}
-	memset(ks_hmap_key_at(m, i), 0xff, m->kwords * sizeof(uint64_t));
+	memset(ks_hmap_key_at(m, i), 0xff, kw * sizeof(uint64_t));
 	m->len--;
 	return true;
 }
 
+bool ks_hmap_del_wide(struct ks_hmap *m, const uint64_t *key)
+{
+#define DEL(kw) del_wide(m, key, kw)
+	WITH_KW(m, DEL)
+#undef DEL
+}
+
 size_t ks_hmap_probes_wide(const struct ks_hmap *m, const uint64_t *key)
 {
-	size_t i, p, mask = m->cap - 1;
+	size_t i, p, kw = m->kwords, mask = m->cap - 1;
 
-	if (is_empty_key(m, key) || !m->cap)
+	if (ks_hmap_is_marker(key, kw) || !m->cap)
 		return 1;
-	for (i = home_wide(m, key), p = 1;; i = (i + 1) & mask, p++) {
+	for (i = home_wide(m, key, kw), p = 1;; i = (i + 1) & mask, p++) {
 		const uint64_t *k = ks_hmap_key_at(m, i);
 
-		if (key_eq(m, k, key) || (*k == KS_HMAP_EMPTY && is_empty_key(m, k)))
+		if (ks_hmap_key_eq(k, key, kw) || (*k == KS_HMAP_EMPTY && ks_hmap_is_marker(k, kw)))
 			return p;
 	}
 }

@@ -17,7 +17,8 @@
  * is empty when all K words of its key are KS_HMAP_EMPTY; that one key is
  * kept in the spare slot, so every key is valid, those whose first word is
  * KS_HMAP_EMPTY included (they live in the table, the empty test looks at
- * the other words when the first is KS_HMAP_EMPTY).
+ * the other words when the first is KS_HMAP_EMPTY).  A lookup whose K is
+ * a constant may be inlined: ks_hmap_get_wide_k.
  *
  *	struct ks_hmap m;
  *	ks_hmap_init(&m, sizeof(struct thread *));
@@ -71,16 +72,34 @@ static inline uint64_t ks_hmap_hash(uint64_t key, uint64_t seed)
 	return key;
 }
 
-/* The hash of a key of KW words (KW = 1: ks_hmap_hash): each word is mixed
- * into the hash of the words before it. */
-static inline uint64_t ks_hmap_hash_wide(const uint64_t *key, size_t kw, uint64_t seed)
+#define KS_HMAP_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* The hash of a key of KW words (KW = 1: ks_hmap_hash).  Each word, xored
+ * with the seed, is multiplied by an odd constant and rotated left by 21
+ * bits per place; these are xored, and murmur3's finaliser mixes the sum.
+ * The words are mixed side by side, not one into the hash of the others,
+ * so that hashing a wide key costs little more than a one-word one.  Every
+ * step is invertible given the other words (a key with one word changed
+ * has another hash), and the rotations keep the words' places apart (the
+ * one difference a product passes on unchanged, its top bit, lands on
+ * another bit for each place).  Unrolled when KW is a constant. */
+KS_HMAP_ALWAYS_INLINE uint64_t ks_hmap_hash_wide(const uint64_t *key, size_t kw, uint64_t seed)
 {
-	uint64_t h = ks_hmap_hash(key[0], seed);
+	const uint64_t mul = 0x9e3779b97f4a7c15ull; /* 2^64 / phi, odd */
+	uint64_t h;
 	size_t i;
 
-	for (i = 1; i < kw; i++)
-		h = ks_hmap_hash(key[i], h + 0x9e3779b97f4a7c15ull * i);
-	return h;
+	if (kw == 1)
+		return ks_hmap_hash(key[0], seed);
+	h = (key[0] ^ seed) * mul;
+	_Pragma("GCC unroll 16")
+	for (i = 1; i < kw; i++) {
+		uint64_t w = (key[i] ^ seed) * mul;
+		unsigned r = (unsigned)(21 * i) & 63;
+
+		h ^= r ? w << r | w >> (64 - r) : w;
+	}
+	return ks_hmap_hash(h, seed);
 }
 
 static inline uint64_t *ks_hmap_key_at(const struct ks_hmap *m, size_t i)
@@ -127,6 +146,53 @@ size_t ks_hmap_probes_wide(const struct ks_hmap *m, const uint64_t *key);
 /* Iteration; *KEY points at the key's words in the table (valid as the
  * value is). */
 void *ks_hmap_next_wide(const struct ks_hmap *m, size_t *pos, const uint64_t **key);
+
+/* Whether the KW words at A and B are equal: compared one by one (the
+ * first differs for almost every other key in a probe). */
+KS_HMAP_ALWAYS_INLINE bool ks_hmap_key_eq(const uint64_t *a, const uint64_t *b, size_t kw)
+{
+	size_t i;
+
+	_Pragma("GCC unroll 16")
+	for (i = 0; i < kw; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* Whether the KW words at KEY are the empty marker (all KS_HMAP_EMPTY). */
+KS_HMAP_ALWAYS_INLINE bool ks_hmap_is_marker(const uint64_t *key, size_t kw)
+{
+	size_t i;
+
+	_Pragma("GCC unroll 16")
+	for (i = 0; i < kw; i++)
+		if (key[i] != KS_HMAP_EMPTY)
+			return false;
+	return true;
+}
+
+/* ks_hmap_get_wide with KW, the table's key words, given by the caller:
+ * inlined, with KW a constant the hash and the comparisons are unrolled
+ * (ks_hmap_get_wide itself is this for every KW up to 4). */
+KS_HMAP_ALWAYS_INLINE void *ks_hmap_get_wide_k(const struct ks_hmap *m, const uint64_t *key,
+					       size_t kw)
+{
+	size_t i, mask = m->cap - 1;
+
+	if (key[0] == KS_HMAP_EMPTY && ks_hmap_is_marker(key, kw))
+		return m->has_spare ? ks_hmap_key_at(m, m->cap) + kw : NULL;
+	if (!m->cap)
+		return NULL;
+	for (i = (size_t)(ks_hmap_hash_wide(key, kw, m->seed) >> m->shift);; i = (i + 1) & mask) {
+		uint64_t *k = ks_hmap_key_at(m, i);
+
+		if (ks_hmap_key_eq(k, key, kw))
+			return k + kw;
+		if (k[0] == KS_HMAP_EMPTY && ks_hmap_is_marker(k, kw))
+			return NULL;
+	}
+}
 
 static inline size_t ks_hmap_len(const struct ks_hmap *m)
 {

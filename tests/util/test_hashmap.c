@@ -6,7 +6,9 @@
  * slot under the table's first seed.  The reference is a plain sorted
  * array of the keys, not the table's code.  The same for wide keys (K
  * 64-bit words): colliding or equal first words, keys differing only in
- * the last word, first words equal to the empty marker.
+ * the last word, first words equal to the empty marker, whole keys made
+ * to share a home, through the out-of-line functions and the inlined ones
+ * (ks_hmap_get_wide_k).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,29 @@ static uint64_t unhash(uint64_t h)
 	h *= mul_inverse(0xff51afd7ed558ccdull);
 	h ^= h >> 33;
 	return h;
+}
+
+/* The wide hash of a key of KW words under seed 0 (hashmap.h): the
+ * finaliser of the words times 2^64 / phi, word I rotated left 21 * I
+ * bits, xored. */
+#define WIDE_MUL 0x9e3779b97f4a7c15ull
+
+static uint64_t rotl(uint64_t x, unsigned r)
+{
+	r &= 63;
+	return r ? x << r | x >> (64 - r) : x;
+}
+
+/* Set KEY[KW - 1] (KW >= 2) so that the key's hash under seed 0 is H:
+ * the last word from the others, the steps undone. */
+static void craft_last(uint64_t *key, size_t kw, uint64_t h)
+{
+	uint64_t x = unhash(h);
+	size_t i;
+
+	for (i = 0; i < kw - 1; i++)
+		x ^= rotl(key[i] * WIDE_MUL, (unsigned)(21 * i));
+	key[kw - 1] = rotl(x, 64 - (unsigned)(21 * (kw - 1)) % 64) * mul_inverse(WIDE_MUL);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -295,6 +320,17 @@ struct wval {
 	uint32_t n;
 };
 
+/* ks_hmap_get_wide_k as callers use it, KW a constant (unrolled). */
+static void *get_inline(const struct ks_hmap *m, const uint64_t *key, size_t kw)
+{
+	switch (kw) {
+	case 2: return ks_hmap_get_wide_k(m, key, 2);
+	case 3: return ks_hmap_get_wide_k(m, key, 3);
+	case 4: return ks_hmap_get_wide_k(m, key, 4);
+	default: return ks_hmap_get_wide_k(m, key, kw);
+	}
+}
+
 /* Insert the N keys of KW words at KEYS (duplicates allowed), check the
  * properties of check_set, delete every other key, free. */
 static void check_wide(const char *what, size_t kw, const uint64_t *keys, size_t n)
@@ -338,6 +374,7 @@ static void check_wide(const char *what, size_t kw, const uint64_t *keys, size_t
 				(unsigned long long)ki[0], (unsigned long long)ki[kw - 1]);
 			break;
 		}
+		KT_REQUIRE(get_inline(&m, ki, kw) == v);
 		KT_EQ_U64(v->first, ki[0]);
 		KT_EQ_U64(v->last, ki[kw - 1]);
 		KT_EQ_U64(v->n, same);
@@ -377,6 +414,7 @@ static void check_wide(const char *what, size_t kw, const uint64_t *keys, size_t
 		if (i && !cmp_wide(ki - kw, ki))
 			continue;
 		v = ks_hmap_get_wide(&m, ki);
+		KT_REQUIRE(get_inline(&m, ki, kw) == v);
 		if (k++ % 2 == 0)
 			KT_REQUIRE(!v);
 		else
@@ -407,11 +445,10 @@ static void t_wide_pairs(void)
 		k[2 * i] = unhash((0x5a5ull << 44) | i), k[2 * i + 1] = i % 7;
 	check_wide("pairs, colliding first words", 2, k, NW);
 	for (i = 0; i < NW; i++) {
-		/* the hash of (a, b) under seed 0 is H(b ^ (H(a) + C)) */
-		uint64_t a = rnd(), t = (0x3c3ull << 44) | i;
+		uint64_t t = (0x3c3ull << 44) | i;
 
-		k[2 * i] = a;
-		k[2 * i + 1] = unhash(t) ^ (ks_hmap_hash(a, 0) + 0x9e3779b97f4a7c15ull);
+		k[2 * i] = rnd();
+		craft_last(k + 2 * i, 2, t);
 		KT_EQ_U64(ks_hmap_hash_wide(k + 2 * i, 2, 0), t);
 	}
 	check_wide("pairs sharing one home", 2, k, NW);
@@ -468,7 +505,88 @@ static void t_wide_triples(void)
 	for (i = 0; i < NW * 4; i++)
 		k[i] = rnd();
 	check_wide("random quadruples", 4, k, NW);
+	/* stat's row keys: a small key, two pairs of int32s, a small table */
+	for (i = 0; i < NW; i++) {
+		k[4 * i] = i % 61;
+		k[4 * i + 1] = (uint64_t)(1000 + i % 7) << 32 | (i / 61) % 9;
+		k[4 * i + 2] = (uint64_t)UINT32_MAX << 32 | (i / 549) % 3;
+		k[4 * i + 3] = i % 2;
+	}
+	check_wide("quadruples of small fields", 4, k, NW);
+	for (i = 0; i < NW; i++) {
+		uint64_t t = (0x2b1ull << 44) | i;
+
+		k[4 * i] = i % 3, k[4 * i + 1] = rnd(), k[4 * i + 2] = 5;
+		craft_last(k + 4 * i, 4, t);
+		KT_EQ_U64(ks_hmap_hash_wide(k + 4 * i, 4, 0), t);
+	}
+	check_wide("quadruples sharing one home", 4, k, NW);
 	free(k);
+}
+
+/* Keys wider than the widths the table unrolls (the general path). */
+static void t_wide_six(void)
+{
+	uint64_t *k = malloc(NW * 6 * sizeof(*k));
+	size_t i;
+
+	KT_REQUIRE(k);
+	for (i = 0; i < NW * 6; i++)
+		k[i] = i % 6 == 5 ? i / 6 : 3;
+	check_wide("sextuples, last word", 6, k, NW);
+	for (i = 0; i < NW; i++) {
+		uint64_t t = (0x1d7ull << 44) | i;
+
+		k[6 * i] = rnd(), k[6 * i + 1] = k[6 * i + 2] = k[6 * i + 3] = k[6 * i + 4] = i;
+		craft_last(k + 6 * i, 6, t);
+		KT_EQ_U64(ks_hmap_hash_wide(k + 6 * i, 6, 0), t);
+	}
+	check_wide("sextuples sharing one home", 6, k, NW);
+	free(k);
+}
+
+/* The wide hash keeps the words' places apart: a key's words permuted,
+ * or their top bits flipped (the one difference a product by an odd
+ * constant passes on unchanged), give other hashes, under every seed
+ * tried. */
+static void t_wide_places(void)
+{
+	static const unsigned char perms[][4] = {
+		{ 0, 1, 2, 3 }, { 1, 0, 2, 3 }, { 0, 2, 1, 3 }, { 3, 1, 2, 0 },
+		{ 1, 2, 3, 0 }, { 3, 2, 1, 0 }, { 2, 3, 0, 1 }, { 1, 0, 3, 2 },
+	};
+	const size_t np = sizeof(perms) / sizeof(perms[0]);
+	uint64_t h[sizeof(perms) / sizeof(perms[0]) + 16], seen[sizeof(perms) / sizeof(perms[0])][4];
+	uint64_t key[4], w[4];
+	size_t round, i, j, n, ns, s;
+
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < 4; i++)
+			key[i] = round % 2 ? rnd() : rnd() % 4; /* small words: equal ones */
+		for (s = 0; s < 3; s++) {
+			uint64_t seed = s ? rnd() : 0;
+
+			n = ns = 0;
+			for (i = 0; i < np; i++) {
+				for (j = 0; j < 4; j++)
+					w[j] = key[perms[i][j]];
+				for (j = 0; j < ns && memcmp(seen[j], w, sizeof(w)); j++)
+					;
+				if (j < ns)
+					continue; /* equal words: a key already hashed */
+				memcpy(seen[ns++], w, sizeof(w));
+				h[n++] = ks_hmap_hash_wide(w, 4, seed);
+			}
+			for (i = 1; i < 16; i++) {
+				for (j = 0; j < 4; j++)
+					w[j] = key[j] ^ ((i >> j & 1) ? 1ull << 63 : 0);
+				h[n++] = ks_hmap_hash_wide(w, 4, seed);
+			}
+			for (i = 0; i < n; i++)
+				for (j = i + 1; j < n; j++)
+					KT_REQUIRE(h[i] != h[j]);
+		}
+	}
 }
 
 /* The wide functions on a one-word table agree with the one-word ones. */
@@ -509,6 +627,8 @@ int main(void)
 		KT_CASE(t_wide_empty_first),
 		KT_CASE(t_wide_triples),
 		KT_CASE(t_wide_one_word),
+		KT_CASE(t_wide_six),
+		KT_CASE(t_wide_places),
 		{ 0 },
 	};
 	return kt_main(cases);
