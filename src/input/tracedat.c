@@ -139,9 +139,9 @@ struct tracedat {
 	uint64_t ra_off, ra_len;
 	void *scratch;
 
-	/* v7: the sections loaded so far, by offset + 1 (open hash): each is
-	 * used once, since a file naming one twice loops or repeats work;
-	 * and their bytes (decompressed) in all */
+	/* v7: the sections loaded so far, by offset (a set): each is used
+	 * once, since a file naming one twice loops or repeats work; and
+	 * their bytes (decompressed) in all */
 	struct ks_hmap sections;        /* offset -> nothing (a set) */
 	uint64_t section_bytes;
 
