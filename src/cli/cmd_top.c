@@ -736,6 +736,17 @@ static void screen_title(const struct top_state *s, char *buf, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
+
+/* A column's title as a CSV / JSON field name: lower case, '/' as '_'
+ * ("EXITS/s" -> "exits_s"), into BUF. */
+static const char *field_name(const char *title, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", title);
+	for (size_t k = 0; buf[k]; k++)
+		buf[k] = buf[k] == '/' ? '_' : (char)(buf[k] | 0x20);
+	return buf;
+}
+
 /* batch text and CSV */
 
 static void print_text(struct top_state *s)
@@ -819,11 +830,8 @@ static void print_csv(struct top_state *s)
 		printf("interval,vm,depth,name");
 		for (c = 0; c < vc->ncols; c++) {
 			char low[24];
-			size_t k;
-			snprintf(low, sizeof(low), "%s", vc->cols[c].title);
-			for (k = 0; low[k]; k++)
-				low[k] = low[k] == '/' ? '_' : (char)(low[k] | 0x20);
-			printf(",%s", low);
+
+			printf(",%s", field_name(vc->cols[c].title, low, sizeof(low)));
 		}
 		putchar('\n');
 	}
@@ -940,12 +948,9 @@ static void print_json(struct top_state *s)
 			ks_json_kv_string(&j, "name", s->rows[i].label);
 			for (c = 0; c < vc->ncols; c++) {
 				char low[24];
-				size_t k;
 
-				snprintf(low, sizeof(low), "%s", vc->cols[c].title);
-				for (k = 0; low[k]; k++)
-					low[k] = low[k] == '/' ? '_' : (char)(low[k] | 0x20);
-				json_cell(&j, low, s->rows[i].cell[c]);
+				json_cell(&j, field_name(vc->cols[c].title, low, sizeof(low)),
+					  s->rows[i].cell[c]);
 			}
 			ks_json_end_object(&j);
 		}
