@@ -106,23 +106,20 @@ static bool known_field(const struct names *nm, const char *id, size_t len)
 
 /* The divisor after a '/' or '%' at P (outside strings) is a number
  * literal other than 0 (decimal, or 0x and hex digits, then an integer
- * suffix at most: "1000L"), or a sizeof(): libtraceevent divides without
- * a check, while folding constants (parse time) and while printing a
- * record, so a zero divisor (or INT_MIN / -1) kills the process with
- * SIGFPE.  Anything else (a field, a parenthesis, a sign, an identifier,
- * "2_c2", which its tokenizer splits, "2 x", which it joins) could be
- * zero. */
+ * suffix at most: "1000L"): libtraceevent divides without a check, while
+ * folding constants (parse time) and while printing a record, so a zero
+ * divisor (or INT_MIN / -1) kills the process with SIGFPE.  Anything else
+ * (a field, a parenthesis, a sign, an identifier, "2_c2", which its
+ * tokenizer splits, "2 x", which it joins) could be zero.  Not even
+ * sizeof(), which real formats divide by (dma: "/ sizeof(u64)"):
+ * libtraceevent 1.7 reads freed memory while parsing it (AddressSanitizer
+ * in the probe's helper says so), and fails the types kernels use there. */
 static bool divisor_ok(const char *p, const char *end)
 {
 	bool hex, nonzero = false;
 
 	for (p++; p < end && (*p == ' ' || *p == '\t'); p++)
 		;
-	if (end - p > 6 && !memcmp(p, "sizeof", 6)) {
-		for (p += 6; p < end && (*p == ' ' || *p == '\t'); p++)
-			;
-		return p < end && *p == '(';
-	}
 	hex = end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
 	if (hex)
 		p += 2;

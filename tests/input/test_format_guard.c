@@ -305,6 +305,7 @@ static void t_division_checked(void)
 		"REC->prev_state %% 2_c2, REC->comm", /* the fuzzer's: split "2" "_c2" */
 		"REC->prev_state / 08, REC->comm",
 		"aza %% 2 zd22aza %% 2, REC->comm", /* the fuzzer's: "2 zd22aza" one atom */
+		"REC->prev_state / sizeof(int), REC->comm", /* libtraceevent's use after free */
 		"zdatn g_c %% 2 %% 2, REC->comm", /* the fuzzer's: x %% (2 %% 2) */
 		"REC->prev_state / 10 * 0, REC->comm", /* REC->prev_state / (10 * 0) */
 	};
@@ -328,13 +329,12 @@ static void t_division_checked(void)
 		}
 	}
 	/* the shapes of real kernels' formats are kept (timer:itimer_state,
-	 * xfs, dma: "/ 1000L", "% 64", "/ sizeof(u64)") */
-	for (i = 0; i < 4; i++) {
+	 * xfs: "/ 1000L", "% 64") */
+	for (i = 0; i < 3; i++) {
 		static const char *const safe[][2] = {
 			{ "REC->prev_state / 2, REC->comm", "state=2 comm=ab\n" },
 			{ "REC->prev_state / 1000L, REC->comm", "state=0 comm=ab\n" },
 			{ "REC->prev_state % 0x4, REC->comm", "state=1 comm=ab\n" },
-			{ "REC->prev_state / sizeof(int), REC->comm", "state=1 comm=ab\n" },
 		};
 		char *text = with("REC->prev_state, REC->comm", safe[i][0]);
 		struct tep_handle *tep = tep_alloc();
@@ -355,7 +355,6 @@ static void t_parsed_divisions_judged(void)
 		bool safe;
 	} cases[] = {
 		{ "REC->prev_state / 2, REC->comm", true },
-		{ "REC->prev_state / sizeof(int), REC->comm", true },
 		{ "REC->prev_state %% 0x10, REC->comm", true },
 		{ "REC->prev_state / REC->prev_state, REC->comm", false },
 		{ "REC->prev_state %% (REC->prev_state - 5), REC->comm", false },
