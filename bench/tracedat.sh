@@ -37,7 +37,7 @@ done
 if ! perf kvm stat record -a -o "$dir/template.data" sleep 0.1 >/dev/null 2>&1; then
 	echo "skip tracedat bench: perf kvm stat record cannot record a template"; exit 0
 fi
-"$gen" --template "$dir/template.data" -o "$dir/big.data" --vendor intel --pairs "$pairs" --cpus 8 ||
+"$gen" --template "$dir/template.data" -o "$dir/big.data" --vendor intel --pairs "$pairs" --cpus 8 --rounds ||
 	{ echo "tracedat bench: gen-perfdata failed"; exit 1; }
 page_cache_note
 
@@ -80,7 +80,7 @@ for comp in zstd none; do
 	rm -f "$dir/tc-conv.dat" "$dir/ks-conv.dat"
 done
 # peak RSS of convert must not grow with the input: a file a quarter as large
-"$gen" --template "$dir/template.data" -o "$dir/small.data" --vendor intel --pairs $((pairs / 4)) --cpus 8
+"$gen" --template "$dir/template.data" -o "$dir/small.data" --vendor intel --pairs $((pairs / 4)) --cpus 8 --rounds
 small=$("$bench_measure" -n 1 -- "$ks" convert -q -i "$dir/small.data" -o "$dir/small.dat" | sed -n 's/.*maxrss_kb=\([^ ]*\).*/\1/p')
 big=$("$bench_measure" -n 1 -- "$ks" convert -q -i "$dir/big.data" -o "$dir/small.dat" | sed -n 's/.*maxrss_kb=\([^ ]*\).*/\1/p')
 awk -v s="$small" -v b="$big" 'BEGIN { printf "convert peak RSS: %d MB for the perf.data, %d MB for one a quarter as large (target: not growing with the input): %s\n", b / 1024, s / 1024, b <= 1.25 * s + 8192 ? "met" : "missed" }'
