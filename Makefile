@@ -191,8 +191,10 @@ demo: deps
 	@$(MAKE) --no-print-directory tests
 	@scripts/demo.sh $(BUILD)
 
+# The tests are built on every CPU unless make was given -j itself.
+PARALLEL = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc))
 check: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory $(PARALLEL) tests
 	@tests/run.sh $(BUILD)
 
 check-lab: deps
