@@ -23,19 +23,7 @@ static struct tep_event *ev_entry, *ev_exit, *ev_mmio, *ev_pio, *ev_msr;
 
 static struct tep_event *load_format(const char *name)
 {
-	char path[256];
-	size_t len;
-	char *text;
-	struct tep_event *ev = NULL;
-
-	snprintf(path, sizeof(path), "tests/fixtures/x86-6.18/%s.format", name);
-	text = kt_read_file(path, &len);
-	if (!text)
-		return NULL;
-	if (tep_parse_event(tep, text, len, "kvm") == 0)
-		ev = tep_find_event_by_name(tep, "kvm", name);
-	free(text);
-	return ev;
+	return kt_fixture_event(tep, "x86-6.18", "kvm", name);
 }
 
 static bool setup(void)

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <traceevent/event-parse.h>
+
 #include "ktest.h"
 
 static bool cur_failed, cur_skipped;
@@ -140,4 +142,22 @@ const char *kt_tmpdir(void)
 		mkdir(dir, 0700);
 	}
 	return dir;
+}
+
+struct tep_event *kt_fixture_event(struct tep_handle *tep, const char *dir, const char *system,
+				   const char *name)
+{
+	char path[256];
+	size_t len;
+	char *text;
+	struct tep_event *ev = NULL;
+
+	snprintf(path, sizeof(path), "tests/fixtures/%s/%s.format", dir, name);
+	text = kt_read_file(path, &len);
+	if (!text)
+		return NULL;
+	if (tep_parse_event(tep, text, len, system) == 0)
+		ev = tep_find_event_by_name(tep, system, name);
+	free(text);
+	return ev;
 }

@@ -36,6 +36,13 @@ bool kt_failed(void);
 const char *kt_shared(const char *rel);
 /* Read a whole file (NUL-terminated); NULL on failure.  Caller frees. */
 char *kt_read_file(const char *path, size_t *len);
+/* The event NAME of SYSTEM parsed into TEP from the fixture
+ * tests/fixtures/DIR/NAME.format (run from the project's root); NULL if
+ * absent or it does not parse. */
+struct tep_handle;
+struct tep_event;
+struct tep_event *kt_fixture_event(struct tep_handle *tep, const char *dir, const char *system,
+				   const char *name);
 /* Run a shell command, capture stdout (NUL-terminated, caller frees); the
  * exit status goes to *status.  NULL if it could not run. */
 char *kt_run(const char *cmd, int *status);
