@@ -295,6 +295,21 @@ static void put_series_labels(struct ks_expo *e, const struct label_cache *c,
 	puts_(e, isa_label);
 }
 
+/* NAME SUFFIX{domain="VM",reason="REASON"ISA_LABEL of histogram H, the
+ * brace left open for the caller's last label or "} VALUE". */
+static void hist_series(struct ks_expo *e, const char *name, size_t nl, const char *suffix,
+			const struct label_cache *c, const struct ks_metrics_hist *h,
+			const char *isa_label)
+{
+	put(e, name, nl);
+	puts_(e, suffix);
+	put(e, "{domain=\"", 9);
+	puts_(e, c->tmp.buf + c->vm_off[h->vm]);
+	put(e, "\",reason=\"", 10);
+	puts_(e, c->tmp.buf + c->reason_off[h->reason]);
+	puts_(e, isa_label);
+}
+
 static void hist_family(struct ks_expo *e, const struct ks_metrics_snapshot *s,
 			const struct label_cache *c, const char *isa_label, bool halt)
 {
@@ -316,33 +331,18 @@ static void hist_family(struct ks_expo *e, const struct ks_metrics_snapshot *s,
 			continue;
 		for (b = 0; b <= KS_METRICS_NBUCKETS; b++) {
 			cum += h->bucket[b];
-			put(e, name, nl);
-			put(e, "_bucket{domain=\"", 16);
-			puts_(e, c->tmp.buf + c->vm_off[h->vm]);
-			put(e, "\",reason=\"", 10);
-			puts_(e, c->tmp.buf + c->reason_off[h->reason]);
-			puts_(e, isa_label);
+			hist_series(e, name, nl, "_bucket", c, h, isa_label);
 			put(e, ",le=\"", 5);
 			puts_(e, b < KS_METRICS_NBUCKETS ? le[b] : "+Inf");
 			put(e, "\"} ", 3);
 			put_u64(e, cum);
 			put(e, "\n", 1);
 		}
-		put(e, name, nl);
-		put(e, "_count{domain=\"", 15);
-		puts_(e, c->tmp.buf + c->vm_off[h->vm]);
-		put(e, "\",reason=\"", 10);
-		puts_(e, c->tmp.buf + c->reason_off[h->reason]);
-		puts_(e, isa_label);
+		hist_series(e, name, nl, "_count", c, h, isa_label);
 		put(e, "} ", 2);
 		put_u64(e, h->count);
 		put(e, "\n", 1);
-		put(e, name, nl);
-		put(e, "_sum{domain=\"", 13);
-		puts_(e, c->tmp.buf + c->vm_off[h->vm]);
-		put(e, "\",reason=\"", 10);
-		puts_(e, c->tmp.buf + c->reason_off[h->reason]);
-		puts_(e, isa_label);
+		hist_series(e, name, nl, "_sum", c, h, isa_label);
 		put(e, "} ", 2);
 		put_seconds(e, h->sum_ns);
 		put(e, "\n", 1);
