@@ -1132,26 +1132,11 @@ static bool prompt(struct top_state *s, const char *question, char *out, int len
 /* -qmp unix:PATH[,...] of a running process; "" if none. */
 static void qmp_of_process(int32_t pid, char *out, size_t len)
 {
-	char buf[16384], *p, *end;
-	ssize_t n = ks_read_proc(pid, "cmdline", buf, sizeof(buf) - 1);
+	char v[4096];
 
 	out[0] = 0;
-	if (n <= 0)
-		return;
-	buf[n] = 0;
-	end = buf + n;
-	for (p = buf; p < end; p += strlen(p) + 1) {
-		const char *v = NULL;
-
-		if (!strcmp(p, "-qmp") && p + strlen(p) + 1 < end)
-			v = p + strlen(p) + 1;
-		else if (!strncmp(p, "-qmp=", 5))
-			v = p + 5;
-		if (v && !strncmp(v, "unix:", 5)) {
-			snprintf(out, len, "%.*s", (int)strcspn(v + 5, ","), v + 5);
-			return;
-		}
-	}
+	if (ks_qemu_option(pid, "qmp", v, sizeof(v)) && !strncmp(v, "unix:", 5))
+		snprintf(out, len, "%.*s", (int)strcspn(v + 5, ","), v + 5);
 }
 
 static struct kvm_vm *kvm_vm_get(struct top_state *s, const char *src)

@@ -35,7 +35,6 @@
 
 #define LIBVIRT_SONAME "libvirt.so.0"
 #define PID_RESCAN_S 5 /* at most one /proc scan for unknown QEMUs this often */
-#define CMDLINE_MAX 65536 /* a QEMU command line of libvirt's is 5-20 KB */
 
 struct lv_fns {
 	__typeof__(virConnectOpenReadOnly) *open_ro;
@@ -292,18 +291,7 @@ static double mono_s(void)
  * QEMU the domain's UUID); false when it has none. */
 static bool uuid_of(int32_t pid, char out[VIR_UUID_STRING_BUFLEN])
 {
-	char *buf = malloc(CMDLINE_MAX), *p, *end;
-	ssize_t n = buf ? ks_read_proc(pid, "cmdline", buf, CMDLINE_MAX) : -1;
-	bool found = false;
-
-	end = buf + (n > 0 ? n : 0);
-	for (p = buf; n > 0 && p < end && !found; p += strlen(p) + 1)
-		if (!strcmp(p, "-uuid") && p + 6 < end) {
-			snprintf(out, VIR_UUID_STRING_BUFLEN, "%s", p + 6);
-			found = true;
-		}
-	free(buf);
-	return found;
+	return ks_qemu_option(pid, "uuid", out, VIR_UUID_STRING_BUFLEN);
 }
 
 static bool has_uuid(int32_t pid, const char *uuid)

@@ -4,6 +4,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,22 +46,41 @@ void ks_qemu_name_of(const char *val, char *out, size_t len)
 	}
 }
 
-bool ks_qemu_name(int32_t pid, char *out, size_t len)
+#define CMDLINE_MAX 65536 /* a QEMU command line of libvirt's is 5-20 KB */
+
+bool ks_qemu_option(int32_t pid, const char *opt, char *out, size_t len)
 {
-	char buf[8192], *p, *end;
+	size_t ol = strlen(opt);
+	char *buf, *p, *end;
 	ssize_t n;
+	bool found = false;
 
 	out[0] = 0;
-	if (pid <= 0 || (n = ks_read_proc(pid, "cmdline", buf, sizeof(buf))) <= 0)
+	if (pid <= 0 || !(buf = malloc(CMDLINE_MAX)))
 		return false;
-	end = buf + n;
-	for (p = buf; p < end; p += strlen(p) + 1) {
-		const char *opt = p[0] == '-' && p[1] == '-' ? p + 1 : p; /* --name too */
+	n = ks_read_proc(pid, "cmdline", buf, CMDLINE_MAX);
+	end = buf + (n > 0 ? n : 0);
+	for (p = buf; p < end && !found; p += strlen(p) + 1) {
+		const char *o = p[0] == '-' ? p + 1 + (p[1] == '-') : NULL;
 
-		if (!strcmp(opt, "-name") && p + strlen(p) + 1 < end) {
-			ks_qemu_name_of(p + strlen(p) + 1, out, len);
-			return out[0] != 0;
-		}
+		if (!o || strncmp(o, opt, ol))
+			continue;
+		if (o[ol] == '=')
+			snprintf(out, len, "%s", o + ol + 1), found = true;
+		else if (!o[ol] && p + strlen(p) + 1 < end)
+			snprintf(out, len, "%s", p + strlen(p) + 1), found = true;
 	}
-	return false;
+	free(buf);
+	return found;
+}
+
+bool ks_qemu_name(int32_t pid, char *out, size_t len)
+{
+	char val[512];
+
+	out[0] = 0;
+	if (!ks_qemu_option(pid, "name", val, sizeof(val)))
+		return false;
+	ks_qemu_name_of(val, out, len);
+	return out[0] != 0;
 }
