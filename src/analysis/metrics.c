@@ -25,6 +25,7 @@
 
 #include "arch/arch.h"
 #include "util/hashmap.h"
+#include "vcpu_ctx.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
@@ -86,35 +87,12 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 	return n;
 }
 
-#define CTX_MAX 6          /* remembered events per thread */
-#define CTX_PAYLOAD 256    /* payload bytes kept per event (kvm events are small) */
-
-struct ctx_event {
-	struct ks_record rec;
-	uint8_t data[CTX_PAYLOAD];
-};
-
-struct thread_ctx {
-	int32_t tid;
-	bool seen;             /* had events since the last renewal */
-	uint32_t n;
-	struct ctx_event ev[CTX_MAX];
-};
-
-/* What an event is, cached by its tep_event pointer. */
-struct ev_kind {
-	const struct tep_event *ev;
-	bool kvm, entry;
-};
-#define KIND_SLOTS 64
-
 struct ks_metrics {
 	struct ks_metrics_config cfg;
 	struct ks_stat *st;
 	struct ks_source *src;
-	const struct ks_arch *tables;  /* the arch of the stat engine (entry events) */
-	struct ks_hmap threads;     /* tid -> struct thread_ctx */
-	struct ev_kind kinds[KIND_SLOTS];
+	struct ks_vcpu_ctx vctx;    /* each vCPU's events since its entry (the arch of
+				     * the stat engine: its entry events) */
 	uint64_t since_rotation;
 	bool *vm_active;            /* per VM: exits since the last renewal */
 	size_t cap_active;
@@ -389,96 +367,12 @@ static void note_arch(struct ks_metrics *m)
 		snprintf(m->isa, sizeof(m->isa), "%s", isa);
 }
 
-/* ------------------------------------------------------------------ */
-/* per-thread context kept across renewals of the stat engine */
-
-static struct thread_ctx *ctx_find(struct ks_metrics *m, int32_t tid, bool create)
+/* A thread the caller says is gone (config.vm_alive) need not be kept. */
+static bool thread_alive(void *arg, int32_t tid)
 {
-	struct thread_ctx *c;
-	bool created;
+	const struct ks_metrics *m = arg;
 
-	if (tid <= 0)
-		return NULL;
-	if (!create)
-		return ks_hmap_get(&m->threads, (uint64_t)tid);
-	c = ks_hmap_put(&m->threads, (uint64_t)tid, &created);
-	if (!c) {
-		m->oom = true;
-		return NULL;
-	}
-	if (created)
-		c->tid = tid; /* the rest zeroed */
-	return c;
-}
-
-static const struct ev_kind *kind_of(struct ks_metrics *m, const struct tep_event *ev)
-{
-	struct ev_kind *k = &m->kinds[((uintptr_t)ev >> 4) % KIND_SLOTS];
-	const struct ks_arch *a = m->tables;
-
-	if (k->ev == ev)
-		return k;
-	k->ev = ev;
-	k->kvm = a && !strcmp(ev->system, a->entry_system);
-	k->entry = k->kvm && (!strcmp(ev->name, a->entry_name) ||
-			      (a->entry2_name && !strcmp(ev->name, a->entry2_name)));
-	return k;
-}
-
-/* Remember REC if it is an event of the arch's KVM system. */
-static void ctx_note(struct ks_metrics *m, const struct ks_record *rec)
-{
-	const struct ev_kind *k;
-	struct thread_ctx *c;
-	struct ctx_event *ce;
-	uint32_t size;
-
-	if (rec->type != KS_REC_EVENT || !rec->event || !m->tables)
-		return;
-	k = kind_of(m, rec->event);
-	if (!k->kvm)
-		return;
-	c = ctx_find(m, rec->tid, k->entry);
-	if (!c)
-		return; /* no entry seen yet: the engine ignores it too */
-	c->seen = true;
-	if (k->entry)
-		c->n = 0;
-	else if (c->n == CTX_MAX)
-		c->n = CTX_MAX - 1; /* keep the entry and the latest ones */
-	ce = &c->ev[c->n++];
-	size = rec->size < CTX_PAYLOAD ? rec->size : CTX_PAYLOAD;
-	ce->rec = *rec;
-	memcpy(ce->data, rec->data, size);
-	ce->rec.data = ce->data;
-	ce->rec.size = size;
-	ce->rec.comm = NULL;
-	ce->rec.callchain = NULL;
-	ce->rec.nr_callchain = 0;
-}
-
-/* Keep the threads seen since the last renewal, and the others unless the
- * caller says they are gone (a vCPU may sit in one exit for hours); the
- * flags are cleared. */
-static void ctx_prune(struct ks_metrics *m)
-{
-	struct ks_hmap old = m->threads;
-	const struct thread_ctx *o;
-	size_t pos = 0;
-	uint64_t tid;
-
-	ks_hmap_init(&m->threads, sizeof(struct thread_ctx));
-	while ((o = ks_hmap_next(&old, &pos, &tid))) {
-		struct thread_ctx *c;
-		if (!o->seen && m->cfg.vm_alive && !m->cfg.vm_alive(m->cfg.vm_name_ctx, o->tid))
-			continue;
-		c = ctx_find(m, o->tid, true);
-		if (!c)
-			break;
-		*c = *o;
-		c->seen = false;
-	}
-	ks_hmap_free(&old);
+	return m->cfg.vm_alive(m->cfg.vm_name_ctx, tid);
 }
 
 /* Drop the VMs that are gone and had no exit since the last renewal,
@@ -562,10 +456,6 @@ static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, str
 int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
 {
 	struct ks_stat *st = new_stat(m, m->src, err);
-	struct thread_ctx *c;
-	size_t pos = 0;
-	uint64_t tid;
-	uint32_t j;
 
 	if (!st)
 		return -1;
@@ -573,17 +463,13 @@ int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
 	ks_stat_free(m->st);
 	m->st = st;
 	m->since_rotation = 0;
-	ctx_prune(m);
+	if (ks_vcpu_ctx_prune(&m->vctx, m->cfg.vm_alive ? thread_alive : NULL, m) < 0)
+		m->oom = true;
 	if (evict_vms(m) < 0) {
 		m->oom = true;
 		return ks_error_set(err, "out of memory");
 	}
-	while ((c = ks_hmap_next(&m->threads, &pos, &tid)))
-		for (j = 0; j < c->n; j++) {
-			struct ctx_event *ce = &c->ev[j];
-			ce->rec.data = ce->data; /* the table may have moved */
-			ks_stat_add(m->st, &ce->rec);
-		}
+	ks_vcpu_ctx_replay(&m->vctx, m->st);
 	return 0;
 }
 
@@ -605,7 +491,7 @@ struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks
 	if (!m->cfg.max_histograms)
 		m->cfg.max_histograms = 16384;
 	m->other_vm = m->other_reason = m->other_series = m->other_hist = NONE;
-	ks_hmap_init(&m->threads, sizeof(struct thread_ctx));
+	ks_vcpu_ctx_init(&m->vctx, NULL, 0);
 	ks_hmap_init(&m->vm_map, sizeof(uint32_t));
 	ks_hmap_init_wide(&m->reason_map, 2, sizeof(uint32_t));
 	ks_hmap_init_wide(&m->series_map, 2, sizeof(uint32_t));
@@ -617,7 +503,7 @@ struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks
 		return NULL;
 	}
 	note_arch(m);
-	m->tables = ks_arch_by_name(ks_stat_arch_name(m->st));
+	m->vctx.arch = ks_arch_by_name(ks_stat_arch_name(m->st));
 	return m;
 }
 
@@ -632,7 +518,8 @@ void ks_metrics_add(struct ks_metrics *m, const struct ks_record *rec)
 	if (!m->isa[0] && rec->type == KS_REC_EVENT && (m->records & 1023) == 1)
 		note_arch(m);
 	if (m->cfg.rotate_records) {
-		ctx_note(m, rec);
+		if (ks_vcpu_ctx_note(&m->vctx, rec) < 0)
+			m->oom = true;
 		if (++m->since_rotation >= m->cfg.rotate_records) {
 			struct ks_error err;
 			if (ks_metrics_rotate(m, &err) < 0)
@@ -661,9 +548,7 @@ int ks_metrics_restart(struct ks_metrics *m, struct ks_source *src, struct ks_er
 	ks_stat_free(m->st);
 	m->st = st;
 	m->src = src;
-	m->tables = ks_arch_by_name(ks_stat_arch_name(m->st));
-	memset(m->kinds, 0, sizeof(m->kinds));
-	ks_hmap_free(&m->threads);
+	ks_vcpu_ctx_reset(&m->vctx, ks_arch_by_name(ks_stat_arch_name(m->st)));
 	m->since_rotation = 0;
 	return 0;
 }
@@ -755,7 +640,7 @@ void ks_metrics_free(struct ks_metrics *m)
 	ks_hmap_free(&m->reason_map);
 	ks_hmap_free(&m->series_map);
 	ks_hmap_free(&m->hist_map);
-	ks_hmap_free(&m->threads);
+	ks_vcpu_ctx_free(&m->vctx);
 	free(m->vm_active);
 	free(m);
 }

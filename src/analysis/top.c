@@ -30,20 +30,7 @@
 #include "kvmscope/stat.h"
 #include "kvmscope/top.h"
 #include "util/hashmap.h"
-
-#define CTX_MAX 6          /* remembered events per thread */
-#define CTX_PAYLOAD 256    /* payload bytes kept per event (kvm events are small) */
-
-struct ctx_event {
-	struct ks_record rec;
-	uint8_t data[CTX_PAYLOAD];
-};
-
-struct thread_ctx {
-	int32_t tid;           /* 0 = free slot (tid 0 has no KVM events) */
-	uint32_t n;
-	struct ctx_event ev[CTX_MAX];
-};
+#include "vcpu_ctx.h"
 
 /* A row's running total (one per row identity and level). */
 struct total_entry {
@@ -62,8 +49,7 @@ struct ks_top {
 	struct ks_source *src;
 	const struct ks_host *host;   /* the run's attribution (the caller's) */
 	struct ks_stat *cur;
-	const struct ks_arch *arch;
-	struct ks_hmap threads;       /* tid -> struct thread_ctx */
+	struct ks_vcpu_ctx vctx;      /* each vCPU's events since its entry */
 	struct ks_top_row *rows[KS_TOP_LEVELS];
 	size_t nrows[KS_TOP_LEVELS];
 	struct totals totals[KS_TOP_LEVELS];
@@ -71,7 +57,6 @@ struct ks_top {
 	uint64_t start_ns, last_ns, first_ts;
 	uint64_t interval_ns, records, lost, cur_records, cur_lost;
 	char arch_name[32];
-	uint64_t max_threads;         /* limits.threads, for the contexts */
 	bool failed;
 	struct ks_error error;
 };
@@ -108,92 +93,20 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 }
 
 /* ------------------------------------------------------------------ */
-/* per-thread context */
+/* per-thread context, kept for the next interval's engine */
 
-static struct thread_ctx *ctx_find(struct ks_top *t, int32_t tid, bool create, uint64_t rec_off)
-{
-	struct thread_ctx *c;
-	bool created;
-
-	if (tid <= 0)
-		return NULL;
-	if (!create)
-		return ks_hmap_get(&t->threads, (uint64_t)tid);
-	if (t->threads.len >= t->max_threads && !ks_hmap_get(&t->threads, (uint64_t)tid)) {
-		/* the stat engine counts the same threads: this only
-		 * matters across intervals, when it starts afresh */
-		char hint[96];
-
-		if (!t->failed)
-			ks_error_at(&t->error, ks_source_path(t->src), rec_off,
-				    "more distinct threads than the budget allows %s",
-				    ks_limit_hint(hint, sizeof(hint), "threads", t->max_threads));
-		t->failed = true;
-		return NULL;
-	}
-	c = ks_hmap_put(&t->threads, (uint64_t)tid, &created);
-	if (!c)
-		return NULL;
-	if (created)
-		c->tid = tid; /* the rest zeroed */
-	return c;
-}
-
-static bool is_entry(const struct ks_top *t, const struct tep_event *ev)
-{
-	const struct ks_arch *a = t->arch;
-
-	return a && !strcmp(ev->system, a->entry_system) &&
-	       (!strcmp(ev->name, a->entry_name) || (a->entry2_name && !strcmp(ev->name, a->entry2_name)));
-}
-
-static void ctx_copy(struct ctx_event *ce, const struct ks_record *rec)
-{
-	uint32_t size = rec->size < CTX_PAYLOAD ? rec->size : CTX_PAYLOAD;
-
-	ce->rec = *rec;
-	memcpy(ce->data, rec->data, size);
-	ce->rec.data = ce->data;
-	ce->rec.size = size;
-	ce->rec.comm = NULL;
-	ce->rec.callchain = NULL;
-	ce->rec.nr_callchain = 0;
-}
-
-/* Remember REC if it belongs to the arch's KVM system. */
 static void ctx_note(struct ks_top *t, const struct ks_record *rec)
 {
-	struct thread_ctx *c;
-	bool entry;
+	char hint[96];
 
-	if (rec->type != KS_REC_EVENT || !rec->event || !t->arch ||
-	    strcmp(rec->event->system, t->arch->entry_system))
-		return;
-	entry = is_entry(t, rec->event);
-	c = ctx_find(t, rec->tid, entry, rec->offset);
-	if (!c)
-		return; /* no entry seen yet: the engine ignores it too */
-	if (entry)
-		c->n = 0;
-	else if (c->n == CTX_MAX)
-		c->n = CTX_MAX - 1; /* keep the entry and the latest ones */
-	ctx_copy(&c->ev[c->n++], rec);
-}
-
-static void ctx_replay(struct ks_top *t)
-{
-	struct thread_ctx *c;
-	size_t pos = 0;
-	uint64_t tid;
-	uint32_t j;
-
-	while ((c = ks_hmap_next(&t->threads, &pos, &tid)))
-		for (j = 0; j < c->n; j++) {
-			struct ctx_event *ce = &c->ev[j];
-
-			ce->rec.data = ce->data; /* the table may have moved */
-			ks_stat_add(t->cur, &ce->rec);
-		}
+	/* the stat engine counts the same threads: the budget only matters
+	 * across intervals, when it starts afresh */
+	if (ks_vcpu_ctx_note(&t->vctx, rec) == KS_VCTX_BUDGET && !t->failed) {
+		ks_error_at(&t->error, ks_source_path(t->src), rec->offset,
+			    "more distinct threads than the budget allows %s",
+			    ks_limit_hint(hint, sizeof(hint), "threads", t->vctx.max_threads));
+		t->failed = true;
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -210,8 +123,7 @@ struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 	}
 	t->src = src;
 	t->host = host;
-	t->max_threads = ks_source_limits(src)->threads;
-	ks_hmap_init(&t->threads, sizeof(struct thread_ctx));
+	ks_vcpu_ctx_init(&t->vctx, NULL, ks_source_limits(src)->threads);
 	for (i = 0; i < KS_TOP_LEVELS; i++)
 		ks_hmap_init_wide(&t->totals[i].index, 4, sizeof(uint32_t));
 	t->cur = new_stat(t, err);
@@ -219,7 +131,7 @@ struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 		ks_top_free(t);
 		return NULL;
 	}
-	t->arch = ks_arch_by_name(ks_stat_arch_name(t->cur));
+	t->vctx.arch = ks_arch_by_name(ks_stat_arch_name(t->cur));
 	set_arch_name(t);
 	return t;
 }
@@ -410,7 +322,7 @@ int ks_top_interval(struct ks_top *t, uint64_t end_ns, struct ks_error *err)
 		return -1;
 	ks_stat_free(t->cur);
 	t->cur = next;
-	ctx_replay(t);
+	ks_vcpu_ctx_replay(&t->vctx, t->cur);
 	if (end_ns)
 		t->start_ns = end_ns;
 	return 0;
@@ -501,6 +413,6 @@ void ks_top_free(struct ks_top *t)
 		free(t->totals[i].v);
 		ks_hmap_free(&t->totals[i].index);
 	}
-	ks_hmap_free(&t->threads);
+	ks_vcpu_ctx_free(&t->vctx);
 	free(t);
 }
