@@ -1236,7 +1236,9 @@ static void write_output(struct ctx *x)
 	FILE *f = fopen(x->o.output_path, "wb+");
 	if (!f)
 		die("%s: %s", x->o.output_path, strerror(errno));
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	static char buf[1 << 20]; /* glibc takes a size only with a buffer */
+
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	x->w.f = f;
 	x->w.path = x->o.output_path;
 	write_at(f, x->w.path, 0, t->buf, t->data.offset);  /* header, ids, attrs */

@@ -65,6 +65,8 @@ void cli_output_release(int slot);
  * the signal was ignored (record, whose own handlers take them over and
  * chain to these after a second signal). */
 void cli_output_catch_signals(void);
+/* Standard output written a megabyte at a time (call before any output). */
+void cli_stdout_blocks(void);
 
 /* An input named on the command line: "-" is standard input (a pipe is
  * spooled to a temporary file first; the readers seek).  Returns the path

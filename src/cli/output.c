@@ -87,6 +87,15 @@ static void remember(const char *temp)
 	die("too many output files at once");
 }
 
+/* glibc's setvbuf takes a size only with a buffer: without one, standard
+ * output to a file or pipe is written 4 KB at a time. */
+void cli_stdout_blocks(void)
+{
+	static char buf[1 << 20];
+
+	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+}
+
 void cli_output_check(const char *path, const char *const *inputs, unsigned flags)
 {
 	struct ks_error err;
