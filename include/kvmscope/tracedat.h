@@ -26,6 +26,7 @@
 
 struct ks_source;
 struct ks_record;
+struct ks_error;
 
 /* One GUEST option: a traced guest and the host threads running its vCPUs. */
 struct ks_tracedat_vcpu {
@@ -103,5 +104,21 @@ const char *ks_tracedat_record_buffer(const struct ks_source *src, const struct 
 /* Latency layout: the stored text of the trace and its length; NULL for
  * flyrecord files and other inputs.  Valid as long as the source. */
 const char *ks_tracedat_latency_text(const struct ks_source *src, size_t *len);
+
+/* The ring-buffer pages of a trace.dat as the file stores them (after
+ * decompression), for copying a recording without decoding its events:
+ * FN gets each page of each CPU of the top-level buffer, CPU after CPU in
+ * the file's order, each checked as for reading (its commit size and event
+ * headers; EVENTS = the data events in it).  It takes the place of
+ * ks_source_next(): the source delivers no record afterwards.  Returns 0,
+ * -1 with err set (also when FN returns < 0), or 1 without doing anything
+ * when the file's records cannot be copied as pages: another input type,
+ * records already read, a latency trace, buffer instances, a byte order
+ * other than this machine's, or a time window.  FN NULL only asks: 0 or 1,
+ * and nothing is consumed. */
+typedef int (*ks_tracedat_page_fn)(void *arg, uint32_t cpu, const void *page, uint32_t size,
+				   uint32_t events, struct ks_error *err);
+int ks_tracedat_pages(struct ks_source *src, ks_tracedat_page_fn fn, void *arg,
+		      struct ks_error *err);
 
 #endif

@@ -21,10 +21,10 @@ static uint32_t rd32(const uint8_t *p, bool swap)
 	return swap ? __builtin_bswap32(v) : v;
 }
 
-long ks_ringpage_check(const uint8_t *data, uint32_t commit, uint32_t data_size, bool big,
-		       bool swap)
+long ks_ringpage_count(const uint8_t *data, uint32_t commit, uint32_t data_size, bool big,
+		       bool swap, uint32_t *events)
 {
-	uint32_t pos = 0;
+	uint32_t pos = 0, n = 0;
 
 	while (pos < commit) {
 		uint32_t hdr, type_len, idx, len, next;
@@ -54,10 +54,20 @@ long ks_ringpage_check(const uint8_t *data, uint32_t commit, uint32_t data_size,
 			len = type_len * 4;
 			break;
 		}
+		n += type_len < TYPE_PADDING;
 		next = idx + len; /* 32-bit, as kbuffer computes it */
 		if (next <= pos)
 			return pos;
 		pos = next;
 	}
+	*events = n;
 	return -1;
+}
+
+long ks_ringpage_check(const uint8_t *data, uint32_t commit, uint32_t data_size, bool big,
+		       bool swap)
+{
+	uint32_t n;
+
+	return ks_ringpage_count(data, commit, data_size, big, swap, &n);
 }

@@ -20,5 +20,9 @@
  * DATA of the first event that does not. */
 long ks_ringpage_check(const uint8_t *data, uint32_t commit, uint32_t data_size, bool big,
 		       bool swap);
+/* The same walk, counting the data events (not padding or time entries)
+ * into *EVENTS. */
+long ks_ringpage_count(const uint8_t *data, uint32_t commit, uint32_t data_size, bool big,
+		       bool swap, uint32_t *events);
 
 #endif

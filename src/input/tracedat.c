@@ -1737,7 +1737,7 @@ static uint64_t page_file_offset(const struct tracedat *td, const struct cpu_cur
 
 /* Check the page header's commit before libtraceevent walks the page. */
 static int check_page(struct tracedat *td, struct cpu_cursor *c, const uint8_t *page,
-		      struct ks_error *err)
+		      uint32_t *events, struct ks_error *err)
 {
 	int hps = tep_get_header_page_size(td->src.tep);
 	uint64_t commit;
@@ -1751,8 +1751,8 @@ static int check_page(struct tracedat *td, struct cpu_cursor *c, const uint8_t *
 		return ks_error_at(err, td->src.path, page_file_offset(td, c),
 				   "CPU %u: ring buffer page with bad commit size %llu (page size %u)",
 				   c->cpu, (unsigned long long)commit, c->page_size);
-	bad = ks_ringpage_check(page + 8 + hps, (uint32_t)commit, c->page_size - 8 - (uint32_t)hps,
-				td->meta.big_endian, td->swap);
+	bad = ks_ringpage_count(page + 8 + hps, (uint32_t)commit, c->page_size - 8 - (uint32_t)hps,
+				td->meta.big_endian, td->swap, events);
 	if (bad >= 0)
 		return ks_error_at(err, td->src.path, page_file_offset(td, c),
 				   "CPU %u: ring buffer page with a bad event header at byte %ld "
@@ -1788,7 +1788,7 @@ static int cursor_advance(struct tracedat *td, struct cpu_cursor *c, struct ks_e
 			}
 			continue;
 		}
-		if (check_page(td, c, c->buf + c->page_pos, err) < 0)
+		if (check_page(td, c, c->buf + c->page_pos, &(uint32_t){ 0 }, err) < 0)
 			return -1;
 		kbuffer_load_subbuffer(c->kbuf, c->buf + c->page_pos);
 		c->page_loaded = true;
@@ -1973,6 +1973,62 @@ static int tracedat_next(struct ks_source *src, struct ks_record *rec, struct ks
 		td->heap[0] = td->heap[--td->heap_len];
 	heap_down(td, 0);
 	return 1;
+}
+
+/* Drop a cursor's blocks and their charge against the budget. */
+static void cursor_release(struct tracedat *td, struct cpu_cursor *c)
+{
+	free(c->buf);
+	free(c->retired);
+	mem_give(td, c->buf_charge + c->retired_charge);
+	c->buf = c->retired = NULL;
+	c->buf_charge = c->retired_charge = 0;
+	c->buf_len = c->page_pos = 0;
+	c->done = true;
+}
+
+/* Every page of cursor C to FN, block after block. */
+static int cursor_pages(struct tracedat *td, struct cpu_cursor *c, ks_tracedat_page_fn fn,
+			void *arg, struct ks_error *err)
+{
+	int r;
+
+	if (cursor_init(td, c, err) < 0)
+		return -1;
+	while ((r = cursor_fill(td, c, err)) > 0) {
+		if (c->buf_len % c->page_size)
+			return ks_error_at(err, td->src.path, c->buf_off,
+					   "CPU %u: data chunk of %zu bytes is not a whole number of %u-byte pages",
+					   c->cpu, c->buf_len, c->page_size);
+		for (c->page_pos = 0; c->page_pos < c->buf_len; c->page_pos += c->page_size) {
+			uint32_t events = 0;
+			const uint8_t *page = c->buf + c->page_pos;
+			if (check_page(td, c, page, &events, err) < 0 ||
+			    fn(arg, c->cpu, page, c->page_size, events, err) < 0)
+				return -1;
+		}
+	}
+	return r;
+}
+
+int ks_tracedat_pages(struct ks_source *src, ks_tracedat_page_fn fn, void *arg,
+		      struct ks_error *err)
+{
+	struct tracedat *td = (struct tracedat *)src;
+	uint32_t i;
+	int r = 0;
+
+	if (!src || src->ops != &tracedat_ops || td->started || td->text_src || td->swap ||
+	    td->nr_buffers > 1 || td->src.windowed)
+		return 1;
+	if (!fn)
+		return 0;
+	td->started = true; /* the records are consumed here: next() delivers none */
+	for (i = 0; !r && i < td->nr_cpus; i++) {
+		r = cursor_pages(td, &td->cpus[i], fn, arg, err);
+		cursor_release(td, &td->cpus[i]);
+	}
+	return r < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
