@@ -54,6 +54,7 @@ struct ks_tdw_opts {
 	uint64_t trace_id;
 	uint32_t chunk_pages;     /* v7 compressed: pages per chunk (0 = 10) */
 	const char *tmpdir;       /* where page streams are spooled (NULL = $TMPDIR or /tmp) */
+	bool stream;              /* pages go straight to the file, see below */
 };
 
 /* Counters of what was written (for reports and tests). */
@@ -111,6 +112,15 @@ int ks_tdw_add_event(struct ks_tdw *w, uint32_t cpu, uint64_t ts, const void *pa
  * the rest is zero-filled.  Flushes the CPU's partly filled page first. */
 int ks_tdw_add_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t size,
 		    struct ks_error *err);
+
+/* Streaming (opts.stream): for copying a recording page by page.  The
+ * metadata (formats, texts, cmdlines, options) is complete before the first
+ * page; the data comes only through ks_tdw_add_page(), each CPU's pages
+ * together, CPUs in increasing order and below opts.nr_cpus.  Nothing is
+ * spooled: the file is written as the pages come (compressed chunk by
+ * chunk), and ks_tdw_close() adds what follows the data.  Anything else
+ * (events, instances, latency text, metadata after the first page, a CPU
+ * out of order) is an error. */
 
 /* Buffer instances (trace-cmd record -B NAME): *INST receives the new
  * instance's number (1, 2, ...; 0 is the top-level buffer), to give to

@@ -61,8 +61,12 @@ struct event_format {
 	struct buf text;
 };
 
+#define OUT_BUF (1u << 20)    /* stdio buffer of the output */
+#define SPOOL_BUF (256u << 10) /* ... and of each spool file */
+
 struct cpu_stream {
 	FILE *spool;
+	char *spool_buf;      /* its stdio buffer */
 	uint8_t *page;        /* the page being filled; NULL until the first event */
 	uint32_t used;        /* data bytes used in page */
 	bool open;            /* page holds events */
@@ -83,6 +87,7 @@ struct ks_tdw {
 	char *path;
 	struct ks_outfile *of;     /* the output: a temporary file until committed */
 	FILE *out;                 /* its stream */
+	char *out_buf;             /* the stream's buffer */
 	int version;
 	enum compression comp;
 	char comp_name[8], comp_version[32];
@@ -110,6 +115,15 @@ struct ks_tdw {
 	struct ks_tdw_stats stats;
 	ZSTD_CCtx *zctx;
 	bool failed;
+
+	/* streaming (opts.stream): where the file's parts are to patch at close */
+	bool stream, streaming;    /* asked for; the head is written */
+	uint32_t stream_cpu;       /* the CPU being written */
+	uint64_t head_at;          /* v6: the CPU table; v7: the DONE option's next offset */
+	uint64_t fly_at;           /* v7: the flyrecord section */
+	uint64_t count_at;         /* v7 compressed: the CPU's chunk count */
+	uint32_t chunks;           /* ... and its chunks so far */
+	struct buf chunk;          /* v7 compressed: pages not yet compressed */
 };
 
 /* ------------------------------------------------------------------ */
@@ -186,6 +200,16 @@ static int check_usable(struct ks_tdw *w, struct ks_error *err)
 	return 0;
 }
 
+/* Metadata cannot change once streaming has written it. */
+static int check_meta(struct ks_tdw *w, struct ks_error *err)
+{
+	if (check_usable(w, err) < 0)
+		return -1;
+	if (w->streaming)
+		return fail(w, err, "metadata after the first page of a streamed file");
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* creation and options */
 
@@ -257,6 +281,7 @@ static int copy_opts(struct ks_tdw *w, const struct ks_tdw_opts *o, struct ks_er
 	w->clock = dup_or(o->clock, "local");
 	w->tmpdir = dup_or(o->tmpdir ? o->tmpdir : (tmp && *tmp ? tmp : NULL), "/tmp");
 	w->uname = o->uname ? strdup(o->uname) : NULL;
+	w->stream = o->stream;
 	if (!w->clock || !w->tmpdir || (o->uname && !w->uname))
 		return ks_error_set(err, "%s: out of memory", w->path);
 	return set_compression(w, o->compression, err);
@@ -285,7 +310,10 @@ struct ks_tdw *ks_tdw_create_out(struct ks_outfile *of, const struct ks_tdw_opts
 		ks_tdw_abort(w);
 		return NULL;
 	}
-	setvbuf(w->out, NULL, _IOFBF, 1 << 20);
+	/* writes of a megabyte (glibc takes a size only with a buffer) */
+	w->out_buf = malloc(OUT_BUF);
+	if (w->out_buf)
+		setvbuf(w->out, w->out_buf, _IOFBF, OUT_BUF);
 	return w;
 }
 
@@ -304,7 +332,7 @@ struct ks_tdw *ks_tdw_create(const char *path, const struct ks_tdw_opts *o, stru
 static int set_text(struct ks_tdw *w, struct buf *b, const char *text, size_t len,
 		    struct ks_error *err)
 {
-	if (check_usable(w, err) < 0)
+	if (check_meta(w, err) < 0)
 		return -1;
 	if (buf_set(b, text, len) < 0)
 		return fail(w, err, "out of memory");
@@ -347,7 +375,7 @@ int ks_tdw_add_cmdline(struct ks_tdw *w, int32_t pid, const char *comm, struct k
 	char line[64];
 	int n;
 
-	if (check_usable(w, err) < 0)
+	if (check_meta(w, err) < 0)
 		return -1;
 	n = snprintf(line, sizeof(line), "%d %.31s\n", pid, comm ? comm : "<...>");
 	if (buf_add(&w->cmdlines, line, (size_t)n) < 0)
@@ -359,7 +387,7 @@ int ks_tdw_add_ftrace_format(struct ks_tdw *w, const char *text, size_t len, str
 {
 	struct buf *n;
 
-	if (check_usable(w, err) < 0)
+	if (check_meta(w, err) < 0)
 		return -1;
 	n = realloc(w->ftrace, (w->nr_ftrace + 1) * sizeof(*n));
 	if (!n)
@@ -377,7 +405,7 @@ int ks_tdw_add_event_format(struct ks_tdw *w, const char *system, const char *te
 {
 	struct event_format *n;
 
-	if (check_usable(w, err) < 0)
+	if (check_meta(w, err) < 0)
 		return -1;
 	if (system && !strcmp(system, "ftrace"))
 		return ks_tdw_add_ftrace_format(w, text, len, err);
@@ -397,7 +425,7 @@ int ks_tdw_add_event_format(struct ks_tdw *w, const char *system, const char *te
 int ks_tdw_add_option(struct ks_tdw *w, uint16_t id, const void *data, uint32_t size,
 		      struct ks_error *err)
 {
-	if (check_usable(w, err) < 0)
+	if (check_meta(w, err) < 0)
 		return -1;
 	if (id == OPT_DONE || (w->version >= 7 && id >= OPT_STRINGS && id <= OPT_CMDLINES) ||
 	    id == OPT_BUFFER)
@@ -412,7 +440,7 @@ int ks_tdw_add_instance(struct ks_tdw *w, const char *name, uint32_t *inst, stru
 {
 	struct instance *n;
 
-	if (check_usable(w, err) < 0)
+	if (check_meta(w, err) < 0)
 		return -1;
 	if (!name || !*name || strlen(name) > 255)
 		return ks_error_set(err, "%s: an instance needs a name (1 to 255 bytes)", w->path);
@@ -459,7 +487,7 @@ int ks_tdw_add_instance_event(struct ks_tdw *w, uint32_t inst, uint32_t cpu, uin
 
 int ks_tdw_set_latency_text(struct ks_tdw *w, const char *text, size_t len, struct ks_error *err)
 {
-	if (check_usable(w, err) < 0)
+	if (check_meta(w, err) < 0)
 		return -1;
 	w->has_latency = true;
 	return set_text(w, &w->latency, text, len, err);
@@ -768,7 +796,9 @@ static int open_spool(struct ks_tdw *w, struct cpu_stream *c, struct ks_error *e
 		close(fd);
 		return fail_errno(w, err, "cannot open a spool file");
 	}
-	setvbuf(c->spool, NULL, _IOFBF, 256 << 10);
+	c->spool_buf = malloc(SPOOL_BUF);
+	if (c->spool_buf)
+		setvbuf(c->spool, c->spool_buf, _IOFBF, SPOOL_BUF);
 	return 0;
 }
 
@@ -852,7 +882,11 @@ int ks_tdw_add_event(struct ks_tdw *w, uint32_t cpu, uint64_t ts, const void *pa
 	uint64_t delta = 0;
 	struct cpu_stream *c;
 
-	if (check_usable(w, err) < 0 || stream_get(w, cpu, &c, err) < 0)
+	if (check_usable(w, err) < 0)
+		return -1;
+	if (w->stream)
+		return fail(w, err, "an event added to a streamed file (pages only)");
+	if (stream_get(w, cpu, &c, err) < 0)
 		return -1;
 	cap = w->page_size - w->hdr_size;
 	esize = entry_size(size, &type_len);
@@ -892,16 +926,23 @@ int ks_tdw_add_event(struct ks_tdw *w, uint32_t cpu, uint64_t ts, const void *pa
 	return 0;
 }
 
+static int stream_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t size,
+		       struct ks_error *err);
+
 int ks_tdw_add_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t size,
 		    struct ks_error *err)
 {
 	struct cpu_stream *c;
 
-	if (check_usable(w, err) < 0 || stream_get(w, cpu, &c, err) < 0)
+	if (check_usable(w, err) < 0)
 		return -1;
 	if (size > w->page_size)
 		return ks_error_set(err, "%s: a page of %u bytes is larger than the page size %u",
 				    w->path, size, w->page_size);
+	if (w->stream)
+		return stream_page(w, cpu, page, size, err);
+	if (stream_get(w, cpu, &c, err) < 0)
+		return -1;
 	if (flush_page(w, c, err) < 0)
 		return -1;
 	memcpy(c->page, page, size);
@@ -943,13 +984,18 @@ static int out_tell(struct ks_tdw *w, uint64_t *pos, struct ks_error *err)
 	return 0;
 }
 
-/* Overwrite 8 bytes at POS, then go back to the end. */
-static int out_patch64(struct ks_tdw *w, uint64_t pos, uint64_t v, struct ks_error *err)
+/* Overwrite N bytes at POS, then go back to the end. */
+static int out_patch(struct ks_tdw *w, uint64_t pos, const void *v, size_t n, struct ks_error *err)
 {
-	if (fseeko(w->out, (off_t)pos, SEEK_SET) < 0 || out_u64(w, v, err) < 0 ||
+	if (fseeko(w->out, (off_t)pos, SEEK_SET) < 0 || out(w, v, n, err) < 0 ||
 	    fseeko(w->out, 0, SEEK_END) < 0)
 		return fail_errno(w, err, "cannot seek in the output");
 	return 0;
+}
+
+static int out_patch64(struct ks_tdw *w, uint64_t pos, uint64_t v, struct ks_error *err)
+{
+	return out_patch(w, pos, &v, 8, err);
 }
 
 static int out_align(struct ks_tdw *w, uint32_t align, struct ks_error *err)
@@ -1191,7 +1237,9 @@ static int flush_all_pages(struct ks_tdw *w, struct ks_error *err)
 
 static int write_v6_buffer(struct ks_tdw *w, struct ks_error *err);
 
-static int write_v6(struct ks_tdw *w, struct ks_error *err)
+/* Everything before the CPU table: the blocks, the options and "flyrecord"
+ * (or the latency text). */
+static int write_v6_head(struct ks_tdw *w, struct ks_error *err)
 {
 	static const int ids[] = { OPT_HEADER_INFO, OPT_FTRACE_EVENTS, OPT_EVENT_FORMATS,
 				   OPT_KALLSYMS, OPT_PRINTK, OPT_CMDLINES };
@@ -1226,8 +1274,19 @@ static int write_v6(struct ks_tdw *w, struct ks_error *err)
 	else if (!r)
 		r = out_buf(w, &b, err) | out(w, "flyrecord", 10, err);
 	buf_free(&b);
-	if (r || w->has_latency)
-		return r ? -1 : 0;
+	return r ? -1 : 0;
+}
+
+static int write_v6(struct ks_tdw *w, struct ks_error *err)
+{
+	uint64_t pos = 0;
+	uint32_t i;
+	int r;
+
+	if (write_v6_head(w, err) < 0)
+		return -1;
+	if (w->has_latency)
+		return 0;
 	if (write_v6_buffer(w, err) < 0)
 		return -1;
 	for (i = 1; i <= w->nr_inst; i++) {
@@ -1446,27 +1505,42 @@ static int latency_option(struct ks_tdw *w, struct buf *o, size_t *offset_pos)
 	       buf_u64(o, 0) | buf_str(o, "") | buf_str(o, w->clock);
 }
 
-static int write_v7(struct ks_tdw *w, struct ks_error *err)
+/* The metadata sections and the first options section; *DONE_AT receives
+ * where its DONE option's next offset is. */
+static int write_v7_head(struct ks_tdw *w, uint64_t *done_at, struct ks_error *err)
+{
+	struct buf opts = { 0 };
+	uint64_t first_at = 0, opts_at = 0;
+	int r = -1;
+
+	if (out_tell(w, &first_at, err) < 0 || out_u64(w, 0, err) < 0 ||
+	    write_meta_sections(w, &opts, err) < 0)
+		goto out;
+	if (common_options(w, &opts)) {
+		fail(w, err, "out of memory");
+		goto out;
+	}
+	if (write_options_section(w, &opts, &opts_at, done_at, err) < 0 ||
+	    out_patch64(w, first_at, opts_at, err) < 0)
+		goto out;
+	r = 0;
+out:
+	buf_free(&opts);
+	return r;
+}
+
+/* What follows the top-level flyrecord section at FLY_AT: the instances'
+ * sections, the second options section (linked from DONE_AT), the strings
+ * and the latency text. */
+static int write_v7_tail(struct ks_tdw *w, uint64_t done_at, uint64_t fly_at,
+			 struct ks_error *err)
 {
 	struct buf opts = { 0 }, strs = { 0 };
-	uint64_t first_at = 0, opts_at = 0, done_at = 0, fly_at = 0, opts2_at = 0, done2_at = 0, str_at;
-	uint64_t lat_at = 0;
+	uint64_t opts2_at = 0, done2_at = 0, str_at, lat_at = 0;
 	size_t lat_pos = 0;
 	uint32_t desc;
 	int r;
 
-	if (out_tell(w, &first_at, err) < 0 || out_u64(w, 0, err) < 0 ||
-	    write_meta_sections(w, &opts, err) < 0)
-		goto fail;
-	if (common_options(w, &opts)) {
-		fail(w, err, "out of memory");
-		goto fail;
-	}
-	if (write_options_section(w, &opts, &opts_at, &done_at, err) < 0 ||
-	    out_patch64(w, first_at, opts_at, err) < 0 ||
-	    (!w->has_latency && write_flyrecord(w, &fly_at, err) < 0))
-		goto fail;
-	opts.len = 0;
 	if (w->has_latency ? latency_option(w, &opts, &lat_pos) : buffer_option(w, "", fly_at, &opts)) {
 		fail(w, err, "out of memory");
 		goto fail;
@@ -1497,6 +1571,144 @@ fail:
 	return -1;
 }
 
+static int write_v7(struct ks_tdw *w, struct ks_error *err)
+{
+	uint64_t done_at = 0, fly_at = 0;
+
+	if (write_v7_head(w, &done_at, err) < 0 ||
+	    (!w->has_latency && write_flyrecord(w, &fly_at, err) < 0))
+		return -1;
+	return write_v7_tail(w, done_at, fly_at, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* streaming: pages straight to the file */
+
+/* The file up to the first CPU's data. */
+static int stream_head(struct ks_tdw *w, struct ks_error *err)
+{
+	static const uint8_t zero[16];
+	uint32_t i;
+
+	if (w->nr_inst || w->has_latency || w->nr_streams)
+		return fail(w, err, "a streamed file has pages only");
+	if (default_headers(w, err) < 0 || write_initial(w, err) < 0)
+		return -1;
+	w->streaming = true;
+	if (w->version == 6) {
+		if (write_v6_head(w, err) < 0 || out_tell(w, &w->head_at, err) < 0)
+			return -1;
+		for (i = 0; i < w->nr_cpus; i++) /* the CPU table, filled at close */
+			if (out(w, zero, 16, err) < 0)
+				return -1;
+		return out_align(w, w->page_size, err);
+	}
+	if (write_v7_head(w, &w->head_at, err) < 0 || out_tell(w, &w->fly_at, err) < 0)
+		return -1;
+	return section_header(w, OPT_BUFFER, w->comp != COMP_NONE, "buffer flyrecord ", 0, err);
+}
+
+/* Compress the pages held for the CPU being written into one chunk. */
+static int stream_chunk(struct ks_tdw *w, struct ks_error *err)
+{
+	struct buf z = { 0 };
+	int r;
+
+	if (!w->chunk.len)
+		return 0;
+	if (compress_block(w, w->chunk.p, w->chunk.len, &z, err) < 0)
+		return -1;
+	r = out_u32(w, (uint32_t)z.len, err) | out_u32(w, (uint32_t)w->chunk.len, err) |
+	    out_buf(w, &z, err);
+	buf_free(&z);
+	w->chunks++;
+	w->chunk.len = 0;
+	return r ? -1 : 0;
+}
+
+/* The CPU being written is complete: its last chunk, count and size. */
+static int stream_end_cpu(struct ks_tdw *w, struct ks_error *err)
+{
+	struct cpu_stream *c = &w->cpus[w->stream_cpu];
+	uint64_t end = 0;
+
+	if (w->comp != COMP_NONE &&
+	    (stream_chunk(w, err) < 0 || out_patch(w, w->count_at, &w->chunks, 4, err) < 0))
+		return -1;
+	if (out_tell(w, &end, err) < 0)
+		return -1;
+	c->file_size = end - c->file_off;
+	w->stats.data_bytes += c->file_size;
+	return 0;
+}
+
+static int stream_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t size,
+		       struct ks_error *err)
+{
+	static const uint8_t zero[4096];
+	struct cpu_stream *c;
+	uint32_t left = w->page_size - size;
+
+	if (cpu >= w->nr_cpus)
+		return fail(w, err, "a page of a CPU past the CPU count in a streamed file");
+	if (!w->streaming && stream_head(w, err) < 0)
+		return -1;
+	if (w->nr_streams && cpu < w->stream_cpu)
+		return fail(w, err, "a CPU's pages after a later CPU's in a streamed file");
+	if (!w->nr_streams || cpu != w->stream_cpu) {
+		if ((w->nr_streams && stream_end_cpu(w, err) < 0) || grow_streams(w, cpu, err) < 0)
+			return -1;
+		w->stream_cpu = cpu;
+		c = &w->cpus[cpu];
+		if ((w->version == 7 && out_align(w, w->page_size, err) < 0) ||
+		    out_tell(w, &c->file_off, err) < 0)
+			return -1;
+		w->chunks = 0;
+		if (w->comp != COMP_NONE &&
+		    (out_tell(w, &w->count_at, err) < 0 || out_u32(w, 0, err) < 0))
+			return -1;
+	}
+	c = &w->cpus[cpu];
+	c->nr_pages++;
+	w->stats.pages++;
+	if (w->comp == COMP_NONE) {
+		if (out(w, page, size, err) < 0)
+			return -1;
+		for (; left; left -= left < sizeof(zero) ? left : sizeof(zero))
+			if (out(w, zero, left < sizeof(zero) ? left : sizeof(zero), err) < 0)
+				return -1;
+		return 0;
+	}
+	if (buf_add(&w->chunk, page, size) < 0 || buf_reserve(&w->chunk, left) < 0)
+		return fail(w, err, "out of memory");
+	memset(w->chunk.p + w->chunk.len, 0, left);
+	w->chunk.len += left;
+	return c->nr_pages % w->chunk_pages ? 0 : stream_chunk(w, err);
+}
+
+/* The rest of a streamed file: v6 the CPU table, v7 the flyrecord
+ * section's size and what follows it. */
+static int stream_close(struct ks_tdw *w, struct ks_error *err)
+{
+	uint64_t end = 0, data = 0;
+	uint32_t i;
+
+	if (stream_end_cpu(w, err) < 0 || out_tell(w, &end, err) < 0)
+		return -1;
+	if (w->version == 7)
+		return out_patch64(w, w->fly_at + 8, end - w->fly_at - 16, err) |
+		       write_v7_tail(w, w->head_at, w->fly_at, err);
+	data = (w->head_at + 16ull * w->nr_cpus + w->page_size - 1) / w->page_size * w->page_size;
+	for (i = 0; i < w->nr_cpus; i++) {
+		const struct cpu_stream *c = i < w->nr_streams ? &w->cpus[i] : NULL;
+		uint64_t at[2] = { c && c->nr_pages ? c->file_off : data, c ? c->file_size : 0 };
+		if (out_patch(w, w->head_at + 16ull * i, at, 16, err) < 0)
+			return -1;
+		data = at[0] + at[1];
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* close */
 
@@ -1507,6 +1719,7 @@ static void free_all(struct ks_tdw *w)
 	for (i = 0; i < w->nr_streams; i++) {
 		if (w->cpus[i].spool)
 			fclose(w->cpus[i].spool);
+		free(w->cpus[i].spool_buf);
 		free(w->cpus[i].page);
 	}
 	free(w->cpus);
@@ -1515,6 +1728,7 @@ static void free_all(struct ks_tdw *w)
 		for (j = 0; j < w->inst[i].nr_streams; j++) {
 			if (w->inst[i].cpus[j].spool)
 				fclose(w->inst[i].cpus[j].spool);
+			free(w->inst[i].cpus[j].spool_buf);
 			free(w->inst[i].cpus[j].page);
 		}
 		free(w->inst[i].cpus);
@@ -1537,11 +1751,13 @@ static void free_all(struct ks_tdw *w)
 	buf_free(&w->cmdlines);
 	buf_free(&w->options);
 	buf_free(&w->strings);
+	buf_free(&w->chunk);
 	ZSTD_freeCCtx(w->zctx);
 	free(w->clock);
 	free(w->uname);
 	free(w->tmpdir);
 	free(w->path);
+	free(w->out_buf); /* its stream is closed by now */
 	free(w);
 }
 
@@ -1562,6 +1778,10 @@ int ks_tdw_close(struct ks_tdw *w, struct ks_error *err)
 		ks_tdw_abort(w);
 		return -1;
 	}
+	if (w->streaming) {
+		r = stream_close(w, err);
+		goto done;
+	}
 	r = default_headers(w, err);
 	if (!r)
 		r = flush_all_pages(w, err);
@@ -1569,6 +1789,7 @@ int ks_tdw_close(struct ks_tdw *w, struct ks_error *err)
 		r = write_initial(w, err);
 	if (!r)
 		r = w->version == 6 ? write_v6(w, err) : write_v7(w, err);
+done:
 	if (!r && w->failed)
 		r = fail(w, err, "out of memory");
 	if (r < 0) {

@@ -10,6 +10,8 @@
  * too large for one (new page), full pages, an event filling a page alone,
  * time going backwards.  Oracle 2: the same events come back through
  * ks_source_open (the trace.dat reader) from v6, v7 and compressed v7 files.
+ * Streaming: a file's own pages (ks_tracedat_pages) written again by a
+ * streaming writer with the same metadata give the same file, byte for byte.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include <kbuffer.h>
 
 #include "kvmscope/source.h"
+#include "kvmscope/tracedat.h"
 #include "kvmscope/tracedat_writer.h"
 #include "../lib/ktest.h"
 
@@ -282,6 +285,117 @@ static void t_read_back_v7_none(void) { read_back(7, "none"); }
 static void t_read_back_v7_zstd(void) { read_back(7, "zstd"); }
 static void t_read_back_v7_zlib(void) { read_back(7, "zlib"); }
 
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (p = malloc((size_t)n)) && fread(p, (size_t)n, 1, f) == 1)
+		*len = (size_t)n;
+	else {
+		free(p);
+		p = NULL;
+	}
+	fclose(f);
+	return p;
+}
+
+struct restream {
+	struct ks_tdw *w;
+	uint64_t pages, events;
+};
+
+static int restream_page(void *arg, uint32_t cpu, const void *page, uint32_t size,
+			 uint32_t events, struct ks_error *err)
+{
+	struct restream *r = arg;
+
+	r->pages++;
+	r->events += events;
+	return ks_tdw_add_page(r->w, cpu, page, size, err);
+}
+
+static void stream_same(int version, const char *comp)
+{
+	struct ks_tdw_opts o = { .file_version = version, .compression = comp, .nr_cpus = 3,
+				 .clock = "local", .stream = true };
+	char a[4096], b[4096];
+	uint64_t ext, back;
+	struct restream rs = { 0 };
+	struct ks_source *src;
+	struct ks_error err;
+	struct ks_tdw *w;
+	uint8_t *fa, *fb;
+	size_t la = 0, lb = 0;
+
+	make_events();
+	snprintf(a, sizeof(a), "%s/sp-v%d-%s.dat", kt_tmpdir(), version, comp);
+	snprintf(b, sizeof(b), "%s/st-v%d-%s.dat", kt_tmpdir(), version, comp);
+	w = write_file(a, version, comp);
+	KT_REQUIRE(w);
+	KT_REQUIRE(close_file(w, &ext, &back) == 0);
+	KT_REQUIRE(ks_source_open(&src, a, &err) == 0);
+	rs.w = ks_tdw_create(b, &o, &err);
+	KT_REQUIRE(rs.w);
+	KT_REQUIRE(ks_tdw_add_event_format(rs.w, "test", fmt_text, strlen(fmt_text), &err) == 0);
+	KT_REQUIRE(ks_tdw_add_cmdline(rs.w, 100, "worker", &err) == 0);
+	if (ks_tracedat_pages(src, restream_page, &rs, &err) != 0)
+		kt_fail(__FILE__, __LINE__, "pages: %s", err.msg);
+	ks_source_close(src);
+	KT_REQUIRE(ks_tdw_close(rs.w, &err) == 0);
+	KT_EQ_INT(rs.events, nev);
+	KT_EXPECT(rs.pages > 3);
+	fa = slurp(a, &la);
+	fb = slurp(b, &lb);
+	KT_REQUIRE(fa && fb);
+	KT_EQ_INT(lb, la);
+	KT_EXPECT(la == lb && !memcmp(fa, fb, la));
+	free(fa);
+	free(fb);
+}
+
+static void t_stream_same_v6(void) { stream_same(6, "none"); }
+static void t_stream_same_v7_none(void) { stream_same(7, "none"); }
+static void t_stream_same_v7_zstd(void) { stream_same(7, "zstd"); }
+static void t_stream_same_v7_zlib(void) { stream_same(7, "zlib"); }
+
+/* What a streamed file refuses: events, metadata after the first page, a
+ * CPU after a later one, a CPU past the count. */
+static void t_stream_misuse(void)
+{
+	struct ks_tdw_opts o = { .file_version = 7, .nr_cpus = 2, .stream = true };
+	static uint8_t page[PAGE];
+	struct ks_error err;
+	char path[4096];
+	struct ks_tdw *w;
+
+	snprintf(path, sizeof(path), "%s/st-bad.dat", kt_tmpdir());
+	w = ks_tdw_create(path, &o, &err);
+	KT_REQUIRE(w);
+	KT_EXPECT(ks_tdw_add_event(w, 0, 1, page, 8, &err) < 0);
+	ks_tdw_abort(w);
+	w = ks_tdw_create(path, &o, &err);
+	KT_REQUIRE(w);
+	KT_EXPECT(ks_tdw_add_page(w, 1, page, PAGE, &err) == 0);
+	KT_EXPECT(ks_tdw_add_cmdline(w, 1, "late", &err) < 0);
+	ks_tdw_abort(w);
+	w = ks_tdw_create(path, &o, &err);
+	KT_REQUIRE(w);
+	KT_EXPECT(ks_tdw_add_page(w, 1, page, PAGE, &err) == 0);
+	KT_EXPECT(ks_tdw_add_page(w, 0, page, PAGE, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "later CPU") != NULL);
+	ks_tdw_abort(w);
+	w = ks_tdw_create(path, &o, &err);
+	KT_REQUIRE(w);
+	KT_EXPECT(ks_tdw_add_page(w, 2, page, PAGE, &err) < 0);
+	ks_tdw_abort(w);
+	KT_EXPECT(fopen(path, "rb") == NULL); /* nothing left under the name */
+}
+
 static void t_format_text_round_trip(void)
 {
 	/* ks_tdw_format_text regenerates a format that parses back to the same
@@ -347,6 +461,11 @@ int main(void)
 		KT_CASE(t_read_back_v7_none),
 		KT_CASE(t_read_back_v7_zstd),
 		KT_CASE(t_read_back_v7_zlib),
+		KT_CASE(t_stream_same_v6),
+		KT_CASE(t_stream_same_v7_none),
+		KT_CASE(t_stream_same_v7_zstd),
+		KT_CASE(t_stream_same_v7_zlib),
+		KT_CASE(t_stream_misuse),
 		KT_CASE(t_format_text_round_trip),
 		KT_CASE(t_bad_use),
 		{ 0 }
