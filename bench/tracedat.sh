@@ -8,7 +8,8 @@
 #   trace-cmd report [-t]  vs  kvmscope dump [-t]     (target >= 3x; the
 #                           hip24 files and the uncompressed copy: -t only)
 #   trace-cmd report       vs  kvmscope stat          (target >= 3x)
-#   trace-cmd convert      vs  kvmscope convert       (target > 1x)
+#   trace-cmd convert      vs  kvmscope convert       (target > 1x; zstd
+#                           and none, and from each to the other)
 # the peak RSS of kvmscope convert (target: not growing with the input), and
 # whether dump's output is byte-identical to trace-cmd's.  The hip24
 # recordings (zstd copies; Debian's trace-cmd cannot read their zlib) are
@@ -77,6 +78,14 @@ for comp in zstd none; do
 	verdict "v7 $comp: convert vs trace-cmd convert" tcc ksc 1
 	echo "v7 $comp: kvmscope convert of the trace.dat: peak RSS $((RSS[ksc] / 1024)) MB" \
 	     "for $(( $(stat -c %s "$out") / 1048576 )) MB of input"
+	rm -f "$dir/tc-conv.dat" "$dir/ks-conv.dat"
+done
+# convert across compressions (decompressing one way, compressing the other)
+for pair in "none zstd" "zstd none"; do
+	set -- $pair
+	rounds tcx "trace-cmd convert --compression $2 -i '$dir/big-$1.dat' -o '$dir/tc-conv.dat' > /dev/null 2>&1" \
+	       ksx "'$ks' convert -q --compression $2 -i '$dir/big-$1.dat' -o '$dir/ks-conv.dat'"
+	verdict "v7 $1 -> v7 $2: convert vs trace-cmd convert" tcx ksx 1
 	rm -f "$dir/tc-conv.dat" "$dir/ks-conv.dat"
 done
 # peak RSS of convert must not grow with the input: a file a quarter as large

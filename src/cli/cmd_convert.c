@@ -13,6 +13,12 @@
  * x86-tsc and TSC2NSEC keeps its raw counters and the TSC2NSEC option, so
  * `trace-cmd report` converts them exactly as for the original; everything
  * else is written in nanoseconds with the "local" clock.
+ *
+ * A trace.dat whose records keep their times (no time window, TimeShift or
+ * OFFSET moving them) is copied page by page instead: its ring-buffer pages
+ * go to the output as they are (decompressed and compressed again as asked),
+ * without decoding an event, and straight to the file (the writer's
+ * streaming mode): every event, lost-event marks included.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,6 +31,7 @@
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/source.h"
+#include "kvmscope/tracedat.h"
 #include "kvmscope/tracedat_writer.h"
 #include "util/hashmap.h"
 
@@ -156,6 +163,11 @@ static void set_opts(struct ks_source *src, const struct convert_args *a, struct
 	} else if (c->raw_counter) {
 		o->clock = c->name;
 	}
+	/* pages keep their stored times: copied as they are when those are
+	 * what the event path would write */
+	o->stream = !a->time.set && ks_tracedat_pages(src, NULL, NULL, NULL) == 0 &&
+		    ks_tracedat_meta(src)->page_size == o->page_size &&
+		    (c->raw_counter || (!c->moved && !c->ts_offset && !(c->has_tsc2nsec && c->tsc_mult)));
 	if (c->has_trace_id) {
 		o->has_trace_id = true;
 		o->trace_id = c->trace_id;
@@ -200,6 +212,11 @@ static void copy_guests(struct ks_tdw *w, struct ks_source *src)
 
 struct convert_counts {
 	uint64_t events, no_format, no_cpu, lost, other;
+};
+
+struct copy_pages {
+	struct ks_tdw *w;
+	struct convert_counts *n;
 };
 
 static void note_comm(struct comm_map *comms, const struct ks_record *rec)
@@ -251,6 +268,25 @@ static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
 	if (r < 0) {
 		writer_failed(w, &err);
 	}
+}
+
+static int copy_page(void *arg, uint32_t cpu, const void *page, uint32_t size, uint32_t events,
+		     struct ks_error *err)
+{
+	struct copy_pages *cp = arg;
+
+	cp->n->events += events;
+	return ks_tdw_add_page(cp->w, cpu, page, size, err);
+}
+
+/* A trace.dat's pages as they are (the writer streams them). */
+static void copy_pages(struct ks_source *src, struct ks_tdw *w, struct convert_counts *n)
+{
+	struct copy_pages cp = { w, n };
+	struct ks_error err;
+
+	if (ks_tracedat_pages(src, copy_page, &cp, &err) != 0)
+		writer_failed(w, &err);
 }
 
 /* Nothing to write: no output at all rather than a trace.dat without events. */
@@ -425,18 +461,24 @@ int cmd_convert(int argc, char **argv)
 		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
 	}
 	copy_guests(w, src);
-	copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
-	if (!n.events && (a.time.set || n.no_format || n.other))
-		refuse_empty(w, &a, &n);
-	write_cmdlines(w, src, &comms);
+	if (o.stream) { /* a trace.dat has no COMM records: the cmdlines are complete */
+		write_cmdlines(w, src, &comms);
+		copy_pages(src, w, &n);
+	} else {
+		copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
+		if (!n.events && (a.time.set || n.no_format || n.other))
+			refuse_empty(w, &a, &n);
+		write_cmdlines(w, src, &comms);
+	}
 	/* the file gets its name here, complete, or not at all */
 	r = ks_tdw_close(w, &err);
 	cli_output_release(out_slot);
 	if (r < 0)
 		die("%s", err.msg);
 	if (!a.quiet)
-		fprintf(stderr, "kvmscope convert: %s -> %s: %" PRIu64 " events, %" PRIu64
-			" formats, v%d %s%s%s\n", a.input, a.output, n.events, nformats, a.fmt.version,
+		fprintf(stderr, "kvmscope convert: %s -> %s: %" PRIu64 " events%s, %" PRIu64
+			" formats, v%d %s%s%s\n", a.input, a.output, n.events,
+			o.stream ? " copied as pages" : "", nformats, a.fmt.version,
 			a.fmt.compression, o.has_tsc2nsec ? ", x86-tsc with TSC2NSEC" : "",
 			n.no_format ? " (records without a tracepoint format skipped)" : "");
 	if (!a.quiet && n.lost)

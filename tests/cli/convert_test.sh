@@ -22,10 +22,18 @@ mkdir -p "$dir"
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
-hip24_case() { # file version compression
-	local b=$1 v=$2 c=$3 out="$dir/$1-v$2-$3.dat" name="convert_hip24_${1}_v$2_$3"
-	if ! "$ks" convert -q -i "$data/$b.trace.dat" -o "$out" --file-version "$v" --compression "$c" 2>"$dir/err"; then
+# hip24_case FILE VERSION COMPRESSION PATH: PATH is how convert must copy
+# the events: "pages" (the ring-buffer pages as stored) or "events" (decoded
+# and written again: a guest file whose times its TimeShift moves)
+hip24_case() {
+	local b=$1 v=$2 c=$3 out="$dir/$1-v$2-$3.dat" name="convert_hip24_${1}_v$2_$3" how
+	if ! "$ks" convert -i "$data/$b.trace.dat" -o "$out" --file-version "$v" --compression "$c" 2>"$dir/err"; then
 		echo "not ok $name: $(head -1 "$dir/err")"; return
+	fi
+	how=events
+	grep -q 'copied as pages' "$dir/err" && how=pages
+	if [ "$how" != "$4" ]; then
+		echo "not ok $name: copied as $how, not as $4: $(head -1 "$dir/err")"; return
 	fi
 	zcat "$data/expected/$b.report-ns.txt.gz" > "$dir/$b.expected"
 	if [ "$c" = zlib ]; then
@@ -45,13 +53,14 @@ if [ ! -d "$data" ]; then
 elif ! have trace-cmd; then
 	echo "skip convert_hip24: trace-cmd is not installed"
 else
-	for b in host-tsync host-allkvm-rawtsc guest-tsync host-6.8rt-empty; do
-		hip24_case "$b" 7 zstd
+	for b in host-tsync host-allkvm-rawtsc host-6.8rt-empty; do
+		hip24_case "$b" 7 zstd pages
 	done
-	hip24_case host-tsync 7 none
-	hip24_case host-tsync 6 none
-	hip24_case host-allkvm-rawtsc 6 none
-	hip24_case host-tsync 7 zlib
+	hip24_case guest-tsync 7 zstd events
+	hip24_case host-tsync 7 none pages
+	hip24_case host-tsync 6 none pages
+	hip24_case host-allkvm-rawtsc 6 none pages
+	hip24_case host-tsync 7 zlib pages
 fi
 
 # perf script / trace-cmd report -N lines -> "comm|tid|cpu|ns|event|fields"
