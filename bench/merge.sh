@@ -1,7 +1,9 @@
 #!/bin/bash
 # merge.sh BUILD - benchmark `kvmscope merge` against Debian's
 # `trace-cmd report -t -i HOST -i GUEST` (issue 25: target >= 3x, output
-# identical) on the hip24 host+guest pair.
+# identical) on the hip24 host+guest pair, and on a generated pair of
+# $BENCH_MERGE_EVENTS (default 5,000,000) events each whose guest has a
+# TimeShift option (tools/gen-merge-pair; 3 rounds: trace-cmd takes ~15 s).
 #
 # Debian's trace-cmd (3.1.6) cannot read the zlib originals, so both tools
 # read copies written by `kvmscope convert`: trace.dat v7 with zstd and v6
@@ -37,3 +39,19 @@ for kind in zstd v6; do
 	verdict "merge hip24 ($kind) vs trace-cmd report -i -i" tc ks 3
 	echo "merge hip24 ($kind): peak RSS trace-cmd $((RSS[tc] / 1024)) MB, kvmscope $((RSS[ks] / 1024)) MB"
 done
+
+# the generated pair (zstd): 2 x BENCH_MERGE_EVENTS events
+events=${BENCH_MERGE_EVENTS:-5000000}
+pair=$dir/merge-pair
+mkdir -p "$pair"
+[ -s "$pair/guest-$events.dat" ] || {
+	"$build/tools/gen-merge-pair" tests/fixtures/x86-6.18 "$pair" "$events" zstd &&
+	mv "$pair/host.dat" "$pair/host-$events.dat" && mv "$pair/guest.dat" "$pair/guest-$events.dat"
+} || { echo "bench merge: gen-merge-pair failed"; exit 1; }
+h=$pair/host-$events.dat g=$pair/guest-$events.dat
+trace-cmd report -t -i "$h" -i "$g" 2>/dev/null | md5sum > "$dir/merge-tc.sum"
+"$ks" merge -t -i "$h" -i "$g" | md5sum > "$dir/merge-ks.sum"
+same "$dir/merge-tc.sum" "$dir/merge-ks.sum" "merge generated pair ($events + $events events, TimeShift)"
+BENCH_ROUNDS=3 rounds tc "trace-cmd report -t -i '$h' -i '$g' > /dev/null 2>&1" ks "'$ks' merge -t -i '$h' -i '$g' > /dev/null"
+verdict "merge generated pair ($events + $events events) vs trace-cmd report -i -i" tc ks 3
+echo "merge generated pair: peak RSS trace-cmd $((RSS[tc] / 1024)) MB, kvmscope $((RSS[ks] / 1024)) MB"
