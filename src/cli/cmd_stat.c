@@ -19,7 +19,7 @@
 #include "kvmscope/stat.h"
 #include "kvmscope/stat_report.h"
 
-#define STAT_BATCH 16 /* records per ks_source_next_batch() */
+#define STAT_BATCH 64 /* records per ks_source_next_batch() */
 
 static const struct opt_cmd stat_cmd = {
 	.name = "stat",

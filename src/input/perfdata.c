@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,9 +148,12 @@ struct pd_attr {
 };
 
 /* A queued record: its timestamp and (file offset << 16 | KEY_SAMPLE if
- * it is a sample | attr index + 1). */
+ * it is a sample | KEY_SKIP if it is a sample of an event not selected
+ * (pd_select) | attr index + 1). */
 #define KEY_SAMPLE 0x8000u
-#define KEY_ATTR 0x7fffu
+#define KEY_SKIP 0x4000u
+#define KEY_ATTR 0x1fffu
+_Static_assert(MAX_ATTRS < KEY_ATTR, "attr indexes + 1 fit KEY_ATTR");
 struct pd_entry {
 	uint64_t ts;
 	uint64_t key;
@@ -215,12 +219,15 @@ struct pd_prefetch {
  * MARK_MAIN for a record read_records() reads itself (any other kind, no
  * time, an unknown id, too short), MARK_RUN for the head of a run of
  * queue entries sorted by time (its offset is the run's first record's,
- * MARK_RUN_LEN entries follow it; runs_build). */
+ * MARK_RUN_LEN entries follow it: the samples of events not selected,
+ * MARK_RUN_SKIP of them, after the others, each part sorted; runs_build). */
 #define MARK_MAIN 0
 #define MARK_FLUSH 1
 #define MARK_RUN 2
 #define MARK_KIND(f) ((f).ts & 3)
-#define MARK_RUN_LEN(f) ((f).ts >> 2)
+#define MARK_RUN_LEN(f) (((f).ts >> 2) & 0x3fffffffu)
+#define MARK_RUN_SKIP(f) ((f).ts >> 32)
+#define RUN_MAX 0x3fffffffu /* entries a run's head can count */
 #define STRADDLE_MAX (64u << 10) /* a record's size is 16 bits */
 
 
@@ -249,6 +256,16 @@ struct pd_source {
 	struct pd_entry *q, *tmp;
 	uint64_t q_cap, q_head, q_ready, q_n;
 	bool q_sorted;
+	/* The queued samples of events not selected (KEY_SKIP), where the
+	 * prefetch thread's runs put them: they are never delivered, so
+	 * they take part in the ordering (the queue's maximum time, the
+	 * last flush's time, whether the queue is empty) but not in the
+	 * delivery loop.  ph[ph_head, ph_n), in time order if ph_sorted.
+	 * Such a sample may also sit in q (it is then skipped when
+	 * delivered): the two hold the queue of perf's ordered_events. */
+	struct pd_entry *ph, *ph_tmp;
+	uint64_t ph_cap, ph_head, ph_n;
+	bool ph_sorted;
 	uint64_t next_flush, max_timestamp, q_max, last_flush;
 	bool finished;
 	uint64_t rounds;  /* FINISHED_ROUND records seen */
@@ -808,7 +825,8 @@ static int queue_grow(struct pd_source *s)
 static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
 			   struct ks_error *err)
 {
-	uint64_t held = qcap * 2 * sizeof(struct pd_entry) + win, lim = s->base.limits.memory;
+	uint64_t held = (qcap + s->ph_cap) * 2 * sizeof(struct pd_entry) + win;
+	uint64_t lim = s->base.limits.memory;
 	char hint[96];
 
 	if (held <= lim)
@@ -848,9 +866,45 @@ static __attribute__((noinline)) int queue_reserve(struct pd_source *s, uint64_t
 	return queue_grow_to(s, s->q_n + n, err);
 }
 
+/* Whether perf's queue would be empty: no record pending in either part. */
+static inline bool queue_idle(const struct pd_source *s)
+{
+	return s->q_n == s->q_head && s->ph_n == s->ph_head;
+}
+
+/* Room for N more samples of events not selected (and as much scratch). */
+static __attribute__((noinline)) int skipped_reserve(struct pd_source *s, uint64_t n,
+						     struct ks_error *err)
+{
+	uint64_t cap;
+	struct pd_entry *p;
+
+	if (s->ph_head && s->ph_cap - s->ph_n < n) {
+		memmove(s->ph, s->ph + s->ph_head, (s->ph_n - s->ph_head) * sizeof(*s->ph));
+		s->ph_n -= s->ph_head;
+		s->ph_head = 0;
+	}
+	for (cap = s->ph_cap ? s->ph_cap : 4096; cap < s->ph_n + n; cap *= 2)
+		;
+	if (cap == s->ph_cap)
+		return 0;
+	if (ordering_budget(s, s->q_cap + cap - s->ph_cap, s->win_len, s->pos, err) < 0)
+		return -1;
+	p = realloc(s->ph, cap * sizeof(*p));
+	if (!p)
+		return ks_error_set(err, "%s: out of memory", s->base.path);
+	s->ph = p;
+	p = realloc(s->ph_tmp, cap * sizeof(*p));
+	if (!p)
+		return ks_error_set(err, "%s: out of memory", s->base.path);
+	s->ph_tmp = p;
+	s->ph_cap = cap;
+	return 0;
+}
+
 HOT int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_error *err)
 {
-	bool empty = s->q_n == s->q_head;
+	bool empty = queue_idle(s);
 
 	if (ts < s->last_flush)
 		s->base.stats.out_of_order++;
@@ -977,37 +1031,59 @@ static void sort_queue(struct pd_source *s)
 	uint64_t h = s->q_head;
 	struct pd_entry *t = s->q;
 
-	if (!s->q_sorted && sort_entries(s->q + h, s->tmp + h, s->q_n - h) != s->q + h) {
+	if (!s->q_sorted && s->q_n > h &&
+	    sort_entries(s->q + h, s->tmp + h, s->q_n - h) != s->q + h) {
 		s->q = s->tmp;
 		s->tmp = t;
 	}
 	s->q_sorted = true;
 }
 
+/* The skipped samples up to LIMIT leave the queue as if delivered:
+ * counted, not decoded.  Returns the time of the last of them, 0 if none. */
+static uint64_t flush_skipped(struct pd_source *s, uint64_t limit)
+{
+	uint64_t h = s->ph_head, hi, last = 0, unknown = 0, i;
+	struct pd_entry *t = s->ph;
+
+	if (s->ph_n == h)
+		return 0;
+	if (!s->ph_sorted && sort_entries(s->ph + h, s->ph_tmp + h, s->ph_n - h) != s->ph + h) {
+		s->ph = s->ph_tmp;
+		s->ph_tmp = t;
+	}
+	s->ph_sorted = true;
+	hi = limit ? bound(s->ph, h, s->ph_n, limit, true) : h;
+	for (i = h; i < hi; i++) {
+		const struct pd_attr *a = &s->attrs[(s->ph[i].key & KEY_ATTR) - 1];
+
+		unknown += a->type == TYPE_TRACEPOINT && !a->event;
+	}
+	if (hi > h)
+		last = s->ph[hi - 1].ts;
+	s->base.stats.filtered += hi - h;
+	s->base.stats.unknown_events += unknown;
+	s->ph_head = hi;
+	return last;
+}
+
 /* perf's ordered_events__flush(ROUND or FINAL). */
 static void flush_queue(struct pd_source *s, bool final)
 {
-	uint64_t limit, lo = s->q_head, hi = s->q_n;
+	uint64_t limit, hi, skipped_last;
 
-	if (s->q_n == s->q_head)
+	if (queue_idle(s))
 		return;
 	sort_queue(s);
 	limit = final ? UINT64_MAX : s->next_flush;
-	if (!limit) {
-		hi = s->q_head;
-	} else {
-		while (lo < hi) { /* first entry with ts > limit */
-			uint64_t mid = lo + (hi - lo) / 2;
-
-			if (s->q[mid].ts <= limit)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-	}
+	hi = limit ? bound(s->q, s->q_head, s->q_n, limit, true) : s->q_head;
 	s->q_ready = hi;
+	/* the last record delivered: the later of the two parts' last */
+	skipped_last = flush_skipped(s, limit);
 	if (hi > s->q_head)
 		s->last_flush = s->q[hi - 1].ts;
+	if (skipped_last && (hi == s->q_head || skipped_last > s->last_flush))
+		s->last_flush = skipped_last;
 	if (!final)
 		s->next_flush = s->max_timestamp;
 }
@@ -1175,6 +1251,35 @@ static void *prefetch_main(void *arg)
  * the context, ks_ctx_perfdata_tune). */
 _Static_assert(PF_BUF == KS_PD_MAP_MIN, "the first window and the mapping threshold");
 
+/* Whether the page cache maps the data section in 2 MB pieces: a 2 MB
+ * piece from its middle is mapped and populated, which takes one fault
+ * where the kernel maps a large folio at once (a file read back through
+ * readahead on kernel 6.18's ext4) and 32 or more where it maps 4 KB pages
+ * (a file as its writer left it in the cache).  Mapping a 511 MB data
+ * section costs 4 ms of kernel time then, and 35 ms else, against 19-25
+ * ms for reading it into the buffers: the data section is mapped only in
+ * the first case (or when the context's tuning asks for it). */
+static bool map_cheap(const struct pd_source *s)
+{
+	uint64_t lo = ((s->data_off + s->data_end) / 2) & ~(HUGE_PAGE - 1);
+	struct rusage before, after;
+	bool cheap = false;
+	void *m;
+
+	if (s->map_min != KS_PD_MAP_MIN)
+		return true;
+	if (lo < s->data_off || s->data_end - lo < HUGE_PAGE)
+		return false;
+	m = mmap(NULL, HUGE_PAGE, PROT_READ, MAP_SHARED, s->fd, (off_t)lo);
+	if (m == MAP_FAILED)
+		return false;
+	if (!getrusage(RUSAGE_THREAD, &before) && !madvise(m, HUGE_PAGE, MADV_POPULATE_READ) &&
+	    !getrusage(RUSAGE_THREAD, &after))
+		cheap = after.ru_minflt + after.ru_majflt - before.ru_minflt - before.ru_majflt <= 2;
+	munmap(m, HUGE_PAGE);
+	return cheap;
+}
+
 /* Map the data section (read-only, shared with the page cache: no copy);
  * the window then is the mapping from data_off on, up to what has been
  * populated.  False where the file cannot be mapped. */
@@ -1211,7 +1316,7 @@ static void prefetch_start(struct pd_source *s)
 	pf->tried = true;
 	if (s->win_len)
 		return;
-	if (s->data_end - s->data_off > s->map_min && map_data(s)) {
+	if (s->data_end - s->data_off > s->map_min && map_cheap(s) && map_data(s)) {
 		pf->mapped = true;
 	} else if (s->data_end - s->data_off <= PF_BUF) {
 		return;
@@ -1932,9 +2037,12 @@ static int user_record(struct pd_source *s, uint32_t type, const uint8_t *rec, u
 /* ---- queueing many entries at once ---- */
 
 /* The key of the record of TYPE at OFF with attr index ATTR (pd_entry). */
-static inline uint64_t queue_key(uint64_t off, uint32_t type, int attr)
+static inline uint64_t queue_key(const struct pd_source *s, uint64_t off, uint32_t type,
+				 int attr)
 {
-	return off << 16 | (type == R_SAMPLE ? KEY_SAMPLE : 0) | (uint64_t)(attr + 1);
+	if (type != R_SAMPLE)
+		return off << 16 | (uint64_t)(attr + 1);
+	return off << 16 | KEY_SAMPLE | (s->attrs[attr].skip ? KEY_SKIP : 0) | (uint64_t)(attr + 1);
 }
 
 /* The queue's tail, in locals while a loop queues entries (stores to the
@@ -1948,7 +2056,7 @@ struct qtail {
 static inline struct qtail qtail_load(const struct pd_source *s)
 {
 	return (struct qtail){ s->q, s->q_n, s->q_cap, s->q_max, s->last_flush,
-			       s->max_timestamp, 0, s->q_n == s->q_head };
+			       s->max_timestamp, 0, queue_idle(s) };
 }
 
 /* queue_push() with room checked by the caller (t->n < t->cap). */
@@ -2001,7 +2109,7 @@ HOT bool sample_entry(const struct pd_source *s, struct pd_idcache *idc, const u
 	ts = ld64(rec + 8 + a->time_pos, swap);
 	if (!ts || ts == UINT64_MAX)
 		return false;
-	*e = (struct pd_entry){ ts, queue_key(off, R_SAMPLE, attr) };
+	*e = (struct pd_entry){ ts, queue_key(s, off, R_SAMPLE, attr) };
 	return true;
 }
 
@@ -2111,10 +2219,53 @@ static int frames_grow(struct pd_prefetch *pf)
  * is copied or merged at once, without sort_entries()' scans.  Returns
  * the number of frames, 0 when memory for them could not be had (the
  * main thread then frames the chunk). */
+/* SRC[0, LEN) into DST, the samples of events not selected (NSKIP of
+ * them) after the others, each part in its order; branch-free, as which
+ * part an entry goes to is unpredictable. */
+static void split_copy(const struct pd_entry *src, size_t len, size_t nskip,
+		       struct pd_entry *dst)
+{
+	struct pd_entry *keep = dst, *skip = dst + len - nskip;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		uintptr_t to_skip = !!(src[i].key & KEY_SKIP), pick = -to_skip;
+		uintptr_t to = (uintptr_t)keep ^ (((uintptr_t)keep ^ (uintptr_t)skip) & pick);
+
+		*(struct pd_entry *)to = src[i];
+		skip += to_skip;
+		keep += to_skip ^ 1;
+	}
+}
+
+/* merge() of A[0, NA) and B[0, NB) whose result goes through split_copy():
+ * one pass. */
+static void merge_split(const struct pd_entry *a, size_t na, const struct pd_entry *b, size_t nb,
+			size_t nskip, struct pd_entry *out)
+{
+	const struct pd_entry *ea = a + na, *eb = b + nb;
+	struct pd_entry *keep = out, *skip = out + na + nb - nskip;
+
+	while (a < ea || b < eb) {
+		/* from B when A is done or B's head is earlier (ties: A first) */
+		uintptr_t from_b = a == ea || (b < eb && b->ts < a->ts), pick = -from_b;
+		const struct pd_entry *e =
+			(const struct pd_entry *)((uintptr_t)a ^ (((uintptr_t)a ^ (uintptr_t)b) & pick));
+		uintptr_t to_skip = !!(e->key & KEY_SKIP), spick = -to_skip;
+		uintptr_t to = (uintptr_t)keep ^ (((uintptr_t)keep ^ (uintptr_t)skip) & spick);
+
+		*(struct pd_entry *)to = *e;
+		b += from_b;
+		a += from_b ^ 1;
+		skip += to_skip;
+		keep += to_skip ^ 1;
+	}
+}
+
 static size_t runs_build(struct pd_prefetch *pf, size_t n)
 {
 	struct pd_entry *f = pf->frames, *out, *sorted;
-	size_t i, j, first_drop, drops, o = 0, cap = 2 * n + 1, c, len;
+	size_t i, j, first_drop, drops, nskip, o = 0, cap = 2 * n + 1, c, len;
 
 	if (cap > pf->tmp_cap) { /* the frames and a head per run: a run per marker, one more */
 		out = realloc(pf->frames_tmp, cap * sizeof(*out));
@@ -2134,23 +2285,43 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n)
 		 * round's records are a sorted stretch per CPU */
 		first_drop = 0;
 		drops = 0;
-		for (j = i + 1; j < n && (f[j].key & KEY_ATTR); j++) {
+		nskip = !!(f[i].key & KEY_SKIP);
+		for (j = i + 1; j < n && j - i < RUN_MAX && (f[j].key & KEY_ATTR); j++) {
 			bool drop = f[j].ts < f[j - 1].ts;
 
 			if (drop && !drops)
 				first_drop = j;
 			drops += drop;
+			nskip += !!(f[j].key & KEY_SKIP);
 		}
 		len = j - i;
-		out[o] = (struct pd_entry){ (uint64_t)len << 2 | MARK_RUN, f[i].key & ~0xffffull };
-		if (!drops) {
-			memcpy(out + o + 1, f + i, len * sizeof(*f));
+		out[o] = (struct pd_entry){ (uint64_t)nskip << 32 | (uint64_t)len << 2 | MARK_RUN,
+					    f[i].key & ~0xffffull };
+		if (!nskip) {
+			if (!drops) {
+				memcpy(out + o + 1, f + i, len * sizeof(*f));
+			} else if (drops == 1) {
+				merge(f + i, first_drop - i, f + first_drop, j - first_drop,
+				      out + o + 1);
+			} else {
+				sorted = sort_entries(f + i, out + o + 1, len);
+				if (sorted != out + o + 1)
+					memcpy(out + o + 1, sorted, len * sizeof(*sorted));
+			}
+		} else if (!drops) {
+			split_copy(f + i, len, nskip, out + o + 1);
 		} else if (drops == 1) {
-			merge(f + i, first_drop - i, f + first_drop, j - first_drop, out + o + 1);
+			merge_split(f + i, first_drop - i, f + first_drop, j - first_drop, nskip,
+				    out + o + 1);
 		} else {
+			/* sorted in one of the two, split into the other */
 			sorted = sort_entries(f + i, out + o + 1, len);
-			if (sorted != out + o + 1)
-				memcpy(out + o + 1, sorted, len * sizeof(*sorted));
+			if (sorted == f + i) {
+				split_copy(f + i, len, nskip, out + o + 1);
+			} else {
+				split_copy(out + o + 1, len, nskip, f + i);
+				memcpy(out + o + 1, f + i, len * sizeof(*f));
+			}
 		}
 		o += 1 + len;
 	}
@@ -2188,7 +2359,7 @@ HOT bool frame_record(const struct pd_source *s, struct pd_prefetch *pf, const u
 	if (attr < 0 || record_ts(s, &s->attrs[attr], type, rec, size, pos, &ts, &scratch, swap) < 0 ||
 	    !ts || ts == UINT64_MAX)
 		return true;
-	*f = (struct pd_entry){ ts, queue_key(pos, type, attr) };
+	*f = (struct pd_entry){ ts, queue_key(s, pos, type, attr) };
 	return true;
 }
 
@@ -2268,43 +2439,67 @@ static inline uint64_t frames_pos(const struct pd_source *s, size_t fi)
 }
 
 /* Queue the run whose MARK_RUN head is at s->fi, as queue_push() one by
- * one would: the run is sorted, so its last entry is its latest, and the
- * entries before the last flush's time are at its start.  Where the
- * queue's entries are in time order, the run is merged with them at once
- * (a stable merge: the queue's entries first among equal times, as the
- * flush's stable sort would order them), so the flush need not sort. */
+ * one would: each of its parts is sorted, so their last entries are their
+ * latest, and the entries before the last flush's time are at their
+ * starts.  Where the queue's entries are in time order, the run's first
+ * part is merged with them at once (a stable merge: the queue's entries
+ * first among equal times, as the flush's stable sort would order them),
+ * so the flush need not sort; its second part, the samples of events not
+ * selected, goes to s->ph, out of the delivery loop's way. */
 static int queue_run(struct pd_source *s, struct ks_error *err)
 {
 	const struct pd_entry *f = &s->frames[s->fi + 1];
-	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), late, pending = s->q_n - s->q_head;
-	bool sorted = s->q_sorted || !pending;
+	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), nskip = MARK_RUN_SKIP(s->frames[s->fi]);
+	uint64_t nk = n - nskip, late, run_max, pending = s->q_n - s->q_head;
+	const struct pd_entry *fs = f + nk;
+	bool idle = queue_idle(s), sorted = s->q_sorted || !pending;
 	struct pd_entry *t;
 
-	if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
+	if (!nk) {
+		/* only samples of events not selected: the queue is as it was */
+	} else if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
 		/* into the scratch array's start (no entry is ready: the
 		 * frames are taken only then) */
-		if (queue_grow_to(s, pending + n, err) < 0)
+		if (queue_grow_to(s, pending + nk, err) < 0)
 			return -1;
-		merge(s->q + s->q_head, pending, f, n, s->tmp);
+		merge(s->q + s->q_head, pending, f, nk, s->tmp);
 		t = s->q;
 		s->q = s->tmp;
 		s->tmp = t;
 		s->q_head = s->q_ready = 0;
 		s->q_n = pending;
+		s->q_sorted = true;
 	} else {
-		if (queue_reserve(s, n, err) < 0)
+		if (queue_reserve(s, nk, err) < 0)
 			return -1;
-		memcpy(s->q + s->q_n, f, n * sizeof(*f));
+		memcpy(s->q + s->q_n, f, nk * sizeof(*f));
+		s->q_sorted = sorted;
 	}
-	s->q_sorted = sorted;
-	for (late = 0; late < n && f[late].ts < s->last_flush; late++)
+	if (nskip) {
+		if (s->ph_cap - s->ph_n < nskip && skipped_reserve(s, nskip, err) < 0)
+			return -1;
+		if (s->ph_n == s->ph_head)
+			s->ph_sorted = true;
+		else if (s->ph[s->ph_n - 1].ts > fs[0].ts)
+			s->ph_sorted = false;
+		memcpy(s->ph + s->ph_n, fs, nskip * sizeof(*fs));
+		s->ph_n += nskip;
+	}
+	for (late = 0; late < nk && f[late].ts < s->last_flush; late++)
 		;
 	s->base.stats.out_of_order += late;
-	if (n && (!pending || f[n - 1].ts >= s->q_max)) {
-		s->q_max = f[n - 1].ts;
-		s->max_timestamp = f[n - 1].ts;
+	for (late = 0; late < nskip && fs[late].ts < s->last_flush; late++)
+		;
+	s->base.stats.out_of_order += late;
+	/* the run's latest: the later of its two parts' last */
+	run_max = nk ? f[nk - 1].ts : 0;
+	if (nskip && fs[nskip - 1].ts > run_max)
+		run_max = fs[nskip - 1].ts;
+	if (n && (idle || run_max >= s->q_max)) {
+		s->q_max = run_max;
+		s->max_timestamp = run_max;
 	}
-	s->q_n += n;
+	s->q_n += nk;
 	s->framed_ahead += n;
 	s->fi += 1 + n;
 	s->pos = frames_pos(s, s->fi);
@@ -2404,7 +2599,7 @@ HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *
 		if (record_ts(s, &s->attrs[attr], type, rec, size, off, &ts, err, swap) < 0)
 			return -1;
 		if (ts && ts != UINT64_MAX) {
-			if (queue_push(s, ts, queue_key(off, type, attr), err) < 0)
+			if (queue_push(s, ts, queue_key(s, off, type, attr), err) < 0)
 				return -1;
 			continue;
 		}
@@ -2462,7 +2657,7 @@ HOT int next_batch(struct pd_source *s, struct ks_record *recs, int max, struct 
 			uint64_t attr_bits = e.key & KEY_ATTR;
 			const struct pd_attr *a = attr_bits ? &s->attrs[attr_bits - 1] : NULL;
 
-			if ((e.key & KEY_SAMPLE) && a->skip) {
+			if (e.key & KEY_SKIP) {
 				filter_sample(s, a);
 				continue;
 			}
@@ -2532,6 +2727,8 @@ static void pd_close(struct ks_source *base)
 	ks_hmap_free(&s->ids);
 	free(s->q);
 	free(s->tmp);
+	free(s->ph);
+	free(s->ph_tmp);
 	free(s->chain);
 	free(s->mem);
 	free(s->hdr);
