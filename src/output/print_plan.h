@@ -17,6 +17,7 @@
 #ifndef KVMSCOPE_PRINT_PLAN_H
 #define KVMSCOPE_PRINT_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -47,6 +48,10 @@ struct ks_plan *ks_plan_compile(struct tep_event *ev);
 int ks_plan_run(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b);
 void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char *text, size_t len);
 void ks_plan_free(struct ks_plan *p);
+
+/* The plan uses only steps ks_plan_scan can read back (those of the
+ * first plans: fields, strings, symbols; or the kvm plugin's text). */
+bool ks_plan_scannable(const struct ks_plan *p);
 
 /* The inverse of ks_plan_run: the values whose printed text is TEXT (the
  * whole of it, trailing blanks aside) stored into the fields of DATA (SIZE
