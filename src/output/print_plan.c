@@ -63,6 +63,7 @@ struct step {
 	struct expr *ex;
 	char *fmt;         /* ST_PRINTF: the conversion as written */
 	bool offset;       /* ST_FUNC: "+0x..." after the name (%pS, %pF) */
+	bool named;        /* symbols: a value given by name (not read back) */
 	struct step *yes, *no; /* ST_STR_COND */
 };
 
@@ -107,7 +108,44 @@ struct ks_plan {
 	int printk_step;
 	struct printk_text printk[PRINTK_CACHE];
 	int nr_printk;
+	bool swap;         /* the file's byte order is not this machine's */
 };
+
+/* tep_read_number(), without the call. */
+static inline uint64_t rd(const struct ks_plan *p, const uint8_t *ptr, int size)
+{
+	uint16_t v2;
+	uint32_t v4;
+	uint64_t v8;
+
+	switch (size) {
+	case 1:
+		return *ptr;
+	case 2:
+		memcpy(&v2, ptr, 2);
+		return p->swap ? __builtin_bswap16(v2) : v2;
+	case 4:
+		memcpy(&v4, ptr, 4);
+		return p->swap ? __builtin_bswap32(v4) : v4;
+	case 8:
+		memcpy(&v8, ptr, 8);
+		return p->swap ? __builtin_bswap64(v8) : v8;
+	default:
+		return 0;
+	}
+}
+
+static struct ks_plan *new_plan(struct tep_handle *tep)
+{
+	struct ks_plan *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tep = tep;
+	p->printk_step = -1;
+	p->swap = tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
+	return p;
+}
 
 int ks_tbuf_reserve(struct ks_tbuf *b, size_t more)
 {
@@ -142,8 +180,8 @@ int ks_tbuf_int(struct ks_tbuf *b, uint64_t v, int is_signed, int base, int uppe
 {
 	static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
 	const char *dig = upper ? up : lo;
-	char tmp[24];
-	int n = 0, neg = 0, len;
+	char tmp[24], *o;
+	int n = 0, neg = 0, len, total;
 
 	if (is_signed && (int64_t)v < 0) {
 		neg = 1;
@@ -155,36 +193,55 @@ int ks_tbuf_int(struct ks_tbuf *b, uint64_t v, int is_signed, int base, int uppe
 			v >>= 4;
 		} while (v);
 	} else {
-		/* constant divisors: multiplications, not divisions */
-		while (v >= 10000) {
-			unsigned r = (unsigned)(v % 10000);
+		/* two digits at a time; constant divisors: multiplications */
+		static const char d2[] = "00010203040506070809101112131415161718192021222324"
+					 "25262728293031323334353637383940414243444546474849"
+					 "50515253545556575859606162636465666768697071727374"
+					 "75767778798081828384858687888990919293949596979899";
 
-			v /= 10000;
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r % 10);
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 10 % 10);
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 100 % 10);
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 1000);
+		while (v >= 100) {
+			unsigned r = (unsigned)(v % 100);
+
+			v /= 100;
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * r + 1];
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * r];
 		}
-		do {
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
+		if (v >= 10) {
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * v + 1];
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * v];
+		} else {
+			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v);
+		}
 	}
+	/* one reservation, then the text in place */
 	len = n + neg;
-	if (left) {
-		if ((neg && ks_tbuf_put(b, "-", 1) < 0) ||
-		    ks_tbuf_put(b, tmp + sizeof(tmp) - n, (size_t)n) < 0)
-			return -1;
-		return pad(b, ' ', width - len);
-	}
-	if (zero) {
-		if ((neg && ks_tbuf_put(b, "-", 1) < 0) || pad(b, '0', width - len) < 0)
-			return -1;
-	} else if (pad(b, ' ', width - len) < 0 || (neg && ks_tbuf_put(b, "-", 1) < 0)) {
+	total = width > len ? width : len;
+	if (b->cap - b->len < (size_t)total + 1 && ks_tbuf_reserve(b, (size_t)total + 1) < 0)
 		return -1;
+	o = b->p + b->len;
+	if (left) {
+		if (neg)
+			*o++ = '-';
+		memcpy(o, tmp + sizeof(tmp) - n, (size_t)n);
+		if (total > len)
+			memset(o + n, ' ', (size_t)(total - len));
+	} else {
+		if (!zero && total > len) {
+			memset(o, ' ', (size_t)(total - len));
+			o += total - len;
+		}
+		if (neg)
+			*o++ = '-';
+		if (zero && total > len) {
+			memset(o, '0', (size_t)(total - len));
+			o += total - len;
+		}
+		memcpy(o, tmp + sizeof(tmp) - n, (size_t)n);
 	}
-	return ks_tbuf_put(b, tmp + sizeof(tmp) - n, (size_t)n);
+	b->len += (size_t)total;
+	return 0;
 }
+
 
 static void free_expr(struct expr *e)
 {
@@ -327,6 +384,8 @@ static int sym_table(struct step *s, struct tep_print_flag_sym *list)
 	for (f = list; f; f = f->next) {
 		if (!f->value || !f->str)
 			return -1;
+		if (!isdigit((unsigned char)f->value[0]))
+			s->named = true;
 		s->syms[s->nr_syms].value = flag_value(f->value);
 		s->syms[s->nr_syms++].str = f->str;
 	}
@@ -537,6 +596,8 @@ static int compile_str(struct ks_plan *p, struct tep_event *ev, struct tep_print
 		field = (struct tep_format_field *)s->ex->field;
 	else if (s->ex)
 		p->extended = true;
+	if (s->named)
+		p->extended = true;
 	s->field = field;
 	return 0;
 }
@@ -666,15 +727,13 @@ static struct ks_plan *compile_kvm(struct tep_event *ev)
 	if (!ev->system || strcmp(ev->system, "kvm") ||
 	    (strcmp(ev->name, "kvm_exit") && strcmp(ev->name, "kvm_entry")))
 		return NULL;
-	p = calloc(1, sizeof(*p));
+	p = new_plan(ev->tep);
 	k = calloc(1, sizeof(*k));
 	if (!p || !k) {
 		free(p);
 		free(k);
 		return NULL;
 	}
-	p->tep = ev->tep;
-	p->printk_step = -1;
 	p->kvm = k;
 	k->exit = !strcmp(ev->name, "kvm_exit");
 	k->rip = num_field(ev, k->exit ? "guest_rip" : "rip");
@@ -812,10 +871,8 @@ static struct ks_plan *compile_handler(struct tep_event *ev)
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (!strcmp(ev->system, known[i].system) && !strcmp(ev->name, known[i].name))
 			break;
-	if (i == sizeof(known) / sizeof(known[0]) || !(p = calloc(1, sizeof(*p))))
+	if (i == sizeof(known) / sizeof(known[0]) || !(p = new_plan(ev->tep)))
 		return NULL;
-	p->tep = ev->tep;
-	p->printk_step = -1;
 	p->extended = true;
 	p->handler = known[i].kind;
 	h = p->hf;
@@ -882,10 +939,8 @@ struct ks_plan *ks_plan_compile(struct tep_event *ev)
 			return NULL;
 		return (p = compile_kvm(ev)) ? p : compile_handler(ev);
 	}
-	if (!(p = calloc(1, sizeof(*p))))
+	if (!(p = new_plan(ev->tep)))
 		return NULL;
-	p->tep = ev->tep;
-	p->printk_step = -1;
 	if ((ev->flags & TEP_EVENT_FL_FAILED) && !(ev->flags & TEP_EVENT_FL_PRINTRAW) ?
 	    compile_failed(p, ev) < 0 : compile_steps(p, ev) < 0) {
 		ks_plan_free(p);
@@ -933,7 +988,7 @@ static int eval(const struct ks_plan *p, const struct expr *e, const uint8_t *da
 	case EX_FIELD:
 		if (!inside(e->field, size))
 			return -1;
-		*v = tep_read_number(p->tep, data + e->field->offset, e->field->size);
+		*v = rd(p, data + e->field->offset, e->field->size);
 		return 0;
 	case EX_INDEX: {
 		uint64_t es = e->field->elementsize, o;
@@ -943,7 +998,7 @@ static int eval(const struct ks_plan *p, const struct expr *e, const uint8_t *da
 		o = (uint64_t)e->field->offset + r * es;
 		if (o + es > (uint64_t)size)
 			return -1;
-		*v = tep_read_number(p->tep, data + o, (int)es);
+		*v = rd(p, data + o, (int)es);
 		return 0;
 	}
 	case EX_MASK:
@@ -1082,7 +1137,7 @@ static int run_step(const struct ks_plan *p, const struct step *s, const uint8_t
 
 		if (!inside(s->field, size))
 			return 0; /* the library prints nothing */
-		v = tep_read_number(p->tep, data + s->field->offset, s->field->size);
+		v = rd(p, data + s->field->offset, s->field->size);
 		o = (unsigned int)(v & 0xffff);
 		l = s->field->size == 2 ? (unsigned int)size - o : (unsigned int)((v >> 16) & 0xffff);
 		if (o + l > (unsigned int)size || !l)
@@ -1213,7 +1268,7 @@ static int run_handler(const struct ks_plan *p, const uint8_t *data, int size, s
 		if (h[i]) {
 			if (!inside(h[i], size))
 				return -1;
-			v[i] = tep_read_number(p->tep, data + h[i]->offset, h[i]->size);
+			v[i] = rd(p, data + h[i]->offset, h[i]->size);
 		}
 	switch (p->handler) {
 	case H_SCHED_SWITCH:
@@ -1300,7 +1355,7 @@ static void learn_printk(struct ks_plan *p, const uint8_t *data, int size, const
 
 static uint64_t num(const struct ks_plan *p, const struct tep_format_field *f, const uint8_t *data)
 {
-	return tep_read_number(p->tep, data + f->offset, f->size);
+	return rd(p, data + f->offset, f->size);
 }
 
 /* The text after "reason NAME" (kvm_exit) or all of it (kvm_entry). */

@@ -67,7 +67,7 @@ static const struct {
 	{ "\"%d %d\", REC->i", false, false },
 	{ "\"%d\", REC->i + foo", false, false },
 	{ "\"%s %s\", REC->p, REC->q", false, false },
-	{ "\"v=%s\", __print_symbolic(REC->b, { HI_SOFTIRQ, \"HI\" }, { RCU_SOFTIRQ, \"RCU\" }, { XN_REL, \"rel\" })", true, true },
+	{ "\"v=%s\", __print_symbolic(REC->b, { HI_SOFTIRQ, \"HI\" }, { RCU_SOFTIRQ, \"RCU\" }, { XN_REL, \"rel\" })", true, false },
 };
 
 static unsigned long long rng = 88172645463325252ull;
