@@ -609,7 +609,7 @@ static const char *compile_conv(struct ks_plan *p, struct tep_event *ev, const c
 {
 	struct tep_print_arg *arg = *argp;
 	int left = 0, zero = 0, alt = 0, width = 0, prec = -1, ls = 0, nl = 0, nh = 0, nL = 0;
-	const char *start = f;
+	const char *start = f, *lm;
 	struct step *s;
 	char conv;
 
@@ -628,20 +628,27 @@ static const char *compile_conv(struct ks_plan *p, struct tep_event *ev, const c
 				return NULL;
 		}
 	}
+	/* one of printf's length modifiers: h hh l ll L z Z (what glibc does
+	 * with others differs from the library's ls) */
+	lm = f;
 	for (; *f == 'h' || *f == 'l' || *f == 'z' || *f == 'Z' || *f == 'L'; f++) {
 		if (*f == 'h')
-			nh++, ls--;
+			ls--;
 		else if (*f == 'l')
-			nl++, ls++;
+			ls++;
 		else if (*f == 'L')
-			nL++, ls = 2;
+			ls = 2;
 		else
-			nl = 3, ls = 1;
+			ls = 1;
 	}
-	if ((nh && (nl || nL)) || nh > 2 || (nl > 2 && nl != 3) || nL > 1 || (nL && nl))
+	if (f - lm > 2 || (f - lm == 2 && lm[0] != lm[1]) || (f - lm == 2 && lm[0] != 'h' && lm[0] != 'l'))
 		return NULL;
+	nl = lm[0] == 'l' || lm[0] == 'z' || lm[0] == 'Z';
+	nh = lm[0] == 'h';
+	nL = lm[0] == 'L';
 	conv = *f++;
-	if (!arg)
+	/* the library cuts a longer conversion to 31 bytes (and fails) */
+	if (!arg || f - start > 30)
 		return NULL;
 	*argp = arg->next;
 	if (left)
