@@ -4,14 +4,23 @@
  * The compiler walks the format as libtraceevent 1.7's parse_args() does
  * (literal text with \n \t \r \\ escapes and %%, then one conversion per
  * argument) and accepts only conversions whose output it reproduces:
- *	%[-][0][W]{,h,hh,l,ll,z}{d,i,u,x,X} of a plain field (REC->x)
- *	%[-][W]s of __get_str(x), of a char array field,
- *	    of __print_symbolic(REC->x, ...) and __print_flags(REC->x, ...)
- * Anything else (casts, operators, pointers, %p, '#', '*', precisions,
- * helper functions, bprint events, events with a plugin handler) leaves the
- * event to libtraceevent.  The integer rules follow the library: the field
- * is read zero-extended, cut to the conversion's length (hh: 8 bits, h: 16,
- * none: 32, l/ll/z: 64) and printed signed for d/i, unsigned otherwise.
+ *	%[-][0][W]{,h,hh,l,ll,L,z,Z}{d,i,u,x,X} of a number: a field, a
+ *	    constant, a cast, an array element (REC->a[N]), arithmetic,
+ *	    comparisons and ?: over them, as eval_num_arg() computes them
+ *	    (and, with '#' or a precision, or %o: through snprintf)
+ *	%p of a number ("(nil)" or 0x...), %ps %pS %pf %pF (kernel functions)
+ *	%[-][W]s of a quoted string, __get_str(x), a char array field,
+ *	    __print_symbolic(N, ...) and __print_flags(N, ...) of a number,
+ *	    COND ? A : B of those, and one pointer field a format (a printk
+ *	    string, learnt from the library's text: ks_plan_learn)
+ * Anything else ('*', ' ', '+', %c, %pM and the like, helper functions,
+ * symbols by name in arguments, bprint events) leaves the event to
+ * libtraceevent.  The integer rules follow the library: the value is read
+ * zero-extended, cut to the conversion's length (hh: 8 bits, h: 16, none:
+ * 32, l/ll/L/z: 64) and printed signed for d/i, unsigned otherwise.  The
+ * handlers of a few plugins (kvm, sched, hrtimer, tlb, kmem) and events
+ * whose format failed to parse ("[FAILED TO PARSE]" and the fields) are
+ * planned too: see compile_kvm(), compile_handler(), compile_failed().
  */
 #include <ctype.h>
 #include <stdlib.h>
