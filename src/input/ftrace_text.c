@@ -903,7 +903,12 @@ static int add_event(struct tep_handle *tep, struct text_event *te,
 	if (tep_parse_format(tep, &te->ev, b.s, b.len, te->system) != 0 || !te->ev ||
 	    payload_size(te->ev, &te->size) < 0)
 		goto out;
-	r = take_parser(te) || (te->plan = ks_plan_compile(te->ev)) != NULL ? 0 : 1;
+	if (!take_parser(te) && (te->plan = ks_plan_compile(te->ev)) != NULL &&
+	    !ks_plan_scannable(te->plan)) {
+		ks_plan_free(te->plan);
+		te->plan = NULL;
+	}
+	r = te->parse || te->plan ? 0 : 1;
 out:
 	free(body);
 	free(b.s);

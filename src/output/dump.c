@@ -18,6 +18,16 @@
 #include "kvmscope/tracedat.h"
 #include "print_plan.h"
 
+/* pid -> comm, as tep_data_comm_from_pid() last said; a comm it found
+ * stays valid until tep_override_comm() (only registrations come
+ * otherwise, and they do not change a pid's comm once it has one) */
+#define COMM_SLOTS 256
+struct comm_slot {
+	int pid;           /* -1: empty */
+	int len;
+	const char *comm;
+};
+
 /* plans[id]: not tried yet (NULL), left to libtraceevent (NO_PLAN), or one */
 #define NO_PLAN ((struct ks_plan *)&no_plan_tag)
 static const int no_plan_tag;
@@ -33,7 +43,35 @@ struct ks_dump {
 	struct ks_tbuf line;
 	struct ks_plan **plans;
 	int nr_plans;
+	struct comm_slot comms[COMM_SLOTS];
 };
+
+static void forget_comms(struct ks_dump *d)
+{
+	for (int i = 0; i < COMM_SLOTS; i++)
+		d->comms[i].pid = -1;
+}
+
+/* tep_data_comm_from_pid(), remembered */
+static const char *comm_of(struct ks_dump *d, int pid, size_t *len)
+{
+	struct comm_slot *c = &d->comms[(unsigned)pid % COMM_SLOTS];
+	const char *comm;
+
+	if (c->pid == pid && pid >= 0) {
+		*len = (size_t)c->len;
+		return c->comm;
+	}
+	comm = tep_data_comm_from_pid(d->tep, pid);
+	*len = strlen(comm);
+	/* "<...>": not known yet, a registration may come */
+	if (pid >= 0 && *len < 4096 && strcmp(comm, "<...>")) {
+		c->pid = pid;
+		c->len = (int)*len;
+		c->comm = comm;
+	}
+	return comm;
+}
 
 struct ks_dump *ks_dump_new(struct ks_source *src, const struct ks_dump_opts *opts)
 {
@@ -44,6 +82,7 @@ struct ks_dump *ks_dump_new(struct ks_source *src, const struct ks_dump_opts *op
 		return NULL;
 	d->src = src;
 	d->tep = ks_source_tep(src);
+	forget_comms(d);
 	if (d->tep && !(opts && opts->no_plugins))
 		d->plugins = tep_load_plugins(d->tep);
 	if (d->tep && opts && opts->nsec)
@@ -131,9 +170,9 @@ static void format_event(struct ks_dump *d, const struct ks_record *rec)
 	struct ks_tbuf *b = &d->line;
 	const char *comm, *name;
 	struct ks_plan *plan;
-	uint64_t t, p10;
+	uint64_t t, secs, frac;
 	size_t len;
-	int pid, i, r;
+	int pid, r;
 
 	memset(&tr, 0, sizeof(tr));
 	tr.ts = rec->ts;
@@ -151,8 +190,7 @@ static void format_event(struct ks_dump *d, const struct ks_record *rec)
 	}
 	b->len = 0;
 	pid = tep_data_pid(d->tep, &tr);
-	comm = tep_data_comm_from_pid(d->tep, pid);
-	len = strlen(comm);
+	comm = comm_of(d, pid, &len);
 	if (ks_tbuf_reserve(b, len + 128) < 0) {
 		format_event_tep(d, &tr, name);
 		return;
@@ -166,13 +204,18 @@ static void format_event(struct ks_dump *d, const struct ks_record *rec)
 	ks_tbuf_int(b, (uint64_t)rec->cpu, 1, 10, 0, 3, 1, 0);
 	ks_tbuf_put(b, "] ", 2);
 	t = rec->ts;
-	for (p10 = 1, i = 0; i < d->time_prec; i++)
-		p10 *= 10;
-	if (d->time_prec == 6)
+	/* constant divisors (time_prec is 6 or 9 here) */
+	if (d->time_prec == 6) {
 		t = (t + 500) / 1000;
-	ks_tbuf_int(b, t / p10, 0, 10, 0, 5, 0, 0);
+		secs = t / 1000000;
+		frac = t % 1000000;
+	} else {
+		secs = t / 1000000000;
+		frac = t % 1000000000;
+	}
+	ks_tbuf_int(b, secs, 0, 10, 0, 5, 0, 0);
 	ks_tbuf_put(b, ".", 1);
-	ks_tbuf_int(b, t % p10, 0, 10, 0, d->time_prec, 1, 0);
+	ks_tbuf_int(b, frac, 0, 10, 0, d->time_prec, 1, 0);
 	ks_tbuf_put(b, ": ", 2);
 	len = strlen(name);
 	ks_tbuf_put(b, name, len);
@@ -197,8 +240,10 @@ const char *ks_dump_format(struct ks_dump *d, const struct ks_record *rec, size_
 	d->line.len = 0;
 	switch (rec->type) {
 	case KS_REC_COMM:
-		if (d->tep && rec->comm && rec->tid >= 0)
+		if (d->tep && rec->comm && rec->tid >= 0) {
 			tep_override_comm(d->tep, rec->comm, rec->tid);
+			forget_comms(d); /* the old comm is freed */
+		}
 		return NULL;
 	case KS_REC_LOST:
 		if (rec->lost)
@@ -247,8 +292,8 @@ void ks_dump_print_record(struct ks_dump *d, const struct ks_record *rec, FILE *
 		return;
 	/* trace-cmd prints the notice and the event after it as one text */
 	if (prefix && !d->after_lost)
-		fputs(prefix, out);
+		fputs_unlocked(prefix, out);
 	d->after_lost = rec->type == KS_REC_LOST;
-	fwrite(text, 1, len, out);
-	fputc('\n', out);
+	fwrite_unlocked(text, 1, len, out);
+	fputc_unlocked('\n', out);
 }

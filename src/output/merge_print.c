@@ -98,10 +98,10 @@ void ks_merge_print(struct ks_merge_printer *p, const struct ks_merge_rec *r, FI
 		return;
 	/* trace-cmd prints a dropped-events notice and the next event as one */
 	if (p->n > 1 && !in->after_lost)
-		fputs(in->prefix, out);
+		fputs_unlocked(in->prefix, out);
 	in->after_lost = r->rec->type == KS_REC_LOST;
-	fwrite(text, 1, len, out);
-	fputc('\n', out);
+	fwrite_unlocked(text, 1, len, out);
+	fputc_unlocked('\n', out);
 }
 
 /* ------------------------------------------------------------------ */

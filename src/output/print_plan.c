@@ -4,14 +4,23 @@
  * The compiler walks the format as libtraceevent 1.7's parse_args() does
  * (literal text with \n \t \r \\ escapes and %%, then one conversion per
  * argument) and accepts only conversions whose output it reproduces:
- *	%[-][0][W]{,h,hh,l,ll,z}{d,i,u,x,X} of a plain field (REC->x)
- *	%[-][W]s of __get_str(x), of a char array field,
- *	    of __print_symbolic(REC->x, ...) and __print_flags(REC->x, ...)
- * Anything else (casts, operators, pointers, %p, '#', '*', precisions,
- * helper functions, bprint events, events with a plugin handler) leaves the
- * event to libtraceevent.  The integer rules follow the library: the field
- * is read zero-extended, cut to the conversion's length (hh: 8 bits, h: 16,
- * none: 32, l/ll/z: 64) and printed signed for d/i, unsigned otherwise.
+ *	%[-][0][W]{,h,hh,l,ll,L,z,Z}{d,i,u,x,X} of a number: a field, a
+ *	    constant, a cast, an array element (REC->a[N]), arithmetic,
+ *	    comparisons and ?: over them, as eval_num_arg() computes them
+ *	    (and, with '#' or a precision, or %o: through snprintf)
+ *	%p of a number ("(nil)" or 0x...), %ps %pS %pf %pF (kernel functions)
+ *	%[-][W]s of a quoted string, __get_str(x), a char array field,
+ *	    __print_symbolic(N, ...) and __print_flags(N, ...) of a number,
+ *	    COND ? A : B of those, and one pointer field a format (a printk
+ *	    string, learnt from the library's text: ks_plan_learn)
+ * Anything else ('*', ' ', '+', %c, %pM and the like, helper functions,
+ * symbols by name in arguments, bprint events) leaves the event to
+ * libtraceevent.  The integer rules follow the library: the value is read
+ * zero-extended, cut to the conversion's length (hh: 8 bits, h: 16, none:
+ * 32, l/ll/L/z: 64) and printed signed for d/i, unsigned otherwise.  The
+ * handlers of a few plugins (kvm, sched, hrtimer, tlb, kmem) and events
+ * whose format failed to parse ("[FAILED TO PARSE]" and the fields) are
+ * planned too: see compile_kvm(), compile_handler(), compile_failed().
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -21,7 +30,25 @@
 
 #include "print_plan.h"
 
-enum step_kind { ST_LIT, ST_INT, ST_STR_DYN, ST_STR_ARRAY, ST_SYMBOL, ST_FLAGS };
+enum step_kind {
+	ST_LIT, ST_INT, ST_STR_DYN, ST_STR_ARRAY, ST_SYMBOL, ST_FLAGS,
+	ST_PRINTF,      /* a number through snprintf (flags '#' or '.') */
+	ST_PTR,         /* %p: "(nil)" or 0x... */
+	ST_FUNC,        /* %ps/%pS: the kernel function, or 0x... */
+	ST_STR_COND,    /* %s of COND ? A : B */
+	ST_PRINTK,      /* %s of a pointer: the printk string, learnt */
+};
+
+/* A number as eval_num_arg() computes it. */
+enum expr_kind { EX_CONST, EX_FIELD, EX_INDEX, EX_MASK, EX_OP, EX_COND };
+
+struct expr {
+	enum expr_kind kind;
+	char op[3];
+	uint64_t val;      /* EX_CONST: the value; EX_MASK: the mask */
+	const struct tep_format_field *field;
+	struct expr *a, *b, *c;
+};
 
 struct sym {
 	long long value;
@@ -41,6 +68,23 @@ struct step {
 	struct sym *syms;
 	int nr_syms;
 	const char *delim;
+	/* the number (a plain field also in FIELD) */
+	struct expr *ex;
+	char *fmt;         /* ST_PRINTF: the conversion as written */
+	bool offset;       /* ST_FUNC: "+0x..." after the name (%pS, %pF) */
+	bool named;        /* symbols: a value given by name (not read back) */
+	struct step *yes, *no; /* ST_STR_COND */
+};
+
+/* Plugin handlers whose text the plan writes (see compile_handler()). */
+enum handler_kind { H_NONE, H_SCHED_SWITCH, H_SCHED_WAKEUP, H_HRTIMER_START,
+		    H_HRTIMER_EXPIRE, H_TLB_FLUSH, H_KMEM };
+
+#define PRINTK_CACHE 32
+struct printk_text {
+	uint64_t addr;
+	char *text;
+	size_t len;
 };
 
 /* kvm plugin handlers (kvm_entry, kvm_exit), learnt from the handler's own
@@ -64,7 +108,53 @@ struct ks_plan {
 	struct step *steps;
 	int nr;
 	struct kvm_plan *kvm;
+	bool extended;     /* steps ks_plan_scan cannot read back */
+	/* plugin handlers: the fields they read; state as in struct kvm_plan */
+	enum handler_kind handler;
+	int state;
+	struct tep_format_field *hf[8];
+	/* the one ST_PRINTK step, and the strings learnt for it */
+	int printk_step;
+	struct printk_text printk[PRINTK_CACHE];
+	int nr_printk;
+	bool swap;         /* the file's byte order is not this machine's */
 };
+
+/* tep_read_number(), without the call. */
+static inline uint64_t rd(const struct ks_plan *p, const uint8_t *ptr, int size)
+{
+	uint16_t v2;
+	uint32_t v4;
+	uint64_t v8;
+
+	switch (size) {
+	case 1:
+		return *ptr;
+	case 2:
+		memcpy(&v2, ptr, 2);
+		return p->swap ? __builtin_bswap16(v2) : v2;
+	case 4:
+		memcpy(&v4, ptr, 4);
+		return p->swap ? __builtin_bswap32(v4) : v4;
+	case 8:
+		memcpy(&v8, ptr, 8);
+		return p->swap ? __builtin_bswap64(v8) : v8;
+	default:
+		return 0;
+	}
+}
+
+static struct ks_plan *new_plan(struct tep_handle *tep)
+{
+	struct ks_plan *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tep = tep;
+	p->printk_step = -1;
+	p->swap = tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
+	return p;
+}
 
 int ks_tbuf_reserve(struct ks_tbuf *b, size_t more)
 {
@@ -99,8 +189,8 @@ int ks_tbuf_int(struct ks_tbuf *b, uint64_t v, int is_signed, int base, int uppe
 {
 	static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
 	const char *dig = upper ? up : lo;
-	char tmp[24];
-	int n = 0, neg = 0, len;
+	char tmp[24], *o;
+	int n = 0, neg = 0, len, total;
 
 	if (is_signed && (int64_t)v < 0) {
 		neg = 1;
@@ -112,35 +202,78 @@ int ks_tbuf_int(struct ks_tbuf *b, uint64_t v, int is_signed, int base, int uppe
 			v >>= 4;
 		} while (v);
 	} else {
-		/* constant divisors: multiplications, not divisions */
-		while (v >= 10000) {
-			unsigned r = (unsigned)(v % 10000);
+		/* two digits at a time; constant divisors: multiplications */
+		static const char d2[] = "00010203040506070809101112131415161718192021222324"
+					 "25262728293031323334353637383940414243444546474849"
+					 "50515253545556575859606162636465666768697071727374"
+					 "75767778798081828384858687888990919293949596979899";
 
-			v /= 10000;
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r % 10);
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 10 % 10);
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 100 % 10);
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + r / 1000);
+		while (v >= 100) {
+			unsigned r = (unsigned)(v % 100);
+
+			v /= 100;
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * r + 1];
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * r];
 		}
-		do {
-			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
+		if (v >= 10) {
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * v + 1];
+			tmp[sizeof(tmp) - 1 - n++] = d2[2 * v];
+		} else {
+			tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v);
+		}
 	}
+	/* one reservation, then the text in place */
 	len = n + neg;
-	if (left) {
-		if ((neg && ks_tbuf_put(b, "-", 1) < 0) ||
-		    ks_tbuf_put(b, tmp + sizeof(tmp) - n, (size_t)n) < 0)
-			return -1;
-		return pad(b, ' ', width - len);
-	}
-	if (zero) {
-		if ((neg && ks_tbuf_put(b, "-", 1) < 0) || pad(b, '0', width - len) < 0)
-			return -1;
-	} else if (pad(b, ' ', width - len) < 0 || (neg && ks_tbuf_put(b, "-", 1) < 0)) {
+	total = width > len ? width : len;
+	if (b->cap - b->len < (size_t)total + 1 && ks_tbuf_reserve(b, (size_t)total + 1) < 0)
 		return -1;
+	o = b->p + b->len;
+	if (left) {
+		if (neg)
+			*o++ = '-';
+		memcpy(o, tmp + sizeof(tmp) - n, (size_t)n);
+		if (total > len)
+			memset(o + n, ' ', (size_t)(total - len));
+	} else {
+		if (!zero && total > len) {
+			memset(o, ' ', (size_t)(total - len));
+			o += total - len;
+		}
+		if (neg)
+			*o++ = '-';
+		if (zero && total > len) {
+			memset(o, '0', (size_t)(total - len));
+			o += total - len;
+		}
+		memcpy(o, tmp + sizeof(tmp) - n, (size_t)n);
 	}
-	return ks_tbuf_put(b, tmp + sizeof(tmp) - n, (size_t)n);
+	b->len += (size_t)total;
+	return 0;
+}
+
+
+static void free_expr(struct expr *e)
+{
+	if (!e)
+		return;
+	free_expr(e->a);
+	free_expr(e->b);
+	free_expr(e->c);
+	free(e);
+}
+
+static void free_step(struct step *s)
+{
+	if (!s)
+		return;
+	free(s->lit);
+	free(s->syms);
+	free(s->fmt);
+	free_expr(s->ex);
+	free_step(s->yes);
+	free(s->yes);
+	free_step(s->no);
+	free(s->no);
 }
 
 void ks_plan_free(struct ks_plan *p)
@@ -149,13 +282,13 @@ void ks_plan_free(struct ks_plan *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->nr; i++) {
-		free(p->steps[i].lit);
-		free(p->steps[i].syms);
-	}
+	for (i = 0; i < p->nr; i++)
+		free_step(&p->steps[i]);
 	if (p->kvm)
 		for (i = 0; i < p->kvm->nr_reasons; i++)
 			free(p->kvm->reasons[i].text);
+	for (i = 0; i < p->nr_printk; i++)
+		free(p->printk[i].text);
 	free(p->kvm);
 	free(p->steps);
 	free(p);
@@ -226,7 +359,27 @@ static struct tep_format_field *plain_field(struct tep_event *ev, struct tep_pri
 }
 
 /* "value" of a __print_symbolic/__print_flags entry as eval_flag() reads it:
- * only plain numbers here (names like HI_SOFTIRQ are left to the library). */
+ * a number, one of the few names the library knows, else -1. */
+static long long flag_value(const char *v)
+{
+	static const struct {
+		const char *name;
+		long long value;
+	} names[] = {
+		{ "HI_SOFTIRQ", 0 }, { "TIMER_SOFTIRQ", 1 }, { "NET_TX_SOFTIRQ", 2 },
+		{ "NET_RX_SOFTIRQ", 3 }, { "BLOCK_SOFTIRQ", 4 }, { "IRQ_POLL_SOFTIRQ", 5 },
+		{ "TASKLET_SOFTIRQ", 6 }, { "SCHED_SOFTIRQ", 7 }, { "HRTIMER_SOFTIRQ", 8 },
+		{ "RCU_SOFTIRQ", 9 }, { "HRTIMER_NORESTART", 0 }, { "HRTIMER_RESTART", 1 },
+	};
+
+	if (isdigit((unsigned char)v[0]))
+		return (long long)strtoull(v, NULL, 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i].name, v))
+			return names[i].value;
+	return -1;
+}
+
 static int sym_table(struct step *s, struct tep_print_flag_sym *list)
 {
 	struct tep_print_flag_sym *f;
@@ -238,55 +391,295 @@ static int sym_table(struct step *s, struct tep_print_flag_sym *list)
 	if (!s->syms)
 		return -1;
 	for (f = list; f; f = f->next) {
-		if (!f->value || !f->str || !isdigit((unsigned char)f->value[0]))
+		if (!f->value || !f->str)
 			return -1;
-		s->syms[s->nr_syms].value = (long long)strtoull(f->value, NULL, 0);
+		if (!isdigit((unsigned char)f->value[0]))
+			s->named = true;
+		s->syms[s->nr_syms].value = flag_value(f->value);
 		s->syms[s->nr_syms++].str = f->str;
 	}
 	return 0;
 }
 
-/* One conversion at F ('%'), consuming *ARG.  Returns the position after
- * it, or NULL when the plan cannot take it. */
+/* A field read as a number: 1, 2, 4 or 8 bytes. */
+static struct tep_format_field *int_field(struct tep_event *ev, struct tep_print_arg *arg)
+{
+	struct tep_format_field *f = plain_field(ev, arg);
+
+	return f && (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8) ? f : NULL;
+}
+
+/* What eval_type_str() keeps of a value cast to TYPE: a mask. */
+static uint64_t cast_mask(const char *type)
+{
+	size_t len = strlen(type);
+
+	if (len < 2 || type[len - 1] == '*' || !strncmp(type, "struct", 6))
+		return ~0ull;
+	if (!strcmp(type, "u8") || !strcmp(type, "s8"))
+		return 0xff;
+	if (!strcmp(type, "u16") || !strcmp(type, "s16"))
+		return 0xffff;
+	if (!strcmp(type, "u32") || !strcmp(type, "s32"))
+		return 0xffffffff;
+	if (!strncmp(type, "unsigned ", 9))
+		type += 9;
+	if (!strcmp(type, "char"))
+		return 0xff;
+	if (!strcmp(type, "short"))
+		return 0xffff;
+	if (!strcmp(type, "int"))
+		return 0xffffffff;
+	return ~0ull;
+}
+
+static struct expr *new_expr(enum expr_kind kind)
+{
+	struct expr *e = calloc(1, sizeof(*e));
+
+	if (e)
+		e->kind = kind;
+	return e;
+}
+
+static const char *const binary_ops[] = {
+	"!", "!=", "~", "|", "||", "&", "&&", "<", "<<", "<=", ">", ">>", ">=", "==",
+	"-", "+", "/", "%", "*",
+};
+
+/* ARG as eval_num_arg() evaluates it, or NULL when the plan cannot take
+ * it (symbols, helper functions, strings, dynamic arrays...). */
+static struct expr *compile_expr(struct tep_event *ev, struct tep_print_arg *arg, int depth)
+{
+	struct tep_format_field *f;
+	struct expr *e = NULL;
+	size_t i;
+
+	if (!arg || depth > 32)
+		return NULL;
+	switch (arg->type) {
+	case TEP_PRINT_NULL:
+		return new_expr(EX_CONST);
+	case TEP_PRINT_ATOM:
+		/* names are looked up among the kernel's functions: not here */
+		if (!arg->atom.atom || !isdigit((unsigned char)arg->atom.atom[0]) ||
+		    !(e = new_expr(EX_CONST)))
+			return NULL;
+		e->val = strtoull(arg->atom.atom, NULL, 0);
+		return e;
+	case TEP_PRINT_FIELD:
+		if (!(f = int_field(ev, arg)) || !(e = new_expr(EX_FIELD)))
+			return NULL;
+		e->field = f;
+		return e;
+	case TEP_PRINT_TYPE:
+		if (!arg->typecast.type || !(e = new_expr(EX_MASK)))
+			return NULL;
+		e->val = cast_mask(arg->typecast.type);
+		if (!(e->a = compile_expr(ev, arg->typecast.item, depth + 1)))
+			break;
+		return e;
+	case TEP_PRINT_OP:
+		if (!arg->op.op || !arg->op.left || !arg->op.right)
+			return NULL;
+		if (!strcmp(arg->op.op, "[")) {
+			struct tep_print_arg *l = arg->op.left;
+
+			f = l->type == TEP_PRINT_FIELD && l->field.name ?
+			    (l->field.field ? l->field.field : tep_find_any_field(ev, l->field.name)) : NULL;
+			if (!f || !(f->flags & TEP_FIELD_IS_ARRAY) || f->offset < 0 ||
+			    (f->elementsize != 1 && f->elementsize != 2 && f->elementsize != 4 &&
+			     f->elementsize != 8) || !(e = new_expr(EX_INDEX)))
+				return NULL;
+			e->field = f;
+			if (!(e->a = compile_expr(ev, arg->op.right, depth + 1)))
+				break;
+			return e;
+		}
+		if (!strcmp(arg->op.op, "?")) {
+			if (arg->op.right->type != TEP_PRINT_OP || !(e = new_expr(EX_COND)))
+				return NULL;
+			if (!(e->a = compile_expr(ev, arg->op.left, depth + 1)) ||
+			    !(e->b = compile_expr(ev, arg->op.right->op.left, depth + 1)) ||
+			    !(e->c = compile_expr(ev, arg->op.right->op.right, depth + 1)))
+				break;
+			return e;
+		}
+		for (i = 0; i < sizeof(binary_ops) / sizeof(binary_ops[0]); i++)
+			if (!strcmp(arg->op.op, binary_ops[i]))
+				break;
+		if (i == sizeof(binary_ops) / sizeof(binary_ops[0]) || !(e = new_expr(EX_OP)))
+			return NULL;
+		memcpy(e->op, arg->op.op, strlen(arg->op.op) + 1);
+		if (!(e->a = compile_expr(ev, arg->op.left, depth + 1)) ||
+		    !(e->b = compile_expr(ev, arg->op.right, depth + 1)))
+			break;
+		return e;
+	default:
+		return NULL;
+	}
+	free_expr(e);
+	return NULL;
+}
+
+/* A padded copy of STR, as "%[-]Ws" prints it. */
+static char *padded(const char *str, int width, int left, size_t *n)
+{
+	size_t len = strlen(str), w = width > 0 && (size_t)width > len ? (size_t)width : len;
+	char *out = malloc(w + 1);
+
+	if (!out)
+		return NULL;
+	memset(out, ' ', w);
+	memcpy(out + (left ? 0 : w - len), str, len);
+	out[w] = '\0';
+	*n = w;
+	return out;
+}
+
+/* The %s of ARG into S (its width and side set), as print_str_arg() prints
+ * it.  TOP: a conversion of its own (not a branch of a ?:). */
+static int compile_str(struct ks_plan *p, struct tep_event *ev, struct tep_print_arg *arg,
+		       struct step *s, bool top, int depth)
+{
+	struct tep_format_field *field = NULL;
+
+	if (!arg || depth > 16)
+		return -1;
+	switch (arg->type) {
+	case TEP_PRINT_ATOM:
+		if (!arg->atom.atom || !(s->lit = padded(arg->atom.atom, s->width, s->left, &s->lit_len)))
+			return -1;
+		s->kind = ST_LIT;
+		return 0;
+	case TEP_PRINT_STRING:
+		if (!arg->string.string)
+			return -1;
+		field = arg->string.field ? arg->string.field
+					  : tep_find_any_field(ev, arg->string.string);
+		if (!field || (field->size != 2 && field->size != 4))
+			return -1;
+		s->kind = ST_STR_DYN;
+		break;
+	case TEP_PRINT_FIELD:
+		if (!(field = plain_field(ev, arg)))
+			return -1;
+		if (!(field->flags & TEP_FIELD_IS_ARRAY) && field->size == tep_get_long_size(ev->tep)) {
+			/* a pointer: the printk format at that address, learnt
+			 * from the library (one such step a plan) */
+			if (!top || p->handler || p->printk_step >= 0 || field->size != 8)
+				return -1;
+			s->kind = ST_PRINTK;
+			p->extended = true;
+			p->printk_step = p->nr - 1;
+			break;
+		}
+		s->kind = ST_STR_ARRAY;
+		break;
+	case TEP_PRINT_SYMBOL:
+		if (!(s->ex = compile_expr(ev, arg->symbol.field, 0)) || sym_table(s, arg->symbol.symbols) < 0)
+			return -1;
+		s->kind = ST_SYMBOL;
+		break;
+	case TEP_PRINT_FLAGS:
+		if (!(s->ex = compile_expr(ev, arg->flags.field, 0)) || sym_table(s, arg->flags.flags) < 0)
+			return -1;
+		s->kind = ST_FLAGS;
+		s->delim = arg->flags.delim;
+		break;
+	case TEP_PRINT_OP:
+		if (!arg->op.op || arg->op.op[0] != '?' || !arg->op.right ||
+		    arg->op.right->type != TEP_PRINT_OP || !(s->ex = compile_expr(ev, arg->op.left, 0)) ||
+		    !(s->yes = calloc(1, sizeof(*s->yes))) || !(s->no = calloc(1, sizeof(*s->no))))
+			return -1;
+		s->kind = ST_STR_COND;
+		s->yes->width = s->no->width = s->width;
+		s->yes->left = s->no->left = s->left;
+		p->extended = true;
+		return compile_str(p, ev, arg->op.right->op.left, s->yes, false, depth + 1) < 0 ||
+		       compile_str(p, ev, arg->op.right->op.right, s->no, false, depth + 1) < 0 ? -1 : 0;
+	default:
+		return -1;
+	}
+	if (s->ex && s->ex->kind == EX_FIELD)
+		field = (struct tep_format_field *)s->ex->field;
+	else if (s->ex)
+		p->extended = true;
+	if (s->named)
+		p->extended = true;
+	s->field = field;
+	return 0;
+}
+
+/* One conversion at F ('%'), consuming *ARG, as parse_arg_format() reads
+ * it.  Returns the position after it, or NULL when the plan cannot take it. */
 static const char *compile_conv(struct ks_plan *p, struct tep_event *ev, const char *f,
 				struct tep_print_arg **argp)
 {
 	struct tep_print_arg *arg = *argp;
-	int left = 0, zero = 0, width = 0, ls = 0, nl = 0, nh = 0;
-	struct tep_format_field *field;
+	int left = 0, zero = 0, alt = 0, width = 0, prec = -1, ls = 0, nl = 0, nh = 0, nL = 0;
+	const char *start = f, *lm;
 	struct step *s;
 	char conv;
 
 	f++;
-	for (; *f == '-' || *f == '0'; f++)
-		*f == '-' ? (left = 1) : (zero = 1);
+	for (; *f == '-' || *f == '0' || *f == '#'; f++)
+		*f == '-' ? (left = 1) : *f == '0' ? (zero = 1) : (alt = 1);
 	for (; isdigit((unsigned char)*f); f++) {
 		width = width * 10 + (*f - '0');
 		if (width > 64)
 			return NULL;
 	}
-	for (; *f == 'h' || *f == 'l' || *f == 'z'; f++) {
-		if (*f == 'h')
-			nh++, ls--;
-		else if (*f == 'l')
-			nl++, ls++;
-		else
-			nl = 3, ls = 1;
+	if (*f == '.') {
+		for (prec = 0, f++; isdigit((unsigned char)*f); f++) {
+			prec = prec * 10 + (*f - '0');
+			if (prec > 64)
+				return NULL;
+		}
 	}
-	if ((nh && nl) || nh > 2 || (nl > 2 && nl != 3))
+	/* one of printf's length modifiers: h hh l ll L z Z (what glibc does
+	 * with others differs from the library's ls) */
+	lm = f;
+	for (; *f == 'h' || *f == 'l' || *f == 'z' || *f == 'Z' || *f == 'L'; f++) {
+		if (*f == 'h')
+			ls--;
+		else if (*f == 'l')
+			ls++;
+		else if (*f == 'L')
+			ls = 2;
+		else
+			ls = 1;
+	}
+	if (f - lm > 2 || (f - lm == 2 && lm[0] != lm[1]) || (f - lm == 2 && lm[0] != 'h' && lm[0] != 'l'))
 		return NULL;
+	nl = lm[0] == 'l' || lm[0] == 'z' || lm[0] == 'Z';
+	nh = lm[0] == 'h';
+	nL = lm[0] == 'L';
 	conv = *f++;
-	if (!arg)
+	/* the library cuts a longer conversion to 31 bytes (and fails) */
+	if (!arg || f - start > 30)
 		return NULL;
 	*argp = arg->next;
 	if (left)
 		zero = 0;
 	switch (conv) {
-	case 'd': case 'i': case 'u': case 'x': case 'X':
-		if (!(field = plain_field(ev, arg)) || !(s = add_step(p, ST_INT)))
+	case 'd': case 'i': case 'u': case 'x': case 'X': case 'o':
+		if (!(s = add_step(p, ST_INT)) || !(s->ex = compile_expr(ev, arg, 0)))
 			return NULL;
-		s->field = field;
 		s->bits = ls <= -2 ? 8 : ls == -1 ? 16 : ls == 0 ? 32 : 64;
+		if (alt || prec >= 0 || conv == 'o') {
+			/* rare: printf itself, with the library's argument */
+			s->kind = ST_PRINTF;
+			s->bits = ls;
+			if (!(s->fmt = strndup(start, (size_t)(f - start))))
+				return NULL;
+			p->extended = true;
+			return f;
+		}
+		if (s->ex->kind == EX_FIELD)
+			s->field = (struct tep_format_field *)s->ex->field;
+		else
+			p->extended = true;
 		s->is_signed = conv == 'd' || conv == 'i';
 		s->base = conv == 'x' || conv == 'X' ? 16 : 10;
 		s->upper = conv == 'X';
@@ -294,49 +687,32 @@ static const char *compile_conv(struct ks_plan *p, struct tep_event *ev, const c
 		s->zero = zero;
 		s->left = left;
 		return f;
+	case 'p':
+		/* the width is not used; %p and the function lookups only */
+		if (arg->type == TEP_PRINT_BSTRING || (*f && strchr("MmIiUh", *f)))
+			return NULL;
+		if (!(s = add_step(p, ST_PTR)) || !(s->ex = compile_expr(ev, arg, 0)))
+			return NULL;
+		if (*f && strchr("FfSs", *f)) {
+			s->kind = ST_FUNC;
+			s->offset = *f == 'F' || *f == 'S';
+			f++;
+		}
+		p->extended = true;
+		return f;
 	case 's':
-		if (ls || nh || nl || zero)
+		if (ls || nh || nl || nL || zero || alt || prec >= 0)
 			return NULL;
 		break;
 	default:
 		return NULL;
 	}
-	switch (arg->type) {
-	case TEP_PRINT_STRING:
-		if (!arg->string.string)
-			return NULL;
-		field = arg->string.field ? arg->string.field
-					  : tep_find_any_field(ev, arg->string.string);
-		if (!field || (field->size != 2 && field->size != 4) || !(s = add_step(p, ST_STR_DYN)))
-			return NULL;
-		break;
-	case TEP_PRINT_FIELD:
-		field = plain_field(ev, arg);
-		/* a pointer-sized non-array is printed as a printk address */
-		if (!field || (!(field->flags & TEP_FIELD_IS_ARRAY) &&
-			       field->size == tep_get_long_size(ev->tep)))
-			return NULL;
-		if (!(s = add_step(p, ST_STR_ARRAY)))
-			return NULL;
-		break;
-	case TEP_PRINT_SYMBOL:
-		if (!(field = plain_field(ev, arg->symbol.field)) || !(s = add_step(p, ST_SYMBOL)) ||
-		    sym_table(s, arg->symbol.symbols) < 0)
-			return NULL;
-		break;
-	case TEP_PRINT_FLAGS:
-		if (!(field = plain_field(ev, arg->flags.field)) || !(s = add_step(p, ST_FLAGS)) ||
-		    sym_table(s, arg->flags.flags) < 0)
-			return NULL;
-		s->delim = arg->flags.delim;
-		break;
-	default:
+	if (!(s = add_step(p, ST_LIT)))
 		return NULL;
-	}
-	s->field = field;
+	s->kind = ST_LIT; /* until compile_str says */
 	s->width = width;
 	s->left = left;
-	return f;
+	return compile_str(p, ev, arg, s, true, 0) < 0 ? NULL : f;
 }
 
 /* A number field the kvm plugin reads with tep_get_field_val(). */
@@ -367,14 +743,13 @@ static struct ks_plan *compile_kvm(struct tep_event *ev)
 	if (!ev->system || strcmp(ev->system, "kvm") ||
 	    (strcmp(ev->name, "kvm_exit") && strcmp(ev->name, "kvm_entry")))
 		return NULL;
-	p = calloc(1, sizeof(*p));
+	p = new_plan(ev->tep);
 	k = calloc(1, sizeof(*k));
 	if (!p || !k) {
 		free(p);
 		free(k);
 		return NULL;
 	}
-	p->tep = ev->tep;
 	p->kvm = k;
 	k->exit = !strcmp(ev->name, "kvm_exit");
 	k->rip = num_field(ev, k->exit ? "guest_rip" : "rip");
@@ -397,31 +772,202 @@ static struct ks_plan *compile_kvm(struct tep_event *ev)
 	return p;
 }
 
-struct ks_plan *ks_plan_compile(struct tep_event *ev)
+/* The print format of EV into P's steps: 0, or -1 if the plan cannot take it. */
+static int compile_steps(struct ks_plan *p, struct tep_event *ev)
 {
-	struct tep_print_arg *arg;
-	struct ks_plan *p;
-	const char *f;
+	struct tep_print_arg *arg = ev->print_fmt.args;
+	const char *f = ev->print_fmt.format;
 
-	if (ev && ev->tep && ev->handler && !(ev->flags & TEP_EVENT_FL_NOHANDLE) &&
-	    !(ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW)))
-		return compile_kvm(ev);
-	if (!ev || !ev->tep || !ev->print_fmt.format ||
-	    (ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW)) ||
-	    (ev->handler && !(ev->flags & TEP_EVENT_FL_NOHANDLE)))
-		return NULL;
-	if (!(p = calloc(1, sizeof(*p))))
-		return NULL;
-	p->tep = ev->tep;
-	arg = ev->print_fmt.args;
-	f = ev->print_fmt.format;
+	if (!f || (ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW)))
+		return -1;
 	while (f && *f)
 		f = *f == '%' && f[1] != '%' ? compile_conv(p, ev, f, &arg) : compile_literal(p, f);
-	if (!f) {
+	return f ? 0 : -1;
+}
+
+/* An event whose print format the library failed to parse: it prints
+ * "[FAILED TO PARSE]" and each field as print_field_raw() does; number
+ * fields only. */
+static int compile_failed(struct ks_plan *p, struct tep_event *ev)
+{
+	struct tep_format_field *f;
+	struct step *s;
+	char lit[256];
+
+	if (!(s = add_step(p, ST_LIT)) || !(s->lit = strdup("[FAILED TO PARSE]")))
+		return -1;
+	s->lit_len = strlen(s->lit);
+	for (f = ev->format.fields; f; f = f->next) {
+		unsigned long fl = f->flags;
+		bool sig = !(fl & TEP_FIELD_IS_POINTER) && (fl & TEP_FIELD_IS_SIGNED);
+		/* pointers 0x%llx; signed: 0x%x (int) for a 4-byte long, %d
+		 * (int), %2d (short), %1d (char), %lld; unsigned: 0x%llx for a
+		 * long, else %llu */
+		bool hex = (fl & TEP_FIELD_IS_POINTER) ||
+			   ((fl & TEP_FIELD_IS_LONG) && (!sig || f->size == 4));
+		int n;
+
+		if (!f->name || f->offset < 0 || (fl & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) ||
+		    (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))
+			return -1;
+		n = snprintf(lit, sizeof(lit), " %s=%s", f->name, hex ? "0x" : "");
+		if (n < 0 || (size_t)n >= sizeof(lit) || !(s = add_step(p, ST_LIT)) ||
+		    !(s->lit = strdup(lit)))
+			return -1;
+		s->lit_len = (size_t)n;
+		if (!(s = add_step(p, ST_INT)) || !(s->ex = new_expr(EX_FIELD)))
+			return -1;
+		s->ex->field = f;
+		s->base = hex ? 16 : 10;
+		s->bits = sig ? f->size * 8 : 64;
+		s->is_signed = sig && !hex;
+		s->width = sig && f->size <= 2 ? f->size : 0;
+	}
+	p->extended = true;
+	return 0;
+}
+
+/* A field the plugins read with tep_read_number_field(): NULL if EV has
+ * none named NAME (ANY: tep_find_any_field), *BAD if it has one that
+ * cannot be read so. */
+static struct tep_format_field *hfield(struct tep_event *ev, const char *name, bool any, bool *bad)
+{
+	struct tep_format_field *f = any ? tep_find_any_field(ev, name) : tep_find_field(ev, name);
+
+	if (f && (f->offset < 0 || (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))) {
+		*bad = true;
+		return NULL;
+	}
+	return f;
+}
+
+/* A comm field the sched_switch plugin prints with "%.*s". */
+static struct tep_format_field *comm_field(struct tep_event *ev, const char *name)
+{
+	struct tep_format_field *f = tep_find_any_field(ev, name);
+
+	return f && f->offset >= 0 && f->size > 0 && f->size <= 64 ? f : NULL;
+}
+
+/*
+ * The handlers of libtraceevent's plugins that kvmscope's recordings meet
+ * most (sched_switch, sched_wakeup[_new], hrtimer_start,
+ * hrtimer_expire_entry, tlb_flush and the kmem events' call site prefix),
+ * written as the plugins write them.  As for the kvm plugin (compile_kvm),
+ * the plan trusts its text only once the handler confirmed it: the first
+ * record is printed by the handler and compared (ks_plan_learn); any
+ * difference leaves the event to the handler for good.
+ */
+static struct ks_plan *compile_handler(struct tep_event *ev)
+{
+	static const struct {
+		const char *system, *name;
+		enum handler_kind kind;
+	} known[] = {
+		{ "sched", "sched_switch", H_SCHED_SWITCH },
+		{ "sched", "sched_wakeup", H_SCHED_WAKEUP },
+		{ "sched", "sched_wakeup_new", H_SCHED_WAKEUP },
+		{ "timer", "hrtimer_start", H_HRTIMER_START },
+		{ "timer", "hrtimer_expire_entry", H_HRTIMER_EXPIRE },
+		{ "tlb", "tlb_flush", H_TLB_FLUSH },
+		{ "kmem", "kfree", H_KMEM },
+		{ "kmem", "kmalloc", H_KMEM },
+		{ "kmem", "kmalloc_node", H_KMEM },
+		{ "kmem", "kmem_cache_alloc", H_KMEM },
+		{ "kmem", "kmem_cache_alloc_node", H_KMEM },
+		{ "kmem", "kmem_cache_free", H_KMEM },
+	};
+	struct tep_format_field **h;
+	struct ks_plan *p;
+	bool bad = false, ok = true;
+	size_t i;
+
+	if (!ev->system || !ev->name)
+		return NULL;
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(ev->system, known[i].system) && !strcmp(ev->name, known[i].name))
+			break;
+	if (i == sizeof(known) / sizeof(known[0]) || !(p = new_plan(ev->tep)))
+		return NULL;
+	p->extended = true;
+	p->handler = known[i].kind;
+	h = p->hf;
+	switch (p->handler) {
+	case H_SCHED_SWITCH:
+		h[0] = hfield(ev, "prev_pid", false, &bad);
+		h[1] = comm_field(ev, "prev_comm");
+		h[2] = hfield(ev, "prev_prio", false, &bad);
+		h[3] = hfield(ev, "prev_state", false, &bad);
+		h[4] = hfield(ev, "next_pid", false, &bad);
+		h[5] = comm_field(ev, "next_comm");
+		h[6] = hfield(ev, "next_prio", false, &bad);
+		ok = h[0] && h[1] && h[2] && h[3] && h[4] && h[5] && h[6];
+		break;
+	case H_SCHED_WAKEUP:
+		h[0] = hfield(ev, "pid", false, &bad);
+		h[1] = comm_field(ev, "comm");
+		h[2] = hfield(ev, "prio", false, &bad);
+		h[3] = hfield(ev, "success", false, &bad);
+		h[4] = hfield(ev, "target_cpu", false, &bad);
+		ok = h[0] && h[1] && h[2];
+		break;
+	case H_HRTIMER_START:
+	case H_HRTIMER_EXPIRE:
+		/* "timer", else "hrtimer"; "function" only when it reads */
+		h[0] = hfield(ev, "timer", false, &bad);
+		if (!h[0]) {
+			bad = false;
+			h[0] = hfield(ev, "hrtimer", false, &bad);
+		}
+		h[1] = hfield(ev, "function", false, &bad);
+		h[2] = hfield(ev, p->handler == H_HRTIMER_START ? "expires" : "now", false, &bad);
+		h[3] = p->handler == H_HRTIMER_START ? hfield(ev, "softexpires", false, &bad) : NULL;
+		ok = h[0] && h[2] && (p->handler == H_HRTIMER_EXPIRE || h[3]);
+		break;
+	case H_TLB_FLUSH:
+		h[0] = hfield(ev, "pages", false, &bad);
+		h[1] = hfield(ev, "reason", false, &bad);
+		ok = h[0] && h[1];
+		break;
+	case H_KMEM:
+		/* the handler adds "(FUNC+0xOFF) " and asks for the format */
+		h[0] = hfield(ev, "call_site", false, &bad);
+		ok = compile_steps(p, ev) == 0;
+		break;
+	default:
+		ok = false;
+	}
+	if (!ok || bad) {
 		ks_plan_free(p);
 		return NULL;
 	}
 	return p;
+}
+
+struct ks_plan *ks_plan_compile(struct tep_event *ev)
+{
+	struct ks_plan *p;
+
+	if (!ev || !ev->tep)
+		return NULL;
+	if (ev->handler && !(ev->flags & TEP_EVENT_FL_NOHANDLE)) {
+		if (ev->flags & (TEP_EVENT_FL_FAILED | TEP_EVENT_FL_ISBPRINT | TEP_EVENT_FL_PRINTRAW))
+			return NULL;
+		return (p = compile_kvm(ev)) ? p : compile_handler(ev);
+	}
+	if (!(p = new_plan(ev->tep)))
+		return NULL;
+	if ((ev->flags & TEP_EVENT_FL_FAILED) && !(ev->flags & TEP_EVENT_FL_PRINTRAW) ?
+	    compile_failed(p, ev) < 0 : compile_steps(p, ev) < 0) {
+		ks_plan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+bool ks_plan_scannable(const struct ks_plan *p)
+{
+	return p && !p->extended;
 }
 
 /* The field's bytes lie inside the record. */
@@ -444,6 +990,120 @@ static int put_hex_ll(struct ks_tbuf *b, uint64_t v)
 	return ks_tbuf_put(b, "0x", 2) < 0 ? -1 : ks_tbuf_int(b, v, 0, 16, 0, 0, 0, 0);
 }
 
+/* E's value as eval_num_arg() computes it: 0, or -1 where the library
+ * would warn (a field beyond the record) or fail (a division by zero). */
+static int eval(const struct ks_plan *p, const struct expr *e, const uint8_t *data, int size,
+		uint64_t *v)
+{
+	uint64_t l, r;
+
+	switch (e->kind) {
+	case EX_CONST:
+		*v = e->val;
+		return 0;
+	case EX_FIELD:
+		if (!inside(e->field, size))
+			return -1;
+		*v = rd(p, data + e->field->offset, e->field->size);
+		return 0;
+	case EX_INDEX: {
+		uint64_t es = e->field->elementsize, o;
+
+		if (eval(p, e->a, data, size, &r) < 0 || r > (uint64_t)size)
+			return -1;
+		o = (uint64_t)e->field->offset + r * es;
+		if (o + es > (uint64_t)size)
+			return -1;
+		*v = rd(p, data + o, (int)es);
+		return 0;
+	}
+	case EX_MASK:
+		if (eval(p, e->a, data, size, v) < 0)
+			return -1;
+		*v &= e->val;
+		return 0;
+	case EX_COND:
+		if (eval(p, e->a, data, size, &l) < 0)
+			return -1;
+		return eval(p, l ? e->b : e->c, data, size, v);
+	case EX_OP:
+		if (eval(p, e->a, data, size, &l) < 0 || eval(p, e->b, data, size, &r) < 0)
+			return -1;
+		switch (e->op[0]) {
+		case '!': *v = e->op[1] ? l != r : !r; return 0;
+		case '~': *v = ~r; return 0;
+		case '|': *v = e->op[1] ? l || r : (l | r); return 0;
+		case '&': *v = e->op[1] ? l && r : (l & r); return 0;
+		case '=': *v = l == r; return 0;
+		case '-': *v = l - r; return 0;
+		case '+': *v = l + r; return 0;
+		case '*': *v = l * r; return 0;
+		case '/':
+		case '%':
+			if (!r)
+				return -1;
+			*v = e->op[0] == '/' ? l / r : l % r;
+			return 0;
+		case '<':
+		case '>':
+			if (e->op[1] == e->op[0]) {
+				if (r >= 64)
+					return -1;
+				*v = e->op[0] == '<' ? l << r : l >> r;
+			} else if (e->op[1] == '=') {
+				*v = e->op[0] == '<' ? l <= r : l >= r;
+			} else {
+				*v = e->op[0] == '<' ? l < r : l > r;
+			}
+			return 0;
+		}
+		return -1;
+	}
+	return -1;
+}
+
+/* "%p" as glibc prints it. */
+static int put_ptr(struct ks_tbuf *b, uint64_t v)
+{
+	return v ? put_hex_ll(b, v) : ks_tbuf_put(b, "(nil)", 5);
+}
+
+/* print_function(): the name (and "+0x" offset), else the address. */
+static int put_func(const struct ks_plan *p, struct ks_tbuf *b, uint64_t v, bool offset)
+{
+	unsigned long long start;
+	const char *name;
+
+	if (!tep_find_function_info(p->tep, v, &name, &start, NULL) || !name)
+		return put_hex_ll(b, v);
+	if (ks_tbuf_put(b, name, strlen(name)) < 0)
+		return -1;
+	return offset ? (ks_tbuf_put(b, "+", 1) < 0 ? -1 : put_hex_ll(b, v - start)) : 0;
+}
+
+/* A number through snprintf, cast as print_arg_number() casts it. */
+static int put_printf(struct ks_tbuf *b, const struct step *s, uint64_t v)
+{
+	char tmp[192];
+	int n;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	switch (s->bits) {
+	case -2: n = snprintf(tmp, sizeof(tmp), s->fmt, (char)v); break;
+	case -1: n = snprintf(tmp, sizeof(tmp), s->fmt, (short)v); break;
+	case 0: n = snprintf(tmp, sizeof(tmp), s->fmt, (int)v); break;
+	case 1: n = snprintf(tmp, sizeof(tmp), s->fmt, (long)v); break;
+	default: n = snprintf(tmp, sizeof(tmp), s->fmt, (long long)v); break;
+	}
+#pragma GCC diagnostic pop
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -1;
+	return ks_tbuf_put(b, tmp, (size_t)n);
+}
+
+/* Runs step S: 0; -1: the library prints the event; 1: the library
+ * prints it and ks_plan_learn() learns from it (a printk string). */
 static int run_step(const struct ks_plan *p, const struct step *s, const uint8_t *data, int size,
 		    struct ks_tbuf *b)
 {
@@ -454,9 +1114,8 @@ static int run_step(const struct ks_plan *p, const struct step *s, const uint8_t
 	case ST_LIT:
 		return ks_tbuf_put(b, s->lit, s->lit_len);
 	case ST_INT:
-		if (!inside(s->field, size))
+		if (eval(p, s->ex, data, size, &v) < 0)
 			return -1; /* the library warns and prints 0 */
-		v = tep_read_number(p->tep, data + s->field->offset, s->field->size);
 		if (s->bits < 64) {
 			v &= (1ull << s->bits) - 1;
 			if (s->is_signed && (v >> (s->bits - 1)) & 1)
@@ -464,13 +1123,37 @@ static int run_step(const struct ks_plan *p, const struct step *s, const uint8_t
 		}
 		return ks_tbuf_int(b, v, s->is_signed, s->base, s->upper, s->width, s->zero,
 				   s->left);
+	case ST_PRINTF:
+		if (eval(p, s->ex, data, size, &v) < 0)
+			return -1;
+		return put_printf(b, s, v);
+	case ST_PTR:
+		if (eval(p, s->ex, data, size, &v) < 0)
+			return -1;
+		return put_ptr(b, v);
+	case ST_FUNC:
+		if (eval(p, s->ex, data, size, &v) < 0)
+			return -1;
+		return put_func(p, b, v, s->offset);
+	case ST_STR_COND:
+		if (eval(p, s->ex, data, size, &v) < 0)
+			return -1;
+		return run_step(p, v ? s->yes : s->no, data, size, b);
+	case ST_PRINTK:
+		if (!inside(s->field, size))
+			return -1; /* the library reads on past the record */
+		memcpy(&v, data + s->field->offset, 8);
+		for (i = 0; i < p->nr_printk; i++)
+			if (p->printk[i].addr == v)
+				return ks_tbuf_put(b, p->printk[i].text, p->printk[i].len);
+		return p->state >= 0 && p->nr_printk < PRINTK_CACHE ? 1 : -1;
 	case ST_STR_DYN: {
 		unsigned int o, l;
 		const uint8_t *end;
 
 		if (!inside(s->field, size))
 			return 0; /* the library prints nothing */
-		v = tep_read_number(p->tep, data + s->field->offset, s->field->size);
+		v = rd(p, data + s->field->offset, s->field->size);
 		o = (unsigned int)(v & 0xffff);
 		l = s->field->size == 2 ? (unsigned int)size - o : (unsigned int)((v >> 16) & 0xffff);
 		if (o + l > (unsigned int)size || !l)
@@ -491,17 +1174,15 @@ static int run_step(const struct ks_plan *p, const struct step *s, const uint8_t
 			       end ? (size_t)(end - str) : (size_t)s->field->size);
 	}
 	case ST_SYMBOL:
-		if (!inside(s->field, size))
+		if (eval(p, s->ex, data, size, &v) < 0)
 			return -1;
-		v = tep_read_number(p->tep, data + s->field->offset, s->field->size);
 		for (i = 0; i < s->nr_syms; i++)
 			if (v == (uint64_t)s->syms[i].value)
 				return put_str(b, s, s->syms[i].str, strlen(s->syms[i].str));
 		return put_hex_ll(b, v);
 	case ST_FLAGS:
-		if (!inside(s->field, size))
+		if (eval(p, s->ex, data, size, &v) < 0)
 			return -1;
-		v = tep_read_number(p->tep, data + s->field->offset, s->field->size);
 		printed = 0;
 		for (i = 0; i < s->nr_syms; i++) {
 			long long fval = s->syms[i].value;
@@ -527,9 +1208,170 @@ static int run_step(const struct ks_plan *p, const struct step *s, const uint8_t
 	return -1;
 }
 
+/* ---- plugin handlers (compile_handler) ---- */
+
+/* The comm field F printed "%.*s" and registered for PID, as the
+ * sched_switch plugin's write_and_save_comm() does. */
+static int put_comm(const struct ks_plan *p, const struct tep_format_field *f, const uint8_t *data,
+		    uint64_t pid, struct ks_tbuf *b)
+{
+	char comm[65];
+	size_t n = strnlen((const char *)data + f->offset, (size_t)f->size);
+
+	memcpy(comm, data + f->offset, n);
+	comm[n] = '\0';
+	tep_register_comm(p->tep, comm, (int)pid);
+	return ks_tbuf_put(b, comm, n);
+}
+
+/* write_state(): the bits of "SDTtZXxW", else R. */
+static int put_state(struct ks_tbuf *b, uint64_t v)
+{
+	static const char states[] = "SDTtZXxW";
+	char out[16];
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++) {
+		if (!(v & (1u << i)))
+			continue;
+		if (n)
+			out[n++] = '|';
+		out[n++] = states[i];
+	}
+	if (!n)
+		out[n++] = 'R';
+	return ks_tbuf_put(b, out, n);
+}
+
+/* tep_print_func_field(" function=%s"): "NAME/0x(start - v)" cut to 127
+ * characters, else "0x%08llx". */
+static int put_func_field(const struct ks_plan *p, struct ks_tbuf *b, uint64_t v)
+{
+	unsigned long long start;
+	const char *name;
+	char tmp[128];
+	int n;
+
+	if (ks_tbuf_put(b, " function=", 10) < 0)
+		return -1;
+	if (!tep_find_function_info(p->tep, v, &name, &start, NULL) || !name)
+		return ks_tbuf_put(b, "0x", 2) < 0 ? -1 : ks_tbuf_int(b, v, 0, 16, 0, 8, 1, 0);
+	n = snprintf(tmp, sizeof(tmp), "%s/0x%llx", name, start - v);
+	if (n < 0)
+		return -1;
+	return ks_tbuf_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static int put_dec(struct ks_tbuf *b, const char *lit, uint64_t v, int is_signed)
+{
+	return ks_tbuf_put(b, lit, strlen(lit)) < 0 ? -1 : ks_tbuf_int(b, v, is_signed, 10, 0, 0, 0, 0);
+}
+
+static int run_handler(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b)
+{
+	static const char *const tlb_reasons[] = {
+		" reason=flush on task switch", " reason=remote shootdown",
+		" reason=local shootdown", " reason=local mm shootdown",
+	};
+	struct tep_format_field *const *h = p->hf;
+	uint64_t v[8] = { 0 };
+	unsigned long long start;
+	const char *name;
+	char tmp[160];
+	int i, n;
+
+	for (i = 0; i < 8; i++)
+		if (h[i]) {
+			if (!inside(h[i], size))
+				return -1;
+			v[i] = rd(p, data + h[i]->offset, h[i]->size);
+		}
+	switch (p->handler) {
+	case H_SCHED_SWITCH:
+		if (put_comm(p, h[1], data, v[0], b) < 0 || put_dec(b, ":", v[0], 1) < 0 ||
+		    put_dec(b, " [", (uint64_t)(int64_t)(int32_t)v[2], 1) < 0 ||
+		    ks_tbuf_put(b, "] ", 2) < 0 || put_state(b, v[3]) < 0 ||
+		    ks_tbuf_put(b, " ==> ", 5) < 0 || put_comm(p, h[5], data, v[4], b) < 0 ||
+		    put_dec(b, ":", v[4], 1) < 0 ||
+		    put_dec(b, " [", (uint64_t)(int64_t)(int32_t)v[6], 1) < 0)
+			return -1;
+		return ks_tbuf_put(b, "]", 1);
+	case H_SCHED_WAKEUP:
+		if (put_comm(p, h[1], data, v[0], b) < 0 || put_dec(b, ":", v[0], 1) < 0 ||
+		    put_dec(b, " [", v[2], 1) < 0 || ks_tbuf_put(b, "]", 1) < 0 ||
+		    (h[3] && put_dec(b, " success=", v[3], 1) < 0))
+			return -1;
+		if (h[4] && (ks_tbuf_put(b, " CPU:", 5) < 0 || ks_tbuf_int(b, v[4], 0, 10, 0, 3, 1, 0) < 0))
+			return -1;
+		return 0;
+	case H_HRTIMER_START:
+	case H_HRTIMER_EXPIRE:
+		if (ks_tbuf_put(b, "hrtimer=", 8) < 0 || put_hex_ll(b, v[0]) < 0)
+			return -1;
+		if (p->handler == H_HRTIMER_EXPIRE)
+			return put_dec(b, " now=", v[2], 0) < 0 || (h[1] && put_func_field(p, b, v[1]) < 0) ? -1 : 0;
+		if ((h[1] && put_func_field(p, b, v[1]) < 0) || put_dec(b, " expires=", v[2], 0) < 0)
+			return -1;
+		return put_dec(b, " softexpires=", v[3], 0);
+	case H_TLB_FLUSH:
+		if (put_dec(b, "pages=", v[0], 1) < 0 ||
+		    (v[1] < 4 && ks_tbuf_put(b, tlb_reasons[v[1]], strlen(tlb_reasons[v[1]])) < 0) ||
+		    (v[1] >= 4 && ks_tbuf_put(b, " reason=", 8) < 0) || put_dec(b, " (", v[1], 1) < 0)
+			return -1;
+		return ks_tbuf_put(b, ")", 1);
+	case H_KMEM:
+		if (h[0] && tep_find_function_info(p->tep, v[0], &name, &start, NULL) && name) {
+			n = snprintf(tmp, sizeof(tmp), "(%s+0x%x) ", name, (unsigned)(int)(v[0] - start));
+			if (n < 0 || (size_t)n >= sizeof(tmp) || ks_tbuf_put(b, tmp, (size_t)n) < 0)
+				return -1;
+		}
+		for (i = 0; i < p->nr; i++)
+			if (run_step(p, &p->steps[i], data, size, b) != 0)
+				return -1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* The printk string at the address in the record, learnt from TEXT (what
+ * the library printed): the steps around it must print what it starts and
+ * ends with. */
+static void learn_printk(struct ks_plan *p, const uint8_t *data, int size, const char *text,
+			 size_t len)
+{
+	struct ks_tbuf pre = { 0 }, post = { 0 };
+	const struct step *s = &p->steps[p->printk_step];
+	uint64_t addr;
+	int i, r = 0;
+
+	if (!inside(s->field, size) || p->nr_printk >= PRINTK_CACHE)
+		return;
+	memcpy(&addr, data + s->field->offset, 8);
+	for (i = 0; i < p->nr_printk; i++)
+		if (p->printk[i].addr == addr)
+			return;
+	for (i = 0; i < p->nr && r == 0; i++)
+		if (i != p->printk_step)
+			r = run_step(p, &p->steps[i], data, size, i < p->printk_step ? &pre : &post);
+	if (r != 0) {
+		/* the plan cannot print this record anyway */
+	} else if (pre.len + post.len <= len && (!pre.len || !memcmp(text, pre.p, pre.len)) &&
+	    (!post.len || !memcmp(text + len - post.len, post.p, post.len)) &&
+	    !memchr(text + pre.len, '\0', len - pre.len - post.len) &&
+	    (p->printk[p->nr_printk].text = strndup(text + pre.len, len - pre.len - post.len))) {
+		p->printk[p->nr_printk].addr = addr;
+		p->printk[p->nr_printk++].len = len - pre.len - post.len;
+	} else {
+		p->state = -1; /* not what the plan would print: the library's for good */
+	}
+	free(pre.p);
+	free(post.p);
+}
+
 static uint64_t num(const struct ks_plan *p, const struct tep_format_field *f, const uint8_t *data)
 {
-	return tep_read_number(p->tep, data + f->offset, f->size);
+	return rd(p, data + f->offset, f->size);
 }
 
 /* The text after "reason NAME" (kvm_exit) or all of it (kvm_entry). */
@@ -606,6 +1448,18 @@ void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char 
 	size_t n;
 	uint64_t isa, val;
 
+	if (p->handler) {
+		/* a record the plan cannot print (cut short) says nothing */
+		if (p->state == 0 && run_handler(p, data, size, &tail) == 0)
+			p->state = tail.len == len && (!len || !memcmp(tail.p, text, len)) ? 1 : -1;
+		free(tail.p);
+		return;
+	}
+	if (p->printk_step >= 0) {
+		if (p->state >= 0)
+			learn_printk(p, data, size, text, len);
+		return;
+	}
 	if (!k || k->state < 0 || !kvm_inside(k, size))
 		return;
 	if (kvm_tail(p, data, &tail) < 0) {
@@ -638,14 +1492,25 @@ void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char 
 int ks_plan_run(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b)
 {
 	size_t start = b->len;
-	int i;
+	int i, r;
 
 	if (p->kvm)
 		return run_kvm(p, data, size, b);
-	for (i = 0; i < p->nr; i++)
-		if (run_step(p, &p->steps[i], data, size, b) < 0) {
+	if (p->handler) {
+		if (p->state <= 0)
+			return p->state < 0 ? -1 : 1;
+		if (run_handler(p, data, size, b) < 0) {
 			b->len = start;
 			return -1;
+		}
+		return 0;
+	}
+	if (p->state < 0)
+		return -1;
+	for (i = 0; i < p->nr; i++)
+		if ((r = run_step(p, &p->steps[i], data, size, b)) != 0) {
+			b->len = start;
+			return r < 0 ? -1 : 1;
 		}
 	return 0;
 }
@@ -809,7 +1674,7 @@ int ks_plan_scan(const struct ks_plan *p, const char *text, uint8_t *data, int s
 	uint64_t v;
 	size_t len;
 
-	if (!p || p->kvm)
+	if (!p || p->kvm || p->extended)
 		return -1;
 	for (int i = 0; i < p->nr; i++) {
 		const struct step *s = &p->steps[i];

@@ -1,7 +1,7 @@
 /*
  * print_plan.h - an event's print format compiled once into a list of steps
- * (literal text, integer field, string field, __print_symbolic/__print_flags)
- * that formats a record without libtraceevent's per-record printf work.
+ * (literal text, numbers, strings, pointers, __print_symbolic/__print_flags,
+ * ?:) that formats a record without libtraceevent's per-record printf work.
  *
  *	struct ks_plan *p = ks_plan_compile(event);   // NULL: not expressible
  *	if (!p || ks_plan_run(p, data, size, &buf) < 0)
@@ -9,14 +9,16 @@
  *	ks_plan_free(p);
  *
  * Only formats whose text is provably the same as libtraceevent 1.7's
- * pretty printer compile (and the kvm plugin's kvm_entry/kvm_exit, checked
- * against the handler's own text: see print_plan.c); a record the plan cannot format (a field beyond
- * the record, a string without its end) makes ks_plan_run fail, leaving the
- * buffer as it was, so that the caller prints it through the library.
+ * pretty printer compile (and the handlers of some plugins, checked against
+ * the handler's own text: see print_plan.c); a record the plan cannot
+ * format (a field beyond the record, a string without its end) makes
+ * ks_plan_run fail, leaving the buffer as it was, so that the caller prints
+ * it through the library.
  */
 #ifndef KVMSCOPE_PRINT_PLAN_H
 #define KVMSCOPE_PRINT_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,10 +45,16 @@ static inline int ks_tbuf_put(struct ks_tbuf *b, const char *s, size_t n)
 struct ks_plan *ks_plan_compile(struct tep_event *ev);
 /* Appends the event's text to B: 0; or -1 (B unchanged in length): print
  * it with the library; or 1: print it with the library and hand that text
- * to ks_plan_learn() (plans of plugin handlers learn from the handler). */
+ * to ks_plan_learn() (plans of plugin handlers learn from the handler,
+ * printk strings from the library's text).  Plans of the sched plugin
+ * register the comms they print, as the plugin does. */
 int ks_plan_run(const struct ks_plan *p, const uint8_t *data, int size, struct ks_tbuf *b);
 void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char *text, size_t len);
 void ks_plan_free(struct ks_plan *p);
+
+/* The plan uses only steps ks_plan_scan can read back (those of the
+ * first plans: fields, strings, symbols; or the kvm plugin's text). */
+bool ks_plan_scannable(const struct ks_plan *p);
 
 /* The inverse of ks_plan_run: the values whose printed text is TEXT (the
  * whole of it, trailing blanks aside) stored into the fields of DATA (SIZE

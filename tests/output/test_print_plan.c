@@ -31,35 +31,57 @@
 	"\tfield:unsigned long p;\toffset:40;\tsize:8;\tsigned:0;\n\n" \
 	"print fmt: "
 
-/* Formats the plan takes (true) or must leave to the library (false). */
+/* Formats the plan takes (compiles) or must leave to the library; those
+ * it takes with steps ks_plan_scan reads back (scans). */
 static const struct {
 	const char *fmt;
-	bool compiles;
+	bool compiles, scans;
 } formats[] = {
-	{ "\"b=%u h=%d i=%d q=%llu\", REC->b, REC->h, REC->i, REC->q", true },
-	{ "\"%x %X %lx %llx %hx %hhx %hhd %hd %zu %ld\", REC->i, REC->i, REC->q, REC->q, REC->q, REC->q, REC->i, REC->i, REC->q, REC->i", true },
-	{ "\"[%5d] [%-5d] [%05d] [%-05x] [%08llx] [%3u]\", REC->i, REC->h, REC->h, REC->i, REC->q, REC->b", true },
-	{ "\"comm=%s s=%s [%10s] [%-10s]\", REC->comm, __get_str(s), REC->comm, __get_str(s)", true },
-	{ "\"100%% \\t\\\\done\\n\"", true },
-	{ "\"v=%s\", __print_symbolic(REC->b, { 0, \"ZERO\" }, { 1, \"ONE\" }, { 0x10, \"SIXTEEN\" })", true },
-	{ "\"f=%s\", __print_flags(REC->i, \"|\", { 1, \"A\" }, { 2, \"B\" }, { 0xc, \"CD\" })", true },
-	{ "\"f=%s\", __print_flags(REC->b, \"\", { 1, \"A\" }, { 6, \"BC\" })", true },
-	{ "\"\"", true },
-	{ "\"p=%p\", REC->p", false },
-	{ "\"p=%pS\", REC->p", false },
-	{ "\"%#x\", REC->i", false },
-	{ "\"%+d\", REC->i", false },
-	{ "\"%.3d\", REC->i", false },
-	{ "\"%c\", REC->b", false },
-	{ "\"%d\", REC->i + 1", false },
-	{ "\"%d\", (int)REC->q", false },
-	{ "\"%s\", REC->p", false },
-	{ "\"%*d\", REC->b, REC->i", false },
-	{ "\"%d %d\", REC->i", false },
-	{ "\"v=%s\", __print_symbolic(REC->b, { HI_SOFTIRQ, \"HI\" })", false },
+	{ "\"b=%u h=%d i=%d q=%llu\", REC->b, REC->h, REC->i, REC->q", true, true },
+	{ "\"%x %X %lx %llx %hx %hhx %hhd %hd %zu %ld\", REC->i, REC->i, REC->q, REC->q, REC->q, REC->q, REC->i, REC->i, REC->q, REC->i", true, true },
+	{ "\"[%5d] [%-5d] [%05d] [%-05x] [%08llx] [%3u]\", REC->i, REC->h, REC->h, REC->i, REC->q, REC->b", true, true },
+	{ "\"comm=%s s=%s [%10s] [%-10s]\", REC->comm, __get_str(s), REC->comm, __get_str(s)", true, true },
+	{ "\"100%% \\t\\\\done\\n\"", true, true },
+	{ "\"v=%s\", __print_symbolic(REC->b, { 0, \"ZERO\" }, { 1, \"ONE\" }, { 0x10, \"SIXTEEN\" })", true, true },
+	{ "\"f=%s\", __print_flags(REC->i, \"|\", { 1, \"A\" }, { 2, \"B\" }, { 0xc, \"CD\" })", true, true },
+	{ "\"f=%s\", __print_flags(REC->b, \"\", { 1, \"A\" }, { 6, \"BC\" })", true, true },
+	{ "\"\"", true, true },
+	{ "\"%Lu %Ld %Lx %Zu\", REC->q, REC->i, REC->h, REC->q", true, true },
+	{ "\"p=%p [%10p] %p\", REC->p, REC->q, REC->b & 0", true, false },
+	{ "\"p=%pS f=%ps %pF %pf\", REC->p, (void *)REC->q, REC->p, REC->q", true, false },
+	{ "\"%#x %#llx %#o %08.3d %.5u %-#8lx\", REC->i, REC->q, REC->b, REC->i, REC->h, REC->q", true, false },
+	{ "\"%.3d\", REC->i", true, false },
+	{ "\"%d %u %llx\", REC->i + 1, REC->b * 3 - REC->h, (REC->q >> 4) | (REC->q << 60)", true, false },
+	{ "\"%d %llu %lld %llu\", (int)REC->q, (unsigned char)REC->q, (s16)REC->q, (unsigned long)REC->h", true, false },
+	{ "\"%d %d %d %d %d\", REC->i / 7, REC->q % 10, REC->b == 3, REC->i != 0 && REC->h < 0, !REC->b", true, false },
+	{ "\"%d %d\", REC->b > 100 ? REC->i : REC->h, ~REC->b", true, false },
+	{ "\"ret=%s%s\", REC->b ? \"handled\" : \"unhandled\", REC->i & 1 ? \" #GP\" : \"\"", true, false },
+	{ "\"[%-8s] [%8s]\", REC->b > 128 ? REC->comm : __get_str(s), REC->h & 1 ? __print_symbolic(REC->b, { 1, \"one\" }) : \"x\"", true, false },
+	{ "\"v=%s\", __print_symbolic(REC->b & 3, { 0, \"ZERO\" }, { 1, \"ONE\" })", true, false },
+	{ "\"v=%s\", (REC->i & 0xff) ? __print_flags(REC->i & 0xff, \"|\", { 0x01, \"A\" }, { (0x02 | 0x04), \"BC\" }) : \"none\"", true, false },
+	{ "\"%s\", REC->p", true, false },
+	{ "\"<%s> %d\", REC->p, REC->b", true, false },
+	{ "\"%+d\", REC->i", false, false },
+	{ "\"%c\", REC->b", false, false },
+	{ "\"%*d\", REC->b, REC->i", false, false },
+	{ "\"%d %d\", REC->i", false, false },
+	{ "\"%d\", REC->i + foo", false, false },
+	{ "\"%s %s\", REC->p, REC->q", false, false },
+	{ "\"v=%s\", __print_symbolic(REC->b, { HI_SOFTIRQ, \"HI\" }, { RCU_SOFTIRQ, \"RCU\" }, { XN_REL, \"rel\" })", true, false },
 };
 
 static unsigned long long rng = 88172645463325252ull;
+
+/* Kernel functions and printk strings for %pS and %s of a pointer; the
+ * records' values hit them now and then (see fill()). */
+static void add_symbols(struct tep_handle *tep)
+{
+	tep_register_function(tep, "func_a", 0x1000, NULL);
+	tep_register_function(tep, "func_b", 0x1040, NULL);
+	tep_register_function(tep, "func_c", 0x2000, NULL);
+	tep_register_print_string(tep, "\"Start context switch\"", 0x1000);
+	tep_register_print_string(tep, "\"End context switch\"", 0x1048);
+}
 
 static unsigned long long next_rand(void)
 {
@@ -84,6 +106,15 @@ static void fill(unsigned char *d, int size)
 	if (next_rand() % 2 && size > 24)
 		d[24 + next_rand() % 8 < (unsigned)size ? 24 + next_rand() % 8 : 24] = 0;
 	d[0] = 7, d[1] = 0;
+	if (size >= 48 && next_rand() % 2) {
+		/* p and q near the symbols of add_symbols() */
+		static const uint64_t near[] = { 0x1000, 0x1048, 0x1040, 0x2010, 0xfff, 0 };
+		uint64_t v = near[next_rand() % 6];
+
+		memcpy(d + 40, &v, 8);
+		v = near[next_rand() % 6] + next_rand() % 3;
+		memcpy(d + 16, &v, 8);
+	}
 	if (size >= 36) {
 		len = (int)(next_rand() % 12);
 		if (48 + len < size && next_rand() % 4) {
@@ -108,7 +139,7 @@ static void t_plan_matches_library(void)
 		struct ks_plan *plan;
 		struct ks_tbuf b = { 0 };
 		struct trace_seq s;
-		int n;
+		int n, r, planned = 0;
 
 		snprintf(text, sizeof(text), "%s%s\n", HEAD, formats[k].fmt);
 		tep_set_long_size(tep, 8);
@@ -120,6 +151,7 @@ static void t_plan_matches_library(void)
 		plan = ks_plan_compile(ev);
 		if ((plan != NULL) != formats[k].compiles)
 			kt_fail(__FILE__, __LINE__, "format %zu: compiled %d", k, plan != NULL);
+		add_symbols(tep);
 		trace_seq_init(&s);
 		for (n = 0; plan && n < 3000; n++) {
 			unsigned char data[64];
@@ -128,17 +160,30 @@ static void t_plan_matches_library(void)
 
 			fill(data, size);
 			b.len = 0;
-			if (ks_plan_run(plan, data, size, &b) < 0)
+			r = ks_plan_run(plan, data, size, &b);
+			if (r < 0)
 				continue; /* left to the library */
 			trace_seq_reset(&s);
 			tep_print_event(tep, &s, &rec, "%s", TEP_PRINT_INFO);
 			trace_seq_terminate(&s);
+			if (r > 0) {
+				/* learns from the library's text (a printk string) */
+				ks_plan_learn(plan, data, size, s.buffer, s.len);
+				b.len = 0;
+				if (ks_plan_run(plan, data, size, &b) != 0) {
+					kt_fail(__FILE__, __LINE__, "format %zu record %d: nothing learnt", k, n);
+					break;
+				}
+			}
+			planned++;
 			if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
 				kt_fail(__FILE__, __LINE__, "format %zu record %d: plan \"%.*s\" library \"%s\"",
 					k, n, (int)b.len, b.p, s.buffer);
 				break;
 			}
 		}
+		if (plan && planned < 1000)
+			kt_fail(__FILE__, __LINE__, "format %zu: %d of 3000 records planned", k, planned);
 		trace_seq_destroy(&s);
 		free(b.p);
 		ks_plan_free(plan);
@@ -160,7 +205,7 @@ static void t_scan_reads_back(void)
 		struct tep_event *ev;
 		struct ks_plan *plan;
 		struct ks_tbuf b = { 0 }, again = { 0 };
-		bool dynamic = strstr(formats[k].fmt, "__get_str") != NULL;
+		bool dynamic = strstr(formats[k].fmt, "__get_str") != NULL || !formats[k].scans;
 		int n, read = 0;
 
 		snprintf(text, sizeof(text), "%s%s\n", HEAD, formats[k].fmt);
@@ -368,6 +413,249 @@ static void t_kvm_plan_checks_handler(void)
 	}
 }
 
+#define COMMON "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
+/* Events whose plugin handler the plan writes itself, with the formats of
+ * a 6.x kernel: name, system, fields, print fmt. */
+static const struct {
+	const char *system, *text;
+} plugin_events[] = {
+	{ "sched", "name: sched_switch\nID: 20\nformat:\n" COMMON
+	  "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
+	  "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	  "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	  "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+	  "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:1;\n"
+	  "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+	  "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+	  "print fmt: \"prev_comm=%s prev_pid=%d ==> next_comm=%s next_pid=%d\", REC->prev_comm, "
+	  "REC->prev_pid, REC->next_comm, REC->next_pid\n" },
+	{ "sched", "name: sched_wakeup\nID: 21\nformat:\n" COMMON
+	  "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
+	  "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	  "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	  "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n\n"
+	  "print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "
+	  "REC->target_cpu\n" },
+	{ "sched", "name: sched_wakeup_new\nID: 22\nformat:\n" COMMON
+	  "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;\n"
+	  "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	  "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	  "\tfield:int success;\toffset:32;\tsize:4;\tsigned:1;\n"
+	  "\tfield:int target_cpu;\toffset:36;\tsize:4;\tsigned:1;\n\n"
+	  "print fmt: \"comm=%s pid=%d\", REC->comm, REC->pid\n" },
+	{ "timer", "name: hrtimer_start\nID: 23\nformat:\n" COMMON
+	  "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
+	  "\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;\n"
+	  "\tfield:s64 expires;\toffset:24;\tsize:8;\tsigned:1;\n"
+	  "\tfield:s64 softexpires;\toffset:32;\tsize:8;\tsigned:1;\n"
+	  "\tfield:enum hrtimer_mode mode;\toffset:40;\tsize:4;\tsigned:0;\n\n"
+	  "print fmt: \"hrtimer=%p function=%ps\", REC->hrtimer, REC->function\n" },
+	{ "timer", "name: hrtimer_expire_entry\nID: 24\nformat:\n" COMMON
+	  "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
+	  "\tfield:s64 now;\toffset:16;\tsize:8;\tsigned:1;\n"
+	  "\tfield:void * function;\toffset:24;\tsize:8;\tsigned:0;\n\n"
+	  "print fmt: \"hrtimer=%p function=%ps now=%llu\", REC->hrtimer, REC->function, "
+	  "(unsigned long long) REC->now\n" },
+	{ "tlb", "name: tlb_flush\nID: 25\nformat:\n" COMMON
+	  "\tfield:int reason;\toffset:8;\tsize:4;\tsigned:1;\n"
+	  "\tfield:unsigned long pages;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+	  "print fmt: \"pages:%ld reason:%d\", REC->pages, REC->reason\n" },
+	{ "kmem", "name: kfree\nID: 26\nformat:\n" COMMON
+	  "\tfield:unsigned long call_site;\toffset:8;\tsize:8;\tsigned:0;\n"
+	  "\tfield:const void * ptr;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+	  "print fmt: \"call_site=%pS ptr=%p\", (void *)REC->call_site, REC->ptr\n" },
+};
+
+/* A record for the plugin events: small pids (so that comms are
+ * registered and met again), printable comms, values near the functions
+ * of add_symbols(), small reasons. */
+static void fill_plugin(unsigned char *d, int size, int id)
+{
+	static const uint64_t near[] = { 0x1000, 0x1048, 0x1040, 0x2010, 0xfff, 0 };
+	int i;
+
+	for (i = 0; i < size; i++)
+		d[i] = (unsigned char)next_rand();
+	d[0] = (unsigned char)id, d[1] = 0;
+	for (i = 8; i + 8 <= size; i += 8) {
+		uint64_t v = next_rand() % 3 ? near[next_rand() % 6] + next_rand() % 3 : next_rand();
+
+		if (next_rand() % 2)
+			memcpy(d + i, &v, 8);
+	}
+	if (id == 20 || id == 21 || id == 22) {
+		int pid = (int)(next_rand() % 40);
+
+		for (i = 8; i < 24; i++)
+			d[i] = (unsigned char)(next_rand() % 4 ? 'a' + next_rand() % 26 : 0);
+		memcpy(d + 24, &pid, 4);
+		if (id == 20) {
+			pid = (int)(next_rand() % 40);
+			for (i = 40; i < 56; i++)
+				d[i] = (unsigned char)(next_rand() % 4 ? 'a' + next_rand() % 26 : 0);
+			memcpy(d + 56, &pid, 4);
+		}
+	}
+	if (id == 25) {
+		int reason = (int)(next_rand() % 7) - 1;
+
+		memcpy(d + 8, &reason, 4);
+	}
+}
+
+/* The plans of the plugin handlers print what the plugins print, and
+ * register the same comms (sched_switch and sched_wakeup do). */
+static void t_plugin_plans(void)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(plugin_events) / sizeof(plugin_events[0]); k++) {
+		struct tep_handle *lib = tep_alloc(), *tep = tep_alloc();
+		struct tep_plugin_list *pl_lib, *pl;
+		struct tep_event *ev;
+		struct ks_plan *plan;
+		struct ks_tbuf b = { 0 };
+		struct trace_seq s;
+		int n, r, id = 20 + (int)k, planned = 0, pid;
+
+		tep_set_long_size(lib, 8);
+		tep_set_long_size(tep, 8);
+		KT_REQUIRE(tep_parse_event(lib, plugin_events[k].text, strlen(plugin_events[k].text),
+					   plugin_events[k].system) == 0);
+		KT_REQUIRE(tep_parse_event(tep, plugin_events[k].text, strlen(plugin_events[k].text),
+					   plugin_events[k].system) == 0);
+		pl_lib = tep_load_plugins(lib);
+		pl = tep_load_plugins(tep);
+		add_symbols(lib);
+		add_symbols(tep);
+		ev = tep_find_event(tep, id);
+		KT_REQUIRE(ev != NULL);
+		if (!ev->handler) {
+			kt_skip("no libtraceevent plugins here");
+			tep_unload_plugins(pl_lib, lib);
+			tep_unload_plugins(pl, tep);
+			tep_free(lib);
+			tep_free(tep);
+			return;
+		}
+		/* as in kvmscope dump, the comm of each record's pid is looked up
+		 * first: the handle keeps its comms sorted (not listed) from then on */
+		tep_data_comm_from_pid(lib, 1);
+		tep_data_comm_from_pid(tep, 1);
+		plan = ks_plan_compile(ev);
+		if (!plan)
+			kt_fail(__FILE__, __LINE__, "%s: no plan", ev->name);
+		trace_seq_init(&s);
+		for (n = 0; plan && n < 3000; n++) {
+			unsigned char data[64];
+			int size = n % 7 ? 64 : (int)(8 + next_rand() % 57);
+			struct tep_record rec = { .data = data, .size = size, .record_size = size };
+
+			fill_plugin(data, size, id);
+			/* the library alone, in its own handle */
+			trace_seq_reset(&s);
+			tep_print_event(lib, &s, &rec, "%s", TEP_PRINT_INFO);
+			trace_seq_terminate(&s);
+			b.len = 0;
+			r = ks_plan_run(plan, data, size, &b);
+			if (r != 0) {
+				/* as kvmscope dump does: the library, in the plan's handle */
+				struct trace_seq t;
+
+				trace_seq_init(&t);
+				tep_print_event(tep, &t, &rec, "%s", TEP_PRINT_INFO);
+				trace_seq_terminate(&t);
+				if (r > 0)
+					ks_plan_learn(plan, data, size, t.buffer, t.len);
+				trace_seq_destroy(&t);
+				continue;
+			}
+			planned++;
+			if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
+				kt_fail(__FILE__, __LINE__, "%s record %d: plan \"%.*s\" library \"%s\"",
+					ev->name, n, (int)b.len, b.p, s.buffer);
+				break;
+			}
+		}
+		if (plan && planned < 2000)
+			kt_fail(__FILE__, __LINE__, "%s: %d of 3000 records planned", ev->name, planned);
+		for (pid = 0; pid < 40; pid++)
+			KT_EQ_STR(tep_data_comm_from_pid(tep, pid), tep_data_comm_from_pid(lib, pid));
+		trace_seq_destroy(&s);
+		free(b.p);
+		ks_plan_free(plan);
+		tep_unload_plugins(pl_lib, lib);
+		tep_unload_plugins(pl, tep);
+		tep_free(lib);
+		tep_free(tep);
+	}
+}
+
+/* An event whose print fmt the library cannot parse (a helper function
+ * it does not know) prints its fields raw: the plan prints the same for
+ * every kind of number field. */
+static void t_failed_event(void)
+{
+	static const char text[] = "name: tick\nID: 30\nformat:\n" COMMON
+		"\tfield:u8 a;\toffset:8;\tsize:1;\tsigned:0;\n"
+		"\tfield:char c;\toffset:9;\tsize:1;\tsigned:1;\n"
+		"\tfield:s16 h;\toffset:10;\tsize:2;\tsigned:1;\n"
+		"\tfield:int i;\toffset:12;\tsize:4;\tsigned:1;\n"
+		"\tfield:long l;\toffset:16;\tsize:8;\tsigned:1;\n"
+		"\tfield:unsigned long ul;\toffset:24;\tsize:8;\tsigned:0;\n"
+		"\tfield:void * ptr;\toffset:32;\tsize:8;\tsigned:0;\n"
+		"\tfield:u64 q;\toffset:40;\tsize:8;\tsigned:0;\n"
+		"\tfield:long l4;\toffset:48;\tsize:4;\tsigned:1;\n"
+		"\tfield:unsigned int u;\toffset:52;\tsize:4;\tsigned:0;\n"
+		"\tfield:s64 d;\toffset:56;\tsize:8;\tsigned:1;\n\n"
+		"print fmt: \"next %Lu.%06u (%Ld us)\", (unsigned long long)REC->q, REC->u / 1000, "
+		"div_s64(REC->d, 1000)\n";
+	struct tep_handle *tep = tep_alloc();
+	struct tep_event *ev;
+	struct ks_plan *plan;
+	struct ks_tbuf b = { 0 };
+	struct trace_seq s;
+	int n, planned = 0;
+
+	tep_set_long_size(tep, 8);
+	tep_parse_event(tep, text, strlen(text), "cobalt");
+	ev = tep_find_event(tep, 30);
+	KT_REQUIRE(ev && (ev->flags & TEP_EVENT_FL_FAILED));
+	KT_REQUIRE((plan = ks_plan_compile(ev)) != NULL);
+	KT_EXPECT(!ks_plan_scannable(plan));
+	trace_seq_init(&s);
+	for (n = 0; n < 2000; n++) {
+		unsigned char data[64];
+		int size = n % 5 ? 64 : (int)(8 + next_rand() % 57), i;
+		struct tep_record rec = { .data = data, .size = size, .record_size = size };
+
+		for (i = 0; i < size; i++)
+			data[i] = (unsigned char)(n % 3 ? next_rand() : next_rand() % 3);
+		data[0] = 30, data[1] = 0;
+		b.len = 0;
+		if (ks_plan_run(plan, data, size, &b) != 0)
+			continue;
+		planned++;
+		trace_seq_reset(&s);
+		tep_print_event(tep, &s, &rec, "%s", TEP_PRINT_INFO);
+		trace_seq_terminate(&s);
+		if (b.len != s.len || memcmp(b.p, s.buffer, b.len)) {
+			kt_fail(__FILE__, __LINE__, "record %d: plan \"%.*s\" library \"%s\"", n,
+				(int)b.len, b.p, s.buffer);
+			break;
+		}
+	}
+	KT_EXPECT(planned > 1500);
+	trace_seq_destroy(&s);
+	free(b.p);
+	ks_plan_free(plan);
+	tep_free(tep);
+}
+
 /* Every address of both tables resolves alike (name, start, module). */
 static void same_symbols(struct tep_handle *a, struct tep_handle *b, const char *text)
 {
@@ -436,6 +724,8 @@ int main(void)
 		KT_CASE(t_scan_rejects),
 		KT_CASE(t_ints_like_printf),
 		KT_CASE(t_kvm_plan_checks_handler),
+		KT_CASE(t_plugin_plans),
+		KT_CASE(t_failed_event),
 		KT_CASE(t_kallsyms_like_library),
 		{ NULL, NULL },
 	};
