@@ -33,7 +33,10 @@ out=${FUZZ_OUT:-build-fuzz}
 chunk=${CHUNK:-500000}
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain -- src tests/fuzz 2>/dev/null)" ] || commit="$commit+changes"
-export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
+mkdir -p "$out"
+supp=$(cd "$out" && pwd)/lsan.supp
+cat tests/lsan.supp tests/fuzz/lsan-fuzz.supp > "$supp"
+export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
 export ASAN_OPTIONS="quarantine_size_mb=4:malloc_context_size=4:thread_local_quarantine_size_kb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
 # code_key BINARY: the first 12 hex digits of the SHA-1 of BINARY without

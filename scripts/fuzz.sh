@@ -98,9 +98,13 @@ if [ ! -d "$seeds/qemudump" ] && [ -x build/tools/gen-qemudump ]; then
 	mkdir -p "$seeds/qemudump"
 	build/tools/gen-qemudump -o "$seeds/qemudump/gen.elf" >/dev/null || true
 fi
-# libtraceevent's own small leaks (tests/lsan.supp) are not findings.  A
-# small ASan quarantine and short allocation stacks: 2-4x more executions.
-export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# libtraceevent's own small leaks (tests/lsan.supp, tests/fuzz/lsan-fuzz.supp)
+# are not findings.  A small ASan quarantine and short allocation stacks:
+# 2-4x more executions.
+mkdir -p "$out"
+supp=$(cd "$out" && pwd)/lsan.supp
+cat tests/lsan.supp tests/fuzz/lsan-fuzz.supp > "$supp"
+export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export ASAN_OPTIONS="quarantine_size_mb=4:malloc_context_size=4:thread_local_quarantine_size_kb=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 status=0
 targets=()
