@@ -162,8 +162,15 @@ enum ks_source_text_id {
 /* The event formats in the input's order; returns how many (0 for inputs
  * without stored formats, e.g. ftrace text). */
 size_t ks_source_formats(const struct ks_source *src, const struct ks_source_format **fmts);
-/* The text ID as stored (*LEN bytes), or NULL when the input has none. */
+/* The text ID as stored (*LEN bytes), or NULL when the input has none.
+ * A reader may leave a large text in the file until it is first asked for
+ * (a trace.dat's kallsyms): when reading it then fails, this returns NULL
+ * and the source's next ks_source_next*() returns the error. */
 const char *ks_source_text(const struct ks_source *src, enum ks_source_text_id id, size_t *len);
+/* The same, but a text that could not be read is an error: returns 0 with
+ * *TEXT (NULL when the input has none), or -1 with ERR set. */
+int ks_source_text_get(const struct ks_source *src, enum ks_source_text_id id, const char **text,
+		       size_t *len, struct ks_error *err);
 
 /* The recording's clock and identity, as far as the input says. */
 struct ks_source_clock {

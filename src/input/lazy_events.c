@@ -39,7 +39,7 @@ struct ks_lazy {
 	bool *parsed;              /* by format index */
 	size_t nr_parsed;
 	int id_end;
-	const char *kallsyms;      /* NULL: none (or parsed) */
+	struct ks_source_meta *meta; /* its kallsyms text (NULL: none) */
 	struct tep_handle *syms;   /* the parsed kallsyms, on first lookup */
 	bool syms_tried;
 };
@@ -164,7 +164,7 @@ static void parse_now(struct ks_ctx *ctx, struct tep_handle *tep, const struct k
 }
 
 struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
-			       const struct ks_source_format *f, size_t n, const char *kallsyms)
+			       const struct ks_source_format *f, size_t n, struct ks_source_meta *syms)
 {
 	struct ks_lazy *l = calloc(1, sizeof(*l));
 	size_t i;
@@ -184,8 +184,8 @@ struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
 		parse_now(ctx, tep, f, n);
 		return NULL;
 	}
-	if (kallsyms && *kallsyms) {
-		l->kallsyms = kallsyms;
+	if (syms && ks_source_meta_has_text(syms, KS_TEXT_KALLSYMS)) {
+		l->meta = syms;
 		tep_set_function_resolver(tep, resolve, l);
 	}
 	if (!build_index(l)) {
@@ -211,7 +211,7 @@ void ks_lazy_detach(struct ks_lazy *l)
 {
 	if (!l)
 		return;
-	if (l->kallsyms)
+	if (l->meta)
 		tep_reset_function_resolver(l->tep);
 	if (l->syms)
 		tep_free(l->syms);
@@ -344,9 +344,13 @@ static char *resolve(void *priv, unsigned long long *addrp, char **modp)
 	(void)modp;
 	pthread_mutex_lock(&l->lock);
 	if (!l->syms_tried) {
+		/* a text left in the file is read now (a failure is the
+		 * source's error: its next read returns it) */
+		const char *text = ks_source_meta_text(l->meta, KS_TEXT_KALLSYMS, NULL);
+
 		l->syms_tried = true;
-		if ((l->syms = tep_alloc()))
-			ks_parse_kallsyms(l->syms, l->kallsyms);
+		if (text && *text && (l->syms = tep_alloc()))
+			ks_parse_kallsyms(l->syms, text);
 	}
 	if (l->syms && (name = tep_find_function(l->syms, *addrp)))
 		*addrp = tep_find_function_address(l->syms, *addrp);
