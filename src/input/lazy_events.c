@@ -119,6 +119,45 @@ static void parse_rest(struct ks_lazy *l)
 		parse_idx(l, (uint32_t)i);
 }
 
+/* The formats parsed at attach (see ks_lazy_attach): the lowest id and
+ * the systems the architecture tables name, in one batch (one question
+ * to the probe).  AT[i]: format i is one of them. */
+static void parse_at_attach(struct ks_lazy *l, bool *at)
+{
+	struct ks_guard_batch *b = ks_guard_batch_new(l->ctx);
+	const char *sys = NULL;
+	bool named = false;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const char *s = l->f[i].system;
+
+		if (s && (!sys || strcmp(s, sys))) { /* formats come grouped by system */
+			sys = s;
+			named = ks_arch_names_system(s);
+		}
+		at[i] = s && named;
+	}
+	at[l->by_id[0].idx] = true;
+	for (i = 0; b && i < l->n; i++)
+		if (at[i] && ks_guard_batch_add(b, l->f[i].text, l->f[i].len, l->f[i].system) < 0) {
+			ks_guard_batch_free(b);
+			b = NULL;
+		}
+	if (b) {
+		ks_guard_batch_parse(b, l->tep);
+		for (i = 0; i < l->n; i++)
+			if (at[i]) {
+				l->parsed[i] = true;
+				l->nr_parsed++;
+			}
+	}
+	ks_guard_batch_free(b);
+	for (i = 0; i < l->n; i++) /* out of memory: one at a time */
+		if (at[i])
+			parse_idx(l, (uint32_t)i);
+}
+
 /* The index of TEP's formats by id, or false (then nothing is deferred). */
 static bool build_index(struct ks_lazy *l)
 {
@@ -195,15 +234,28 @@ struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
 		parse_rest(l);
 		return l;
 	}
+	/* the format of the lowest id and those of the events the
+	 * architecture tables may ask for by name, together: one question
+	 * to the probe (AT: scratch) */
+	if (n) {
+		bool *at = malloc(n * sizeof(*at));
+
+		if (at)
+			parse_at_attach(l, at);
+		else
+			for (i = 0; i < n; i++)
+				if (f[i].system && ks_arch_names_system(f[i].system))
+					parse_idx(l, (uint32_t)i);
+		free(at);
+	}
 	/* the first event libtraceevent holds gives every record its
-	 * common fields (type, pid): the one of the lowest id, as when all
-	 * are parsed */
-	for (i = 0; i < n && !tep_get_events_count(tep); i++)
+	 * common fields (type, pid): the one of the lowest id that parses,
+	 * as when all are parsed */
+	for (i = 0; i < n; i++) {
 		parse_idx(l, l->by_id[i].idx);
-	/* the events the architecture tables may ask for by name */
-	for (i = 0; i < n; i++)
-		if (f[i].system && ks_arch_names_system(f[i].system))
-			parse_idx(l, (uint32_t)i);
+		if (tep_find_event(tep, l->by_id[i].id))
+			break;
+	}
 	return l;
 }
 
