@@ -155,3 +155,103 @@ int ks_parse_kallsyms(struct tep_handle *tep, const char *text)
 	free(copy);
 	return 0;
 }
+
+/* ---- the table without a tep handle ----
+ *
+ * libtraceevent keeps registered functions in a list (each new one at its
+ * head), turns it into an array on the first lookup, in list order (the
+ * last registered first), sorts that with qsort() by address only, ends it
+ * with an entry of address 0, and bsearch()es it: an address matches the
+ * entry whose address it equals or lies between it and the next entry's.
+ * Entries of one address keep whatever order qsort leaves them in; the same
+ * array in, the same qsort and comparison give the same order, hence the
+ * same names, as trace-cmd prints them. */
+struct fmap {              /* libtraceevent's struct func_map */
+	unsigned long long addr;
+	char *func;
+	char *mod;
+};
+
+struct ks_ksym_table {
+	char *copy;        /* the text, its names cut in place */
+	struct fmap *map;  /* n entries, then the end entry */
+	size_t n;
+};
+
+static int fmap_cmp(const void *a, const void *b)
+{
+	const struct fmap *fa = a, *fb = b;
+
+	if (fa->addr < fb->addr)
+		return -1;
+	if (fa->addr > fb->addr)
+		return 1;
+	return 0;
+}
+
+static int fmap_bcmp(const void *a, const void *b)
+{
+	const struct fmap *fa = a, *fb = b;
+
+	if (fa->addr == fb->addr || (fa->addr > fb->addr && fa->addr < (fb + 1)->addr))
+		return 0;
+	if (fa->addr < fb->addr)
+		return -1;
+	return 1;
+}
+
+struct ks_ksym_table *ks_ksym_table_new(const char *text)
+{
+	size_t len = strlen(text), n, i;
+	struct ks_ksym_table *t;
+	struct entry *e;
+
+	if (len >= UINT32_MAX || len >= INT32_MAX || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	if (!(t->copy = malloc(len + 1))) {
+		free(t);
+		return NULL;
+	}
+	memcpy(t->copy, text, len + 1);
+	if (!read_all(t->copy, &e, &n)) {
+		ks_ksym_table_free(t);
+		return NULL;
+	}
+	if (!(t->map = malloc((n + 1) * sizeof(*t->map)))) {
+		free(e);
+		ks_ksym_table_free(t);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) /* list order: the last registered first */
+		t->map[i] = (struct fmap){
+			.addr = e[n - 1 - i].addr,
+			.func = t->copy + e[n - 1 - i].func,
+			.mod = e[n - 1 - i].mod ? t->copy + e[n - 1 - i].mod : NULL,
+		};
+	free(e);
+	qsort(t->map, n, sizeof(*t->map), fmap_cmp);
+	t->map[n] = (struct fmap){ 0 };
+	t->n = n;
+	return t;
+}
+
+const char *ks_ksym_table_find(const struct ks_ksym_table *t, unsigned long long addr,
+			       unsigned long long *start)
+{
+	struct fmap key = { .addr = addr };
+	const struct fmap *f = t->n ? bsearch(&key, t->map, t->n, sizeof(*t->map), fmap_bcmp) : NULL;
+
+	if (!f)
+		return NULL;
+	*start = f->addr;
+	return f->func;
+}
+
+void ks_ksym_table_free(struct ks_ksym_table *t)
+{
+	if (!t)
+		return;
+	free(t->map);
+	free(t->copy);
+	free(t);
+}

@@ -40,7 +40,8 @@ struct ks_lazy {
 	size_t nr_parsed;
 	int id_end;
 	struct ks_source_meta *meta; /* its kallsyms text (NULL: none) */
-	struct tep_handle *syms;   /* the parsed kallsyms, on first lookup */
+	struct ks_ksym_table *table; /* the parsed kallsyms, on first lookup */
+	struct tep_handle *syms;   /* ... or (a text of another shape) these */
 	bool syms_tried;
 };
 
@@ -265,6 +266,7 @@ void ks_lazy_detach(struct ks_lazy *l)
 		return;
 	if (l->meta)
 		tep_reset_function_resolver(l->tep);
+	ks_ksym_table_free(l->table);
 	if (l->syms)
 		tep_free(l->syms);
 	pthread_mutex_destroy(&l->lock);
@@ -384,10 +386,12 @@ size_t ks_source_formats_parsed(const struct ks_source *src)
 
 /* ---- kallsyms ----
  *
- * The symbols go into a handle of their own, parsed as before (the same
- * tep_register_function() calls), and the resolver answers from it with
- * the library's own lookup: the same function and start address as when
- * they were registered on the source's handle. */
+ * The symbols go into a table of their own (ks_ksym_table_new(): the
+ * array libtraceevent would build, searched as it searches it) or, for a
+ * text in a shape that parse does not know, into a handle of their own as
+ * before (the same tep_register_function() calls); the resolver answers
+ * from it: the same function and start address as when they were
+ * registered on the source's handle. */
 static char *resolve(void *priv, unsigned long long *addrp, char **modp)
 {
 	struct ks_lazy *l = priv;
@@ -401,10 +405,13 @@ static char *resolve(void *priv, unsigned long long *addrp, char **modp)
 		const char *text = ks_source_meta_text(l->meta, KS_TEXT_KALLSYMS, NULL);
 
 		l->syms_tried = true;
-		if (text && *text && (l->syms = tep_alloc()))
+		if (text && *text && !(l->table = ks_ksym_table_new(text)) &&
+		    (l->syms = tep_alloc()))
 			ks_parse_kallsyms(l->syms, text);
 	}
-	if (l->syms && (name = tep_find_function(l->syms, *addrp)))
+	if (l->table)
+		name = ks_ksym_table_find(l->table, *addrp, addrp);
+	else if (l->syms && (name = tep_find_function(l->syms, *addrp)))
 		*addrp = tep_find_function_address(l->syms, *addrp);
 	pthread_mutex_unlock(&l->lock);
 	return (char *)name;

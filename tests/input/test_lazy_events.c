@@ -160,6 +160,62 @@ static void t_kallsyms_on_demand(void)
 	ks_source_close(src);
 }
 
+/* The resolver's table (ks_ksym_table_new) finds what libtraceevent finds
+ * after tep_parse_kallsyms() of the same text, for the address of every
+ * line, one before and one past it: names of one address (aliases) in
+ * libtraceevent's order too. */
+static void ksym_table_case(const char *rel)
+{
+	struct ks_source *src = open_rel(rel, 0);
+	struct ks_ksym_table *t;
+	struct tep_handle *lib;
+	const char *text, *p;
+	unsigned long long prev = 0;
+	size_t len, lines = 0, aliases = 0;
+
+	if (!src)
+		return;
+	text = ks_source_text(src, KS_TEXT_KALLSYMS, &len);
+	KT_REQUIRE(text && len > 100000);
+	t = ks_ksym_table_new(text);
+	lib = tep_alloc();
+	KT_REQUIRE(t && lib);
+	KT_EQ_INT(tep_parse_kallsyms(lib, text), 0);
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned long long a = strtoull(p, NULL, 16);
+
+		lines++;
+		aliases += a == prev;
+		prev = a;
+		for (unsigned long long x = a ? a - 1 : a; x <= a + 1; x++) {
+			const char *want = tep_find_function(lib, x);
+			unsigned long long start = 0;
+			const char *got = ks_ksym_table_find(t, x, &start);
+
+			KT_REQUIRE(!want == !got);
+			if (want) {
+				KT_REQUIRE(!strcmp(got, want));
+				KT_REQUIRE(start == tep_find_function_address(lib, x));
+			}
+		}
+	}
+	KT_EXPECT(lines > 10000);
+	KT_EXPECT(aliases > 10); /* the order among aliases was put to the test */
+	ks_ksym_table_free(t);
+	tep_free(lib);
+	ks_source_close(src);
+}
+
+static void t_ksym_table_host(void)
+{
+	ksym_table_case(HIP "host-tsync.trace.dat");
+}
+
+static void t_ksym_table_guest(void)
+{
+	ksym_table_case(HIP "guest-tsync.trace.dat");
+}
+
 /* A small format of event NAME with id ID (as text after "ID: "). */
 static char *format_text(const char *name, const char *id)
 {
@@ -229,6 +285,8 @@ int main(void)
 	static const struct kt_case cases[] = {
 		KT_CASE(t_formats_parsed_on_demand),
 		KT_CASE(t_kallsyms_on_demand),
+		KT_CASE(t_ksym_table_host),
+		KT_CASE(t_ksym_table_guest),
 		KT_CASE(t_unindexable_parsed_at_once),
 		{ 0 },
 	};
