@@ -359,3 +359,12 @@ out:
 	return ok;
 }
 
+
+void cli_format_probe_start(void)
+{
+	/* a failure is not one: the first question tries again */
+	pthread_mutex_lock(&helper_lock);
+	if (helper.pid < 0)
+		helper_start();
+	pthread_mutex_unlock(&helper_lock);
+}
