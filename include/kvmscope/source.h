@@ -59,6 +59,13 @@ int ks_source_open(struct ks_source **out, const char *path, struct ks_error *er
 enum {
 	KS_OPEN_NO_SYMBOLS = 1, /* do not load kallsyms into the tep (faster open;
 				 * for callers that resolve no kernel symbols) */
+	KS_OPEN_EVENTS_BY_RECORD = 2, /* the caller meets events only in records
+				 * and through ks_source_event*(), never by name
+				 * in the tep (ks_arch_*() and the analyses that
+				 * detect the architecture do): the formats of the
+				 * architecture's systems (kvm...) are parsed when
+				 * first needed, like all others (faster open of a
+				 * trace.dat; dump) */
 };
 /* How to open an input; zero (or a NULL pointer to it) is the defaults. */
 struct ks_ctx;
@@ -126,8 +133,9 @@ struct tep_event *ks_source_event_by_id(struct ks_source *src, int id);
 /* SYSTEM:NAME on a handle alone (tep_event->tep), for consumers that have
  * no source: the events the architecture tables name (their systems: kvm,
  * kvm_hv...) are parsed at open, so these lookups find every one of them
- * the recording has; other events only once a record or a lookup through
- * the source parsed them. */
+ * the recording has (unless it was opened with KS_OPEN_EVENTS_BY_RECORD);
+ * other events only once a record or a lookup through the source parsed
+ * them. */
 struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name);
 /* Parse every format of SRC now (for a consumer that lists all events). */
 void ks_source_parse_all(struct ks_source *src);

@@ -156,9 +156,11 @@ static int scan_tsc_offsets(struct ks_merge *m, struct ks_timesync *ts, struct k
 	struct ks_field vcpu, prev, next;
 	int r;
 
-	/* the events' fields only: the host's symbols would be a second copy */
+	/* the events' fields only: the host's symbols would be a second copy,
+	 * and its events are met in its records */
 	if (ks_source_open_opts(&src, m->in[0].path,
-				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS,
+				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS |
+								   KS_OPEN_EVENTS_BY_RECORD,
 							  .ctx = m->opts.ctx }, err) < 0)
 		return -1;
 	while ((r = ks_source_next(src, &rec, err)) > 0) {

@@ -120,10 +120,10 @@ static void parse_rest(struct ks_lazy *l)
 		parse_idx(l, (uint32_t)i);
 }
 
-/* The formats parsed at attach (see ks_lazy_attach): the lowest id and
- * the systems the architecture tables name, in one batch (one question
- * to the probe).  AT[i]: format i is one of them. */
-static void parse_at_attach(struct ks_lazy *l, bool *at)
+/* The formats parsed at attach (see ks_lazy_attach): the lowest id and,
+ * with NAMES, the systems the architecture tables name, in one batch (one
+ * question to the probe).  AT[i]: format i is one of them. */
+static void parse_at_attach(struct ks_lazy *l, bool *at, bool names)
 {
 	struct ks_guard_batch *b = ks_guard_batch_new(l->ctx);
 	const char *sys = NULL;
@@ -133,11 +133,11 @@ static void parse_at_attach(struct ks_lazy *l, bool *at)
 	for (i = 0; i < l->n; i++) {
 		const char *s = l->f[i].system;
 
-		if (s && (!sys || strcmp(s, sys))) { /* formats come grouped by system */
+		if (names && s && (!sys || strcmp(s, sys))) { /* formats come grouped by system */
 			sys = s;
 			named = ks_arch_names_system(s);
 		}
-		at[i] = s && named;
+		at[i] = names && s && named;
 	}
 	at[l->by_id[0].idx] = true;
 	for (i = 0; b && i < l->n; i++)
@@ -204,7 +204,8 @@ static void parse_now(struct ks_ctx *ctx, struct tep_handle *tep, const struct k
 }
 
 struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
-			       const struct ks_source_format *f, size_t n, struct ks_source_meta *syms)
+			       const struct ks_source_format *f, size_t n, struct ks_source_meta *syms,
+			       bool names)
 {
 	struct ks_lazy *l = calloc(1, sizeof(*l));
 	size_t i;
@@ -242,9 +243,9 @@ struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
 		bool *at = malloc(n * sizeof(*at));
 
 		if (at)
-			parse_at_attach(l, at);
+			parse_at_attach(l, at, names);
 		else
-			for (i = 0; i < n; i++)
+			for (i = 0; names && i < n; i++)
 				if (f[i].system && ks_arch_names_system(f[i].system))
 					parse_idx(l, (uint32_t)i);
 		free(at);
