@@ -270,8 +270,12 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 			ks_merge_close(m);
 			return ks_error_set(err, "out of memory");
 		}
+		/* a guest's events are met in its records only (the host's
+		 * tep is asked by name: kvm_entry, kvm_exit, the architecture) */
 		if (ks_source_open_opts(&m->in[i].src, m->in[i].path,
-					&(struct ks_source_opts){ .ctx = m->opts.ctx }, err) < 0) {
+					&(struct ks_source_opts){
+						.flags = i ? KS_OPEN_EVENTS_BY_RECORD : 0,
+						.ctx = m->opts.ctx }, err) < 0) {
 			ks_merge_close(m);
 			return -1;
 		}
