@@ -89,11 +89,11 @@ struct entry {
 	uint32_t func, mod;     /* offsets in the copy; mod 0: none */
 };
 
-/* Reads every line of COPY (split and cut in place) into *OUT; false at the
- * first line of another shape. */
-static bool read_all(char *copy, struct entry **out, size_t *nr)
+/* Reads every line of COPY (LEN bytes; split and cut in place) into *OUT;
+ * false at the first line of another shape. */
+static bool read_all(char *copy, size_t len, struct entry **out, size_t *nr)
 {
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = len / 32 + 64; /* lines are longer: no realloc() */
 	struct entry *e = NULL;
 	char *p = copy;
 
@@ -107,10 +107,10 @@ static bool read_all(char *copy, struct entry **out, size_t *nr)
 			if (!read_line(p, &l))
 				goto bad;
 			if (l.func[0] != '$' && l.type != 'A' && l.type != 'a') {
-				if (n == cap) {
+				if (!e || n == cap) {
 					struct entry *m;
 
-					cap = cap ? cap * 2 : 4096;
+					cap = e ? cap * 2 : cap;
 					if (!(m = realloc(e, cap * sizeof(*e))))
 						goto bad;
 					e = m;
@@ -144,7 +144,7 @@ int ks_parse_kallsyms(struct tep_handle *tep, const char *text)
 	if (len >= UINT32_MAX || !(copy = malloc(len + 1)))
 		return tep_parse_kallsyms(tep, text);
 	memcpy(copy, text, len + 1);
-	if (!read_all(copy, &e, &n)) {
+	if (!read_all(copy, len, &e, &n)) {
 		free(copy);
 		return tep_parse_kallsyms(tep, text);
 	}
@@ -163,9 +163,15 @@ int ks_parse_kallsyms(struct tep_handle *tep, const char *text)
  * last registered first), sorts that with qsort() by address only, ends it
  * with an entry of address 0, and bsearch()es it: an address matches the
  * entry whose address it equals or lies between it and the next entry's.
- * Entries of one address keep whatever order qsort leaves them in; the same
- * array in, the same qsort and comparison give the same order, hence the
- * same names, as trace-cmd prints them. */
+ * glibc's qsort() is a merge sort, stable (it falls back to another sort
+ * only when it cannot get a buffer of the array's size): entries of one
+ * address keep list order, the later line first.  That order, by address
+ * then later line first, is built here by a merge sort of the lines that
+ * skips merging runs already in order (kallsyms come in long sorted runs)
+ * and compares inline; the same array, searched the same way, gives the
+ * same names as trace-cmd prints.  The tests compare every line's address
+ * with tep_parse_kallsyms() (tests/input/test_lazy_events.c, and the
+ * fuzz_kallsyms target). */
 struct fmap {              /* libtraceevent's struct func_map */
 	unsigned long long addr;
 	char *func;
@@ -178,15 +184,30 @@ struct ks_ksym_table {
 	size_t n;
 };
 
-static int fmap_cmp(const void *a, const void *b)
+/* A before B: a lower address, or the same one and a later line (the
+ * name further in the text). */
+static inline bool entry_before(const struct entry *a, const struct entry *b)
 {
-	const struct fmap *fa = a, *fb = b;
+	return a->addr < b->addr || (a->addr == b->addr && a->func > b->func);
+}
 
-	if (fa->addr < fb->addr)
-		return -1;
-	if (fa->addr > fb->addr)
-		return 1;
-	return 0;
+/* Sort E[0, N) by entry_before (a total order: no two entries are equal);
+ * TMP holds N / 2 entries. */
+static void sort_entries(struct entry *e, struct entry *tmp, size_t n)
+{
+	size_t h = n / 2, i = 0, j = h, k = 0;
+
+	if (n < 2)
+		return;
+	sort_entries(e, tmp, h);
+	sort_entries(e + h, tmp, n - h);
+	if (!entry_before(&e[h], &e[h - 1]))
+		return; /* the halves are in order already */
+	memcpy(tmp, e, h * sizeof(*e));
+	while (i < h && j < n)
+		e[k++] = entry_before(&e[j], &tmp[i]) ? e[j++] : tmp[i++];
+	while (i < h)
+		e[k++] = tmp[i++];
 }
 
 static int fmap_bcmp(const void *a, const void *b)
@@ -204,7 +225,7 @@ struct ks_ksym_table *ks_ksym_table_new(const char *text)
 {
 	size_t len = strlen(text), n, i;
 	struct ks_ksym_table *t;
-	struct entry *e;
+	struct entry *e, *tmp;
 
 	if (len >= UINT32_MAX || len >= INT32_MAX || !(t = calloc(1, sizeof(*t))))
 		return NULL;
@@ -213,23 +234,27 @@ struct ks_ksym_table *ks_ksym_table_new(const char *text)
 		return NULL;
 	}
 	memcpy(t->copy, text, len + 1);
-	if (!read_all(t->copy, &e, &n)) {
+	if (!read_all(t->copy, len, &e, &n)) {
 		ks_ksym_table_free(t);
 		return NULL;
 	}
-	if (!(t->map = malloc((n + 1) * sizeof(*t->map)))) {
+	t->map = malloc((n + 1) * sizeof(*t->map));
+	tmp = malloc((n / 2 + 1) * sizeof(*tmp));
+	if (!t->map || !tmp) {
+		free(tmp);
 		free(e);
 		ks_ksym_table_free(t);
 		return NULL;
 	}
-	for (i = 0; i < n; i++) /* list order: the last registered first */
+	sort_entries(e, tmp, n);
+	free(tmp);
+	for (i = 0; i < n; i++)
 		t->map[i] = (struct fmap){
-			.addr = e[n - 1 - i].addr,
-			.func = t->copy + e[n - 1 - i].func,
-			.mod = e[n - 1 - i].mod ? t->copy + e[n - 1 - i].mod : NULL,
+			.addr = e[i].addr,
+			.func = t->copy + e[i].func,
+			.mod = e[i].mod ? t->copy + e[i].mod : NULL,
 		};
 	free(e);
-	qsort(t->map, n, sizeof(*t->map), fmap_cmp);
 	t->map[n] = (struct fmap){ 0 };
 	t->n = n;
 	return t;
