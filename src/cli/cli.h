@@ -26,6 +26,8 @@ int cmd_exporter(int argc, char **argv);
  * command runs, with the format probe set (format_probe.h): every input is
  * opened with it. */
 struct ks_ctx *cli_ctx(void);
+/* A buffer for standard output (setvbuf: dump, merge print megabytes). */
+extern char cli_stdout_buffer[1 << 20];
 
 /* "kvmscope: MSG" on stderr and exit status 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

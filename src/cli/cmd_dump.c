@@ -238,8 +238,9 @@ int cmd_dump(int argc, char **argv)
 			die("out of memory");
 	}
 	set_prefixes(in, n);
-	/* one write per megabyte of text, not per 4 KB */
-	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	/* one write per megabyte of text, not per 4 KB (glibc takes the
+	 * size of a buffer given, not of one it allocates itself) */
+	setvbuf(stdout, cli_stdout_buffer, _IOFBF, sizeof(cli_stdout_buffer));
 	for (i = 0; n > 1 && i < n; i++)
 		if (ks_tracedat_latency_text(in[i].src, NULL))
 			die("%s: latency traces do not work with several inputs", in[i].path);

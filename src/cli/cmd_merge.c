@@ -163,8 +163,9 @@ int cmd_merge(int argc, char **argv)
 	if (resolve_time_window(in.specs[0], &time, &win_start, &win_end) &&
 	    !(sink = fopen("/dev/null", "w")))
 		die("/dev/null: cannot open: %s", strerror(errno));
-	/* one write per megabyte of text, not per 4 KB */
-	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	/* one write per megabyte of text, not per 4 KB (glibc takes the
+	 * size of a buffer given, not of one it allocates itself) */
+	setvbuf(stdout, cli_stdout_buffer, _IOFBF, sizeof(cli_stdout_buffer));
 	symbolising = ks_merge_nr_inputs(m) > 1 ? m : NULL;
 	if (json) {
 		ks_json_init(&j, stdout, true);

@@ -252,6 +252,8 @@ static void check_stdout(void)
 	}
 }
 
+char cli_stdout_buffer[1 << 20]; /* lives until the exit flushes it */
+
 /* The run's library context: every input is opened with it, so that the
  * files of one setup share their parsed formats. */
 static struct ks_ctx *run_ctx;
