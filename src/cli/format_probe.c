@@ -200,8 +200,12 @@ static void helper_die_quietly(void)
 	int devnull = open("/dev/null", O_WRONLY);
 	size_t i;
 
-	if (devnull >= 0)
+	if (devnull >= 0) {
 		dup2(devnull, 2); /* a sanitizer report of a crash is noise */
+		/* nor does it hold the caller's pipe or file open: a reader of
+		 * kvmscope's output sees its end when kvmscope ends */
+		dup2(devnull, 1);
+	}
 	prctl(PR_SET_DUMPABLE, 0);
 	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		signal(fatal[i], SIG_DFL);
