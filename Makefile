@@ -33,7 +33,7 @@ endif
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = libtraceevent libtracefs libzstd zlib libelf libmicrohttpd ncursesw json-c
+PKGS = libtraceevent libtracefs libzstd zlib libelf ncursesw json-c
 # The Debian package that provides each pkg-config module.
 deb_libtraceevent = libtraceevent-dev
 deb_libtracefs = libtracefs-dev
@@ -49,8 +49,10 @@ deb_libprotobuf-c = libprotobuf-c-dev
 PROTOC_C ?= protoc-c
 # libvirt (src/input/libvirt.c): its headers only, at build time; the
 # library, libvirt.so.0, is loaded when a connection is opened, so that
-# kvmscope runs on hosts without libvirt.
-PKGS_HEADERS = libvirt
+# kvmscope runs on hosts without libvirt.  libmicrohttpd likewise: the
+# exporter loads libmicrohttpd.so.12 when it starts (src/cli/cmd_exporter.c);
+# linked, it and the TLS libraries it needs cost every command ~1 ms.
+PKGS_HEADERS = libvirt libmicrohttpd
 deb_libvirt = libvirt-dev
 WERROR ?= -Werror
 OPT ?= -O2

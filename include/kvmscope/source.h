@@ -59,6 +59,13 @@ int ks_source_open(struct ks_source **out, const char *path, struct ks_error *er
 enum {
 	KS_OPEN_NO_SYMBOLS = 1, /* do not load kallsyms into the tep (faster open;
 				 * for callers that resolve no kernel symbols) */
+	KS_OPEN_EVENTS_BY_RECORD = 2, /* the caller meets events only in records
+				 * and through ks_source_event*(), never by name
+				 * in the tep (ks_arch_*() and the analyses that
+				 * detect the architecture do): the formats of the
+				 * architecture's systems (kvm...) are parsed when
+				 * first needed, like all others (faster open of a
+				 * trace.dat; dump) */
 };
 /* How to open an input; zero (or a NULL pointer to it) is the defaults. */
 struct ks_ctx;
@@ -126,8 +133,9 @@ struct tep_event *ks_source_event_by_id(struct ks_source *src, int id);
 /* SYSTEM:NAME on a handle alone (tep_event->tep), for consumers that have
  * no source: the events the architecture tables name (their systems: kvm,
  * kvm_hv...) are parsed at open, so these lookups find every one of them
- * the recording has; other events only once a record or a lookup through
- * the source parsed them. */
+ * the recording has (unless it was opened with KS_OPEN_EVENTS_BY_RECORD);
+ * other events only once a record or a lookup through the source parsed
+ * them. */
 struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name);
 /* Parse every format of SRC now (for a consumer that lists all events). */
 void ks_source_parse_all(struct ks_source *src);
@@ -162,8 +170,15 @@ enum ks_source_text_id {
 /* The event formats in the input's order; returns how many (0 for inputs
  * without stored formats, e.g. ftrace text). */
 size_t ks_source_formats(const struct ks_source *src, const struct ks_source_format **fmts);
-/* The text ID as stored (*LEN bytes), or NULL when the input has none. */
+/* The text ID as stored (*LEN bytes), or NULL when the input has none.
+ * A reader may leave a large text in the file until it is first asked for
+ * (a trace.dat's kallsyms): when reading it then fails, this returns NULL
+ * and the source's next ks_source_next*() returns the error. */
 const char *ks_source_text(const struct ks_source *src, enum ks_source_text_id id, size_t *len);
+/* The same, but a text that could not be read is an error: returns 0 with
+ * *TEXT (NULL when the input has none), or -1 with ERR set. */
+int ks_source_text_get(const struct ks_source *src, enum ks_source_text_id id, const char **text,
+		       size_t *len, struct ks_error *err);
 
 /* The recording's clock and identity, as far as the input says. */
 struct ks_source_clock {

@@ -156,9 +156,11 @@ static int scan_tsc_offsets(struct ks_merge *m, struct ks_timesync *ts, struct k
 	struct ks_field vcpu, prev, next;
 	int r;
 
-	/* the events' fields only: the host's symbols would be a second copy */
+	/* the events' fields only: the host's symbols would be a second copy,
+	 * and its events are met in its records */
 	if (ks_source_open_opts(&src, m->in[0].path,
-				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS,
+				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS |
+								   KS_OPEN_EVENTS_BY_RECORD,
 							  .ctx = m->opts.ctx }, err) < 0)
 		return -1;
 	while ((r = ks_source_next(src, &rec, err)) > 0) {
@@ -268,8 +270,12 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 			ks_merge_close(m);
 			return ks_error_set(err, "out of memory");
 		}
+		/* a guest's events are met in its records only (the host's
+		 * tep is asked by name: kvm_entry, kvm_exit, the architecture) */
 		if (ks_source_open_opts(&m->in[i].src, m->in[i].path,
-					&(struct ks_source_opts){ .ctx = m->opts.ctx }, err) < 0) {
+					&(struct ks_source_opts){
+						.flags = i ? KS_OPEN_EVENTS_BY_RECORD : 0,
+						.ctx = m->opts.ctx }, err) < 0) {
 			ks_merge_close(m);
 			return -1;
 		}

@@ -228,7 +228,8 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		struct ks_error err;
 		in[i].path = paths[i] = cli_input(paths[i]);
-		if (cli_source_open(&in[i].src, paths[i], 0, NULL, &err) < 0)
+		/* dump meets its events in the records only */
+		if (cli_source_open(&in[i].src, paths[i], KS_OPEN_EVENTS_BY_RECORD, NULL, &err) < 0)
 			die("%s", err.msg);
 		in[i].win_end = UINT64_MAX;
 		resolve_time_window(paths[i], &time, &in[i].win_start, &in[i].win_end);

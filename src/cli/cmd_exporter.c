@@ -9,12 +9,17 @@
  * is libmicrohttpd's, on its own thread: a scrape takes a snapshot of the
  * metrics under the mutex the ingestion loop holds for each batch of
  * records (a few memcpy()s), then formats it without the lock.
+ * libmicrohttpd is loaded (dlopen) when the exporter starts, not linked:
+ * with the TLS libraries it needs, it cost every kvmscope command ~1 ms
+ * of start-up.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,10 +496,53 @@ out:
 	free(d);
 }
 
+/* ---- libmicrohttpd, loaded at start ---- */
+
+#define MHD_SONAME "libmicrohttpd.so.12"
+
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+} mhd;
+
+static void mhd_load(void)
+{
+#define MHD_SYM(f) { "MHD_" #f, offsetof(__typeof__(mhd), f) }
+	static const struct {
+		const char *name;
+		size_t at;
+	} syms[] = {
+		MHD_SYM(start_daemon), MHD_SYM(stop_daemon), MHD_SYM(get_daemon_info),
+		MHD_SYM(create_response_from_buffer), MHD_SYM(add_response_header),
+		MHD_SYM(queue_response), MHD_SYM(destroy_response),
+		MHD_SYM(lookup_connection_value),
+	};
+#undef MHD_SYM
+	void *dl = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	size_t i;
+
+	if (!dl)
+		die("the exporter needs %s: %s (apt-get install libmicrohttpd12)", MHD_SONAME,
+		    dlerror());
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *f = dlsym(dl, syms[i].name);
+
+		if (!f)
+			die("%s has no %s", MHD_SONAME, syms[i].name);
+		memcpy((char *)&mhd + syms[i].at, &f, sizeof(f));
+	}
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
 			     char *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	struct MHD_Response *r = mhd.create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
 
 	if (!r) {
@@ -502,15 +550,15 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 			free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", type);
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+	mhd.add_response_header(r, "Content-Type", type);
+	ret = mhd.queue_response(conn, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
 static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *conn)
 {
-	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	const char *accept = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	struct ks_expo e;
 	struct ks_error err;
 	double t0 = now_s(), eps;
@@ -631,14 +679,14 @@ static struct MHD_Daemon *start_http(struct exporter *x)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, x, MHD_OPTION_SOCK_ADDR,
+	d = mhd.start_daemon(flags, 0, NULL, NULL, handle, x, MHD_OPTION_SOCK_ADDR,
 			     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!d)
 		die("cannot listen on %s: %s", x->a->listen,
 		    errno ? strerror(errno) : "the HTTP server did not start");
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	getnameinfo((struct sockaddr *)&sa, sizeof(sa), host, sizeof(host), NULL, 0, NI_NUMERICHOST);
 	fprintf(stderr, "kvmscope exporter: listening on http://%s%s%s:%u/metrics\n",
 		sa.ss_family == AF_INET6 ? "[" : "", host, sa.ss_family == AF_INET6 ? "]" : "",
@@ -821,6 +869,7 @@ int cmd_exporter(int argc, char **argv)
 	double cpu0, t0;
 
 	parse_args(&a, argc, argv);
+	mhd_load();
 	signal(SIGPIPE, SIG_IGN);
 	cli_live_catch_signals();
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -863,7 +912,7 @@ int cmd_exporter(int argc, char **argv)
 		replay(&x, src);
 	else
 		live(&x, src, l);
-	MHD_stop_daemon(d);
+	mhd.stop_daemon(d);
 	if (getenv("KVMSCOPE_EXPORTER_STATS")) {
 		struct ks_metrics_snapshot s = { 0 };
 		if (ks_metrics_snapshot(x.m, &s, &err) == 0)

@@ -313,7 +313,9 @@ static void setup_guest_traces(struct report_args *a, struct ks_profile *p, stru
 		int32_t vm = -2;
 		size_t g;
 
-		load_or_die(cli_source_open(&gs, a->guest_traces[i], 0, NULL, &err), &err);
+		/* its kallsyms and clock are used, not its events */
+		load_or_die(cli_source_open(&gs, a->guest_traces[i], KS_OPEN_EVENTS_BY_RECORD, NULL,
+					    &err), &err);
 		l->guest_srcs[l->nguest_srcs++] = gs;
 		gc = ks_source_clock(gs);
 		if (!gc->has_trace_id)

@@ -98,16 +98,18 @@ static void fp_remember(struct ks_hmap *set, struct fingerprint fp)
  * in a helper process first: a format that kills it is not given to the
  * real tep.  The helper is forked once and kept (a fork of a large process
  * costs milliseconds here, a request through its socket microseconds); when
- * a format kills it, the next request forks a new one.  Requests: u32
- * count, then per format u32 system length, system, u64 text length, text;
- * the reply is one byte once every format was parsed (each batch in a fresh
- * tep).  A helper that does not answer within GUARD_TIMEOUT_MS is killed and
+ * a format kills it, the next request forks a new one.  Requests: u64
+ * length of the rest, u32 count, then per format u32 system length, system,
+ * u64 text length, text, written and read in one piece (a few system calls
+ * per request, not five per format); the reply is one byte once every
+ * format was parsed (each batch in a fresh tep).  A helper that does not answer within GUARD_TIMEOUT_MS is killed and
  * the formats count as unsafe: the limit is for a parse that never ends, so
  * it is far above what a busy machine needs for the largest real format
  * sets (10 s was passed once on a loaded 2-CPU machine by a 1.9 MB set, and
  * the file's events then printed differently). */
 #define GUARD_TIMEOUT_MS 60000
 #define GUARD_MAX_TEXT (64u << 20)
+#define GUARD_MAX_REQUEST (1ull << 30)
 
 static struct {
 	pid_t pid;
@@ -134,32 +136,51 @@ static bool io_full(int fd, void *buf, size_t len, bool writing)
 	return true;
 }
 
+/* N bytes at *P (before END) into DST; advances *P. */
+static bool take(const uint8_t **p, const uint8_t *end, void *dst, size_t n)
+{
+	if ((size_t)(end - *p) < n)
+		return false;
+	memcpy(dst, *p, n);
+	*p += n;
+	return true;
+}
+
 /* One request in the helper: parse every format into a fresh tep. */
 static bool helper_serve_one(int fd)
 {
 	struct tep_handle *t;
+	uint64_t len, tlen;
 	uint32_t n, i, slen;
-	uint64_t tlen;
-	char sys[256], *text;
+	uint8_t *req;
+	const uint8_t *p, *end;
+	char sys[256];
+	bool ok = true;
 
-	if (!io_full(fd, &n, 4, false))
+	if (!io_full(fd, &len, 8, false) || len > GUARD_MAX_REQUEST || !(req = malloc(len ? len : 1)))
 		return false;
+	if (!io_full(fd, req, len, false)) {
+		free(req);
+		return false;
+	}
+	p = req;
+	end = req + len;
 	t = tep_alloc();
-	for (i = 0; i < n; i++) {
-		if (!io_full(fd, &slen, 4, false) || slen >= sizeof(sys) ||
-		    !io_full(fd, sys, slen, false) || !io_full(fd, &tlen, 8, false) ||
-		    tlen > GUARD_MAX_TEXT || !(text = malloc(tlen + 1)))
-			return false;
+	ok = take(&p, end, &n, 4);
+	for (i = 0; ok && i < n; i++) {
+		ok = take(&p, end, &slen, 4) && slen < sizeof(sys) && take(&p, end, sys, slen) &&
+		     take(&p, end, &tlen, 8) && tlen <= GUARD_MAX_TEXT && tlen <= (uint64_t)(end - p);
+		if (!ok)
+			break;
 		sys[slen] = 0;
-		if (!io_full(fd, text, tlen, false))
-			return false;
 		if (t)
-			ks_format_parse_checked(t, text, tlen, sys);
-		free(text);
+			ks_format_parse_checked(t, (const char *)p, tlen, sys);
+		p += tlen;
 	}
 	if (t)
 		tep_free(t);
-	return io_full(fd, "K", 1, true);
+	free(req);
+	return ok && io_full(fd, "K", 1, true);
 }
 
 /* Set by sanitizer runtimes (a weak reference: NULL in a plain build). */
@@ -179,8 +200,12 @@ static void helper_die_quietly(void)
 	int devnull = open("/dev/null", O_WRONLY);
 	size_t i;
 
-	if (devnull >= 0)
+	if (devnull >= 0) {
 		dup2(devnull, 2); /* a sanitizer report of a crash is noise */
+		/* nor does it hold the caller's pipe or file open: a reader of
+		 * kvmscope's output sees its end when kvmscope ends */
+		dup2(devnull, 1);
+	}
 	prctl(PR_SET_DUMPABLE, 0);
 	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		signal(fatal[i], SIG_DFL);
@@ -245,25 +270,47 @@ unsigned long cli_format_probe_starts(void)
 	return n;
 }
 
+static void put(uint8_t **p, const void *src, size_t n)
+{
+	memcpy(*p, src, n);
+	*p += n;
+}
+
+/* The request for the N formats F, in one piece (see above). */
 static bool helper_request(const struct fmt_ref *f, size_t n)
 {
 	uint32_t count = (uint32_t)n, slen;
-	uint64_t tlen;
+	uint64_t tlen, len = 4;
 	struct pollfd pfd = { .fd = helper.fd, .events = POLLIN };
+	uint8_t *req, *p;
+	size_t i;
 	char reply;
+	bool sent;
 
-	if (!io_full(helper.fd, &count, 4, true))
+	for (i = 0; i < n; i++) {
+		const char *sys = f[i].system ? f[i].system : "";
+
+		len += 4 + strnlen(sys, 255) + 8 + f[i].len;
+	}
+	if (len > GUARD_MAX_REQUEST || !(req = malloc(8 + len)))
 		return false;
-	for (size_t i = 0; i < n; i++) {
+	p = req;
+	put(&p, &len, 8);
+	put(&p, &count, 4);
+	for (i = 0; i < n; i++) {
 		const char *sys = f[i].system ? f[i].system : "";
 
 		slen = (uint32_t)strnlen(sys, 255);
 		tlen = f[i].len;
-		if (!io_full(helper.fd, &slen, 4, true) || !io_full(helper.fd, (void *)sys, slen, true) ||
-		    !io_full(helper.fd, &tlen, 8, true) ||
-		    !io_full(helper.fd, (void *)f[i].text, f[i].len, true))
-			return false;
+		put(&p, &slen, 4);
+		put(&p, sys, slen);
+		put(&p, &tlen, 8);
+		put(&p, f[i].text, f[i].len);
 	}
+	sent = io_full(helper.fd, req, 8 + len, true);
+	free(req);
+	if (!sent)
+		return false;
 	while (poll(&pfd, 1, GUARD_TIMEOUT_MS) < 0)
 		if (errno != EINTR)
 			return false;
@@ -316,3 +363,12 @@ out:
 	return ok;
 }
 
+
+void cli_format_probe_start(void)
+{
+	/* a failure is not one: the first question tries again */
+	pthread_mutex_lock(&helper_lock);
+	if (helper.pid < 0)
+		helper_start();
+	pthread_mutex_unlock(&helper_lock);
+}

@@ -14,5 +14,8 @@
 bool cli_format_probe(void *ctx, const struct ks_source_format *f, size_t n);
 /* How many helper processes this process has started. */
 unsigned long cli_format_probe_starts(void);
+/* Start the helper now if none is running (it is otherwise started by the
+ * first question). */
+void cli_format_probe_start(void);
 
 #endif

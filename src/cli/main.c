@@ -258,6 +258,11 @@ static struct ks_ctx *run_ctx;
 
 struct ks_ctx *cli_ctx(void)
 {
+	/* the context is asked for to open inputs, whose formats the probe's
+	 * helper parses: it is forked now, while the process is small (a
+	 * fork copies the page tables, and every page written after it is
+	 * copied once more, in the parent as in the helper) */
+	cli_format_probe_start();
 	return run_ctx;
 }
 

@@ -127,7 +127,8 @@ bool resolve_time_window(const char *path, const struct time_window *w, uint64_t
 		*end = w->end < 0 ? UINT64_MAX : to_ns(w->end);
 		return true;
 	}
-	if (cli_source_open(&scan, path, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
+	/* the records' times only */
+	if (cli_source_open(&scan, path, KS_OPEN_NO_SYMBOLS | KS_OPEN_EVENTS_BY_RECORD, NULL, &err) < 0)
 		die("%s", err.msg);
 	while ((n = ks_source_next_batch(scan, recs, 64, &err)) > 0)
 		for (i = 0; i < n; i++)

@@ -39,8 +39,9 @@ struct ks_lazy {
 	bool *parsed;              /* by format index */
 	size_t nr_parsed;
 	int id_end;
-	const char *kallsyms;      /* NULL: none (or parsed) */
-	struct tep_handle *syms;   /* the parsed kallsyms, on first lookup */
+	struct ks_source_meta *meta; /* its kallsyms text (NULL: none) */
+	struct ks_ksym_table *table; /* the parsed kallsyms, on first lookup */
+	struct tep_handle *syms;   /* ... or (a text of another shape) these */
 	bool syms_tried;
 };
 
@@ -119,6 +120,45 @@ static void parse_rest(struct ks_lazy *l)
 		parse_idx(l, (uint32_t)i);
 }
 
+/* The formats parsed at attach (see ks_lazy_attach): the lowest id and,
+ * with NAMES, the systems the architecture tables name, in one batch (one
+ * question to the probe).  AT[i]: format i is one of them. */
+static void parse_at_attach(struct ks_lazy *l, bool *at, bool names)
+{
+	struct ks_guard_batch *b = ks_guard_batch_new(l->ctx);
+	const char *sys = NULL;
+	bool named = false;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const char *s = l->f[i].system;
+
+		if (names && s && (!sys || strcmp(s, sys))) { /* formats come grouped by system */
+			sys = s;
+			named = ks_arch_names_system(s);
+		}
+		at[i] = names && s && named;
+	}
+	at[l->by_id[0].idx] = true;
+	for (i = 0; b && i < l->n; i++)
+		if (at[i] && ks_guard_batch_add(b, l->f[i].text, l->f[i].len, l->f[i].system) < 0) {
+			ks_guard_batch_free(b);
+			b = NULL;
+		}
+	if (b) {
+		ks_guard_batch_parse(b, l->tep);
+		for (i = 0; i < l->n; i++)
+			if (at[i]) {
+				l->parsed[i] = true;
+				l->nr_parsed++;
+			}
+	}
+	ks_guard_batch_free(b);
+	for (i = 0; i < l->n; i++) /* out of memory: one at a time */
+		if (at[i])
+			parse_idx(l, (uint32_t)i);
+}
+
 /* The index of TEP's formats by id, or false (then nothing is deferred). */
 static bool build_index(struct ks_lazy *l)
 {
@@ -164,7 +204,8 @@ static void parse_now(struct ks_ctx *ctx, struct tep_handle *tep, const struct k
 }
 
 struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
-			       const struct ks_source_format *f, size_t n, const char *kallsyms)
+			       const struct ks_source_format *f, size_t n, struct ks_source_meta *syms,
+			       bool names)
 {
 	struct ks_lazy *l = calloc(1, sizeof(*l));
 	size_t i;
@@ -184,8 +225,8 @@ struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
 		parse_now(ctx, tep, f, n);
 		return NULL;
 	}
-	if (kallsyms && *kallsyms) {
-		l->kallsyms = kallsyms;
+	if (syms && ks_source_meta_has_text(syms, KS_TEXT_KALLSYMS)) {
+		l->meta = syms;
 		tep_set_function_resolver(tep, resolve, l);
 	}
 	if (!build_index(l)) {
@@ -195,15 +236,28 @@ struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
 		parse_rest(l);
 		return l;
 	}
+	/* the format of the lowest id and those of the events the
+	 * architecture tables may ask for by name, together: one question
+	 * to the probe (AT: scratch) */
+	if (n) {
+		bool *at = malloc(n * sizeof(*at));
+
+		if (at)
+			parse_at_attach(l, at, names);
+		else
+			for (i = 0; names && i < n; i++)
+				if (f[i].system && ks_arch_names_system(f[i].system))
+					parse_idx(l, (uint32_t)i);
+		free(at);
+	}
 	/* the first event libtraceevent holds gives every record its
-	 * common fields (type, pid): the one of the lowest id, as when all
-	 * are parsed */
-	for (i = 0; i < n && !tep_get_events_count(tep); i++)
+	 * common fields (type, pid): the one of the lowest id that parses,
+	 * as when all are parsed */
+	for (i = 0; i < n; i++) {
 		parse_idx(l, l->by_id[i].idx);
-	/* the events the architecture tables may ask for by name */
-	for (i = 0; i < n; i++)
-		if (f[i].system && ks_arch_names_system(f[i].system))
-			parse_idx(l, (uint32_t)i);
+		if (tep_find_event(tep, l->by_id[i].id))
+			break;
+	}
 	return l;
 }
 
@@ -211,8 +265,9 @@ void ks_lazy_detach(struct ks_lazy *l)
 {
 	if (!l)
 		return;
-	if (l->kallsyms)
+	if (l->meta)
 		tep_reset_function_resolver(l->tep);
+	ks_ksym_table_free(l->table);
 	if (l->syms)
 		tep_free(l->syms);
 	pthread_mutex_destroy(&l->lock);
@@ -332,10 +387,12 @@ size_t ks_source_formats_parsed(const struct ks_source *src)
 
 /* ---- kallsyms ----
  *
- * The symbols go into a handle of their own, parsed as before (the same
- * tep_register_function() calls), and the resolver answers from it with
- * the library's own lookup: the same function and start address as when
- * they were registered on the source's handle. */
+ * The symbols go into a table of their own (ks_ksym_table_new(): the
+ * array libtraceevent would build, searched as it searches it) or, for a
+ * text in a shape that parse does not know, into a handle of their own as
+ * before (the same tep_register_function() calls); the resolver answers
+ * from it: the same function and start address as when they were
+ * registered on the source's handle. */
 static char *resolve(void *priv, unsigned long long *addrp, char **modp)
 {
 	struct ks_lazy *l = priv;
@@ -344,11 +401,18 @@ static char *resolve(void *priv, unsigned long long *addrp, char **modp)
 	(void)modp;
 	pthread_mutex_lock(&l->lock);
 	if (!l->syms_tried) {
+		/* a text left in the file is read now (a failure is the
+		 * source's error: its next read returns it) */
+		const char *text = ks_source_meta_text(l->meta, KS_TEXT_KALLSYMS, NULL);
+
 		l->syms_tried = true;
-		if ((l->syms = tep_alloc()))
-			ks_parse_kallsyms(l->syms, l->kallsyms);
+		if (text && *text && !(l->table = ks_ksym_table_new(text)) &&
+		    (l->syms = tep_alloc()))
+			ks_parse_kallsyms(l->syms, text);
 	}
-	if (l->syms && (name = tep_find_function(l->syms, *addrp)))
+	if (l->table)
+		name = ks_ksym_table_find(l->table, *addrp, addrp);
+	else if (l->syms && (name = tep_find_function(l->syms, *addrp)))
 		*addrp = tep_find_function_address(l->syms, *addrp);
 	pthread_mutex_unlock(&l->lock);
 	return (char *)name;

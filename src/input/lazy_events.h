@@ -19,23 +19,27 @@
 #include "kvmscope/source.h"
 
 struct ks_ctx;
+struct ks_source_meta;
 struct tep_handle;
 
 struct ks_lazy;
 
 /* Defer the N formats F of TEP (the texts must stay until
- * ks_lazy_detach()); KALLSYMS (NUL-terminated, kept as long; NULL or empty:
- * none) is parsed on the first symbol lookup.  Formats that cannot be
+ * ks_lazy_detach()); the kallsyms text of SYMS (NULL: none; it stays as
+ * long) is read (ks_source_meta_text) and parsed on the first symbol
+ * lookup.  Formats that cannot be
  * indexed safely (a name or ID line not in the kernel's plain shape, two
  * formats with one id) are all parsed now, as they always were.  Parsed
  * now too: the format with the lowest id (libtraceevent reads the common
- * fields of every record from the first event it has) and those of the
- * systems the architecture tables name (ks_arch_names_system(): what
- * ks_tep_event() may be asked for).  Returns the state, which the source
+ * fields of every record from the first event it has) and, with NAMES,
+ * those of the systems the architecture tables name
+ * (ks_arch_names_system(): what ks_tep_event() may be asked for; a source
+ * opened with KS_OPEN_EVENTS_BY_RECORD is asked for none).  Returns the state, which the source
  * keeps (ks_source.lazy), or NULL when out of memory (everything but the
  * kallsyms was then parsed now). */
 struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
-			       const struct ks_source_format *f, size_t n, const char *kallsyms);
+			       const struct ks_source_format *f, size_t n, struct ks_source_meta *syms,
+			       bool names);
 /* Forget L (NULL: nothing); call before its texts or handle are freed. */
 void ks_lazy_detach(struct ks_lazy *l);
 /* One more than the largest event id of the formats, parsed or not (L

@@ -45,6 +45,14 @@ int ks_source_next_batch(struct ks_source *src, struct ks_record *recs, int max,
 {
 	int n;
 
+	/* a text loaded late (kallsyms on the first symbol printed) was
+	 * damaged: the run stops with its error, not with output that
+	 * silently lacks it */
+	if (atomic_load_explicit(&src->meta.text_failed, memory_order_acquire)) {
+		if (err)
+			*err = src->meta.text_err;
+		return -1;
+	}
 	for (;;) {
 		if (src->win_ended)
 			return 0;
@@ -155,9 +163,74 @@ int ks_source_meta_set_text(struct ks_source_meta *m, enum ks_source_text_id id,
 	return 0;
 }
 
+int ks_source_meta_defer_text(struct ks_source_meta *m, enum ks_source_text_id id,
+			      ks_source_text_loader load, void *arg)
+{
+	if (!m->text_lock_ready) {
+		if (pthread_mutex_init(&m->text_lock, NULL))
+			return -ENOMEM;
+		m->text_lock_ready = true;
+	}
+	free(m->text[id]);
+	m->text[id] = NULL;
+	m->text_len[id] = 0;
+	m->text_deferred[id] = true;
+	m->load_text = load;
+	m->load_arg = arg;
+	return 0;
+}
+
+bool ks_source_meta_has_text(const struct ks_source_meta *m, enum ks_source_text_id id)
+{
+	return (unsigned)id < KS_TEXT_NR &&
+	       ((m->text[id] && m->text_len[id]) || m->text_deferred[id]);
+}
+
+/* Load text ID if it waits in the file (once; a failure is kept in M). */
+static void load_deferred(struct ks_source_meta *m, enum ks_source_text_id id)
+{
+	struct ks_error e;
+	char *text;
+	size_t len;
+
+	if (!m->text_lock_ready) /* nothing deferred: set at open only */
+		return;
+	pthread_mutex_lock(&m->text_lock);
+	if (m->text_deferred[id]) {
+		m->text_deferred[id] = false;
+		if (m->load_text(m->load_arg, id, &text, &len, &e) < 0 ||
+		    (ks_source_meta_set_text(m, id, text, len, true) < 0 &&
+		     ks_error_set(&e, "out of memory loading a stored text") < 0)) {
+			m->text_lost[id] = true;
+			if (!atomic_load_explicit(&m->text_failed, memory_order_relaxed)) {
+				m->text_err = e;
+				atomic_store_explicit(&m->text_failed, true, memory_order_release);
+			}
+		}
+	}
+	pthread_mutex_unlock(&m->text_lock);
+}
+
+const char *ks_source_meta_text(struct ks_source_meta *m, enum ks_source_text_id id, size_t *len)
+{
+	if ((unsigned)id < KS_TEXT_NR)
+		load_deferred(m, id);
+	if ((unsigned)id >= KS_TEXT_NR || !m->text[id]) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = m->text_len[id];
+	return m->text[id];
+}
+
 void ks_source_meta_free(struct ks_source_meta *m)
 {
 	size_t i;
+
+	if (m->text_lock_ready)
+		pthread_mutex_destroy(&m->text_lock);
 
 	for (i = 0; i < m->nr_formats; i++) {
 		free((char *)m->formats[i].system);
@@ -176,16 +249,30 @@ size_t ks_source_formats(const struct ks_source *src, const struct ks_source_for
 	return src->meta.nr_formats;
 }
 
+/* The source's texts are constant to its users; loading a deferred one
+ * changes only what the source had not read yet. */
 const char *ks_source_text(const struct ks_source *src, enum ks_source_text_id id, size_t *len)
 {
-	if ((unsigned)id >= KS_TEXT_NR || !src->meta.text[id]) {
-		if (len)
-			*len = 0;
-		return NULL;
-	}
-	if (len)
-		*len = src->meta.text_len[id];
-	return src->meta.text[id];
+	return ks_source_meta_text((struct ks_source_meta *)&src->meta, id, len);
+}
+
+int ks_source_text_get(const struct ks_source *src, enum ks_source_text_id id, const char **text,
+		       size_t *len, struct ks_error *err)
+{
+	struct ks_source_meta *m = (struct ks_source_meta *)&src->meta;
+	bool lost;
+
+	*text = ks_source_meta_text(m, id, len);
+	if (*text || !m->text_lock_ready)
+		return 0;
+	pthread_mutex_lock(&m->text_lock);
+	lost = (unsigned)id < KS_TEXT_NR && m->text_lost[id];
+	pthread_mutex_unlock(&m->text_lock);
+	if (!lost)
+		return 0;
+	if (err)
+		*err = m->text_err;
+	return -1;
 }
 
 const struct ks_source_clock *ks_source_clock(const struct ks_source *src)

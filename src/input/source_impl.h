@@ -8,6 +8,9 @@
 #ifndef KVMSCOPE_SOURCE_IMPL_H
 #define KVMSCOPE_SOURCE_IMPL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +34,12 @@ struct ks_source_ops {
 		      void *ctx);
 };
 
+/* Reads text ID, which the reader left in the file (ks_source_meta_defer_text),
+ * into *TEXT (malloc'ed, NUL-terminated after *LEN bytes).  Returns 0, or -1
+ * with ERR set ("FILE: offset N: problem"). */
+typedef int (*ks_source_text_loader)(void *arg, enum ks_source_text_id id, char **text,
+				     size_t *len, struct ks_error *err);
+
 /* What a reader keeps of the input's metadata texts (see
  * ks_source_formats() and ks_source_text()); freed by ks_source_meta_free(),
  * which every reader's close calls. */
@@ -39,6 +48,18 @@ struct ks_source_meta {
 	size_t nr_formats, cap_formats;
 	char *text[KS_TEXT_NR];
 	size_t text_len[KS_TEXT_NR];
+	/* texts left in the file until first asked for (a trace.dat's 15 MB
+	 * of kallsyms: most runs print no symbol); loaded once, under
+	 * text_lock, by load_text.  A load that fails sets text_failed and
+	 * text_err, which the source's next read returns. */
+	bool text_deferred[KS_TEXT_NR];
+	bool text_lost[KS_TEXT_NR];        /* its load failed */
+	ks_source_text_loader load_text;
+	void *load_arg;
+	bool text_lock_ready;              /* set at open, before any lookup */
+	pthread_mutex_t text_lock;
+	atomic_bool text_failed;
+	struct ks_error text_err;
 	struct ks_source_clock clock;      /* name points into the reader's data */
 	struct ks_source_guest *guests;    /* owned; names and vCPUs point into
 					    * the reader's data */
@@ -71,6 +92,17 @@ int ks_source_meta_add_format(struct ks_source_meta *m, const char *system, char
 /* The same for text ID (replacing an earlier one). */
 int ks_source_meta_set_text(struct ks_source_meta *m, enum ks_source_text_id id, char *text,
 			    size_t len, bool take);
+/* Leave text ID in the file: LOAD(ARG, ...) reads it when it is first asked
+ * for (ks_source_text(), ks_source_meta_text()).  Call while opening, before
+ * the source is used.  Returns 0 or -ENOMEM. */
+int ks_source_meta_defer_text(struct ks_source_meta *m, enum ks_source_text_id id,
+			      ks_source_text_loader load, void *arg);
+/* Text ID of M (loaded now if it was deferred), or NULL: none, or its load
+ * failed (then M's text_err says why). */
+const char *ks_source_meta_text(struct ks_source_meta *m, enum ks_source_text_id id, size_t *len);
+/* Whether M has a non-empty text ID, loaded or deferred (without loading
+ * it; a reader defers only non-empty texts). */
+bool ks_source_meta_has_text(const struct ks_source_meta *m, enum ks_source_text_id id);
 /* Free what M holds; M is empty afterwards. */
 void ks_source_meta_free(struct ks_source_meta *m);
 

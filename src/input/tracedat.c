@@ -154,6 +154,15 @@ struct tracedat {
 	uint32_t buffers_cap, cpus_cap, guests_cap, names_cap;
 	bool have_buffer_option;   /* v7: a BUFFER or BUFFER_TEXT option was seen */
 	uint64_t section_end;      /* v7: the end of the section loaded last */
+
+	/* the kallsyms text, left in the file until first asked for
+	 * (ks_source_meta_defer_text): LEN bytes at OFF, or a compressed
+	 * block of LEN bytes at OFF holding ULEN bytes, "u32 size, text" */
+	struct {
+		uint64_t off, len, at; /* AT: its section (v7), for errors */
+		uint32_t ulen;
+		bool compressed;
+	} kallsyms;
 };
 
 #define EV_NONE ((struct tep_event *)1)
@@ -440,15 +449,14 @@ static int decompress(struct tracedat *td, const void *in, uint32_t in_len, void
 	return ks_error_at(err, td->src.path, at, "compressed block in an uncompressed file");
 }
 
-/* Read one compressed block "u32 csize, u32 usize, data" at AT into a new
- * buffer.  *NEXT = offset after the block. */
-static int load_compressed(struct tracedat *td, uint64_t at, uint64_t limit, uint32_t max_out,
-			   uint8_t **out, uint32_t *out_len, uint64_t *next, struct ks_error *err)
+/* The header "u32 csize, u32 usize" of the compressed block at AT (which
+ * must end by LIMIT and hold at most MAX_OUT bytes). */
+static int compressed_header(struct tracedat *td, uint64_t at, uint64_t limit, uint32_t max_out,
+			     uint32_t *csizep, uint32_t *usizep, struct ks_error *err)
 {
-	uint8_t hdr[8], *in, *buf;
+	uint8_t hdr[8];
 	uint32_t csize, usize;
 
-	*out = NULL;
 	if (at > limit || limit - at < 8)
 		return ks_error_at(err, td->src.path, at, "%scompressed block header runs past its section",
 				   at > td->file_size || td->file_size - at < 8 ? "truncated: " : "");
@@ -463,6 +471,22 @@ static int load_compressed(struct tracedat *td, uint64_t at, uint64_t limit, uin
 	if (usize > max_out)
 		return ks_error_at(err, td->src.path, at,
 				   "compressed block claims %u decompressed bytes (limit %u)", usize, max_out);
+	*csizep = csize;
+	*usizep = usize;
+	return 0;
+}
+
+/* Read one compressed block "u32 csize, u32 usize, data" at AT into a new
+ * buffer.  *NEXT = offset after the block. */
+static int load_compressed(struct tracedat *td, uint64_t at, uint64_t limit, uint32_t max_out,
+			   uint8_t **out, uint32_t *out_len, uint64_t *next, struct ks_error *err)
+{
+	uint8_t *in, *buf;
+	uint32_t csize, usize;
+
+	*out = NULL;
+	if (compressed_header(td, at, limit, max_out, &csize, &usize, err) < 0)
+		return -1;
 	/* the decompressed block stays counted until the caller frees it
 	 * (mem_give(usize + 1)); the compressed one only until here */
 	if (mem_take(td, (uint64_t)usize + 1, at, err) < 0)
@@ -520,19 +544,15 @@ static int section_add(struct tracedat *td, uint64_t off)
 	return created;
 }
 
-/* Load a v7 section at OFF (header + payload, decompressed) into memory.
- * Each section is loaded once (a second time is an error naming WHAT),
- * and all of them together hold at most MAX_SECTION bytes: a small file
- * cannot make the reader parse or decompress far more than it holds. */
-static int load_section(struct tracedat *td, uint64_t off, const char *what, uint16_t *id,
-			uint8_t **data, uint64_t *len, struct ks_error *err)
+/* The header of the v7 section at OFF, not read before (see load_section). */
+static int section_header(struct tracedat *td, uint64_t off, const char *what, uint16_t *id,
+			  uint16_t *flagsp, uint64_t *sizep, struct ks_error *err)
 {
 	uint8_t hdr[16];
 	uint16_t flags;
 	uint64_t size;
 	int fresh;
 
-	*data = NULL;
 	fresh = section_add(td, off);
 	if (fresh < 0)
 		return ks_error_at(err, td->src.path, off, "out of memory");
@@ -549,6 +569,24 @@ static int load_section(struct tracedat *td, uint64_t off, const char *what, uin
 		return ks_error_at(err, td->src.path, off,
 				   "truncated: section %u of %llu bytes runs past the end of the file (%llu bytes)",
 				   *id, (unsigned long long)size, (unsigned long long)td->file_size);
+	*flagsp = flags;
+	*sizep = size;
+	return 0;
+}
+
+/* Load a v7 section at OFF (header + payload, decompressed) into memory.
+ * Each section is loaded once (a second time is an error naming WHAT),
+ * and all of them together hold at most MAX_SECTION bytes: a small file
+ * cannot make the reader parse or decompress far more than it holds. */
+static int load_section(struct tracedat *td, uint64_t off, const char *what, uint16_t *id,
+			uint8_t **data, uint64_t *len, struct ks_error *err)
+{
+	uint16_t flags;
+	uint64_t size;
+
+	*data = NULL;
+	if (section_header(td, off, what, id, &flags, &size, err) < 0)
+		return -1;
 	if (flags & SEC_FL_COMPRESS) {
 		uint32_t ulen;
 		uint64_t next;
@@ -671,22 +709,6 @@ static int parse_event_formats(struct rd *r, struct ks_error *err)
 	return 0;
 }
 
-static int skip_kallsyms(struct tep_handle *tep, const char *text)
-{
-	(void)tep;
-	(void)text;
-	return 0;
-}
-
-/* The kallsyms text is kept, not parsed: it is parsed on the first symbol
- * lookup (lazy_events.h), most runs make none. */
-static int defer_kallsyms(struct tep_handle *tep, const char *text)
-{
-	(void)tep;
-	(void)text;
-	return 0;
-}
-
 static uint64_t count_lines(const char *s, uint64_t len)
 {
 	const char *end = s + len, *p = s;
@@ -717,10 +739,6 @@ static int parse_text(struct rd *r, const char *what, int size_bytes, enum ks_so
 	}
 	if (rd_alloc(r, size, &buf, err) < 0)
 		return -1;
-	if (parse == skip_kallsyms) {
-		rd_free(r, buf, size);
-		return 0;
-	}
 	/* every line becomes an object of the tep (a symbol, a format, a
 	 * command name) about as large as its text: the lines count as
 	 * objects and the bytes stay counted as memory */
@@ -728,19 +746,176 @@ static int parse_text(struct rd *r, const char *what, int size_bytes, enum ks_so
 		rd_free(r, buf, size);
 		return -1;
 	}
-	if (size && parse != defer_kallsyms)
+	if (size)
 		parse(r->td->src.tep, buf);
 	/* the text as stored stays with the source (ks_source_text()) */
 	return keep_text(r, id, buf, size, err);
 }
 
-/* Parsing a guest's ~200k symbols is most of the cost of opening a file:
- * callers that print no symbols (stat) ask to skip it. */
+/* ---- kallsyms, left in the file ----
+ *
+ * A recording's kallsyms are some 15 MB of text (2 MB compressed): reading
+ * and decompressing them was most of the cost of opening a file, and most
+ * runs print no symbol.  Opening checks where they are (the section and
+ * block headers, the sizes, the budgets) and leaves the text in the file;
+ * it is read on the first ks_source_text() or symbol lookup.  What only
+ * reading can find (a corrupt block, a size past the block's end, too many
+ * lines) is then the source's error (its next read returns it). */
+
+/* ks_source_text_loader: read the kallsyms that opening left in the file. */
+static int load_kallsyms(void *arg, enum ks_source_text_id id, char **text, size_t *lenp,
+			 struct ks_error *err)
+{
+	struct tracedat *td = arg;
+	uint64_t at = td->kallsyms.at;
+	uint64_t n = td->kallsyms.compressed ? td->kallsyms.ulen : td->kallsyms.len;
+	char *buf = malloc(n + 1);
+	uint8_t *in = NULL;
+	uint32_t size;
+
+	(void)id;
+	if (!buf)
+		return ks_error_at(err, td->src.path, at, "out of memory");
+	if (td->kallsyms.compressed) {
+		if (!(in = malloc(td->kallsyms.len ? td->kallsyms.len : 1))) {
+			free(buf);
+			return ks_error_at(err, td->src.path, at, "out of memory");
+		}
+		if (pread_at(td, in, td->kallsyms.len, td->kallsyms.off, "compressed block", err) < 0 ||
+		    decompress(td, in, (uint32_t)td->kallsyms.len, buf, td->kallsyms.ulen, at + 16,
+			       err) < 0)
+			goto fail;
+		free(in);
+		in = NULL;
+		size = get32(td, buf); /* the section: "u32 size, text" */
+		if (size > n - 4) {
+			ks_error_at(err, td->src.path, at,
+				    "kallsyms: a block of %u bytes runs past its end (%llu bytes left)",
+				    size, (unsigned long long)(n - 4));
+			goto fail;
+		}
+		memmove(buf, buf + 4, size);
+		n = size;
+	} else if (pread_at(td, buf, n, td->kallsyms.off, "kallsyms", err) < 0) {
+		goto fail;
+	}
+	buf[n] = '\0';
+	/* every line would be a symbol: counted as parse_text counts */
+	if (obj_take(td, count_lines(buf, n), at, "kallsyms", err) < 0)
+		goto fail;
+	*text = buf;
+	*lenp = n;
+	return 0;
+fail:
+	free(in);
+	free(buf);
+	return -1;
+}
+
+/* Leave the kallsyms in the file (not kept at all with
+ * KS_OPEN_NO_SYMBOLS); an empty text is kept as it is. */
+static int defer_kallsyms_text(struct tracedat *td, struct ks_error *err)
+{
+	char empty[1] = "";
+
+	if ((td->open_flags & KS_OPEN_NO_SYMBOLS) ||
+	    (!td->kallsyms.compressed && td->kallsyms.len == 0)) {
+		if (!(td->open_flags & KS_OPEN_NO_SYMBOLS) &&
+		    ks_source_meta_set_text(&td->src.meta, KS_TEXT_KALLSYMS, empty, 0, false) < 0)
+			return ks_error_set(err, "%s: out of memory", td->src.path);
+		return 0;
+	}
+	if (ks_source_meta_defer_text(&td->src.meta, KS_TEXT_KALLSYMS, load_kallsyms, td) < 0)
+		return ks_error_set(err, "%s: out of memory", td->src.path);
+	return 0;
+}
+
+/* v6: "u32 size, text" at R, in the file (v7 sections:
+ * defer_kallsyms_section). */
 static int parse_kallsyms(struct rd *r, struct ks_error *err)
 {
-	bool skip = r->td->open_flags & KS_OPEN_NO_SYMBOLS;
+	struct tracedat *td = r->td;
+	bool skip = td->open_flags & KS_OPEN_NO_SYMBOLS;
+	uint32_t size;
 
-	return parse_text(r, "kallsyms", 4, KS_TEXT_KALLSYMS, skip ? skip_kallsyms : defer_kallsyms, err);
+	r->what = "kallsyms";
+	if (rd_u32(r, &size, err) < 0)
+		return -1;
+	if (size > r->end - r->pos)
+		return ks_error_at(err, td->src.path, r->pos,
+				   "truncated: kallsyms: a block of %u bytes runs past its end "
+				   "(%llu bytes left)", size,
+				   (unsigned long long)(r->end - r->pos));
+	if (!skip && mem_take(td, (uint64_t)size + 1, r->pos, err) < 0)
+		return -1;
+	td->kallsyms.off = r->pos;
+	td->kallsyms.len = size;
+	td->kallsyms.compressed = false;
+	r->pos += size;
+	td->kallsyms.at = r->pos;
+	return defer_kallsyms_text(td, err);
+}
+
+/* v7: the kallsyms section at OFF, its headers checked and
+ * counted as load_section and parse_text count them. */
+static int defer_kallsyms_section(struct tracedat *td, uint64_t off, struct ks_error *err)
+{
+	bool skip = td->open_flags & KS_OPEN_NO_SYMBOLS;
+	uint8_t *none = NULL, b[4];
+	uint32_t csize, usize, size;
+	uint16_t id, flags;
+	uint64_t len;
+
+	if (section_header(td, off, "option", &id, &flags, &len, err) < 0)
+		return -1;
+	if (id != OPT_KALLSYMS)
+		return ks_error_at(err, td->src.path, off, "section id %u where %u was expected", id,
+				   OPT_KALLSYMS);
+	td->kallsyms.at = off;
+	if (flags & SEC_FL_COMPRESS) {
+		if (compressed_header(td, off + 16, off + 16 + len, MAX_SECTION, &csize, &usize,
+				      err) < 0 ||
+		    mem_take(td, (uint64_t)usize + csize + 2, off + 16, err) < 0)
+			return -1;
+		mem_give(td, (uint64_t)csize + 1);
+		/* the decompressed section stays counted as the text */
+		if (count_section_bytes(td, off, &none, usize, err) < 0)
+			return -1;
+		if (usize < 4)
+			return ks_error_at(err, td->src.path, off,
+					   "kallsyms is truncated (needs 4 more bytes, %u left)", usize);
+		if (skip)
+			mem_give(td, (uint64_t)usize + 1);
+		td->kallsyms.off = off + 16 + 8;
+		td->kallsyms.len = csize;
+		td->kallsyms.ulen = usize;
+		td->kallsyms.compressed = true;
+		return defer_kallsyms_text(td, err);
+	}
+	if (len > MAX_SECTION)
+		return ks_error_at(err, td->src.path, off, "section of %llu bytes is too large",
+				   (unsigned long long)len);
+	if (len < 4)
+		return ks_error_at(err, td->src.path, off,
+				   "kallsyms is truncated (needs 4 more bytes, %llu left)",
+				   (unsigned long long)len);
+	if (pread_at(td, b, 4, off + 16, "section", err) < 0)
+		return -1;
+	size = get32(td, b);
+	if (size > len - 4)
+		return ks_error_at(err, td->src.path, off,
+				   "kallsyms: a block of %u bytes runs past its end (%llu bytes left)",
+				   size, (unsigned long long)(len - 4));
+	td->section_bytes += len;
+	if (td->section_bytes > MAX_SECTION)
+		return ks_error_at(err, td->src.path, off,
+				   "the metadata sections hold more than %u MB in all", MAX_SECTION >> 20);
+	if (!skip && mem_take(td, (uint64_t)size + 1, off, err) < 0)
+		return -1;
+	td->kallsyms.off = off + 16 + 4;
+	td->kallsyms.len = size;
+	td->kallsyms.compressed = false;
+	return defer_kallsyms_text(td, err);
 }
 
 static int parse_printk(struct rd *r, struct ks_error *err)
@@ -1139,6 +1314,8 @@ static int opt_section_ref(struct tracedat *td, uint16_t id, const uint8_t *d, u
 	if (size < 8)
 		return ks_error_at(err, td->src.path, at, "option %u is truncated", id);
 	off = get64(td, d);
+	if (id == OPT_KALLSYMS)
+		return defer_kallsyms_section(td, off, err);
 	if (load_section(td, off, "option", &sec_id, &data, &len, err) < 0)
 		return -1;
 	if (sec_id != id) {
@@ -1153,7 +1330,6 @@ static int opt_section_ref(struct tracedat *td, uint16_t id, const uint8_t *d, u
 	case OPT_HEADER_INFO: ret = parse_header_info(&r, err); break;
 	case OPT_FTRACE_EVENTS: ret = parse_ftrace_formats(&r, err); break;
 	case OPT_EVENT_FORMATS: ret = parse_event_formats(&r, err); break;
-	case OPT_KALLSYMS: ret = parse_kallsyms(&r, err); break;
 	case OPT_PRINTK: ret = parse_printk(&r, err); break;
 	default: ret = parse_cmdlines(&r, err); break;
 	}
@@ -2350,7 +2526,8 @@ static void load_formats(struct tracedat *td)
 {
 	tep_set_cpus(td->src.tep, (int)td->src.info.nr_cpus);
 	td->src.lazy = ks_lazy_attach(td->src.ctx, td->src.tep, td->src.meta.formats,
-				      td->src.meta.nr_formats, td->src.meta.text[KS_TEXT_KALLSYMS]);
+				      td->src.meta.nr_formats, &td->src.meta,
+				      !(td->open_flags & KS_OPEN_EVENTS_BY_RECORD));
 }
 
 static int tracedat_parse(struct tracedat *td, struct ks_error *err)

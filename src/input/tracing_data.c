@@ -298,8 +298,8 @@ static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_
 		if (c.formats)
 			ks_guard_batch_parse(c.formats, tep);
 		else if (c.lazy)
-			*lazy = ks_lazy_attach(ctx, tep, meta->formats, meta->nr_formats,
-					       meta->text[KS_TEXT_KALLSYMS]);
+			*lazy = ks_lazy_attach(ctx, tep, meta->formats, meta->nr_formats, meta,
+					       true);
 		if (consumed)
 			*consumed = c.pos;
 		ret = 0;

@@ -199,8 +199,11 @@ int ks_modules_load(struct ks_symtab *t, const char *path, struct ks_error *err)
 int ks_symtab_from_source(struct ks_symtab *t, const struct ks_source *src, struct ks_error *err)
 {
 	size_t len;
-	const char *text = ks_source_text(src, KS_TEXT_KALLSYMS, &len);
+	const char *text;
 
+	/* a text the file holds but that cannot be read says why */
+	if (ks_source_text_get(src, KS_TEXT_KALLSYMS, &text, &len, err) < 0)
+		return -1;
 	if (!text || !len)
 		return ks_error_set(err, "%s: the trace has no kallsyms", ks_source_path(src));
 	return ks_kallsyms_parse(t, text, len, ks_source_path(src), err);

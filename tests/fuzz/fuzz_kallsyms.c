@@ -3,13 +3,14 @@
  *
  * Parses the bytes (in memory) as /proc/kallsyms and as /proc/modules into
  * one table, finishes it and looks a few addresses up.  Also the trace.dat
- * reader's kallsyms parser (src/input/kallsyms_text.c), against
- * tep_parse_kallsyms(): the same addresses must resolve alike, else abort.
+ * reader's kallsyms parser and its symbol table (src/input/kallsyms_text.c),
+ * against tep_parse_kallsyms(): the same addresses must resolve alike (the
+ * same name and start), else abort.
  *
- *	clang -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+ *	clang -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc \
  *	      -I/usr/include/traceevent tests/fuzz/fuzz_kallsyms.c \
- *	      src/symbols/{symtab,kallsyms,elfsyms}.c src/input/kallsyms_text.c src/util/error.c \
- *	      -ltraceevent -lelf -o fuzz_kallsyms
+ *	      src/symbols/{symtab,kallsyms,elfsyms}.c src/input/{kallsyms_text,source}.c \
+ *	      src/util/{error,hashmap,limits}.c -ltraceevent -lelf -lpthread -o fuzz_kallsyms
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ks_symtab_lookup(t, UINT64_MAX, &r);
 	{
 		struct tep_handle *a = tep_alloc(), *b = tep_alloc();
+		struct ks_ksym_table *kt = ks_ksym_table_new(text); /* NULL: another shape */
 
 		if (a && b) {
 			tep_parse_kallsyms(a, text);
@@ -65,8 +67,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if ((fa == NULL) != (fb == NULL) || (fa && strcmp(fa, fb)) ||
 				    tep_find_function_address(a, x) != tep_find_function_address(b, x))
 					abort();
+				if (kt) {
+					unsigned long long start = 0;
+					const char *fk = ks_ksym_table_find(kt, x, &start);
+
+					if ((fa == NULL) != (fk == NULL) || (fa && strcmp(fa, fk)) ||
+					    (fa && start != tep_find_function_address(a, x)))
+						abort();
+				}
 			}
 		}
+		ks_ksym_table_free(kt);
 		tep_free(a);
 		tep_free(b);
 	}

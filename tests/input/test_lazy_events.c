@@ -160,6 +160,106 @@ static void t_kallsyms_on_demand(void)
 	ks_source_close(src);
 }
 
+/* Opened with KS_OPEN_EVENTS_BY_RECORD: one format at open (the lowest
+ * id), none of the kvm system; its events come with their records and
+ * through the source, and records read as they do with the default open. */
+static void t_events_by_record(void)
+{
+	struct ks_source *src = open_rel(HIP "host-allkvm-rawtsc.trace.dat", KS_OPEN_EVENTS_BY_RECORD);
+	struct ks_source *all = src ? open_rel(HIP "host-allkvm-rawtsc.trace.dat", 0) : NULL;
+	struct ks_record a, b;
+	struct ks_error err;
+	uint64_t n = 0, kvm = 0;
+	int ra, rb;
+
+	if (!all) {
+		ks_source_close(src);
+		return;
+	}
+	KT_EQ_U64(ks_source_formats_parsed(src), 1);
+	KT_EXPECT(ks_source_formats_parsed(all) > 10);
+	KT_EXPECT(ks_tep_event(ks_source_tep(src), "kvm", "kvm_exit") == NULL);
+	for (;;) {
+		ra = ks_source_next(src, &a, &err);
+		rb = ks_source_next(all, &b, &err);
+		KT_REQUIRE(ra == rb);
+		if (ra <= 0)
+			break;
+		n++;
+		KT_REQUIRE(a.type == b.type && a.ts == b.ts && a.cpu == b.cpu && a.tid == b.tid);
+		KT_REQUIRE(!a.event == !b.event);
+		if (a.event) {
+			KT_REQUIRE(a.event->id == b.event->id && !strcmp(a.event->name, b.event->name));
+			kvm += !strcmp(a.event->system, "kvm");
+		}
+	}
+	KT_EQ_INT(ra, 0);
+	KT_EXPECT(n > 1000 && kvm > 1000);
+	/* the kvm events met in the records, and only these */
+	KT_EXPECT(ks_tep_event(ks_source_tep(src), "kvm", "kvm_exit") != NULL);
+	KT_EXPECT(ks_source_formats_parsed(src) < ks_source_formats_parsed(all));
+	KT_EXPECT(ks_source_event(src, "kvm", "kvm_vcpu_wakeup") != NULL ||
+		  ks_source_event(all, "kvm", "kvm_vcpu_wakeup") == NULL);
+	ks_source_close(all);
+	ks_source_close(src);
+}
+
+/* The resolver's table (ks_ksym_table_new) finds what libtraceevent finds
+ * after tep_parse_kallsyms() of the same text, for the address of every
+ * line, one before and one past it: names of one address (aliases) in
+ * libtraceevent's order too. */
+static void ksym_table_case(const char *rel)
+{
+	struct ks_source *src = open_rel(rel, 0);
+	struct ks_ksym_table *t;
+	struct tep_handle *lib;
+	const char *text, *p;
+	unsigned long long prev = 0;
+	size_t len, lines = 0, aliases = 0;
+
+	if (!src)
+		return;
+	text = ks_source_text(src, KS_TEXT_KALLSYMS, &len);
+	KT_REQUIRE(text && len > 100000);
+	t = ks_ksym_table_new(text);
+	lib = tep_alloc();
+	KT_REQUIRE(t && lib);
+	KT_EQ_INT(tep_parse_kallsyms(lib, text), 0);
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned long long a = strtoull(p, NULL, 16);
+
+		lines++;
+		aliases += a == prev;
+		prev = a;
+		for (unsigned long long x = a ? a - 1 : a; x <= a + 1; x++) {
+			const char *want = tep_find_function(lib, x);
+			unsigned long long start = 0;
+			const char *got = ks_ksym_table_find(t, x, &start);
+
+			KT_REQUIRE(!want == !got);
+			if (want) {
+				KT_REQUIRE(!strcmp(got, want));
+				KT_REQUIRE(start == tep_find_function_address(lib, x));
+			}
+		}
+	}
+	KT_EXPECT(lines > 10000);
+	KT_EXPECT(aliases > 10); /* the order among aliases was put to the test */
+	ks_ksym_table_free(t);
+	tep_free(lib);
+	ks_source_close(src);
+}
+
+static void t_ksym_table_host(void)
+{
+	ksym_table_case(HIP "host-tsync.trace.dat");
+}
+
+static void t_ksym_table_guest(void)
+{
+	ksym_table_case(HIP "guest-tsync.trace.dat");
+}
+
 /* A small format of event NAME with id ID (as text after "ID: "). */
 static char *format_text(const char *name, const char *id)
 {
@@ -203,7 +303,7 @@ static void t_unindexable_parsed_at_once(void)
 			KT_REQUIRE(f[i].text);
 			f[i].len = strlen(f[i].text);
 		}
-		struct ks_lazy *l = ks_lazy_attach(NULL, tep, f, 3, NULL);
+		struct ks_lazy *l = ks_lazy_attach(NULL, tep, f, 3, NULL, true);
 
 		KT_REQUIRE(l);
 		KT_EQ_U64(ks_lazy_formats_parsed(l, tep), cases[c].parsed_at_attach);
@@ -229,6 +329,9 @@ int main(void)
 	static const struct kt_case cases[] = {
 		KT_CASE(t_formats_parsed_on_demand),
 		KT_CASE(t_kallsyms_on_demand),
+		KT_CASE(t_events_by_record),
+		KT_CASE(t_ksym_table_host),
+		KT_CASE(t_ksym_table_guest),
 		KT_CASE(t_unindexable_parsed_at_once),
 		{ 0 },
 	};

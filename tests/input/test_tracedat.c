@@ -669,18 +669,22 @@ static void t_corrupt_compressed(void)
 
 	if (!data)
 		return;
-	/* scramble 64 bytes at several places of the (compressed) event data */
+	/* scramble 64 bytes at several places of the compressed data (the
+	 * kallsyms section: most of this file; they are read when first
+	 * asked for, so that is when the damage shows) */
 	for (n = 0; n < 4; n++) {
 		struct ks_source *src;
 		struct ks_error err;
 		struct counts c;
+		const char *text;
 		char *copy = malloc(len);
 		memcpy(copy, data, len);
 		at = len / 2 + (size_t)n * (len / 10);
 		for (size_t i = 0; i < 64; i++)
 			copy[at + i] ^= (char)(0x5a + i);
 		if (ks_tracedat_open(&src, write_copy("zcorrupt.dat", copy, len), NULL, &err) == 0) {
-			if (count_records(src, &c, &err) < 0)
+			if (count_records(src, &c, &err) < 0 ||
+			    ks_source_text_get(src, KS_TEXT_KALLSYMS, &text, NULL, &err) < 0)
 				fails++;
 			ks_source_close(src);
 		} else {
@@ -690,6 +694,40 @@ static void t_corrupt_compressed(void)
 		free(copy);
 	}
 	KT_EQ_INT(fails, 4);
+	free(data);
+}
+
+/* Damaged kallsyms, read only when first asked for: the text is then
+ * missing, ks_source_text_get() says why, and so does the source's next
+ * read (a dump that printed a symbol stops there, with that error). */
+static void t_corrupt_kallsyms_late(void)
+{
+	size_t len, at;
+	char *data = read_shared(HIP "host-tsync.trace.dat", &len);
+	struct ks_source *src;
+	struct ks_record rec;
+	struct ks_error err, err2;
+	const char *text = "x";
+	size_t tlen = 1;
+
+	if (!data)
+		return;
+	at = len / 2; /* inside the kallsyms section */
+	for (size_t i = 0; i < 64; i++)
+		data[at + i] ^= (char)(0x5a + i);
+	KT_REQUIRE(ks_tracedat_open(&src, write_copy("kcorrupt.dat", data, len), NULL, &err) == 0);
+	KT_EQ_INT(ks_source_next(src, &rec, &err), 1); /* nothing asked for the symbols yet */
+	KT_EXPECT(ks_source_text(src, KS_TEXT_KALLSYMS, &tlen) == NULL);
+	KT_EQ_INT((int)tlen, 0);
+	KT_EQ_INT(ks_source_text_get(src, KS_TEXT_KALLSYMS, &text, &tlen, &err), -1);
+	KT_EXPECT(text == NULL);
+	KT_EXPECT(strstr(err.msg, "corrupt zlib block") != NULL);
+	/* the kallsyms section is at 3731 in this file, its block 16 bytes in */
+	KT_EXPECT(strstr(err.msg, ": offset 3747: ") != NULL);
+	KT_EQ_INT(ks_source_next(src, &rec, &err2), -1);
+	KT_EXPECT(!strcmp(err.msg, err2.msg));
+	KT_EQ_INT(ks_source_next(src, &rec, &err2), -1);
+	ks_source_close(src);
 	free(data);
 }
 
@@ -783,6 +821,7 @@ int main(void)
 		KT_CASE(t_unknown_compression),
 		KT_CASE(t_section_outside_file),
 		KT_CASE(t_corrupt_compressed),
+		KT_CASE(t_corrupt_kallsyms_late),
 		KT_CASE(t_bad_commit),
 		KT_CASE(t_tep_per_source),
 		{ 0 },
