@@ -395,7 +395,7 @@ static void write_cmdlines(struct ks_tdw *w, struct ks_source *src, struct comm_
  * header_event, kallsyms and printk formats, copied byte for byte.  An
  * input without stored formats (ftrace text) gets them regenerated from
  * libtraceevent's parse. */
-static void copy_metadata(struct ks_tdw *w, struct ks_source *src)
+static uint64_t copy_metadata(struct ks_tdw *w, struct ks_source *src)
 {
 	static const struct {
 		enum ks_source_text_id id;
@@ -415,12 +415,15 @@ static void copy_metadata(struct ks_tdw *w, struct ks_source *src)
 			writer_failed(w, &err);
 	if (!n && ks_source_tep(src) && ks_tdw_add_tep_formats(w, ks_source_tep(src), &err) < 0)
 		writer_failed(w, &err);
+	if (!n && ks_source_tep(src))
+		n = (size_t)tep_get_events_count(ks_source_tep(src));
 	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		const char *t = ks_source_text(src, texts[i].id, &len);
 
 		if (t && texts[i].set(w, t, len, &err) < 0)
 			writer_failed(w, &err);
 	}
+	return n;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -446,7 +449,7 @@ int cmd_convert(int argc, char **argv)
 	inputs[0] = a.input;
 	of = cli_output_open(a.output, inputs, KS_OUTFILE_NO_STDOUT);
 	out_slot = cli_output_slot(of);
-	if (cli_source_open(&src, a.input, 0, NULL, &err) < 0)
+	if (cli_source_open(&src, a.input, KS_OPEN_EVENTS_BY_RECORD, NULL, &err) < 0)
 		die("%s", err.msg); /* the temporary file goes at exit */
 	apply_time_window(src, a.input, &a.time);
 	set_opts(src, &a, &o, uname, sizeof(uname));
@@ -455,11 +458,7 @@ int cmd_convert(int argc, char **argv)
 		cli_output_release(out_slot);
 		die("%s", err.msg);
 	}
-	copy_metadata(w, src);
-	if (ks_source_tep(src) && !a.quiet) { /* the formats that parse: all of them */
-		ks_source_parse_all(src);
-		nformats = (uint64_t)tep_get_events_count(ks_source_tep(src));
-	}
+	nformats = copy_metadata(w, src);
 	copy_guests(w, src);
 	if (o.stream) { /* a trace.dat has no COMM records: the cmdlines are complete */
 		write_cmdlines(w, src, &comms);
