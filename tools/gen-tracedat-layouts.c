@@ -20,125 +20,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event-parse.h>
-
 #include "kvmscope/tracedat_writer.h"
-
-struct fmt {
-	char *text;
-	size_t len;
-	struct tep_event *ev;
-};
-
-static struct tep_handle *tep;
-
-static void die(const char *what, const struct ks_error *err)
-{
-	fprintf(stderr, "gen-tracedat-layouts: %s%s%s\n", what, err ? ": " : "",
-		err ? err->msg : "");
-	exit(1);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0)
-		die(path, NULL);
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		die(path, NULL);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-static void load_format(const char *dir, const char *name, struct fmt *f)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s.format", dir, name);
-	f->text = slurp(path, &f->len);
-	if (tep_parse_format(tep, &f->ev, f->text, f->len, "kvm") != 0 || !f->ev)
-		die("cannot parse a format", NULL);
-}
-
-static void put_field(struct tep_event *ev, uint8_t *p, const char *name, uint64_t v)
-{
-	struct tep_format_field *fl = tep_find_field(ev, name);
-
-	if (fl && fl->size <= 8)
-		memcpy(p + fl->offset, &v, (size_t)fl->size); /* little-endian host */
-}
-
-/* A payload of EV: common fields, then a few fields that the print shows. */
-static uint32_t payload(struct tep_event *ev, uint8_t *p, int32_t pid, uint32_t vcpu, uint64_t n)
-{
-	struct tep_format_field *fl;
-	uint32_t size = 8;
-	uint16_t type = (uint16_t)ev->id;
-
-	memset(p, 0, 256);
-	for (fl = ev->format.fields; fl; fl = fl->next)
-		if ((uint32_t)(fl->offset + fl->size) > size)
-			size = (uint32_t)(fl->offset + fl->size);
-	memcpy(p, &type, 2);
-	memcpy(p + 4, &pid, 4);
-	put_field(ev, p, "exit_reason", n % 3 == 0 ? 1 : 12); /* EXTERNAL_INTERRUPT, HLT */
-	put_field(ev, p, "guest_rip", 0xffffffff81000000ull + n * 16);
-	put_field(ev, p, "rip", 0xffffffff81000000ull + n * 16);
-	put_field(ev, p, "vcpu_id", vcpu);
-	put_field(ev, p, "isa", 1);
-	put_field(ev, p, "info1", n);
-	return size;
-}
+#include "tdgen.h"
 
 static const char *const instance_names[] = { "guest1", "a_longer_name" };
-
-static void add_event(struct ks_tdw *w, uint32_t inst, uint32_t cpu, uint64_t ts,
-		      struct tep_event *ev, int32_t pid, uint64_t n)
-{
-	uint8_t p[256];
-	uint32_t size = payload(ev, p, pid, cpu, n);
-	struct ks_error err;
-
-	if (ks_tdw_add_instance_event(w, inst, cpu, ts, p, size, &err) < 0)
-		die("cannot add an event", &err);
-}
 
 static struct ks_tdw *create(const char *dir, const char *name, int version, const char *comp,
 			     const struct fmt *fmts, int nfmts)
 {
 	struct ks_tdw_opts o = { .file_version = version, .compression = comp, .nr_cpus = 2,
 				 .clock = "local", .uname = "Linux gen 6.1.0 #1 SMP x86_64" };
-	char path[4096];
+	struct ks_tdw *w = create_with(dir, name, &o, fmts, nfmts);
 	struct ks_error err;
-	struct ks_tdw *w;
-	int i;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	w = ks_tdw_create(path, &o, &err);
-	if (!w)
-		die("cannot create", &err);
-	for (i = 0; i < nfmts; i++)
-		if (ks_tdw_add_event_format(w, "kvm", fmts[i].text, fmts[i].len, &err) < 0)
-			die("cannot add a format", &err);
 	if (ks_tdw_add_cmdline(w, 4242, "CPU 0/KVM", &err) < 0 ||
 	    ks_tdw_add_cmdline(w, 4243, "CPU 1/KVM", &err) < 0 ||
 	    ks_tdw_add_cmdline(w, 5150, "qemu-guest1", &err) < 0)
 		die("cannot add a cmdline", &err);
 	return w;
-}
-
-static void finish(struct ks_tdw *w)
-{
-	struct ks_error err;
-
-	if (ks_tdw_close(w, &err) < 0)
-		die("cannot write", &err);
 }
 
 /* Instance files: the same events in each, counted per buffer. */

@@ -114,6 +114,16 @@ static void scan_back(const struct ks_plan *plan, struct ks_tbuf *b, int size)
 	free(back);
 }
 
+/* What libtraceevent prints of the record REC (RSIZE bytes) into S. */
+static void library_text(struct tep_handle *tep, uint8_t *rec, size_t rsize, struct trace_seq *s)
+{
+	struct tep_record tr = { .data = rec, .size = (int)rsize, .record_size = (int)rsize };
+
+	trace_seq_init(s);
+	tep_print_event(tep, s, &tr, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, 0, size);
@@ -185,26 +195,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r = ks_plan_run(plan, rec, (int)rsize, &b);
 			if (r > 0) {
 				/* the library's text, learnt; then the plan's */
-				struct tep_record tr = { .data = rec, .size = (int)rsize,
-							 .record_size = (int)rsize };
 				struct trace_seq s;
 
-				trace_seq_init(&s);
-				tep_print_event(tep, &s, &tr, "%s", TEP_PRINT_INFO);
-				trace_seq_terminate(&s);
+				library_text(tep, rec, rsize, &s);
 				ks_plan_learn(plan, rec, (int)rsize, s.buffer, s.len);
 				trace_seq_destroy(&s);
 				b.len = 0;
 				r = ks_plan_run(plan, rec, (int)rsize, &b);
 			}
 			if (r == 0) {
-				struct tep_record tr = { .data = rec, .size = (int)rsize,
-							 .record_size = (int)rsize };
 				struct trace_seq s;
 
-				trace_seq_init(&s);
-				tep_print_event(tep, &s, &tr, "%s", TEP_PRINT_INFO);
-				trace_seq_terminate(&s);
+				library_text(tep, rec, rsize, &s);
 				if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
 					fprintf(stderr, "plan \"%.*s\" vs library \"%s\"\n", (int)b.len,
 						b.p ? b.p : "", s.buffer);
