@@ -63,6 +63,27 @@ else
 	hip24_case host-tsync 7 zlib pages
 fi
 
+# A recording whose kallsyms block is damaged (it is read only when first
+# needed): convert must fail naming it, not write a copy without symbols.
+if [ -r "$data/host-tsync.trace.dat" ]; then
+	python3 - "$data/host-tsync.trace.dat" "$dir/kcorrupt.dat" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+at = len(d) // 2  # inside the kallsyms section (test_tracedat.c: t_corrupt_kallsyms_late)
+for i in range(64):
+    d[at + i] ^= (0x5a + i) & 0xff
+open(sys.argv[2], 'wb').write(d)
+PY
+	"$ks" convert -i "$dir/kcorrupt.dat" -o "$dir/kcorrupt-out.dat" 2> "$dir/kerr"
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ "$(wc -l < "$dir/kerr")" -eq 1 ] && grep -q 'corrupt zlib block' "$dir/kerr" &&
+	   [ ! -e "$dir/kcorrupt-out.dat" ]; then
+		echo "ok convert_damaged_kallsyms (exit 1, no output: $(cat "$dir/kerr"))"
+	else
+		echo "not ok convert_damaged_kallsyms: status $rc, output $( [ -e "$dir/kcorrupt-out.dat" ] && echo written || echo absent), $(head -1 "$dir/kerr")"
+	fi
+fi
+
 # perf script / trace-cmd report -N lines -> "comm|tid|cpu|ns|event|fields"
 norm_perf() {
 	sed -E 's/^ *(.*[^ ]) +([0-9]+) +\[([0-9]+)\] +([0-9]+\.[0-9]+): +[a-z0-9_]+:([a-z0-9_]+): *(.*[^ ]) *$/\1|\2|\3|\4|\5|\6/'
