@@ -53,6 +53,9 @@ int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
  * number, with SIZED an optional K, M or G suffix (powers of 1024, "KiB"
  * and "KB" spellings too).  0, or -1 when S is not one. */
 int ks_parse_count(const char *s, size_t len, bool sized, uint64_t *out);
+/* ... and of seconds: LEN bytes of S as a finite decimal number that
+ * starts with a digit ("1.5", "2e3"; no sign).  0, or -1. */
+int ks_parse_seconds(const char *s, size_t len, double *out);
 
 /* The message tail every "over the budget" error ends with, for NAME:
  * "(limit N; raise it with --limit NAME=VALUE)" written into BUF. */

@@ -46,21 +46,6 @@ int parse_whole(const char *s, long long min, long long max, long long *out)
 	return 0;
 }
 
-static int parse_seconds(const char *s, size_t len, double *out)
-{
-	char buf[64], *end;
-
-	if (len == 0 || len >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	if (buf[0] < '0' || buf[0] > '9')
-		return -1;
-	errno = 0;
-	*out = strtod(buf, &end);
-	return *end || errno || !isfinite(*out) ? -1 : 0;
-}
-
 const char *take_time_window(const char *arg, void *value)
 {
 	struct time_window *w = value;
@@ -71,8 +56,8 @@ const char *take_time_window(const char *arg, void *value)
 	*w = (struct time_window){ .set = true, .end = -1 };
 	if (len && arg[len - 1] == '%' && (dash = strchr(arg, '-'))) {
 		w->percent = true;
-		if (dash[-1] != '%' || parse_seconds(arg, (size_t)(dash - arg - 1), &w->start) < 0 ||
-		    parse_seconds(dash + 1, len - (size_t)(dash + 1 - arg) - 1, &w->end) < 0 ||
+		if (dash[-1] != '%' || ks_parse_seconds(arg, (size_t)(dash - arg - 1), &w->start) < 0 ||
+		    ks_parse_seconds(dash + 1, len - (size_t)(dash + 1 - arg) - 1, &w->end) < 0 ||
 		    w->start > w->end || w->end > 100)
 			return "takes percentages A%-B% with 0 <= A <= B <= 100";
 		return NULL;
@@ -82,7 +67,7 @@ const char *take_time_window(const char *arg, void *value)
 
 		w->percent = true;
 		if (slash == arg || slash[-1] != '%' ||
-		    parse_seconds(arg, (size_t)(slash - arg - 1), &p) < 0 || p <= 0 || p > 100 ||
+		    ks_parse_seconds(arg, (size_t)(slash - arg - 1), &p) < 0 || p <= 0 || p > 100 ||
 		    parse_whole(slash + 1, 1, (long long)(100 / p + 0.5), &n) < 0)
 			return "takes P%/N: the Nth slice of P% of the input's span";
 		w->start = p * (double)(n - 1);
@@ -91,8 +76,8 @@ const char *take_time_window(const char *arg, void *value)
 	}
 	if (!comma || strchr(comma + 1, ','))
 		return "takes START,END in seconds (either may be empty), A%-B% or P%/N";
-	if ((comma > arg && parse_seconds(arg, (size_t)(comma - arg), &w->start) < 0) ||
-	    (comma[1] && parse_seconds(comma + 1, strlen(comma + 1), &w->end) < 0))
+	if ((comma > arg && ks_parse_seconds(arg, (size_t)(comma - arg), &w->start) < 0) ||
+	    (comma[1] && ks_parse_seconds(comma + 1, strlen(comma + 1), &w->end) < 0))
 		return "takes START,END in seconds (either may be empty), A%-B% or P%/N";
 	if (w->end >= 0 && w->end < w->start)
 		return "END is before START";

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +26,35 @@ const struct ks_limits *ks_limits_or_default(const struct ks_limits *l)
 	return l ? l : &defaults;
 }
 
+/* LEN bytes of S into BUF (SIZE bytes) as a string that starts with a
+ * digit (no sign, space or empty number for strto*() to take); 0 or -1. */
+static int number_token(const char *s, size_t len, char *buf, size_t size)
+{
+	if (len == 0 || len >= size)
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	return buf[0] < '0' || buf[0] > '9' ? -1 : 0;
+}
+
+int ks_parse_seconds(const char *s, size_t len, double *out)
+{
+	char buf[64], *end;
+
+	if (number_token(s, len, buf, sizeof(buf)) < 0)
+		return -1;
+	errno = 0;
+	*out = strtod(buf, &end);
+	return *end || errno || !isfinite(*out) ? -1 : 0;
+}
+
 int ks_parse_count(const char *s, size_t len, bool sized, uint64_t *out)
 {
 	char buf[32], *end;
 	unsigned long long v;
 	unsigned shift = 0;
 
-	if (len == 0 || len >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	if (buf[0] < '0' || buf[0] > '9')
+	if (number_token(s, len, buf, sizeof(buf)) < 0)
 		return -1;
 	errno = 0;
 	v = strtoull(buf, &end, 10);
