@@ -132,6 +132,10 @@ int main(int argc, char **argv)
 	load_format(argv[1], "kvm_msr", &guest[1]);
 	write_host(argv[2], comp, events, host);
 	write_guest(argv[2], comp, events, guest);
+	for (int i = 0; i < 2; i++) {
+		free(host[i].text);
+		free(guest[i].text);
+	}
 	tep_free(tep);
 	return 0;
 }
