@@ -135,8 +135,5 @@ fi
 "$ks" record --help | grep -q "usage: kvmscope record" && echo "ok record_help" || echo "not ok record_help"
 
 # instances of kvmscope processes that are gone (other runs may be live)
-stale=0
-for i in $(ls "$T/instances" 2>/dev/null | sed -n 's/^kvmscope-\([0-9]*\)$/\1/p'); do
-	kill -0 "$i" 2>/dev/null || stale=$((stale + 1))
-done
-[ "$stale" -eq 0 ] && echo "ok record_no_instances_left" || echo "not ok record_no_instances_left: $stale kvmscope-* instances of dead processes in $T/instances"
+. "$(dirname "$0")/../lib/instances.sh"
+instances_left "$T" record_no_instances_left
