@@ -183,6 +183,9 @@ static bool arm64_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 /* The formats of the events (tests/fixtures/arm64/), for the ftrace text
  * reader. */
 #define F KS_FORMAT_FIELD
+/* the trap and vcpu_load/put pairs share their layouts */
+#define EC_EVENT F("unsigned int esr_ec", 8, 4, 0) "\nprint fmt: \"esr_ec=%u\", REC->esr_ec\n"
+#define VCPU_EVENT F("int vcpu_id", 8, 4, 1) "\nprint fmt: \"vcpu_id=%d\", REC->vcpu_id\n"
 static const struct ks_event_format arm64_formats[] = {
 	{ "kvm", "kvm_entry",
 	  F("unsigned long vcpu_pc", 8, 8, 0)
@@ -192,20 +195,14 @@ static const struct ks_event_format arm64_formats[] = {
 	  F("unsigned int esr_ec", 12, 4, 0)
 	  F("unsigned long vcpu_pc", 16, 8, 0)
 	  "\nprint fmt: \"ret=%d esr_ec=%u vcpu_pc=%lx\", REC->ret, REC->esr_ec, REC->vcpu_pc\n", NULL },
-	{ "kvm", "kvm_trap_enter",
-	  F("unsigned int esr_ec", 8, 4, 0)
-	  "\nprint fmt: \"esr_ec=%u\", REC->esr_ec\n", NULL },
-	{ "kvm", "kvm_trap_exit",
-	  F("unsigned int esr_ec", 8, 4, 0)
-	  "\nprint fmt: \"esr_ec=%u\", REC->esr_ec\n", NULL },
-	{ "kvm", "vcpu_load",
-	  F("int vcpu_id", 8, 4, 1)
-	  "\nprint fmt: \"vcpu_id=%d\", REC->vcpu_id\n", NULL },
-	{ "kvm", "vcpu_put",
-	  F("int vcpu_id", 8, 4, 1)
-	  "\nprint fmt: \"vcpu_id=%d\", REC->vcpu_id\n", NULL },
+	{ "kvm", "kvm_trap_enter", EC_EVENT, NULL },
+	{ "kvm", "kvm_trap_exit", EC_EVENT, NULL },
+	{ "kvm", "vcpu_load", VCPU_EVENT, NULL },
+	{ "kvm", "vcpu_put", VCPU_EVENT, NULL },
 	{ NULL, NULL, NULL, NULL },
 };
+#undef VCPU_EVENT
+#undef EC_EVENT
 #undef F
 
 const struct ks_arch ks_arch_arm64 = {

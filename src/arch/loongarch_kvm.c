@@ -136,36 +136,26 @@ static bool loongarch_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 /* The formats of the events (tests/fixtures/loongarch/), for the ftrace text
  * reader. */
 #define F KS_FORMAT_FIELD
+/* kvm_transition and kvm_exit classes (arch/loongarch/kvm/trace.h) */
+#define PC_EVENT F("unsigned long pc", 8, 8, 0) \
+	"\nprint fmt: \"PC: 0x%08lx\", REC->pc\n"
+#define EXIT_EVENT F("unsigned long pc", 8, 8, 0) F("unsigned int reason", 16, 4, 0) \
+	"\nprint fmt: \"[%s]PC: 0x%08lx\", __print_symbolic(REC->reason, { 64, \"IDLE\" }, { 65, " \
+	"\"CACHE\" }), REC->pc\n"
 static const struct ks_event_format loongarch_formats[] = {
-	{ "kvm", "kvm_enter",
-	  F("unsigned long pc", 8, 8, 0)
-	  "\nprint fmt: \"PC: 0x%08lx\", REC->pc\n", NULL },
-	{ "kvm", "kvm_exit",
-	  F("unsigned long pc", 8, 8, 0)
-	  F("unsigned int reason", 16, 4, 0)
-	  "\nprint fmt: \"[%s]PC: 0x%08lx\", __print_symbolic(REC->reason, { 64, \"IDLE\" }, { 65, "
-	  "\"CACHE\" }), REC->pc\n", NULL },
-	{ "kvm", "kvm_exit_cache",
-	  F("unsigned long pc", 8, 8, 0)
-	  F("unsigned int reason", 16, 4, 0)
-	  "\nprint fmt: \"[%s]PC: 0x%08lx\", __print_symbolic(REC->reason, { 64, \"IDLE\" }, { 65, "
-	  "\"CACHE\" }), REC->pc\n", NULL },
+	{ "kvm", "kvm_enter", PC_EVENT, NULL },
+	{ "kvm", "kvm_exit", EXIT_EVENT, NULL },
+	{ "kvm", "kvm_exit_cache", EXIT_EVENT, NULL },
 	{ "kvm", "kvm_exit_gspr",
 	  F("unsigned int inst_word", 8, 4, 0)
 	  "\nprint fmt: \"Inst word: 0x%08x\", REC->inst_word\n", NULL },
-	{ "kvm", "kvm_exit_idle",
-	  F("unsigned long pc", 8, 8, 0)
-	  F("unsigned int reason", 16, 4, 0)
-	  "\nprint fmt: \"[%s]PC: 0x%08lx\", __print_symbolic(REC->reason, { 64, \"IDLE\" }, { 65, "
-	  "\"CACHE\" }), REC->pc\n", NULL },
-	{ "kvm", "kvm_out",
-	  F("unsigned long pc", 8, 8, 0)
-	  "\nprint fmt: \"PC: 0x%08lx\", REC->pc\n", NULL },
-	{ "kvm", "kvm_reenter",
-	  F("unsigned long pc", 8, 8, 0)
-	  "\nprint fmt: \"PC: 0x%08lx\", REC->pc\n", NULL },
+	{ "kvm", "kvm_exit_idle", EXIT_EVENT, NULL },
+	{ "kvm", "kvm_out", PC_EVENT, NULL },
+	{ "kvm", "kvm_reenter", PC_EVENT, NULL },
 	{ NULL, NULL, NULL, NULL },
 };
+#undef EXIT_EVENT
+#undef PC_EVENT
 #undef F
 
 const struct ks_arch ks_arch_loongarch = {

@@ -333,53 +333,38 @@ static bool s390_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 /* The formats of the events (tests/fixtures/s390/), for the ftrace text
  * reader. */
 #define F KS_FORMAT_FIELD
+/* The fields and text every s390 event begins with (VCPU_TP_STRUCT_COMMON) */
+#define COMMON F("int id", 8, 4, 1) F("unsigned long pswmask", 16, 8, 0) \
+	F("unsigned long pswaddr", 24, 8, 0)
+#define COMMON_FMT "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx "
+#define COMMON_ARGS "REC->id, REC->pswmask, REC->pswaddr, "
 static const struct ks_event_format s390_formats[] = {
-	{ "kvm", "kvm_s390_handle_diag",
-	  F("int id", 8, 4, 1)
-	  F("unsigned long pswmask", 16, 8, 0)
-	  F("unsigned long pswaddr", 24, 8, 0)
+	{ "kvm", "kvm_s390_handle_diag", COMMON
 	  F("__u16 code", 32, 2, 0)
-	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx code=%u\", REC->id, REC->pswmask, "
-	  "REC->pswaddr, REC->code\n", NULL },
-	{ "kvm", "kvm_s390_handle_sigp",
-	  F("int id", 8, 4, 1)
-	  F("unsigned long pswmask", 16, 8, 0)
-	  F("unsigned long pswaddr", 24, 8, 0)
+	  COMMON_FMT "code=%u\", " COMMON_ARGS "REC->code\n", NULL },
+	{ "kvm", "kvm_s390_handle_sigp", COMMON
 	  F("__u8 order_code", 32, 1, 0)
 	  F("__u16 cpu_addr", 34, 2, 0)
 	  F("__u32 parameter", 36, 4, 0)
-	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx order_code=%u cpu_addr=%u parameter=%u\", "
-	  "REC->id, REC->pswmask, REC->pswaddr, REC->order_code, REC->cpu_addr, REC->parameter\n", NULL },
-	{ "kvm", "kvm_s390_intercept_instruction",
-	  F("int id", 8, 4, 1)
-	  F("unsigned long pswmask", 16, 8, 0)
-	  F("unsigned long pswaddr", 24, 8, 0)
+	  COMMON_FMT "order_code=%u cpu_addr=%u parameter=%u\", "
+	  COMMON_ARGS "REC->order_code, REC->cpu_addr, REC->parameter\n", NULL },
+	{ "kvm", "kvm_s390_intercept_instruction", COMMON
 	  F("__u64 instruction", 32, 8, 0)
-	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx instruction=%lx\", REC->id, REC->pswmask, "
-	  "REC->pswaddr, REC->instruction\n", NULL },
-	{ "kvm", "kvm_s390_intercept_prog",
-	  F("int id", 8, 4, 1)
-	  F("unsigned long pswmask", 16, 8, 0)
-	  F("unsigned long pswaddr", 24, 8, 0)
+	  COMMON_FMT "instruction=%lx\", " COMMON_ARGS "REC->instruction\n", NULL },
+	{ "kvm", "kvm_s390_intercept_prog", COMMON
 	  F("__u16 code", 32, 2, 0)
-	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx code=%u\", REC->id, REC->pswmask, "
-	  "REC->pswaddr, REC->code\n", NULL },
-	{ "kvm", "kvm_s390_sie_enter",
-	  F("int id", 8, 4, 1)
-	  F("unsigned long pswmask", 16, 8, 0)
-	  F("unsigned long pswaddr", 24, 8, 0)
+	  COMMON_FMT "code=%u\", " COMMON_ARGS "REC->code\n", NULL },
+	{ "kvm", "kvm_s390_sie_enter", COMMON
 	  F("int cpuflags", 32, 4, 1)
-	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx cpuflags=%d\", REC->id, REC->pswmask, "
-	  "REC->pswaddr, REC->cpuflags\n", NULL },
-	{ "kvm", "kvm_s390_sie_exit",
-	  F("int id", 8, 4, 1)
-	  F("unsigned long pswmask", 16, 8, 0)
-	  F("unsigned long pswaddr", 24, 8, 0)
+	  COMMON_FMT "cpuflags=%d\", " COMMON_ARGS "REC->cpuflags\n", NULL },
+	{ "kvm", "kvm_s390_sie_exit", COMMON
 	  F("u8 icptcode", 32, 1, 0)
-	  "\nprint fmt: \"id=%d pswmask=%lx pswaddr=%lx icptcode=%u\", REC->id, REC->pswmask, "
-	  "REC->pswaddr, REC->icptcode\n", NULL },
+	  COMMON_FMT "icptcode=%u\", " COMMON_ARGS "REC->icptcode\n", NULL },
 	{ NULL, NULL, NULL, NULL },
 };
+#undef COMMON_ARGS
+#undef COMMON_FMT
+#undef COMMON
 #undef F
 
 const struct ks_arch ks_arch_s390 = {
