@@ -111,8 +111,10 @@ const char *ks_tracedat_latency_text(const struct ks_source *src, size_t *len);
  * the file's order, each checked as for reading (its commit size and event
  * headers; EVENTS = the data events in it).  It takes the place of
  * ks_source_next(): the source delivers no record afterwards.  Returns 0,
- * -1 with err set (also when FN returns < 0), or 1 without doing anything
- * when the file's records cannot be copied as pages: another input type,
+ * -1 with err set (also when FN returns < 0, or when a text the reader
+ * left in the file failed to load, as ks_source_next() does), or 1
+ * without doing anything when the file's records cannot be copied as
+ * pages: another input type,
  * records already read, a latency trace, buffer instances, a byte order
  * other than this machine's, or a time window.  FN NULL only asks: 0 or 1,
  * and nothing is consumed. */

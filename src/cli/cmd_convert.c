@@ -418,12 +418,9 @@ static uint64_t copy_metadata(struct ks_tdw *w, struct ks_source *src)
 	if (!n && ks_source_tep(src))
 		n = (size_t)tep_get_events_count(ks_source_tep(src));
 	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		const char *t;
+		const char *t = ks_source_text(src, texts[i].id, &len);
 
-		/* a text the reader left in the file (kallsyms) and cannot read
-		 * now is an error, not a copy without it */
-		if (ks_source_text_get(src, texts[i].id, &t, &len, &err) < 0 ||
-		    (t && texts[i].set(w, t, len, &err) < 0))
+		if (t && texts[i].set(w, t, len, &err) < 0)
 			writer_failed(w, &err);
 	}
 	return n;

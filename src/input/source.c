@@ -45,14 +45,8 @@ int ks_source_next_batch(struct ks_source *src, struct ks_record *recs, int max,
 {
 	int n;
 
-	/* a text loaded late (kallsyms on the first symbol printed) was
-	 * damaged: the run stops with its error, not with output that
-	 * silently lacks it */
-	if (atomic_load_explicit(&src->meta.text_failed, memory_order_acquire)) {
-		if (err)
-			*err = src->meta.text_err;
+	if (ks_source_late_error(src, err) < 0)
 		return -1;
-	}
 	for (;;) {
 		if (src->win_ended)
 			return 0;
@@ -161,6 +155,17 @@ int ks_source_meta_set_text(struct ks_source_meta *m, enum ks_source_text_id id,
 	m->text[id] = t;
 	m->text_len[id] = len;
 	return 0;
+}
+
+/* A text loaded late (kallsyms on the first symbol printed) was damaged:
+ * the run stops with its error, not with output that silently lacks it. */
+int ks_source_late_error(const struct ks_source *src, struct ks_error *err)
+{
+	if (!atomic_load_explicit(&src->meta.text_failed, memory_order_acquire))
+		return 0;
+	if (err)
+		*err = src->meta.text_err;
+	return -1;
 }
 
 int ks_source_meta_defer_text(struct ks_source_meta *m, enum ks_source_text_id id,

@@ -100,6 +100,9 @@ int ks_source_meta_defer_text(struct ks_source_meta *m, enum ks_source_text_id i
 /* Text ID of M (loaded now if it was deferred), or NULL: none, or its load
  * failed (then M's text_err says why). */
 const char *ks_source_meta_text(struct ks_source_meta *m, enum ks_source_text_id id, size_t *len);
+/* -1 with ERR set when a text of SRC loaded late failed (every read of
+ * the source, records or pages, stops then), else 0. */
+int ks_source_late_error(const struct ks_source *src, struct ks_error *err);
 /* Whether M has a non-empty text ID, loaded or deferred (without loading
  * it; a reader defers only non-empty texts). */
 bool ks_source_meta_has_text(const struct ks_source_meta *m, enum ks_source_text_id id);

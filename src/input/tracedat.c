@@ -2199,6 +2199,8 @@ int ks_tracedat_pages(struct ks_source *src, ks_tracedat_page_fn fn, void *arg,
 		return 1;
 	if (!fn)
 		return 0;
+	if (ks_source_late_error(src, err) < 0) /* as for records */
+		return -1;
 	td->started = true; /* the records are consumed here: next() delivers none */
 	for (i = 0; !r && i < td->nr_cpus; i++) {
 		r = cursor_pages(td, &td->cpus[i], fn, arg, err);
