@@ -998,21 +998,27 @@ static int out_patch64(struct ks_tdw *w, uint64_t pos, uint64_t v, struct ks_err
 	return out_patch(w, pos, &v, 8, err);
 }
 
-static int out_align(struct ks_tdw *w, uint32_t align, struct ks_error *err)
+/* N zero bytes. */
+static int out_zeros(struct ks_tdw *w, uint64_t n, struct ks_error *err)
 {
 	static const uint8_t zero[4096];
-	uint64_t pos = 0, pad;
+
+	while (n) {
+		size_t k = n > sizeof(zero) ? sizeof(zero) : (size_t)n;
+		if (out(w, zero, k, err) < 0)
+			return -1;
+		n -= k;
+	}
+	return 0;
+}
+
+static int out_align(struct ks_tdw *w, uint32_t align, struct ks_error *err)
+{
+	uint64_t pos = 0;
 
 	if (out_tell(w, &pos, err) < 0)
 		return -1;
-	pad = (align - pos % align) % align;
-	while (pad) {
-		size_t n = pad > sizeof(zero) ? sizeof(zero) : (size_t)pad;
-		if (out(w, zero, n, err) < 0)
-			return -1;
-		pad -= n;
-	}
-	return 0;
+	return out_zeros(w, (align - pos % align) % align, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1587,20 +1593,16 @@ static int write_v7(struct ks_tdw *w, struct ks_error *err)
 /* The file up to the first CPU's data. */
 static int stream_head(struct ks_tdw *w, struct ks_error *err)
 {
-	static const uint8_t zero[16];
-	uint32_t i;
-
 	if (w->nr_inst || w->has_latency || w->nr_streams)
 		return fail(w, err, "a streamed file has pages only");
 	if (default_headers(w, err) < 0 || write_initial(w, err) < 0)
 		return -1;
 	w->streaming = true;
 	if (w->version == 6) {
-		if (write_v6_head(w, err) < 0 || out_tell(w, &w->head_at, err) < 0)
+		/* the CPU table, filled at close */
+		if (write_v6_head(w, err) < 0 || out_tell(w, &w->head_at, err) < 0 ||
+		    out_zeros(w, 16ull * w->nr_cpus, err) < 0)
 			return -1;
-		for (i = 0; i < w->nr_cpus; i++) /* the CPU table, filled at close */
-			if (out(w, zero, 16, err) < 0)
-				return -1;
 		return out_align(w, w->page_size, err);
 	}
 	if (write_v7_head(w, &w->head_at, err) < 0 || out_tell(w, &w->fly_at, err) < 0)
@@ -1645,7 +1647,6 @@ static int stream_end_cpu(struct ks_tdw *w, struct ks_error *err)
 static int stream_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t size,
 		       struct ks_error *err)
 {
-	static const uint8_t zero[4096];
 	struct cpu_stream *c;
 	uint32_t left = w->page_size - size;
 
@@ -1671,14 +1672,8 @@ static int stream_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_
 	c = &w->cpus[cpu];
 	c->nr_pages++;
 	w->stats.pages++;
-	if (w->comp == COMP_NONE) {
-		if (out(w, page, size, err) < 0)
-			return -1;
-		for (; left; left -= left < sizeof(zero) ? left : sizeof(zero))
-			if (out(w, zero, left < sizeof(zero) ? left : sizeof(zero), err) < 0)
-				return -1;
-		return 0;
-	}
+	if (w->comp == COMP_NONE)
+		return out(w, page, size, err) < 0 ? -1 : out_zeros(w, left, err);
 	if (buf_add(&w->chunk, page, size) < 0 || buf_reserve(&w->chunk, left) < 0)
 		return fail(w, err, "out of memory");
 	memset(w->chunk.p + w->chunk.len, 0, left);
