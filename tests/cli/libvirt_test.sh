@@ -131,28 +131,22 @@ virsh -q suspend "$dom" > /dev/null
 # oracle FILE: the domain's statistics through libvirt's monitor passthrough,
 # {"NAME VCPU": [value, type, unit]} (VCPU -1: the VM's)
 oracle() {
-	python3 - "$dom" > "$1" <<'PY'
+	PYTHONPATH="$(dirname "$0")" python3 - "$dom" > "$1" <<'PY'
 import json, subprocess, sys
+import qmp_stats
 def mon(cmd, args=None):
     c = {"execute": cmd}
     if args: c["arguments"] = args
     out = subprocess.run(["virsh", "qemu-monitor-command", sys.argv[1], json.dumps(c)],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)["return"]
-cpus = {c["qom-path"]: c["cpu-index"] for c in mon("query-cpus-fast")}
 schema = {}
 for s in mon("query-stats-schemas"):
     for st in s["stats"]:
         schema[(s["target"], st["name"])] = (st.get("type", "cumulative"), st.get("unit", ""))
 out = {}
-for target in ("vm", "vcpu"):
-    for res in mon("query-stats", {"target": target}):
-        vcpu = cpus.get(res.get("qom-path"), -1)
-        for st in res["stats"]:
-            v = st["value"]
-            if isinstance(v, list): v = sum(v)
-            elif isinstance(v, bool): v = "true" if v else "false"
-            out["%s %d" % (st["name"], vcpu)] = [v] + list(schema.get((target, st["name"]), ("", "")))
+for key, (v, target) in qmp_stats.stats(mon).items():
+    out[key] = [v] + list(schema.get((target, key.rsplit(" ", 1)[0]), ("", "")))
 print(json.dumps(out))
 PY
 }

@@ -34,8 +34,9 @@ fi
 
 # qmp SOCKET CMD...: run QMP commands (cont, stop, stats, sleep:SECS) in order.
 qmp() {
-	python3 - "$@" <<'PY'
+	PYTHONPATH="$(dirname "$0")" python3 - "$@" <<'PY'
 import json, socket, sys, time
+import qmp_stats
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 f = s.makefile("rw")
@@ -53,17 +54,7 @@ for c in sys.argv[2:]:
     if c.startswith("sleep:"):
         time.sleep(float(c[6:]))
     elif c == "stats":
-        cpus = {x["qom-path"]: x["cpu-index"] for x in cmd("query-cpus-fast")}
-        out = {}
-        for target in ("vm", "vcpu"):
-            for res in cmd("query-stats", {"target": target}):
-                vcpu = cpus.get(res.get("qom-path"), -1)
-                for st in res["stats"]:
-                    v = st["value"]
-                    if isinstance(v, list): v = sum(v)
-                    if isinstance(v, bool): v = "true" if v else "false"
-                    out["%s %d" % (st["name"], vcpu)] = str(v)
-        print(json.dumps(out))
+        print(json.dumps({k: str(v) for k, (v, _) in qmp_stats.stats(cmd).items()}))
     else:
         cmd(c)
 PY
