@@ -8,7 +8,9 @@
 # record).  $BENCH_ROUNDS (5) interleaved rounds of `cat FILE > /dev/null`
 # (the page cache's limit), `perf kvm stat report` and `kvmscope stat`;
 # prints wall time, peak RSS, the ratios against perf (target >= 5x) and
-# cat (target <= 2x), and a line per target met or missed.  The page cache
+# cat (target <= 2x), and a line per target met or missed.  Also timed, for
+# scale: build/bench/floor, one thread walking the records from header to
+# header (what any reader must pay before decoding anything).  The page cache
 # is measured in the two states a perf.data is found in, which cost a
 # reader that maps the file differently (the kernel maps a large folio at
 # once, 4 KB pages one by one): as written (the file generated afresh: its
@@ -27,6 +29,7 @@ pairs=${BENCH_PAIRS:-2000000}
 mkdir -p "$dir"
 measure="$build/bench/measure"
 ks="$build/kvmscope"
+floor="$build/bench/floor"
 gen="$build/tools/gen-perfdata"
 
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
@@ -48,25 +51,31 @@ target() {
 # slow spell of this (shared, virtual) machine falls on all of them alike:
 # the best of the rounds for each, and the median of the rounds' ratios.
 stat_rounds() {
-	local f=$1 rounds=${BENCH_ROUNDS:-5} rows r c p k t res
+	local f=$1 rounds=${BENCH_ROUNDS:-5} rows r c p k t w res
 	echo "-- $2, page cache $3"
 	rows=$(for r in $(seq "$rounds"); do
 		c=$("$measure" -n 1 -- cat "$f")
 		p=$("$measure" -n 1 -- perf kvm -i "$f" stat report)
 		k=$("$measure" -n 1 -- "$ks" stat --format perf -i "$f")
 		t=$("$measure" -n 1 -- "$ks" stat -i "$f" --by reason --by vm,vcpu)
+		w=$("$measure" -n 1 -- "$floor" "$f")
 		echo "$(echo "$p" | field wall_s) $(echo "$p" | field maxrss_kb)" \
 		     "$(echo "$k" | field wall_s) $(echo "$k" | field maxrss_kb)" \
 		     "$(echo "$t" | field wall_s) $(echo "$t" | field maxrss_kb)" \
-		     "$(echo "$c" | field wall_s) $(echo "$p" | field cpu_s) $(echo "$k" | field cpu_s)"
+		     "$(echo "$c" | field wall_s) $(echo "$p" | field cpu_s) $(echo "$k" | field cpu_s)" \
+		     "$(echo "$w" | field wall_s)"
 	done)
 	res=$(echo "$rows" | gawk -v rounds="$rounds" '
+	function minimum(a,   i, m) {
+		for (i in a) if (m == "" || a[i] < m) m = a[i]
+		return m
+	}
 	function median(a,   n, s) {
 		n = asort(a, s)
 		return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
 	}
 	{ for (c = 1; c <= 7; c++) w[NR, c] = $c; rp[NR] = $1 / $3; rc[NR] = $3 / $7; rt[NR] = $5 / $7
-	  pc[NR] = $8; kc[NR] = $9; ru[NR] = $8 / $9 }
+	  pc[NR] = $8; kc[NR] = $9; ru[NR] = $8 / $9; fl[NR] = $10; rf[NR] = $10 / $7 }
 	END {
 		for (c = 1; c <= 7; c++) { # odd columns: the least wall time; even: the largest RSS
 			b[c] = w[1, c]
@@ -78,6 +87,7 @@ stat_rounds() {
 		printf "%-44s %9.4f s %9d MB\n", "kvmscope stat --format perf", b[3], b[4] / 1024
 		printf "%-44s %9.4f s %9d MB\n", "kvmscope stat --by reason --by vm,vcpu", b[5], b[6] / 1024
 		printf "%-44s %9.4f s\n", "cat FILE > /dev/null", b[7]
+		printf "%-44s %9.4f s   (%.2fx cat, median; for scale, not a target)\n", "one thread walking the records (floor)", minimum(fl), median(rf)
 		printf "speed-up vs perf: %.1fx best/best, %.1fx median of the rounds (target >= 5x)\n", b[1] / b[3], mp
 		printf "time vs cat: %.2fx best/best, %.2fx median of the rounds (target <= 2x); --by reason --by vm,vcpu: %.2fx median\n", b[3] / b[7], mc, mt
 		printf "CPU time (user + system, medians): kvmscope %.3f s (both threads), perf %.3f s: %.1fx median of the rounds\n", median(kc), median(pc), median(ru)
