@@ -6,7 +6,9 @@
  * Maps FILE, walks the records of its data section from header to header
  * and reads each one's first body word (where a sample keeps its first
  * field), as a reader must to find and order them: no decoding, no copies,
- * one thread.  Prints "records=N" and exits 0 (1 on a file it cannot walk).
+ * one thread.  Prints "records=N sum=X" (X, the sum of the words read, keeps
+ * the compiler from dropping the loads) and exits 0, or 1 on a file it
+ * cannot walk.
  * Timed by bench/run.sh next to `cat` and `kvmscope stat`: what is left of
  * stat's time budget once the file has been read at all.
  */

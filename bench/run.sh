@@ -59,6 +59,7 @@ stat_rounds() {
 		k=$("$measure" -n 1 -- "$ks" stat --format perf -i "$f")
 		t=$("$measure" -n 1 -- "$ks" stat -i "$f" --by reason --by vm,vcpu)
 		w=$("$measure" -n 1 -- "$floor" "$f")
+		[ "$(echo "$w" | field status)" = 0 ] || echo "bench: $floor failed on $f" >&2
 		echo "$(echo "$p" | field wall_s) $(echo "$p" | field maxrss_kb)" \
 		     "$(echo "$k" | field wall_s) $(echo "$k" | field maxrss_kb)" \
 		     "$(echo "$t" | field wall_s) $(echo "$t" | field maxrss_kb)" \
