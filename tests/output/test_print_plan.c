@@ -128,6 +128,22 @@ static void fill(unsigned char *d, int size)
 	}
 }
 
+/* The library's text for the record DATA of SIZE bytes, in S. */
+static void lib_text(struct tep_handle *tep, struct trace_seq *s, void *data, int size)
+{
+	struct tep_record rec = { .data = data, .size = size, .record_size = size };
+
+	trace_seq_reset(s);
+	tep_print_event(tep, s, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(s);
+}
+
+/* Whether the plan wrote what the library did. */
+static bool same_text(const struct ks_tbuf *b, const struct trace_seq *s)
+{
+	return b->len == s->len && (!b->len || !memcmp(b->p, s->buffer, b->len));
+}
+
 static void t_plan_matches_library(void)
 {
 	size_t k;
@@ -156,16 +172,13 @@ static void t_plan_matches_library(void)
 		for (n = 0; plan && n < 3000; n++) {
 			unsigned char data[64];
 			int size = n % 5 ? 64 : (int)(8 + next_rand() % 57);
-			struct tep_record rec = { .data = data, .size = size, .record_size = size };
 
 			fill(data, size);
 			b.len = 0;
 			r = ks_plan_run(plan, data, size, &b);
 			if (r < 0)
 				continue; /* left to the library */
-			trace_seq_reset(&s);
-			tep_print_event(tep, &s, &rec, "%s", TEP_PRINT_INFO);
-			trace_seq_terminate(&s);
+			lib_text(tep, &s, data, size);
 			if (r > 0) {
 				/* learns from the library's text (a printk string) */
 				ks_plan_learn(plan, data, size, s.buffer, s.len);
@@ -176,7 +189,7 @@ static void t_plan_matches_library(void)
 				}
 			}
 			planned++;
-			if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
+			if (!same_text(&b, &s)) {
 				kt_fail(__FILE__, __LINE__, "format %zu record %d: plan \"%.*s\" library \"%s\"",
 					k, n, (int)b.len, b.p, s.buffer);
 				break;
@@ -378,23 +391,20 @@ static void t_kvm_plan_checks_handler(void)
 			unsigned char data[40] = { 9, 0 };
 			uint32_t reason = (uint32_t)(next_rand() % 6);
 			uint64_t rip = next_rand() % 1000, i1 = next_rand(), i2 = n;
-			struct tep_record rec = { .data = data, .size = 40, .record_size = 40 };
 			int r;
 
 			memcpy(data + 8, &reason, 4);
 			memcpy(data + 16, &rip, 8);
 			memcpy(data + 24, &i1, 8);
 			memcpy(data + 32, &i2, 8);
-			trace_seq_reset(&s);
-			tep_print_event(tep, &s, &rec, "%s", TEP_PRINT_INFO);
-			trace_seq_terminate(&s);
+			lib_text(tep, &s, data, 40);
 			b.len = 0;
 			r = ks_plan_run(plan, data, 40, &b);
 			if (r > 0)
 				ks_plan_learn(plan, data, 40, s.buffer, s.len);
 			if (r == 0) {
 				planned++;
-				if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
+				if (!same_text(&b, &s)) {
 					kt_fail(__FILE__, __LINE__, "record %d: plan \"%.*s\" handler \"%s\"",
 						n, (int)b.len, b.p, s.buffer);
 					break;
@@ -553,13 +563,10 @@ static void t_plugin_plans(void)
 		for (n = 0; plan && n < 3000; n++) {
 			unsigned char data[64];
 			int size = n % 7 ? 64 : (int)(8 + next_rand() % 57);
-			struct tep_record rec = { .data = data, .size = size, .record_size = size };
 
 			fill_plugin(data, size, id);
 			/* the library alone, in its own handle */
-			trace_seq_reset(&s);
-			tep_print_event(lib, &s, &rec, "%s", TEP_PRINT_INFO);
-			trace_seq_terminate(&s);
+			lib_text(lib, &s, data, size);
 			b.len = 0;
 			r = ks_plan_run(plan, data, size, &b);
 			if (r != 0) {
@@ -567,15 +574,14 @@ static void t_plugin_plans(void)
 				struct trace_seq t;
 
 				trace_seq_init(&t);
-				tep_print_event(tep, &t, &rec, "%s", TEP_PRINT_INFO);
-				trace_seq_terminate(&t);
+				lib_text(tep, &t, data, size);
 				if (r > 0)
 					ks_plan_learn(plan, data, size, t.buffer, t.len);
 				trace_seq_destroy(&t);
 				continue;
 			}
 			planned++;
-			if (b.len != s.len || (b.len && memcmp(b.p, s.buffer, b.len))) {
+			if (!same_text(&b, &s)) {
 				kt_fail(__FILE__, __LINE__, "%s record %d: plan \"%.*s\" library \"%s\"",
 					ev->name, n, (int)b.len, b.p, s.buffer);
 				break;
@@ -631,7 +637,6 @@ static void t_failed_event(void)
 	for (n = 0; n < 2000; n++) {
 		unsigned char data[64];
 		int size = n % 5 ? 64 : (int)(8 + next_rand() % 57), i;
-		struct tep_record rec = { .data = data, .size = size, .record_size = size };
 
 		for (i = 0; i < size; i++)
 			data[i] = (unsigned char)(n % 3 ? next_rand() : next_rand() % 3);
@@ -640,10 +645,8 @@ static void t_failed_event(void)
 		if (ks_plan_run(plan, data, size, &b) != 0)
 			continue;
 		planned++;
-		trace_seq_reset(&s);
-		tep_print_event(tep, &s, &rec, "%s", TEP_PRINT_INFO);
-		trace_seq_terminate(&s);
-		if (b.len != s.len || memcmp(b.p, s.buffer, b.len)) {
+		lib_text(tep, &s, data, size);
+		if (!same_text(&b, &s)) {
 			kt_fail(__FILE__, __LINE__, "record %d: plan \"%.*s\" library \"%s\"", n,
 				(int)b.len, b.p, s.buffer);
 			break;
