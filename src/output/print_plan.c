@@ -120,6 +120,12 @@ struct ks_plan {
 	bool swap;         /* the file's byte order is not this machine's */
 };
 
+/* A size rd() reads: an integer of 1, 2, 4 or 8 bytes. */
+static inline bool int_size(int n)
+{
+	return n == 1 || n == 2 || n == 4 || n == 8;
+}
+
 /* tep_read_number(), without the call. */
 static inline uint64_t rd(const struct ks_plan *p, const uint8_t *ptr, int size)
 {
@@ -406,7 +412,7 @@ static struct tep_format_field *int_field(struct tep_event *ev, struct tep_print
 {
 	struct tep_format_field *f = plain_field(ev, arg);
 
-	return f && (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8) ? f : NULL;
+	return f && int_size(f->size) ? f : NULL;
 }
 
 /* What eval_type_str() keeps of a value cast to TYPE: a mask. */
@@ -488,8 +494,7 @@ static struct expr *compile_expr(struct tep_event *ev, struct tep_print_arg *arg
 			f = l->type == TEP_PRINT_FIELD && l->field.name ?
 			    (l->field.field ? l->field.field : tep_find_any_field(ev, l->field.name)) : NULL;
 			if (!f || !(f->flags & TEP_FIELD_IS_ARRAY) || f->offset < 0 ||
-			    (f->elementsize != 1 && f->elementsize != 2 && f->elementsize != 4 &&
-			     f->elementsize != 8) || !(e = new_expr(EX_INDEX)))
+			    !int_size(f->elementsize) || !(e = new_expr(EX_INDEX)))
 				return NULL;
 			e->field = f;
 			if (!(e->a = compile_expr(ev, arg->op.right, depth + 1)))
@@ -720,8 +725,7 @@ static struct tep_format_field *num_field(struct tep_event *ev, const char *name
 {
 	struct tep_format_field *f = tep_find_field(ev, name);
 
-	return f && (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8) &&
-	       f->offset >= 0 ? f : NULL;
+	return f && int_size(f->size) && f->offset >= 0 ? f : NULL;
 }
 
 /*
@@ -808,7 +812,7 @@ static int compile_failed(struct ks_plan *p, struct tep_event *ev)
 		int n;
 
 		if (!f->name || f->offset < 0 || (fl & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) ||
-		    (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))
+		    !int_size(f->size))
 			return -1;
 		n = snprintf(lit, sizeof(lit), " %s=%s", f->name, hex ? "0x" : "");
 		if (n < 0 || (size_t)n >= sizeof(lit) || !(s = add_step(p, ST_LIT)) ||
@@ -834,7 +838,7 @@ static struct tep_format_field *hfield(struct tep_event *ev, const char *name, b
 {
 	struct tep_format_field *f = any ? tep_find_any_field(ev, name) : tep_find_field(ev, name);
 
-	if (f && (f->offset < 0 || (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8))) {
+	if (f && (f->offset < 0 || !int_size(f->size))) {
 		*bad = true;
 		return NULL;
 	}
@@ -1526,11 +1530,6 @@ static void store(const struct ks_plan *p, const struct tep_format_field *f, uin
 		data[f->offset + i] = (uint8_t)(v >> (8 * (big ? f->size - 1 - i : i)));
 }
 
-static bool int_sized(const struct tep_format_field *f)
-{
-	return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
-}
-
 static const char *skip_pad(const char *t, const struct step *s)
 {
 	if (s->width && !s->left)
@@ -1680,7 +1679,7 @@ int ks_plan_scan(const struct ks_plan *p, const char *text, uint8_t *data, int s
 		const struct step *s = &p->steps[i];
 
 		if (s->kind != ST_LIT && (!inside(s->field, size) ||
-					  (s->kind != ST_STR_ARRAY && !int_sized(s->field))))
+					  (s->kind != ST_STR_ARRAY && !int_size(s->field->size))))
 			return -1;
 		switch (s->kind) {
 		case ST_LIT:
