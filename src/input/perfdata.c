@@ -2206,19 +2206,6 @@ static int frames_grow(struct pd_prefetch *pf)
 	return 0;
 }
 
-/* The frames F[0, N) in runs: each run of queue entries between markers
- * sorted by time, stably, behind a MARK_RUN head, into pf->frames_tmp,
- * which then becomes pf->frames.  The queue gets a round as one sorted
- * run, which its flush merges with what is left of the round before in
- * one pass, and the flush's result does not change: a stable sort of the
- * entries pushed gives the same result whatever their order was, and the
- * counts of out-of-order entries and the queue's maximum time do not
- * depend on it (queue_run).  A run is a round's stretches of one CPU's
- * records each in time order: the scan that finds its end counts where
- * time goes back, so that a run of one or two stretches (one CPU or two)
- * is copied or merged at once, without sort_entries()' scans.  Returns
- * the number of frames, 0 when memory for them could not be had (the
- * main thread then frames the chunk). */
 /* SRC[0, LEN) into DST, the samples of events not selected (NSKIP of
  * them) after the others, each part in its order; branch-free, as which
  * part an entry goes to is unpredictable. */
@@ -2262,6 +2249,19 @@ static void merge_split(const struct pd_entry *a, size_t na, const struct pd_ent
 	}
 }
 
+/* The frames F[0, N) in runs: each run of queue entries between markers
+ * sorted by time, stably, behind a MARK_RUN head, into pf->frames_tmp,
+ * which then becomes pf->frames.  The queue gets a round as one sorted
+ * run, which its flush merges with what is left of the round before in
+ * one pass, and the flush's result does not change: a stable sort of the
+ * entries pushed gives the same result whatever their order was, and the
+ * counts of out-of-order entries and the queue's maximum time do not
+ * depend on it (queue_run).  A run is a round's stretches of one CPU's
+ * records each in time order: the scan that finds its end counts where
+ * time goes back, so that a run of one or two stretches (one CPU or two)
+ * is copied or merged at once, without sort_entries()' scans.  Returns
+ * the number of frames, 0 when memory for them could not be had (the
+ * main thread then frames the chunk). */
 static size_t runs_build(struct pd_prefetch *pf, size_t n)
 {
 	struct pd_entry *f = pf->frames, *out, *sorted;
@@ -2438,6 +2438,16 @@ static inline uint64_t frames_pos(const struct pd_source *s, size_t fi)
 	return fi < s->nframes ? s->frames[fi].key >> 16 : s->frames_end;
 }
 
+/* How many of the sorted entries F[0, N) come before time T. */
+static inline uint64_t count_before(const struct pd_entry *f, uint64_t n, uint64_t t)
+{
+	uint64_t i = 0;
+
+	while (i < n && f[i].ts < t)
+		i++;
+	return i;
+}
+
 /* Queue the run whose MARK_RUN head is at s->fi, as queue_push() one by
  * one would: each of its parts is sorted, so their last entries are their
  * latest, and the entries before the last flush's time are at their
@@ -2450,7 +2460,7 @@ static int queue_run(struct pd_source *s, struct ks_error *err)
 {
 	const struct pd_entry *f = &s->frames[s->fi + 1];
 	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), nskip = MARK_RUN_SKIP(s->frames[s->fi]);
-	uint64_t nk = n - nskip, late, run_max, pending = s->q_n - s->q_head;
+	uint64_t nk = n - nskip, run_max, pending = s->q_n - s->q_head;
 	const struct pd_entry *fs = f + nk;
 	bool idle = queue_idle(s), sorted = s->q_sorted || !pending;
 	struct pd_entry *t;
@@ -2485,12 +2495,8 @@ static int queue_run(struct pd_source *s, struct ks_error *err)
 		memcpy(s->ph + s->ph_n, fs, nskip * sizeof(*fs));
 		s->ph_n += nskip;
 	}
-	for (late = 0; late < nk && f[late].ts < s->last_flush; late++)
-		;
-	s->base.stats.out_of_order += late;
-	for (late = 0; late < nskip && fs[late].ts < s->last_flush; late++)
-		;
-	s->base.stats.out_of_order += late;
+	s->base.stats.out_of_order += count_before(f, nk, s->last_flush) +
+				      count_before(fs, nskip, s->last_flush);
 	/* the run's latest: the later of its two parts' last */
 	run_max = nk ? f[nk - 1].ts : 0;
 	if (nskip && fs[nskip - 1].ts > run_max)
