@@ -2179,6 +2179,7 @@ static int cursor_pages(struct tracedat *td, struct cpu_cursor *c, ks_tracedat_p
 		for (c->page_pos = 0; c->page_pos < c->buf_len; c->page_pos += c->page_size) {
 			uint32_t events = 0;
 			const uint8_t *page = c->buf + c->page_pos;
+
 			if (check_page(td, c, page, &events, err) < 0 ||
 			    fn(arg, c->cpu, page, c->page_size, events, err) < 0)
 				return -1;

@@ -1005,6 +1005,7 @@ static int out_zeros(struct ks_tdw *w, uint64_t n, struct ks_error *err)
 
 	while (n) {
 		size_t k = n > sizeof(zero) ? sizeof(zero) : (size_t)n;
+
 		if (out(w, zero, k, err) < 0)
 			return -1;
 		n -= k;
@@ -1691,12 +1692,13 @@ static int stream_close(struct ks_tdw *w, struct ks_error *err)
 	if (stream_end_cpu(w, err) < 0 || out_tell(w, &end, err) < 0)
 		return -1;
 	if (w->version == 7)
-		return out_patch64(w, w->fly_at + 8, end - w->fly_at - 16, err) |
+		return out_patch64(w, w->fly_at + 8, end - w->fly_at - 16, err) < 0 ? -1 :
 		       write_v7_tail(w, w->head_at, w->fly_at, err);
 	data = (w->head_at + 16ull * w->nr_cpus + w->page_size - 1) / w->page_size * w->page_size;
 	for (i = 0; i < w->nr_cpus; i++) {
 		const struct cpu_stream *c = i < w->nr_streams ? &w->cpus[i] : NULL;
 		uint64_t at[2] = { c && c->nr_pages ? c->file_off : data, c ? c->file_size : 0 };
+
 		if (out_patch(w, w->head_at + 16ull * i, at, 16, err) < 0)
 			return -1;
 		data = at[0] + at[1];
