@@ -102,11 +102,12 @@ static void fp_remember(struct ks_hmap *set, struct fingerprint fp)
  * length of the rest, u32 count, then per format u32 system length, system,
  * u64 text length, text, written and read in one piece (a few system calls
  * per request, not five per format); the reply is one byte once every
- * format was parsed (each batch in a fresh tep).  A helper that does not answer within GUARD_TIMEOUT_MS is killed and
- * the formats count as unsafe: the limit is for a parse that never ends, so
- * it is far above what a busy machine needs for the largest real format
- * sets (10 s was passed once on a loaded 2-CPU machine by a 1.9 MB set, and
- * the file's events then printed differently). */
+ * format was parsed (each batch in a fresh tep).  A helper that does not
+ * answer within GUARD_TIMEOUT_MS is killed and the formats count as unsafe:
+ * the limit is for a parse that never ends, so it is far above what a busy
+ * machine needs for the largest real format sets (10 s was passed once on a
+ * loaded 2-CPU machine by a 1.9 MB set, and the file's events then printed
+ * differently). */
 #define GUARD_TIMEOUT_MS 60000
 #define GUARD_MAX_TEXT (64u << 20)
 #define GUARD_MAX_REQUEST (1ull << 30)
