@@ -89,7 +89,7 @@ stat_rounds() {
 		printf "%-44s %9.4f s %9d MB\n", "kvmscope stat --by reason --by vm,vcpu", b[5], b[6] / 1024
 		printf "%-44s %9.4f s\n", "cat FILE > /dev/null", b[7]
 		printf "%-44s %9.4f s   (%.2fx cat, median; for scale, not a target)\n", "one thread walking the records (floor)", minimum(fl), median(rf)
-		printf "speed-up vs perf: %.1fx best/best, %.1fx median of the rounds (target >= 5x)\n", b[1] / b[3], mp
+		printf "speed-up vs perf: %.2fx best/best, %.2fx median of the rounds (target >= 5x)\n", b[1] / b[3], mp
 		printf "time vs cat: %.2fx best/best, %.2fx median of the rounds (target <= 2x); --by reason --by vm,vcpu: %.2fx median\n", b[3] / b[7], mc, mt
 		printf "CPU time (user + system, medians): kvmscope %.3f s (both threads), perf %.3f s: %.1fx median of the rounds\n", median(kc), median(pc), median(ru)
 		printf "peak RSS: %.1f MB vs perf %.1f MB\n", b[4] / 1024, b[2] / 1024
