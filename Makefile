@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # kvmscope - build, test, benchmark and fuzz.
 #
 #   make            build the kvmscope binary only (build/kvmscope)

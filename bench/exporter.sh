@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # exporter.sh - benchmarks of kvmscope exporter.
 #
 #   bench/exporter.sh [BUILD]      (perf for the template, curl, python3)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * floor.c - the least any perf.data reader pays: one pass over the records.
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # live.sh - benchmarks of kvmscope record and top on this machine's tracefs.
 #
 #   bench/live.sh [BUILD]      (root; tracefs; perf and python3 for the load)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * measure.c - run a command, print its wall time and peak RSS.
  *

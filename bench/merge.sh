@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # merge.sh BUILD - benchmark `kvmscope merge` against Debian's
 # `trace-cmd report -t -i HOST -i GUEST` (issue 25: target >= 3x, output
 # identical) on the hip24 host+guest pair, and on a generated pair of

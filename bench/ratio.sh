@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # ratio.sh - sourced by the benchmarks: kvmscope against a peer tool as a
 # ratio of CPU time (user + system, children included: bench/measure), the
 # median of interleaved rounds, printed with its target and "met"/"missed".

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # report.sh BUILD - kvmscope report speed: $BENCH_SAMPLES guest PMU samples
 # (default 10,000,000, about 480 MB, generated once by gen-guest-perfdata into
 # $BENCH_DIR, default /tmp/kvmscope-bench) resolved against a guest kallsyms;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # run.sh BUILD - benchmarks: kvmscope against the peer tools, in the same run.
 #
 # stat on perf.data: generated files of $BENCH_PAIRS exit/entry pairs

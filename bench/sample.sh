@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # sample.sh BUILD - kvmscope sample throughput and guest impact on the lab guest.
 #
 # Boots the lab guest (tests/lab/lab.sh, 1 vCPU, TCG) and measures:

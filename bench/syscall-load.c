@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * syscall-load - a paced event source for the record benchmark: THREADS
  * threads together make RATE getppid() calls per second for SECONDS

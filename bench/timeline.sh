@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # timeline.sh BUILD - kvmscope timeline's pictures on a large input:
 # $BENCH_TL_PAIRS exit/entry pairs (default 2,500,000: 5 M events, about
 # 670 MB, 2 VMs x 4 vCPUs) generated once by gen-perfdata into $BENCH_DIR

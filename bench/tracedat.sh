@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # tracedat.sh BUILD [PAIRS] - trace.dat benchmarks (issues 3 and 25).
 #
 # Makes a large trace.dat with `kvmscope convert` from a generated perf.data

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # bash completion for kvmscope                                -*- shell-script -*-
 #
 # Commands, and per command its options, are read from the program itself

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # build-deb.sh [--install] [OUT] - build the Debian package of this tree.
 #
 # The tree (tracked and untracked files git knows, or the whole directory

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # demo.sh BUILD - show kvmscope on generated and real recordings.
 set -eu
 build=${1:-build}

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # foreign-perf.sh - Debian's perf of other architectures, run under qemu-user,
 # as the oracle of `kvmscope stat --format perf` (tests/cli/foreign_perf_test.sh).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # fuzz-campaign.sh RUNS TARGET... - run each libFuzzer target (built and
 # seeded by scripts/fuzz.sh into build-fuzz/) until it has RUNS executions on
 # its corpus, and print "TARGET: N executions, no finding" or the finding.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # fuzz-run.sh OUT SECONDS NAME... - the timed libFuzzer runs of
 # scripts/fuzz.sh and their verdict: OUT/NAME is a target's binary,
 # OUT/corpus/NAME its corpus, FUZZ_JOBS targets at a time (default: one per

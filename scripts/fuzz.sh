@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # fuzz.sh SECONDS - build every tests/fuzz/fuzz_*.c with libFuzzer and run each
 # for SECONDS (0: build, seed and check the regression inputs only), FUZZ_JOBS
 # targets at a time (default: one per CPU).  The

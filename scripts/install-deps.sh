@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # install-deps.sh - install the Debian 12 packages kvmscope needs (idempotent).
 #
 # Build:   gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev

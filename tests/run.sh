@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # run.sh BUILD [TEST...] - run the test programs and test scripts in
 # parallel and print TAP.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen-guest-perfdata - write a synthetic perf.data of guest PMU samples, as
  * `perf kvm record` / `perf record -e cycles:G` would on a KVM host, plus the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen-hostile.c - write crafted trace.dat files that once made the reader
  * accept an unfinished recording or spend far more memory or time than the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen-kvm-perfdata - write a perf.data file of KVM tracepoint samples for any
  * architecture, in either byte order, from a scenario text (test data).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen-merge-pair - write a host and a guest trace.dat that belong together,
  * as `trace-cmd record --proxy`/agent tracing makes them, for the merge

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen-perfdata - write synthetic perf.data files of x86 KVM events (test data).
  *

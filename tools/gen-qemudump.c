@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen-qemudump.c - write a small QEMU dump-guest-memory ELF file (paging
  * off) with known call chains, for tests and as a fuzzing seed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen-tracedat-layouts - write trace.dat files with buffer instances and
  * with the latency layout, for the tests of the trace.dat reader.

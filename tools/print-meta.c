@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * print-meta - print one metadata text of an input as its reader keeps it
  * (ks_source_formats(), ks_source_text()), byte for byte, for the tests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tdgen.h - what the trace.dat generators (gen-tracedat-layouts,
  * gen-merge-pair) share: real event formats read from a directory and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * attribution.h - which VM and which vCPU a host thread's KVM events belong to.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * census.h - what a KVM recording holds, for explaining an empty answer.
  *

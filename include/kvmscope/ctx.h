@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ctx.h - the library context: what the library would otherwise keep for
  * the whole process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * dump.h - print records in trace-cmd report's text layout.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * field.h - fast access to tracepoint fields in raw payloads.
  *

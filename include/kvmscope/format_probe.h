@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * format_probe.h - let the program decide whether event formats are safe
  * to hand to libtraceevent.

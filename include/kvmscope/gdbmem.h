@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gdbmem.h - guest memory (struct ks_gmem) read through a QEMU gdbstub.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gdbproto.h - a read-only GDB remote serial protocol client (QEMU gdbstub).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * guestsyms.h - symbols and kernel unwind data shared by `kvmscope sample`
  * and `kvmscope unwind`.

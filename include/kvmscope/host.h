@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * host.h - one model of the host: which VM and vCPU each host thread runs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * json.h - the one JSON writer every --json output goes through.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kvmstats.h - KVM's own statistics of a VM and its vCPUs (exits,
  * halt_exits, insn_emulation, io_exits, the halt polling histograms...),

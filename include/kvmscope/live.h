@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * live.h - live tracing of this host through tracefs (libtracefs).
  *

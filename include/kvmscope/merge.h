@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * merge.h - one host trace and its guests' traces as one stream in host time.
  *

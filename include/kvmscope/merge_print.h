@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * merge_print.h - print a merged stream (merge.h) like `trace-cmd report
  * -i HOST -i GUEST`: every input's "cpus=N" line, then each record in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * metrics.h - cumulative exit metrics for an exporter (kvmscope exporter).
  *

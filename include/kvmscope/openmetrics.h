@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * openmetrics.h - the Prometheus text exposition formats, written into a
  * memory buffer: Prometheus text 0.0.4 and OpenMetrics 1.0.0 (the one a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * outfile.h - output files that never destroy what they replace.
  *

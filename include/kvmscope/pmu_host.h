@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pmu_host.h - who holds the host's performance counters, and what that
  * leaves for the guests' virtual PMUs (`kvmscope pmu check`).

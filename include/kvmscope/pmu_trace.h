@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pmu_trace.h - vPMU / LBR MSR traffic of KVM guests, from a trace
  * (`kvmscope pmu -i FILE`).

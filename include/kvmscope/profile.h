@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * profile.h - guest profile from the host (kvmscope report).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * qemudump.h - QEMU `dump-guest-memory` ELF files (paging off, ELF format).
  *

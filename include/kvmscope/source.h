@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * source.h - open any supported input and pull decoded records from it.
  *

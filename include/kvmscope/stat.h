@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * stat.h - exit / MMIO / I/O port / MSR accounting (kvmscope stat).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * stat_report.h - printing kvmscope stat results: table, JSON, CSV, perf.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * timeline.h - vCPU states over time, from a host trace and its guests.
  *

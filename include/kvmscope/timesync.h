@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * timesync.h - map a guest's clock to its host's clock, per vCPU.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * top.h - per-interval exit accounting for `kvmscope top`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tpcount.h - every tracepoint counted per VM, for `kvmscope top --view
  * tracepoints` (kvm_stat's tracepoint view).

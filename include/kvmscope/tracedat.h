@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracedat.h - what a trace-cmd trace.dat file says besides its events.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracedat_writer.h - write trace-cmd trace.dat files (versions 6 and 7).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * unwind.h - read-only guest memory access and x86-64 guest stack unwinding.
  *

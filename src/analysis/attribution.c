@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * attribution.c - VM and vCPU of host threads (see kvmscope/attribution.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * census.c - what a KVM recording holds.  See include/kvmscope/census.h.
  *

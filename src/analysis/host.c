@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * host.c - the host model: host threads -> VM and vCPU (see kvmscope/host.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * metrics.c - cumulative exit metrics behind `kvmscope exporter` (see metrics.h).
  *

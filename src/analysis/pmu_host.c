@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pmu_host.c - host PMU inventory and vPMU verdicts for `kvmscope pmu check`
  * (see include/kvmscope/pmu_host.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * pmu_trace.c - vPMU / LBR MSR traffic from KVM traces (see
  * include/kvmscope/pmu_trace.h).  Used by `kvmscope pmu -i FILE`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * profile.c - guest profile engine behind `kvmscope report` (profile.h).
  *

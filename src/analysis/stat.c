@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * stat.c - the kvmscope stat engine (see include/kvmscope/stat.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * timeline.c - vCPU state machine over a merged host+guest stream (see
  * timeline.h).  Used by `kvmscope timeline`; the outputs are in

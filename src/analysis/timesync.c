@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * timesync.c - guest clock -> host clock, per vCPU (see timesync.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * top.c - per-interval exit accounting behind `kvmscope top` (see top.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tpcount.c - every tracepoint counted per VM (see tpcount.h).
  *

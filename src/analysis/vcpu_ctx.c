@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * vcpu_ctx.c - the KVM events of each vCPU thread since its last entry
  * (see .h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * vcpu_ctx.h - the KVM events of each vCPU thread since its last entry,
  * kept across renewals of a stat engine (top's intervals, the exporter's

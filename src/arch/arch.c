@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arch.c - the list of architectures and how one is chosen for an input.
  *

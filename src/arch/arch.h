@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arch.h - per-architecture knowledge of KVM tracepoints, as data.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arch_list.c - the list of architectures (see arch.h), alone in its file.
  *

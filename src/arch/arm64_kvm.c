@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * arm64_kvm.c - arm64 KVM event classes for kvmscope stat.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * loongarch_kvm.c - LoongArch KVM event classes for kvmscope stat.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * powerpc_kvm.c - powerpc book3s HV KVM event classes for kvmscope stat.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * riscv_kvm.c - RISC-V KVM event classes for kvmscope stat.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * s390_kvm.c - s390 KVM event classes for kvmscope stat.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * x86.h - x86 KVM exit reasons: VMX (Intel) and SVM (AMD) code <-> name.
  *

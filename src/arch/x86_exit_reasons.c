@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * x86_exit_reasons.c - the VMX and SVM exit reason tables (see x86.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * x86_kvm.c - x86 (Intel VMX, AMD SVM) event classes for kvmscope stat.
  *

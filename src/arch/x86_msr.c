@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * x86_msr.c - names and kinds of x86 MSRs (see x86_msr.h).
  *

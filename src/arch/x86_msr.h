@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * x86_msr.h - names and kinds of x86 model-specific registers, for the MSR
  * rows of `kvmscope stat --event msr` and the vPMU analysis (`kvmscope pmu`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cli.h - shared pieces of the kvmscope command line (one file per command).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_convert.c - kvmscope convert: any input to a trace-cmd trace.dat file.
  *

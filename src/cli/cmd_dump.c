@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_dump.c - kvmscope dump: print every event like `trace-cmd report`.
  *

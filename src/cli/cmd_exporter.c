@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_exporter.c - kvmscope exporter: KVM exit metrics over HTTP for
  * Prometheus (text 0.0.4 or OpenMetrics 1.0, by the scraper's Accept).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_merge.c - kvmscope merge: a host trace and its guests' traces, merged
  * on the host's clock and printed like `trace-cmd report -i HOST -i GUEST`.

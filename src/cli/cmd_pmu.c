@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_pmu.c - kvmscope pmu: who holds the host's performance counters
  * (`pmu check`, live host), and the vPMU / LBR MSR traffic of guests in a

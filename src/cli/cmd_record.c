@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_record.c - kvmscope record: trace this host's KVM events (or any
  * events) into a trace.dat that trace-cmd and KernelShark open.

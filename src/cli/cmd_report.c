@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_report.c - kvmscope report: where guests run and which guest code
  * causes exits, seen from the host.

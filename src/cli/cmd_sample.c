@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_sample.c - kvmscope sample: guest call chains sampled live over
  * QEMU's gdbstub.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_stat.c - kvmscope stat: exit, MMIO, I/O port, MSR, hcall and trap
  * statistics of every architecture perf supports.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_timeline.c - kvmscope timeline: vCPU states over time from a host
  * trace (and its guests' traces), as a text summary, Perfetto/Chrome JSON

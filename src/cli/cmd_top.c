@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_top.c - kvmscope top: live KVM activity per VM, refreshed every -d
  * seconds, in three views:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cmd_unwind.c - kvmscope unwind: every vCPU's stack from a QEMU
  * dump-guest-memory ELF file.

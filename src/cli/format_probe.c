@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * format_probe.c - the command line's format probe (kvmscope/format_probe.h):
  * event formats are parsed by libtraceevent in a helper process first, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * format_probe.h - the command line's ks_format_probe_fn: formats are parsed
  * in a helper process first (forked once and kept; forked again after a

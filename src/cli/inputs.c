@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * inputs.c - input files on the command line: "-" for standard input, and
  * what an input holds when a command's answer is empty (census.h).

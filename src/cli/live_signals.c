@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * live_signals.c - the command line's side of live tracing: SIGINT /
  * SIGTERM / SIGHUP set a flag that the loops of record and top check (they

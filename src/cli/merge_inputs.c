@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * merge_inputs.c - the input options shared by `kvmscope merge` and
  * `kvmscope timeline`: -i FILE (or FILE operands), --tsc-offset VCPU=OFFSET,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * options.c - the option layer of every command.  See options.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * options.h - one option layer for every kvmscope command.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ctx.c - the library context (kvmscope/ctx.h): the program's format probe,
  * the release of tep handles under its lock, and the readers'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ctx_impl.h - what the readers use of a library context (kvmscope/ctx.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * format_guard.c - checks in front of libtraceevent's parsers (see .h).
  */

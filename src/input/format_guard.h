@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * format_guard.h - hand libtraceevent only text it can parse safely.
  *

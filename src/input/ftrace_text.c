@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ftrace_text.c - reader for ftrace text: `cat trace`, `trace_pipe`,
  * `trace-cmd report` (with or without -t, -l, [CPU], multi-file "name:"

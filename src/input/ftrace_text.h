@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ftrace_text.h - extras of the ftrace text reader (ftrace_text.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kallsyms_text.h - a trace.dat's /proc/kallsyms text into a tep handle.
  */

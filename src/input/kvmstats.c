@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kvmstats.c - KVM's statistics from QEMU's QMP query-stats or debugfs
  * (see kvmstats.h).

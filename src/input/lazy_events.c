@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * lazy_events.c - deferred event formats and kallsyms (see .h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * lazy_events.h - event formats and kallsyms parsed when first needed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * libvirt.c - KVM's statistics of libvirt's domains (see kvmstats.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * live.c - live tracefs tracing: a private instance, its per-CPU raw
  * readers, and a struct ks_source decoding their pages (see live.h).

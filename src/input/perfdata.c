@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * perfdata.c - perf.data reader (file mode, both byte orders).
  *

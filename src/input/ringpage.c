@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ringpage.c - see ringpage.h.  The event header layout is the kernel's
  * (kernel/trace/ring_buffer.c): a u32 with a 5-bit type_len and a 27-bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ringpage.h - check a ring-buffer page before libtraceevent's kbuffer walks it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * source.c - the generic ks_source_* entry points every reader shares.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * source_impl.h - what a reader implements to become a struct ks_source.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * source_open.c - ks_source_open(): detect the input type and open it with
  * its reader.

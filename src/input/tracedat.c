@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracedat.c - trace-cmd trace.dat reader (file versions 6 and 7).
  *

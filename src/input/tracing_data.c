@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracing_data.c - the ftrace metadata block of perf.data / trace.dat v6
  * (see tracing_data.h), loaded into a tep_handle with libtraceevent.

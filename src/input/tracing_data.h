@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracing_data.h - parse the ftrace metadata block shared by perf.data
  * (feature HEADER_TRACING_DATA) and trace.dat v6 (the start of the file).

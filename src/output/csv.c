@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * csv.c - CSV field quoting (see csv.h).
  */

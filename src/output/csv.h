@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * csv.h - the one CSV field writer every --csv output goes through.
  *

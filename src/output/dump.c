@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * dump.c - records as trace-cmd report prints them (see kvmscope/dump.h).
  *

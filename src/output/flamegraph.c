@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * flamegraph.c - builds a frame tree from folded stacks and writes it as an
  * interactive SVG (flamegraph.h).  Written for kvmscope; the page layout

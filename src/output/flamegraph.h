@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * flamegraph.h - folded stacks -> a self-contained interactive SVG flame graph.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * json.c - streaming JSON writer (see include/kvmscope/json.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * merge_print.c - a merged stream in trace-cmd report's layout, or as one
  * JSON document (see merge_print.h).

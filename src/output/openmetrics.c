@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * openmetrics.c - Prometheus text 0.0.4 and OpenMetrics 1.0.0 exposition
  * (see openmetrics.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * perfetto.c - a ks_timeline as Chrome trace-event JSON, the format
  * ui.perfetto.dev and chrome://tracing load ("JSON Object Format").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * perfetto_pb.c - a ks_timeline in Perfetto's own protobuf trace format,
  * the format Perfetto's UI and trace processor load best.  The messages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * print_plan.c - print formats compiled into steps (see print_plan.h).
  *

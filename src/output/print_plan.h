@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * print_plan.h - an event's print format compiled once into a list of steps
  * (literal text, numbers, strings, pointers, __print_symbolic/__print_flags,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * stat_report.c - kvmscope stat output: human table, JSON, CSV and perf 6.1's
  * exact `perf kvm stat report` layout.

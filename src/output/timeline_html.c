@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * timeline_html.c - a ks_timeline as one self-contained HTML page: the data
  * as JSON (written with json.h) in a <script type="application/json"> and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracedat_writer.c - write trace-cmd trace.dat files (v6 and v7).
  *

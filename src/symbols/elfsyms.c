@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * elfsyms.c - symbols of an ELF file (guest vmlinux, static guest binaries)
  * through libelf: .symtab (else .dynsym), functions and text labels.

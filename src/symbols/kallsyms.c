@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kallsyms.c - guest kernel symbols from text: /proc/kallsyms, /proc/modules,
  * and the kallsyms text a trace.dat stores (trace-cmd saves the recording

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * symtab.c - sorted, deduplicated symbol tables with binary-search lookup.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * symtab.h - guest symbol tables: sorted, deduplicated, binary-searched.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gdbmem.c - struct ks_gmem over a QEMU gdbstub connection.
  *

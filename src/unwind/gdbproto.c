@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gdbproto.c - GDB remote serial protocol client, read-only (see gdbproto.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * guestsyms.c - guest symbol tables (symbols/symtab.h) and ORC setup for the
  * sample and unwind commands: see include/kvmscope/guestsyms.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * orc.c - the guest kernel's ORC unwind tables, read out of guest memory.
  *

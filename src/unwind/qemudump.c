@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * qemudump.c - reader of QEMU dump-guest-memory ELF files (see qemudump.h).
  *

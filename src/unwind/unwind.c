@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * unwind.c - one vCPU's call chain: guest kernel (ORC or frame pointers)
  * through interrupt/exception/syscall frames (pt_regs) into user space

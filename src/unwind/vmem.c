@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * vmem.c - guest virtual reads through an x86-64 page walk of our own.
  *

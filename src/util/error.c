@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * error.c - filling struct ks_error.  See include/kvmscope/error.h.
  */

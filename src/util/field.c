@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * field.c - resolving tracepoint fields once per format (see field.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * hashmap.c - the library's one hash table.  See hashmap.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * hashmap.h - the library's one hash table: u64 keys, fixed-size values
  * stored inline (a pointer, an index, or a small struct).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * hex.h - one hexadecimal digit's value, for the text parsers (kallsyms,
  * the gdb remote protocol, /proc maps lines).

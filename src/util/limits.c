@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * limits.c - the run's resource budgets.  See include/kvmscope/limits.h.
  */

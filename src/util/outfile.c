@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * outfile.c - output files written to a temporary file and renamed over
  * the final name when complete (API and rules in include/kvmscope/outfile.h).

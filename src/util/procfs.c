@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * procfs.c - read a small file of /proc/PID (see procfs.h).  Used by the
  * live reader (thread -> process) and by top (QEMU process names).

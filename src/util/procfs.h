@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * procfs.h - read a small file of /proc/PID.
  */

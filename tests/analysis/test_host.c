@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_host.c - the host model (kvmscope/host.h) and the stat engine give
  * the same VM and vCPU to the same threads, and report conflicts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_pmu.c - MSR names, event-select decoding, CPUID decoding, cpu sets
  * and the perf / QEMU command-line parsers of `kvmscope pmu`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_stat.c - the stat engine on hand-built kvm event sequences.
  *

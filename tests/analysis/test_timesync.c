@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_timesync.c - guest -> host time mapping (timesync.c).
  *

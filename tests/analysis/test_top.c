@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_top.c - the running totals of the exits view's engine
  * (kvmscope/top.h), on a real recording cut in intervals as `kvmscope top`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_x86_tables.c - our VMX/SVM exit reason tables against the kernel's.
  *

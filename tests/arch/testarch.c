@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * testarch.c - a test-only architecture, "testarch", and the list of
  * architectures with it: linked into build/tests/arch/kvmscope-testarch (the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # testarch_test.sh - an architecture is one file: a test-only one works in
 # every command.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # fuzz_gate_test.sh - CI fails on a new fuzz finding and keeps its input.
 #
 # .ci/run's fuzz stage is `make fuzz` (scripts/fuzz.sh), whose verdict is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """arch_oracle.py - scenarios and independent expected results for
 tests/cli/arch_stat_test.sh.
 

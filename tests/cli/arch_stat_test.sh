@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # arch_stat_test.sh - kvmscope stat on every architecture perf supports, and
 # vCPU/VM attribution.
 #

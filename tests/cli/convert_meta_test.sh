@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # convert_meta_test.sh - kvmscope convert copies the input's metadata byte
 # for byte: event and ftrace formats, header_page / header_event, kallsyms
 # (symbol types included), printk formats and saved cmdlines.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # convert_test.sh - kvmscope convert, checked by trace-cmd and perf.
 #
 # Oracles:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # dump_test.sh - `kvmscope dump` must print what trace-cmd report prints.
 #
 # Oracles:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """exporter_check.py - checks of `kvmscope exporter` output for exporter_test.sh.
 
   exporter_check.py expo FILE STAT_VCPU_JSON

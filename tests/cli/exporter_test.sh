@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # exporter_test.sh - kvmscope exporter: /metrics against kvmscope stat, content
 # negotiation, a real Prometheus server scraping it, and a scrape soak.
 #

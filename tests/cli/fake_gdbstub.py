@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """fake_gdbstub.py - a QEMU-like gdbstub on 127.0.0.1 for the sample tests.
 
     fake_gdbstub.py PORTFILE LOGFILE [--vcpus N] [--delay S]

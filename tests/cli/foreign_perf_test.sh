@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # foreign_perf_test.sh - `kvmscope stat --format perf` must print, byte for
 # byte, what each architecture's own perf prints on the same file:
 # Debian's linux-perf for arm64, ppc64el, s390x (bookworm, perf 6.1) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """foreign_scenario.py ARCH SEED OUT.scn [EXITS] - a random scenario for
 tools/gen-kvm-perfdata, for the comparison with each architecture's own perf
 (tests/cli/foreign_perf_test.sh).  The same ARCH and SEED give the same file.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # hang_test.sh - `stat` and `top` end on every real recording, on every run.
 # timeout: 600
 #

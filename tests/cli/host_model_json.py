@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """host_model_json.py - the thread -> (VM, vCPU, VM name) mapping of one
 command's JSON output, or the VM and vCPU rows of `kvmscope top`.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # host_model_test.sh - every command attributes host threads to the same VM
 # and vCPU and names the VM alike (the host model, kvmscope/host.h).
 #

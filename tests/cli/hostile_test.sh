@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # hostile_test.sh - crafted and unfinished inputs end quickly, in one line.
 #
 # Inputs: tools/gen-hostile writes trace.dat files that once were read as

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # install_test.sh - `make install DESTDIR=... PREFIX=/usr` lays out the
 # binary, every man page and the shell completion; the installed binary
 # runs and prints its version; the bash completion registers itself and

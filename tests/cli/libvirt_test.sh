@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # libvirt_test.sh - the KVM statistics of a libvirt domain, read through
 # libvirt, in kvmscope top (--libvirt, and without it when libvirt's socket
 # exists) and in the exporter's /metrics (--libvirt, and live without it).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # limits_test.sh - the run's budgets (--limit): inputs that would make
 # memory grow with their size end with one clear error naming the file,
 # the offset and the limit, in bounded memory; within the budget the

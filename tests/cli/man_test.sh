@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # man_test.sh - the man pages match the program:
 # - every command listed by `kvmscope --help` answers --help with status 0,
 #   and `kvmscope help CMD` prints the same text;
@@ -114,8 +115,8 @@ else
 	fi
 fi
 
-# One date on every page (.TH NAME 1 DATE ...).
-dates=$(awk 'FNR == 1 && /^\.TH/ { print $4 } FNR == 1 && !/^\.TH/ { print FILENAME ": no .TH" }' \
+# One date on every page (.TH NAME 1 DATE ..., after the SPDX comment line).
+dates=$(awk 'FNR == 1 && /SPDX/ { next } /^\.TH/ && !seen[FILENAME]++ { print $4; next } FNR == 2 && !seen[FILENAME] { print FILENAME ": no .TH" }' \
 	"$man_dir"/*.1 | sort -u)
 if [ "$(printf '%s\n' "$dates" | wc -l)" -eq 1 ]; then
 	echo "ok man-dates"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # merge_test.sh - `kvmscope merge` must print what trace-cmd prints when it
 # merges a host and a guest trace.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # mistakes_test.sh - user mistakes, as a table: each row runs the real
 # binary and asserts the exit code (2: usage, 1: the input cannot answer),
 # that standard error is exactly one line naming the option or the file,

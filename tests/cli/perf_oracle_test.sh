@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # perf_oracle_test.sh - `kvmscope stat --format perf` must print exactly what
 # `perf kvm stat report` (Debian linux-perf 6.1) prints on the same file.
 #

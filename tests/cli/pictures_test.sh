@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # pictures_test.sh - the HTML timeline tells the truth at every zoom.
 #
 # A generated recording (tools/gen-kvm-perfdata, x86 formats of

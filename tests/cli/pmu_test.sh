@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # pmu_test.sh - kvmscope pmu.
 #  * report: traces from tools/gen-perfdata --pmu-guest (a guest perf session
 #    reprogramming counters on context switches); per-MSR counts and the total

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """png_colours.py - exit 0 if a PNG screenshot shows a flame graph: many
 distinct colours (frames) rather than a blank page.  Stdlib only (zlib)."""
 import struct

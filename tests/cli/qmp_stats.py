@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """qmp_stats.py - QEMU's KVM statistics (QMP query-stats) as the tests'
 oracle sees them, one value per statistic and vCPU.
 

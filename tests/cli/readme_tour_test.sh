@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # readme_tour_test.sh - the README's tour shows real output: every "$ "
 # command of its ```console blocks is run (kvmscope being the binary under
 # test, ../shared the shared recordings) and its standard output must be

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # record_test.sh - kvmscope record on this machine's tracefs, checked by
 # Debian's trace-cmd.
 #

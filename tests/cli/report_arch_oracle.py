@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """report_arch_oracle.py - scenarios and an independent expectation for
 `kvmscope report` on exit-tracepoint sources other than x86 (powerpc
 kvm_hv:kvm_guest_exit, arm64 kvm_exit) and for guest symbol sources

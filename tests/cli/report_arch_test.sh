@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # report_arch_test.sh - kvmscope report on exit-tracepoint sources other than
 # x86 and on every guest symbol source.
 #  - powerpc kvm_hv:kvm_guest_exit (HV_DECREMENTER 0x980 and other traps, MSR

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # report_guest_perf_test.sh - kvmscope report on generated perf.data guest
 # PMU samples (tools/gen-guest-perfdata): per-VM, per-symbol counts must equal
 # the generator's own expectation file (written independently of kvmscope's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """report_oracle.py - independent expectation for `kvmscope report --by vm
 --offsets --csv` on a host trace: computed from `trace-cmd report -t` text
 (kvm_exit / kvm_entry lines) and a guest kallsyms text, without kvmscope.

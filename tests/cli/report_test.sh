@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # report_test.sh - kvmscope report end to end.
 #  - real data: the kvm_exit rips of hip24/host-tsync.trace.dat resolved
 #    against the kallsyms stored in guest-tsync.trace.dat, for that guest's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # sample_stub_test.sh - kvmscope sample against a fake QEMU-like gdbstub on
 # 127.0.0.1 (fake_gdbstub.py): the stacks it plants come out, and with a
 # slow stub the time budgets hold (-d, --sample-budget), abandoned samples

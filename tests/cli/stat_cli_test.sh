@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # stat_cli_test.sh - the kvmscope command line: help, man page, error
 # messages on bad input, and the JSON/CSV/table outputs agreeing with perf.
 set -u

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # text_arch_test.sh - ftrace text of each architecture's KVM events is read
 # with that architecture's event formats: `kvmscope stat` on the text must
 # print what it prints on the perf.data the text was printed from.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # text_counts_test.sh - kvmscope stat on the thesis author's kvm_exit texts
 # (hip24/text: trace-cmd report lines of kvm_exit only) must reproduce the
 # author's own per-reason tables ('REASON': N times) in *_results.md, and the

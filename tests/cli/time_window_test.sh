@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # time_window_test.sh - --time START,END and --time A%-B% (perf's syntax).
 #
 # Oracle: trace-cmd 3.2's `report -t` of the hip24 recordings

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # timeline_test.sh - `kvmscope timeline`: JSON, summary, HTML viewer.
 #
 # Oracles:

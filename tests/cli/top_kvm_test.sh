@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # top_kvm_test.sh - kvmscope top against this machine's real KVM: a QEMU
 # guest (-accel kvm, no kernel: the firmware runs, and KVM's kvm:*
 # tracepoints fire) started by the test.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # top_test.sh - kvmscope top: replayed accounting against kvmscope stat, live
 # batch mode on tracefs, the interactive screen in tmux, cleanup on signals.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """top_totals.py - the running totals of `kvmscope top`'s exits view.
 
   top_totals.py stat STAT.json   exits per (vm, vcpu, reason) of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # tracedat_layouts_test.sh - trace.dat buffer instances and the latency
 # layout, checked by Debian's trace-cmd report.
 #

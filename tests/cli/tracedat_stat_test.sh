@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # tracedat_stat_test.sh - kvmscope stat on the real hip24 recordings.
 #
 # Oracle: hip24/expected/*.report-ns.txt.gz, trace-cmd 3.2's own report of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # unwind_dump_test.sh - `kvmscope unwind` on a QEMU dump written by
 # tools/gen-qemudump, whose call chains are known by construction (the tool
 # prints them), and its errors on damaged dumps.  readelf is the oracle for

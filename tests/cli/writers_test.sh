@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # writers_test.sh - outputs never destroy: what a failed, refused or killed
 # run leaves under the output's name.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_accept.c - libFuzzer target for the HTTP Accept header parser of
  * kvmscope exporter (content negotiation, openmetrics.h).

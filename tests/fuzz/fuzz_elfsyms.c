@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_elfsyms.c - libFuzzer target for the ELF symbol reader (guest vmlinux,
  * --guest-binary): the bytes go to a temp file read through libelf.

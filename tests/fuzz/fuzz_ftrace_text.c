@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_ftrace_text.c - libFuzzer target for the ftrace text reader.
  *

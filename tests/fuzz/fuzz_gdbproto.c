@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_gdbproto.c - libFuzzer target: the bytes are everything a gdbstub
  * sends; the client runs a full session (handshake, threads, registers,

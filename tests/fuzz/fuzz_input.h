@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_input.h - hand a fuzz input to a reader that opens files.
  *

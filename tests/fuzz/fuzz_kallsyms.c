@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_kallsyms.c - libFuzzer target for the kallsyms and modules parsers.
  *

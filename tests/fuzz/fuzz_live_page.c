@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_live_page.c - libFuzzer target for the live source's page decoder
  * (ks_live_decode_page): the input is one raw ring-buffer page as read from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_orc.c - libFuzzer target: the bytes are ORC tables (first 2 bytes:
  * number of entries) followed by "guest memory"; build the table in both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_perfdata.c - libFuzzer target for the perf.data reader.
  *

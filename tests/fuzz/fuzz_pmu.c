@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_pmu.c - libFuzzer target for the parsers of `kvmscope pmu`: the perf
  * and QEMU command-line parsers (NUL-separated argv as in /proc/PID/cmdline),

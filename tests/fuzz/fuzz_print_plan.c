@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_print_plan.c - libFuzzer target for the compiled print formats
  * (src/output/print_plan.c), differential against libtraceevent.

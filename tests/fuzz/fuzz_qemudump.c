@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_qemudump.c - libFuzzer target: the bytes are a QEMU dump-guest-memory
  * ELF file; open it from memory and unwind every vCPU through its LOAD

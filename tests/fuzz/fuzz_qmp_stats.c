@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_qmp_stats.c - libFuzzer target for the QMP client of kvmstats.h
  * (kvmscope top --kvmstats, kvmscope exporter --qmp).  The same bytes are

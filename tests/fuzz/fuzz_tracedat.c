@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_tracedat.c - libFuzzer target for the trace.dat reader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_ctx.c - the library context (kvmscope/ctx.h): what a context holds
  * (its format probe, its parsed formats, its reader tuning) is seen by the

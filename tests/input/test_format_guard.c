@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_format_guard.c - damaged metadata that crashes libtraceevent 1.7 is
  * defused by src/input/format_guard.c, and good metadata passes unchanged.

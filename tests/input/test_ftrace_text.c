@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_ftrace_text.c - the ftrace text reader (src/input/ftrace_text.c).
  *

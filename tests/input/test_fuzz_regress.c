@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_fuzz_regress.c - every input a fuzzer ever crashed on
  * (in tests/fuzz/regress/TARGET/) opens and iterates to a clean end or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_kvmstats.c - the QMP query-stats reply parser (src/input/kvmstats.c)
  * on replies in QEMU 7.2's exact form, and on broken ones: every mistake is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_lazy_events.c - a recording's event formats and kallsyms are parsed
  * when first needed (src/input/lazy_events.h): opening a trace.dat parses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_live.c - the live tracefs layer (live.h): default event sets, the
  * TSC conversion, the instance's lifetime, the live source, and that live

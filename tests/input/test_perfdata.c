@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_perfdata.c - tests of the perf.data reader (src/input/perfdata.c)
  * and of tracing_data.c.

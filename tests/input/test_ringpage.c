@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_ringpage.c - the ring-buffer page check in front of kbuffer
  * (src/input/ringpage.c), and the live page decoder on the page that made

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_tracedat.c - the trace.dat reader against real recordings, trace-cmd
  * itself, and corrupt copies.

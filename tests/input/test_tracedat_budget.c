@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_tracedat_budget.c - the trace.dat reader's memory and object budget.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_tracedat_layouts.c - trace.dat buffer instances and the latency
  * layout in the reader, on files written here with kvmscope's writer, and

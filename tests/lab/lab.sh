@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # lab.sh - a real guest for kvmscope sample/unwind: QEMU (TCG) + the Debian kernel.
 #
 # Source it, then:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # lab_test.sh - kvmscope sample / unwind against a real guest (QEMU TCG +
 # the Debian kernel pinned in kernel.sha256, see lab.sh).  Run by `make
 # check-lab` (tests/run.sh BUILD tests/lab/lab_test.sh) with KVMSCOPE, KS_TMP.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """labctl.py - talk to a lab guest's QMP socket and serial console (tests/lab/).
 
   labctl.py qmp SOCK COMMAND [JSON-ARGS]     print the "return" value as JSON

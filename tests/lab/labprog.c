@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * labprog.c - guest test program of the kvmscope lab (tests/lab/).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # instances.sh - sourced by the tests that start tracing (record, top):
 # whether kvmscope left a tracefs instance behind.
 #

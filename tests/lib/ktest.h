@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ktest.h - the tiny test harness used by every tests/<dir>/test_*.c.
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # flamegraph_100k_test.sh - the SVG flame graph of 100 k distinct stacks
 # (written by test_flamegraph's t_100k_stacks) opens in headless Chromium:
 # it renders within the time limit and the screenshot shows frames.

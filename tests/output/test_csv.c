@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_csv.c - CSV field quoting: plain fields as they are, fields with a
  * separator, quote or line break quoted with quotes doubled.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_flamegraph.c - the SVG flame graph writer: frame widths add up to the
  * parent's (checked by re-reading the rects of a small graph), escaping, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_json.c - the JSON writer's layouts: compact, pretty, and pretty with
  * a flat depth (one line per element of a long array).

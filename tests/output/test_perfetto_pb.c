@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_perfetto_pb.c - the Perfetto protobuf output of `kvmscope timeline`
  * decodes back, with libprotobuf-c and the same schema, to exactly the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_print_plan.c - compiled print formats (src/output/print_plan.c) print
  * exactly what libtraceevent's pretty printer prints: formats with every

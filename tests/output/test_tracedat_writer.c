@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_tracedat_writer.c - the trace.dat writer's ring-buffer page encoding
  * and file layout, checked by independent decoders.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """validate_trace_event.py JSON - check a Chrome trace-event JSON file against
 the format's rules (the "JSON Object Format" of the Trace Event Format doc):
 an object with a traceEvents array; every event has name, ph, pid, tid; ts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_symtab.c - symbol tables: kallsyms parsing, deduplication, lookup
  * ends, module maps, ELF symbols with a KASLR-style bias (checked against

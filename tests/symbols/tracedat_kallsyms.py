@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """tracedat_kallsyms.py - print the kallsyms text stored in a trace.dat v7 file.
 
 Independent oracle for kvmscope's tests: walks the v7 options sections, finds

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # gen_perfdata_test.sh - checks that tools/gen-perfdata writes perf.data files
 # that Debian's perf (the oracle) reads: `perf kvm stat report` for vmexit,
 # mmio, ioport and msr, and `perf script` event counts / exit-reason names

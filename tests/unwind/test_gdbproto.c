@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_gdbproto.c - the gdb remote protocol client against a scripted fake
  * stub (a thread on the other end of a socketpair).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_unwind.c - page walk, ORC decoding and the unwinders on a synthetic
  * guest: a flat "physical memory" with page tables built here, stacks and

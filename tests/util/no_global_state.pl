@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: GPL-2.0-only
 # no_global_state.pl DIR - find process-wide state and process-wide calls in
 # the C sources under DIR (DIR/cli excepted), for no_global_state_test.sh.
 # One line per finding, "FILE:LINE: what"; nothing when DIR is clean.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # no_global_state_test.sh - the library (src/ outside src/cli) keeps no
 # process-wide state and does nothing to the whole process: what inputs
 # share lives in a library context (include/kvmscope/ctx.h), and what a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_field.c - ks_field_read(): values in and out of a payload, and no
  * pointer formed from a missing one (a sample without RAW has data NULL:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_hashmap.c - properties of the shared hash table (src/util/hashmap.c)
  * on adversarial key sets: every key inserted is found with its value, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_outfile.c - ks_outfile: what is under the final name after a refusal,
  * an abort and a commit, and what is left in the directory.

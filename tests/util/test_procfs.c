@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_procfs.c - ks_read_proc() against this process's own /proc files.
  */
