@@ -17,6 +17,13 @@
  *  HALTED     after an HLT (VMX/SVM) exit, until the next kvm_entry
  *  PREEMPTED  switched out by the host scheduler while runnable, not in guest
  *  BLOCKED    switched out sleeping, not in guest and not halted
+ * A guest task is known only inside its guest trace's data: an exit of a
+ * VM with a guest trace is charged to its task only if an event of that
+ * trace comes after the exit with no lost-events marker of the vCPU
+ * between (else to "(no guest data)", as every exit before the trace's
+ * first event or after its last), and only from the vCPU's first guest
+ * sched_switch on, or its first after lost events (before: "(guest task
+ * unknown)").  A guest task's slice ends at its trace's last event.
  * A vCPU is a host thread that ran kvm_entry; its VM is the guest trace
  * whose GUEST option names that thread, else the threads whose tid minus
  * vcpu_id are equal (vCPU threads are created one after the other).
@@ -85,12 +92,22 @@ struct ks_tl_vcpu {
 	int32_t gtask;         /* current guest task (index in names), -1 */
 	bool gtask_idle;
 	uint64_t gtask_since;
+	int32_t exit_task;     /* guest task at the current exit, -1 */
+	uint64_t glast;        /* last guest event on this vCPU (host ns) */
+	/* exit costs of task pend_task since the guest's last event: the
+	 * guest's data must go on past them for the task to be known */
+	int32_t pend_task;
+	struct ks_tl_pend { uint16_t reason; uint64_t ns, count; } *pend;
+	uint32_t nr_pend, cap_pend;
 };
 
 struct ks_tl_vm {
 	char name[96];
 	int guest_input;       /* merge input of its trace, or -1 */
 	int64_t key;
+	bool guest_seen;       /* an event of its guest trace went by */
+	bool pending;          /* a vCPU of it holds exit costs (ks_tl_vcpu.pend) */
+	uint64_t guest_last;   /* host time of the last one */
 };
 
 /* Exit cost per (guest task, reason). */
@@ -115,6 +132,9 @@ struct ks_timeline {
 	char **reasons; uint32_t nr_reasons, cap_reasons; /* [0] = "" */
 	uint64_t first_ts, last_ts;
 	uint64_t host_switches; /* host sched_switch events seen */
+	uint64_t win_start, win_end; /* exit costs counted in [start, end) */
+	uint32_t no_data;      /* index in names of "(no guest data)" */
+	uint32_t no_task;      /* ... of "(guest task unknown)" */
 	bool have_ts;
 	bool oom;
 	void *priv;
@@ -137,9 +157,12 @@ int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err);
  * rest dropped; guest events outside it dropped; per-vCPU state times and
  * longest intervals recomputed; first_ts / last_ts become the window's part
  * of the trace.  The states at the window's start are those the whole
- * input led to (the machine ran from the start).  The exit cost per guest
- * task stays that of the whole input.  END 0 = no end. */
+ * input led to (the machine ran from the start).  END 0 = no end. */
 void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end);
+/* Counts exit costs per guest task only for the part of each exit inside
+ * [START, END) (END 0 = no end); call before the first ks_timeline_feed(),
+ * with the window later given to ks_timeline_clip(). */
+void ks_timeline_set_window(struct ks_timeline *tl, uint64_t start, uint64_t end);
 
 /* Per vCPU: time and % in each state, longest interval of each; then the
  * exit cost per guest task. */

@@ -132,6 +132,8 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	p->max_threads = ks_source_limits(ks_merge_source(m, 0))->threads;
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
+	tl->no_data = name_id(tl, "(no guest data)");
+	tl->no_task = name_id(tl, "(guest task unknown)");
 	info = ks_source_info(ks_merge_source(m, 0));
 	p->host_isa = ks_x86_isa_from_cpuid(info->cpuid);
 	if (p->host_isa == KS_ISA_UNKNOWN)
@@ -158,6 +160,8 @@ void ks_timeline_free(struct ks_timeline *tl)
 		free(tl->reasons[i]);
 	free(tl->names);
 	free(tl->reasons);
+	for (i = 0; i < tl->nr_vcpus; i++)
+		free(tl->vcpus[i].pend);
 	free(tl->vcpus);
 	free(tl->vms);
 	free(tl->iv);
@@ -330,6 +334,8 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 	v->tid = tid;
 	v->vcpu_id = g >= 0 ? gv : (uint32_t)(vcpu_id < 0 ? 0 : vcpu_id);
 	v->gtask = -1;
+	v->exit_task = -1;
+	v->pend_task = -1;
 	v->guest_cpu = -1;
 	snprintf(v->comm, sizeof(v->comm), "%s", comm ? comm : "?");
 	v->vm = vm_for(tl, g, a ? a->vm : (int64_t)tid - (int64_t)v->vcpu_id);
@@ -383,7 +389,8 @@ static uint16_t in_guest_state(const struct ks_tl_vcpu *v)
 	return v->gtask >= 0 && v->gtask_idle ? KS_VS_IDLE : KS_VS_RUNNING;
 }
 
-static void add_cost(struct ks_timeline *tl, int32_t task, uint16_t reason, uint64_t ns)
+static void add_cost(struct ks_timeline *tl, int32_t task, uint16_t reason, uint64_t ns,
+		     uint64_t count)
 {
 	uint64_t cap = tl->cap_costs;
 	struct ks_tl_cost *c;
@@ -394,7 +401,7 @@ static void add_cost(struct ks_timeline *tl, int32_t task, uint16_t reason, uint
 	for (i = 0; i < tl->nr_costs; i++)
 		if (tl->costs[i].task == (uint32_t)task && tl->costs[i].reason == reason) {
 			tl->costs[i].ns += ns;
-			tl->costs[i].count++;
+			tl->costs[i].count += count;
 			return;
 		}
 	c = grow(tl, tl->costs, tl->nr_costs, &cap, sizeof(*c));
@@ -406,7 +413,72 @@ static void add_cost(struct ks_timeline *tl, int32_t task, uint16_t reason, uint
 	c->task = (uint32_t)task;
 	c->reason = reason;
 	c->ns = ns;
-	c->count = 1;
+	c->count = count;
+}
+
+/* The pending costs of vCPU V go to TASK (its own task once the guest's
+ * data went on past them, "(no guest data)" when it did not). */
+static void settle(struct ks_timeline *tl, struct ks_tl_vcpu *v, int32_t task)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nr_pend; i++)
+		add_cost(tl, task, v->pend[i].reason, v->pend[i].ns, v->pend[i].count);
+	v->nr_pend = 0;
+	v->pend_task = -1;
+}
+
+/* The exit of vCPU VI from START to END (host ns) cost its guest task
+ * what of it lies in the --time window.  The task is known only if the
+ * guest's trace goes on past END: held until its next event says so. */
+static void exit_cost(struct ks_timeline *tl, uint32_t vi, uint64_t start, uint64_t end)
+{
+	struct ks_tl_vcpu *v = &tl->vcpus[vi];
+	const struct ks_tl_vm *vm = &tl->vms[v->vm];
+	uint64_t cap = v->cap_pend;
+	struct ks_tl_pend *pd;
+	uint32_t i;
+
+	/* an exit counts if it overlaps the window (one of no length if it
+	 * lies in it), with the part inside */
+	if ((tl->win_end && start >= tl->win_end) ||
+	    (start < end ? end <= tl->win_start : start < tl->win_start))
+		return;
+	if (start < tl->win_start)
+		start = tl->win_start;
+	if (tl->win_end && end > tl->win_end)
+		end = tl->win_end;
+	if (vm->guest_input < 0)
+		return; /* no guest trace, no task */
+	if (v->exit_task == (int32_t)tl->no_data) {
+		add_cost(tl, v->exit_task, v->exit_reason, end - start, 1);
+		return;
+	}
+	if (v->nr_pend && v->pend_task != v->exit_task)
+		settle(tl, v, v->pend_task);
+	v->pend_task = v->exit_task;
+	for (i = 0; i < v->nr_pend; i++)
+		if (v->pend[i].reason == v->exit_reason) {
+			v->pend[i].ns += end - start;
+			v->pend[i].count++;
+			return;
+		}
+	pd = grow(tl, v->pend, v->nr_pend, &cap, sizeof(*pd));
+	if (!pd)
+		return;
+	tl->vms[v->vm].pending = true;
+	v->pend = pd;
+	v->cap_pend = (uint32_t)cap;
+	pd = &v->pend[v->nr_pend++];
+	pd->reason = v->exit_reason;
+	pd->ns = end - start;
+	pd->count = 1;
+}
+
+void ks_timeline_set_window(struct ks_timeline *tl, uint64_t start, uint64_t end)
+{
+	tl->win_start = start;
+	tl->win_end = end;
 }
 
 static void push_cpu_slice(struct ks_timeline *tl, struct ks_tl_vcpu *v, uint32_t vi,
@@ -440,7 +512,7 @@ static void on_entry(struct ks_timeline *tl, const struct ev_info *e, const stru
 	v = &tl->vcpus[vi];
 	/* a halt is the guest's own choice, not time it lost */
 	if (v->exit_ts && !v->in_guest && !v->halted && rec->ts >= v->exit_ts)
-		add_cost(tl, v->gtask, v->exit_reason, rec->ts - v->exit_ts);
+		exit_cost(tl, (uint32_t)vi, v->exit_ts, rec->ts);
 	v->exit_ts = 0;
 	v->in_guest = true;
 	v->halted = false;
@@ -479,6 +551,8 @@ static void on_exit_event(struct ks_timeline *tl, const struct ev_info *e,
 		push_cpu_slice(tl, v, (uint32_t)vi, rec->ts);
 	v->in_guest = false;
 	v->exit_ts = rec->ts;
+	v->exit_task = v->gtask >= 0 ? v->gtask
+		     : (int32_t)(tl->vms[v->vm].guest_seen ? tl->no_task : tl->no_data);
 	v->exit_reason = reason_id(tl, name);
 	v->halted = halts;
 	set_state(tl, (uint32_t)vi, rec->ts, v->halted ? KS_VS_HALTED : KS_VS_HOST, v->exit_reason);
@@ -552,6 +626,39 @@ static void on_guest_switch(struct ks_timeline *tl, uint32_t vi, const struct ev
 		set_state(tl, vi, rec->ts, in_guest_state(v), 0);
 }
 
+/* Events of VM's guest trace went on to TS: the tasks of the exits held
+ * are known. */
+static void guest_data(struct ks_timeline *tl, uint32_t vm, uint64_t ts)
+{
+	struct ks_tl_vm *m = &tl->vms[vm];
+	uint32_t i;
+
+	m->guest_seen = true;
+	m->guest_last = ts;
+	if (!m->pending)
+		return;
+	for (i = 0; i < tl->nr_vcpus; i++)
+		if (tl->vcpus[i].vm == vm && tl->vcpus[i].nr_pend)
+			settle(tl, &tl->vcpus[i], tl->vcpus[i].pend_task);
+	m->pending = false;
+}
+
+/* The guest's vCPU VI lost events before TS: its task is unknown from its
+ * last event on until its next sched_switch. */
+static void guest_lost(struct ks_timeline *tl, uint32_t vi)
+{
+	struct ks_tl_vcpu *v = &tl->vcpus[vi];
+
+	settle(tl, v, (int32_t)tl->no_data);
+	if (v->gtask >= 0 && v->glast > v->gtask_since)
+		push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, vi, v->gtask_since,
+			   v->glast, (uint32_t)v->gtask);
+	v->gtask = -1;
+	v->gtask_idle = false;
+	if (v->in_guest)
+		set_state(tl, vi, v->glast > v->since ? v->glast : v->since, KS_VS_RUNNING, 0);
+}
+
 static void on_guest(struct ks_timeline *tl, const struct ks_merge_rec *r, struct ev_info *e)
 {
 	int vi = r->host_tid >= 0 ? find_vcpu(tl, r->host_tid) : -1;
@@ -560,6 +667,12 @@ static void on_guest(struct ks_timeline *tl, const struct ks_merge_rec *r, struc
 		vi = add_vcpu(tl, r->host_tid, r->vcpu, r->input, r->rec->offset);
 	if (vi < 0)
 		return;
+	if (r->rec->type == KS_REC_LOST) {
+		guest_lost(tl, (uint32_t)vi);
+		return;
+	}
+	guest_data(tl, tl->vcpus[vi].vm, r->rec->ts);
+	tl->vcpus[vi].glast = r->rec->ts;
 	if (e->kind == EV_SWITCH) {
 		on_guest_switch(tl, (uint32_t)vi, e, r->rec);
 		return;
@@ -579,6 +692,10 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	struct ev_info *e;
 
 	/* the merge's host model has seen REC already */
+	if (rec->type == KS_REC_LOST && r->input > 0 && !tl->oom && !p->failed) {
+		on_guest(tl, r, NULL);
+		return;
+	}
 	if (rec->type != KS_REC_EVENT || !rec->event || tl->oom || p->failed)
 		return;
 	if (!tl->have_ts) {
@@ -606,22 +723,68 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	}
 }
 
+/* Per-vCPU state times and longest intervals, from the intervals. */
+static void recount(struct ks_timeline *tl)
+{
+	uint64_t i;
+	uint32_t v;
+
+	for (v = 0; v < tl->nr_vcpus; v++) {
+		memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
+		memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
+	}
+	for (i = 0; i < tl->nr_iv; i++) {
+		const struct ks_tl_interval *iv = &tl->iv[i];
+		struct ks_tl_vcpu *vc = &tl->vcpus[iv->vcpu];
+
+		vc->state_ns[iv->state] += iv->end - iv->start;
+		if (iv->end - iv->start > vc->longest[iv->state].dur) {
+			vc->longest[iv->state].dur = iv->end - iv->start;
+			vc->longest[iv->state].start = iv->start;
+		}
+	}
+}
+
 void ks_timeline_finish(struct ks_timeline *tl)
 {
+	bool idle_after = false;
+	uint64_t k;
 	uint32_t i;
 
 	for (i = 0; i < tl->nr_vcpus; i++) {
 		struct ks_tl_vcpu *v = &tl->vcpus[i];
+		const struct ks_tl_vm *vm = &tl->vms[v->vm];
+		/* a guest task ends with its guest trace's data */
+		uint64_t gend = vm->guest_input >= 0 && vm->guest_seen && vm->guest_last < tl->last_ts
+					? vm->guest_last : tl->last_ts;
+
 		if (v->has_state && tl->last_ts > v->since)
 			push_interval(tl, i, v->since, tl->last_ts, v->cur_state, v->cur_reason);
 		v->has_state = false;
 		if (v->in_guest)
 			push_cpu_slice(tl, v, i, tl->last_ts);
-		if (v->gtask >= 0 && tl->last_ts > v->gtask_since)
+		if (v->gtask >= 0 && gend > v->gtask_since)
 			push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, i,
-				   v->gtask_since, tl->last_ts, (uint32_t)v->gtask);
+				   v->gtask_since, gend, (uint32_t)v->gtask);
 		v->gtask = -1;
+		/* what no guest event followed is not known to be the task's */
+		settle(tl, v, (int32_t)tl->no_data);
 	}
+	/* after its guest trace's end a vCPU in guest mode is RUNNING: its
+	 * guest's idle task is not known to be current (an interval that
+	 * began before the end keeps its state) */
+	for (k = 0; k < tl->nr_iv; k++) {
+		struct ks_tl_interval *iv = &tl->iv[k];
+		const struct ks_tl_vm *vm = &tl->vms[tl->vcpus[iv->vcpu].vm];
+
+		if (iv->state == KS_VS_IDLE && vm->guest_input >= 0 &&
+		    (!vm->guest_seen || iv->start >= vm->guest_last)) {
+			iv->state = KS_VS_RUNNING;
+			idle_after = true;
+		}
+	}
+	if (idle_after)
+		recount(tl);
 }
 
 /* ------------------------------------------------------------------ */
@@ -646,7 +809,9 @@ static void print_costs(const struct ks_timeline *tl, FILE *out)
 	memcpy(c, tl->costs, tl->nr_costs * sizeof(*c));
 	qsort(c, tl->nr_costs, sizeof(*c), cost_cmp);
 	fprintf(out, "\nExit cost per guest task (host time of the exits taken while the task was\n"
-		"current on its vCPU; HLT exits are not counted):\n");
+		"current on its vCPU; HLT exits are not counted; \"(no guest data)\": outside\n"
+		"the guest trace's data or in its lost events; \"(guest task unknown)\": before\n"
+		"the vCPU's first task switch in the data, or its first after lost events):\n");
 	for (i = 0; i < tl->nr_costs && i < 40; i++)
 		fprintf(out, "  guest task %s lost %.3f us to %llu exits of reason %s while running\n",
 			tl->names[c[i].task], c[i].ns / 1000.0, (unsigned long long)c[i].count,
@@ -702,7 +867,6 @@ static bool clip(uint64_t *s, uint64_t *e, uint64_t lo, uint64_t hi)
 void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 {
 	uint64_t i, n;
-	uint32_t v;
 
 	if (!end)
 		end = UINT64_MAX;
@@ -715,24 +879,14 @@ void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 	if (start >= end) { /* nothing of the trace in the window */
 		end = start = start < tl->last_ts ? start : tl->last_ts;
 	}
-	for (v = 0; v < tl->nr_vcpus; v++) {
-		memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
-		memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
-	}
 	for (i = n = 0; i < tl->nr_iv; i++) {
 		struct ks_tl_interval iv = tl->iv[i];
-		struct ks_tl_vcpu *vc = &tl->vcpus[iv.vcpu];
 
-		if (!clip(&iv.start, &iv.end, start, end))
-			continue;
-		vc->state_ns[iv.state] += iv.end - iv.start;
-		if (iv.end - iv.start > vc->longest[iv.state].dur) {
-			vc->longest[iv.state].dur = iv.end - iv.start;
-			vc->longest[iv.state].start = iv.start;
-		}
-		tl->iv[n++] = iv;
+		if (clip(&iv.start, &iv.end, start, end))
+			tl->iv[n++] = iv;
 	}
 	tl->nr_iv = n;
+	recount(tl);
 	for (i = n = 0; i < tl->nr_cpu; i++)
 		if (clip(&tl->cpu[i].start, &tl->cpu[i].end, start, end))
 			tl->cpu[n++] = tl->cpu[i];

@@ -157,6 +157,8 @@ int cmd_timeline(int argc, char **argv)
 	if (!tl)
 		die("out of memory");
 	tl->max_gevents = (unsigned long long)max_ev;
+	if (time.set)
+		ks_timeline_set_window(tl, win_start, win_end);
 	prog.on = !quiet && isatty(2);
 	/* every record is fed, so that the states at the window's start are
 	 * known; the outputs are cut to the window afterwards */
