@@ -57,6 +57,17 @@ struct ks_tracedat_tsync_cpu {
 	struct ks_tracedat_tsync_sample *samples;
 };
 
+/* The option kvmscope writes (convert) with the host's thread -> process
+ * map, which trace.dat itself does not record: text, a first line
+ * KS_TRACEDAT_TGIDS_MAGIC, then one "TID TGID" line per thread.  trace-cmd
+ * skips an option id it does not know. */
+#define KS_TRACEDAT_OPT_TGIDS 0x4b53
+#define KS_TRACEDAT_TGIDS_MAGIC "kvmscope tgids 1"
+
+struct ks_tracedat_tgid {
+	int32_t tid, tgid;
+};
+
 struct ks_tracedat_meta {
 	int version;                 /* 6 or 7 */
 	char compression[32];        /* "none", "zlib", "zstd" */
@@ -78,6 +89,9 @@ struct ks_tracedat_meta {
 	uint64_t tsc_offset;
 	int64_t ts_offset;           /* sum of the OFFSET options (ns) */
 	bool ts_in_ns;               /* record ts are nanoseconds (not raw counters) */
+
+	uint32_t nr_tgids;           /* the KS_TRACEDAT_OPT_TGIDS option's map, */
+	struct ks_tracedat_tgid *tgids; /* sorted by tid: records get their pid */
 
 	uint32_t nr_guests;          /* GUEST options */
 	struct ks_tracedat_guest *guests;

@@ -32,6 +32,7 @@ struct role {
 
 struct ks_host {
 	const struct ks_arch *arch;
+	struct tep_handle *tep;          /* the source's: its saved cmdlines */
 	struct ks_attr_guests guests;
 	struct ks_hmap threads;          /* tid -> struct ks_attr_thread */
 	struct ks_hmap roles;            /* struct tep_event * -> struct role */
@@ -60,6 +61,7 @@ struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_source *
 		return NULL;
 	}
 	h->arch = arch;
+	h->tep = src ? ks_source_tep(src) : NULL;
 	h->max_threads = ks_limits_or_default(NULL)->threads;
 	ks_hmap_init(&h->threads, sizeof(struct ks_attr_thread));
 	ks_hmap_init(&h->roles, sizeof(struct role));
@@ -315,14 +317,19 @@ const struct ks_attr_thread *ks_host_find(const struct ks_host *h, int32_t tid)
 const char *ks_host_vm_name(const struct ks_host *h, int32_t vm)
 {
 	const struct ks_attr_thread *t;
+	const char *name = NULL;
 	uint32_t i;
 
 	for (i = 0; i < h->guests.n; i++)
 		if (h->guests.g[i].vm == vm)
 			return h->guests.g[i].name;
 	t = ks_host_find(h, vm);
+	if (t && t->comm[0])
+		name = t->comm;
+	else if (h->tep && vm > 0 && tep_is_pid_registered(h->tep, vm))
+		name = tep_data_comm_from_pid(h->tep, vm); /* a process without events */
 	/* a vCPU thread's name is not the VM's */
-	return t && t->comm[0] && ks_attr_vcpu_from_name(t->comm) < 0 ? t->comm : NULL;
+	return name && strcmp(name, "<...>") && ks_attr_vcpu_from_name(name) < 0 ? name : NULL;
 }
 
 size_t ks_host_threads(struct ks_host *h, const struct ks_attr_thread ***out)

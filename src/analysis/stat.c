@@ -136,6 +136,7 @@ struct ks_stat {
 	struct event_role *role_cache[CACHE_SLOTS];
 	struct thread *thread_cache[THREAD_SLOTS];
 	const struct ks_arch *arch;
+	struct tep_handle *tep;      /* the source's (its saved cmdlines), or NULL */
 	const char *arch_source;
 	const struct ks_event_class *cls;
 	ks_key_compose_fn compose;  /* cls's, or its perf_compose in perf_compat */
@@ -1335,8 +1336,10 @@ struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_s
 	if (!c.limits)
 		c.limits = ks_source_limits(src);
 	st = stat_new(&c, ks_source_info(src), ks_source_tep(src), src, err);
-	if (st)
+	if (st) {
 		st->path = ks_source_path(src);
+		st->tep = ks_source_tep(src);
+	}
 	return st;
 }
 
@@ -1496,6 +1499,15 @@ const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm)
 		const struct thread *t = thread_find(st, vm);
 
 		name = t && t->attr.comm[0] ? t->attr.comm : NULL;
+	}
+	/* a process without events of its own (a trace.dat's VM known from
+	 * kvmscope's tgids option): its saved cmdline; perf names by COMM
+	 * records only */
+	if (!name && vm > 0 && st->tep && !st->cfg.perf_compat &&
+	    tep_is_pid_registered(st->tep, vm)) {
+		name = tep_data_comm_from_pid(st->tep, vm);
+		if (name && !strcmp(name, "<...>"))
+			name = NULL;
 	}
 	/* a vCPU thread's name is not the VM's */
 	return name && ks_attr_vcpu_from_name(name) < 0 ? name : NULL;

@@ -62,6 +62,7 @@ struct comm_slot {
 	int32_t tid;
 	bool named;
 	bool renamed; /* the stored cmdlines name it otherwise: its line dropped */
+	int32_t tgid; /* its process as the input's records say, 0 if unknown */
 	char comm[32];
 };
 
@@ -238,6 +239,9 @@ static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
 	int r;
 
 	while ((r = ks_source_next(src, &rec, &err)) > 0) {
+		/* thread -> process, which a trace.dat does not record */
+		if (rec.tid > 0 && rec.pid > 0 && rec.type != KS_REC_EXIT)
+			comm_find(comms, rec.tid)->tgid = rec.pid;
 		if (rec.type == KS_REC_COMM && rec.tid >= 0) {
 			note_comm(comms, &rec);
 			continue;
@@ -362,6 +366,33 @@ static void set_stored_cmdlines(struct ks_tdw *w, struct comm_map *comms, const 
 	free(kept);
 }
 
+/* The thread -> process map (the VM of a vCPU thread) in kvmscope's own
+ * option, which trace-cmd skips: from the input's records, or a
+ * trace.dat's own option as it is. */
+static void write_tgids(struct ks_tdw *w, struct ks_source *src, const struct comm_map *comms)
+{
+	const struct ks_tracedat_meta *m = ks_tracedat_meta(src);
+	char *text = NULL;
+	size_t len = 0, i, n = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct ks_error err;
+
+	if (!f)
+		die("out of memory");
+	fputs(KS_TRACEDAT_TGIDS_MAGIC "\n", f);
+	for (i = 0; m && i < m->nr_tgids; i++, n++)
+		fprintf(f, "%d %d\n", m->tgids[i].tid, m->tgids[i].tgid);
+	for (i = 0; !(m && m->nr_tgids) && i < comms->len; i++)
+		if (comms->slots[i].tid > 0 && comms->slots[i].tgid > 0)
+			fprintf(f, "%d %d\n", comms->slots[i].tid, comms->slots[i].tgid), n++;
+	if (fclose(f) != 0 || !text)
+		die("out of memory");
+	if (n && len <= UINT32_MAX &&
+	    ks_tdw_add_option(w, KS_TRACEDAT_OPT_TGIDS, text, (uint32_t)len, &err) < 0)
+		writer_failed(w, &err);
+	free(text);
+}
+
 /* Saved cmdlines: the input's own text as stored (but the lines its COMM
  * records rename), then the tasks of its COMM records that text does not
  * name; without a stored text, COMM records first, else what the input's
@@ -463,12 +494,14 @@ int cmd_convert(int argc, char **argv)
 	copy_guests(w, src);
 	if (o.stream) { /* a trace.dat has no COMM records: the cmdlines are complete */
 		write_cmdlines(w, src, &comms);
+		write_tgids(w, src, &comms);
 		copy_pages(src, w, &n);
 	} else {
 		copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
 		if (!n.events && (a.time.set || n.no_format || n.other))
 			refuse_empty(w, &a, &n);
 		write_cmdlines(w, src, &comms);
+		write_tgids(w, src, &comms);
 	}
 	/* the file gets its name here, complete, or not at all */
 	r = ks_tdw_close(w, &err);
