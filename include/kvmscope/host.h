@@ -62,6 +62,16 @@ const struct ks_attr_thread *ks_host_find(const struct ks_host *h, int32_t tid);
 const char *ks_host_vm_name(const struct ks_host *h, int32_t vm);
 const struct ks_attr_guests *ks_host_guests(const struct ks_host *h);
 
+/* The one display name of a VM and of a vCPU, used by every output (stat,
+ * report, timeline, flame graphs, top, merge, exporter): "PID(NAME)",
+ * "PID" when the VM has no name, "unknown" for VM -1; a vCPU is
+ * "PID(NAME) vCPU N".  ks_vm_label() formats it from a name found
+ * elsewhere (stat's perf mode, a live exporter's QEMU -name). */
+char *ks_vm_label(char *buf, size_t len, int32_t vm, const char *name);
+char *ks_host_vm_label(const struct ks_host *h, int32_t vm, char *buf, size_t len);
+char *ks_host_vcpu_label(const struct ks_host *h, int32_t vm, int32_t vcpu, char *buf,
+			 size_t len);
+
 /* The threads that had KVM events, sorted by VM, vCPU, tid; valid until the
  * next call that observes a record. */
 size_t ks_host_threads(struct ks_host *h, const struct ks_attr_thread ***out);

@@ -59,7 +59,7 @@ struct ks_top_row {
 	int32_t vm;          /* host process (or thread group) id; -1 unknown */
 	int32_t vcpu;        /* KS_TOP_VCPU and KS_TOP_VCPU_REASON rows; else -1 */
 	uint64_t key;        /* KS_TOP_REASON, KS_TOP_VCPU_REASON rows: the exit code */
-	char name[64];       /* reason rows: reason name; KS_TOP_VM: the model's VM name or "" */
+	char name[64];       /* reason rows: reason name; KS_TOP_VM, KS_TOP_VCPU: the model's VM name or "" */
 	uint64_t count;      /* exits that ended in the interval */
 	uint64_t total_ns;   /* time in them */
 	uint64_t p99_ns;

@@ -9,6 +9,7 @@
  * their vCPU field.  Thread lifetimes follow stat: an EXIT record (or a FORK
  * of a tid that had events) keeps the ended lifetime and starts afresh.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,6 +331,34 @@ const char *ks_host_vm_name(const struct ks_host *h, int32_t vm)
 		name = tep_data_comm_from_pid(h->tep, vm); /* a process without events */
 	/* a vCPU thread's name is not the VM's */
 	return name && strcmp(name, "<...>") && ks_attr_vcpu_from_name(name) < 0 ? name : NULL;
+}
+
+char *ks_vm_label(char *buf, size_t len, int32_t vm, const char *name)
+{
+	if (vm < 0)
+		snprintf(buf, len, "unknown");
+	else if (name && *name)
+		snprintf(buf, len, "%d(%s)", vm, name);
+	else
+		snprintf(buf, len, "%d", vm);
+	return buf;
+}
+
+char *ks_host_vm_label(const struct ks_host *h, int32_t vm, char *buf, size_t len)
+{
+	return ks_vm_label(buf, len, vm, h && vm > 0 ? ks_host_vm_name(h, vm) : NULL);
+}
+
+char *ks_host_vcpu_label(const struct ks_host *h, int32_t vm, int32_t vcpu, char *buf,
+			 size_t len)
+{
+	size_t n;
+
+	ks_host_vm_label(h, vm, buf, len);
+	n = strlen(buf);
+	if (n < len)
+		snprintf(buf + n, len - n, vcpu >= 0 ? " vCPU %d" : " vCPU ?", vcpu);
+	return buf;
 }
 
 size_t ks_host_threads(struct ks_host *h, const struct ks_attr_thread ***out)

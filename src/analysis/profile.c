@@ -983,7 +983,7 @@ int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 {
 	struct strbuf b = { 0 };
 	struct folded_line *lines = calloc(p->nstacks + 1, sizeof(*lines));
-	char vmname[64];
+	char vmname[160];
 	size_t i, n = 0;
 	int rc = 0;
 
@@ -995,12 +995,10 @@ int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 		uint32_t k;
 
 		b.len = 0;
-		if (name && *name)
-			snprintf(vmname, sizeof(vmname), "%s(%d)", name, s->vm);
-		else
-			snprintf(vmname, sizeof(vmname), "vm-%d", s->vm);
+		/* the VM's display name (host.h); ';' separates frames */
+		ks_vm_label(vmname, sizeof(vmname), s->vm, name);
 		for (k = 0; vmname[k]; k++)
-			if (vmname[k] == ';' || vmname[k] == ' ')
+			if (vmname[k] == ';')
 				vmname[k] = '_';
 		if (sb_add(&b, vmname) < 0)
 			break;

@@ -246,6 +246,21 @@ static int guest_of(const struct ks_timeline *tl, int32_t tid, uint32_t *vcpu)
 	return -1;
 }
 
+/* "VM " and the host model's name of the VM (host.h: the one every
+ * output uses); a guest trace the host does not name: its file name. */
+static void vm_label(const struct ks_timeline *tl, struct ks_tl_vm *vm)
+{
+	const struct tl_priv *p = tl->priv;
+	int32_t key = vm->key > 0 && vm->key <= INT32_MAX ? (int32_t)vm->key : -1;
+	const char *name = key > 0 ? ks_host_vm_name(p->host, key) : NULL;
+	char label[90];
+
+	if (!name && vm->guest_input >= 0)
+		name = ks_merge_name(tl->merge, vm->guest_input);
+	ks_vm_label(label, sizeof(label), key, name);
+	snprintf(vm->name, sizeof(vm->name), "VM %s", label);
+}
+
 static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
 {
 	struct tl_priv *p = tl->priv;
@@ -281,12 +296,7 @@ static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
 	memset(vm, 0, sizeof(*vm));
 	vm->guest_input = guest;
 	vm->key = key;
-	if (guest >= 0)
-		snprintf(vm->name, sizeof(vm->name), "VM %s", ks_merge_name(tl->merge, guest));
-	else if (ks_host_vm_name(p->host, (int32_t)key))
-		snprintf(vm->name, sizeof(vm->name), "VM %s", ks_host_vm_name(p->host, (int32_t)key));
-	else
-		snprintf(vm->name, sizeof(vm->name), "VM %lld", (long long)key);
+	vm_label(tl, vm);
 	return tl->nr_vms++;
 }
 
@@ -750,6 +760,10 @@ void ks_timeline_finish(struct ks_timeline *tl)
 	bool idle_after = false;
 	uint64_t k;
 	uint32_t i;
+
+	/* names as the whole input told the host model */
+	for (i = 0; i < tl->nr_vms; i++)
+		vm_label(tl, &tl->vms[i]);
 
 	for (i = 0; i < tl->nr_vcpus; i++) {
 		struct ks_tl_vcpu *v = &tl->vcpus[i];

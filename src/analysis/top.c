@@ -185,7 +185,7 @@ static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_sta
 	o->p99_ns = ks_stat_row_quantile(r, 0.99);
 	if (lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON)
 		ks_stat_key_name(t->cur, r, false, o->name, sizeof(o->name));
-	else if (lv == KS_TOP_VM && (vmname = vm_name_of(t, r->vm)))
+	else if ((lv == KS_TOP_VM || lv == KS_TOP_VCPU) && (vmname = vm_name_of(t, r->vm)))
 		snprintf(o->name, sizeof(o->name), "%s", vmname);
 }
 
@@ -279,7 +279,7 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 		o->vcpu = e->row.vcpu;
 		o->key = e->row.key;
 		snprintf(o->name, sizeof(o->name), "%s", e->row.name);
-		if (lv == KS_TOP_VM && (vmname = vm_name_of(t, o->vm)))
+		if ((lv == KS_TOP_VM || lv == KS_TOP_VCPU) && (vmname = vm_name_of(t, o->vm)))
 			snprintf(o->name, sizeof(o->name), "%s", vmname);
 		o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
 			      vm_vcpus(t, o->vm);

@@ -70,7 +70,7 @@ void tep_plugin_kvm_put_func(const char *func)
 	(void)func; /* the name belongs to the guest's tep */
 }
 
-/* " (VM 483882, guest NAME)": the host VM of guest I's vCPU threads, as
+/* " (VM 483882(guest NAME))": the host VM of guest I's vCPU threads, as
  * the host model (and so every command) has it; "" when none is known. */
 static void guest_vm(struct ks_merge *m, int i, char *buf, size_t len)
 {
@@ -80,12 +80,11 @@ static void guest_vm(struct ks_merge *m, int i, char *buf, size_t len)
 	buf[0] = '\0';
 	for (v = 0; v < n; v++) {
 		const struct ks_attr_thread *t = ks_host_find(h, ks_merge_vcpu_tid(m, i, v));
-		const char *name;
+		char label[128];
 
 		if (!t || !t->events || t->vm < 0)
 			continue;
-		name = ks_host_vm_name(h, t->vm);
-		snprintf(buf, len, " (VM %d%s%s)", t->vm, name ? ", " : "", name ? name : "");
+		snprintf(buf, len, " (VM %s)", ks_host_vm_label(h, t->vm, label, sizeof(label)));
 		return;
 	}
 }

@@ -388,16 +388,35 @@ static unsigned sample_dims(const struct report_args *a)
 	return d | (a->offsets ? KS_PROF_ADDR : KS_PROF_SYM);
 }
 
+/* The VM's display name (host.h), as every command shows it. */
+static const char *vm_text(struct ks_profile *p, int32_t vm, char *buf, size_t len)
+{
+	return ks_vm_label(buf, len, vm, vm > 0 ? ks_profile_vm_name(p, vm) : NULL);
+}
+
+/* The width of the VM column: its widest name, at least 8. */
+static int vm_width(struct ks_profile *p, const struct ks_profile_row *rows, size_t n)
+{
+	char buf[128];
+	size_t i, w = 8;
+
+	for (i = 0; i < n; i++)
+		if (strlen(vm_text(p, rows[i].vm, buf, sizeof(buf))) > w)
+			w = strlen(buf);
+	return (int)w;
+}
+
 static void print_table(const struct report_args *a, struct ks_profile *p,
 			const struct ks_profile_row *rows, size_t n, uint64_t total)
 {
 	unsigned d = sample_dims(a);
-	char sym[512], reason[64];
+	char sym[512], reason[64], vm[128];
+	int vw = (d & KS_PROF_VM) ? vm_width(p, rows, n) : 8;
 	size_t i;
 
 	printf("# Overhead  Samples");
 	if (d & KS_PROF_VM)
-		printf("  %-8s", "VM");
+		printf("  %-*s", vw, "VM");
 	if (d & KS_PROF_VCPU)
 		printf("  vCPU");
 	if (d & KS_PROF_REASON)
@@ -412,7 +431,7 @@ static void print_table(const struct report_args *a, struct ks_profile *p,
 		printf("%9.2f%%  %7" PRIu64, total ? 100.0 * (double)r->samples / (double)total : 0,
 		       r->samples);
 		if (d & KS_PROF_VM)
-			printf("  %-8d", r->vm);
+			printf("  %-*s", vw, vm_text(p, r->vm, vm, sizeof(vm)));
 		if (d & KS_PROF_VCPU)
 			printf("  %4d", r->vcpu);
 		if (d & KS_PROF_REASON) {
@@ -432,12 +451,13 @@ static void print_table(const struct report_args *a, struct ks_profile *p,
 static void print_exits(const struct report_args *a, struct ks_profile *p,
 			const struct ks_profile_row *rows, size_t n)
 {
-	char sym[512], reason[64];
+	char sym[512], reason[64], vm[128];
+	int vw = (a->by & KS_PROF_VM) ? vm_width(p, rows, n) : 8;
 	size_t i;
 
 	printf("\n# Exits by guest code\n# %-22s", "Reason");
 	if (a->by & KS_PROF_VM)
-		printf("  %-8s", "VM");
+		printf("  %-*s", vw, "VM");
 	if (a->by & KS_PROF_VCPU)
 		printf("  vCPU");
 	printf("  %7s  %7s  %14s  %10s  Mode   %-20s  Symbol\n", "Exits", "Handled", "Time(ns)",
@@ -449,7 +469,7 @@ static void print_exits(const struct report_args *a, struct ks_profile *p,
 		sym_text(r, sym, sizeof(sym));
 		printf("  %-22s", reason);
 		if (a->by & KS_PROF_VM)
-			printf("  %-8d", r->vm);
+			printf("  %-*s", vw, vm_text(p, r->vm, vm, sizeof(vm)));
 		if (a->by & KS_PROF_VCPU)
 			printf("  %4d", r->vcpu);
 		printf("  %7" PRIu64 "  %7" PRIu64 "  %14" PRIu64 "  %10" PRIu64 "  %-5s  %-20s  %s\n",

@@ -302,10 +302,7 @@ static void vm_label(const struct top_state *s, int32_t vm, const char *known, c
 	char name[64];
 
 	vm_name(s, vm, known, name, sizeof(name));
-	if (name[0])
-		snprintf(out, len, "%d(%s)", vm, name);
-	else
-		snprintf(out, len, "%d", vm);
+	ks_vm_label(out, len, vm, name); /* the one display name (host.h) */
 }
 
 /* The g and p filters. */
@@ -785,6 +782,18 @@ static void print_text(struct top_state *s)
 	fflush(stdout);
 }
 
+/* The name the VM row of VM has ("" if none): every row level shows it. */
+static const char *vm_row_name(const struct top_state *s, int32_t vm)
+{
+	const struct ks_top_row *rows;
+	size_t n = ks_top_rows(s->top, KS_TOP_VM, &rows), i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].vm == vm)
+			return rows[i].name;
+	return "";
+}
+
 static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char *level)
 {
 	size_t n, i;
@@ -796,11 +805,13 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 		const struct ks_top_row *r = &rows[i];
 		bool reason = lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON;
 
-		if (!vm_wanted(s, r->vm, r->name) || (reason && !name_wanted(s, r->name)))
+		const char *known = reason ? vm_row_name(s, r->vm) : r->name;
+
+		if (!vm_wanted(s, r->vm, known) || (reason && !name_wanted(s, r->name)))
 			continue;
 		printf("%ld,%.6f,%s,%d,", s->interval, end, level, r->vm);
-		vm_label(s, r->vm, reason ? NULL : r->name, label, sizeof(label));
-		ks_csv_field(stdout, reason ? "" : label);
+		vm_label(s, r->vm, known, label, sizeof(label));
+		ks_csv_field(stdout, label);
 		printf(",%d,", r->vcpu);
 		ks_csv_field(stdout, reason ? r->name : "");
 		printf(",%llu,%.3f,%.4f,%llu,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,

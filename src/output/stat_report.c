@@ -127,14 +127,7 @@ static const char *dims_label(unsigned dims)
 
 static void vm_label(const struct ks_stat *st, int32_t vm, char *buf, size_t len)
 {
-	const char *name = vm > 0 ? ks_stat_vm_name(st, vm) : NULL;
-
-	if (vm < 0)
-		snprintf(buf, len, "unknown");
-	else if (name)
-		snprintf(buf, len, "%d(%s)", vm, name);
-	else
-		snprintf(buf, len, "%d", vm);
+	ks_vm_label(buf, len, vm, vm > 0 ? ks_stat_vm_name(st, vm) : NULL);
 }
 
 /* "3", or "tid 1234" for a thread whose vCPU no source names. */

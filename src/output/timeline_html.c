@@ -504,7 +504,7 @@ static const char page_head[] =
 "<div id=\"top\"><b>kvmscope timeline</b> <span id=\"info\"></span>"
 " &mdash; wheel: zoom, drag: pan, double-click: reset. A pixel shows what most of its time"
 " was spent on.<div id=\"legend\"></div><div id=\"note\"></div></div>\n"
-"<canvas id=\"c\"></canvas><div id=\"tip\"></div>\n"
+"<canvas id=\"c\"><ol id=\"labels\"></ol></canvas><div id=\"tip\"></div>\n"
 "<script id=\"data\" type=\"application/json\">";
 
 static const char page_tail[] =
@@ -536,6 +536,16 @@ static const char page_tail[] =
 "for(let i=0;i<n;i++){t+=r.raw[4*i];r.s[i]=t;}}}\n"
 "function col(r,k){let c=r.cols.get(k);if(!c){c=color(r,k);r.cols.set(k,c);}return c;}\n"
 "function W(){return cv.width-LABEL_W-RIGHT;}\n"
+/* a row's name in W pixels: cut inside the VM name's parentheses (or the
+ * middle), so that the VM's pid and the vCPU number stay: rows never read
+ * alike */
+"function fit(s,w){if(cx.measureText(s).width<=w)return s;"
+"let i0=s.indexOf('(')+1,i1=s.lastIndexOf(')');"
+"if(i0<1||i1<i0){i0=Math.floor(s.length/2);i1=i0;}"
+"const h=s.slice(0,i0),m=s.slice(i0,i1),t=s.slice(i1);"
+"for(let k=m.length-1;k>0;k--){const a=Math.ceil(k/2),"
+"u=h+m.slice(0,a)+'\\u2026'+m.slice(m.length-(k-a))+t;if(cx.measureText(u).width<=w)return u;}"
+"return h+'\\u2026'+t;}\n"
 "function X(t){return LABEL_W+(t-v0)/(v1-v0)*W();}\n"
 "function lower(a,n,x){let lo=0,hi=n;while(lo<hi){const m=(lo+hi)>>1;if(a[m]<=x)lo=m+1;else hi=m;}"
 "return Math.max(lo-1,0);}\n"
@@ -567,9 +577,13 @@ static const char page_tail[] =
 " cv.width=window.innerWidth;cv.height=Math.max(window.innerHeight-90,AXIS_H+D.rows.length*ROW_H+10);\n"
 " cx.fillStyle='#fff';cx.fillRect(0,0,cv.width,cv.height);\n"
 " cx.font='12px sans-serif';cx.textBaseline='middle';\n"
-" for(let r=0;r<D.rows.length;r++){const y=AXIS_H+r*ROW_H;"
+/* the labels as drawn, also as the canvas's fallback content (readable
+ * without the picture) */
+" const ol=document.getElementById('labels');ol.textContent='';\n"
+" for(let r=0;r<D.rows.length;r++){const y=AXIS_H+r*ROW_H,lab=fit(D.rows[r].name,LABEL_W-12);"
 "cx.fillStyle=r%2?'#f4f4f4':'#fff';cx.fillRect(0,y,cv.width,ROW_H);"
-"cx.fillStyle='#222';cx.fillText(D.rows[r].name,6,y+ROW_H/2);drawRow(D.rows[r],y);}\n"
+"cx.fillStyle='#222';cx.fillText(lab,6,y+ROW_H/2);drawRow(D.rows[r],y);"
+"const li=document.createElement('li');li.textContent=lab;ol.appendChild(li);}\n"
 " cx.fillStyle='#000';for(let i=0;i<D.ev.length;i+=3){const t=D.ev[i+1];"
 "if(t<v0||t>v1)continue;cx.fillRect(X(t),AXIS_H+D.ev[i]*ROW_H+ROW_H-6,1,5);}\n"
 " cx.fillStyle='#fff';cx.fillRect(0,0,cv.width,AXIS_H);cx.strokeStyle='#888';"

@@ -34,7 +34,7 @@ else
 	echo "not ok report_guest_perf_host_skipped: expected $host"
 fi
 "$KVMSCOPE" report "$T/p.data" --guest-kallsyms "$T/ks" --folded "$T/folded" > /dev/null
-if grep -q '^qemu-vm0(1000);guest_fn_00_\[k\];guest_fn_[0-9]*_\[k\];guest_fn_[0-9]*_\[k\] [0-9]*$' "$T/folded" &&
+if grep -q '^1000(qemu-vm0);guest_fn_00_\[k\];guest_fn_[0-9]*_\[k\];guest_fn_[0-9]*_\[k\] [0-9]*$' "$T/folded" &&
    [ "$(awk '{ s += $NF } END { print s }' "$T/folded")" = "$(awk '{ s += $NF } END { print s }' "$T/want")" ]; then
 	echo "ok report_guest_perf_callchains"
 else
