@@ -36,32 +36,40 @@ if ! "$ks" merge -t -i "$host" -i "$guest" > "$dir/merge.txt" 2> "$dir/err"; the
 	exit 0
 fi
 
-# oracle.py MERGE START END: "task|reason|exits|us" lines (END 0: no end).
+# oracle.py MERGE GUEST START END: "task|reason|exits|us" lines (END 0: no
+# end); GUEST: the guest input's name in merge's lines.
 # The guest's only vCPU runs on host thread 483882 (data/README.md: the
 # host's GUEST option).
 cat > "$dir/oracle.py" <<'PY'
 import re, sys
-path, wstart, wend = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-GUEST, HOST, TID = 'guest-tsync.trace.dat', 'host-tsync.trace.dat', '483882'
+path, GUEST, wstart, wend = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+TID = '483882'
 line_re = re.compile(r'^\s*(\S+): +(.*)-(\d+) +\[(\d+)\] +(\d+)\.(\d{9}): +(\w+): *(.*)$')
+# the line after a lost-events line has no file name (as trace-cmd prints it)
+bare_re = re.compile(r'^()\s*(.*)-(\d+) +\[(\d+)\] +(\d+)\.(\d{9}): +(\w+): *(.*)$')
 lost_re = re.compile(r'^\s*(\S+): +CPU:? ?(\d+).*(LOST|DROPPED)')
 switch_re = re.compile(r'==> (.*):(\d+) \[-?\d+\]\s*$')
 NODATA, UNKNOWN = '(no guest data)', '(guest task unknown)'
 exits = []          # [task, reason, start, end, gap-after]
 pending = []        # exits that wait for a guest event after them
-task, seen, exit_at = None, False, None
+task, seen, exit_at, f = None, False, None, None
 for line in open(path):
     m = line_re.match(line)
+    prev = f
+    if not m and (m := bare_re.match(line)):
+        pass
     if not m:
         m2 = lost_re.match(line)
-        if m2 and m2.group(1).rstrip(':') == GUEST and int(m2.group(2)) == 0:
+        if m2:
+            f = m2.group(1).rstrip(':')
+        if m2 and f == GUEST and int(m2.group(2)) == 0:
             for e in pending:
                 e[0] = NODATA
             pending = []
             task = None
         continue
     f, comm, pid, cpu, sec, ns, ev, rest = m.groups()
-    f = f.rstrip(':')
+    f = f.rstrip(':') if f else prev
     ts = int(sec) * 1000000000 + int(ns)
     if f == GUEST:
         seen = True
@@ -119,13 +127,13 @@ compare() {
 	fi
 }
 
-python3 "$dir/oracle.py" "$dir/merge.txt" 0 0 > "$dir/exp.txt"
+python3 "$dir/oracle.py" "$dir/merge.txt" guest-tsync.trace.dat 0 0 > "$dir/exp.txt"
 "$ks" timeline -i "$host" -i "$guest" --json "$dir/tl.json" 2> "$dir/err" | table > "$dir/got.txt"
 compare timeline_cost_whole "$dir/exp.txt" "$dir/got.txt"
 
 # the middle second of the recording, in the host's seconds
 t0=22150.4; t1=22151.4
-python3 "$dir/oracle.py" "$dir/merge.txt" 22150400000000 22151400000000 > "$dir/exp-w.txt"
+python3 "$dir/oracle.py" "$dir/merge.txt" guest-tsync.trace.dat 22150400000000 22151400000000 > "$dir/exp-w.txt"
 "$ks" timeline -i "$host" -i "$guest" --time "$t0,$t1" 2> "$dir/err" | table > "$dir/got-w.txt"
 compare timeline_cost_window "$dir/exp-w.txt" "$dir/got-w.txt"
 
@@ -155,3 +163,35 @@ else:
 PY
 )
 [[ $r == ok* ]] && echo "ok timeline_cost_json_slices (${r#ok: })" || echo "not ok timeline_cost_json_slices: $r"
+
+# lost events: the guest trace converted to an uncompressed v6 file (its
+# times already moved to host time), one page in the middle marked as
+# having lost events before it (the ring buffer's RB_MISSED_EVENTS bit of
+# the page header's commit word), which trace-cmd reports as
+# "CPU:0 [EVENTS DROPPED]"
+if ! "$ks" convert -q -i "$guest" -o "$dir/g6.dat" --file-version 6 --compression none 2> "$dir/err"; then
+	echo "not ok timeline_cost_lost: convert: $(head -1 "$dir/err")"
+	exit 0
+fi
+python3 - "$dir/g6.dat" "$dir/glost.dat" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+at = d.rfind(b'flyrecord\0')
+off, size = struct.unpack_from('<QQ', d, at + 10)   # CPU 0's data
+page = off + 4096 * (size // 4096 // 2)
+commit, = struct.unpack_from('<Q', d, page + 8)
+struct.pack_into('<Q', d, page + 8, commit | (1 << 31))
+open(sys.argv[2], 'wb').write(d)
+PY
+"$ks" merge -t -i "$host" -i "$dir/glost.dat" > "$dir/merge-lost.txt" 2> /dev/null
+if ! grep -q '^ *glost.dat: CPU:0 \[EVENTS DROPPED\]' "$dir/merge-lost.txt"; then
+	echo "not ok timeline_cost_lost: merge shows no lost events of the patched guest trace"
+else
+	python3 "$dir/oracle.py" "$dir/merge-lost.txt" glost.dat 0 0 > "$dir/exp-l.txt"
+	"$ks" timeline -i "$host" -i "$dir/glost.dat" 2> "$dir/err" | table > "$dir/got-l.txt"
+	if ! grep -q '^(guest task unknown)|' "$dir/exp-l.txt"; then
+		echo "not ok timeline_cost_lost: the oracle charges no exit to an unknown task after the gap"
+	else
+		compare timeline_cost_lost "$dir/exp-l.txt" "$dir/got-l.txt"
+	fi
+fi
