@@ -92,12 +92,12 @@ PY
 	else
 		echo "not ok merge_json: $(head -1 "$dir/err")"
 	fi
-	# --quality names the guest's host VM as stat does
+	# --quality names the guest's host VM as stat does: PID(NAME)
 	want=$(python3 - "$dir/merged.json" "$dir/host.stat.json" <<'PY' 2>/dev/null
 import json, sys
 tid = json.load(open(sys.argv[1]))["inputs"][1]["vcpus"][0]["host_tid"]
 t = next(t for t in json.load(open(sys.argv[2]))["threads"] if t["tid"] == tid)
-print("guest-tsync.trace.dat (VM %d%s) synced by" % (t["vm"], ", " + t["vm_name"] if t["vm_name"] else ""))
+print("guest-tsync.trace.dat (VM %d%s) synced by" % (t["vm"], "(" + t["vm_name"] + ")" if t["vm_name"] else ""))
 PY
 )
 	if [ -n "$want" ] && grep -qF "; $want" <<< "${q:-}"; then
