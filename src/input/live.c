@@ -451,6 +451,7 @@ static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err
 {
 	int len = 0;
 	char *hp = tracefs_instance_file_read(NULL, "events/header_page", &len);
+	int64_t room = KS_LIMIT_MEMORY_DEFAULT / KS_FORMAT_FIELD_COST;
 	struct ks_guard_batch *b;
 	size_t i;
 
@@ -473,12 +474,26 @@ static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err
 	b = ks_guard_batch_new(ctx);
 	if (!b)
 		return ks_error_set(err, "out of memory");
-	for (i = 0; i < l->nevents; i++)
-		if (ks_guard_batch_add(b, l->events[i].format, l->events[i].format_len,
-				       l->events[i].system) < 0) {
+	for (i = 0; i < l->nevents; i++) {
+		const struct ks_live_event *e = &l->events[i];
+		uint64_t mem = KS_LIMIT_MEMORY_DEFAULT, fields;
+		char path[256];
+
+		/* the kernel's formats are counted as a file's are
+		 * (format_guard.h): tracefs is the kernel's, but the budget
+		 * holds for every reader */
+		snprintf(path, sizeof(path), "tracefs events/%s/%s/format", e->system, e->name);
+		if (ks_guard_format_budget(e->format, e->format_len,
+					   room > 0 ? room : 0, mem, path, 0, &fields, err) < 0) {
+			ks_guard_batch_free(b);
+			return -1;
+		}
+		room -= (int64_t)fields;
+		if (ks_guard_batch_add(b, e->format, e->format_len, e->system) < 0) {
 			ks_guard_batch_free(b);
 			return ks_error_set(err, "out of memory");
 		}
+	}
 	ks_guard_batch_parse(b, l->tep);
 	ks_guard_batch_free(b);
 	return 0;
