@@ -93,6 +93,15 @@ static bool is_stdout(const char *path)
 	return !strcmp(path, "-");
 }
 
+/* A name of a descriptor the program already has (/dev/stdout, a shell's
+ * /dev/fd/63 for >(...)): whatever it is, it is open at the other end. */
+static bool names_open_fd(const char *path)
+{
+	return !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr") ||
+	       !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14) ||
+	       !strncmp(path, "/proc/thread-self/fd/", 21);
+}
+
 /* The name the rename replaces: PATH, or the target of a symbolic link.
  * Returns a malloc'ed string, or NULL with err set. */
 static char *final_name(const char *path, struct ks_error *err)
@@ -154,11 +163,16 @@ int ks_outfile_check(const char *path, const char *const *inputs, unsigned flags
 		}
 		return ks_error_set(err, "%s: %s", path, strerror(errno));
 	}
-	if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
-		return ks_error_set(err, "%s: %s; kvmscope writes outputs to regular files, "
-				    "character devices such as /dev/null, pipes or standard "
-				    "output ('-')", path,
-				    S_ISDIR(st.st_mode) ? "a directory" : "a block device");
+	/* a FIFO nobody reads blocks open(2) for ever, and cannot be written
+	 * atomically: refused here, before any open (from stat alone) */
+	if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    (S_ISFIFO(st.st_mode) && !names_open_fd(path)))
+		return ks_error_set(err, "%s: %s; kvmscope writes outputs to regular files (renamed "
+				    "into place when complete), character devices such as "
+				    "/dev/null or standard output ('-', /dev/stdout)", path,
+				    S_ISDIR(st.st_mode) ? "is a directory" :
+				    S_ISBLK(st.st_mode) ? "is a block device" :
+				    S_ISSOCK(st.st_mode) ? "is a socket" : "is a FIFO");
 	for (i = 0; inputs && inputs[i]; i++)
 		if (stat_input(inputs[i], &ist) == 0 && ist.st_dev == st.st_dev &&
 		    ist.st_ino == st.st_ino)
@@ -233,14 +247,22 @@ static void free_outfile(struct ks_outfile *of)
 	free(of);
 }
 
-/* An existing character device or pipe (/dev/null, a FIFO, /dev/stdout):
- * written in place, never renamed over, truncated or removed. */
+/* An existing character device, or a pipe the program has open already
+ * (/dev/null, /dev/stdout): written in place, never renamed over,
+ * truncated or removed.  Opened without waiting (a device or pipe that
+ * would block the open is an error, not a hang), then written blocking. */
 static int open_direct(struct ks_outfile *of, struct ks_error *err)
 {
-	int fd = open(of->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	int fd = open(of->path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), fl;
 
 	if (fd < 0)
-		return ks_error_set(err, "%s: cannot open: %s", of->path, strerror(errno));
+		return ks_error_set(err, "%s: cannot open: %s", of->path,
+				    errno == ENXIO ? "nothing reads from it" : strerror(errno));
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int e = errno;
+		close(fd);
+		return ks_error_set(err, "%s: cannot open: %s", of->path, strerror(e));
+	}
 	if ((of->flags & KS_OUTFILE_NO_STDOUT) && lseek(fd, 0, SEEK_CUR) < 0) {
 		close(fd);
 		return ks_error_set(err, "%s: cannot seek there; this output is written with "

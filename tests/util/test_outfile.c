@@ -174,6 +174,40 @@ static void t_devices(void)
 	KT_EXPECT(S_ISCHR(st.st_mode));
 }
 
+/* A FIFO named as output is refused from its stat, before any open: with
+ * nobody reading, open(2) would wait for ever (it did: a test with the
+ * open in a child process saw it block).  A pipe the program has open
+ * already, named /dev/fd/N, is written in place (a shell's >(...)). */
+static void t_fifo(void)
+{
+	struct ks_outfile *of = NULL;
+	struct ks_error err;
+	char name[64], buf[16];
+	int fds[2];
+	ssize_t n;
+
+	setup();
+	unlink(path("fifo"));
+	KT_REQUIRE(mkfifo(path("fifo"), 0600) == 0);
+	alarm(10); /* a hang fails the test instead of blocking the suite */
+	KT_EQ_INT(ks_outfile_check(path("fifo"), NULL, 0, &err), -1);
+	KT_EXPECT(strstr(err.msg, "is a FIFO") != NULL);
+	KT_EQ_INT(ks_outfile_open(&of, path("fifo"), NULL, 0, &err), -1);
+	KT_EXPECT(strstr(err.msg, "is a FIFO") != NULL);
+	KT_EXPECT(of == NULL);
+	KT_REQUIRE(pipe(fds) == 0);
+	snprintf(name, sizeof(name), "/dev/fd/%d", fds[1]);
+	KT_REQUIRE(ks_outfile_open(&of, name, NULL, 0, &err) == 0);
+	fputs("through\n", ks_outfile_stream(of));
+	KT_EQ_INT(ks_outfile_commit(of, &err), 0);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	KT_EQ_INT((int)n, 8);
+	close(fds[0]);
+	close(fds[1]);
+	alarm(0);
+	KT_EQ_INT(hidden(), 0);
+}
+
 static void t_keep_old(void)
 {
 	struct ks_outfile *of;
@@ -253,7 +287,7 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_commit_replaces), KT_CASE(t_abort_keeps_old), KT_CASE(t_refusals),
-		KT_CASE(t_devices), KT_CASE(t_keep_old), KT_CASE(t_symlink_target),
+		KT_CASE(t_devices), KT_CASE(t_fifo), KT_CASE(t_keep_old), KT_CASE(t_symlink_target),
 		KT_CASE(t_write_error),
 		{ NULL, NULL },
 	};
