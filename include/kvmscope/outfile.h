@@ -3,10 +3,13 @@
  * outfile.h - output files that never destroy what they replace.
  *
  * An output is written to a new temporary file in the final file's
- * directory (".NAME.XXXXXX", created with O_EXCL) and renamed over the final
- * name only once everything was written, flushed and fsync'ed.  A failed or
- * interrupted run leaves the final name as it was: the old file, or nothing.
- * Nothing but that temporary file is ever removed.
+ * directory (".NAME.kvmscope-PID-START-PIDNS.XXXXXX", created with O_EXCL:
+ * its owner's pid, start time and PID namespace) and renamed over the
+ * final name only once everything was written, flushed and fsync'ed.  A
+ * failed or interrupted run leaves the final name as it was: the old file,
+ * or nothing.  Nothing but temporary files is ever removed: this one, and
+ * when an output is opened, those in its directory of this user whose
+ * owner is provably gone (a SIGKILLed run's; util/procfs.h).
  *
  *	const char *inputs[] = { "perf.data", NULL };
  *	struct ks_outfile *of;

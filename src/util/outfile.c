@@ -10,6 +10,7 @@
  * the input itself).  Here the final name changes exactly once, by
  * rename(2), after the data is on disk.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "kvmscope/outfile.h"
+#include "procfs.h"
 
 struct ks_outfile {
 	char *path;      /* as given (for messages) */
@@ -181,16 +183,75 @@ int ks_outfile_check(const char *path, const char *const *inputs, unsigned flags
 	return 0;
 }
 
-/* ".NAME.XXXXXX" next to FINAL, created with O_EXCL. */
+/* The owner of a temporary file NAME: ".BASE.kvmscope-PID-START-PIDNS.XXXXXX"
+ * (procfs.h).  False for any other name. */
+static bool temp_owner(const char *name, struct ks_proc_id *id)
+{
+	const char *p = name, *k = NULL;
+	unsigned long long start, ns;
+	int pid, end = 0;
+
+	if (name[0] != '.')
+		return false;
+	while ((p = strstr(p, ".kvmscope-")))
+		k = p++;
+	/* the six characters of the suffix, then the end */
+	if (!k || sscanf(k, ".kvmscope-%d-%llu-%llu.%*6[a-zA-Z0-9]%n", &pid, &start, &ns, &end) != 3 ||
+	    !end || k[end] || strlen(strrchr(k, '.') + 1) != 6 || pid <= 0)
+		return false;
+	*id = (struct ks_proc_id){ .pid = pid, .start = start, .pidns = ns };
+	return true;
+}
+
+/* Remove the temporary files a writer killed before it could (SIGKILL, a
+ * crash) left in DIR: those of this user whose owner is provably gone
+ * (ks_proc_id_dead: same PID namespace, pid free or reused).  A live
+ * writer's, another user's, or one of another namespace stays. */
+static void remove_dead_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int dfd;
+
+	if (!d)
+		return;
+	dfd = dirfd(d);
+	while ((e = readdir(d))) {
+		struct ks_proc_id id;
+		struct stat st;
+
+		if (temp_owner(e->d_name, &id) &&
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid() && ks_proc_id_dead(&id))
+			(void)unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+/* ".NAME.kvmscope-PID-START-PIDNS.XXXXXX" next to FINAL, created with
+ * O_EXCL: the name says whose it is (temp_owner), so that a run after a
+ * killed one removes it (remove_dead_temps). */
 static int create_temp(struct ks_outfile *of, struct ks_error *err)
 {
 	const char *slash = strrchr(of->final, '/');
 	size_t dlen = slash ? (size_t)(slash - of->final) + 1 : 0;
 	const char *base = slash ? slash + 1 : of->final;
-	size_t size = dlen + strlen(base) + 16;
+	struct ks_proc_id self = { .pid = (int32_t)getpid() };
+	char owner[80];
+	size_t size;
 	struct stat st;
 	int fd = -1, tries;
 
+	(void)ks_proc_id_of(0, &self); /* else START and PIDNS 0: never taken for dead */
+	snprintf(owner, sizeof(owner), "kvmscope-%d-%llu-%llu", (int)self.pid,
+		 (unsigned long long)self.start, (unsigned long long)self.pidns);
+	{
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", dlen ? (int)dlen : 1, dlen ? of->final : ".");
+		remove_dead_temps(dir);
+	}
+	size = dlen + strlen(base) + strlen(owner) + 16;
 	of->temp = malloc(size);
 	if (!of->temp)
 		return ks_error_set(err, "%s: out of memory", of->path);
@@ -210,7 +271,7 @@ static int create_temp(struct ks_outfile *of, struct ks_error *err)
 		for (k = 0; k < 6; k++)
 			suffix[k] = digits[rnd[k] % (sizeof(digits) - 1)];
 		suffix[6] = '\0';
-		snprintf(of->temp, size, "%.*s.%s.%s", (int)dlen, of->final, base, suffix);
+		snprintf(of->temp, size, "%.*s.%s.%s.%s", (int)dlen, of->final, base, owner, suffix);
 		/* 0666 & ~umask, as fopen("w") would create the file */
 		fd = open(of->temp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (fd < 0 && errno != EEXIST)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../lib/ktest.h"
@@ -19,7 +20,7 @@ static char dir[4096];
 
 static const char *path(const char *name)
 {
-	static char p[4][4200];
+	static char p[4][4400];
 	static int k;
 
 	k = (k + 1) % 4;
@@ -208,6 +209,81 @@ static void t_fifo(void)
 	KT_EQ_INT(hidden(), 0);
 }
 
+/* Field 22 of /proc/PID/stat, read here (the test's own reading). */
+static unsigned long long start_of(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+/* A writer's temporary file names its owner (pid, start time, PID
+ * namespace: ".NAME.kvmscope-PID-START-NS.XXXXXX"), and opening an output
+ * removes those of dead owners in the directory (a SIGKILLed convert's
+ * stayed for ever): a pid that is free, a pid taken by a process started
+ * at another time; not a live owner's, nor one of another namespace. */
+static void t_dead_owners_temps(void)
+{
+	struct ks_outfile *of;
+	struct ks_error err;
+	struct stat st;
+	char want[4400], dead[128], reused[128], live[128], otherns[128], plain[128];
+	unsigned long long me = start_of(getpid()), ns;
+	const char *tmp;
+	pid_t child;
+	int status;
+
+	setup();
+	KT_REQUIRE(stat("/proc/self/ns/pid", &st) == 0);
+	ns = (unsigned long long)st.st_ino;
+	KT_REQUIRE(ks_outfile_open(&of, path("o.txt"), NULL, 0, &err) == 0);
+	tmp = ks_outfile_temp_path(of);
+	snprintf(want, sizeof(want), "%s/.o.txt.kvmscope-%d-%llu-%llu.", dir, (int)getpid(), me, ns);
+	KT_EXPECT(tmp && !strncmp(tmp, want, strlen(want)) && strlen(tmp) == strlen(want) + 6);
+	ks_outfile_abort(of);
+	/* a pid that was used and is free now */
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	KT_REQUIRE(child > 0 && waitpid(child, &status, 0) == child);
+	snprintf(dead, sizeof(dead), ".a.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)child, me, ns);
+	snprintf(reused, sizeof(reused), ".b.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)getpid(),
+		 me + 1, ns);
+	snprintf(live, sizeof(live), ".c.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)getpid(), me, ns);
+	snprintf(otherns, sizeof(otherns), ".d.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)child, me,
+		 ns + 1);
+	snprintf(plain, sizeof(plain), ".e.dat.Ab12Cd");
+	put(dead, "x");
+	put(reused, "x");
+	put(live, "x");
+	put(otherns, "x");
+	put(plain, "x");
+	KT_REQUIRE(ks_outfile_open(&of, path("o.txt"), NULL, 0, &err) == 0);
+	ks_outfile_abort(of);
+	KT_EXPECT(access(path(dead), F_OK) < 0);
+	KT_EXPECT(access(path(reused), F_OK) < 0);
+	KT_EXPECT(access(path(live), F_OK) == 0);
+	KT_EXPECT(access(path(otherns), F_OK) == 0);
+	KT_EXPECT(access(path(plain), F_OK) == 0);
+	unlink(path(live));
+	unlink(path(otherns));
+	unlink(path(plain));
+}
+
 static void t_keep_old(void)
 {
 	struct ks_outfile *of;
@@ -287,7 +363,8 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_commit_replaces), KT_CASE(t_abort_keeps_old), KT_CASE(t_refusals),
-		KT_CASE(t_devices), KT_CASE(t_fifo), KT_CASE(t_keep_old), KT_CASE(t_symlink_target),
+		KT_CASE(t_devices), KT_CASE(t_fifo), KT_CASE(t_dead_owners_temps),
+		KT_CASE(t_keep_old), KT_CASE(t_symlink_target),
 		KT_CASE(t_write_error),
 		{ NULL, NULL },
 	};
