@@ -47,6 +47,7 @@ field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
 
 # cell FILE: $BENCH_ROUNDS interleaved rounds of perf, kvmscope (and the
 # previous kvmscope); prints "perf_s ks_s ratio rss_mb [vs_previous] met|MISSED"
+# (a kvmscope run that fails, e.g. over its memory budget, misses)
 # with the best wall times, the median of the rounds' wall-time ratios
 # perf / kvmscope (the stat benchmark's measure: kvmscope's reader runs a
 # second thread), and the largest peak RSS.
@@ -58,7 +59,7 @@ cell() {
 		q=
 		[ -z "$prev" ] || q=$("$measure" -n 1 -- "$prev" stat --format perf -i "$1")
 		echo "$(echo "$p" | field wall_s) $(echo "$k" | field wall_s) $(echo "$k" | field maxrss_kb)" \
-		     "$(echo "$q" | field wall_s)"
+		     "$(echo "$k" | field status) $(echo "$q" | field wall_s)"
 	done)
 	echo "$rows" | gawk -v prev="$prev" '
 	function median(a,   n, s) {
@@ -66,13 +67,14 @@ cell() {
 		return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
 	}
 	{ if (NR == 1 || $1 < bp) bp = $1; if (NR == 1 || $2 < bk) bk = $2
-	  if ($3 > rss) rss = $3; r[NR] = $1 / $2; if (prev != "") v[NR] = $4 / $2 }
+	  if ($3 > rss) rss = $3; r[NR] = $1 / $2; if (prev != "") v[NR] = $5 / $2
+	  if ($4 != 0) failed = $4 }
 	END {
 		m = median(r)
 		printf "%7.3f %7.3f %6.2fx %9.1f", bp, bk, m, rss / 1024
 		if (prev != "") { mv = median(v); printf " %6.2fx", mv }
-		ok = m >= 5 && rss <= 65536 && (prev == "" || mv >= 0.9)
-		printf " %s\n", ok ? "met" : "MISSED"
+		ok = m >= 5 && rss <= 65536 && (prev == "" || mv >= 0.9) && !failed
+		printf " %s\n", failed ? "MISSED (kvmscope exit " failed ")" : ok ? "met" : "MISSED"
 	}'
 }
 
@@ -106,7 +108,7 @@ for vpc in $vpcs; do
 				printf '%-4s %-8s %-9s %-9s %9s %s\n' "$vpc" "$((recs / (nr ? nr : 1)))" \
 					"$([ -n "$mig" ] && echo yes || echo no)" "${order#--}" "$recs" "$line"
 				cells=$((cells + 1))
-				case $line in *MISSED) missed=$((missed + 1)) ;; esac
+				case $line in *MISSED*) missed=$((missed + 1)) ;; esac
 			done
 		done
 	done
