@@ -124,12 +124,13 @@ const char *cli_input(const char *path)
 	if (!(buf = malloc(head_size)))
 		die("-: out of memory");
 	got = read_full(buf, head_size);
-	if (ks_source_check_head("-", buf, got, got == head_size, &err) < 0)
+	/* named as the reader would name it: "/dev/stdin: offset N: ..." */
+	if (ks_source_check_head("/dev/stdin", buf, got, got == head_size, &err) < 0)
 		die("%s", err.msg);
 	fd = spool_file();
 	for (total = 0; got; got = read_full(buf, head_size)) {
 		if (got > max - total)
-			die("-: offset %" PRIu64 ": standard input is larger than kvmscope spools to "
+			die("/dev/stdin: offset %" PRIu64 ": standard input is larger than kvmscope spools to "
 			    "a temporary file (limit %" PRIu64 " bytes; raise it with "
 			    "KVMSCOPE_SPOOL_MAX=SIZE, or save the data to a file and name that)",
 			    max, max);

@@ -35,7 +35,7 @@ python3 "$dir/zeros.py" $((1 << 30)) "$dir/written" | TMPDIR=$dir "$ks" stat -i 
 rc=${PIPESTATUS[1]}
 written=$(cat "$dir/written" 2>/dev/null || echo 0)
 if [ "$rc" = 1 ] && [ "$(wc -l < "$dir/err")" = 1 ] &&
-   grep -q '^kvmscope: -: offset 0: not a trace.dat, perf.data or ftrace text file$' "$dir/err" &&
+   grep -q '^kvmscope: /dev/stdin: offset 0: not a trace.dat, perf.data or ftrace text file$' "$dir/err" &&
    [ "$written" -lt $((4 << 20)) ]; then
 	echo "ok stdin_spool_zeros_refused ($written bytes read of 1 GiB)"
 else
@@ -53,7 +53,7 @@ if [ -f "$src" ]; then
 	cat "$src" | KVMSCOPE_SPOOL_MAX=100K "$ks" stat -i - >/dev/null 2>"$dir/err"
 	rc=${PIPESTATUS[1]}
 	if [ "$rc" = 1 ] && [ "$(wc -l < "$dir/err")" = 1 ] &&
-	   grep -q '^kvmscope: -: offset 102400: standard input is larger than .*(limit 102400 bytes; raise it with KVMSCOPE_SPOOL_MAX=SIZE' "$dir/err"; then
+	   grep -q '^kvmscope: /dev/stdin: offset 102400: standard input is larger than .*(limit 102400 bytes; raise it with KVMSCOPE_SPOOL_MAX=SIZE' "$dir/err"; then
 		echo "ok stdin_spool_cap"
 	else
 		echo "not ok stdin_spool_cap: exit $rc: $(head -2 "$dir/err" | tr '\n' ' ')"
