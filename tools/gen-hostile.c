@@ -29,6 +29,7 @@
 #define OPT_BUFFER 3
 #define OPT_GUEST 13
 #define OPT_HEADER_INFO 16
+#define OPT_EVENT_FORMATS 18
 #define SEC_FL_COMPRESS 1
 
 struct buf {
@@ -359,6 +360,111 @@ static void many_options(const char *dir, const char *name, uint16_t id, uint64_
 	free(done.p);
 }
 
+/* The payload of an event formats block: system "kvm", NFMT formats of
+ * NFIELDS fields each ("u32 systems, name, u32 count, (u64 size, text)*"). */
+static void kvm_formats(struct buf *b, uint32_t nfmt, uint32_t nfields)
+{
+	struct buf t = { 0 };
+	char line[128];
+	uint32_t i, f;
+
+	u32(b, 1);
+	str(b, "kvm");
+	u32(b, nfmt);
+	for (i = 0; i < nfmt; i++) {
+		t.len = 0;
+		snprintf(line, sizeof(line), "name: kvm_exit%s%.0u\nID: %u\nformat:\n", i ? "_" : "",
+			 i, 1000 + i);
+		add(&t, line, strlen(line));
+		for (f = 0; f < nfields; f++) {
+			snprintf(line, sizeof(line),
+				 "\tfield:unsigned int f%u;\toffset:%u;\tsize:4;\tsigned:0;\n",
+				 f, 8 + 4 * (f % 1000));
+			add(&t, line, strlen(line));
+		}
+		snprintf(line, sizeof(line), "\nprint fmt: \"%%u\", REC->f0\n");
+		add(&t, line, strlen(line));
+		u64(b, t.len);
+		add(b, t.p, t.len);
+	}
+	free(t.p);
+}
+
+static struct buf fill_src;
+static void fill_copy(uint64_t at, uint8_t *p, size_t n)
+{
+	memcpy(p, fill_src.p + at, n);
+}
+
+/* Event formats of NFMT formats with NFIELDS fields each: V7, a zstd
+ * section of a few hundred KB that inflates to tens of MB of field lines,
+ * in a file of no CPU data; else the same formats in a v6 file.  Once,
+ * libtraceevent's parse of them took hundreds of MB outside the budget. */
+static void many_fields(const char *dir, const char *name, int v7, uint32_t nfmt, uint32_t nfields)
+{
+	struct buf b = { 0 }, o = { 0 };
+
+	fill_src.len = 0;
+	kvm_formats(&fill_src, nfmt, nfields);
+	if (v7) {
+		size_t hdr = header(&b, 4096, "zstd", "1.5.5"), sec, start;
+		uint64_t hs = headers_section(&b, 4096), fs, fly;
+
+		fs = sec = b.len;
+		section_header(&b, OPT_EVENT_FORMATS, SEC_FL_COMPRESS, 0);
+		start = b.len;
+		zstd_block(&b, fill_src.len, fill_copy);
+		patch64(&b, sec + 8, b.len - start);
+		fly = b.len;
+		section_header(&b, OPT_BUFFER, 0, 0);
+		u16(&o, OPT_HEADER_INFO);
+		u32(&o, 8);
+		u64(&o, hs);
+		u16(&o, OPT_EVENT_FORMATS);
+		u32(&o, 8);
+		u64(&o, fs);
+		buffer_option(&o, "", fly, 0, NULL, 0, 0);
+		done_option(&o);
+		options_section(&b, hdr, &o);
+	} else {
+		static const char page[] =
+			"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+			"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+			"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+			"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+		static const char event[] = "# compressed entry header\n\ttype_len    :    5 bits\n"
+					    "\ttime_delta  :   27 bits\n\tarray       :   32 bits\n";
+		static const uint8_t endian_long[2] = { 0, 8 };
+
+		add(&b, "\x17\x08\x44tracing", 10);
+		add(&b, "6", 2);
+		add(&b, endian_long, 2);
+		u32(&b, 4096);
+		str(&b, "header_page");
+		u64(&b, sizeof(page) - 1);
+		add(&b, page, sizeof(page) - 1);
+		str(&b, "header_event");
+		u64(&b, sizeof(event) - 1);
+		add(&b, event, sizeof(event) - 1);
+		u32(&b, 0); /* ftrace formats */
+		add(&b, fill_src.p, fill_src.len);
+		u32(&b, 0); /* kallsyms */
+		u32(&b, 0); /* printk formats */
+		u64(&b, 0); /* saved cmdlines */
+		u32(&b, 0); /* CPUs */
+		add(&b, "flyrecord", 10);
+	}
+	write_file(dir, name, &b, 0);
+	free(b.p);
+	free(o.p);
+}
+
+static void gen_fields_1m_zstd(const char *dir) { many_fields(dir, "fields-1m-zstd.dat", 1, 1, 1000000); }
+static void gen_fields_300x4k_zstd(const char *dir)
+{
+	many_fields(dir, "fields-300x4k-zstd.dat", 1, 300, 4000);
+}
+static void gen_fields_200k_v6(const char *dir) { many_fields(dir, "fields-200k-v6.dat", 0, 1, 200000); }
 static void gen_buffers_100k(const char *dir) { many_options(dir, "buffers-100k.dat", OPT_BUFFER, 100000); }
 static void gen_buffers_1m(const char *dir) { many_options(dir, "buffers-1m.dat", OPT_BUFFER, 1000000); }
 static void gen_guests_2m(const char *dir) { many_options(dir, "guests-2m.dat", OPT_GUEST, 2000000); }
@@ -379,6 +485,9 @@ static const struct {
 	{ "buffers-1m.dat", gen_buffers_1m },
 	{ "guests-2m.dat", gen_guests_2m },
 	{ "guests-13m.dat", gen_guests_13m },
+	{ "fields-1m-zstd.dat", gen_fields_1m_zstd },
+	{ "fields-300x4k-zstd.dat", gen_fields_300x4k_zstd },
+	{ "fields-200k-v6.dat", gen_fields_200k_v6 },
 };
 
 int main(int argc, char **argv)

@@ -32,6 +32,8 @@
  *                     which perf's round logic reports as out of order
  *   --more-reasons N  intel: N more VMX exit codes (up to 39) beyond the 16
  *                     usual ones, each as rare as VMCALL (many-series tests)
+ *   --round-ns NS     with --rounds: a round spans NS ns of trace time (default
+ *                     4,000,000); -v prints rounds=N, the rounds written
  *   --time-order      with --rounds: a round's records in global time order,
  *                     the CPUs interleaved record by record (as perf record
  *                     writes them when it drains the ring buffers often, or
@@ -143,6 +145,7 @@ struct options {
 	const char *extra_cmdline;   /* one more "PID COMM" line, or NULL */
 	uint32_t vms, vcpus, cpus;
 	uint32_t more_reasons;
+	uint64_t round_ns;           /* --round-ns */
 };
 
 /* ---- deterministic random numbers (splitmix64) ---- */
@@ -514,7 +517,7 @@ struct writer {
 	bool rounds, ooo, time_order;
 	uint32_t ncpus;
 	struct bytes *slot[3];      /* [round % 3][cpu] */
-	uint64_t round, round_end;
+	uint64_t round, round_end, round_ns, nr_rounds;
 	bool round_has_data;
 };
 
@@ -540,6 +543,7 @@ static void flush_slot(struct writer *w, struct bytes *set)
 		memcpy(fr, &type, 4);
 		memcpy(fr + 6, &size, 2);
 		out_raw(w, fr, 8);
+		w->nr_rounds++;
 	}
 }
 
@@ -549,7 +553,7 @@ static void advance_rounds(struct writer *w, uint64_t ts)
 	while (ts >= w->round_end) {
 		flush_slot(w, w->slot[w->round % 3]);
 		w->round++;
-		w->round_end += ROUND_NS;
+		w->round_end += w->round_ns;
 	}
 }
 
@@ -1103,6 +1107,7 @@ static void run_scenario(struct ctx *x, bool finished_init)
 	x->w.rounds = x->o.rounds;
 	x->w.time_order = x->o.time_order;
 	x->w.round_end = START_NS;
+	x->w.round_ns = x->o.round_ns ? x->o.round_ns : 1;
 	while (s.nheap) {
 		uint32_t i = heap_pop(&s);
 		struct vthread *th = &s.th[i];
@@ -1279,7 +1284,8 @@ static void parse_options(struct options *o, int argc, char **argv)
 {
 	enum { O_TEMPLATE = 256, O_VENDOR, O_SEED, O_VMS, O_VCPUS, O_PAIRS, O_CPUS, O_MIGRATE,
 	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO, O_PMU_GUEST,
-	       O_CMDLINES, O_MORE_REASONS, O_TIME_ORDER, O_EXTRA_CMDLINE };
+	       O_CMDLINES, O_MORE_REASONS, O_TIME_ORDER, O_EXTRA_CMDLINE,
+	       O_ROUND_NS };
 	static const struct option lo[] = {
 		{ "template", 1, 0, O_TEMPLATE }, { "output", 1, 0, 'o' }, { "vendor", 1, 0, O_VENDOR },
 		{ "seed", 1, 0, O_SEED }, { "vms", 1, 0, O_VMS }, { "vcpus", 1, 0, O_VCPUS },
@@ -1290,9 +1296,11 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "pmu-guest", 0, 0, O_PMU_GUEST }, { "cmdlines", 1, 0, O_CMDLINES },
 		{ "more-reasons", 1, 0, O_MORE_REASONS },
 		{ "time-order", 0, 0, O_TIME_ORDER }, { "extra-cmdline", 1, 0, O_EXTRA_CMDLINE },
+		{ "round-ns", 1, 0, O_ROUND_NS },
 		{ 0, 0, 0, 0 }
 	};
-	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2, .cmdlines = -1 };
+	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2, .cmdlines = -1,
+			       .round_ns = ROUND_NS };
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:v", lo, NULL)) != -1) {
@@ -1322,6 +1330,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case O_ROUNDS: o->rounds = true; break;
 		case O_OOO: o->ooo = o->rounds = true; break;
 		case O_TIME_ORDER: o->time_order = o->rounds = true; break;
+		case O_ROUND_NS: o->round_ns = parse_num(optarg, "--round-ns", 1ull << 50); break;
 		case O_PMU_GUEST: o->pmu_guest = true; break;
 		case O_CMDLINES: o->cmdlines = (int64_t)parse_num(optarg, "--cmdlines", 1u << 30); break;
 		case 'v': o->verbose = true; break;
@@ -1391,7 +1400,7 @@ int main(int argc, char **argv)
 	if (x.o.verbose)
 		printf("exits=%llu entries=%llu mmio=%llu mmio_read=%llu mmio_write=%llu pio=%llu msr=%llu pairs=%llu comm=%llu "
 		       "fork=%llu lost=%llu ooo=%llu unknown=%llu anomalies=%llu samples=%llu "
-		       "data_bytes=%llu\n",
+		       "data_bytes=%llu rounds=%llu\n",
 		       (unsigned long long)x.n_exit, (unsigned long long)x.n_entry,
 		       (unsigned long long)x.n_mmio, (unsigned long long)x.n_mmio_read,
 		       (unsigned long long)x.n_mmio_write, (unsigned long long)x.n_pio,
@@ -1399,7 +1408,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)x.n_comm, (unsigned long long)x.n_fork,
 		       (unsigned long long)x.n_lost, (unsigned long long)x.n_ooo,
 		       (unsigned long long)x.n_unknown, (unsigned long long)x.n_anomalies,
-		       (unsigned long long)x.n_samples, (unsigned long long)x.w.data_bytes);
+		       (unsigned long long)x.n_samples, (unsigned long long)x.w.data_bytes,
+		       (unsigned long long)x.w.nr_rounds);
 	if (x.o.verbose && x.o.pmu_guest)
 		printf("pmu_msr=%llu evtsel_en=%llu lbr_on=%llu lbr_off=%llu ctx_switches=%llu\n",
 		       (unsigned long long)x.n_pmu_msr, (unsigned long long)x.n_evtsel_en,

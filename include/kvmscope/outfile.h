@@ -3,10 +3,13 @@
  * outfile.h - output files that never destroy what they replace.
  *
  * An output is written to a new temporary file in the final file's
- * directory (".NAME.XXXXXX", created with O_EXCL) and renamed over the final
- * name only once everything was written, flushed and fsync'ed.  A failed or
- * interrupted run leaves the final name as it was: the old file, or nothing.
- * Nothing but that temporary file is ever removed.
+ * directory (".NAME.kvmscope-PID-START-PIDNS.XXXXXX", created with O_EXCL:
+ * its owner's pid, start time and PID namespace) and renamed over the
+ * final name only once everything was written, flushed and fsync'ed.  A
+ * failed or interrupted run leaves the final name as it was: the old file,
+ * or nothing.  Nothing but temporary files is ever removed: this one, and
+ * when an output is opened, those in its directory of this user whose
+ * owner is provably gone (a SIGKILLed run's; util/procfs.h).
  *
  *	const char *inputs[] = { "perf.data", NULL };
  *	struct ks_outfile *of;
@@ -17,15 +20,18 @@
  *		fail(err.msg);                     // e.g. "out.svg: write error: No space left on device"
  *	// or ks_outfile_abort(of): removes the temporary file, keeps the final name
  *
- * Refused outputs (one-line errors, nothing created):
- *  - a directory or a block device;
+ * Refused outputs (one-line errors, nothing created, nothing opened):
+ *  - a directory, a block device, a socket, a FIFO (open(2) of a FIFO
+ *    nobody reads waits for ever; /dev/stdout, /dev/fd/N and
+ *    /proc/self/fd/N name a pipe already open and are written in place);
  *  - a final name that is one of the inputs (same device and inode, also
  *    through a hard link or a symbolic link);
  *  - "-" with KS_OUTFILE_NO_STDOUT (outputs that need a seekable file), and
  *    with that flag a device or pipe that cannot seek.
- * An existing character device or pipe (/dev/null, /dev/full, a FIFO,
- * /dev/stdout on a pipe) is written in place, checked like standard output,
- * and never renamed over, truncated or removed.  A symbolic link to a
+ * An existing character device or open pipe (/dev/null, /dev/full,
+ * /dev/stdout on a pipe) is opened without waiting, written in place,
+ * checked like standard output, and never renamed over, truncated or
+ * removed.  A symbolic link to a
  * regular file is followed: its target is replaced and the link stays.
  *
  * "-" means standard output: ks_outfile_stream() is stdout, commit flushes

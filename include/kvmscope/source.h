@@ -87,6 +87,15 @@ struct ks_source_opts {
 };
 int ks_source_open_opts(struct ks_source **out, const char *path, const struct ks_source_opts *o,
 			struct ks_error *err);
+/* Whether an input whose first bytes are the LEN at HEAD could open: the
+ * check ks_source_open() makes of a file's head (perf.data or trace.dat
+ * magic, else ftrace text), for a stream that has to be checked before it
+ * is saved to a file.  HEAD holds the first ks_source_head_size() bytes,
+ * or all of a shorter input (MORE false).  0, or -1 with ERR "NAME:
+ * offset N: ...". */
+int ks_source_check_head(const char *name, const void *head, size_t len, bool more,
+			 struct ks_error *err);
+size_t ks_source_head_size(void);
 /* Returns 1 with *rec filled, 0 at the end, or a negative value with err set. */
 int ks_source_next(struct ks_source *src, struct ks_record *rec, struct ks_error *err);
 /* Up to MAX (>= 1) records into RECS[0, n): returns n >= 1, 0 at the end,

@@ -36,6 +36,10 @@ struct ks_gmem {
 	/* Virtual read in the current vCPU's context; may be NULL. */
 	int (*read_virt)(void *ctx, uint64_t va, void *buf, size_t len);
 	void *ctx;
+	/* bytes of guest memory behind read_phys (a dump's LOAD segments);
+	 * 0: not known (a gdbstub).  No table read out of the guest can be
+	 * larger: crafted page tables can alias one page at every address. */
+	uint64_t size;
 };
 
 #define KS_TLB_SIZE 64
@@ -105,7 +109,12 @@ struct ks_orc {
 int ks_orc_from_tables(struct ks_orc *o, const uint8_t *ip_tab, size_t ip_len, uint64_t ip_base,
 		       const uint8_t *orc_tab, size_t orc_len, enum ks_orc_layout layout,
 		       struct ks_error *err);
-/* Read both tables out of guest memory. */
+/* Read both tables out of guest memory.  The bounds are checked before
+ * anything is allocated: N = (STOP_IP - START_IP) / 4 entries, at most
+ * KS_ORC_MAX_ENTRIES (real kernels have under a million), 6 * N entry
+ * bytes, 10 * N bytes in all within the guest memory's size (when known),
+ * and the first and last bytes of both tables readable. */
+#define KS_ORC_MAX_ENTRIES (4u << 20)
 int ks_orc_load(struct ks_orc *o, struct ks_vmem *v, uint64_t start_ip, uint64_t stop_ip,
 		uint64_t start_orc, uint64_t stop_orc, enum ks_orc_layout layout,
 		struct ks_error *err);

@@ -619,8 +619,10 @@ static void outputs(struct sampler *s, const struct ks_guestsyms *gs)
 
 /* Detach.  The stop it needs lasts no longer than a sample's (then D goes
  * out without the stop reply); the wait for D's answer (the guest runs once
- * the stub has read D) is bounded by the timeout, and by -d's grace. */
-static void let_go(struct sampler *s)
+ * the stub has read D) is bounded by the timeout, and by -d's grace.
+ * Returns -1 when the detach was not acknowledged: the guest may still be
+ * stopped, which the run's exit status must say. */
+static int let_go(struct sampler *s)
 {
 	struct ks_error err = { "" };
 	int rc;
@@ -630,16 +632,20 @@ static void let_go(struct sampler *s)
 	if (rc == -ETIME && ks_gdb_running(s->g)) {
 		fprintf(stderr, "kvmscope: no time was left to stop the guest for the detach: "
 			"it was left running, not detached\n");
-		return;
+		return 0;
 	}
 	if (rc == 0 || rc == -ETIME) {
 		ks_gdb_set_deadline(s->g, earlier(now_ns() + s->a->timeout_ms * NS_PER_MS,
 						  grace_end(s)));
 		rc = ks_gdb_detach(s->g, &err);
 	}
-	if (rc < 0)
-		fprintf(stderr, "kvmscope: detach failed: %s (QMP 'cont' resumes the guest if it "
-			"stays stopped)\n", err.msg);
+	if (rc < 0) {
+		fprintf(stderr, "kvmscope: detach failed: %s: the guest may still be stopped; resume "
+			"it with QMP 'cont' (virsh qemu-monitor-command DOMAIN '{\"execute\":\"cont\"}')\n",
+			err.msg);
+		return -1;
+	}
+	return 0;
 }
 
 static void free_sampler(struct sampler *s)
@@ -699,12 +705,13 @@ int cmd_sample(int argc, char **argv)
 	}
 	if (rc == 0 && sample_loop(&s, &err) < 0)
 		rc = -1;
-	/* Always let the guest go, whatever happened above. */
-	if (s.g)
-		let_go(&s);
+	/* Always let the guest go, whatever happened above; an unconfirmed
+	 * detach fails the run (the guest may be stopped) */
+	if (s.g && let_go(&s) < 0 && rc == 0)
+		rc = -2;
 	if (log_fd >= 0)
 		close(log_fd);
-	if (rc < 0)
+	if (rc == -1) /* (-2: let_go said why) */
 		fprintf(stderr, "kvmscope: %s\n", err.msg);
 	if (s.run.nrecs || rc == 0)
 		outputs(&s, &gs);

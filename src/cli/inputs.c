@@ -4,25 +4,111 @@
  * what an input holds when a command's answer is empty (census.h).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "kvmscope/census.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 
+/* The most standard input spooled to a temporary file, unless
+ * KVMSCOPE_SPOOL_MAX says otherwise (a size: 8G, 500M). */
+#define SPOOL_MAX_DEFAULT (4ull << 30)
+
+static uint64_t spool_max(void)
+{
+	const char *e = getenv("KVMSCOPE_SPOOL_MAX");
+	uint64_t v;
+
+	if (!e || !*e)
+		return SPOOL_MAX_DEFAULT;
+	if (ks_parse_count(e, strlen(e), true, &v) < 0 || !v) {
+		warnx_("KVMSCOPE_SPOOL_MAX='%s': expected a positive size with an optional K, M "
+		       "or G", e);
+		exit(2);
+	}
+	return v;
+}
+
+/* An unlinked temporary file in $TMPDIR (else /tmp). */
+static int spool_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		goto out;
+	/* a file system without O_TMPFILE: a named file, unlinked at once */
+	snprintf(path, sizeof(path), "%s/kvmscope-stdin.XXXXXX", dir);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+out:
+	if (fd < 0)
+		die("-: cannot spool standard input to a temporary file in %s: %s%s", dir,
+		    strerror(errno), getenv("TMPDIR") ? "" : " (set TMPDIR to use another directory)");
+	return fd;
+}
+
+static void write_all(int fd, const char *buf, size_t n, const char *dir)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			die("-: spooling standard input to %s: %s", dir, strerror(errno));
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Up to SIZE bytes of standard input into BUF (fewer only at its end). */
+static size_t read_full(char *buf, size_t size)
+{
+	size_t got = 0;
+
+	while (got < size) {
+		ssize_t n = read(STDIN_FILENO, buf + got, size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("-: standard input: %s", strerror(errno));
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
 /* The readers detect the type and read by offset (pread, mmap): a pipe is
- * spooled to an unlinked temporary file first, which then becomes standard
- * input, and "/dev/stdin" opens it again as often as a reader needs. */
+ * spooled to an unlinked temporary file first (in $TMPDIR), which then
+ * becomes standard input, and "/dev/stdin" opens it again as often as a
+ * reader needs.  Its head is checked first, as opening a file checks it
+ * (ks_source_check_head: what is not a recording is refused before a byte
+ * is written), and the spool stops at KVMSCOPE_SPOOL_MAX bytes. */
 const char *cli_input(const char *path)
 {
 	static bool spooled;
-	char buf[65536];
+	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	size_t head_size = ks_source_head_size(), got;
+	uint64_t max, total;
+	struct ks_error err;
 	struct stat st;
-	FILE *tmp;
-	ssize_t n;
+	char *buf;
+	int fd;
 
 	if (!path || strcmp(path, "-"))
 		return path;
@@ -34,21 +120,27 @@ const char *cli_input(const char *path)
 		die("-: standard input is a terminal; pipe a recording into it or name a file");
 	if (S_ISREG(st.st_mode) && lseek(STDIN_FILENO, 0, SEEK_CUR) == 0)
 		return spooled = true, "/dev/stdin";
-	tmp = tmpfile();
-	if (!tmp)
-		die("-: cannot spool standard input to a temporary file: %s", strerror(errno));
-	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			die("-: standard input: %s", strerror(errno));
-		if (fwrite(buf, 1, (size_t)n, tmp) != (size_t)n)
-			die("-: spooling standard input: %s", strerror(errno));
+	max = spool_max();
+	if (!(buf = malloc(head_size)))
+		die("-: out of memory");
+	got = read_full(buf, head_size);
+	/* named as the reader would name it: "/dev/stdin: offset N: ..." */
+	if (ks_source_check_head("/dev/stdin", buf, got, got == head_size, &err) < 0)
+		die("%s", err.msg);
+	fd = spool_file();
+	for (total = 0; got; got = read_full(buf, head_size)) {
+		if (got > max - total)
+			die("/dev/stdin: offset %" PRIu64 ": standard input is larger than kvmscope spools to "
+			    "a temporary file (limit %" PRIu64 " bytes; raise it with "
+			    "KVMSCOPE_SPOOL_MAX=SIZE, or save the data to a file and name that)",
+			    max, max);
+		write_all(fd, buf, got, dir);
+		total += got;
 	}
-	if (fflush(tmp) != 0 || dup2(fileno(tmp), STDIN_FILENO) < 0 ||
-	    lseek(STDIN_FILENO, 0, SEEK_SET) < 0)
+	free(buf);
+	if (dup2(fd, STDIN_FILENO) < 0 || lseek(STDIN_FILENO, 0, SEEK_SET) < 0)
 		die("-: spooling standard input: %s", strerror(errno));
-	fclose(tmp); /* standard input keeps the file open */
+	close(fd); /* standard input keeps the file open */
 	spooled = true;
 	return "/dev/stdin";
 }

@@ -7,8 +7,9 @@
  * temporary file next to the final name.  Its path is kept here so that
  * die()/exit() (an atexit handler) and SIGINT/SIGTERM/SIGHUP remove it: a
  * run that does not finish leaves no stray file and the final name as it
- * was.  (SIGKILL cannot be caught: a ".NAME.XXXXXX" file may then stay, the
- * final name is still untouched.)
+ * was.  (SIGKILL cannot be caught: a ".NAME.kvmscope-PID-START-NS.XXXXXX"
+ * file may then stay, the final name still untouched, until the next run
+ * writing to that directory removes it: outfile.h.)
  */
 #include <signal.h>
 #include <stdlib.h>

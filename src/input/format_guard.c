@@ -3,9 +3,11 @@
  * format_guard.c - checks in front of libtraceevent's parsers (see .h).
  */
 #include <ctype.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -419,6 +421,60 @@ void ks_guard_batch_free(struct ks_guard_batch *b)
 	batch_clear(b);
 	free(b->f);
 	free(b);
+}
+
+uint64_t ks_guard_count_fields(const char *text, size_t len)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	/* libtraceevent reads "field" as a token wherever blanks put it:
+	 * count every occurrence up to the print fmt.  One pass by hand (not
+	 * memmem() on the rest for each: sanitizers check the whole rest at
+	 * each call, quadratic on a format of a million fields). */
+	for (i = 0; i < len; i++) {
+		if (text[i] == 'f' && len - i >= 5 && !memcmp(text + i, "field", 5)) {
+			n++;
+			i += 4;
+		} else if (text[i] == 'p' && len - i >= 9 && !memcmp(text + i, "print fmt", 9)) {
+			break;
+		}
+	}
+	return n;
+}
+
+/* The event's name ("name: NAME" on the first line), printable, for
+ * messages. */
+static void format_name(const char *text, size_t len, char *out, size_t size)
+{
+	size_t i = 0, j;
+
+	if (len > 6 && !memcmp(text, "name: ", 6))
+		for (j = 6; j < len && i + 1 < size && is_ident(text[j]); j++)
+			out[i++] = text[j];
+	if (!i)
+		snprintf(out, size, "an event");
+	else
+		out[i] = 0;
+}
+
+int ks_guard_format_budget(const char *text, size_t len, uint64_t room, uint64_t memory,
+			   const char *path, uint64_t at, uint64_t *fields, struct ks_error *err)
+{
+	uint64_t n = ks_guard_count_fields(text, len);
+	char name[65];
+
+	*fields = n;
+	if (n <= KS_FORMAT_MAX_FIELDS && n <= room)
+		return 0;
+	format_name(text, len, name, sizeof(name));
+	if (n > KS_FORMAT_MAX_FIELDS)
+		return ks_error_at(err, path, at, "format of %s has %" PRIu64 " fields (limit %u)",
+				   name, n, KS_FORMAT_MAX_FIELDS);
+	return ks_error_at(err, path, at,
+			   "format of %s has %" PRIu64 " fields, more than the memory budget leaves "
+			   "room for (limit %" PRIu64 " fields of %" PRIu64 " MiB; raise it with "
+			   "--limit memory=SIZE)", name, n, room, memory >> 20);
 }
 
 /* "0xADDR : \"TEXT\"" with the closing quote last and TEXT at least two

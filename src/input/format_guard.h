@@ -13,6 +13,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "kvmscope/error.h"
 
 struct ks_ctx;
 struct tep_handle;
@@ -44,6 +47,31 @@ int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, c
  * dropped or lose their print fmt), then empty the batch. */
 void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep);
 void ks_guard_batch_free(struct ks_guard_batch *b);
+
+/* ---- the memory of a parse, from the text ----
+ *
+ * libtraceevent keeps every field of a format it parses (some 150 bytes
+ * each with 1.7, measured; counted as KS_FORMAT_FIELD_COST), so a format
+ * of millions of fields (a 95 KB zstd section inflates to 150 MB of them)
+ * would take hundreds of MB outside any budget.  Every reader counts a
+ * format's fields from its text when it reads it, before anything parses
+ * it, and refuses the file past KS_FORMAT_MAX_FIELDS fields in one format
+ * (real kernels' largest have a few dozen) or past what the run's memory
+ * budget leaves. */
+#define KS_FORMAT_FIELD_COST 256u
+#define KS_FORMAT_MAX_FIELDS 4096u
+
+/* The fields libtraceevent would parse in the format TEXT (LEN bytes), at
+ * most: every "field" word before its "print fmt". */
+uint64_t ks_guard_count_fields(const char *text, size_t len);
+
+/* Check the format TEXT (LEN bytes, read at offset AT of PATH) before it
+ * is kept or parsed: at most KS_FORMAT_MAX_FIELDS fields, and at most ROOM
+ * (what the memory budget of MEMORY bytes leaves, in fields).  Returns 0
+ * with *FIELDS its field count, or -1 with ERR "PATH: offset AT: format of
+ * EVENT has N fields (limit M...)". */
+int ks_guard_format_budget(const char *text, size_t len, uint64_t room, uint64_t memory,
+			   const char *path, uint64_t at, uint64_t *fields, struct ks_error *err);
 
 /* tep_parse_printk_formats() on TEXT without the lines it cannot parse
  * ("ADDR : \"STRING\"" is the only accepted shape). */

@@ -1752,41 +1752,30 @@ static int open_formats(struct text_source *s, const char *arch, const char *tex
 	return 0;
 }
 
-/* The head must be text with a recognisable line among its first lines. */
-static int sniff(int fd, const char *path, struct ks_error *err)
+/* The head (N bytes at HEAD, which has room for one more; MORE: the input
+ * goes on after them) must be text with a recognisable line among its
+ * first lines. */
+static int sniff_head(char *head, size_t n, bool more, const char *path, struct ks_error *err)
 {
-	char *head = malloc(SNIFF_BYTES + 1);
-	ssize_t n;
-	int lines = 0, r = -1;
+	int lines = 0;
 	char *p, *nul;
 	struct line_hdr h;
 
-	if (!head)
-		return ks_error_set(err, "%s: out of memory", path);
-	n = pread(fd, head, SNIFF_BYTES, 0);
-	if (n < 0) {
-		ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
-		goto out;
-	}
 	head[n] = '\0';
-	if ((nul = memchr(head, '\0', (size_t)n)) != NULL) {
-		ks_error_at(err, path, (uint64_t)(nul - head),
-			    "not a trace.dat, perf.data or ftrace text file");
-		goto out;
-	}
+	if ((nul = memchr(head, '\0', n)) != NULL)
+		return ks_error_at(err, path, (uint64_t)(nul - head),
+				   "not a trace.dat, perf.data or ftrace text file");
 	for (p = head; *p && lines < SNIFF_LINES; lines++) {
 		char *nl = strchr(p, '\n');
 		enum line_kind k;
 
 		if (nl)
 			*nl = '\0';
-		else if (n == SNIFF_BYTES)
+		else if (more)
 			break; /* a cut line: not evidence either way */
 		k = classify(p, &h);
-		if (k == LINE_META || k == LINE_LOST || k == LINE_EVENT) {
-			r = 0;
-			goto out;
-		}
+		if (k == LINE_META || k == LINE_LOST || k == LINE_EVENT)
+			return 0;
 		if (k == LINE_BAD) /* ftrace text starts with a header or an event */
 			break;
 		if (k == LINE_EMPTY)
@@ -1795,12 +1784,45 @@ static int sniff(int fd, const char *path, struct ks_error *err)
 			break;
 		p = nl + 1;
 	}
-	ks_error_at(err, path, (uint64_t)(p - head),
-		    "not a trace.dat, perf.data or ftrace text file (this line is neither an "
-		    "ftrace header nor an event)");
-out:
+	return ks_error_at(err, path, (uint64_t)(p - head),
+			   "not a trace.dat, perf.data or ftrace text file (this line is neither an "
+			   "ftrace header nor an event)");
+}
+
+static int sniff(int fd, const char *path, struct ks_error *err)
+{
+	char *head = malloc(SNIFF_BYTES + 1);
+	ssize_t n;
+	int r;
+
+	if (!head)
+		return ks_error_set(err, "%s: out of memory", path);
+	n = pread(fd, head, SNIFF_BYTES, 0);
+	if (n < 0)
+		r = ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+	else
+		r = sniff_head(head, (size_t)n, n == SNIFF_BYTES, path, err);
 	free(head);
 	return r;
+}
+
+int ks_ftrace_text_check_head(const char *name, const void *head, size_t len, bool more,
+			      struct ks_error *err)
+{
+	char *copy = malloc(len + 1);
+	int r;
+
+	if (!copy)
+		return ks_error_set(err, "%s: out of memory", name);
+	memcpy(copy, head, len);
+	r = sniff_head(copy, len, more, name, err);
+	free(copy);
+	return r;
+}
+
+size_t ks_ftrace_text_head_size(void)
+{
+	return SNIFF_BYTES;
 }
 
 /* The reader over LEN bytes of TEXT (kept by the caller while the source

@@ -8,6 +8,7 @@
 #ifndef KVMSCOPE_FTRACE_TEXT_H
 #define KVMSCOPE_FTRACE_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,5 +31,12 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
  * offset of the first one in *first_offset (when non-NULL and count > 0).
  * Returns 0 for a source that is not ftrace text. */
 uint64_t ks_ftrace_text_malformed(const struct ks_source *src, uint64_t *first_offset);
+
+/* The check ks_source_open() makes of a text file's head, on LEN bytes at
+ * HEAD (the first ks_ftrace_text_head_size() of the input, or all of it;
+ * MORE: the input goes on).  0, or -1 with ERR "NAME: offset N: ...". */
+int ks_ftrace_text_check_head(const char *name, const void *head, size_t len, bool more,
+			      struct ks_error *err);
+size_t ks_ftrace_text_head_size(void);
 
 #endif

@@ -3,10 +3,19 @@
  * live.c - live tracefs tracing: a private instance, its per-CPU raw
  * readers, and a struct ks_source decoding their pages (see live.h).
  *
- * The instance is named "kvmscope-PID".  The library installs no handler:
- * the caller's hook (ks_live_opts.track) learns of every instance created
- * and destroyed, so that the command line's exit and signal handlers remove
+ * The instance is named "kvmscope-PID-START-PIDNS" (its owner's pid, start
+ * time and PID namespace, util/procfs.h): a run removes the instances whose
+ * owner is provably gone, never a live one of another namespace or one
+ * whose pid was reused.  The library installs no handler: the caller's
+ * hook (ks_live_opts.track) learns of every instance created and
+ * destroyed, so that the command line's exit and signal handlers remove
  * what die() or a signal would leave behind (src/cli/live_signals.c).
+ * What SIGKILL leaves stops tracing at once: the instance's
+ * options/disable_on_free is set and its free_buffer held open, so the
+ * kernel turns tracing_on off and shrinks the buffers to their minimum
+ * when the owner's descriptors close (the directory stays until the next
+ * run removes it).  Kernels without disable_on_free keep such an instance
+ * tracing until then.
  *
  * Pages are decoded with libtraceevent's kbuffer, like the trace.dat reader:
  * kbuffer_load_subbuffer, kbuffer_read_event / kbuffer_next_event,
@@ -19,7 +28,6 @@
 #include <fnmatch.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <signal.h> /* kill(pid, 0): is a process alive (no handler is set here) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +55,8 @@ struct live_cpu {
 
 struct ks_live {
 	struct tracefs_instance *inst;
-	char name[64];
+	char name[96];
+	int free_fd;       /* the instance's free_buffer, open while it lives (-1: none) */
 	char clock[32];
 	int nr_cpus;
 	struct live_cpu *cpus;
@@ -451,6 +460,7 @@ static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err
 {
 	int len = 0;
 	char *hp = tracefs_instance_file_read(NULL, "events/header_page", &len);
+	int64_t room = KS_LIMIT_MEMORY_DEFAULT / KS_FORMAT_FIELD_COST;
 	struct ks_guard_batch *b;
 	size_t i;
 
@@ -473,12 +483,26 @@ static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err
 	b = ks_guard_batch_new(ctx);
 	if (!b)
 		return ks_error_set(err, "out of memory");
-	for (i = 0; i < l->nevents; i++)
-		if (ks_guard_batch_add(b, l->events[i].format, l->events[i].format_len,
-				       l->events[i].system) < 0) {
+	for (i = 0; i < l->nevents; i++) {
+		const struct ks_live_event *e = &l->events[i];
+		uint64_t mem = KS_LIMIT_MEMORY_DEFAULT, fields;
+		char path[256];
+
+		/* the kernel's formats are counted as a file's are
+		 * (format_guard.h): tracefs is the kernel's, but the budget
+		 * holds for every reader */
+		snprintf(path, sizeof(path), "tracefs events/%s/%s/format", e->system, e->name);
+		if (ks_guard_format_budget(e->format, e->format_len,
+					   room > 0 ? room : 0, mem, path, 0, &fields, err) < 0) {
+			ks_guard_batch_free(b);
+			return -1;
+		}
+		room -= (int64_t)fields;
+		if (ks_guard_batch_add(b, e->format, e->format_len, e->system) < 0) {
 			ks_guard_batch_free(b);
 			return ks_error_set(err, "out of memory");
 		}
+	}
 	ks_guard_batch_parse(b, l->tep);
 	ks_guard_batch_free(b);
 	return 0;
@@ -519,16 +543,24 @@ static int open_cpus(struct ks_live *l, struct ks_error *err)
 	return 0;
 }
 
-/* Remove instances left by kvmscope processes that no longer exist. */
+/* Remove instances left by kvmscope processes that are provably gone
+ * (ks_proc_id_dead).  The names of older versions ("kvmscope-PID") say
+ * nothing of the namespace: they are left alone. */
 static void remove_stale(void)
 {
 	char **list = tracefs_instances(NULL);
-	int i, pid;
+	unsigned long long start, ns;
+	int i, pid, end;
 
 	for (i = 0; list && list[i]; i++) {
-		if (sscanf(list[i], "kvmscope-%d", &pid) != 1 || pid <= 0)
+		struct ks_proc_id id;
+
+		end = 0;
+		if (sscanf(list[i], "kvmscope-%d-%llu-%llu%n", &pid, &start, &ns, &end) != 3 ||
+		    !end || list[i][end] || pid <= 0)
 			continue;
-		if (kill(pid, 0) < 0 && errno == ESRCH) {
+		id = (struct ks_proc_id){ .pid = pid, .start = start, .pidns = ns };
+		if (ks_proc_id_dead(&id)) {
 			struct tracefs_instance *t = tracefs_instance_alloc(NULL, list[i]);
 			if (t) {
 				tracefs_instance_destroy(t);
@@ -539,6 +571,24 @@ static void remove_stale(void)
 	tracefs_list_free(list);
 }
 
+/* Tracing stops when this process ends however it ends: with
+ * options/disable_on_free set, closing the instance's free_buffer (which
+ * the kernel does for a killed process) turns tracing_on off and frees the
+ * buffers.  Best effort: a kernel without the option keeps tracing until
+ * the next run removes the instance. */
+static void stop_when_gone(struct ks_live *l)
+{
+	char *path;
+
+	if (tracefs_instance_file_write(l->inst, "options/disable_on_free", "1") < 0)
+		return;
+	path = tracefs_instance_get_file(l->inst, "free_buffer");
+	if (!path)
+		return;
+	l->free_fd = open(path, O_WRONLY | O_CLOEXEC);
+	tracefs_put_tracing_file(path);
+}
+
 static int setup(struct ks_live *l, const struct ks_live_opts *o, const char *tdir,
 		 struct ks_error *err)
 {
@@ -547,13 +597,20 @@ static int setup(struct ks_live *l, const struct ks_live_opts *o, const char *td
 	if (select_events(l, o, tdir, err) < 0)
 		return -1;
 	remove_stale();
-	snprintf(l->name, sizeof(l->name), "kvmscope-%d", (int)getpid());
+	{
+		struct ks_proc_id self = { .pid = (int32_t)getpid() };
+
+		(void)ks_proc_id_of(0, &self); /* else 0s: never taken for dead */
+		snprintf(l->name, sizeof(l->name), "kvmscope-%d-%llu-%llu", (int)self.pid,
+			 (unsigned long long)self.start, (unsigned long long)self.pidns);
+	}
 	l->inst = tracefs_instance_create(l->name);
 	if (!l->inst)
 		return ks_error_set(err, "cannot create tracefs instance %s: %s", l->name,
 				    strerror(errno));
 	if (track_add(l, err) < 0)
 		return -1;
+	stop_when_gone(l);
 	if (write_file(l, "tracing_on", "0", err) < 0 || setup_clock(l, o, err) < 0)
 		return -1;
 	if (o->buffer_kb) {
@@ -583,6 +640,7 @@ int ks_live_create(struct ks_live **out, const struct ks_live_opts *o, struct ks
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return ks_error_set(err, "out of memory");
+	l->free_fd = -1;
 	l->track = o->track;
 	l->track_ctx = o->track_ctx;
 	if (setup(l, o, tdir, err) < 0) {
@@ -619,6 +677,8 @@ void ks_live_destroy(struct ks_live *l)
 			close(l->cpus[cpu].fd);
 	}
 	free(l->cpus);
+	if (l->free_fd >= 0) /* (tracing is off already) */
+		close(l->free_fd);
 	if (l->inst) {
 		for (i = 0; i < l->nevents; i++)
 			tracefs_event_file_write(l->inst, l->events[i].system, l->events[i].name,

@@ -648,7 +648,7 @@ static int parse_feature(struct pd_source *s, int feat, const uint8_t *p, uint64
 	switch (feat) {
 	case FEAT_TRACING_DATA:
 		return ks_tracing_data_load(s->base.ctx, &s->base.tep, &s->base.meta, p, size,
-					    s->base.path, off, &s->base.lazy, err);
+					    s->base.path, off, &s->base.limits, &s->base.lazy, err);
 	case FEAT_HOSTNAME:
 		feat_string(s, p, size, info->hostname, sizeof(info->hostname));
 		break;

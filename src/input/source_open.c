@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ftrace_text.h"
 #include "source_impl.h"
 
 int ks_source_check_regular(const char *path, int fd, struct ks_error *err)
@@ -59,6 +60,24 @@ static int sniff(const char *path, char *head, size_t len, size_t *got, struct k
 		return ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
 	*got = (size_t)n;
 	return 0;
+}
+
+int ks_source_check_head(const char *name, const void *head, size_t len, bool more,
+			 struct ks_error *err)
+{
+	if (len >= 8 && (memcmp(head, KS_PERF_MAGIC, 8) == 0 ||
+			 memcmp(head, KS_PERF_MAGIC_SWAPPED, 8) == 0))
+		return 0;
+	if (len >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
+		return 0;
+	if (len == 0)
+		return ks_error_at(err, name, 0, "the input is empty");
+	return ks_ftrace_text_check_head(name, head, len, more, err);
+}
+
+size_t ks_source_head_size(void)
+{
+	return ks_ftrace_text_head_size();
 }
 
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err)

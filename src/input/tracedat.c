@@ -667,12 +667,24 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 	uint32_t i;
 
 	for (i = 0; i < count; i++) {
-		uint64_t size;
+		uint64_t size, at, fields, lim = r->td->src.limits.memory;
 		char *buf;
 
 		if (obj_take(r->td, 1, rd_errpos(r), "an event format", err) < 0 ||
-		    rd_u64(r, &size, err) < 0 || rd_alloc(r, size, &buf, err) < 0)
+		    rd_u64(r, &size, err) < 0)
 			return -1;
+		at = rd_errpos(r);
+		if (rd_alloc(r, size, &buf, err) < 0)
+			return -1;
+		/* what libtraceevent will keep of it, from the text, before
+		 * anything parses it (format_guard.h) */
+		if (ks_guard_format_budget(buf, size, lim > r->td->mem_held ?
+					   (lim - r->td->mem_held) / KS_FORMAT_FIELD_COST : 0,
+					   lim, r->td->src.path, at, &fields, err) < 0 ||
+		    mem_take(r->td, fields * KS_FORMAT_FIELD_COST, at, err) < 0) {
+			rd_free(r, buf, size);
+			return -1;
+		}
 		/* the source keeps the text as stored (ks_source_formats()) and
 		 * parses it when its events are first needed (lazy_events.h); a
 		 * format libtraceevent cannot parse is skipped, like trace-cmd

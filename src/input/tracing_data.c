@@ -13,6 +13,7 @@
 #include <traceevent/event-parse.h>
 
 #include "ctx_impl.h"
+#include "kvmscope/limits.h"
 #include "format_guard.h"
 #include "lazy_events.h"
 #include "source_impl.h"
@@ -30,6 +31,8 @@ struct td_cursor {
 					 * or deferred (lazy) */
 	bool lazy;                      /* formats and kallsyms deferred: kept in meta */
 	struct ks_source_meta *meta;    /* where the texts are kept, or NULL */
+	uint64_t memory;                /* the run's memory budget (limits.memory) */
+	uint64_t fields;                /* fields of the formats so far (format_guard.h) */
 };
 
 /* Keep TEXT (SIZE bytes) as the source's text ID, if texts are kept. */
@@ -198,9 +201,21 @@ static int td_formats(struct td_cursor *c, const char *sys,
 	uint32_t i;
 
 	for (i = 0; i < count; i++) {
-		if (td_u64(c, &size, "truncated event format size") < 0 ||
-		    td_take(c, size, &p, "event format runs past the end") < 0)
+		uint64_t at, n, room;
+
+		if (td_u64(c, &size, "truncated event format size") < 0)
 			return -1;
+		at = c->base + c->pos;
+		if (td_take(c, size, &p, "event format runs past the end") < 0)
+			return -1;
+		/* what libtraceevent will keep of the formats, counted from
+		 * their text before anything parses them (format_guard.h) */
+		room = c->memory / KS_FORMAT_FIELD_COST;
+		room = room > c->fields ? room - c->fields : 0;
+		if (ks_guard_format_budget((const char *)p, size, room, c->memory, c->path, at, &n,
+					   c->err) < 0)
+			return -1;
+		c->fields += n;
 		/* An event libtraceevent cannot parse is left out, not fatal. */
 		if (c->formats && ks_guard_batch_add(c->formats, (const char *)p, size, sys) < 0)
 			return td_fail(c, "out of memory");
@@ -283,10 +298,12 @@ static int td_tail(struct td_cursor *c, struct tep_handle *tep, bool has_cmdline
  * CTX's probe), keep its texts in META (if not NULL). */
 static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_meta *meta,
 		   const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
-		   uint64_t *consumed, struct ks_lazy **lazy, struct ks_error *err)
+		   const struct ks_limits *lim, uint64_t *consumed, struct ks_lazy **lazy,
+		   struct ks_error *err)
 {
 	struct td_cursor c = { .buf = buf, .len = len, .path = path,
-			       .base = file_offset, .err = err, .meta = meta };
+			       .base = file_offset, .err = err, .meta = meta,
+			       .memory = ks_limits_or_default(lim)->memory };
 	bool has_cmdlines = false;
 	int ret = -1;
 
@@ -313,7 +330,7 @@ int ks_tracing_data_parse_len(struct ks_ctx *ctx, struct tep_handle *tep, const 
 			      uint64_t len, const char *path, uint64_t file_offset,
 			      uint64_t *consumed, struct ks_error *err)
 {
-	return td_walk(ctx, tep, NULL, buf, len, path, file_offset, consumed, NULL, err);
+	return td_walk(ctx, tep, NULL, buf, len, path, file_offset, NULL, consumed, NULL, err);
 }
 
 int ks_tracing_data_parse(struct ks_ctx *ctx, struct tep_handle *tep, const uint8_t *buf,
@@ -327,7 +344,7 @@ int ks_tracing_data_parse(struct ks_ctx *ctx, struct tep_handle *tep, const uint
  * source's own, never shared through the context. */
 int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
-			 struct ks_lazy **lazy, struct ks_error *err)
+			 const struct ks_limits *lim, struct ks_lazy **lazy, struct ks_error *err)
 {
-	return td_walk(ctx, *tep, meta, buf, len, path, file_offset, NULL, lazy, err);
+	return td_walk(ctx, *tep, meta, buf, len, path, file_offset, lim, NULL, lazy, err);
 }

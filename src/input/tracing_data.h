@@ -45,12 +45,15 @@ int ks_tracing_data_parse_len(struct ks_ctx *ctx, struct tep_handle *tep, const 
  * in META as stored (ks_source_formats(), ks_source_text()): the event
  * formats and kallsyms are attached to the handle unparsed and parsed when
  * first needed (lazy_events.h: the state into *LAZY; the caller calls
- * ks_lazy_detach() before freeing META), the rest is parsed now.  Returns 0 or a negative value
- * with err set. */
+ * ks_lazy_detach() before freeing META), the rest is parsed now.  The
+ * formats' fields are counted against LIM's memory budget (NULL: the
+ * defaults; ks_tracing_data_parse*() use the defaults too).  Returns 0 or
+ * a negative value with err set. */
 struct ks_source_meta;
 struct ks_lazy;
+struct ks_limits;
 int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,
-			 struct ks_lazy **lazy, struct ks_error *err);
+			 const struct ks_limits *lim, struct ks_lazy **lazy, struct ks_error *err);
 
 #endif

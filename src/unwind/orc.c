@@ -22,7 +22,10 @@
 #include "kvmscope/unwind.h"
 
 #define ORC_ENTRY_SIZE 6
-#define ORC_MAX_ENTRIES (16u << 20)
+#define ORC_MAX_ENTRIES KS_ORC_MAX_ENTRIES
+/* the ip table is read in pieces of this many entries, straight into the
+ * table of absolute ips (no copy of the raw table) */
+#define IP_PIECE 4096
 
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
@@ -131,34 +134,80 @@ int ks_orc_from_tables(struct ks_orc *o, const uint8_t *ip_tab, size_t ip_len, u
 	return 0;
 }
 
+/* Whether the first and last byte of the LEN bytes at VA can be read. */
+static bool ends_readable(struct ks_vmem *v, uint64_t va, uint64_t len)
+{
+	uint8_t b;
+
+	return ks_vmem_read(v, va, &b, 1) == 0 && ks_vmem_read(v, va + len - 1, &b, 1) == 0;
+}
+
 int ks_orc_load(struct ks_orc *o, struct ks_vmem *v, uint64_t start_ip, uint64_t stop_ip,
 		uint64_t start_orc, uint64_t stop_orc, enum ks_orc_layout layout,
 		struct ks_error *err)
 {
-	size_t ip_len, orc_len;
-	uint8_t *ipb, *orcb;
-	int rc;
+	uint64_t n, ip_len, orc_len, mem = v->m ? v->m->size : 0;
+	uint8_t piece[IP_PIECE * 4];
+	bool sorted = true;
 
-	if (stop_ip <= start_ip || stop_orc <= start_orc ||
-	    (stop_ip - start_ip) / 4 > ORC_MAX_ENTRIES)
+	memset(o, 0, sizeof(*o));
+	/* every size is checked before anything is allocated or read: the
+	 * bounds come from a kallsyms file, the memory may be a crafted dump
+	 * whose page tables map one page at every address */
+	if (stop_ip <= start_ip || stop_orc <= start_orc || (stop_ip - start_ip) % 4)
 		return ks_error_set(err, "ORC: implausible table bounds from kallsyms");
-	ip_len = (size_t)(stop_ip - start_ip);
-	orc_len = (size_t)(stop_orc - start_orc);
-	ipb = malloc(ip_len);
-	orcb = malloc(orc_len);
-	if (!ipb || !orcb) {
-		free(ipb);
-		free(orcb);
+	ip_len = stop_ip - start_ip;
+	orc_len = stop_orc - start_orc;
+	n = ip_len / 4;
+	if (orc_len / ORC_ENTRY_SIZE != n || orc_len % ORC_ENTRY_SIZE)
+		return ks_error_set(err, "ORC: tables of %llu ip bytes and %llu entry bytes do not match",
+				    (unsigned long long)ip_len, (unsigned long long)orc_len);
+	if (n > ORC_MAX_ENTRIES)
+		return ks_error_set(err, "ORC: kallsyms give tables of %llu entries (limit %u)",
+				    (unsigned long long)n, ORC_MAX_ENTRIES);
+	if (mem && ip_len + orc_len > mem)
+		return ks_error_set(err, "ORC: kallsyms give tables of %llu bytes, more than the "
+				    "guest's %llu bytes of memory", (unsigned long long)(ip_len + orc_len),
+				    (unsigned long long)mem);
+	if (!ends_readable(v, start_ip, ip_len) || !ends_readable(v, start_orc, orc_len))
+		return ks_error_set(err, "ORC: cannot read the tables out of guest memory (0x%llx)",
+				    (unsigned long long)start_ip);
+	o->ips = malloc(n * sizeof(*o->ips));
+	o->entries = malloc(orc_len);
+	if (!o->ips || !o->entries) {
+		ks_orc_free(o);
 		return ks_error_set(err, "out of memory");
 	}
-	if (ks_vmem_read(v, start_ip, ipb, ip_len) < 0 || ks_vmem_read(v, start_orc, orcb, orc_len) < 0)
-		rc = ks_error_set(err, "ORC: cannot read the tables out of guest memory (0x%llx)",
-				  (unsigned long long)start_ip);
-	else
-		rc = ks_orc_from_tables(o, ipb, ip_len, start_ip, orcb, orc_len, layout, err);
-	free(ipb);
-	free(orcb);
-	return rc;
+	for (uint64_t i = 0; i < n; i += IP_PIECE) {
+		uint64_t k = n - i < IP_PIECE ? n - i : IP_PIECE;
+
+		if (ks_vmem_read(v, start_ip + 4 * i, piece, (size_t)k * 4) < 0) {
+			ks_orc_free(o);
+			return ks_error_set(err, "ORC: cannot read the tables out of guest memory (0x%llx)",
+					    (unsigned long long)(start_ip + 4 * i));
+		}
+		for (uint64_t j = 0; j < k; j++) {
+			const uint8_t *p = piece + 4 * j;
+			int32_t rel = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+						(uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+
+			o->ips[i + j] = start_ip + 4 * (i + j) + (uint64_t)(int64_t)rel;
+			if (i + j && o->ips[i + j] < o->ips[i + j - 1])
+				sorted = false;
+		}
+	}
+	if (ks_vmem_read(v, start_orc, o->entries, (size_t)orc_len) < 0) {
+		ks_orc_free(o);
+		return ks_error_set(err, "ORC: cannot read the tables out of guest memory (0x%llx)",
+				    (unsigned long long)start_orc);
+	}
+	o->n = (size_t)n;
+	o->layout = layout;
+	if (!sorted && sort_tables(o) < 0) {
+		ks_orc_free(o);
+		return ks_error_set(err, "out of memory");
+	}
+	return 0;
 }
 
 void ks_orc_free(struct ks_orc *o)

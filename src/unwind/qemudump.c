@@ -185,6 +185,7 @@ static int read_phdrs(struct ks_qemudump *d, const char *path, struct ks_error *
 					   "LOAD segment of %llu bytes runs past the end of the file",
 					   (unsigned long long)ph.p_filesz);
 		d->segs[d->nsegs++] = (struct seg){ ph.p_paddr, ph.p_filesz, ph.p_offset };
+		d->mem.size += ph.p_filesz;
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
  * the input itself).  Here the final name changes exactly once, by
  * rename(2), after the data is on disk.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "kvmscope/outfile.h"
+#include "procfs.h"
 
 struct ks_outfile {
 	char *path;      /* as given (for messages) */
@@ -93,6 +95,15 @@ static bool is_stdout(const char *path)
 	return !strcmp(path, "-");
 }
 
+/* A name of a descriptor the program already has (/dev/stdout, a shell's
+ * /dev/fd/63 for >(...)): whatever it is, it is open at the other end. */
+static bool names_open_fd(const char *path)
+{
+	return !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr") ||
+	       !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14) ||
+	       !strncmp(path, "/proc/thread-self/fd/", 21);
+}
+
 /* The name the rename replaces: PATH, or the target of a symbolic link.
  * Returns a malloc'ed string, or NULL with err set. */
 static char *final_name(const char *path, struct ks_error *err)
@@ -154,11 +165,16 @@ int ks_outfile_check(const char *path, const char *const *inputs, unsigned flags
 		}
 		return ks_error_set(err, "%s: %s", path, strerror(errno));
 	}
-	if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
-		return ks_error_set(err, "%s: %s; kvmscope writes outputs to regular files, "
-				    "character devices such as /dev/null, pipes or standard "
-				    "output ('-')", path,
-				    S_ISDIR(st.st_mode) ? "a directory" : "a block device");
+	/* a FIFO nobody reads blocks open(2) for ever, and cannot be written
+	 * atomically: refused here, before any open (from stat alone) */
+	if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    (S_ISFIFO(st.st_mode) && !names_open_fd(path)))
+		return ks_error_set(err, "%s: %s; kvmscope writes outputs to regular files (renamed "
+				    "into place when complete), character devices such as "
+				    "/dev/null or standard output ('-', /dev/stdout)", path,
+				    S_ISDIR(st.st_mode) ? "is a directory" :
+				    S_ISBLK(st.st_mode) ? "is a block device" :
+				    S_ISSOCK(st.st_mode) ? "is a socket" : "is a FIFO");
 	for (i = 0; inputs && inputs[i]; i++)
 		if (stat_input(inputs[i], &ist) == 0 && ist.st_dev == st.st_dev &&
 		    ist.st_ino == st.st_ino)
@@ -167,16 +183,75 @@ int ks_outfile_check(const char *path, const char *const *inputs, unsigned flags
 	return 0;
 }
 
-/* ".NAME.XXXXXX" next to FINAL, created with O_EXCL. */
+/* The owner of a temporary file NAME: ".BASE.kvmscope-PID-START-PIDNS.XXXXXX"
+ * (procfs.h).  False for any other name. */
+static bool temp_owner(const char *name, struct ks_proc_id *id)
+{
+	const char *p = name, *k = NULL;
+	unsigned long long start, ns;
+	int pid, end = 0;
+
+	if (name[0] != '.')
+		return false;
+	while ((p = strstr(p, ".kvmscope-")))
+		k = p++;
+	/* the six characters of the suffix, then the end */
+	if (!k || sscanf(k, ".kvmscope-%d-%llu-%llu.%*6[a-zA-Z0-9]%n", &pid, &start, &ns, &end) != 3 ||
+	    !end || k[end] || strlen(strrchr(k, '.') + 1) != 6 || pid <= 0)
+		return false;
+	*id = (struct ks_proc_id){ .pid = pid, .start = start, .pidns = ns };
+	return true;
+}
+
+/* Remove the temporary files a writer killed before it could (SIGKILL, a
+ * crash) left in DIR: those of this user whose owner is provably gone
+ * (ks_proc_id_dead: same PID namespace, pid free or reused).  A live
+ * writer's, another user's, or one of another namespace stays. */
+static void remove_dead_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int dfd;
+
+	if (!d)
+		return;
+	dfd = dirfd(d);
+	while ((e = readdir(d))) {
+		struct ks_proc_id id;
+		struct stat st;
+
+		if (temp_owner(e->d_name, &id) &&
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid() && ks_proc_id_dead(&id))
+			(void)unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+/* ".NAME.kvmscope-PID-START-PIDNS.XXXXXX" next to FINAL, created with
+ * O_EXCL: the name says whose it is (temp_owner), so that a run after a
+ * killed one removes it (remove_dead_temps). */
 static int create_temp(struct ks_outfile *of, struct ks_error *err)
 {
 	const char *slash = strrchr(of->final, '/');
 	size_t dlen = slash ? (size_t)(slash - of->final) + 1 : 0;
 	const char *base = slash ? slash + 1 : of->final;
-	size_t size = dlen + strlen(base) + 16;
+	struct ks_proc_id self = { .pid = (int32_t)getpid() };
+	char owner[80];
+	size_t size;
 	struct stat st;
 	int fd = -1, tries;
 
+	(void)ks_proc_id_of(0, &self); /* else START and PIDNS 0: never taken for dead */
+	snprintf(owner, sizeof(owner), "kvmscope-%d-%llu-%llu", (int)self.pid,
+		 (unsigned long long)self.start, (unsigned long long)self.pidns);
+	{
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", dlen ? (int)dlen : 1, dlen ? of->final : ".");
+		remove_dead_temps(dir);
+	}
+	size = dlen + strlen(base) + strlen(owner) + 16;
 	of->temp = malloc(size);
 	if (!of->temp)
 		return ks_error_set(err, "%s: out of memory", of->path);
@@ -196,7 +271,7 @@ static int create_temp(struct ks_outfile *of, struct ks_error *err)
 		for (k = 0; k < 6; k++)
 			suffix[k] = digits[rnd[k] % (sizeof(digits) - 1)];
 		suffix[6] = '\0';
-		snprintf(of->temp, size, "%.*s.%s.%s", (int)dlen, of->final, base, suffix);
+		snprintf(of->temp, size, "%.*s.%s.%s.%s", (int)dlen, of->final, base, owner, suffix);
 		/* 0666 & ~umask, as fopen("w") would create the file */
 		fd = open(of->temp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (fd < 0 && errno != EEXIST)
@@ -233,14 +308,22 @@ static void free_outfile(struct ks_outfile *of)
 	free(of);
 }
 
-/* An existing character device or pipe (/dev/null, a FIFO, /dev/stdout):
- * written in place, never renamed over, truncated or removed. */
+/* An existing character device, or a pipe the program has open already
+ * (/dev/null, /dev/stdout): written in place, never renamed over,
+ * truncated or removed.  Opened without waiting (a device or pipe that
+ * would block the open is an error, not a hang), then written blocking. */
 static int open_direct(struct ks_outfile *of, struct ks_error *err)
 {
-	int fd = open(of->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	int fd = open(of->path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), fl;
 
 	if (fd < 0)
-		return ks_error_set(err, "%s: cannot open: %s", of->path, strerror(errno));
+		return ks_error_set(err, "%s: cannot open: %s", of->path,
+				    errno == ENXIO ? "nothing reads from it" : strerror(errno));
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		int e = errno;
+		close(fd);
+		return ks_error_set(err, "%s: cannot open: %s", of->path, strerror(e));
+	}
 	if ((of->flags & KS_OUTFILE_NO_STDOUT) && lseek(fd, 0, SEEK_CUR) < 0) {
 		close(fd);
 		return ks_error_set(err, "%s: cannot seek there; this output is written with "

@@ -3,10 +3,12 @@
  * procfs.c - read a small file of /proc/PID (see procfs.h).  Used by the
  * live reader (thread -> process) and by top (QEMU process names).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -84,4 +86,51 @@ bool ks_qemu_name(int32_t pid, char *out, size_t len)
 		return false;
 	ks_qemu_name_of(val, out, len);
 	return out[0] != 0;
+}
+
+/* Field 22 of /proc/PID/stat (after the ')' ending comm, which may hold
+ * spaces and parentheses: field 3 is the first after the last ')'). */
+static int start_time(int32_t pid, uint64_t *start)
+{
+	char buf[1024], *p;
+	int field;
+
+	if (ks_read_proc(pid, "stat", buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
+		return -1;
+	for (field = 2; field < 22; field++) { /* to the blank before field 22 */
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -1;
+	}
+	return sscanf(p + 1, "%llu", (unsigned long long *)start) == 1 ? 0 : -1;
+}
+
+int ks_proc_id_of(int32_t pid, struct ks_proc_id *id)
+{
+	char path[64];
+	struct stat st;
+
+	if (!pid)
+		pid = (int32_t)getpid();
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	if (stat(path, &st) < 0 || start_time(pid, &id->start) < 0)
+		return -1;
+	id->pid = pid;
+	id->pidns = (uint64_t)st.st_ino;
+	return 0;
+}
+
+bool ks_proc_id_dead(const struct ks_proc_id *id)
+{
+	struct ks_proc_id self, now;
+	char path[64];
+	struct stat st;
+
+	if (id->pid <= 0 || ks_proc_id_of(0, &self) < 0 || self.pidns != id->pidns)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d", id->pid);
+	if (stat(path, &st) < 0)
+		return errno == ENOENT;
+	/* the pid is taken: by the owner, or by a process started since */
+	return ks_proc_id_of(id->pid, &now) == 0 && now.start != id->start;
 }

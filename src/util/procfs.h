@@ -28,4 +28,25 @@ bool ks_qemu_option(int32_t pid, const char *opt, char *out, size_t len);
  * false when it has none or /proc/PID/cmdline cannot be read. */
 bool ks_qemu_name(int32_t pid, char *out, size_t len);
 
+/* Who a process is, beyond its pid: pids are reused, and a process in
+ * another PID namespace has another pid there.  START is its start time
+ * (clock ticks after boot, field 22 of /proc/PID/stat), PIDNS the inode of
+ * its /proc/PID/ns/pid.  Leftovers (temporary files, tracefs instances)
+ * carry their owner's, so that the next run can tell that the owner is
+ * gone. */
+struct ks_proc_id {
+	int32_t pid;
+	uint64_t start, pidns;
+};
+
+/* The identity of process PID (0: the caller).  0, or -1 when /proc cannot
+ * tell it (gone, or no /proc). */
+int ks_proc_id_of(int32_t pid, struct ks_proc_id *id);
+
+/* Whether the owner ID names is provably gone: it was of the caller's PID
+ * namespace, and its pid now names no process or one started at another
+ * time.  False when it cannot be told (another namespace, no /proc): such
+ * leftovers are left alone. */
+bool ks_proc_id_dead(const struct ks_proc_id *id);
+
 #endif

@@ -246,7 +246,7 @@ else
 	n=0
 	inst=no
 	if start_exporter "$dir/live.err"; then
-		[ -d "$T/instances/kvmscope-$EPID" ] && inst=yes
+		compgen -G "$T/instances/kvmscope-$EPID-*" >/dev/null && inst=yes
 		for i in $(seq 100); do
 			n=$(curl -sf "http://127.0.0.1:$PORT/metrics" | sed -n 's/^kvmscope_events_total //p')
 			[ "${n:-0}" -gt 0 ] && break
@@ -257,7 +257,7 @@ else
 		rc=$?
 	fi
 	stop "$qpid"
-	if [ "${n:-0}" -gt 0 ] && [ "$inst" = yes ] && [ "${rc:-1}" = 0 ] && [ ! -d "$T/instances/kvmscope-$EPID" ]; then
+	if [ "${n:-0}" -gt 0 ] && [ "$inst" = yes ] && [ "${rc:-1}" = 0 ] && ! compgen -G "$T/instances/kvmscope-$EPID-*" >/dev/null; then
 		echo "ok exporter_live ($n KVM events read; instance removed on SIGTERM, status 0)"
 	else
 		echo "not ok exporter_live: events '$n', instance during run: $inst, status ${rc:-?}, $(head -2 "$dir/live.err" | tr '\n' ' ')"

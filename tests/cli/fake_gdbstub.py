@@ -4,6 +4,7 @@
 
     fake_gdbstub.py PORTFILE LOGFILE [--vcpus N] [--delay S]
                     [--slow-from connect|continue] [--slow-every K]
+                    [--no-detach-reply]
 
 Serves one connection on an ephemeral loopback port (written to PORTFILE)
 and, when the client has gone, writes LOGFILE (JSON): the stops of the
@@ -21,7 +22,8 @@ Slow link: with --delay every byte the stub sends leaves DELAY seconds after
 what caused it (all of it with --slow-from connect, from the first 'c' on
 with continue), in order; --slow-every K delays only the answer to every
 K-th packet (the rest queue behind it).  The stub itself reads and acts at
-once, so a stop ends when the client's 'c' arrives.
+once, so a stop ends when the client's 'c' arrives.  --no-detach-reply:
+'D' gets no answer and the guest stays stopped.
 
 The guest: every vCPU is stopped in func_c (0xffffffff81001010), called by
 func_b, called by func_a, with frame pointers on a kernel stack.
@@ -165,6 +167,9 @@ class Stub:
             if self.a.slow_from == "continue":
                 self.slow = True
         elif p.startswith(b"D"):
+            if self.a.no_detach_reply:  # a stub that never answers: still stopped
+                self.log["errors"].append("detach not answered")
+                return
             self.reply(b"OK", delay)
             self.run("D")
         elif p[:1] in (b"M", b"X", b"G", b"P"):
@@ -229,6 +234,7 @@ def main():
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--slow-from", choices=("connect", "continue", "never"), default="never")
     ap.add_argument("--slow-every", type=int, default=0)
+    ap.add_argument("--no-detach-reply", action="store_true")
     a = ap.parse_args()
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))

@@ -6,7 +6,9 @@
 # valid empty recordings (an unfinished file: options offset 0, data without
 # a BUFFER option) or made the reader use gigabytes or minutes (a zstd chunk
 # inflating to 64 MiB named by 40 CPUs, a 16 MiB page named by 20 CPUs, a
-# million BUFFER options, 13 million GUEST options); `kvmscope convert`
+# million BUFFER options, 13 million GUEST options, event formats of a
+# million fields, v6 and a few hundred KB of zstd v7, which libtraceevent's
+# parse once took 300-500 MB for); `kvmscope convert`
 # outputs cut short; a FIFO, a pipe, a directory.  Property checked for
 # every one, with `stat -i` and `dump`: the exit status expected (1 for bad
 # input), exactly one line on stderr naming the file (and the offset where
@@ -82,6 +84,9 @@ buffers-100k.dat 0 -
 buffers-1m.dat 1 offset [0-9]+: the file declares more than 1000000 metadata objects .*--limit objects=
 guests-2m.dat 1 offset [0-9]+: the file declares more than 1000000 metadata objects .*--limit objects=
 guests-13m.dat 1 offset [0-9]+: the file needs more than 160 MiB of decompressed data
+fields-1m-zstd.dat 1 offset [0-9]+: format of kvm_exit has 1000000 fields \(limit 4096\)$
+fields-300x4k-zstd.dat 1 offset [0-9]+: format of kvm_exit_[0-9]+ has 4000 fields, more than the memory budget leaves room for .*--limit memory=SIZE\)$
+fields-200k-v6.dat 1 offset 389: format of kvm_exit has 200000 fields \(limit 4096\)$
 EOF
 
 # kvmscope convert outputs cut short (a recording stopped by a signal

@@ -111,15 +111,15 @@ for sig in TERM INT; do
 	"$ks" record -q -e sched:sched_switch -o "$dir/sig-$sig.dat" 2>"$dir/err-$sig" &
 	pid=$!
 	sleep 1
-	inst_during=$(ls "$T/instances" | grep -c "^kvmscope-$pid$")
+	inst_during=$(ls "$T/instances" | grep -c "^kvmscope-$pid-[0-9]*-[0-9]*$")
 	kill -$sig $pid
 	wait $pid
 	rc=$?
 	n=$(trace-cmd report "$dir/sig-$sig.dat" 2>/dev/null | grep -c 'sched_switch:')
-	if [ "$inst_during" -eq 1 ] && [ ! -e "$T/instances/kvmscope-$pid" ] && [ "$n" -gt 0 ] && [ $rc -eq 0 ]; then
+	if [ "$inst_during" -eq 1 ] && ! compgen -G "$T/instances/kvmscope-$pid-*" >/dev/null && [ "$n" -gt 0 ] && [ $rc -eq 0 ]; then
 		echo "ok record_sig$sig (instance removed, $n events readable)"
 	else
-		echo "not ok record_sig$sig: instance during=$inst_during, after=$(ls "$T/instances" | grep -c "^kvmscope-$pid$"), $n events, status $rc"
+		echo "not ok record_sig$sig: instance during=$inst_during, after=$(ls "$T/instances" | grep -c "^kvmscope-$pid-[0-9]*-[0-9]*$"), $n events, status $rc"
 	fi
 done
 

@@ -175,12 +175,12 @@ head -1 "$dir/live.csv" | grep -q '^interval,end_s,level,vm,vm_name,vcpu,reason,
 "$ks" top -b -e sched:sched_switch > /dev/null 2>&1 &
 pid=$!
 sleep 1
-during=$(ls "$T/instances" | grep -c "^kvmscope-$pid$")
+during=$(ls "$T/instances" | grep -c "^kvmscope-$pid-[0-9]*-[0-9]*$")
 kill -TERM $pid; wait $pid
-if [ "$during" -eq 1 ] && [ ! -e "$T/instances/kvmscope-$pid" ]; then
+if [ "$during" -eq 1 ] && ! compgen -G "$T/instances/kvmscope-$pid-*" >/dev/null; then
 	echo "ok top_sigterm_removes_instance"
 else
-	echo "not ok top_sigterm_removes_instance: during=$during after=$(ls "$T/instances" | grep -c "^kvmscope-$pid$")"
+	echo "not ok top_sigterm_removes_instance: during=$during after=$(ls "$T/instances" | grep -c "^kvmscope-$pid-[0-9]*-[0-9]*$")"
 fi
 
 # ---- tmux: the screen at 80x24 and 200x50

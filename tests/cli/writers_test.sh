@@ -311,14 +311,14 @@ sleep 1
 kill -INT $pid; sleep 0.02; kill -INT $pid
 wait $pid 2>/dev/null
 left=$(ls -A "$dir" | grep -c '^\.int\.dat\.')
-if [ "$(sum "$dir/int.dat")" = "$psum" ] && [ "$left" = 0 ] && [ ! -e "$T/instances/kvmscope-$pid" ]; then
+if [ "$(sum "$dir/int.dat")" = "$psum" ] && [ "$left" = 0 ] && ! compgen -G "$T/instances/kvmscope-$pid-*" >/dev/null; then
 	echo "ok record_two_sigints_clean"
 elif [ "$(sum "$dir/int.dat")" != "$psum" ] && "$ks" dump -i "$dir/int.dat" > /dev/null 2>&1 &&
-     [ "$left" = 0 ] && [ ! -e "$T/instances/kvmscope-$pid" ]; then
+     [ "$left" = 0 ] && ! compgen -G "$T/instances/kvmscope-$pid-*" >/dev/null; then
 	echo "ok record_two_sigints_clean (the first signal finished the file)"
 else
 	echo "not ok record_two_sigints_clean: temp files $left, instance $(ls "$T/instances" | tr '\n' ' ')"
-	rmdir "$T/instances/kvmscope-$pid" 2>/dev/null
+	rmdir "$T/instances/kvmscope-$pid-"* 2>/dev/null
 fi
 
 # SIGKILL: the old output stays; the next run removes the dead run's instance
@@ -334,12 +334,49 @@ if [ "$(sum "$dir/kill.dat")" = "$psum" ] || "$ks" dump -i "$dir/kill.dat" > /de
 else
 	echo "not ok record_sigkill_old_or_complete: a partial file of $(stat -c %s "$dir/kill.dat") bytes"
 fi
-rm -f "$dir"/.kill.dat.*
+# the killed run's instance stopped tracing when its descriptors closed
+# (disable_on_free + free_buffer held open): tracing_on 0, buffers at the
+# minimum (its 32 MB traced on until the next run)
+inst=$(compgen -G "$T/instances/kvmscope-$pid*" | head -1)
+if [ -n "$inst" ] && [ "$(cat "$inst/tracing_on")" = 0 ] && [ "$(cat "$inst/buffer_size_kb")" -lt 64 ]; then
+	echo "ok record_sigkill_stops_tracing"
+else
+	echo "not ok record_sigkill_stops_tracing: ${inst:-no instance}: tracing_on $(cat "$inst/tracing_on" 2>/dev/null), buffer_size_kb $(cat "$inst/buffer_size_kb" 2>/dev/null)"
+fi
+# a temporary file names its owner; the next run writing to the same
+# directory removes a killed run's (it stayed for ever)
+"$ks" record -q -e sched:sched_switch -o "$dir/kill.dat" 2>/dev/null &
+pid2=$!
+sleep 1
+kill -9 $pid2
+wait $pid2 2>/dev/null
+before=$(ls -A "$dir" | grep -c '^\.kill\.dat\.')
 "$ks" record -q -e sched:sched_switch -d 0.1 -o "$dir/next.dat" 2>"$dir/err"
-if [ ! -e "$T/instances/kvmscope-$pid" ]; then
+after=$(ls -A "$dir" | grep -c '^\.kill\.dat\.')
+if [ "$before" -ge 1 ] && [ "$after" = 0 ]; then
+	echo "ok record_removes_dead_runs_temp_file"
+else
+	echo "not ok record_removes_dead_runs_temp_file: $before before the next run, $after after"
+	rm -f "$dir"/.kill.dat.*
+fi
+if ! compgen -G "$T/instances/kvmscope-$pid*" >/dev/null &&
+   ! compgen -G "$T/instances/kvmscope-$pid2*" >/dev/null; then
 	echo "ok record_removes_dead_runs_instance"
 else
-	echo "not ok record_removes_dead_runs_instance: kvmscope-$pid is still there"
-	rmdir "$T/instances/kvmscope-$pid" 2>/dev/null
+	echo "not ok record_removes_dead_runs_instance: kvmscope-$pid or kvmscope-$pid2 is still there"
+	rmdir "$T/instances/kvmscope-$pid"* "$T/instances/kvmscope-$pid2"* 2>/dev/null
 fi
+# stale instances are told by pid, start time and PID namespace: a dead
+# owner's of this namespace goes; one named by the same free pid in
+# another namespace (another container's live run) stays
+sh -c 'exit 0' & dpid=$!; wait $dpid
+ns=$(stat -L -c %i /proc/self/ns/pid)
+mkdir "$T/instances/kvmscope-$dpid-1-$ns" "$T/instances/kvmscope-$dpid-1-$((ns + 1))"
+"$ks" record -q -e sched:sched_switch -d 0.1 -o "$dir/ns.dat" 2>"$dir/err"
+if [ ! -e "$T/instances/kvmscope-$dpid-1-$ns" ] && [ -d "$T/instances/kvmscope-$dpid-1-$((ns + 1))" ]; then
+	echo "ok record_stale_instances_by_namespace"
+else
+	echo "not ok record_stale_instances_by_namespace: $(ls "$T/instances" | grep "^kvmscope-$dpid-" | tr '\n' ' ')"
+fi
+rmdir "$T/instances/kvmscope-$dpid-"* 2>/dev/null
 exit 0

@@ -36,7 +36,7 @@ static int rd(void *ctx, uint64_t pa, void *buf, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint64_t base = 0xffffffff80000000ull;
-	struct ks_gmem g = { rd, NULL, NULL };
+	struct ks_gmem g = { rd, NULL, NULL, 0 };
 	static struct ks_stack s;
 	struct ks_vmem v;
 	size_t n;

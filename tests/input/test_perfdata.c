@@ -1091,6 +1091,78 @@ static void t_tracing_data_block(void)
 	free(blk);
 }
 
+/* A tracing data block (version 0.6, little endian) whose one format,
+ * kvm:kvm_exit, has NFIELDS fields: LEN bytes, the format at *AT. */
+static uint8_t *fields_block(uint32_t nfields, size_t *len, uint64_t *at)
+{
+	static const char page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+				   "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+				   "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+	size_t cap = 4096 + (size_t)nfields * 64, n = 0, fmt_at;
+	uint8_t *b = malloc(cap);
+	uint64_t v64;
+	uint32_t v32, i;
+
+#define PUT(p, k) (memcpy(b + n, (p), (k)), n += (k))
+	PUT("\027\010\104tracing", 10);
+	PUT("0.6", 4);
+	PUT("\0\010", 2);
+	v32 = 4096, PUT(&v32, 4);
+	PUT("header_page", 12);
+	v64 = sizeof(page) - 1, PUT(&v64, 8);
+	PUT(page, sizeof(page) - 1);
+	PUT("header_event", 13);
+	v64 = 0, PUT(&v64, 8);
+	v32 = 0, PUT(&v32, 4); /* ftrace formats */
+	v32 = 1, PUT(&v32, 4); /* systems */
+	PUT("kvm", 4);
+	v32 = 1, PUT(&v32, 4);
+	fmt_at = n;
+	n += 8;
+	*at = n;
+	n += (size_t)sprintf((char *)b + n, "name: kvm_exit\nID: 5\nformat:\n");
+	for (i = 0; i < nfields; i++)
+		n += (size_t)sprintf((char *)b + n, "\tfield:unsigned int f%u;\toffset:%u;\tsize:4;\tsigned:0;\n",
+				     i, 8 + 4 * (i % 1000));
+	n += (size_t)sprintf((char *)b + n, "\nprint fmt: \"%%u\", REC->f0\n");
+	v64 = n - *at, memcpy(b + fmt_at, &v64, 8);
+	v32 = 0, PUT(&v32, 4); /* kallsyms */
+	PUT(&v32, 4);          /* printk formats */
+	v64 = 0, PUT(&v64, 8); /* saved cmdlines */
+#undef PUT
+	*len = n;
+	return b;
+}
+
+/* libtraceevent keeps ~150 bytes per field it parses: a format's fields
+ * are counted from its text before it is parsed, and a format of 200,000
+ * fields (12 MB of text: 30 MB parsed; a 154 MB one took 529 MB) is
+ * refused naming the event, its fields and the limit, at its offset.  A
+ * format of 4,096 fields still parses. */
+static void t_tracing_data_fields(void)
+{
+	struct tep_handle *tep = tep_alloc();
+	struct ks_error err;
+	uint64_t at;
+	size_t len;
+	uint8_t *blk = fields_block(200000, &len, &at);
+	char want[160];
+
+	KT_EXPECT(ks_tracing_data_parse(NULL, tep, blk, len, "td", 1000, &err) < 0);
+	snprintf(want, sizeof(want), "td: offset %llu: format of kvm_exit has 200000 fields (limit 4096)",
+		 (unsigned long long)(at + 1000));
+	KT_EQ_STR(err.msg, want);
+	KT_EXPECT(tep_find_event_by_name(tep, "kvm", "kvm_exit") == NULL);
+	tep_free(tep);
+	free(blk);
+	tep = tep_alloc();
+	blk = fields_block(4096, &len, &at);
+	KT_EQ_INT(ks_tracing_data_parse(NULL, tep, blk, len, "td", 0, &err), 0);
+	KT_EXPECT(tep_find_event_by_name(tep, "kvm", "kvm_exit") != NULL);
+	tep_free(tep);
+	free(blk);
+}
+
 /* ---- error classes ---- */
 
 static void write_bytes(const char *path, const void *p, size_t n)
@@ -1529,6 +1601,7 @@ int main(void)
 		KT_CASE(t_swapped_sched),
 		KT_CASE(t_swapped_callchains),
 		KT_CASE(t_tracing_data_block),
+		KT_CASE(t_tracing_data_fields),
 		KT_CASE(t_errors_header),
 		KT_CASE(t_errors_records),
 		KT_CASE(t_mutations),

@@ -26,7 +26,7 @@ static int flat_read(void *ctx, uint64_t pa, void *buf, size_t len)
 	return 0;
 }
 
-static const struct ks_gmem flat = { flat_read, NULL, NULL };
+static const struct ks_gmem flat = { flat_read, NULL, NULL, 0 };
 
 static void put64(uint64_t pa, uint64_t v) { memcpy(phys + pa, &v, 8); }
 static uint64_t get64(uint64_t pa) { uint64_t v; memcpy(&v, phys + pa, 8); return v; }
@@ -121,7 +121,7 @@ static int counting_phys(void *ctx, uint64_t pa, void *buf, size_t len)
 static int mode_read(enum ks_vmem_mode mode, uint64_t pgd, uint64_t va, uint8_t *byte,
 		     unsigned *nv, unsigned *np)
 {
-	static const struct ks_gmem both = { counting_phys, counting_virt, NULL };
+	static const struct ks_gmem both = { counting_phys, counting_virt, NULL, 0 };
 	struct ks_vmem v;
 	int rc;
 
@@ -409,6 +409,75 @@ static void t_orc_bad_tables(void)
 	KT_EXPECT(ks_orc_from_tables(&o, b, 3, KTEXT, b, 0, KS_ORC_PRE_6_4, &err) < 0);
 }
 
+/* ks_orc_load reads both tables out of guest memory in pieces: 5,000
+ * entries (ips out of order at the piece boundary, so they are sorted),
+ * mapped at 0xffffffff90000000 over scattered physical pages, give the
+ * table ks_orc_from_tables makes of the same bytes; bounds that do not
+ * match, exceed KS_ORC_MAX_ENTRIES or the memory's size, or whose ends are
+ * not mapped are refused before anything is read. */
+static void t_orc_load_from_memory(void)
+{
+	enum { N = 5000 };
+	const uint64_t tab = 0xffffffff90000000ull, orc_at = tab + 4 * N;
+	static uint8_t ipt[4 * N], orc[6 * N];
+	struct ks_gmem sized = flat;
+	struct ks_orc a, b;
+	struct ks_vmem v;
+	struct ks_error err;
+	uint64_t pgd = alloc_page(), pa[16];
+	int i;
+
+	for (i = 0; i < 16; i++) { /* scattered: every other page */
+		pa[i] = alloc_page();
+		alloc_page();
+		map(pgd, 4, tab + 4096 * (uint64_t)i, pa[i], 1);
+	}
+	for (i = 0; i < N; i++) {
+		/* entry i at KTEXT + 16 * i, but 4096 and 4095 swapped */
+		int k = i == 4096 ? 4095 : i == 4095 ? 4096 : i;
+		int32_t rel = (int32_t)(KTEXT + 16 * (uint64_t)k - (tab + 4 * (uint64_t)i));
+
+		memcpy(ipt + 4 * i, &rel, 4);
+		for (int j = 0; j < 6; j++)
+			orc[6 * i + j] = (uint8_t)(i * 7 + j);
+	}
+	for (i = 0; i < 4 * N + 6 * N; i++) {
+		uint64_t va = tab + (uint64_t)i;
+
+		phys[pa[(va - tab) / 4096] + (va & 4095)] = i < 4 * N ? ipt[i] : orc[i - 4 * N];
+	}
+	ks_vmem_init(&v, &flat);
+	ks_vmem_reset(&v, pgd, 0);
+	KT_EQ_INT(ks_orc_load(&a, &v, tab, orc_at, orc_at, orc_at + 6 * N, KS_ORC_6_4, &err), 0);
+	KT_EQ_INT(ks_orc_from_tables(&b, ipt, sizeof(ipt), tab, orc, sizeof(orc), KS_ORC_6_4, &err),
+		  0);
+	KT_EQ_U64(a.n, N);
+	KT_EXPECT(a.n == b.n && !memcmp(a.ips, b.ips, N * 8) && !memcmp(a.entries, b.entries, 6 * N));
+	KT_EQ_U64(a.ips[4095], KTEXT + 16 * 4095);
+	ks_orc_free(&a);
+	ks_orc_free(&b);
+	/* refused before reading: entries that do not match the ips */
+	KT_EXPECT(ks_orc_load(&a, &v, tab, orc_at, orc_at, orc_at + 6 * N - 6, KS_ORC_6_4, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "do not match") != NULL);
+	/* past the cap */
+	KT_EXPECT(ks_orc_load(&a, &v, tab, tab + 4ull * (KS_ORC_MAX_ENTRIES + 1),
+			      tab + 4ull * (KS_ORC_MAX_ENTRIES + 1),
+			      tab + 10ull * (KS_ORC_MAX_ENTRIES + 1), KS_ORC_6_4, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "(limit 4194304)") != NULL);
+	/* larger than the memory */
+	sized.size = 10 * N - 1;
+	ks_vmem_init(&v, &sized);
+	ks_vmem_reset(&v, pgd, 0);
+	KT_EXPECT(ks_orc_load(&a, &v, tab, orc_at, orc_at, orc_at + 6 * N, KS_ORC_6_4, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "bytes of memory") != NULL);
+	/* the last entry's page not mapped */
+	ks_vmem_init(&v, &flat);
+	ks_vmem_reset(&v, pgd, 0);
+	KT_EXPECT(ks_orc_load(&a, &v, tab, orc_at, orc_at, orc_at + 6 * (N + 1000), KS_ORC_6_4,
+			      &err) < 0);
+	KT_EXPECT(a.ips == NULL && a.entries == NULL);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -417,6 +486,7 @@ int main(void)
 		KT_CASE(t_fp_user_and_prologue), KT_CASE(t_code_bytes_from_binary),
 		KT_CASE(t_orc_decode_layouts),
 		KT_CASE(t_orc_unwind_pre_6_4), KT_CASE(t_orc_unwind_6_4), KT_CASE(t_orc_bad_tables),
+		KT_CASE(t_orc_load_from_memory),
 		{ 0 },
 	};
 	return kt_main(cases);

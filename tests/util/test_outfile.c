@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../lib/ktest.h"
@@ -19,7 +20,7 @@ static char dir[4096];
 
 static const char *path(const char *name)
 {
-	static char p[4][4200];
+	static char p[4][4400];
 	static int k;
 
 	k = (k + 1) % 4;
@@ -174,6 +175,115 @@ static void t_devices(void)
 	KT_EXPECT(S_ISCHR(st.st_mode));
 }
 
+/* A FIFO named as output is refused from its stat, before any open: with
+ * nobody reading, open(2) would wait for ever (it did: a test with the
+ * open in a child process saw it block).  A pipe the program has open
+ * already, named /dev/fd/N, is written in place (a shell's >(...)). */
+static void t_fifo(void)
+{
+	struct ks_outfile *of = NULL;
+	struct ks_error err;
+	char name[64], buf[16];
+	int fds[2];
+	ssize_t n;
+
+	setup();
+	unlink(path("fifo"));
+	KT_REQUIRE(mkfifo(path("fifo"), 0600) == 0);
+	alarm(10); /* a hang fails the test instead of blocking the suite */
+	KT_EQ_INT(ks_outfile_check(path("fifo"), NULL, 0, &err), -1);
+	KT_EXPECT(strstr(err.msg, "is a FIFO") != NULL);
+	KT_EQ_INT(ks_outfile_open(&of, path("fifo"), NULL, 0, &err), -1);
+	KT_EXPECT(strstr(err.msg, "is a FIFO") != NULL);
+	KT_EXPECT(of == NULL);
+	KT_REQUIRE(pipe(fds) == 0);
+	snprintf(name, sizeof(name), "/dev/fd/%d", fds[1]);
+	KT_REQUIRE(ks_outfile_open(&of, name, NULL, 0, &err) == 0);
+	fputs("through\n", ks_outfile_stream(of));
+	KT_EQ_INT(ks_outfile_commit(of, &err), 0);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	KT_EQ_INT((int)n, 8);
+	close(fds[0]);
+	close(fds[1]);
+	alarm(0);
+	KT_EQ_INT(hidden(), 0);
+}
+
+/* Field 22 of /proc/PID/stat, read here (the test's own reading). */
+static unsigned long long start_of(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+/* A writer's temporary file names its owner (pid, start time, PID
+ * namespace: ".NAME.kvmscope-PID-START-NS.XXXXXX"), and opening an output
+ * removes those of dead owners in the directory (a SIGKILLed convert's
+ * stayed for ever): a pid that is free, a pid taken by a process started
+ * at another time; not a live owner's, nor one of another namespace. */
+static void t_dead_owners_temps(void)
+{
+	struct ks_outfile *of;
+	struct ks_error err;
+	struct stat st;
+	char want[4400], dead[128], reused[128], live[128], otherns[128], plain[128];
+	unsigned long long me = start_of(getpid()), ns;
+	const char *tmp;
+	pid_t child;
+	int status;
+
+	setup();
+	KT_REQUIRE(stat("/proc/self/ns/pid", &st) == 0);
+	ns = (unsigned long long)st.st_ino;
+	KT_REQUIRE(ks_outfile_open(&of, path("o.txt"), NULL, 0, &err) == 0);
+	tmp = ks_outfile_temp_path(of);
+	snprintf(want, sizeof(want), "%s/.o.txt.kvmscope-%d-%llu-%llu.", dir, (int)getpid(), me, ns);
+	KT_EXPECT(tmp && !strncmp(tmp, want, strlen(want)) && strlen(tmp) == strlen(want) + 6);
+	ks_outfile_abort(of);
+	/* a pid that was used and is free now */
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	KT_REQUIRE(child > 0 && waitpid(child, &status, 0) == child);
+	snprintf(dead, sizeof(dead), ".a.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)child, me, ns);
+	snprintf(reused, sizeof(reused), ".b.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)getpid(),
+		 me + 1, ns);
+	snprintf(live, sizeof(live), ".c.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)getpid(), me, ns);
+	snprintf(otherns, sizeof(otherns), ".d.dat.kvmscope-%d-%llu-%llu.Ab12Cd", (int)child, me,
+		 ns + 1);
+	snprintf(plain, sizeof(plain), ".e.dat.Ab12Cd");
+	put(dead, "x");
+	put(reused, "x");
+	put(live, "x");
+	put(otherns, "x");
+	put(plain, "x");
+	KT_REQUIRE(ks_outfile_open(&of, path("o.txt"), NULL, 0, &err) == 0);
+	ks_outfile_abort(of);
+	KT_EXPECT(access(path(dead), F_OK) < 0);
+	KT_EXPECT(access(path(reused), F_OK) < 0);
+	KT_EXPECT(access(path(live), F_OK) == 0);
+	KT_EXPECT(access(path(otherns), F_OK) == 0);
+	KT_EXPECT(access(path(plain), F_OK) == 0);
+	unlink(path(live));
+	unlink(path(otherns));
+	unlink(path(plain));
+}
+
 static void t_keep_old(void)
 {
 	struct ks_outfile *of;
@@ -253,7 +363,8 @@ int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_commit_replaces), KT_CASE(t_abort_keeps_old), KT_CASE(t_refusals),
-		KT_CASE(t_devices), KT_CASE(t_keep_old), KT_CASE(t_symlink_target),
+		KT_CASE(t_devices), KT_CASE(t_fifo), KT_CASE(t_dead_owners_temps),
+		KT_CASE(t_keep_old), KT_CASE(t_symlink_target),
 		KT_CASE(t_write_error),
 		{ NULL, NULL },
 	};
