@@ -294,7 +294,7 @@ int ks_heatmap_write_json(FILE *out, const struct ks_heatmap *hm, const struct k
 		const struct ks_stat_row *r = p[k].row;
 
 		ks_json_begin_object(&jw);
-		ks_json_key(&jw, "reason");
+		ks_json_key(&jw, "key");
 		if (dims & KS_DIM_KEY) {
 			ks_stat_key_name(st, r, false, key, sizeof(key));
 			ks_json_string(&jw, key);
