@@ -114,7 +114,7 @@ static void parse_args(int argc, char **argv, struct convert_args *a)
 		OPT_STRING('o', "output", &a->output, "FILE", "output trace.dat"),
 		OPT_TDW_FORMAT(&a->fmt),
 		OPT_TIME(&a->time),
-		OPT_FLAG('q', "quiet", &a->quiet, "no summary line on stderr"),
+		OPT_FLAG('q', "quiet", &a->quiet, "no summary line and no progress line on stderr"),
 		OPT_END(),
 	};
 	int first;
@@ -231,13 +231,14 @@ static void note_comm(struct comm_map *comms, const struct ks_record *rec)
 }
 
 static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
-			 struct comm_map *comms, struct convert_counts *n)
+			 struct comm_map *comms, struct convert_counts *n, struct ks_progress *prog)
 {
 	struct ks_record rec;
 	struct ks_error err;
 	int r;
 
 	while ((r = ks_source_next(src, &rec, &err)) > 0) {
+		cli_progress(prog, src);
 		if (rec.type == KS_REC_COMM && rec.tid >= 0) {
 			note_comm(comms, &rec);
 			continue;
@@ -439,6 +440,7 @@ int cmd_convert(int argc, char **argv)
 	struct ks_tdw_opts o;
 	struct ks_error err;
 	struct ks_tdw *w;
+	struct ks_progress prog;
 	char uname[512];
 	uint64_t nformats = 0;
 
@@ -465,7 +467,9 @@ int cmd_convert(int argc, char **argv)
 		write_cmdlines(w, src, &comms);
 		copy_pages(src, w, &n);
 	} else {
-		copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
+		cli_progress_init(&prog, "convert", a.quiet, false);
+		copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n, &prog);
+		ks_progress_end(&prog);
 		if (!n.events && (a.time.set || n.no_format || n.other))
 			refuse_empty(w, &a, &n);
 		write_cmdlines(w, src, &comms);

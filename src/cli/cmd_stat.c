@@ -57,6 +57,7 @@ struct stat_args {
 	struct duration_arg than;      /* --than: the slow-exit log */
 	const char *heatmap_svg, *heatmap_json;
 	bool heatmap_text;
+	bool quiet;
 };
 
 /* What the engine's observer feeds (cfg.observe): the slow-exit log and
@@ -145,6 +146,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		OPT_ALIAS('s', "sort", "key"),
 		OPT_TIME(&a->time),
 		OPT_LIMIT(&a->limits),
+		OPT_FLAG('q', "quiet", &a->quiet, "no progress line on stderr"),
 		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
 		OPT_CALLBACK(0, "than", &a->than, "TIME",
 			     "first list every exit slower than TIME (ns, us, ms or\n"
@@ -308,6 +310,7 @@ int cmd_stat(int argc, char **argv)
 	struct ks_stat *st;
 	struct ks_slow_log log = { .out = stdout };
 	struct observers obs = { 0 };
+	struct ks_progress prog;
 	const char *inputs[2] = { NULL, NULL };
 	int r;
 
@@ -348,8 +351,12 @@ int cmd_stat(int argc, char **argv)
 		die("%s", err.msg);
 	log.st = st;
 	ks_stat_select(st, src); /* fewer records to decode; optional */
-	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0)
+	cli_progress_init(&prog, "stat", a.quiet, a.than.set);
+	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0) {
 		ks_stat_add_batch(st, recs, (size_t)r);
+		cli_progress(&prog, src);
+	}
+	ks_progress_end(&prog);
 	if (r < 0 || ks_stat_error(st, &err) < 0)
 		die("%s", err.msg);
 	if (obs.hm_full)
