@@ -104,10 +104,12 @@ void ks_slow_log_add(struct ks_slow_log *log, const struct ks_stat_occurrence *o
 	else
 		snprintf(ip, sizeof(ip), "-");
 	fprintf(log->out, "%9" PRIu64 ".%09" PRIu64 " %9" PRIu64 ".%03" PRIu64
-		"  %-24s %5s %8d  %-22s %-18s  %s%s%s\n",
-		o->begin_ts / 1000000000, o->begin_ts % 1000000000, o->ns / 1000, o->ns % 1000, vm,
-		vcpu, o->tid, reason, ip, has_detail ? o->detail_class : "", has_detail ? " " : "",
-		has_detail ? detail : "");
+		"  %-24s %5s %8d  %-22s ", o->begin_ts / 1000000000, o->begin_ts % 1000000000,
+		o->ns / 1000, o->ns % 1000, vm, vcpu, o->tid, reason);
+	if (has_detail)
+		fprintf(log->out, "%-18s  %s %s\n", ip, o->detail_class, detail);
+	else
+		fprintf(log->out, "%s\n", ip);
 }
 
 void ks_slow_log_end(struct ks_slow_log *log)
