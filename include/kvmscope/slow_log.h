@@ -27,6 +27,7 @@ struct ks_slow_log {
 	uint64_t than_ns;          /* occurrences of more than this are logged */
 	const char *than_text;     /* the threshold as the user wrote it */
 	bool json;                 /* JSON Lines, else a table */
+	bool no_heading;           /* table lines only (a screen draws its own) */
 	uint64_t count;            /* lines written */
 };
 

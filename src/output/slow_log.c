@@ -91,7 +91,7 @@ void ks_slow_log_add(struct ks_slow_log *log, const struct ks_stat_occurrence *o
 		log->count++;
 		return;
 	}
-	if (!log->count)
+	if (!log->count && !log->no_heading)
 		heading(log);
 	log->count++;
 	vm_text(log->st, o->vm, vm, sizeof(vm));

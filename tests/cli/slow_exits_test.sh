@@ -13,7 +13,8 @@
 # generated one (two VMs, MMIO, port and MSR exits, replaced and unmatched
 # events), at 10 us, 100 us and 1 ms, the JSON Lines of stat --than list
 # exactly the occurrences the oracle finds above the threshold (time,
-# thread, reason, duration, rip, detail), the table lists as many, and the
+# thread, reason, duration, rip, detail), the table lists as many, top
+# --than (a replay in intervals) lists the same at 100 us, and the
 # oracle's occurrences are as many as stat's samples.  The heatmap's cells
 # are where the oracle's occurrences fall (time bin, log2 bucket) and add up
 # to stat's samples per reason, and per VM/vCPU/reason with --by.
@@ -173,6 +174,10 @@ for f in $inputs; do
 			echo "not ok slow_exits_${b}_$th: $res; table says ${tn:-nothing}, JSON $n"
 		fi
 	done
+	# top replays the file in intervals: its log is the same
+	"$ks" top -b --fast --json --than 100us -i "$f" > "$T/$b.top.jsonl" 2> "$T/$b.err"
+	res=$(python3 "$T/compare.py" "$T/$b.occ" "$T/$b.top.jsonl" 100000 "$total" 2>&1) &&
+		echo "ok slow_exits_top_$b ($res)" || echo "not ok slow_exits_top_$b: $res"
 	# the JSON Lines end with the report, itself one line
 	tail -1 "$T/$b.1ms.jsonl" | python3 -c 'import json,sys; j=json.loads(sys.stdin.readline()); assert j["views"]' 2> /dev/null
 	[ $? = 0 ] && echo "ok slow_exits_jsonl_$b" || echo "not ok slow_exits_jsonl_$b: the last line is not the report"
@@ -216,8 +221,9 @@ PY
 done
 
 # usage errors: a bad duration, CSV and perf's layout
-for args in "--than 5parsecs" "--than -1ms" "--than 1ms --csv" "--than 1ms --format perf" "--heatmap-text --json"; do
-	"$ks" stat $args "$T/gen.data" > /dev/null 2>&1; rc=$?
+for args in "stat --than 5parsecs" "stat --than -1ms" "stat --than 1ms --csv" "stat --than 1ms --format perf" \
+	    "stat --heatmap-text --json" "top -b --than 1ms --csv"; do
+	"$ks" $args -i "$T/gen.data" > /dev/null 2>&1 < /dev/null; rc=$?
 	[ $rc = 2 ] && echo "ok slow_exits_usage ($args)" || echo "not ok slow_exits_usage ($args): status $rc, expected 2"
 done
 exit 0
