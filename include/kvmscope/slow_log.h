@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct ks_guestsyms;
 struct ks_stat;
 struct ks_stat_occurrence;
 
@@ -28,6 +29,8 @@ struct ks_slow_log {
 	const char *than_text;     /* the threshold as the user wrote it */
 	bool json;                 /* JSON Lines, else a table */
 	bool no_heading;           /* table lines only (a screen draws its own) */
+	/* the guests' kernel symbols, for the guest address: NULL = none */
+	const struct ks_guestsyms *guest_syms;
 	uint64_t count;            /* lines written */
 };
 

@@ -15,6 +15,7 @@
 #include "arch/arch.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/census.h"
+#include "kvmscope/guestsyms.h"
 #include "kvmscope/heatmap.h"
 #include "kvmscope/heatmap_report.h"
 #include "kvmscope/limits.h"
@@ -58,6 +59,7 @@ struct stat_args {
 	const char *heatmap_svg, *heatmap_json;
 	bool heatmap_text;
 	bool quiet;
+	const char *guest_kallsyms;    /* --guest-kallsyms: names for the log */
 };
 
 /* What the engine's observer feeds (cfg.observe): the slow-exit log and
@@ -152,6 +154,9 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			     "first list every exit slower than TIME (ns, us, ms or\n"
 			     "s: 1ms) as it ends: time, VM, vCPU, thread, reason,\n"
 			     "guest address, detail, duration", take_duration),
+		OPT_STRING(0, "guest-kallsyms", &a->guest_kallsyms, "F",
+			   "guest /proc/kallsyms: --than names the guest address\n"
+			   "(for every VM)"),
 		OPT_STRING(0, "heatmap", &a->heatmap_svg, "FILE",
 			   "write a latency heatmap (time x latency per row of the\n"
 			   "first --by) as a standalone SVG picture"),
@@ -189,6 +194,9 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		usage_error("stat", "--hist adds histograms to the table and JSON outputs, not to %s",
 			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
 	a->measure_set = option_given(opts, "measure");
+	if (a->guest_kallsyms && !a->than.set)
+		usage_error("stat", "--guest-kallsyms names the addresses of the --than log; give "
+			    "--than too");
 	if (a->than.set && (a->report.format == KS_STAT_PERF || a->report.format == KS_STAT_CSV))
 		usage_error("stat", "--than logs exits before the table or JSON, not with %s",
 			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
@@ -311,6 +319,7 @@ int cmd_stat(int argc, char **argv)
 	struct ks_slow_log log = { .out = stdout };
 	struct observers obs = { 0 };
 	struct ks_progress prog;
+	struct ks_guestsyms gsyms = { 0 };
 	const char *inputs[2] = { NULL, NULL };
 	int r;
 
@@ -323,6 +332,13 @@ int cmd_stat(int argc, char **argv)
 		cli_output_check(a.heatmap_svg, inputs, 0);
 	if (a.heatmap_json)
 		cli_output_check(a.heatmap_json, inputs, 0);
+	if (a.guest_kallsyms) {
+		struct ks_guestsyms_opts go = { .kallsyms = a.guest_kallsyms };
+
+		if (ks_guestsyms_load(&gsyms, &go, &err) < 0)
+			die("%s", err.msg);
+		log.guest_syms = &gsyms;
+	}
 	if (a.than.set) {
 		log.than_ns = a.than.ns;
 		log.than_text = a.than.text;
@@ -380,6 +396,7 @@ int cmd_stat(int argc, char **argv)
 	if (a.heatmap_json)
 		write_heatmap(a.heatmap_json, a.input, obs.hm, st, true);
 	ks_heatmap_free(obs.hm);
+	ks_guestsyms_free(&gsyms);
 	ks_stat_free(st);
 	ks_source_close(src);
 	return 0;

@@ -9,17 +9,36 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "kvmscope/guestsyms.h"
 #include "kvmscope/json.h"
 #include "kvmscope/slow_log.h"
 #include "kvmscope/stat.h"
+
+#define SYM_WIDTH 36
 
 static void heading(struct ks_slow_log *log)
 {
 	fprintf(log->out, "Exits slower than %s (time: the exit, seconds on the input's clock)\n\n",
 		log->than_text);
-	fprintf(log->out, "%19s %13s  %-24s %5s %8s  %-22s %-18s  %s\n", "time(s)", "duration(us)",
-		"VM", "vCPU", "tid", "reason", "guest ip", "detail");
+	fprintf(log->out, "%19s %13s  %-24s %5s %8s  %-22s %-18s  %s%*s%s\n", "time(s)",
+		"duration(us)", "VM", "vCPU", "tid", "reason", "guest ip",
+		log->guest_syms ? "guest symbol" : "", log->guest_syms ? SYM_WIDTH - 10 : 0, "",
+		"detail");
+}
+
+/* The guest symbol of OCC's address into BUF; false when none is known. */
+static bool symbol(const struct ks_slow_log *log, const struct ks_stat_occurrence *o, char *buf,
+		   size_t len)
+{
+	buf[0] = '\0';
+	if (!log->guest_syms || !o->has_ip)
+		return false;
+	ks_guestsyms_name(log->guest_syms, o->ip, true, buf, len);
+	if (!strcmp(buf, "[unknown]"))
+		buf[0] = '\0';
+	return buf[0] != '\0';
 }
 
 static void vm_text(const struct ks_stat *st, int32_t vm, char *buf, size_t len)
@@ -35,7 +54,7 @@ static void vm_text(const struct ks_stat *st, int32_t vm, char *buf, size_t len)
 }
 
 static void json_line(struct ks_slow_log *log, const struct ks_stat_occurrence *o,
-		      const char *reason, const char *detail, bool has_detail)
+		      const char *reason, const char *detail, bool has_detail, const char *sym)
 {
 	const char *name = o->vm > 0 ? ks_stat_vm_name(log->st, o->vm) : NULL;
 	struct ks_json j;
@@ -63,6 +82,11 @@ static void json_line(struct ks_slow_log *log, const struct ks_stat_occurrence *
 	} else {
 		ks_json_null(&j);
 	}
+	ks_json_key(&j, "guest_symbol");
+	if (sym[0])
+		ks_json_string(&j, sym);
+	else
+		ks_json_null(&j);
 	ks_json_key(&j, "detail");
 	if (has_detail) {
 		ks_json_begin_object(&j);
@@ -79,15 +103,16 @@ static void json_line(struct ks_slow_log *log, const struct ks_stat_occurrence *
 
 void ks_slow_log_add(struct ks_slow_log *log, const struct ks_stat_occurrence *o)
 {
-	char reason[64], detail[96], vm[64], vcpu[16], ip[24];
+	char reason[64], detail[96], vm[64], vcpu[16], ip[24], sym[160];
 	bool has_detail;
 
 	if (o->ns <= log->than_ns)
 		return;
 	ks_stat_occurrence_key(log->st, o, reason, sizeof(reason));
 	has_detail = ks_stat_occurrence_detail(log->st, o, detail, sizeof(detail));
+	symbol(log, o, sym, sizeof(sym));
 	if (log->json) {
-		json_line(log, o, reason, detail, has_detail);
+		json_line(log, o, reason, detail, has_detail, sym);
 		log->count++;
 		return;
 	}
@@ -106,7 +131,11 @@ void ks_slow_log_add(struct ks_slow_log *log, const struct ks_stat_occurrence *o
 	fprintf(log->out, "%9" PRIu64 ".%09" PRIu64 " %9" PRIu64 ".%03" PRIu64
 		"  %-24s %5s %8d  %-22s ", o->begin_ts / 1000000000, o->begin_ts % 1000000000,
 		o->ns / 1000, o->ns % 1000, vm, vcpu, o->tid, reason);
-	if (has_detail)
+	if (log->guest_syms && has_detail)
+		fprintf(log->out, "%-18s  %-*s  %s %s\n", ip, SYM_WIDTH, sym, o->detail_class, detail);
+	else if (log->guest_syms)
+		fprintf(log->out, "%-18s  %s\n", ip, sym);
+	else if (has_detail)
 		fprintf(log->out, "%-18s  %s %s\n", ip, o->detail_class, detail);
 	else
 		fprintf(log->out, "%s\n", ip);

@@ -17,7 +17,8 @@
 # --than (a replay in intervals) lists the same at 100 us, and the
 # oracle's occurrences are as many as stat's samples.  The heatmap's cells
 # are where the oracle's occurrences fall (time bin, log2 bucket) and add up
-# to stat's samples per reason, and per VM/vCPU/reason with --by.
+# to stat's samples per reason, and per VM/vCPU/reason with --by.  With
+# --guest-kallsyms, the guest symbols are those trace-cmd prints.
 set -u
 ks=${KVMSCOPE:-build/kvmscope}
 gen=${KS_BUILD:-build}/tools/gen-kvm-perfdata
@@ -220,9 +221,41 @@ PY
 	done
 done
 
+# --guest-kallsyms: the guest symbols of the tsync guest's exits are the
+# ones trace-cmd 3.2 printed on the same kvm_exit lines (report -i host -i
+# guest, hip24/expected), the guest's kallsyms taken from its trace.dat
+exp=$S/data/hip24/expected/merged-tsync.report-ns.txt.gz
+if [ -e "$exp" ] && [ -x "${KS_BUILD:-build}/tools/print-meta" ]; then
+	"${KS_BUILD:-build}/tools/print-meta" kallsyms "$S/data/hip24/guest-tsync.trace.dat" > "$T/guest.kallsyms"
+	"$ks" stat --than 10us --json --guest-kallsyms "$T/guest.kallsyms" \
+		"$S/data/hip24/host-tsync.trace.dat" > "$T/sym.jsonl" 2> "$T/sym.err"
+	res=$(python3 - "$T/sym.jsonl" "$exp" <<'PY' 2>&1
+import gzip, json, re, sys
+want = {}
+for line in gzip.open(sys.argv[2], "rt", errors="replace"):
+    m = re.match(r"\s*host-tsync\.trace\.dat:\s+.*-483882\s+\[\d+\]\s+(\d+)\.(\d{9}): kvm_exit:.* rip 0x[0-9a-f]+ (\S+) info", line)
+    if m:
+        want[int(m.group(1)) * 10**9 + int(m.group(2))] = m.group(3)
+n, bad = 0, []
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("type") != "slow_exit" or o["tid"] != 483882:
+        continue
+    n += 1
+    if want.get(o["time_ns"]) != o["guest_symbol"]:
+        bad.append((o["time_ns"], o["guest_symbol"], want.get(o["time_ns"])))
+if bad or not n:
+    print("%d of %d differ from trace-cmd's: %s" % (len(bad), n, bad[:3]))
+    sys.exit(1)
+print("%d exits named as trace-cmd names them" % n)
+PY
+)
+	[ $? = 0 ] && echo "ok slow_exits_guest_symbols ($res)" || echo "not ok slow_exits_guest_symbols: $res"
+fi
+
 # usage errors: a bad duration, CSV and perf's layout
 for args in "stat --than 5parsecs" "stat --than -1ms" "stat --than 1ms --csv" "stat --than 1ms --format perf" \
-	    "stat --heatmap-text --json" "top -b --than 1ms --csv"; do
+	    "stat --heatmap-text --json" "top -b --than 1ms --csv" "stat --guest-kallsyms /dev/null"; do
 	"$ks" $args -i "$T/gen.data" > /dev/null 2>&1 < /dev/null; rc=$?
 	[ $rc = 2 ] && echo "ok slow_exits_usage ($args)" || echo "not ok slow_exits_usage ($args): status $rc, expected 2"
 done
