@@ -5,6 +5,9 @@
  *
  * Reads any input (perf.data, trace.dat, ftrace text), runs the stat engine
  * with one view per --by, prints a table, JSON, CSV or perf's own layout.
+ * The engine's observer feeds the slow-exit log (--than, printed as the
+ * exits end) and the latency heatmap (--heatmap, --heatmap-json,
+ * --heatmap-text), both in fixed memory.
  */
 #include <stdio.h>
 #include <stdlib.h>
