@@ -218,6 +218,8 @@ struct convert_counts {
 struct copy_pages {
 	struct ks_tdw *w;
 	struct convert_counts *n;
+	struct ks_source *src;
+	struct ks_progress *prog;
 };
 
 static void note_comm(struct comm_map *comms, const struct ks_record *rec)
@@ -278,13 +280,20 @@ static int copy_page(void *arg, uint32_t cpu, const void *page, uint32_t size, u
 	struct copy_pages *cp = arg;
 
 	cp->n->events += events;
+	if (ks_progress_due(cp->prog)) {
+		uint64_t done, total;
+
+		ks_source_position(cp->src, &done, &total);
+		ks_progress_show(cp->prog, done, total, cp->n->events);
+	}
 	return ks_tdw_add_page(cp->w, cpu, page, size, err);
 }
 
 /* A trace.dat's pages as they are (the writer streams them). */
-static void copy_pages(struct ks_source *src, struct ks_tdw *w, struct convert_counts *n)
+static void copy_pages(struct ks_source *src, struct ks_tdw *w, struct convert_counts *n,
+		       struct ks_progress *prog)
 {
-	struct copy_pages cp = { w, n };
+	struct copy_pages cp = { w, n, src, prog };
 	struct ks_error err;
 
 	if (ks_tracedat_pages(src, copy_page, &cp, &err) != 0)
@@ -461,13 +470,14 @@ int cmd_convert(int argc, char **argv)
 		cli_output_release(out_slot);
 		die("%s", err.msg);
 	}
+	cli_progress_init(&prog, "convert", a.quiet, false);
 	nformats = copy_metadata(w, src);
 	copy_guests(w, src);
 	if (o.stream) { /* a trace.dat has no COMM records: the cmdlines are complete */
 		write_cmdlines(w, src, &comms);
-		copy_pages(src, w, &n);
+		copy_pages(src, w, &n, &prog);
+		ks_progress_end(&prog);
 	} else {
-		cli_progress_init(&prog, "convert", a.quiet, false);
 		copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n, &prog);
 		ks_progress_end(&prog);
 		if (!n.events && (a.time.set || n.no_format || n.other))

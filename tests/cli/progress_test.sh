@@ -72,6 +72,13 @@ for c in "stat:$ks stat $T/p.data" "report:$ks report -i $T/p.data" "dump:$ks du
 	[ -z "$(lines "$name-delay")" ] && echo "ok progress_delay_$name" ||
 		echo "not ok progress_delay_$name: a progress line within the first second"
 done
+# convert of a trace.dat copies its pages without decoding: a line too
+if [ -e "$S/data/hip24/host-tsync.trace.dat" ]; then
+	run pages 0 "$ks convert $S/data/hip24/host-tsync.trace.dat -o $T/conv.dat"
+	got=$(lines pages | head -1)
+	[[ $got == "convert: "* ]] && echo "ok progress_shown_convert_pages ($got)" ||
+		echo "not ok progress_shown_convert_pages: no progress line copying a trace.dat's pages"
+fi
 # dump writes to the terminal as it reads: no line there
 run dump-tty 0 "$ks dump $T/p.data"
 [ -z "$(lines dump-tty)" ] && grep -q -a 'kvm_exit' "$T/dump-tty.tty" && echo "ok progress_dump_on_terminal" ||
