@@ -266,7 +266,7 @@ int ks_heatmap_write_json(FILE *out, const struct ks_heatmap *hm, const struct k
 	if (!p)
 		return -1;
 	ks_json_init(&jw, out, true);
-	ks_json_set_flat_depth(&jw, 3);
+	ks_json_set_flat_depth(&jw, 2);
 	ks_json_begin_object(&jw);
 	ks_json_kv_string(&jw, "input", input);
 	ks_json_kv_string(&jw, "event", ks_stat_class_name(st));
