@@ -253,6 +253,33 @@ PY
 	[ $? = 0 ] && echo "ok slow_exits_guest_symbols ($res)" || echo "not ok slow_exits_guest_symbols: $res"
 fi
 
+# more heatmap rows than it keeps (1024): one line naming the file, exit 1
+python3 - "$T/many.scn" <<'PY'
+out = open(__import__("sys").argv[1], "w")
+ev = []
+for k in range(70):   # 70 threads x 16 reasons: 1120 VM/vCPU/reason rows
+    tid = 3000 + k
+    out.write("comm %d %d CPU 0/KVM\n" % (tid, tid))
+    for i, r in enumerate((0, 1, 7, 10, 12, 28, 30, 31, 32, 40, 44, 48, 49, 52, 55, 56)):
+        t = 1000000 + i * 100000 + k * 100
+        ev += [(t, tid, "kvm:kvm_entry vcpu_id=0"),
+               (t + 10, tid, "kvm:kvm_exit exit_reason=%d isa=1 vcpu_id=0" % r)]
+    ev.append((2000000 + k * 100, tid, "kvm:kvm_entry vcpu_id=0"))
+for t, tid, e in sorted(ev):
+    out.write("%d 0 %d %d %s\n" % (t, tid, tid, e))
+PY
+if "$gen" --formats "$T/fmt" --machine x86_64 -o "$T/many.data" "$T/many.scn" 2> "$T/gen.err"; then
+	"$ks" stat --by vm,vcpu,reason --heatmap-json "$T/many.json" "$T/many.data" > /dev/null 2> "$T/many.err"; rc=$?
+	if [ $rc = 1 ] && [ "$(wc -l < "$T/many.err")" = 1 ] && grep -q "many.data: the heatmap has more than 1024 rows" "$T/many.err" &&
+	   [ ! -e "$T/many.json" ]; then
+		echo "ok slow_exits_heatmap_too_many_rows"
+	else
+		echo "not ok slow_exits_heatmap_too_many_rows: status $rc: $(head -2 "$T/many.err")"
+	fi
+	"$ks" stat --by reason --heatmap-json "$T/many.json" "$T/many.data" > /dev/null 2>&1 &&
+		echo "ok slow_exits_heatmap_by_reason_fits" || echo "not ok slow_exits_heatmap_by_reason_fits"
+fi
+
 # usage errors: a bad duration, CSV and perf's layout
 for args in "stat --than 5parsecs" "stat --than -1ms" "stat --than 1ms --csv" "stat --than 1ms --format perf" \
 	    "stat --heatmap-text --json" "top -b --than 1ms --csv" "stat --guest-kallsyms /dev/null"; do
