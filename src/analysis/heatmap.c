@@ -152,11 +152,11 @@ int ks_heatmap_add(struct ks_heatmap *hm, const void *id, uint64_t ts, uint64_t 
 			goto refuse;
 		if (hm->n == hm->cap) {
 			size_t cap = hm->cap ? hm->cap * 2 : 16;
-			struct series *ns_ = realloc(hm->s, cap * sizeof(*ns_));
+			struct series *grown = realloc(hm->s, cap * sizeof(*grown));
 
-			if (!ns_)
+			if (!grown)
 				goto refuse;
-			hm->s = ns_;
+			hm->s = grown;
 			hm->cap = cap;
 		}
 		s = &hm->s[hm->n];

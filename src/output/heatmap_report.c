@@ -29,11 +29,6 @@ struct panel {
 	char name[128];
 };
 
-/* The series, largest count first (name order on ties), and the bucket
- * range [*bmin, *bmax] any of them uses.  NULL when out of memory. */
-static struct panel *panels(const struct ks_heatmap *hm, const struct ks_stat *st, size_t *n,
-			    unsigned *bmin, unsigned *bmax);
-
 static void row_name(const struct ks_stat *st, const struct ks_stat_row *r, char *buf, size_t len)
 {
 	unsigned dims = ks_stat_view_dims(st, 0);
@@ -67,6 +62,8 @@ static int panel_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The series, largest count first (name order on ties), and the bucket
+ * range [*bmin, *bmax] any of them uses.  NULL when out of memory. */
 static struct panel *panels(const struct ks_heatmap *hm, const struct ks_stat *st, size_t *n,
 			    unsigned *bmin, unsigned *bmax)
 {
