@@ -127,6 +127,11 @@ const struct ks_limits *ks_source_limits(const struct ks_source *src);
 struct tep_handle *ks_source_tep(const struct ks_source *src);
 const struct ks_source_info *ks_source_info(const struct ks_source *src);
 const struct ks_source_stats *ks_source_stats(const struct ks_source *src);
+/* How far reading has come, for a progress line: *DONE of *TOTAL bytes
+ * (TOTAL 0: unknown).  A reader that reads several regions at once (a
+ * trace.dat's per-CPU data) counts what it has read of each; others the
+ * furthest record delivered. */
+void ks_source_position(const struct ks_source *src, uint64_t *done, uint64_t *total);
 
 /*
  * Events by name or id.  A trace.dat or perf.data source parses an event's

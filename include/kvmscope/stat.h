@@ -33,6 +33,7 @@ struct ks_limits;
 struct ks_source;
 struct ks_stat;
 struct ks_stat_row;
+struct ks_stat_occurrence;
 
 /* Dimensions of a view (bit mask). */
 enum {
@@ -49,6 +50,25 @@ enum ks_measure {
 	KS_MEASURE_RUN,      /* entry -> exit (guest run time), keyed by the exit */
 	KS_MEASURE_PERF,     /* what perf does on the input's architecture:
 			      * run on arm64 and riscv, handling elsewhere */
+};
+
+/* One occurrence measured (cfg.observe): its begin and end times (the
+ * source's clock, as ks_record.ts), its host thread and the VM and vCPU the
+ * rows saw it in, its row of view 0, and what the events said of it. */
+struct ks_stat_occurrence {
+	uint64_t begin_ts, end_ts, ns;
+	int32_t tid, vm, vcpu;
+	const struct ks_stat_row *row;   /* its row of view 0 */
+	uint64_t key;                    /* its key (exit reason...), as rows key it */
+	int32_t info, table;
+	bool has_ip;
+	uint64_t ip;                     /* the guest address of the exit */
+	/* an event of another class in the occurrence (x86: the MMIO address
+	 * of a kvm_mmio, the port of a kvm_pio, the MSR of a kvm_msr), named
+	 * by ks_stat_occurrence_detail(); DETAIL_CLASS NULL = none */
+	const char *detail_class;        /* "mmio", "ioport", "msr" */
+	uint64_t detail_key;
+	int32_t detail_info;
 };
 
 struct ks_stat_config {
@@ -78,6 +98,15 @@ struct ks_stat_config {
 	 * ROW is the occurrence's row of view 0, NS its time.  NULL = none. */
 	void (*on_occurrence)(void *ctx, const struct ks_stat_row *row, uint64_t ns);
 	void *on_occurrence_ctx;
+	/* Called for every occurrence measured that took OBSERVE_MIN_NS or
+	 * more, after the rows were updated, with what is known of it (struct
+	 * ks_stat_occurrence): the slow-exit log, the heatmap.  While it is
+	 * set, the engine also reads the guest address of each begin and
+	 * follows the other classes' events (kvm_mmio, kvm_pio, kvm_msr) on a
+	 * thread in an occurrence, for the occurrence's detail.  NULL = none. */
+	void (*observe)(void *ctx, const struct ks_stat_occurrence *occ);
+	void *observe_ctx;
+	uint64_t observe_min_ns;
 };
 
 #define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }
@@ -166,6 +195,16 @@ const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm);
  * ("UNKNOWN" for unknown exit codes). */
 void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row,
 		      bool perf_style, char *buf, size_t len);
+
+/* The key of an occurrence (cfg.observe) as ks_stat_key_name() names a
+ * row's ("HLT", "0xfee00000:W"), in BUF. */
+void ks_stat_occurrence_key(const struct ks_stat *st, const struct ks_stat_occurrence *occ,
+			    char *buf, size_t len);
+/* The detail of an occurrence (cfg.observe) as its class names its keys
+ * ("0xfee00000:W", "0x80:POUT", "0x6e0:W IA32_TSC_DEADLINE"), in BUF;
+ * false (BUF empty) when it has none. */
+bool ks_stat_occurrence_detail(const struct ks_stat *st, const struct ks_stat_occurrence *occ,
+			       char *buf, size_t len);
 
 /* Number of views and the KS_DIM_* mask of view V. */
 int ks_stat_nviews(const struct ks_stat *st);

@@ -23,6 +23,7 @@ struct ks_stat_report_opts {
 	enum ks_stat_format format;
 	const char *sort_key;      /* "sample" by default */
 	bool hist;                 /* log2 latency histograms per row */
+	bool compact;              /* JSON on one line (after JSON Lines) */
 	const char *pid_arg;       /* the --pid argument as given (perf's header) */
 	int vcpu;                  /* --vcpu or -1 */
 	const char *input;         /* file name for the header */

@@ -98,6 +98,17 @@ const char *ks_top_arch(const struct ks_top *t);
  * by count, then total. */
 void ks_top_sort(struct ks_top_row *rows, size_t n, const char *column);
 
+/* Call FN(CTX, ST, OCC) for every exit of MIN_NS or more, as it ends
+ * (the stat engine's cfg.observe; ST, the interval's engine, names its key
+ * and VM: ks_stat_occurrence_key()...).  Call before the first
+ * ks_top_add().  Returns 0, or -1 with err set. */
+struct ks_stat;
+struct ks_stat_occurrence;
+typedef void (*ks_top_observe_fn)(void *ctx, const struct ks_stat *st,
+				  const struct ks_stat_occurrence *occ);
+int ks_top_observe(struct ks_top *t, ks_top_observe_fn fn, void *ctx, uint64_t min_ns,
+		   struct ks_error *err);
+
 void ks_top_free(struct ks_top *t);
 
 #endif

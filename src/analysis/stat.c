@@ -29,6 +29,13 @@
  * Distinct threads count against the run's budget (limits.threads): past
  * it, the engine stops with an error naming the file and the record's
  * offset (ks_stat_error).
+ *
+ * An observer (cfg.observe: the slow-exit log, the heatmap) is handed each
+ * occurrence as it ends, with what its events said: the guest address of
+ * the begin (or the end, for --measure run) and the first event of another
+ * class of the architecture on the thread meanwhile (kvm_mmio, kvm_pio,
+ * kvm_msr: its key is the occurrence's detail).  The engine never prints;
+ * without an observer the hot path pays one branch per begin and end.
  */
 #include <errno.h>
 #include <math.h>
@@ -78,6 +85,13 @@ struct event_role {
 	int count;                     /* index into the class's (exit) begin rules */
 	int lane;                      /* LANE_*: the short path it may take */
 	struct rule_fields bf, ef, cf, nf;
+	/* cfg.observe only: the guest address of a begin or end event, and
+	 * an event keyed by another class of the architecture (kvm_mmio's
+	 * gpa in a vmexit run), the occurrence's detail */
+	struct ks_field ip;
+	const struct ks_event_class *detail;
+	struct ks_field detail_key, detail_info;
+	bool only_detail;              /* active for the detail alone */
 };
 
 /* A thread's rows by key in a view without a direct index (one over the
@@ -100,6 +114,14 @@ struct thread {
 	int32_t vm;
 	uint64_t start;                /* 0 = no begin pending */
 	bool keyed;                    /* the pending begin had a key */
+	/* cfg.observe only: what the pending occurrence's events said */
+	bool has_ip;
+	uint64_t ip;
+	const struct ks_event_class *detail;
+	uint64_t detail_key;
+	int32_t detail_info;
+	uint64_t okey;                 /* the pending occurrence's key */
+	int32_t oinfo, otable;
 	struct ks_stat_row *pending[KS_STAT_MAX_VIEWS];
 	struct ks_attr_thread attr;
 	/* one cache per view in use without a direct index (view.cache):
@@ -300,6 +322,42 @@ static int lane_of(const struct ks_stat *st, const struct event_role *r)
 	return LANE_NONE;
 }
 
+/* The other classes' keyed events (cfg.observe): the first rule of a class
+ * other than the one counted that names EV and a key field, and plays no
+ * part in the counted class. */
+static void find_detail(const struct ks_stat *st, struct event_role *r, struct tep_event *ev)
+{
+	const struct ks_event_class *c;
+	int i, side;
+
+	for (c = st->arch->classes; c && c->name; c++) {
+		if (c == st->cls)
+			continue;
+		for (side = 0; side < 2; side++)
+			for (i = 0; i < KS_MAX_MATCH; i++) {
+				const struct ks_match *m = side ? &c->end[i] : &c->begin[i];
+
+				if (!m->name || !m->key_field || !match_event(m, ev) ||
+				    ks_field_resolve(&r->detail_key, ev, m->key_field) < 0)
+					continue;
+				if (m->info_field)
+					ks_field_resolve(&r->detail_info, ev, m->info_field);
+				r->detail = c;
+				return;
+			}
+	}
+}
+
+static void init_observe_role(struct ks_stat *st, struct event_role *r, struct tep_event *ev)
+{
+	if ((r->begin >= 0 || r->end >= 0) && st->arch->guest_ip_field)
+		ks_field_resolve(&r->ip, ev, st->arch->guest_ip_field);
+	if (r->begin < 0 && r->end < 0 && r->child < 0 && !r->is_entry)
+		find_detail(st, r, ev);
+	if (r->detail && !r->active)
+		r->active = r->only_detail = true;
+}
+
 static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event *ev)
 {
 	memset(r, 0, sizeof(*r));
@@ -326,6 +384,8 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 	r->active = r->is_entry || r->is_load || r->is_put || r->begin >= 0 || r->end >= 0 ||
 		    r->child >= 0 || r->count >= 0;
 	r->lane = lane_of(st, r);
+	if (st->cfg.observe)
+		init_observe_role(st, r, ev);
 }
 
 static struct event_role *role_lookup(struct ks_stat *st, struct tep_event *ev);
@@ -841,8 +901,71 @@ static inline bool pid_selected(const struct ks_stat *st, int32_t vm)
 	return false;
 }
 
-ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
+/* What an observed occurrence's begin says (cfg.observe). */
+static __attribute__((noinline)) void observe_begin(struct thread *t, const struct event_role *r,
+						   const struct ks_record *rec, struct key_val k)
 {
+	bool ok = false;
+
+	t->okey = k.key;
+	t->oinfo = k.info;
+	t->otable = k.table;
+
+	t->ip = r->ip.present ? ks_field_read(&r->ip, rec->data, rec->size, &ok) : 0;
+	t->has_ip = ok;
+	t->detail = NULL;
+}
+
+/* An event of another class on thread T (cfg.observe): the detail of T's
+ * pending occurrence, the first one only.  The thread is looked up, never
+ * created: such events of threads the engine does not follow change
+ * nothing. */
+static __attribute__((noinline)) void observe_detail(struct ks_stat *st, const struct event_role *r,
+						    const struct ks_record *rec)
+{
+	struct thread *t = rec->tid > 0 ? thread_find(st, rec->tid) : NULL;
+	bool ok;
+
+	if (!t || !t->known || !t->start || t->detail)
+		return;
+	t->detail_key = ks_field_read(&r->detail_key, rec->data, rec->size, &ok);
+	if (!ok)
+		return;
+	t->detail_info = r->detail_info.present ?
+		(int32_t)ks_field_read(&r->detail_info, rec->data, rec->size, &ok) : 0;
+	t->detail = r->detail;
+}
+
+/* Hand a measured occurrence to cfg.observe. */
+static __attribute__((noinline)) void observe_end(struct ks_stat *st, const struct thread *t,
+						 const struct event_role *r,
+						 const struct ks_record *rec, uint64_t begin, struct key_val k)
+{
+	struct ks_stat_occurrence o = {
+		.begin_ts = begin, .end_ts = rec->ts, .ns = rec->ts - begin,
+		.tid = t->tid, .vm = t->vm, .vcpu = t->vcpu, .row = t->pending[0],
+		.key = k.key, .info = k.info, .table = k.table,
+		.has_ip = t->has_ip, .ip = t->ip,
+	};
+	bool ok = false;
+
+	/* --measure run: the exit, which has the guest address, ends it */
+	if (!o.has_ip && r->ip.present) {
+		o.ip = ks_field_read(&r->ip, rec->data, rec->size, &ok);
+		o.has_ip = ok;
+	}
+	if (t->detail) {
+		o.detail_class = t->detail->name;
+		o.detail_key = t->detail_key;
+		o.detail_info = t->detail_info;
+	}
+	st->cfg.observe(st->cfg.observe_ctx, &o);
+}
+
+ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, const struct event_role *r,
+			       const struct ks_record *rec, struct key_val k)
+{
+	uint64_t ts = rec->ts;
 	int i;
 
 	if (t->start && t->keyed)
@@ -852,6 +975,8 @@ ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts
 	t->start = ts;
 	t->keyed = k.has;
 	t->skipped_begin = false;
+	if (st->cfg.observe)
+		observe_begin(t, r, rec, k);
 }
 
 /* perf's child event: the pending occurrence gets the child's key. */
@@ -864,11 +989,16 @@ static void child_event(struct ks_stat *st, struct thread *t, struct key_val k)
 	for (i = 0; i < st->nviews; i++)
 		t->pending[i] = thread_row(st, i, t, k);
 	t->keyed = true;
+	t->okey = k.key;
+	t->oinfo = k.info;
+	t->otable = k.table;
 }
 
-ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, struct key_val k)
+ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, const struct event_role *r,
+			     const struct ks_record *rec, struct key_val k)
 {
-	uint64_t begin = t->start;
+	uint64_t begin = t->start, ts = rec->ts;
+	bool keyed = t->keyed;
 	int i;
 
 	if (!begin) {
@@ -896,6 +1026,9 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, uint64_t ts, 
 			stat_fail(st, NULL, "%s", "out of memory");
 	if (st->cfg.on_occurrence && st->nviews)
 		st->cfg.on_occurrence(st->cfg.on_occurrence_ctx, t->pending[0], ts - begin);
+	if (st->cfg.observe && ts - begin >= st->cfg.observe_min_ns && st->nviews)
+		observe_end(st, t, r, rec, begin,
+			    keyed ? (struct key_val){ true, t->okey, t->oinfo, t->otable } : k);
 	/* all of them (those past nviews are never set): constant-size
 	 * stores, where the loop became a call to memset() */
 	memset(t->pending, 0, sizeof(t->pending));
@@ -1016,6 +1149,11 @@ static __attribute__((noinline)) void handle_event(struct ks_stat *st, struct ev
 
 	if (!r->active)
 		return;
+	if (r->detail) {
+		observe_detail(st, r, rec);
+		if (r->only_detail)
+			return;
+	}
 	t = event_thread(st, rec);
 	if (!pid_selected(st, t->vm))
 		return;
@@ -1037,7 +1175,7 @@ static __attribute__((noinline)) void handle_event(struct ks_stat *st, struct ev
 		m = &st->begin_rules[r->begin];
 		if (cond_holds(&r->bf.cond, m, rec)) {
 			pick_isa(st, r, rec);
-			begin_event(st, t, rec->ts, read_key(st, m, &r->bf, rec));
+			begin_event(st, t, r, rec, read_key(st, m, &r->bf, rec));
 			return;
 		}
 		if (r->end < 0)
@@ -1050,7 +1188,7 @@ static __attribute__((noinline)) void handle_event(struct ks_stat *st, struct ev
 	if (r->end >= 0) {
 		m = &st->end_rules[r->end];
 		if (cond_holds(&r->ef.cond, m, rec))
-			end_event(st, t, rec->ts, read_key(st, m, &r->ef, rec));
+			end_event(st, t, r, rec, read_key(st, m, &r->ef, rec));
 	}
 }
 
@@ -1094,10 +1232,10 @@ ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
 			count_key(st, k);
 		}
 		k.table = st->begin_rules[r->begin].table;
-		begin_event(st, t, rec->ts, k);
+		begin_event(st, t, r, rec, k);
 	} else {
 		k = (struct key_val){ .table = st->end_rules[r->end].table };
-		end_event(st, t, rec->ts, k);
+		end_event(st, t, r, rec, k);
 	}
 	return true;
 }
@@ -1451,6 +1589,35 @@ void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row, b
 		ctx.isa = KS_ISA_VMX;
 	ctx.table = row->table;
 	st->cls->key_name(&ctx, row->key, row->info, perf_style, buf, len);
+}
+
+void ks_stat_occurrence_key(const struct ks_stat *st, const struct ks_stat_occurrence *occ,
+			    char *buf, size_t len)
+{
+	struct ks_key_ctx ctx = st->key_ctx;
+
+	if (ctx.isa == KS_ISA_UNKNOWN)
+		ctx.isa = KS_ISA_VMX;
+	ctx.table = occ->table;
+	st->cls->key_name(&ctx, occ->key, occ->info, false, buf, len);
+}
+
+bool ks_stat_occurrence_detail(const struct ks_stat *st, const struct ks_stat_occurrence *occ,
+			       char *buf, size_t len)
+{
+	const struct ks_event_class *c;
+
+	if (len)
+		buf[0] = '\0';
+	for (c = st->arch->classes; occ->detail_class && c && c->name; c++)
+		if (!strcmp(c->name, occ->detail_class)) {
+			struct ks_key_ctx ctx = st->key_ctx;
+
+			ctx.table = 0;
+			c->key_name(&ctx, occ->detail_key, occ->detail_info, false, buf, len);
+			return true;
+		}
+	return false;
 }
 
 const struct ks_stat_anomalies *ks_stat_anomalies(const struct ks_stat *st)

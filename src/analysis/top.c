@@ -60,7 +60,20 @@ struct ks_top {
 	char arch_name[32];
 	bool failed;
 	struct ks_error error;
+	/* ks_top_observe(): the caller's observer of slow exits */
+	ks_top_observe_fn observe;
+	void *observe_ctx;
+	uint64_t observe_min_ns;
 };
+
+/* The stat engine's observer: the caller's, with the engine that names
+ * the occurrence's key and VM (each interval has its own). */
+static void observe_trampoline(void *ctx, const struct ks_stat_occurrence *occ)
+{
+	struct ks_top *t = ctx;
+
+	t->observe(t->observe_ctx, t->cur, occ);
+}
 
 static const unsigned top_views[KS_TOP_LEVELS] = {
 	KS_DIM_VM, KS_DIM_VM | KS_DIM_VCPU, KS_DIM_VM | KS_DIM_KEY,
@@ -86,6 +99,11 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 	int i;
 
 	cfg.host = t->host;
+	if (t->observe) {
+		cfg.observe = observe_trampoline;
+		cfg.observe_ctx = t;
+		cfg.observe_min_ns = t->observe_min_ns;
+	}
 	for (i = 0; i < KS_TOP_LEVELS; i++)
 		cfg.views[i] = top_views[i];
 	if (KS_TOP_LEVELS < KS_STAT_MAX_VIEWS)
@@ -400,6 +418,23 @@ static int row_cmp(const void *a, const void *b, void *arg)
 void ks_top_sort(struct ks_top_row *rows, size_t n, const char *column)
 {
 	qsort_r(rows, n, sizeof(*rows), row_cmp, (void *)(column ? column : "exits"));
+}
+
+int ks_top_observe(struct ks_top *t, ks_top_observe_fn fn, void *ctx, uint64_t min_ns,
+		   struct ks_error *err)
+{
+	struct ks_stat *st;
+
+	t->observe = fn;
+	t->observe_ctx = ctx;
+	t->observe_min_ns = min_ns;
+	/* no record was added yet: the first engine starts again with it */
+	st = new_stat(t, err);
+	if (!st)
+		return -1;
+	ks_stat_free(t->cur);
+	t->cur = st;
+	return 0;
 }
 
 void ks_top_free(struct ks_top *t)

@@ -140,6 +140,22 @@ struct ks_merge *merge_inputs_open(struct merge_inputs *in, const char *cmd, int
 				   char **argv);
 void merge_inputs_free(struct merge_inputs *in);
 
+/* The progress line of the commands that read inputs (progress.c, over
+ * kvmscope/progress.h): on when standard error is a terminal and not QUIET
+ * (-q), and, for a command that STREAMS its output as it reads, standard
+ * output is not a terminal.  It shows past a second, or past
+ * KVMSCOPE_PROGRESS_DELAY seconds when set (tests).  cli_progress() is
+ * cheap enough for every record. */
+#include "kvmscope/progress.h"
+void cli_progress_init(struct ks_progress *p, const char *cmd, bool quiet, bool streams);
+void cli_progress_sources(struct ks_progress *p, struct ks_source *const *srcs, int n);
+void cli_progress_merge(struct ks_progress *p, const struct ks_merge *m);
+static inline void cli_progress(struct ks_progress *p, struct ks_source *src)
+{
+	if (ks_progress_due(p))
+		cli_progress_sources(p, &src, 1);
+}
+
 /* Live tracing (live_signals.c).  cli_live_track is the ks_live_opts.track
  * hook: the instances it lists are removed at exit and by a second signal.
  * cli_live_catch_signals(): SIGINT / SIGTERM / SIGHUP set the flag that

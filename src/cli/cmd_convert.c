@@ -115,7 +115,7 @@ static void parse_args(int argc, char **argv, struct convert_args *a)
 		OPT_STRING('o', "output", &a->output, "FILE", "output trace.dat"),
 		OPT_TDW_FORMAT(&a->fmt),
 		OPT_TIME(&a->time),
-		OPT_FLAG('q', "quiet", &a->quiet, "no summary line on stderr"),
+		OPT_FLAG('q', "quiet", &a->quiet, "no summary line and no progress line on stderr"),
 		OPT_END(),
 	};
 	int first;
@@ -219,6 +219,8 @@ struct convert_counts {
 struct copy_pages {
 	struct ks_tdw *w;
 	struct convert_counts *n;
+	struct ks_source *src;
+	struct ks_progress *prog;
 };
 
 static void note_comm(struct comm_map *comms, const struct ks_record *rec)
@@ -232,7 +234,7 @@ static void note_comm(struct comm_map *comms, const struct ks_record *rec)
 }
 
 static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
-			 struct comm_map *comms, struct convert_counts *n)
+			 struct comm_map *comms, struct convert_counts *n, struct ks_progress *prog)
 {
 	struct ks_record rec;
 	struct ks_error err;
@@ -242,6 +244,7 @@ static void copy_records(struct ks_source *src, struct ks_tdw *w, bool raw_ts,
 		/* thread -> process, which a trace.dat does not record */
 		if (rec.tid > 0 && rec.pid > 0 && rec.type != KS_REC_EXIT)
 			comm_find(comms, rec.tid)->tgid = rec.pid;
+		cli_progress(prog, src);
 		if (rec.type == KS_REC_COMM && rec.tid >= 0) {
 			note_comm(comms, &rec);
 			continue;
@@ -281,13 +284,20 @@ static int copy_page(void *arg, uint32_t cpu, const void *page, uint32_t size, u
 	struct copy_pages *cp = arg;
 
 	cp->n->events += events;
+	if (ks_progress_due(cp->prog)) {
+		uint64_t done, total;
+
+		ks_source_position(cp->src, &done, &total);
+		ks_progress_show(cp->prog, done, total, cp->n->events);
+	}
 	return ks_tdw_add_page(cp->w, cpu, page, size, err);
 }
 
 /* A trace.dat's pages as they are (the writer streams them). */
-static void copy_pages(struct ks_source *src, struct ks_tdw *w, struct convert_counts *n)
+static void copy_pages(struct ks_source *src, struct ks_tdw *w, struct convert_counts *n,
+		       struct ks_progress *prog)
 {
-	struct copy_pages cp = { w, n };
+	struct copy_pages cp = { w, n, src, prog };
 	struct ks_error err;
 
 	if (ks_tracedat_pages(src, copy_page, &cp, &err) != 0)
@@ -470,6 +480,7 @@ int cmd_convert(int argc, char **argv)
 	struct ks_tdw_opts o;
 	struct ks_error err;
 	struct ks_tdw *w;
+	struct ks_progress prog;
 	char uname[512];
 	uint64_t nformats = 0;
 
@@ -490,14 +501,17 @@ int cmd_convert(int argc, char **argv)
 		cli_output_release(out_slot);
 		die("%s", err.msg);
 	}
+	cli_progress_init(&prog, "convert", a.quiet, false);
 	nformats = copy_metadata(w, src);
 	copy_guests(w, src);
 	if (o.stream) { /* a trace.dat has no COMM records: the cmdlines are complete */
 		write_cmdlines(w, src, &comms);
 		write_tgids(w, src, &comms);
-		copy_pages(src, w, &n);
+		copy_pages(src, w, &n, &prog);
+		ks_progress_end(&prog);
 	} else {
-		copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n);
+		copy_records(src, w, ks_source_clock(src)->raw_counter, &comms, &n, &prog);
+		ks_progress_end(&prog);
 		if (!n.events && (a.time.set || n.no_format || n.other))
 			refuse_empty(w, &a, &n);
 		write_cmdlines(w, src, &comms);

@@ -38,6 +38,10 @@ struct input {
 /* Prefix width and mode shared by all inputs (trace-cmd's max_file_size). */
 static int prefix_width;
 static bool multi_inputs, any_instances;
+/* the progress line: of all the inputs (the CLI's own state) */
+static struct ks_progress progress;
+static struct ks_source *progress_srcs[64];
+static int progress_n;
 
 static const struct opt_cmd dump_cmd = {
 	.name = "dump",
@@ -90,6 +94,8 @@ static void pull(struct input *in)
 	if (r < 0)
 		die("%s", err.msg);
 	in->has = r > 0;
+	if (ks_progress_due(&progress))
+		cli_progress_sources(&progress, progress_srcs, progress_n);
 	if (in->has && (multi_inputs || any_instances))
 		in->rank = record_rank(in);
 }
@@ -202,6 +208,7 @@ int cmd_dump(int argc, char **argv)
 	struct input *in;
 	int n = 0, shown, i, first;
 	struct time_window time = { 0 };
+	bool quiet = false;
 
 	if (!paths)
 		die("out of memory");
@@ -213,6 +220,7 @@ int cmd_dump(int argc, char **argv)
 			OPT_LIST('i', NULL, paths, &n, argc, "FILE",
 				 "an input (files may also be given without -i)"),
 			OPT_TIME(&time),
+			OPT_FLAG('q', "quiet", &quiet, "no progress line on stderr"),
 			OPT_END(),
 		};
 
@@ -239,6 +247,9 @@ int cmd_dump(int argc, char **argv)
 			die("out of memory");
 	}
 	set_prefixes(in, n);
+	for (i = 0; i < n && i < 64; i++)
+		progress_srcs[progress_n++] = in[i].src;
+	cli_progress_init(&progress, "dump", quiet, true);
 	cli_stdout_blocks();
 	for (i = 0; n > 1 && i < n; i++)
 		if (ks_tracedat_latency_text(in[i].src, NULL))
@@ -251,6 +262,7 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; i < shown; i++)
 		pull(&in[i]);
 	merge(in, shown, stdout);
+	ks_progress_end(&progress);
 	for (i = 0; i < n; i++) {
 		ks_dump_free(in[i].dump);
 		ks_source_close(in[i].src);

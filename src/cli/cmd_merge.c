@@ -135,6 +135,8 @@ int cmd_merge(int argc, char **argv)
 	struct time_window time = { 0 };
 	uint64_t win_start = 0, win_end = UINT64_MAX;
 	FILE *sink = NULL;
+	bool quiet = false;
+	struct ks_progress prog;
 	int rc, first;
 
 	merge_inputs_init(&in, argc);
@@ -149,6 +151,7 @@ int cmd_merge(int argc, char **argv)
 			OPT_FLAG(0, "json", &json, "one JSON document: the inputs and clock offsets, the\n"
 				 "events with their VM and vCPU, the host threads"),
 			OPT_TIME(&time),
+			OPT_FLAG('q', "quiet", &quiet, "no progress line on stderr"),
 			OPT_END(),
 		};
 
@@ -171,7 +174,10 @@ int cmd_merge(int argc, char **argv)
 	} else {
 		ks_merge_print_headers(pr, stdout);
 	}
+	cli_progress_init(&prog, "merge", quiet, true);
 	while ((rc = ks_merge_next(m, &r, &err)) > 0 && r.rec->ts <= win_end) {
+		if (ks_progress_due(&prog))
+			cli_progress_merge(&prog, m);
 		/* before the window: formatted, not printed, so that the
 		 * plugins learn task names on the way as trace-cmd's do */
 		if (r.rec->ts < win_start)
@@ -182,6 +188,7 @@ int cmd_merge(int argc, char **argv)
 			ks_merge_print(pr, &r, stdout);
 	}
 	symbolising = NULL;
+	ks_progress_end(&prog);
 	if (rc < 0)
 		die("%s", err.msg);
 	if (json)

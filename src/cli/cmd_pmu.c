@@ -33,7 +33,7 @@ static const struct opt_cmd pmu_cmd = {
 };
 
 struct pmu_args {
-	bool check, json;
+	bool check, json, quiet;
 	const char *input;
 	long long vcpu, pid;
 	struct time_window time;
@@ -51,6 +51,7 @@ static void parse_args(struct pmu_args *a, int argc, char **argv)
 			INT32_MAX),
 		OPT_TIME(&a->time),
 		OPT_FLAG(0, "json", &a->json, "JSON output (integer nanoseconds)"),
+		OPT_FLAG('q', "quiet", &a->quiet, "no progress line on stderr (report)"),
 		OPT_STRING(0, "sysfs-root", &a->host.sysfs_root, "DIR",
 			   "read sysfs from DIR instead of /sys (check)"),
 		OPT_STRING(0, "proc-root", &a->host.proc_root, "DIR",
@@ -530,6 +531,7 @@ static int run_report(const struct pmu_args *a)
 	struct ks_record rec;
 	struct ks_error err;
 	struct ks_pmu_trace *pt;
+	struct ks_progress prog;
 	int r;
 
 	if (cli_source_open(&src, a->input, 0, NULL, &err) < 0)
@@ -540,8 +542,12 @@ static int run_report(const struct pmu_args *a)
 		die("out of memory");
 	if (ks_pmu_trace_set_guests(pt, src, &err) < 0)
 		die("%s", err.msg);
-	while ((r = ks_source_next(src, &rec, &err)) > 0)
+	cli_progress_init(&prog, "pmu", a->quiet, false);
+	while ((r = ks_source_next(src, &rec, &err)) > 0) {
 		ks_pmu_trace_add(pt, &rec);
+		cli_progress(&prog, src);
+	}
+	ks_progress_end(&prog);
 	if (r < 0 || ks_pmu_trace_error(pt, a->input, &err) < 0)
 		die("%s", err.msg);
 	explain_empty(a, ks_pmu_trace_summary(pt));

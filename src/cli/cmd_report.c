@@ -44,6 +44,7 @@ static const char *const format_names[] = { "table", "json", "csv", NULL };
 static const char *const sort_names[] = { "sym", "dso", "reason", NULL };
 
 struct report_args {
+	bool quiet;
 	const char *input;
 	const char *inputs[MAX_LIST + 1];
 	int ninputs;
@@ -156,6 +157,7 @@ static void parse_args(struct report_args *a, int argc, char **argv)
 		OPT_LIMIT(&a->limits),
 		OPT_FLAG(0, "no-exits", &a->no_exits, "do not print the exits-by-guest-code table"),
 		OPT_TIME(&a->time),
+		OPT_FLAG('q', "quiet", &a->quiet, "no progress line on stderr"),
 		OPT_SET(0, "json", &a->format, OUT_JSON, "JSON output", "format"),
 		OPT_SET(0, "csv", &a->format, OUT_CSV, "CSV output", "format"),
 		{ .type = OPT_T_CHOICE, .long_name = "format", .value = &a->format, .argh = "FMT",
@@ -665,6 +667,7 @@ static void run(struct report_args *a)
 	struct ks_error err;
 	size_t n, nex = 0;
 	const char *in[2 * MAX_LIST + 8];
+	struct ks_progress prog;
 	int r, i;
 
 	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
@@ -678,8 +681,12 @@ static void run(struct report_args *a)
 		usage_error("report", "%s", err.msg);
 	if (ks_profile_set_guests(p, src, &err) < 0)
 		die("%s", err.msg);
-	while ((r = ks_source_next(src, &rec, &err)) > 0)
+	cli_progress_init(&prog, "report", a->quiet, false);
+	while ((r = ks_source_next(src, &rec, &err)) > 0) {
 		ks_profile_add(p, &rec);
+		cli_progress(&prog, src);
+	}
+	ks_progress_end(&prog);
 	if (r < 0 || ks_profile_error(p, &err) < 0)
 		die("%s", err.msg);
 	setup_default_symbols(a, p, &l);

@@ -5,6 +5,9 @@
  *
  * Reads any input (perf.data, trace.dat, ftrace text), runs the stat engine
  * with one view per --by, prints a table, JSON, CSV or perf's own layout.
+ * The engine's observer feeds the slow-exit log (--than, printed as the
+ * exits end) and the latency heatmap (--heatmap, --heatmap-json,
+ * --heatmap-text), both in fixed memory.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +18,11 @@
 #include "arch/arch.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/census.h"
+#include "kvmscope/guestsyms.h"
+#include "kvmscope/heatmap.h"
+#include "kvmscope/heatmap_report.h"
 #include "kvmscope/limits.h"
+#include "kvmscope/slow_log.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "kvmscope/stat_report.h"
@@ -51,7 +58,30 @@ struct stat_args {
 	struct ks_limits limits;
 	struct ks_stat_config cfg;
 	struct ks_stat_report_opts report;
+	struct duration_arg than;      /* --than: the slow-exit log */
+	const char *heatmap_svg, *heatmap_json;
+	bool heatmap_text;
+	bool quiet;
+	const char *guest_kallsyms;    /* --guest-kallsyms: names for the log */
 };
+
+/* What the engine's observer feeds (cfg.observe): the slow-exit log and
+ * the heatmap, both streamed. */
+struct observers {
+	struct ks_slow_log *log;
+	struct ks_heatmap *hm;
+	bool hm_full;                  /* an occurrence the heatmap could not take */
+};
+
+static void observe(void *ctx, const struct ks_stat_occurrence *occ)
+{
+	struct observers *o = ctx;
+
+	if (o->hm && ks_heatmap_add(o->hm, occ->row, occ->begin_ts, occ->ns) < 0)
+		o->hm_full = true;
+	if (o->log)
+		ks_slow_log_add(o->log, occ);
+}
 
 static unsigned parse_dims(const char *arg)
 {
@@ -121,7 +151,22 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		OPT_ALIAS('s', "sort", "key"),
 		OPT_TIME(&a->time),
 		OPT_LIMIT(&a->limits),
+		OPT_FLAG('q', "quiet", &a->quiet, "no progress line on stderr"),
 		OPT_FLAG(0, "hist", &a->hist, "log2 latency histogram per row"),
+		OPT_CALLBACK(0, "than", &a->than, "TIME",
+			     "first list every exit slower than TIME (ns, us, ms or\n"
+			     "s: 1ms) as it ends: time, VM, vCPU, thread, reason,\n"
+			     "guest address, detail, duration", take_duration),
+		OPT_STRING(0, "guest-kallsyms", &a->guest_kallsyms, "F",
+			   "guest /proc/kallsyms: --than names the guest address\n"
+			   "(for every VM)"),
+		OPT_STRING(0, "heatmap", &a->heatmap_svg, "FILE",
+			   "write a latency heatmap (time x latency per row of the\n"
+			   "first --by) as a standalone SVG picture"),
+		OPT_STRING(0, "heatmap-json", &a->heatmap_json, "FILE",
+			   "write the heatmap's cells as JSON"),
+		OPT_FLAG(0, "heatmap-text", &a->heatmap_text,
+			 "print the heatmap in shade blocks after the table"),
 		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),
 		OPT_SET(0, "csv", &a->format, 2, "CSV", "format"),
 		{ .type = OPT_T_CHOICE, .long_name = "format", .value = &a->format, .argh = "FMT",
@@ -152,6 +197,34 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		usage_error("stat", "--hist adds histograms to the table and JSON outputs, not to %s",
 			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
 	a->measure_set = option_given(opts, "measure");
+	if (a->guest_kallsyms && !a->than.set)
+		usage_error("stat", "--guest-kallsyms names the addresses of the --than log; give "
+			    "--than too");
+	if (a->than.set && (a->report.format == KS_STAT_PERF || a->report.format == KS_STAT_CSV))
+		usage_error("stat", "--than logs exits before the table or JSON, not with %s",
+			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
+	if (a->heatmap_text && a->report.format != KS_STAT_TABLE)
+		usage_error("stat", "--heatmap-text prints after the table; use --heatmap-json "
+			    "with other formats");
+	if (a->heatmap_svg && a->heatmap_json && !strcmp(a->heatmap_svg, a->heatmap_json))
+		usage_error("stat", "--heatmap and --heatmap-json name the same file '%s'",
+			    a->heatmap_svg);
+	/* the slow lines and the report as one stream of JSON Lines */
+	a->report.compact = a->than.set && a->report.format == KS_STAT_JSON;
+}
+
+/* Write the heatmap to PATH (SVG or JSON), replaced only when complete. */
+static void write_heatmap(const char *path, const char *input, const struct ks_heatmap *hm,
+			  const struct ks_stat *st, bool json)
+{
+	const char *inputs[2] = { input, NULL };
+	struct ks_outfile *of = cli_output_open(path, inputs, 0);
+	int r = json ? ks_heatmap_write_json(ks_outfile_stream(of), hm, st, input)
+		     : ks_heatmap_write_svg(ks_outfile_stream(of), hm, st, input);
+
+	if (r < 0)
+		die("out of memory");
+	cli_output_commit(of);
 }
 
 static void setup(struct stat_args *a)
@@ -246,12 +319,46 @@ int cmd_stat(int argc, char **argv)
 	static struct ks_record recs[STAT_BATCH];
 	struct ks_error err;
 	struct ks_stat *st;
+	struct ks_slow_log log = { .out = stdout };
+	struct observers obs = { 0 };
+	struct ks_progress prog;
+	struct ks_guestsyms gsyms = { 0 };
+	const char *inputs[2] = { NULL, NULL };
 	int r;
 
 	a.cfg.views[0] = 0;
 	ks_limits_default(&a.limits);
 	parse_args(&a, argc, argv);
 	setup(&a);
+	inputs[0] = a.input;
+	if (a.heatmap_svg)
+		cli_output_check(a.heatmap_svg, inputs, 0);
+	if (a.heatmap_json)
+		cli_output_check(a.heatmap_json, inputs, 0);
+	if (a.guest_kallsyms) {
+		struct ks_guestsyms_opts go = { .kallsyms = a.guest_kallsyms };
+
+		if (ks_guestsyms_load(&gsyms, &go, &err) < 0)
+			die("%s", err.msg);
+		log.guest_syms = &gsyms;
+	}
+	if (a.than.set) {
+		log.than_ns = a.than.ns;
+		log.than_text = a.than.text;
+		log.json = a.report.format == KS_STAT_JSON;
+		obs.log = &log;
+	}
+	if (a.heatmap_svg || a.heatmap_json || a.heatmap_text) {
+		obs.hm = ks_heatmap_new();
+		if (!obs.hm)
+			die("out of memory");
+	}
+	if (obs.log || obs.hm) {
+		a.cfg.observe = observe;
+		a.cfg.observe_ctx = &obs;
+		/* the log wants more than the threshold; the heatmap all */
+		a.cfg.observe_min_ns = obs.hm ? 0 : a.than.ns + 1;
+	}
 	if (ks_source_open_opts(&src, a.input,
 				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS, .limits = &a.limits,
 							  .ctx = cli_ctx(), .arch = a.cfg.arch },
@@ -261,17 +368,38 @@ int cmd_stat(int argc, char **argv)
 	st = ks_stat_new_source(&a.cfg, src, &err);
 	if (!st)
 		die("%s", err.msg);
+	log.st = st;
 	ks_stat_select(st, src); /* fewer records to decode; optional */
-	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0)
+	cli_progress_init(&prog, "stat", a.quiet, a.than.set);
+	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0) {
 		ks_stat_add_batch(st, recs, (size_t)r);
+		cli_progress(&prog, src);
+	}
+	ks_progress_end(&prog);
 	if (r < 0 || ks_stat_error(st, &err) < 0)
 		die("%s", err.msg);
+	if (obs.hm_full)
+		die("%s: the heatmap has more than %d rows; ask for fewer (--by, --vcpu, --pid)",
+		    a.input, KS_HEATMAP_MAX_SERIES);
 	if (empty_answer(st))
 		explain_empty(&a, st);
+	if (obs.log)
+		ks_slow_log_end(&log);
 	a.report.src_info = ks_source_info(src);
 	a.report.src_stats = ks_source_stats(src);
 	if (ks_stat_report(stdout, st, &a.report, &err) < 0)
 		die("%s", err.msg);
+	if (a.heatmap_text) {
+		fputc('\n', stdout);
+		if (ks_heatmap_print_text(stdout, obs.hm, st) < 0)
+			die("out of memory");
+	}
+	if (a.heatmap_svg)
+		write_heatmap(a.heatmap_svg, a.input, obs.hm, st, false);
+	if (a.heatmap_json)
+		write_heatmap(a.heatmap_json, a.input, obs.hm, st, true);
+	ks_heatmap_free(obs.hm);
+	ks_guestsyms_free(&gsyms);
 	ks_stat_free(st);
 	ks_source_close(src);
 	return 0;

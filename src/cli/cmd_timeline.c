@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "options.h"
@@ -34,42 +32,6 @@ static const struct opt_cmd timeline_cmd = {
 		 "move to host time); percentages are of the host trace's span.\n"
 		 "See kvmscope-timeline(1).\n",
 };
-
-/* A progress line on stderr, as perf and trace-cmd users know it: only on a
- * terminal, only once the run takes more than a second, erased at the end. */
-struct progress {
-	bool on, shown;
-	double start;
-};
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void progress_show(struct progress *p, const char *what, unsigned long long n)
-{
-	double t;
-
-	if (!p->on || (t = now_s()) - p->start < 1.0)
-		return;
-	if (n)
-		fprintf(stderr, "\rtimeline: %s: %llu events, %.1f s\033[K", what, n, t - p->start);
-	else
-		fprintf(stderr, "\rtimeline: %s, %.1f s\033[K", what, t - p->start);
-	fflush(stderr);
-	p->shown = true;
-}
-
-static void progress_end(struct progress *p)
-{
-	if (p->shown)
-		fputs("\r\033[K", stderr);
-	p->shown = false;
-}
 
 /* Written to a temporary file renamed to PATH when complete (outfile.h). */
 static void write_file(const char *path, const char *const *inputs, const struct ks_timeline *tl,
@@ -101,8 +63,7 @@ int cmd_timeline(int argc, char **argv)
 	struct ks_merge_rec r;
 	struct ks_error err;
 	bool quiet = false;
-	struct progress prog = { .start = now_s() };
-	unsigned long long nrec = 0;
+	struct ks_progress prog;
 	char what[300];
 	int rc = 0, first, i, nops;
 
@@ -159,15 +120,15 @@ int cmd_timeline(int argc, char **argv)
 	tl->max_gevents = (unsigned long long)max_ev;
 	if (time.set)
 		ks_timeline_set_window(tl, win_start, win_end);
-	prog.on = !quiet && isatty(2);
+	cli_progress_init(&prog, "timeline", quiet, false);
 	/* every record is fed, so that the states at the window's start are
 	 * known; the outputs are cut to the window afterwards */
 	while (ks_timeline_error(tl, NULL) == 0 && (rc = ks_merge_next(m, &r, &err)) > 0) {
 		ks_timeline_feed(tl, &r);
-		if ((++nrec & 0xffff) == 0)
-			progress_show(&prog, "reading", nrec);
+		if (ks_progress_due(&prog))
+			cli_progress_merge(&prog, m);
 	}
-	progress_end(&prog);
+	ks_progress_end(&prog);
 	if (rc < 0 || ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
 	ks_timeline_finish(tl);
@@ -189,10 +150,10 @@ int cmd_timeline(int argc, char **argv)
 		if (!path)
 			continue;
 		snprintf(what, sizeof(what), "writing %s", path);
-		progress_show(&prog, what, 0);
+		ks_progress_phase(&prog, what);
 		write_file(path, in.specs, tl, i);
 	}
-	progress_end(&prog);
+	ks_progress_end(&prog);
 	ks_timeline_free(tl);
 	ks_merge_close(m);
 	merge_inputs_free(&in);

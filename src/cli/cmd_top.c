@@ -34,6 +34,7 @@
 #include "kvmscope/kvmstats.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/live.h"
+#include "kvmscope/slow_log.h"
 #include "kvmscope/source.h"
 #include "kvmscope/top.h"
 #include "kvmscope/tpcount.h"
@@ -44,6 +45,7 @@
 #define MAX_EVENTS 64
 #define MAX_PIDS 256
 #define MAX_QMP 64
+#define SLOW_KEPT 16 /* --than lines kept for the screen */
 #define MAX_COLS 5
 
 enum view { VIEW_EXITS, VIEW_TRACEPOINTS, VIEW_KVMSTATS, NR_VIEWS };
@@ -86,6 +88,7 @@ struct top_args {
 	int nqmp;
 	const char *libvirt;  /* --libvirt's URI; NULL: not given */
 	const char *fields, *guest;
+	struct duration_arg than;  /* --than: the slow-exit log */
 };
 
 /* One line of a view: a label (indented by depth) and its cells. */
@@ -161,9 +164,43 @@ struct top_state {
 	size_t nvms;
 	struct ks_libvirt *lv;     /* kept open between readings */
 	char events_note[80];
+	/* --than: written as they come, or on the screen the last SLOW_KEPT */
+	struct ks_slow_log slow;
+	char slow_lines[SLOW_KEPT][200];
+	unsigned nslow;            /* lines kept, at most SLOW_KEPT */
+	bool slow_printed;         /* batch: lines since the last table */
 };
 
 static bool screen_on;
+
+/* An exit slower than --than (ks_top_observe): printed (batch, JSON
+ * Lines), or kept for the screen's bottom lines. */
+static void slow_exit(void *ctx, const struct ks_stat *st, const struct ks_stat_occurrence *occ)
+{
+	struct top_state *s = ctx;
+	FILE *f;
+
+	s->slow.st = st;
+	if (!s->screen) {
+		ks_slow_log_add(&s->slow, occ);
+		s->slow_printed = !s->a->json;
+		return;
+	}
+	if (s->nslow == SLOW_KEPT) {
+		memmove(s->slow_lines[0], s->slow_lines[1], sizeof(s->slow_lines[0]) * (SLOW_KEPT - 1));
+		s->nslow--;
+	}
+	f = fmemopen(s->slow_lines[s->nslow], sizeof(s->slow_lines[0]), "w");
+	if (!f)
+		return;
+	s->slow.out = f;
+	s->slow.no_heading = true;
+	ks_slow_log_add(&s->slow, occ);
+	fclose(f);
+	s->slow_lines[s->nslow][strcspn(s->slow_lines[s->nslow], "\n")] = '\0';
+	if (s->slow_lines[s->nslow][0])
+		s->nslow++;
+}
 
 static void screen_end(void)
 {
@@ -237,6 +274,10 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 			   "only reasons, events and statistics matching REGEX"),
 		OPT_STRING('g', "guest", &a->guest, "NAME", "only the VM named NAME (QEMU -name or comm)"),
 		OPT_FLAG('z', "skip-zero", &a->skip_zero, "omit rows that are zero in the interval"),
+		OPT_CALLBACK(0, "than", &a->than, "TIME",
+			     "list every exit slower than TIME (ns, us, ms or s: 1ms)\n"
+			     "as it ends: in batch mode before the interval's table,\n"
+			     "on the screen the latest at the bottom", take_duration),
 		OPT_LIST('e', "event", a->events, &a->nevents, MAX_EVENTS, "SYS:EVENT",
 			 "live: record these events instead of the KVM set\n"
 			 "(globs allowed; repeat)"),
@@ -266,6 +307,10 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		a->batch = !a->csv && !a->json;
 		a->iterations = 1;
 	}
+	if (a->than.set && a->csv)
+		usage_error("top", "--than lists exits between the tables or JSON, not with --csv");
+	if (a->than.set && a->view == VIEW_KVMSTATS)
+		usage_error("top", "--than needs traced exits, not the kvmstats view");
 	if ((a->nqmp || a->libvirt || a->debugfs) && !option_given(opts, "view") &&
 	    !option_given(opts, "tracepoints"))
 		a->view = VIEW_KVMSTATS;
@@ -756,6 +801,9 @@ static void print_text(struct top_state *s)
 
 	build_rows(s);
 	title(s, t, sizeof(t));
+	if (s->slow_printed)
+		putchar('\n');
+	s->slow_printed = false;
 	printf("%s\n", t);
 	printf("%-*s", vc->label_width, vc->label_title);
 	for (c = 0; c < vc->ncols; c++)
@@ -1073,13 +1121,27 @@ static void draw_screen(struct top_state *s)
 	draw_line(1, vc, show, lw, vc->label_title, hdr);
 	attroff(A_BOLD);
 	body = LINES - 3;
+	/* --than: the last slow exits above the footer */
+	if (s->nslow) {
+		int k, n = (int)s->nslow;
+
+		if (n > LINES / 3)
+			n = LINES / 3;
+		body -= n + 1;
+		snprintf(t, sizeof(t), "Exits slower than %s, the latest last:", s->a->than.text);
+		attron(A_BOLD);
+		put_clipped(LINES - 2 - n, 0, t);
+		attroff(A_BOLD);
+		for (k = 0; k < n; k++)
+			put_clipped(LINES - 1 - n + k, 0, s->slow_lines[s->nslow - (unsigned)n + (unsigned)k]);
+	}
 	if (s->scroll > (int)s->nrows - body)
 		s->scroll = (int)s->nrows - body;
 	if (s->scroll < 0)
 		s->scroll = 0;
 	if (!s->nrows && s->interval)
 		put_clipped(2, 0, empty_text(s));
-	for (i = (size_t)s->scroll, y = 2; i < s->nrows && y < LINES - 1; i++, y++) {
+	for (i = (size_t)s->scroll, y = 2; i < s->nrows && y < 2 + body; i++, y++) {
 		char label[128];
 
 		snprintf(label, sizeof(label), "%*s%s", s->rows[i].depth * 2, "", s->rows[i].label);
@@ -1745,6 +1807,12 @@ int cmd_top(int argc, char **argv)
 		s.tp = ks_tpcount_new(s.src, s.host, &err);
 		if (!s.tp)
 			die("%s", err.msg);
+		if (a.than.set) {
+			s.slow = (struct ks_slow_log){ .out = stdout, .than_ns = a.than.ns,
+						       .than_text = a.than.text, .json = a.json };
+			if (ks_top_observe(s.top, slow_exit, &s, a.than.ns + 1, &err) < 0)
+				die("%s", err.msg);
+		}
 	}
 	setup_screen(&s);
 	if (s.live)

@@ -506,3 +506,41 @@ void options_help(const struct opt_cmd *cmd, const struct opt *opts, FILE *out)
 	if (cmd->outro)
 		fprintf(out, "\n%s", cmd->outro);
 }
+
+int parse_duration_ns(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; double mult; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
+	};
+	char *end;
+	double v;
+	size_t i;
+
+	if (!s || !*s || !(*s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -1;
+	v *= units[i].mult;
+	if (!(v >= 0) || v >= 9.2e18)
+		return -1;
+	*ns = (uint64_t)llround(v);
+	return 0;
+}
+
+const char *take_duration(const char *arg, void *value)
+{
+	struct duration_arg *d = value;
+
+	if (parse_duration_ns(arg, &d->ns) < 0)
+		return "takes a duration: a number with a unit, ns, us, ms or s (1ms)";
+	d->set = true;
+	d->text = arg;
+	return NULL;
+}

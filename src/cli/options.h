@@ -155,4 +155,16 @@ int parse_name_set(const char *s, const char *const *names, const unsigned *bits
  * them (appended at *N).  0, or -1 when S is not such a list. */
 int parse_pid_list(const char *s, int32_t *pids, int max, int *n);
 
+/* A duration as perf-prof's --than takes it: a whole or decimal number with
+ * a unit, ns, us, ms or s ("1ms", "2.5us"); a bare number is nanoseconds.
+ * 0 with *NS set, or -1 when S is not one (or past 2^63 ns). */
+int parse_duration_ns(const char *s, uint64_t *ns);
+/* The table entry: VALUE points at a struct duration_arg. */
+struct duration_arg {
+	bool set;
+	uint64_t ns;
+	const char *text;  /* as given */
+};
+const char *take_duration(const char *arg, void *value);
+
 #endif

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "source_impl.h"
 
@@ -59,8 +60,11 @@ int ks_source_next_batch(struct ks_source *src, struct ks_record *recs, int max,
 		if (n > 0)
 			break;
 	}
-	if (n > 0)
+	if (n > 0) {
 		src->stats.records += (uint64_t)n;
+		if (recs[n - 1].offset > src->max_offset)
+			src->max_offset = recs[n - 1].offset;
+	}
 	return n;
 }
 
@@ -79,6 +83,19 @@ void ks_source_close(struct ks_source *src)
 {
 	if (src)
 		src->ops->close(src);
+}
+
+void ks_source_position(const struct ks_source *src, uint64_t *done, uint64_t *total)
+{
+	struct stat sb;
+
+	if (src->ops->position) {
+		src->ops->position(src, done, total);
+		return;
+	}
+	*done = src->max_offset;
+	*total = src->path && stat(src->path, &sb) == 0 && S_ISREG(sb.st_mode) ?
+		 (uint64_t)sb.st_size : 0;
 }
 
 const char *ks_source_path(const struct ks_source *src)

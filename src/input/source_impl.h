@@ -33,6 +33,9 @@ struct ks_source_ops {
 	/* Optional: see ks_source_select. */
 	int (*select)(struct ks_source *src, bool (*want)(void *ctx, struct tep_event *ev),
 		      void *ctx);
+	/* Optional: see ks_source_position (default: the furthest record's
+	 * offset, of the file's size). */
+	void (*position)(const struct ks_source *src, uint64_t *done, uint64_t *total);
 };
 
 /* Reads text ID, which the reader left in the file (ks_source_meta_defer_text),
@@ -82,6 +85,7 @@ struct ks_source {
 	struct ks_lazy *lazy;        /* the formats parsed when first needed, or NULL */
 	uint64_t win_start, win_end; /* events outside [start, end] are dropped */
 	bool windowed, win_ended;
+	uint64_t max_offset;         /* the furthest record delivered (progress) */
 	struct ks_source_meta meta;  /* the stored texts (readers of files with them) */
 };
 

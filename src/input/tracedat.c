@@ -2361,10 +2361,35 @@ static void tracedat_close(struct ks_source *src)
 	free(td);
 }
 
+/* Progress: what each CPU's cursor has read of its data region (they are
+ * read side by side, in time order). */
+static void tracedat_position(const struct ks_source *src, uint64_t *done, uint64_t *total)
+{
+	const struct tracedat *td = (const struct tracedat *)src;
+	uint32_t i;
+
+	*done = *total = 0;
+	if (td->text_src) {
+		ks_source_position(td->text_src, done, total);
+		return;
+	}
+	for (i = 0; i < td->nr_cpus; i++) {
+		const struct cpu_cursor *c = &td->cpus[i];
+		uint64_t len = c->end > c->start ? c->end - c->start : 0;
+
+		*total += len;
+		if (c->done || c->next >= c->end)
+			*done += len;
+		else if (c->next > c->start)
+			*done += c->next - c->start;
+	}
+}
+
 static const struct ks_source_ops tracedat_ops = {
 	.name = "trace.dat",
 	.next = tracedat_next,
 	.close = tracedat_close,
+	.position = tracedat_position,
 };
 
 const struct ks_tracedat_meta *ks_tracedat_meta(const struct ks_source *src)

@@ -444,7 +444,7 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 	struct ks_json j;
 	size_t i;
 
-	ks_json_init(&j, out, true);
+	ks_json_init(&j, out, !o->compact);
 	ks_json_begin_object(&j);
 	ks_json_kv_string(&j, "input", o->input);
 	ks_json_kv_string(&j, "input_format", o->src_info ? o->src_info->format : NULL);
