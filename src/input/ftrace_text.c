@@ -1752,12 +1752,27 @@ static int open_formats(struct text_source *s, const char *arch, const char *tex
 	return 0;
 }
 
-/* The head must be text with a recognisable line among its first lines. */
+/* Whether S (no leading spaces) is a line only ftrace or trace-cmd write:
+ * a "# tracer: NAME" header, "cpus=N", "version = N", "CPU N is empty". */
+static bool ftrace_header_line(const char *s)
+{
+	if (s[0] == '#')
+		return strncmp(skip_spaces(s + 1), "tracer:", 7) == 0;
+	return meta_line(s) || lost_line(s) >= 0;
+}
+
+/* The head must be text whose first event lines parse as ftrace lines: no
+ * other line before the first event, and one among the first lines.  Lines
+ * starting with '#' (ftrace's header) may precede it, but are no evidence
+ * alone: a README or a Makefile starts with them too.  A text of header
+ * lines only (an empty trace) is ftrace text when one of them is ftrace's
+ * or trace-cmd's own ("# tracer: nop", "cpus=2"). */
 static int sniff(int fd, const char *path, struct ks_error *err)
 {
 	char *head = malloc(SNIFF_BYTES + 1);
 	ssize_t n;
 	int lines = 0, r = -1;
+	bool header = false;
 	char *p, *nul;
 	struct line_hdr h;
 
@@ -1783,7 +1798,7 @@ static int sniff(int fd, const char *path, struct ks_error *err)
 		else if (n == SNIFF_BYTES)
 			break; /* a cut line: not evidence either way */
 		k = classify(p, &h);
-		if (k == LINE_META || k == LINE_LOST || k == LINE_EVENT) {
+		if (k == LINE_EVENT) {
 			r = 0;
 			goto out;
 		}
@@ -1791,13 +1806,23 @@ static int sniff(int fd, const char *path, struct ks_error *err)
 			break;
 		if (k == LINE_EMPTY)
 			lines--;
-		if (!nl)
+		else
+			header |= ftrace_header_line(skip_spaces(p));
+		if (!nl) {
+			p += strlen(p);
 			break;
+		}
 		p = nl + 1;
 	}
+	if (header && (!*p || lines >= SNIFF_LINES)) {
+		r = 0; /* ftrace's own header lines and no event (yet) */
+		goto out;
+	}
 	ks_error_at(err, path, (uint64_t)(p - head),
-		    "not a trace.dat, perf.data or ftrace text file (this line is neither an "
-		    "ftrace header nor an event)");
+		    *p ? "not a trace.dat, perf.data or ftrace text file (this line is neither an "
+			 "ftrace header nor an event)"
+		       : "not a trace.dat, perf.data or ftrace text file (no ftrace event or "
+			 "header line in it)");
 out:
 	free(head);
 	return r;

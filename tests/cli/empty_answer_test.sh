@@ -27,6 +27,9 @@ if command -v perf >/dev/null && perf kvm stat record -a -o "$d/idle.data" sleep
 else
 	echo "skip empty_perf_format: perf kvm stat record is not available here"
 fi
+# ftrace's header and no event: `cat trace` on an idle host
+printf '# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n' > "$d/idle.txt"
+inputs+=("$d/idle.txt")
 [ -f "$H/host-6.8rt-empty.trace.dat" ] && inputs+=("$H/host-6.8rt-empty.trace.dat")
 [ -f "$H/guest-only.trace.dat" ] && inputs+=("$H/guest-only.trace.dat")
 if [ ${#inputs[@]} = 0 ]; then

@@ -21,6 +21,10 @@ P=$T/kvm.data
 "$KS_BUILD/tools/gen-kvm-perfdata" -o "$P" > /dev/null 2>&1 || P=
 printf 'Format of lines: this is prose, not a trace.\nSecond line.\n' > "$T/prose.txt"
 mkdir -p "$T/dir"
+# text that is not ftrace text, though it starts with '#' lines and holds an
+# example event line further down
+cp README.md "$T/README.md"
+cp Makefile "$T/Makefile"
 O=$T/out.d
 Q=$T/guest-samples.data
 "$KS_BUILD/tools/gen-guest-perfdata" -o "$Q" --kallsyms "$T/q.kallsyms" --samples 200 \
@@ -118,6 +122,9 @@ done <<'ROWS'
 1|unknown event class|stat -i $H/host-tsync.trace.dat --event trap
 1|unknown architecture|stat -i $H/host-tsync.trace.dat --arch sparc
 1|$T/nonexistent|stat -i $T/nonexistent
+1|$T/README.md: offset 12: not a trace.dat, perf.data or ftrace text|dump $T/README.md
+1|$T/Makefile: offset|stat -i $T/Makefile
+1|$T/Makefile: offset|report -i $T/Makefile
 1|$T/nonexistent|dump $T/nonexistent
 1|$T/nonexistent|pmu -i $T/nonexistent
 1|$T/nonexistent|merge -i $T/nonexistent -i $H/guest-tsync.trace.dat
