@@ -78,6 +78,12 @@ struct ks_stat_config {
 	 * ROW is the occurrence's row of view 0, NS its time.  NULL = none. */
 	void (*on_occurrence)(void *ctx, const struct ks_stat_row *row, uint64_t ns);
 	void *on_occurrence_ctx;
+	/* Called for an open keyed occurrence that another begin replaced at
+	 * TS (its end was not traced; it is not measured): ROWS are its rows
+	 * of each view (NULL where unknown), BEGIN its start.  Context:
+	 * on_occurrence_ctx.  NULL = none. */
+	void (*on_replaced)(void *ctx, struct ks_stat_row *const *rows, uint64_t begin,
+			    uint64_t ts);
 };
 
 #define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }
@@ -177,6 +183,12 @@ unsigned ks_stat_view_dims(const struct ks_stat *st, int view);
  * rows with count only, no times. */
 #define KS_STAT_BEGINS (-1)
 size_t ks_stat_rows(const struct ks_stat *st, int view, struct ks_stat_row ***rows);
+/* Each occurrence still open (its begin seen, its end not yet) whose row
+ * in VIEW is known: FN(CTX, row, begin timestamp).  The row may have no
+ * occurrence measured yet (count 0). */
+void ks_stat_open(const struct ks_stat *st, int view,
+		  void (*fn)(void *ctx, const struct ks_stat_row *row, uint64_t begin_ns),
+		  void *ctx);
 
 /* False when the row's key (exit code) is not in the architecture's table. */
 bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row);

@@ -844,8 +844,11 @@ ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, uint64_t ts
 {
 	int i;
 
-	if (t->start && t->keyed)
+	if (t->start && t->keyed) {
 		st->anomalies.begin_replaced++;
+		if (st->cfg.on_replaced)
+			st->cfg.on_replaced(st->cfg.on_occurrence_ctx, t->pending, t->start, ts);
+	}
 	for (i = 0; i < st->nviews; i++)
 		t->pending[i] = k.has ? thread_row(st, i, t, k) : NULL;
 	t->start = ts;
@@ -1538,6 +1541,22 @@ size_t ks_stat_rows(const struct ks_stat *cst, int vi, struct ks_stat_row ***row
 	}
 	*rows = v->sorted;
 	return v->nsorted;
+}
+
+void ks_stat_open(const struct ks_stat *st, int vi,
+		  void (*fn)(void *ctx, const struct ks_stat_row *row, uint64_t begin_ns),
+		  void *ctx)
+{
+	size_t i;
+
+	if (vi < 0 || vi >= st->nviews)
+		return;
+	for (i = 0; i < st->threads_used; i++) {
+		const struct thread *t = thread_at(st, i);
+
+		if (t->tid && t->start && t->pending[vi])
+			fn(ctx, t->pending[vi], t->start);
+	}
 }
 
 int ks_stat_nviews(const struct ks_stat *st)
