@@ -114,6 +114,10 @@ struct ks_stat_anomalies {
 	uint64_t end_before_begin;    /* end timestamp earlier than its begin */
 	uint64_t short_payloads;      /* payloads too short for the fields read */
 	uint64_t lost_events;         /* LOST records seen in the stream */
+	/* not an anomaly: the occurrences measured whose begin had a key (the
+	 * keyed begin counts, KS_STAT_BEGINS, count those begins; an MMIO
+	 * read's begin, an unkeyed exit, is not among them) */
+	uint64_t keyed_ends;
 };
 
 /* INFO: what the input says about its machine (arch, CPUID), used to pick
@@ -196,6 +200,8 @@ bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row);
 /* Sort ROWS by KEY: sample, time, mean_t, max_t, min_t, ev_name, p99 (all
  * descending but ev_name); ties keep their order.  In perf_compat mode
  * "time" means mean time, as in perf 6.1. */
+/* Whether KEY is a sort key of ks_stat_sort() (for a usage error first). */
+bool ks_stat_sort_key_valid(const char *key);
 int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, const char *key,
 		 struct ks_error *err);
 

@@ -1746,9 +1746,11 @@ static int open_formats(struct text_source *s, const char *arch, const char *tex
 		return ks_error_set(err, "%s: cannot set up the built-in event formats",
 				    s->base.path);
 	a = set < 0 ? NULL : ks_arches[set];
-	if (a)
+	if (a) {
+		s->base.info.arch_from_events = true; /* or the caller's: no header */
 		snprintf(s->base.info.arch, sizeof(s->base.info.arch), "%s",
 			 a->machines && a->machines[0] ? a->machines[0] : a->name);
+	}
 	return 0;
 }
 

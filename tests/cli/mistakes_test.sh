@@ -197,6 +197,7 @@ done <<'ROWS'
 1|$T/ks-banner: these kallsyms are not of the running guest kernel|unwind --kernel-unwind fp --guest-kallsyms $T/ks-banner $D
 # one spelling everywhere: stat's -s is its -k
 2|--key|stat -i $H/host-tsync.trace.dat -k time -s sample
+2|--key|stat -i $H/host-tsync.trace.dat -k bogus
 2|--input|pmu -i $H/host-tsync.trace.dat -i $H/guest-tsync.trace.dat
 1|/dev/stdin|stat -i -
 2|--bogus|merge --bogus -i $H/host-tsync.trace.dat
