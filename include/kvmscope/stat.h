@@ -196,6 +196,10 @@ void ks_stat_open(const struct ks_stat *st, int view,
 
 /* False when the row's key (exit code) is not in the architecture's table. */
 bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row);
+/* Whether ROW's key (an exit of the vmexit class) is one its architecture's
+ * table says halts the vCPU: x86 HLT, arm64 WFx, s390's wait state,
+ * loongarch's IDLE... */
+bool ks_stat_row_halts(const struct ks_stat *st, const struct ks_stat_row *row);
 
 /* Sort ROWS by KEY: sample, time, mean_t, max_t, min_t, ev_name, p99 (all
  * descending but ev_name); ties keep their order.  In perf_compat mode

@@ -1572,6 +1572,14 @@ unsigned ks_stat_view_dims(const struct ks_stat *st, int vi)
 	return vi >= 0 && vi < st->nviews ? st->views[vi].dims : 0;
 }
 
+bool ks_stat_row_halts(const struct ks_stat *st, const struct ks_stat_row *row)
+{
+	struct ks_key_ctx ctx = st->key_ctx;
+
+	ctx.table = row->table;
+	return ks_arch_exit_halts(st->arch, &ctx, row->key);
+}
+
 bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row)
 {
 	struct ks_key_ctx ctx = st->key_ctx;
