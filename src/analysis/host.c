@@ -50,9 +50,11 @@ struct ks_host {
  * not listed, or QEMU without -name debug-threads=on (every thread is
  * "qemu-system-x86"), names no vCPU: the events' vCPU field says, or the
  * thread stands for itself. */
-static const struct vcpu_name {
+struct vcpu_name {
 	const char *vmm, *prefix, *suffix;
-} vcpu_names[] = {
+};
+
+static const struct vcpu_name vcpu_names[] = {
 	/* accel/kvm/kvm-accel-ops.c: "CPU %d/KVM" */
 	{ .vmm = "QEMU", .prefix = "CPU ", .suffix = "/KVM" },
 	/* src/vmm/src/vstate/vcpu: format!("fc_vcpu {}", index) */

@@ -1650,7 +1650,12 @@ static int sort_cmp(const void *a, const void *b, void *ctx)
 	return x->pos < y->pos ? -1 : x->pos > y->pos ? 1 : 0;
 }
 
-static const struct { const char *name; int mode; int perf_mode; } sort_keys[] = {
+struct sort_key {
+	const char *name;
+	int mode, perf_mode;
+};
+
+static const struct sort_key sort_keys[] = {
 	{ "sample", BY_SAMPLE, BY_SAMPLE }, { "time", BY_TIME, BY_PERF_MEAN },
 	{ "mean_t", BY_MEAN, BY_MEAN },     { "max_t", BY_MAX, BY_MAX },
 	{ "min_t", BY_MIN, BY_MIN },        { "ev_name", BY_NAME, BY_NAME },
