@@ -698,8 +698,6 @@ static void run(struct report_args *a)
 	ks_profile_totals(p, &t);
 	if (!t.samples)
 		explain_empty(a, &t);
-	else
-		hint_symbols(a, p, t.samples);
 	/* several VMs: their kernels are not one profile */
 	if (!a->by_set && ks_profile_vms(p, &vms) > 1)
 		a->by |= KS_PROF_VM;
@@ -725,6 +723,10 @@ static void run(struct report_args *a)
 			print_exits(a, p, ex, nex);
 	}
 	write_stacks(a, p, in);
+	/* after the answer, as a note; not after a failed write (its error,
+	 * at exit, is the one line then) */
+	if (t.samples && fflush(stdout) == 0 && !ferror(stdout))
+		hint_symbols(a, p, t.samples);
 	free(rows);
 	free(ex);
 	ks_profile_free(p);
