@@ -7,14 +7,16 @@
  *      vcpu_id, s390 id, loongarch vcpu_id);
  *   2. kvm:vcpu_load / kvm:vcpu_put events: a load binds the thread to a
  *      vCPU until the next put (one thread may drive several vCPUs in turn);
- *   3. the thread's name: QEMU names vCPU threads "CPU N/KVM" (COMM records,
- *      trace.dat saved cmdlines);
+ *   3. the thread's name: QEMU names vCPU threads "CPU N/KVM", Firecracker
+ *      "fc_vcpu N", Cloud Hypervisor "vcpuN", crosvm "crosvm_vcpuN", kvmtool
+ *      "kvm-vcpu-N" (COMM records, trace.dat saved cmdlines; the table is
+ *      host.c's);
  *   4. the trace.dat GUEST option (vCPU -> host tid);
  *   5. otherwise the host thread itself (vcpu -1, rows keyed by the tid).
  * A thread's VM: its tgid when the input has it (perf.data); else the guest
- * of the GUEST option naming the thread; else "CPU N/KVM" threads are
- * grouped by tid - N (QEMU creates vCPU threads one after the other, so the
- * threads of one VM share it); else the thread alone.  Without a tgid the
+ * of the GUEST option naming the thread; else vCPU-named threads are
+ * grouped by tid - N (the VMMs create vCPU threads one after the other, so
+ * the threads of one VM share it); else the thread alone.  Without a tgid the
  * VM id is that group's lowest tid.  VM names come from the GUEST option
  * (the guest's name, or "guest <trace id>") or the tgid's COMM.
  *
@@ -92,7 +94,8 @@ struct ks_attr_thread {
 };
 
 void ks_attr_thread_init(struct ks_attr_thread *t, int32_t tid);
-/* "CPU 3/KVM" -> 3; -1 for other names. */
+/* "CPU 3/KVM" -> 3, and the other VMMs' vCPU thread names
+ * (ks_host_vcpu_from_name); -1 for other names. */
 int32_t ks_attr_vcpu_from_name(const char *comm);
 void ks_attr_set_comm(struct ks_attr_thread *t, const char *comm);
 /* A vCPU id read from an event field: from an entry (IS_EXIT false) or

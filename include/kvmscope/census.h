@@ -16,6 +16,7 @@
 #ifndef KVMSCOPE_CENSUS_H
 #define KVMSCOPE_CENSUS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -28,6 +29,8 @@ struct ks_census {
 	const char *detected_arch;   /* the one the events belong to, or NULL */
 	uint64_t events;             /* tracepoint events */
 	uint64_t kvm_events;         /* events of the architecture's KVM systems */
+	bool kvm_defined;            /* the file defines the KVM entry event: KVM
+				      * events were recorded, and none happened */
 	int nclasses;
 	struct {
 		const char *name;    /* "vmexit" */

@@ -54,6 +54,12 @@ int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
  * number, with SIZED an optional K, M or G suffix (powers of 1024, "KiB"
  * and "KB" spellings too).  0, or -1 when S is not one. */
 int ks_parse_count(const char *s, size_t len, bool sized, uint64_t *out);
+/* ... and of integers read from files and peers: LEN bytes of S as a
+ * whole number in BASE (0: C's prefixes, 0x hex, 0 octal; 16: hex digits,
+ * an 0x prefix allowed), no space; ks_parse_i64 takes a leading '-' or '+'.
+ * 0, or -1 when S is not one or does not fit. */
+int ks_parse_u64(const char *s, size_t len, int base, uint64_t *out);
+int ks_parse_i64(const char *s, size_t len, int base, int64_t *out);
 /* ... and of seconds: LEN bytes of S as a finite decimal number that
  * starts with a digit ("1.5", "2e3"; no sign).  0, or -1. */
 int ks_parse_seconds(const char *s, size_t len, double *out);

@@ -77,7 +77,8 @@ struct ks_metrics_series {
 
 struct ks_metrics_hist {
 	uint32_t vm, reason;
-	bool halt;               /* a halt-type reason (HLT, WFx...) */
+	bool halt;               /* a reason the architecture's table says halts
+				  * (x86 HLT, arm64 WFx, s390 wait state, loongarch IDLE) */
 	uint64_t count, sum_ns;
 	uint64_t bucket[KS_METRICS_NBUCKETS + 1]; /* per bucket, not cumulative */
 };
@@ -119,7 +120,5 @@ int ks_metrics_snapshot(const struct ks_metrics *m, struct ks_metrics_snapshot *
 void ks_metrics_snapshot_free(struct ks_metrics_snapshot *snap);
 void ks_metrics_free(struct ks_metrics *m);
 
-/* Whether an exit reason's name is a halt-type exit (HLT, idle-halt, WFx). */
-bool ks_metrics_is_halt(const char *reason);
 
 #endif

@@ -32,6 +32,8 @@ struct ks_source_info {
 	const char *format;   /* "perf.data", "trace.dat v7 (zlib)", "ftrace text", ... */
 	char cpuid[128];      /* perf HEADER_CPUID, e.g. "GenuineIntel,6,85,7"; "" if unknown */
 	char arch[32];        /* "x86_64", "aarch64", "ppc64le", "s390x"...; "" if unknown */
+	bool arch_from_events; /* arch is what the events showed (ftrace text has
+				* no header), not what a header says */
 	char hostname[128];
 	char osrelease[128];
 	char clock[32];       /* trace clock ("x86-tsc", "local", "perf"...); "" if unknown */

@@ -107,6 +107,12 @@ struct ks_stat_config {
 	void (*observe)(void *ctx, const struct ks_stat_occurrence *occ);
 	void *observe_ctx;
 	uint64_t observe_min_ns;
+	/* Called for an open keyed occurrence that another begin replaced at
+	 * TS (its end was not traced; it is not measured): ROWS are its rows
+	 * of each view (NULL where unknown), BEGIN its start.  Context:
+	 * on_occurrence_ctx.  NULL = none. */
+	void (*on_replaced)(void *ctx, struct ks_stat_row *const *rows, uint64_t begin,
+			    uint64_t ts);
 };
 
 #define KS_STAT_CONFIG_INIT { .event_class = "vmexit", .vcpu = -1, .views = { KS_DIM_KEY } }
@@ -137,6 +143,10 @@ struct ks_stat_anomalies {
 	uint64_t end_before_begin;    /* end timestamp earlier than its begin */
 	uint64_t short_payloads;      /* payloads too short for the fields read */
 	uint64_t lost_events;         /* LOST records seen in the stream */
+	/* not an anomaly: the occurrences measured whose begin had a key (the
+	 * keyed begin counts, KS_STAT_BEGINS, count those begins; an MMIO
+	 * read's begin, an unkeyed exit, is not among them) */
+	uint64_t keyed_ends;
 };
 
 /* INFO: what the input says about its machine (arch, CPUID), used to pick
@@ -216,13 +226,25 @@ unsigned ks_stat_view_dims(const struct ks_stat *st, int view);
  * rows with count only, no times. */
 #define KS_STAT_BEGINS (-1)
 size_t ks_stat_rows(const struct ks_stat *st, int view, struct ks_stat_row ***rows);
+/* Each occurrence still open (its begin seen, its end not yet) whose row
+ * in VIEW is known: FN(CTX, row, begin timestamp).  The row may have no
+ * occurrence measured yet (count 0). */
+void ks_stat_open(const struct ks_stat *st, int view,
+		  void (*fn)(void *ctx, const struct ks_stat_row *row, uint64_t begin_ns),
+		  void *ctx);
 
 /* False when the row's key (exit code) is not in the architecture's table. */
 bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row);
+/* Whether ROW's key (an exit of the vmexit class) is one its architecture's
+ * table says halts the vCPU: x86 HLT, arm64 WFx, s390's wait state,
+ * loongarch's IDLE... */
+bool ks_stat_row_halts(const struct ks_stat *st, const struct ks_stat_row *row);
 
 /* Sort ROWS by KEY: sample, time, mean_t, max_t, min_t, ev_name, p99 (all
  * descending but ev_name); ties keep their order.  In perf_compat mode
  * "time" means mean time, as in perf 6.1. */
+/* Whether KEY is a sort key of ks_stat_sort() (for a usage error first). */
+bool ks_stat_sort_key_valid(const char *key);
 int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, const char *key,
 		 struct ks_error *err);
 

@@ -20,7 +20,9 @@
  * handling time): each interval runs a fresh struct ks_stat, primed with
  * every thread's last entry event and the events after it, so an exit that
  * is pending at the boundary is counted once, in the interval where it
- * ends; the intervals of a whole file add up to `kvmscope stat`.
+ * ends; the intervals of a whole file add up to `kvmscope stat`.  Its
+ * time, though, is split across the intervals it spans (time_ns,
+ * time_pct): a vCPU is at most 100% of an interval in exits.
  *
  * Threads are attributed to VMs and vCPUs by the host model (host.h) the
  * caller owns and feeds every record before ks_top_add(): one model for
@@ -62,10 +64,12 @@ struct ks_top_row {
 	char name[64];       /* reason rows: reason name; KS_TOP_VM, KS_TOP_VCPU: the model's VM name or "" */
 	uint64_t count;      /* exits that ended in the interval */
 	uint64_t total_ns;   /* time in them */
+	uint64_t time_ns;    /* time in exits inside the interval: an exit that spans
+			      * intervals counts in each for its part there */
 	uint64_t p99_ns;
 	uint32_t nr_vcpus;   /* vCPUs of the VM active in the interval */
 	double rate;         /* exits per second */
-	double time_pct;     /* total_ns / (interval * vCPUs) * 100; per vCPU row: of one */
+	double time_pct;     /* time_ns / (interval * vCPUs) * 100; per vCPU row: of one */
 	uint64_t total;      /* exits since the start or the last ks_top_reset(), this
 			      * interval's included */
 };

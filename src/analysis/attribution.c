@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kvmscope/attribution.h"
+#include "kvmscope/host.h"
 #include "kvmscope/source.h"
 
 const char *ks_attr_source_name(enum ks_attr_source src)
@@ -88,15 +89,7 @@ void ks_attr_thread_init(struct ks_attr_thread *t, int32_t tid)
 
 int32_t ks_attr_vcpu_from_name(const char *comm)
 {
-	unsigned long n;
-	char *end;
-
-	if (!comm || strncmp(comm, "CPU ", 4) || comm[4] < '0' || comm[4] > '9')
-		return -1;
-	n = strtoul(comm + 4, &end, 10);
-	if (strcmp(end, "/KVM") || n > INT32_MAX)
-		return -1;
-	return (int32_t)n;
+	return ks_host_vcpu_from_name(comm, NULL); /* the VMMs' table (host.c) */
 }
 
 void ks_attr_set_comm(struct ks_attr_thread *t, const char *comm)

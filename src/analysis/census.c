@@ -136,6 +136,8 @@ int ks_census(struct ks_source *src, const char *arch, struct ks_census *c, stru
 	if (!a)
 		a = &ks_arch_x86;
 	c->arch = a->name;
+	c->kvm_defined = a->entry_system && a->entry_name &&
+			 ks_source_event(src, a->entry_system, a->entry_name);
 	for (cls = a->classes; cls->name && c->nclasses < KS_CENSUS_MAX_CLASSES; cls++)
 		c->classes[c->nclasses++].name = cls->name;
 	while ((n = ks_source_next_batch(src, recs, 64, err)) > 0)

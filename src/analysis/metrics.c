@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <event-parse.h>
 
@@ -114,12 +113,6 @@ struct ks_metrics {
 	bool oom;
 };
 
-bool ks_metrics_is_halt(const char *r)
-{
-	return !strcasecmp(r, "HLT") || !strcasecmp(r, "idle-halt") || !strcasecmp(r, "WFx") ||
-	       !strcasecmp(r, "WFI") || !strcasecmp(r, "WFE") || !strcasecmp(r, "HALT");
-}
-
 static uint32_t add_vm(struct ks_metrics *m, int32_t pid, const char *domain)
 {
 	struct ks_metrics_vm *v = grow(m->vms, &m->cap_vms, m->nvms + 1, sizeof(*v));
@@ -200,7 +193,8 @@ static uint32_t vm_index(struct ks_metrics *m, int32_t pid)
 	return i;
 }
 
-static uint32_t add_reason(struct ks_metrics *m, const char *name)
+/* HALT: the architecture's table says the reason halts the vCPU. */
+static uint32_t add_reason(struct ks_metrics *m, const char *name, bool halt)
 {
 	char(*r)[48] = grow(m->reasons, &m->cap_reasons, m->nreasons + 1, sizeof(*r));
 	bool *h;
@@ -213,7 +207,7 @@ static uint32_t add_reason(struct ks_metrics *m, const char *name)
 		return NONE;
 	m->halt = h;
 	snprintf(m->reasons[m->nreasons], sizeof(m->reasons[0]), "%s", name);
-	m->halt[m->nreasons] = ks_metrics_is_halt(name);
+	m->halt[m->nreasons] = halt;
 	return (uint32_t)m->nreasons++;
 }
 
@@ -230,7 +224,7 @@ static uint32_t reason_index(struct ks_metrics *m, const struct ks_stat_row *row
 	if (m->nreasons >= MAX_REASONS)
 		return NONE;
 	ks_stat_key_name(m->st, row, false, name, sizeof(name));
-	i = add_reason(m, name);
+	i = add_reason(m, name, ks_stat_row_halts(m->st, row));
 	if (i == NONE || map_put(&m->reason_map, key, i) < 0) {
 		m->oom = true;
 		return NONE;
@@ -275,7 +269,7 @@ static int make_other(struct ks_metrics *m)
 		return 0;
 	if (m->other_vm == NONE && (m->other_vm = add_vm(m, -1, "other")) == NONE)
 		return -1;
-	if (m->other_reason == NONE && (m->other_reason = add_reason(m, "other")) == NONE)
+	if (m->other_reason == NONE && (m->other_reason = add_reason(m, "other", false)) == NONE)
 		return -1;
 	if (m->other_hist == NONE &&
 	    (m->other_hist = new_hist(m, m->other_vm, m->other_reason)) == NONE)

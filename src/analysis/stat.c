@@ -968,8 +968,11 @@ ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, const struc
 	uint64_t ts = rec->ts;
 	int i;
 
-	if (t->start && t->keyed)
+	if (t->start && t->keyed) {
 		st->anomalies.begin_replaced++;
+		if (st->cfg.on_replaced)
+			st->cfg.on_replaced(st->cfg.on_occurrence_ctx, t->pending, t->start, ts);
+	}
 	for (i = 0; i < st->nviews; i++)
 		t->pending[i] = k.has ? thread_row(st, i, t, k) : NULL;
 	t->start = ts;
@@ -998,7 +1001,7 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, const struct 
 			     const struct ks_record *rec, struct key_val k)
 {
 	uint64_t begin = t->start, ts = rec->ts;
-	bool keyed = t->keyed;
+	bool keyed;
 	int i;
 
 	if (!begin) {
@@ -1015,12 +1018,14 @@ ALWAYS_INLINE void end_event(struct ks_stat *st, struct thread *t, const struct 
 	for (i = 0; i < st->nviews; i++)
 		if (!t->pending[i])
 			t->pending[i] = thread_row(st, i, t, k);
+	keyed = t->keyed;
 	t->start = 0;
 	t->keyed = false;
 	if (ts < begin) {
 		st->anomalies.end_before_begin++;
 		return;
 	}
+	st->anomalies.keyed_ends += keyed;
 	for (i = 0; i < st->nviews; i++)
 		if (!row_add(t->pending[i], ts - begin, !st->cfg.no_histograms))
 			stat_fail(st, NULL, "%s", "out of memory");
@@ -1363,7 +1368,7 @@ static const struct ks_arch *choose_arch(struct ks_stat *st, const struct ks_sou
 		return a;
 	}
 	a = ks_arch_for(info->arch, info->cpuid);
-	st->arch_source = "header";
+	st->arch_source = info->arch_from_events ? "events" : "header";
 	if (!a) {
 		a = ks_arch_detect(tep);
 		st->arch_source = "events";
@@ -1719,6 +1724,22 @@ size_t ks_stat_rows(const struct ks_stat *cst, int vi, struct ks_stat_row ***row
 	return v->nsorted;
 }
 
+void ks_stat_open(const struct ks_stat *st, int vi,
+		  void (*fn)(void *ctx, const struct ks_stat_row *row, uint64_t begin_ns),
+		  void *ctx)
+{
+	size_t i;
+
+	if (vi < 0 || vi >= st->nviews)
+		return;
+	for (i = 0; i < st->threads_used; i++) {
+		const struct thread *t = thread_at(st, i);
+
+		if (t->tid && t->start && t->pending[vi])
+			fn(ctx, t->pending[vi], t->start);
+	}
+}
+
 int ks_stat_nviews(const struct ks_stat *st)
 {
 	return st->nviews;
@@ -1727,6 +1748,14 @@ int ks_stat_nviews(const struct ks_stat *st)
 unsigned ks_stat_view_dims(const struct ks_stat *st, int vi)
 {
 	return vi >= 0 && vi < st->nviews ? st->views[vi].dims : 0;
+}
+
+bool ks_stat_row_halts(const struct ks_stat *st, const struct ks_stat_row *row)
+{
+	struct ks_key_ctx ctx = st->key_ctx;
+
+	ctx.table = row->table;
+	return ks_arch_exit_halts(st->arch, &ctx, row->key);
 }
 
 bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row)
@@ -1799,36 +1828,51 @@ static int sort_cmp(const void *a, const void *b, void *ctx)
 	return x->pos < y->pos ? -1 : x->pos > y->pos ? 1 : 0;
 }
 
+struct sort_key {
+	const char *name;
+	int mode, perf_mode;
+};
+
+static const struct sort_key sort_keys[] = {
+	{ "sample", BY_SAMPLE, BY_SAMPLE }, { "time", BY_TIME, BY_PERF_MEAN },
+	{ "mean_t", BY_MEAN, BY_MEAN },     { "max_t", BY_MAX, BY_MAX },
+	{ "min_t", BY_MIN, BY_MIN },        { "ev_name", BY_NAME, BY_NAME },
+	{ "p99", BY_P99, BY_P99 },
+};
+
+bool ks_stat_sort_key_valid(const char *key)
+{
+	for (size_t k = 0; k < sizeof(sort_keys) / sizeof(sort_keys[0]); k++)
+		if (!strcmp(sort_keys[k].name, key))
+			return true;
+	return false;
+}
+
 int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, const char *key,
 		 struct ks_error *err)
 {
-	static const struct { const char *name; int mode; int perf_mode; } keys[] = {
-		{ "sample", BY_SAMPLE, BY_SAMPLE }, { "time", BY_TIME, BY_PERF_MEAN },
-		{ "mean_t", BY_MEAN, BY_MEAN },     { "max_t", BY_MAX, BY_MAX },
-		{ "min_t", BY_MIN, BY_MIN },        { "ev_name", BY_NAME, BY_NAME },
-		{ "p99", BY_P99, BY_P99 },
-	};
 	struct sort_item *items;
 	struct sort_mode mode;
 	size_t i, k;
 
-	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		if (!strcmp(keys[k].name, key))
+	for (k = 0; k < sizeof(sort_keys) / sizeof(sort_keys[0]); k++)
+		if (!strcmp(sort_keys[k].name, key))
 			break;
-	if (k == sizeof(keys) / sizeof(keys[0]))
+	if (k == sizeof(sort_keys) / sizeof(sort_keys[0]))
 		return ks_error_set(err, "unknown sort key '%s' (use sample, time, mean_t, max_t, "
 				    "min_t, ev_name or p99)", key);
 	/* perf 6.1's "time" sorts by mean time; newer perf (hists) and we
 	 * by total. */
 	mode.ties_by_name = st->cfg.perf_compat && st->arch->perf_hists;
-	mode.by = st->cfg.perf_compat && !mode.ties_by_name ? keys[k].perf_mode : keys[k].mode;
+	mode.by = st->cfg.perf_compat && !mode.ties_by_name ? sort_keys[k].perf_mode :
+								  sort_keys[k].mode;
 	items = calloc(n + 1, sizeof(*items));
 	if (!items)
 		return ks_error_set(err, "out of memory");
 	for (i = 0; i < n; i++) {
 		items[i].row = rows[i];
 		items[i].pos = i;
-		if (keys[k].mode == BY_NAME || mode.ties_by_name)
+		if (sort_keys[k].mode == BY_NAME || mode.ties_by_name)
 			ks_stat_key_name(st, rows[i], mode.ties_by_name, items[i].name,
 					 sizeof(items[i].name));
 	}

@@ -17,6 +17,15 @@
  * exits since the start or the last ks_top_reset()), to which each closed
  * interval adds its counts; a row of the table that has no exits in the
  * interval is listed with a zero count while its total is not zero.
+ *
+ * Time in exits is split at the boundaries: an exit still open when an
+ * interval closes counts there from its start to the boundary (its part
+ * is carried, by row identity, to the next interval), and the interval
+ * where it ends takes its whole duration minus what was carried.  So a
+ * vCPU's time_pct stays within 100, and the intervals' time still adds up
+ * to the engine's, plus the exits open at the very end and those another
+ * exit replaced (their entry was not traced: the engine does not measure
+ * them, but the vCPU was in them, as far as the trace tells, until then).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +47,20 @@ struct total_entry {
 	struct ks_top_row row;        /* its identity and name, as last listed */
 	uint64_t total;               /* exits since the start or the last reset */
 	uint64_t seen;                /* the interval (1...) that last had exits in it */
+	uint64_t key[4];              /* its identity (total_key) */
 };
 
 struct totals {
 	struct ks_hmap index;         /* identity (4 words) -> uint32_t index in v */
 	struct total_entry *v;
 	size_t n, cap;
+};
+
+/* The time of a row identity's exits open at a boundary, before it. */
+struct span {
+	uint64_t ns;
+	bool used;                    /* matched to a listed row */
+	struct ks_top_row row;        /* its identity and name */
 };
 
 struct ks_top {
@@ -54,6 +71,11 @@ struct ks_top {
 	struct ks_top_row *rows[KS_TOP_LEVELS];
 	size_t nrows[KS_TOP_LEVELS];
 	struct totals totals[KS_TOP_LEVELS];
+	/* identity (4 words) -> struct span: the open exits' time before the
+	 * last boundary (carry) and before the one being closed (open) */
+	struct ks_hmap carry[KS_TOP_LEVELS], open[KS_TOP_LEVELS];
+	struct ks_hmap replaced[KS_TOP_LEVELS]; /* exits replaced in the interval */
+	uint64_t end_ns;              /* the boundary being closed */
 	uint64_t nintervals;          /* intervals closed */
 	uint64_t start_ns, last_ns, first_ts;
 	uint64_t interval_ns, records, lost, cur_records, cur_lost;
@@ -93,6 +115,47 @@ static void set_arch_name(struct ks_top *t)
 		 isa[0] ? " " : "", isa);
 }
 
+static void fill_row(struct ks_top *t, enum ks_top_level lv, const struct ks_stat_row *r,
+		     struct ks_top_row *o);
+static void total_key(const struct ks_stat_row *r, uint64_t key[4]);
+
+/* NS more for the identity of R (a row of level LV) in MAP. */
+static int add_span(struct ks_top *t, struct ks_hmap *map, enum ks_top_level lv,
+		    const struct ks_stat_row *r, uint64_t ns)
+{
+	struct span *sp;
+	uint64_t key[4];
+	bool created;
+
+	total_key(r, key);
+	sp = ks_hmap_put_wide(map, key, &created);
+	if (!sp)
+		return -1;
+	if (created) {
+		memset(sp, 0, sizeof(*sp));
+		fill_row(t, lv, r, &sp->row);
+		sp->row.count = sp->row.total_ns = sp->row.p99_ns = 0;
+	}
+	sp->ns += ns;
+	return 0;
+}
+
+/* The engine's on_replaced: an exit replaced by the next one counts, for
+ * the time in exits, until then. */
+static void note_replaced(void *arg, struct ks_stat_row *const *rows, uint64_t begin,
+			  uint64_t ts)
+{
+	struct ks_top *t = arg;
+	int lv;
+
+	for (lv = 0; lv < KS_TOP_LEVELS; lv++)
+		if (rows[lv] && add_span(t, &t->replaced[lv], (enum ks_top_level)lv, rows[lv],
+					 ts > begin ? ts - begin : 0) < 0 && !t->failed) {
+			ks_error_set(&t->error, "out of memory");
+			t->failed = true;
+		}
+}
+
 static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 {
 	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
@@ -104,6 +167,8 @@ static struct ks_stat *new_stat(struct ks_top *t, struct ks_error *err)
 		cfg.observe_ctx = t;
 		cfg.observe_min_ns = t->observe_min_ns;
 	}
+	cfg.on_replaced = note_replaced;
+	cfg.on_occurrence_ctx = t;
 	for (i = 0; i < KS_TOP_LEVELS; i++)
 		cfg.views[i] = top_views[i];
 	if (KS_TOP_LEVELS < KS_STAT_MAX_VIEWS)
@@ -143,8 +208,12 @@ struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 	t->src = src;
 	t->host = host;
 	ks_vcpu_ctx_init(&t->vctx, NULL, ks_source_limits(src)->threads);
-	for (i = 0; i < KS_TOP_LEVELS; i++)
+	for (i = 0; i < KS_TOP_LEVELS; i++) {
 		ks_hmap_init_wide(&t->totals[i].index, 4, sizeof(uint32_t));
+		ks_hmap_init_wide(&t->carry[i], 4, sizeof(struct span));
+		ks_hmap_init_wide(&t->open[i], 4, sizeof(struct span));
+		ks_hmap_init_wide(&t->replaced[i], 4, sizeof(struct span));
+	}
 	t->cur = new_stat(t, err);
 	if (!t->cur) {
 		ks_top_free(t);
@@ -179,7 +248,8 @@ static uint32_t vm_vcpus(const struct ks_top *t, int32_t vm)
 	size_t i;
 
 	for (i = 0; i < t->nrows[KS_TOP_VCPU]; i++)
-		if (t->rows[KS_TOP_VCPU][i].vm == vm && t->rows[KS_TOP_VCPU][i].count)
+		if (t->rows[KS_TOP_VCPU][i].vm == vm &&
+		    (t->rows[KS_TOP_VCPU][i].count || t->rows[KS_TOP_VCPU][i].time_ns))
 			n++;
 	return n ? n : 1;
 }
@@ -243,17 +313,77 @@ static struct total_entry *total_of(struct totals *tt, const struct ks_stat_row 
 		return NULL;
 	*ix = (uint32_t)tt->n;
 	memset(&tt->v[tt->n], 0, sizeof(tt->v[0]));
+	memcpy(tt->v[tt->n].key, key, sizeof(key));
 	return &tt->v[tt->n++];
 }
 
+struct open_ctx {
+	struct ks_top *t;
+	enum ks_top_level lv;
+	bool failed;
+};
+
+/* ks_stat_open()'s callback: an exit open at the boundary adds its time
+ * before it to its row identity's span. */
+static void note_open(void *arg, const struct ks_stat_row *r, uint64_t begin_ns)
+{
+	struct open_ctx *c = arg;
+
+	if (add_span(c->t, &c->t->open[c->lv], c->lv, r,
+		     begin_ns < c->t->end_ns ? c->t->end_ns - begin_ns : 0) < 0)
+		c->failed = true;
+}
+
+/* The span of identity KEY in MAP (marked used), 0 when none. */
+static uint64_t span_take(struct ks_hmap *map, const uint64_t key[4])
+{
+	struct span *sp = ks_hmap_get_wide(map, key);
+
+	if (!sp)
+		return 0;
+	sp->used = true;
+	return sp->ns;
+}
+
+/* The time inside the interval of the exits of identity KEY that ended in
+ * it (DONE ns in all): minus their part before it, plus the part of those
+ * still open at its end. */
+static uint64_t time_inside(struct ks_top *t, enum ks_top_level lv, const uint64_t key[4],
+			    uint64_t done)
+{
+	uint64_t before = span_take(&t->carry[lv], key), after = span_take(&t->open[lv], key);
+
+	done += span_take(&t->replaced[lv], key);
+	return done + after > before ? done + after - before : 0;
+}
+
+static void set_time(struct ks_top *t, struct ks_top_row *o)
+{
+	o->time_pct = t->interval_ns ? 100.0 * (double)o->time_ns /
+				       ((double)t->interval_ns * o->nr_vcpus) : 0;
+}
+
 /* The rows of level LV: the interval's (added to their totals), then the
- * rows without exits in it whose total is not zero. */
+ * rows without exits in it whose total is not zero, then those whose only
+ * exit spans the interval. */
 static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error *err)
 {
 	double secs = (double)t->interval_ns / 1e9;
 	struct totals *tt = &t->totals[lv];
 	struct ks_stat_row **rows;
-	size_t n = ks_stat_rows(t->cur, (int)lv, &rows), m = n, i, j;
+	struct open_ctx oc = { .t = t, .lv = lv };
+	size_t n = ks_stat_rows(t->cur, (int)lv, &rows), m = n, i, j, pos;
+	int k;
+	const uint64_t *id;
+	struct span *sp;
+	uint64_t key[4];
+	struct ks_hmap swap;
+
+	ks_hmap_free(&t->open[lv]);
+	ks_hmap_init_wide(&t->open[lv], 4, sizeof(struct span));
+	ks_stat_open(t->cur, (int)lv, note_open, &oc);
+	if (oc.failed)
+		return ks_error_set(err, "out of memory");
 
 	for (i = 0; i < n; i++) {
 		struct total_entry *e = total_of(tt, rows[i]);
@@ -266,6 +396,12 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 	for (j = 0; j < tt->n; j++)
 		if (tt->v[j].seen != t->nintervals && tt->v[j].total)
 			m++;
+	pos = 0;
+	while ((sp = ks_hmap_next_wide(&t->open[lv], &pos, &id)))
+		m++; /* at most: those not listed otherwise */
+	pos = 0;
+	while ((sp = ks_hmap_next_wide(&t->replaced[lv], &pos, &id)))
+		m++;
 	free(t->rows[lv]);
 	t->nrows[lv] = 0;
 	t->rows[lv] = calloc(m + 1, sizeof(struct ks_top_row));
@@ -279,8 +415,9 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 		o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
 			      vm_vcpus(t, o->vm);
 		o->rate = secs > 0 ? (double)o->count / secs : 0;
-		o->time_pct = secs > 0 ? 100.0 * (double)o->total_ns /
-					 ((double)t->interval_ns * o->nr_vcpus) : 0;
+		total_key(rows[i], key);
+		o->time_ns = time_inside(t, lv, key, o->total_ns);
+		set_time(t, o);
 		o->total = e->total;
 		e->row = *o;
 	}
@@ -302,8 +439,35 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 		o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
 			      vm_vcpus(t, o->vm);
 		o->total = e->total;
+		o->time_ns = time_inside(t, lv, e->key, 0);
+		set_time(t, o);
 	}
-	t->nrows[lv] = m;
+	/* an exit open across the whole interval or replaced in it, of a row
+	 * without any exit measured yet */
+	for (k = 0; k < 2; k++) {
+		struct ks_hmap *map = k ? &t->replaced[lv] : &t->open[lv];
+
+		pos = 0;
+		while ((sp = ks_hmap_next_wide(map, &pos, &id))) {
+			struct ks_top_row *o;
+
+			if (sp->used)
+				continue;
+			o = &t->rows[lv][i++];
+			*o = sp->row;
+			o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
+				      vm_vcpus(t, o->vm);
+			o->time_ns = time_inside(t, lv, id, 0);
+			set_time(t, o);
+		}
+	}
+	t->nrows[lv] = i;
+	ks_hmap_free(&t->replaced[lv]);
+	ks_hmap_init_wide(&t->replaced[lv], 4, sizeof(struct span));
+	/* what is open now is carried into the next interval */
+	swap = t->carry[lv];
+	t->carry[lv] = t->open[lv];
+	t->open[lv] = swap;
 	return 0;
 }
 
@@ -330,6 +494,7 @@ int ks_top_interval(struct ks_top *t, uint64_t end_ns, struct ks_error *err)
 	if (ks_stat_error(t->cur, err) < 0)
 		return -1;
 	t->interval_ns = end_ns > t->start_ns && t->start_ns ? end_ns - t->start_ns : 0;
+	t->end_ns = end_ns ? end_ns : t->last_ns;
 	t->records = t->cur_records;
 	t->lost = t->cur_lost;
 	t->cur_records = t->cur_lost = 0;
@@ -448,6 +613,9 @@ void ks_top_free(struct ks_top *t)
 		free(t->rows[i]);
 		free(t->totals[i].v);
 		ks_hmap_free(&t->totals[i].index);
+		ks_hmap_free(&t->carry[i]);
+		ks_hmap_free(&t->open[i]);
+		ks_hmap_free(&t->replaced[i]);
 	}
 	ks_vcpu_ctx_free(&t->vctx);
 	free(t);

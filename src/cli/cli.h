@@ -85,6 +85,10 @@ void cli_census(const char *path, const char *arch, struct ks_census *c);
 /* Dies with one line when C counted no KVM event ("PATH: no KVM events
  * WHAT: the file holds N events of other tracepoints; record ..."). */
 void cli_require_kvm(const char *path, const struct ks_census *c, const char *what);
+/* The same line as a note on stderr, for an answer that goes on empty (a
+ * recording of an idle host is a normal input: perf prints its empty table
+ * and exits 0); returns whether C counted no KVM event. */
+bool cli_note_no_kvm(const char *path, const struct ks_census *c, const char *what);
 /* An answer without the WANT it needs ("kvm_exit events"): dies with what
  * PATH holds instead: cli_require_kvm()'s line, or "PATH: no WANT; this
  * file has vmexit (5860), ..." (its KVM event classes). */

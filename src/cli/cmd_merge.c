@@ -123,6 +123,24 @@ static void print_quality(struct ks_merge *m, uint32_t nr_offsets)
 	fputc('\n', stderr);
 }
 
+/* A guest none of whose vCPUs the host trace maps to a host thread (its
+ * GUEST option names another trace, or none): its events are interleaved
+ * by timestamp only, which the output alone does not show. */
+static void warn_unmatched(struct ks_merge *m)
+{
+	for (int i = 1; i < ks_merge_nr_inputs(m); i++) {
+		uint32_t v, n = ks_merge_nr_vcpus(m, i);
+
+		for (v = 0; v < n && ks_merge_vcpu_tid(m, i, v) < 0; v++)
+			;
+		if (v < n)
+			continue;
+		warnx_("%s: no host vCPU thread matches this guest: the host trace %s names none "
+		       "of its vCPUs (no GUEST option of its trace id); its events are "
+		       "interleaved by time only", ks_merge_name(m, i), ks_merge_name(m, 0));
+	}
+}
+
 int cmd_merge(int argc, char **argv)
 {
 	struct merge_inputs in;
@@ -158,6 +176,7 @@ int cmd_merge(int argc, char **argv)
 		first = parse_options(&merge_cmd, opts, argc, argv);
 	}
 	m = merge_inputs_open(&in, "merge", first, argc, argv);
+	warn_unmatched(m);
 	pr = ks_merge_printer_new(m, in.opts.nsec);
 	if (!pr)
 		die("out of memory");

@@ -56,6 +56,7 @@ struct report_args {
 	const char *guest_traces[MAX_LIST];
 	int nguest_traces;
 	unsigned by;
+	bool by_set;            /* --by given: no VM column added by default */
 	const char *sort;
 	int sort_idx;
 	bool offsets, no_exits;
@@ -97,6 +98,7 @@ static const char *take_by(const char *arg, void *value)
 	if (parse_name_set(arg, names, bits, &dims) < 0)
 		return "takes vm and vcpu separated by commas";
 	a->by |= dims;
+	a->by_set = true;
 	return NULL;
 }
 
@@ -148,7 +150,8 @@ static void parse_args(struct report_args *a, int argc, char **argv)
 			     "as HLT, powerpc trap names such as HV_DECREMENTER,\n"
 			     "arm64 EC_0xNN, or numbers); default every exit\n"
 			     "(powerpc: HV_DECREMENTER)", take_sample_exits),
-		OPT_CALLBACK(0, "by", a, "DIMS", "split rows by vm and/or vcpu (e.g. vm,vcpu)",
+		OPT_CALLBACK(0, "by", a, "DIMS", "split rows by vm and/or vcpu (e.g. vm,vcpu);\n"
+			     "default: by vm when the input has several VMs",
 			     take_by),
 		OPT_CHOICE('s', "sort", &a->sort_idx, "KEY",
 			   "sym (default), dso or reason", sort_names),
@@ -656,6 +659,31 @@ static void explain_empty(const struct report_args *a, const struct ks_profile_t
 			 "(kvm_exit) to profile");
 }
 
+/* Most samples in guest kernel code without a symbol: say which option
+ * gives them, rather than a table of [unknown]. */
+static void hint_symbols(const struct report_args *a, struct ks_profile *p, uint64_t total)
+{
+	struct ks_profile_row *rows = NULL;
+	size_t n = ks_profile_rows(p, KS_PROF_SYM, false, &rows), i;
+	uint64_t kernel = 0, user = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!rows[i].sym || strcmp(rows[i].sym, KS_SYM_UNKNOWN))
+			continue;
+		if (rows[i].mode == KS_MODE_GUEST_KERNEL)
+			kernel += rows[i].samples;
+		else if (rows[i].mode == KS_MODE_GUEST_USER)
+			user += rows[i].samples;
+	}
+	free(rows);
+	if (total && kernel * 2 >= total && kernel)
+		warnx_("%s: %.0f%% of the samples are in guest kernel code without symbols "
+		       "([unknown]): give the guest's /proc/kallsyms (--guest-kallsyms FILE, per "
+		       "VM --guest-mount DIR) or its trace.dat (a second -i GUEST.dat)%s", a->input,
+		       100.0 * (double)kernel / (double)total,
+		       user ? "; guest user code: --guest-binary PROGRAM:ADDRESS" : "");
+}
+
 static void run(struct report_args *a)
 {
 	struct ks_profile_row *rows = NULL, *ex = NULL;
@@ -668,6 +696,7 @@ static void run(struct report_args *a)
 	size_t n, nex = 0;
 	const char *in[2 * MAX_LIST + 8];
 	struct ks_progress prog;
+	const int32_t *vms;
 	int r, i;
 
 	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
@@ -696,6 +725,9 @@ static void run(struct report_args *a)
 	ks_profile_totals(p, &t);
 	if (!t.samples)
 		explain_empty(a, &t);
+	/* several VMs: their kernels are not one profile */
+	if (!a->by_set && ks_profile_vms(p, &vms) > 1)
+		a->by |= KS_PROF_VM;
 	n = ks_profile_rows(p, sample_dims(a), false, &rows);
 	if (!a->no_exits && t.exits)
 		nex = ks_profile_rows(p, a->by | KS_PROF_REASON |
@@ -718,6 +750,10 @@ static void run(struct report_args *a)
 			print_exits(a, p, ex, nex);
 	}
 	write_stacks(a, p, in);
+	/* after the answer, as a note; not after a failed write (its error,
+	 * at exit, is the one line then) */
+	if (t.samples && fflush(stdout) == 0 && !ferror(stdout))
+		hint_symbols(a, p, t.samples);
 	free(rows);
 	free(ex);
 	ks_profile_free(p);

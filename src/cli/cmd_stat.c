@@ -186,6 +186,9 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			    argv[first]);
 	if (first < argc)
 		usage_error("stat", "unexpected argument '%s'", argv[first]);
+	if (a->report.sort_key && !ks_stat_sort_key_valid(a->report.sort_key))
+		usage_error("stat", "--key takes sample, time, mean_t, max_t, min_t, ev_name or "
+			    "p99, not '%s'", a->report.sort_key);
 	a->cfg.vcpu = (int)a->vcpu;
 	a->cfg.measure = a->measure == 1 ? KS_MEASURE_RUN : KS_MEASURE_HANDLING;
 	a->report.format = format_values[a->format];
@@ -282,7 +285,8 @@ static void explain_empty(const struct stat_args *a, const struct ks_stat *st)
 	int i;
 
 	cli_census(a->input, a->cfg.arch, &c);
-	cli_require_kvm(a->input, &c, NULL);
+	if (cli_note_no_kvm(a->input, &c, NULL))
+		return; /* an idle host: an empty answer, not an error */
 	if (a->cfg.arch && c.detected_arch && strcmp(c.detected_arch, a->cfg.arch))
 		die("%s: --arch %s, but the file's KVM events are %s's", a->input, a->cfg.arch,
 		    c.detected_arch);
@@ -310,6 +314,43 @@ static void explain_empty(const struct stat_args *a, const struct ks_stat *st)
 	}
 	warnx_("%s: no %s events match%s", a->input, a->cfg.event_class,
 	       a->time.set ? " in the time window" : " the filters");
+}
+
+/* --by vm or vcpu where the input cannot tell: say so rather than print
+ * rows that look like an answer.  A text of exits alone (no end events) is
+ * counted by reason only; a thread without a process id (no tgid, no
+ * "CPU N/KVM" group, no GUEST option) is a VM of its own; a thread without
+ * a vCPU id is its own row. */
+static void note_dims(const struct stat_args *a, const struct ks_stat *st)
+{
+	const struct ks_attr_thread **threads;
+	size_t n = ks_stat_attribution(st, &threads), novm = 0, novcpu = 0;
+	struct ks_stat_row **rows;
+	unsigned dims = 0;
+	int i;
+
+	for (i = 0; i < a->nby; i++)
+		dims |= a->cfg.views[i];
+	dims &= KS_DIM_VM | KS_DIM_VCPU;
+	if (!dims || a->report.format == KS_STAT_PERF)
+		return;
+	if (ks_stat_rows(st, 0, &rows) == 0 && ks_stat_rows(st, KS_STAT_BEGINS, &rows)) {
+		warnx_("%s: --by %s: the input has no end events; its exits are counted by "
+		       "reason only", a->input, dims == KS_DIM_VM ? "vm" : dims == KS_DIM_VCPU ?
+		       "vcpu" : "vm,vcpu");
+		return;
+	}
+	for (size_t t = 0; t < n; t++) {
+		novm += threads[t]->vm_src == KS_SRC_THREAD || threads[t]->vm < 0;
+		novcpu += threads[t]->vcpu < 0;
+	}
+	if ((dims & KS_DIM_VM) && novm)
+		warnx_("%s: --by vm: the input names no process (VM) for %zu of its %zu vCPU "
+		       "threads (no tgid, no 'CPU N/KVM' name, no GUEST option): each is "
+		       "taken for a VM of its own", a->input, novm, n);
+	if ((dims & KS_DIM_VCPU) && novcpu)
+		warnx_("%s: --by vcpu: the input gives no vCPU id for %zu of its %zu vCPU "
+		       "threads: their rows are by host thread", a->input, novcpu, n);
 }
 
 int cmd_stat(int argc, char **argv)
@@ -383,6 +424,8 @@ int cmd_stat(int argc, char **argv)
 		    a.input, KS_HEATMAP_MAX_SERIES);
 	if (empty_answer(st))
 		explain_empty(&a, st);
+	else
+		note_dims(&a, st);
 	if (obs.log)
 		ks_slow_log_end(&log);
 	a.report.src_info = ks_source_info(src);

@@ -945,6 +945,7 @@ static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_l
 		ks_json_kv_u64(j, "exits", r->count);
 		ks_json_kv_double(j, "exits_per_s", r->rate);
 		ks_json_kv_double(j, "time_pct", r->time_pct);
+		ks_json_kv_u64(j, "time_ns", r->time_ns);
 		ks_json_kv_u64(j, "p99_ns", r->p99_ns);
 		ks_json_kv_u64(j, "total", r->total);
 		ks_json_end_object(j);

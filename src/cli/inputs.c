@@ -164,22 +164,59 @@ void cli_census(const char *path, const char *arch, struct ks_census *c)
 	ks_source_close(src);
 }
 
-void cli_require_kvm(const char *path, const struct ks_census *c, const char *what)
+/* The line of cli_require_kvm() and cli_note_no_kvm() into BUF. */
+static void no_kvm_line(char *buf, size_t size, const char *path, const struct ks_census *c,
+			const char *what)
 {
-	if (!c->kvm_events)
-		die("%s: no KVM events%s%s: the file holds %llu events of other tracepoints; record "
-		    "kvm:* events ('perf kvm stat record', 'trace-cmd record -e kvm')", path,
-		    what ? " " : "", what ? what : "", (unsigned long long)c->events);
+	/* a recording of KVM events on a host where no guest ran: no advice
+	 * to record what was recorded */
+	if (!c->events)
+		snprintf(buf, size, "%s: no KVM events%s%s: the recording holds no events at all",
+			 path, what ? " " : "", what ? what : "");
+	else if (c->kvm_defined)
+		snprintf(buf, size, "%s: no KVM events%s%s: none happened while it was recorded "
+			 "(the file holds %llu events of other tracepoints)", path,
+			 what ? " " : "", what ? what : "", (unsigned long long)c->events);
+	else
+		snprintf(buf, size,
+			 "%s: no KVM events%s%s: the file holds %llu events of other tracepoints; "
+			 "record kvm:* events ('perf kvm stat record', 'trace-cmd record -e kvm')",
+			 path, what ? " " : "", what ? what : "", (unsigned long long)c->events);
 }
 
-/* "no WANT; this file has ..." into BUF; dies when PATH has no KVM events. */
+void cli_require_kvm(const char *path, const struct ks_census *c, const char *what)
+{
+	char msg[1024];
+
+	if (c->kvm_events)
+		return;
+	no_kvm_line(msg, sizeof(msg), path, c, what);
+	die("%s", msg);
+}
+
+bool cli_note_no_kvm(const char *path, const struct ks_census *c, const char *what)
+{
+	char msg[1024];
+
+	if (c->kvm_events)
+		return false;
+	no_kvm_line(msg, sizeof(msg), path, c, what);
+	warnx_("%s", msg);
+	return true;
+}
+
+/* "no WANT; this file has ..." into BUF, or the no-KVM-events line when
+ * PATH has no KVM events. */
 static void missing(const char *path, const char *want, char *buf, size_t size)
 {
 	static struct ks_census c; /* large: not on the stack */
 	char have[512];
 
 	cli_census(path, NULL, &c);
-	cli_require_kvm(path, &c, NULL);
+	if (!c.kvm_events) {
+		no_kvm_line(buf, size, path, &c, NULL);
+		return;
+	}
 	ks_census_classes(&c, have, sizeof(have));
 	snprintf(buf, size, "%s: no %s; this file has %s", path, want,
 		 have[0] ? have : "other KVM events only");

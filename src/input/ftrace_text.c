@@ -1746,18 +1746,34 @@ static int open_formats(struct text_source *s, const char *arch, const char *tex
 		return ks_error_set(err, "%s: cannot set up the built-in event formats",
 				    s->base.path);
 	a = set < 0 ? NULL : ks_arches[set];
-	if (a)
+	if (a) {
+		s->base.info.arch_from_events = true; /* or the caller's: no header */
 		snprintf(s->base.info.arch, sizeof(s->base.info.arch), "%s",
 			 a->machines && a->machines[0] ? a->machines[0] : a->name);
+	}
 	return 0;
 }
 
+/* Whether S (no leading spaces) is a line only ftrace or trace-cmd write:
+ * a "# tracer: NAME" header, "cpus=N", "version = N", "CPU N is empty". */
+static bool ftrace_header_line(const char *s)
+{
+	if (s[0] == '#')
+		return strncmp(skip_spaces(s + 1), "tracer:", 7) == 0;
+	return meta_line(s) || lost_line(s) >= 0;
+}
+
 /* The head (N bytes at HEAD, which has room for one more; MORE: the input
- * goes on after them) must be text with a recognisable line among its
- * first lines. */
+ * goes on after them) must be text whose first event lines parse as
+ * ftrace lines: no other line before the first event, and one among the
+ * first lines.  Lines starting with '#' (ftrace's header) may precede it,
+ * but are no evidence alone: a README or a Makefile starts with them too.
+ * A text of header lines only (an empty trace) is ftrace text when one of
+ * them is ftrace's or trace-cmd's own ("# tracer: nop", "cpus=2"). */
 static int sniff_head(char *head, size_t n, bool more, const char *path, struct ks_error *err)
 {
 	int lines = 0;
+	bool header = false;
 	char *p, *nul;
 	struct line_hdr h;
 
@@ -1774,19 +1790,27 @@ static int sniff_head(char *head, size_t n, bool more, const char *path, struct 
 		else if (more)
 			break; /* a cut line: not evidence either way */
 		k = classify(p, &h);
-		if (k == LINE_META || k == LINE_LOST || k == LINE_EVENT)
+		if (k == LINE_EVENT)
 			return 0;
 		if (k == LINE_BAD) /* ftrace text starts with a header or an event */
 			break;
 		if (k == LINE_EMPTY)
 			lines--;
-		if (!nl)
+		else
+			header |= ftrace_header_line(skip_spaces(p));
+		if (!nl) {
+			p += strlen(p);
 			break;
+		}
 		p = nl + 1;
 	}
+	if (header && (!*p || lines >= SNIFF_LINES))
+		return 0; /* ftrace's own header lines and no event (yet) */
 	return ks_error_at(err, path, (uint64_t)(p - head),
-			   "not a trace.dat, perf.data or ftrace text file (this line is neither an "
-			   "ftrace header nor an event)");
+			   *p ? "not a trace.dat, perf.data or ftrace text file (this line is neither "
+				"an ftrace header nor an event)"
+			      : "not a trace.dat, perf.data or ftrace text file (no ftrace event or "
+				"header line in it)");
 }
 
 static int sniff(int fd, const char *path, struct ks_error *err)

@@ -44,6 +44,7 @@
 #include "ringpage.h"
 #include "arch/arch.h"
 #include "format_guard.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/live.h"
 #include "source_impl.h"
 #include "util/procfs.h"
@@ -443,15 +444,27 @@ static int enable_events(struct ks_live *l, const struct ks_live_opts *o, struct
 	return 0;
 }
 
-static uint32_t subbuf_size(struct ks_live *l)
+/* The number at the start of TXT (up to a space or a newline), checked;
+ * 0 or -1. */
+static int leading_u64(const char *txt, uint64_t *v)
+{
+	return ks_parse_u64(txt, strcspn(txt, " \t\n"), 10, v);
+}
+
+/* The sub-buffer size: the kernel's buffer_subbuf_size_kb (6.8 and later),
+ * else the page size. */
+static int subbuf_size(struct ks_live *l, uint32_t *size, struct ks_error *err)
 {
 	char *txt = tracefs_instance_file_read(l->inst, "buffer_subbuf_size_kb", NULL);
-	long kb = txt ? strtol(txt, NULL, 10) : 0;
+	uint64_t kb = 0;
+	int bad = txt && (leading_u64(txt, &kb) < 0 || kb == 0 || kb > 1024);
 
 	free(txt);
-	if (kb > 0 && kb <= 1024)
-		return (uint32_t)kb * 1024;
-	return (uint32_t)sysconf(_SC_PAGESIZE);
+	if (bad)
+		return ks_error_set(err, "tracefs buffer_subbuf_size_kb: offset 0: not a size in "
+				    "KiB between 1 and 1024");
+	*size = kb ? (uint32_t)kb * 1024 : (uint32_t)sysconf(_SC_PAGESIZE);
+	return 0;
 }
 
 /* The tep of the enabled events: this kernel's formats go through the
@@ -618,7 +631,8 @@ static int setup(struct ks_live *l, const struct ks_live_opts *o, const char *td
 		if (write_file(l, "buffer_size_kb", kb, err) < 0)
 			return -1;
 	}
-	l->page_size = subbuf_size(l);
+	if (subbuf_size(l, &l->page_size, err) < 0)
+		return -1;
 	if (setup_pids(l, o, err) < 0 || enable_events(l, o, err) < 0 ||
 	    build_tep(l, o->ctx, err) < 0)
 		return -1;
@@ -760,11 +774,14 @@ void ks_live_wait(struct ks_live *l, int extra_fd, int timeout_ms, bool *extra_r
 		*extra_ready = (pfd[0].revents & (POLLIN | POLLHUP)) != 0;
 }
 
+/* The counter KEY of a per_cpu/cpuN/stats text; 0 when the kernel has no
+ * such line, or not a number there (a counter not read, not misread). */
 static uint64_t stat_value(const char *txt, const char *key)
 {
 	const char *p = strstr(txt, key);
+	uint64_t v;
 
-	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+	return p && leading_u64(p + strlen(key), &v) == 0 ? v : 0;
 }
 
 uint64_t ks_live_kernel_lost(const struct ks_live *l)
@@ -915,13 +932,18 @@ static int32_t read_tgid(int32_t tid)
 {
 	char buf[512];
 	const char *p;
+	uint64_t v;
 
 	if (tid <= 0)
 		return tid == 0 ? 0 : -1;
 	if (ks_read_proc(tid, "status", buf, sizeof(buf)) <= 0)
 		return -1;
 	p = strstr(buf, "\nTgid:");
-	return p ? (int32_t)strtol(p + 6, NULL, 10) : -1;
+	if (!p)
+		return -1;
+	p += 6;
+	p += strspn(p, " \t");
+	return leading_u64(p, &v) == 0 && v <= INT32_MAX ? (int32_t)v : -1; /* -1: unknown */
 }
 
 static int32_t lookup_tgid(struct live_source *ls, int32_t tid)

@@ -30,6 +30,7 @@
 #include <zstd.h>
 
 #include "ringpage.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/tracedat.h"
 #include "ctx_impl.h"
 #include "format_guard.h"
@@ -1342,10 +1343,17 @@ static int handle_option(struct tracedat *td, uint16_t id, const uint8_t *d, uin
 		set_string(&m->version_string, d, size);
 		return 0;
 	case OPT_OFFSET: {
+		/* trace-cmd writes it "%lld" and reads it with base 0 */
 		char *s = opt_string(d, size);
-		if (s)
-			m->ts_offset += strtoll(s, NULL, 0);
+		int64_t v;
+		int bad = s && ks_parse_i64(s, strlen(s), 0, &v) < 0;
+
+		if (s && !bad)
+			m->ts_offset += v;
 		free(s);
+		if (bad)
+			return ks_error_at(err, td->src.path, at,
+					   "the OFFSET option is not a whole number");
 		return 0;
 	}
 	case OPT_CPUCOUNT:

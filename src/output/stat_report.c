@@ -176,9 +176,27 @@ static void print_hist(FILE *out, const struct ks_stat_row *r)
 	}
 }
 
+/* The Reason column's width: 22, or the longest of the N rows' names (an
+ * MSR's "0xc0000301:W AMD_PERF_CNTR_GLOBAL_CTL"), so that no row shifts. */
+static int reason_width(const struct ks_stat *st, struct ks_stat_row *const *rows, size_t n,
+			unsigned dims)
+{
+	size_t i, w = 22;
+
+	for (i = 0; i < n; i++) {
+		char key[64];
+
+		key_label(st, rows[i], dims, key, sizeof(key));
+		if (strlen(key) > w)
+			w = strlen(key);
+	}
+	return (int)w;
+}
+
 static void print_table_view(FILE *out, const struct ks_stat *st, const struct view_rows *v,
 			     bool hist)
 {
+	int kw = reason_width(st, v->rows, v->n, v->dims);
 	size_t i;
 
 	fprintf(out, "\n%s by %s\n\n", ks_stat_class_title(st), dims_label(v->dims));
@@ -186,7 +204,7 @@ static void print_table_view(FILE *out, const struct ks_stat *st, const struct v
 		fprintf(out, "%-34s ", "VM");
 	if (v->dims & KS_DIM_VCPU)
 		fprintf(out, "%12s ", "vCPU");
-	fprintf(out, "%-22s %10s %9s %9s %10s %10s %10s %10s %10s %8s\n", "Reason", "Samples",
+	fprintf(out, "%-*s %10s %9s %9s %10s %10s %10s %10s %10s %8s\n", kw, "Reason", "Samples",
 		"Samples%", "Time%", "Min(us)", "p50(us)", "p99(us)", "Max(us)", "Avg(us)", "+-%");
 	for (i = 0; i < v->n; i++) {
 		const struct ks_stat_row *r = v->rows[i];
@@ -203,8 +221,8 @@ static void print_table_view(FILE *out, const struct ks_stat *st, const struct v
 			vcpu_label(r, vc, sizeof(vc));
 			fprintf(out, "%12s ", vc);
 		}
-		fprintf(out, "%-22s %10" PRIu64 " %8.2f%% %8.2f%% %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f%%\n",
-			key, r->count, pct(r->count, v->total_count), pct(r->total_ns, v->total_ns),
+		fprintf(out, "%-*s %10" PRIu64 " %8.2f%% %8.2f%% %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f%%\n",
+			kw, key, r->count, pct(r->count, v->total_count), pct(r->total_ns, v->total_ns),
 			r->min_ns / 1e3, ks_stat_row_quantile(r, 0.5) / 1e3,
 			ks_stat_row_quantile(r, 0.99) / 1e3, r->max_ns / 1e3,
 			(double)r->total_ns / (double)r->count / 1e3, ks_stat_row_stddev_pct(r));
@@ -262,16 +280,17 @@ static uint64_t unknown_occurrences(const struct ks_stat *st, const struct view_
  * no end events, e.g. a text of kvm_exit lines only. */
 static void print_begin_counts(FILE *out, const struct ks_stat *st, const struct view_rows *b)
 {
+	int kw = reason_width(st, b->rows, b->n, KS_DIM_KEY);
 	size_t i;
 
 	fprintf(out, "\n%s events by reason (counted; the input has no end events, so no times)\n\n",
 		ks_stat_class_title(st));
-	fprintf(out, "%-22s %10s %9s\n", "Reason", "Count", "Count%");
+	fprintf(out, "%-*s %10s %9s\n", kw, "Reason", "Count", "Count%");
 	for (i = 0; i < b->n; i++) {
 		char key[64];
 
 		ks_stat_key_name(st, b->rows[i], false, key, sizeof(key));
-		fprintf(out, "%-22s %10" PRIu64 " %8.2f%%\n", key, b->rows[i]->count,
+		fprintf(out, "%-*s %10" PRIu64 " %8.2f%%\n", kw, key, b->rows[i]->count,
 			pct(b->rows[i]->count, b->total_count));
 	}
 	fprintf(out, "\nTotal: %" PRIu64 " events.\n", b->total_count);
@@ -554,10 +573,12 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 			else
 				for (vi = 0; vi < nv; vi++)
 					print_table_view(out, st, &vs[vi], o->hist);
-			if (begins.total_count != vs[0].total_count)
+			/* the keyed begins against the occurrences they began:
+			 * an MMIO read, begun by an unkeyed exit, is neither */
+			if (begins.total_count != ks_stat_anomalies(st)->keyed_ends)
 				fprintf(out, "\n%" PRIu64 " %s begin events in all, %" PRIu64
 					" of them with a matching end.\n", begins.total_count,
-					ks_stat_class_name(st), vs[0].total_count);
+					ks_stat_class_name(st), ks_stat_anomalies(st)->keyed_ends);
 			print_attribution(out, st);
 			print_footer(out, items, nit);
 		}

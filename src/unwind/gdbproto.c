@@ -29,6 +29,7 @@
 #include <netinet/tcp.h>
 
 #include "kvmscope/gdbproto.h"
+#include "kvmscope/limits.h"
 #include "util/hex.h"
 
 #define MAX_RETRANSMIT 3
@@ -717,16 +718,22 @@ static int expect_ok(struct ks_gdb *g, const char *payload, struct ks_error *err
 	return expect_ok_force(g, payload, false, err);
 }
 
-static void parse_supported(struct ks_gdb *g, const char *r)
+/* qSupported's answer: PacketSize (hex, up to the next ';') checked. */
+static int parse_supported(struct ks_gdb *g, const char *r, struct ks_error *err)
 {
 	const char *p = strstr(r, "PacketSize=");
+	uint64_t v;
 
 	if (p) {
-		unsigned long v = strtoul(p + 11, NULL, 16);
+		p += 11;
+		if (ks_parse_u64(p, strcspn(p, ";"), 16, &v) < 0)
+			return ks_error_set(err, "gdbstub: qSupported: offset %zu: PacketSize is not "
+					    "a hex number", (size_t)(p - r));
 		if (v >= 64 && v <= KS_GDB_MAX_REPLY)
 			g->packet_size = v;
 	}
 	g->multiprocess = strstr(r, "multiprocess+") != NULL;
+	return 0;
 }
 
 int ks_gdb_handshake(struct ks_gdb *g, struct ks_error *err)
@@ -742,7 +749,8 @@ int ks_gdb_handshake(struct ks_gdb *g, struct ks_error *err)
 		g->multiprocess = g->st.packets_sent > sent;
 		return rc;
 	}
-	parse_supported(g, r);
+	if (parse_supported(g, r, err) < 0)
+		return -1;
 	if ((rc = ks_gdb_command(g, "?", &r, NULL, err)) < 0)
 		return rc;
 	if (!is_stop_reply(r))
@@ -751,10 +759,15 @@ int ks_gdb_handshake(struct ks_gdb *g, struct ks_error *err)
 	return 0;
 }
 
+/* The process of a multiprocess thread id "pPID.TID" (hex); 0 when ID has
+ * none or it is not a number (the stub's default process is used). */
 static unsigned pid_of(const char *id)
 {
-	if (id[0] == 'p')
-		return (unsigned)strtoul(id + 1, NULL, 16);
+	uint64_t v;
+
+	if (id[0] == 'p' && ks_parse_u64(id + 1, strcspn(id + 1, "."), 16, &v) == 0 &&
+	    v <= UINT32_MAX)
+		return (unsigned)v;
 	return 0;
 }
 

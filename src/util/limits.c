@@ -2,6 +2,7 @@
 /*
  * limits.c - the run's resource budgets.  See include/kvmscope/limits.h.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -47,6 +48,51 @@ int ks_parse_seconds(const char *s, size_t len, double *out)
 	errno = 0;
 	*out = strtod(buf, &end);
 	return *end || errno || !isfinite(*out) ? -1 : 0;
+}
+
+/* LEN bytes of S into BUF as a token that starts with a letter or digit
+ * (SIGN: or a '-' or '+' before one); 0 or -1. */
+static int int_token(const char *s, size_t len, bool sign, char *buf, size_t size)
+{
+	size_t at = 0;
+
+	if (len == 0 || len >= size)
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	if (sign && (buf[0] == '-' || buf[0] == '+'))
+		at = 1;
+	return isalnum((unsigned char)buf[at]) ? 0 : -1;
+}
+
+int ks_parse_u64(const char *s, size_t len, int base, uint64_t *out)
+{
+	char buf[72], *end;
+	unsigned long long v;
+
+	if (int_token(s, len, false, buf, sizeof(buf)) < 0)
+		return -1;
+	errno = 0;
+	v = strtoull(buf, &end, base);
+	if (*end || errno || end == buf)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int ks_parse_i64(const char *s, size_t len, int base, int64_t *out)
+{
+	char buf[72], *end;
+	long long v;
+
+	if (int_token(s, len, true, buf, sizeof(buf)) < 0)
+		return -1;
+	errno = 0;
+	v = strtoll(buf, &end, base);
+	if (*end || errno || end == buf)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
 }
 
 int ks_parse_count(const char *s, size_t len, bool sized, uint64_t *out)

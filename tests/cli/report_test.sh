@@ -78,12 +78,13 @@ else
 	fi
 	# -s dso: the columns of the sort key only (as perf report -s dso), and
 	# each DSO's samples are the sum of its symbols' rows in the default table
+	# (the host has two VMs: both tables have the VM column by default)
 	"$KVMSCOPE" report "$HOST" --guest-trace "$GUEST" > "$T/by_sym"
 	"$KVMSCOPE" report "$HOST" --guest-trace "$GUEST" -s dso > "$T/by_dso"
-	sum_sym=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { n[$3 " " $4] += $2 }
+	sum_sym=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { n[$3 " " $4 " " $5] += $2 }
 		END { for (k in n) print k, n[k] }' "$T/by_sym" | sort)
-	sum_dso=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { print $3, $4, $2 }' "$T/by_dso" | sort)
-	if grep -q '^# Overhead  Samples  Mode   DSO$' "$T/by_dso" && [ -n "$sum_dso" ] &&
+	sum_dso=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { print $3, $4, $5, $2 }' "$T/by_dso" | sort)
+	if grep -q '^# Overhead  Samples  VM        Mode   DSO$' "$T/by_dso" && [ -n "$sum_dso" ] &&
 	   [ "$sum_sym" = "$sum_dso" ] && ! sed -n '/^# Exits/q;p' "$T/by_dso" | grep -q ' $'; then
 		echo "ok report_sort_dso"
 	else

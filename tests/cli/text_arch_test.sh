@@ -42,7 +42,8 @@ for arch in arm64 powerpc s390 riscv loongarch; do
 		fi
 		bad=
 		for view in "--csv" "--by vcpu --csv" "--measure run --csv" "--format perf"; do
-			"$K" stat -i "$data" $view > "$T/want" 2>&1
+			# (stderr apart: notes name the input, its path differs)
+			"$K" stat -i "$data" $view > "$T/want" 2> "$T/want.err"
 			if ! "$K" stat -i "$txt" $view > "$T/got" 2> "$T/err"; then
 				bad="stat $view on the text failed: $(head -1 "$T/err")"
 				break

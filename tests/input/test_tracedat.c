@@ -24,6 +24,7 @@
 #include "kvmscope/dump.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
+#include "kvmscope/tracedat_writer.h"
 
 #define HIP "data/hip24/"
 
@@ -645,6 +646,48 @@ static void t_unknown_compression(void)
 	free(data);
 }
 
+/* A trace.dat of no events whose OFFSET option (7) is TEXT. */
+static const char *offset_file(const char *name, const char *text)
+{
+	static char path[4096];
+	struct ks_tdw_opts o = { .file_version = 7, .compression = "none", .nr_cpus = 1,
+				 .clock = "local" };
+	struct ks_error err;
+	struct ks_tdw *w;
+
+	snprintf(path, sizeof(path), "%s/%s", kt_tmpdir(), name);
+	w = ks_tdw_create(path, &o, &err);
+	if (!w || ks_tdw_add_option(w, 7, text, (uint32_t)strlen(text) + 1, &err) < 0 ||
+	    ks_tdw_close(w, &err) < 0) {
+		kt_fail(__FILE__, __LINE__, "writing %s: %s", name, err.msg);
+		return NULL;
+	}
+	return path;
+}
+
+/* The OFFSET option is read with the checked parser: garbage is an error
+ * naming the file and the option's offset, not an offset of 0. */
+static void t_offset_option_checked(void)
+{
+	const char *path = offset_file("offset-ok.dat", "-1000");
+	struct ks_source *src;
+	struct ks_error err;
+
+	KT_REQUIRE(path);
+	KT_EQ_INT(ks_tracedat_open(&src, path, NULL, &err), 0);
+	ks_source_close(src);
+	path = offset_file("offset-hex.dat", "0x10");
+	KT_REQUIRE(path);
+	KT_EQ_INT(ks_tracedat_open(&src, path, NULL, &err), 0);
+	ks_source_close(src);
+	path = offset_file("offset-bad.dat", "12junk");
+	KT_REQUIRE(path);
+	expect_error(path, "the OFFSET option is not a whole number");
+	path = offset_file("offset-empty.dat", "");
+	KT_REQUIRE(path);
+	expect_error(path, "OFFSET");
+}
+
 static void t_section_outside_file(void)
 {
 	size_t len;
@@ -820,7 +863,7 @@ int main(void)
 		KT_CASE(t_bad_version),
 		KT_CASE(t_truncated),
 		KT_CASE(t_unknown_compression),
-		KT_CASE(t_section_outside_file),
+		KT_CASE(t_section_outside_file), KT_CASE(t_offset_option_checked),
 		KT_CASE(t_corrupt_compressed),
 		KT_CASE(t_corrupt_kallsyms_late),
 		KT_CASE(t_bad_commit),

@@ -234,6 +234,22 @@ static void t_early_stop_packet_skipped(void)
 	stop(&s, th, g);
 }
 
+/* A PacketSize that is not a hex number is the stub's error, not 0. */
+static void t_packet_size_checked(void)
+{
+	const char *replies[] = { pkt("PacketSize=4zz;multiprocess+"), pkt("S05"), NULL };
+	struct stub s = { .replies = replies };
+	pthread_t th;
+	struct ks_error err;
+	struct ks_gdb *g = start(&s, &th, 2000);
+
+	KT_REQUIRE(g);
+	KT_EXPECT(ks_gdb_handshake(g, &err) < 0);
+	KT_EXPECT(strstr(err.msg, "PacketSize is not a hex number") != NULL);
+	KT_EXPECT(strstr(err.msg, "offset 11") != NULL);
+	stop(&s, th, g);
+}
+
 static void t_refuses_write_packets(void)
 {
 	const char *replies[] = { NULL };
@@ -602,7 +618,7 @@ int main(void)
 	static const struct kt_case cases[] = {
 		KT_CASE(t_handshake_threads_regs), KT_CASE(t_rle_and_escapes),
 		KT_CASE(t_bad_checksum_retransmit), KT_CASE(t_memory_hex_and_error),
-		KT_CASE(t_early_stop_packet_skipped), KT_CASE(t_refuses_write_packets),
+		KT_CASE(t_early_stop_packet_skipped), KT_CASE(t_refuses_write_packets), KT_CASE(t_packet_size_checked),
 		KT_CASE(t_timeout_and_detach), KT_CASE(t_send_timeout_peer_not_reading),
 		KT_CASE(t_acks_late_but_before_waiting), KT_CASE(t_every_packet_acked_once),
 		KT_CASE(t_regs_layout), KT_CASE(t_deadline_late_reply_dropped),
