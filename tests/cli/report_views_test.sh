@@ -34,7 +34,8 @@ fi
 want=$(zcat "$H/expected/host-tsync.report-ns.txt.gz" | grep 'kvm_exit:' |
 	sed -E 's/^ *.*-([0-9]+) +\[.*/\1/' |
 	awk '{ vm = ($1 == 453725) ? 453724 : $1; n[vm]++ } END { for (v in n) print v, n[v] }' | sort)
-got=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { n[$3] += $2 } END { for (v in n) print v, n[v] }' "$d/t" | sort)
+# (the VM column holds the VM's display name, PID or PID(NAME))
+got=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { vm = $3; sub(/\(.*/, "", vm); n[vm] += $2 } END { for (v in n) print v, n[v] }' "$d/t" | sort)
 if grep -q '^# Overhead  Samples  VM ' "$d/t" && [ -n "$got" ] && [ "$got" = "$want" ]; then
 	echo "ok report_per_vm: $(echo $got)"
 else
