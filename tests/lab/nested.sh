@@ -12,7 +12,8 @@
 #                        machine, read-only in the guest) chrooted into this
 #                        machine's root, with $LAB_WORK/NAME/out writable at
 #                        the same path and as its working directory (and
-#                        LAB_OUT set to it); the guest powers off when SCRIPT
+#                        LAB_OUT set to it; NESTED_ENV, shell assignments,
+#                        is there as lab.env); the guest powers off when SCRIPT
 #                        ends, or is killed after SECS.  Sets LAB_D; the
 #                        script's output is in $LAB_D/out/guest.log, its exit
 #                        status in $LAB_D/out/guest.rc, the console in
@@ -99,6 +100,7 @@ nested_run() { # NAME SCRIPT SECS [QEMU ARGS...]
 	rm -rf "$d" && mkdir -p "$d/out"
 	LAB_D="$d"
 	cp "$script" "$d/out/guest.sh"
+	printf '%s\n' "${NESTED_ENV:-}" > "$d/out/lab.env"
 	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm -smp 2 -m 2048 -display none -no-reboot \
 		-kernel "$LAB_VMLINUZ" -initrd "$LAB_WORK/ninitrd.gz" \
 		-append "console=ttyS0 panic=-1 quiet lab.out=$d/out" \
