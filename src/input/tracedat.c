@@ -31,6 +31,7 @@
 
 #include "ringpage.h"
 #include "kvmscope/tracedat.h"
+#include "kvmscope/vmident.h"
 #include "ctx_impl.h"
 #include "format_guard.h"
 #include "lazy_events.h"
@@ -102,6 +103,7 @@ struct tracedat {
 	struct ks_source src;      /* first */
 	unsigned open_flags;       /* KS_OPEN_* */
 	struct ks_tracedat_meta meta;
+	struct ks_vmident vmident; /* kvmscope record's task map, if any */
 	char format[48];
 	int fd;
 	uint64_t file_size;
@@ -1295,6 +1297,13 @@ static int handle_option(struct tracedat *td, uint16_t id, const uint8_t *d, uin
 	case OPT_PRINTK:
 	case OPT_CMDLINES:
 		return opt_section_ref(td, id, d, size, at, err);
+	case KS_VMIDENT_OPTION:
+		/* one per file; its tables hold ~2x its text */
+		if (td->vmident.ntasks || td->vmident.nprocs)
+			return ks_error_at(err, td->src.path, at, "more than one task map option");
+		if (mem_take(td, 2 * (uint64_t)size, at, err) < 0)
+			return -1;
+		return ks_vmident_parse(&td->vmident, td->src.path, at, (const char *)d, size, err);
 	default:
 		return 0; /* DATE, CPUSTAT, HOOK, PROCMAPS, STRINGS...: not needed */
 	}
@@ -1735,6 +1744,8 @@ static int fill_source_meta(struct tracedat *td)
 	if (m->uname && ks_source_meta_set_text(sm, KS_TEXT_UNAME, m->uname, strlen(m->uname),
 						false) < 0)
 		return -1;
+	sm->procs = td->vmident.procs;
+	sm->nr_procs = td->vmident.nprocs;
 	if (!m->nr_guests)
 		return 0;
 	sm->guests = calloc(m->nr_guests, sizeof(*sm->guests));
@@ -2092,6 +2103,8 @@ static void fill_event(struct tracedat *td, struct cpu_cursor *c, struct ks_reco
 		type = tep_data_type(td->src.tep, &tr);
 		rec->event = find_event(td, type);
 		rec->tid = tep_data_pid(td->src.tep, &tr);
+		/* the process, where kvmscope record's task map says */
+		rec->pid = ks_vmident_tgid(&td->vmident, rec->tid);
 	}
 	if (!rec->event)
 		td->src.stats.unknown_events++;
@@ -2243,6 +2256,7 @@ static void tracedat_close(struct ks_source *src)
 	ks_lazy_detach(td->src.lazy);
 	ks_lazy_detach(td->file_lazy);
 	ks_source_meta_free(&src->meta);
+	ks_vmident_free(&td->vmident);
 	free(td->ra);
 	for (i = 0; i < td->nr_cpus; i++) {
 		free(td->cpus[i].buf);

@@ -15,6 +15,9 @@
 #  - trace-cmd report of record's trace.dat == kvmscope dump, byte for byte;
 #  - kvmscope stat --format perf of perf's perf.data == perf kvm stat
 #    report, byte for byte (real SVM exits);
+#  - top --json's running totals per VM+vCPU and VM+reason == kvmscope stat
+#    of the recording; the VMs named alike by stat of the recording (record
+#    keeps the thread -> process map and the process names) and by top live;
 #  - a planted difference (KS_LAB_PLANT=1: one exit dropped) fails the
 #    comparison: the check can fail.
 set -u
@@ -128,11 +131,19 @@ perf_eq stat-perf-format-eq-perf-time -k time
 perf_eq stat-perf-format-eq-perf-ioport --event ioport
 perf_eq stat-perf-format-eq-perf-msr --event msr
 
-# 4. the comparison can fail: one exit dropped
-p1=passed p2=passed
+# 4. top's running totals == stat of the concurrent recording; the VM
+# names stat finds in the recording (record's task map) == top's live ones
+"$KVMSCOPE" stat -i "$o/rec.dat" --by vm --by vm,vcpu --by vm,reason --json > "$o/stat.json" 2> "$o/stat.err"
+if why=$(python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json"); then
+	ok "top-eq-record-stat ($why)"
+else nok top-eq-record-stat "$why"; fi
+
+# 5. the comparison can fail: one exit dropped
+p1=passed p2=passed p3=passed
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
-if [ $p1 = failed ] && [ $p2 = failed ]; then
-	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2"))"
-else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2"; fi
+KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
+if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ]; then
+	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3"))"
+else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3"; fi
 exit 0
