@@ -14,6 +14,10 @@
       the controlled reasons (io, cpuid, msr, hlt) of one vCPU's report
       against the VMM's own counts for it (io: but the last, see below).
 
+  nested_compare.py promq QUERY | qmp SOCK CMD... | kvmstats | expoqmp |
+      names | prom: the guest's Prometheus and QMP clients, and the checks of
+      top --kvmstats, exporter --qmp, VM names and Prometheus (see each).
+
 KS_LAB_PLANT=1 drops one exit from the first side of every comparison
 before comparing (the check must then fail: nested_test.sh proves it can).
 """
@@ -134,6 +138,166 @@ def top(topjs, statjs, vmmjs):
     return rc
 
 
+def promq(query):
+    """Prometheus's query API (127.0.0.1:9090): the result list as JSON."""
+    import urllib.parse
+    import urllib.request
+    url = "http://127.0.0.1:9090/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    doc = json.loads(urllib.request.urlopen(url, timeout=20).read().decode())
+    if doc.get("status") != "success":
+        print("query failed: %r" % doc, file=sys.stderr)
+        return 1
+    print(json.dumps(doc["data"]["result"]))
+    return 0
+
+
+def qmp(sock, *cmds):
+    """QMP commands in order on SOCK: stats (tests/cli/qmp_stats.py's
+    view, printed as JSON), or any command without arguments."""
+    import socket
+    import qmp_stats
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(sock)
+    f = s.makefile("rw")
+    f.readline()
+
+    def cmd(c, a=None):
+        m = {"execute": c}
+        if a:
+            m["arguments"] = a
+        f.write(json.dumps(m) + "\n")
+        f.flush()
+        while True:
+            r = json.loads(f.readline())
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise SystemExit("QMP error: %s" % r["error"])
+    cmd("qmp_capabilities")
+    for c in cmds:
+        if c == "stats":
+            print(json.dumps({k: str(v) for k, (v, _) in qmp_stats.stats(cmd).items()}))
+        else:
+            cmd(c)
+    return 0
+
+
+def stable_stats(before, after):
+    b, a = json.load(open(before)), json.load(open(after))
+    return {k: v for k, v in b.items() if a.get(k) == v}, b
+
+
+def kvmstats(top_txt, before, after, pid, name):
+    """top --kvmstats --qmp -b -v of a paused QEMU == query-stats (the
+    values equal in reads before and after it)."""
+    stable, allv = stable_stats(before, after)
+    shown, vm, stat = {}, None, None
+    for line in open(top_txt):
+        if not line.strip() or line.startswith("kvmscope top") or line.startswith("VM /"):
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        f = line.split()
+        if depth == 0:
+            vm = f[0]
+        elif depth == 1:
+            stat = f[0]
+            shown["%s -1" % stat] = f[1]
+        elif depth == 2 and f[0] == "vcpu":
+            shown["%s %s" % (stat, f[1])] = f[2]
+    if vm != "%s(%s)" % (pid, name):
+        print("VM row %r, want %s(%s)" % (vm, pid, name))
+        return 1
+    bad = ["%s: %s, QMP %s" % (k, shown[k], v) for k, v in stable.items()
+           if k in shown and shown[k] != v]
+    missing = [k for k in allv if k not in shown]
+    nonzero = sum(1 for k, v in stable.items() if v not in ("0", "false"))
+    if bad or missing or len(stable) < 20 or nonzero < 10:
+        print("%d stable, %d non-zero; differ: %s; missing: %s" % (
+            len(stable), nonzero, bad[:3], missing[:3]))
+        return 1
+    print("%d values (%d non-zero) equal QMP's" % (len(stable), nonzero))
+    return 0
+
+
+def expoqmp(prom, before, after, name):
+    """exporter --qmp's kvm_stat_* == query-stats, for the statistics it
+    exports under their own name (NAME or NAME_total; histograms and
+    statistics in other units are left out)."""
+    stable, _ = stable_stats(before, after)
+    rx = re.compile(r'^kvm_stat_([a-z0-9_]+)\{domain="([^"]*)"(?:,vcpu="(\d+)")?\} (\S+)$')
+    got = {}
+    for line in open(prom):
+        m = rx.match(line.strip())
+        if m and m.group(2) == name:
+            got[(m.group(1), m.group(3) or "-1")] = m.group(4)
+    checked, bad = 0, []
+    for k, v in stable.items():
+        stat, vcpu = k.split()
+        for metric in (stat, stat + "_total"):
+            if (metric, vcpu) in got:
+                g = got[(metric, vcpu)]
+                want = {"true": "1", "false": "0"}.get(v, v)
+                checked += 1
+                if float(g) != float(want):
+                    bad.append("%s: %s, QMP %s" % (k, g, v))
+    if bad or checked < 20:
+        print("%d compared; differ: %s" % (checked, bad[:4]))
+        return 1
+    print("%d values equal QMP's" % checked)
+    return 0
+
+
+def names(statjs, topjs, *vms):
+    """stat --by vm of a recording names each QEMU as top does live, and
+    groups all its threads (tids listed) under its pid."""
+    doc = json.load(open(statjs))
+    views = {v["by"]: v["rows"] for v in doc["views"]}
+    s_names = {r["vm"]: r.get("vm_name") for r in views["vm"]}
+    threads = {t["tid"]: t["vm"] for t in doc["threads"]}
+    _, live = last_top(topjs)
+    rc, out = 0, []
+    for i in range(0, len(vms), 3):
+        want, pid = vms[i], int(open(vms[i + 1]).read())
+        tids = [int(t) for t in open(vms[i + 2]).read().split()]
+        strays = [t for t in tids if t in threads and threads[t] != pid]
+        seen = [t for t in tids if t in threads]
+        if s_names.get(pid) != want or live.get(pid) != want or strays or len(seen) < 2:
+            print("%s (pid %d): stat %r, top %r; threads elsewhere %s; threads seen %d" % (
+                want, pid, s_names.get(pid), live.get(pid), strays, len(seen)))
+            rc = 1
+        out.append("%d=%s (%d threads)" % (pid, want, len(seen)))
+    if rc == 0:
+        print(" ".join(out))
+    return rc
+
+
+def prom(exits_js, halts_js, perf_txt, vmm_js):
+    """Prometheus's last values of kvmscope_exits_total per reason (all
+    domains) == perf's counts; halt histogram counts == the VMM's halts."""
+    got = {}
+    for r in json.load(open(exits_js)):
+        k = r["metric"].get("reason", "")
+        got[k] = got.get(k, 0) + int(float(r["value"][1]))
+    plant(got, "hlt")
+    want = table(perf_txt)
+    halts = sum(int(float(r["value"][1])) for r in json.load(open(halts_js)))
+    doc = json.load(open(vmm_js))
+    vmm_halts = sum(c["hlt"] for vm in doc["vms"] for c in vm["vcpus"])
+    rc = 0
+    if got != want:
+        diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+        print("prometheus != perf: %s" % " ".join(
+            "%s %s/%s" % (k, got.get(k, 0), want.get(k, 0)) for k in diff))
+        rc = 1
+    if halts != vmm_halts:
+        print("halt histogram counts %d, the VMM halted %d times" % (halts, vmm_halts))
+        rc = 1
+    if rc == 0:
+        print("%d exits: %s; %d halts" % (sum(got.values()), show(got), halts))
+    return rc
+
+
 def main():
     a = sys.argv[1:]
     if len(a) == 5 and a[0] == "counts":
@@ -142,6 +306,18 @@ def main():
         return vmm(*a[1:])
     if len(a) == 4 and a[0] == "top":
         return top(*a[1:])
+    if len(a) == 2 and a[0] == "promq":
+        return promq(a[1])
+    if len(a) >= 2 and a[0] == "qmp":
+        return qmp(*a[1:])
+    if len(a) == 6 and a[0] == "kvmstats":
+        return kvmstats(*a[1:])
+    if len(a) == 5 and a[0] == "expoqmp":
+        return expoqmp(*a[1:])
+    if len(a) >= 6 and a[0] == "names" and (len(a) - 3) % 3 == 0:
+        return names(*a[1:])
+    if len(a) == 5 and a[0] == "prom":
+        return prom(*a[1:])
     sys.stderr.write(__doc__)
     return 2
 

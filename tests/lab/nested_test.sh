@@ -18,6 +18,12 @@
 #  - top --json's running totals per VM+vCPU and VM+reason == kvmscope stat
 #    of the recording; the VMs named alike by stat of the recording (record
 #    keeps the thread -> process map and the process names) and by top live;
+#  - the exporter scraped live by a real Prometheus in the guest: its
+#    counters per reason == perf's counts, its halt histogram == the VMM's
+#    halts;
+#  - two QEMU -accel kvm (with and without -name X,debug-threads=on): top
+#    --kvmstats --qmp and exporter --qmp == QEMU's own query-stats; stat of a
+#    recording names both VMs as top does live;
 #  - a planted difference (KS_LAB_PLANT=1: one exit dropped) fails the
 #    comparison: the check can fail.
 set -u
@@ -63,7 +69,8 @@ ks_report() { # FILE ARGS...
 VMS=2 VCPUS=2 LOOPS=${KS_LAB_LOOPS:-300}
 NESTED_ENV="KVMSCOPE=$KVMSCOPE
 VMM=$VMM
-VMM_ARGS='--vms $VMS --vcpus $VCPUS --loops $LOOPS'"
+VMM_ARGS='--vms $VMS --vcpus $VCPUS --loops $LOOPS'
+LABCTL_DIR=$root/tests/lab"
 t0=$SECONDS
 if ! nested_run n1 "$root/tests/lab/nested_guest.sh" 360; then
 	nok nested-guest "$LAB_ERR"
@@ -138,12 +145,40 @@ if why=$(python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json"); then
 	ok "top-eq-record-stat ($why)"
 else nok top-eq-record-stat "$why"; fi
 
-# 5. the comparison can fail: one exit dropped
-p1=passed p2=passed p3=passed
+# 5. the exporter, live, scraped by the guest's Prometheus: its counters'
+# last values per reason == perf's counts; its halt histogram counts the
+# VMM's halts
+if why=$(python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" 2>&1); then
+	ok "prometheus-eq-perf ($why)"
+else nok prometheus-eq-perf "$why $(tail -2 "$o/prom.err" "$o/expo.err" 2>/dev/null | tr '\n' ' ')"; fi
+
+# 6. two QEMU -accel kvm: top --kvmstats --qmp and exporter --qmp == QEMU's
+# own query-stats (paused); stat --by vm of a recording names them as top
+# does live and keeps each one's threads together (without debug-threads
+# all are named qemu-system-x86)
+if [ -s "$o/nestvm.pid" ] && [ -s "$o/plainvm.pid" ]; then
+	for vm in nestvm plainvm; do
+		if why=$(python3 "$CMP" kvmstats "$o/$vm.kvmstats" "$o/$vm.before" "$o/$vm.after" "$(cat "$o/$vm.pid")" $vm 2>&1); then
+			ok "top-kvmstats-eq-query-stats-$vm ($why)"
+		else nok "top-kvmstats-eq-query-stats-$vm" "$why $(head -c 200 "$o/$vm.kvmstats.err" "$o/$vm.qmp.err")"; fi
+		if why=$(python3 "$CMP" expoqmp "$o/$vm.prom" "$o/$vm.before" "$o/$vm.after" $vm 2>&1); then
+			ok "exporter-qmp-eq-query-stats-$vm ($why)"
+		else nok "exporter-qmp-eq-query-stats-$vm" "$why $(head -c 200 "$o/$vm.expo.err")"; fi
+	done
+	"$KVMSCOPE" stat -i "$o/qrec.dat" --by vm --json > "$o/qstat.json" 2> "$o/qstat.err"
+	if why=$(python3 "$CMP" names "$o/qstat.json" "$o/qtop.json" nestvm "$o/nestvm.pid" "$o/nestvm.tids" \
+		plainvm "$o/plainvm.pid" "$o/plainvm.tids" 2>&1); then
+		ok "record-names-qemu-vms-as-top ($why)"
+	else nok record-names-qemu-vms-as-top "$why $(head -c 200 "$o/qstat.err")"; fi
+else nok qemu-kvm-ran "no QEMU pid files: $(tail -c 300 "$o"/*.qemu.log 2>/dev/null | tr '\n' ' ')"; fi
+
+# 7. the comparison can fail: one exit dropped
+p1=passed p2=passed p3=passed p4=passed
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
 KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
-if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ]; then
-	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3"))"
-else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3"; fi
+KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" > "$o/plant4" 2>&1 || p4=failed
+if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ]; then
+	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4"))"
+else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4"; fi
 exit 0
