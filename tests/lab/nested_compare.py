@@ -274,11 +274,13 @@ def names(statjs, topjs, *vms):
 
 def prom(exits_js, halts_js, perf_txt, vmm_js):
     """Prometheus's last values of kvmscope_exits_total per reason (all
-    domains) == perf's counts; halt histogram counts == the VMM's halts."""
-    got = {}
+    domains) == perf's counts; halt histogram counts == the VMM's halts;
+    the domains are the VMM's process names."""
+    got, domains = {}, set()
     for r in json.load(open(exits_js)):
         k = r["metric"].get("reason", "")
         got[k] = got.get(k, 0) + int(float(r["value"][1]))
+        domains.add(r["metric"].get("domain"))
     plant(got, "hlt")
     want = table(perf_txt)
     halts = sum(int(float(r["value"][1])) for r in json.load(open(halts_js)))
@@ -290,11 +292,16 @@ def prom(exits_js, halts_js, perf_txt, vmm_js):
         print("prometheus != perf: %s" % " ".join(
             "%s %s/%s" % (k, got.get(k, 0), want.get(k, 0)) for k in diff))
         rc = 1
+    comms = set(vm["comm"] for vm in doc["vms"])
+    if domains != comms:
+        print("domains %s, the VMM's processes %s" % (sorted(domains), sorted(comms)))
+        rc = 1
     if halts != vmm_halts:
         print("halt histogram counts %d, the VMM halted %d times" % (halts, vmm_halts))
         rc = 1
     if rc == 0:
-        print("%d exits: %s; %d halts" % (sum(got.values()), show(got), halts))
+        print("%d exits: %s; %d halts; domains %s" % (
+            sum(got.values()), show(got), halts, " ".join(sorted(domains))))
     return rc
 
 
