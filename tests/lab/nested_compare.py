@@ -305,6 +305,28 @@ def prom(exits_js, halts_js, perf_txt, vmm_js):
     return rc
 
 
+def lost(rec_err, stats, kept, vmm_js):
+    """record's lost events == what its tracefs instance's per-CPU stats
+    say (overrun + dropped events); the cpuid exits kept plus the lost ==
+    the VMM's cpuid count."""
+    m = re.search(r"LOST EVENTS: (\d+) reported in pages, (\d+) overrun/dropped",
+                  open(rec_err).read())
+    in_pages, by_kernel = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    tracefs = 0
+    for line in open(stats):
+        k = re.match(r"^(overrun|dropped events): (\d+)", line)
+        if k:
+            tracefs += int(k.group(2))
+    n = int(open(kept).read().strip() or 0)
+    doc = json.load(open(vmm_js))
+    cpuid = sum(c["cpuid"] for vm in doc["vms"] for c in vm["vcpus"])
+    print("record: %d lost in pages, %d by the kernel; tracefs %d; kept %d, VMM %d" % (
+        in_pages, by_kernel, tracefs, n, cpuid))
+    if not by_kernel or by_kernel != tracefs or n + by_kernel != cpuid:
+        return 1
+    return 0
+
+
 def main():
     a = sys.argv[1:]
     if len(a) == 5 and a[0] == "counts":
@@ -323,6 +345,8 @@ def main():
         return expoqmp(*a[1:])
     if len(a) >= 6 and a[0] == "names" and (len(a) - 3) % 3 == 0:
         return names(*a[1:])
+    if len(a) == 5 and a[0] == "lost":
+        return lost(*a[1:])
     if len(a) == 5 and a[0] == "prom":
         return prom(*a[1:])
     sys.stderr.write(__doc__)

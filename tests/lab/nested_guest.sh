@@ -37,6 +37,10 @@ ppid=$!
 tpid=$!
 "$KVMSCOPE" exporter --listen 127.0.0.1:9843 > expo.out 2> expo.err &
 epid=$!
+# a second record of the cpuid exits only, into a 4 KB buffer per CPU,
+# stopped (SIGSTOP) for 3 s while the VMM runs: it must lose events
+"$KVMSCOPE" record -e kvm:kvm_exit -f 'exit_reason == 114' -b 4 -o lost.dat 2> lost.err &
+lpid=$!
 mkdir -p /tmp/prom
 cat > prom.yml <<'YML'
 global:
@@ -59,10 +63,20 @@ wait_for '[ "$(ls $T/instances | wc -l)" -gt "$(wc -l < instances.before)" ] && 
 sleep 2
 log "tools started: $(ls $T/instances | tr '\n' ' ')"
 # shellcheck disable=SC2086
-"$VMM" $VMM_ARGS > vmm.json 2> vmm.err
+"$VMM" $VMM_ARGS > vmm.json 2> vmm.err &
+vpid=$!
+sleep 1
+kill -STOP "$lpid"
+sleep 3
+kill -CONT "$lpid"
+wait "$vpid"
 echo $? > vmm.rc
 log "vmm done (exit $(cat vmm.rc))"
 sleep 3
+# what tracefs says the small-buffer record's instance lost, per CPU
+cat $T/instances/kvmscope-$lpid/per_cpu/cpu*/stats > lost.stats 2>&1
+kill -INT "$lpid"
+wait "$lpid"; echo $? > lost.rc
 # what Prometheus holds after its last scrapes (the exporter started
 # before the VMM: the counters' last values are the whole run)
 python3 "$LABCTL_DIR/nested_compare.py" promq \
