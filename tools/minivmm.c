@@ -133,10 +133,11 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu_ctx *c = arg;
 	struct vcpu_counts *o = c->out;
-	char name[16];
+	char name[32]; /* a thread name: at most 15 characters */
 	int ncpu = ncpus_online(), cpu = c->idx % ncpu;
 
 	snprintf(name, sizeof(name), "vm%d-vcpu%d", c->vm, c->idx);
+	name[15] = 0;
 	pthread_setname_np(pthread_self(), name);
 	o->tid = (int32_t)gettid();
 	move_to(cpu);
@@ -223,7 +224,7 @@ static int run_vm(int vm, int nvcpu, unsigned long loops, unsigned long ticks,
 	unsigned char *mem;
 	struct vcpu_ctx ctx[MAX_VCPUS];
 	pthread_t th[MAX_VCPUS];
-	char name[16];
+	char name[32]; /* PR_SET_NAME keeps 15 characters */
 
 	snprintf(name, sizeof(name), "minivmm-vm%d", vm);
 	prctl(PR_SET_NAME, name);
