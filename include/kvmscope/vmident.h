@@ -49,8 +49,8 @@ int ks_vmident_parse(struct ks_vmident *v, const char *path, uint64_t at, const 
 /* The process of thread TID, or -1 if the map does not hold it. */
 int32_t ks_vmident_tgid(const struct ks_vmident *v, int32_t tid);
 
-/* Building a map (kvmscope record): add a thread or a process (a process
- * already added keeps its first names).  Return 0, or -1 out of memory. */
+/* Building a map (kvmscope record): add a thread, or a process (one
+ * already there takes the new names).  Return 0, or -1 out of memory. */
 int ks_vmident_add_task(struct ks_vmident *v, int32_t tid, int32_t tgid);
 int ks_vmident_add_proc(struct ks_vmident *v, int32_t tgid, const char *comm, const char *name);
 const struct ks_source_proc *ks_vmident_proc(const struct ks_vmident *v, int32_t tgid);

@@ -13,9 +13,10 @@
  *
  * Who is who: tracefs keeps a thread -> process map while its top-level
  * option record-tgid is on (saved_tgids); record turns it on for the run
- * (and back off if it was off), reads the map every second, names each
- * new process while it still runs (its comm and QEMU's -name from
- * /proc/PID) and stores all in the trace.dat's task map option
+ * (and back off if it was off and no other kvmscope traces), reads the map
+ * every second, names each process while it runs (its comm and QEMU's
+ * -name from /proc/PID; again when it renames itself) and stores all in
+ * the trace.dat's task map option
  * (kvmscope/vmident.h), so that stat names the VMs of a recording as top
  * names them live.
  */
@@ -262,17 +263,38 @@ static void who_start(struct who *w)
 		w->restore_tgid = true;
 }
 
+/* Name process TGID while it runs, again when it renamed itself (prctl,
+ * exec: its -name is read again then); a process gone keeps its names. */
 static void who_name(struct who *w, int32_t tgid)
 {
+	const struct ks_source_proc *p = ks_vmident_proc(&w->v, tgid);
 	char comm[64], name[256];
 
-	if (ks_vmident_proc(&w->v, tgid) || ks_read_proc(tgid, "comm", comm, sizeof(comm)) <= 0)
-		return; /* named already, or gone (then unnamed) */
+	if (ks_read_proc(tgid, "comm", comm, sizeof(comm)) <= 0)
+		return;
 	comm[strcspn(comm, "\n")] = 0;
+	if (p && !strcmp(p->comm, comm))
+		return;
 	if (!ks_qemu_name(tgid, name, sizeof(name)))
 		name[0] = 0;
 	if (ks_vmident_add_proc(&w->v, tgid, comm, name) < 0)
 		die("out of memory");
+}
+
+/* Whether another kvmscope (an instance "kvmscope-PID" not ours) traces:
+ * a record of it may need record-tgid still. */
+static bool other_kvmscope(void)
+{
+	char **list = tracefs_instances(NULL), **i;
+	char mine[32];
+	bool other = false;
+
+	snprintf(mine, sizeof(mine), "kvmscope-%d", (int)getpid());
+	for (i = list; i && *i; i++)
+		if (!strncmp(*i, "kvmscope-", 9) && strcmp(*i, mine))
+			other = true;
+	tracefs_list_free(list);
+	return other;
 }
 
 static void who_poll(struct who *w)
@@ -313,7 +335,9 @@ static void who_finish(struct who *w, struct ks_tdw *tdw)
 	char *txt;
 
 	who_poll(w);
-	if (w->restore_tgid)
+	/* the option is the whole tracefs's: left on while another kvmscope
+	 * traces (its record may have found it on and will not restore it) */
+	if (w->restore_tgid && !other_kvmscope())
 		tracefs_option_disable(NULL, TRACEFS_OPTION_RECORD_TGID);
 	while ((tgid = ks_hmap_next(&w->tids, &pos, &tid)))
 		if (ks_vmident_add_task(&w->v, (int32_t)tid, *tgid) < 0)

@@ -86,9 +86,26 @@ static int add_proc_n(struct ks_vmident *v, int32_t tgid, const char *comm, size
 
 int ks_vmident_add_proc(struct ks_vmident *v, int32_t tgid, const char *comm, const char *name)
 {
+	struct ks_source_proc *p = (struct ks_source_proc *)ks_vmident_proc(v, tgid);
+	char *c, *n;
+
 	comm = comm ? comm : "";
 	name = name ? name : "";
-	return add_proc_n(v, tgid, comm, strlen(comm), name, strlen(name));
+	if (!p)
+		return add_proc_n(v, tgid, comm, strlen(comm), name, strlen(name));
+	/* renamed (prctl, exec): the latest names */
+	c = dup_clean(comm, strlen(comm));
+	n = dup_clean(name, strlen(name));
+	if (!c || !n) {
+		free(c);
+		free(n);
+		return -1;
+	}
+	free((char *)p->comm);
+	free((char *)p->name);
+	p->comm = c;
+	p->name = n;
+	return 0;
 }
 
 int32_t ks_vmident_tgid(const struct ks_vmident *v, int32_t tid)
@@ -193,7 +210,8 @@ int ks_vmident_parse(struct ks_vmident *v, const char *path, uint64_t at, const 
 		p = nl + 1;
 	}
 	/* sorted, one entry per tid (the writer writes each tid once) */
-	qsort(v->tasks, v->ntasks, sizeof(*v->tasks), task_cmp);
+	if (v->ntasks > 1)
+		qsort(v->tasks, v->ntasks, sizeof(*v->tasks), task_cmp);
 	for (i = k = 0; i < v->ntasks; i++) {
 		if (!k || v->tasks[k - 1].tid != v->tasks[i].tid)
 			v->tasks[k++] = v->tasks[i];

@@ -30,9 +30,10 @@ static void t_round_trip(void)
 	KT_REQUIRE(ks_vmident_add_task(&w, 301, 300) == 0);
 	KT_REQUIRE(ks_vmident_add_task(&w, 12, 10) == 0);
 	KT_REQUIRE(ks_vmident_add_task(&w, 300, 300) == 0);
-	KT_REQUIRE(ks_vmident_add_proc(&w, 300, "qemu-system-x86", "nestvm") == 0);
+	KT_REQUIRE(ks_vmident_add_proc(&w, 300, "early", "") == 0);
+	KT_REQUIRE(ks_vmident_add_proc(&w, 10, "early", "") == 0);
 	KT_REQUIRE(ks_vmident_add_proc(&w, 10, "tab\there", "new\nline") == 0);
-	KT_REQUIRE(ks_vmident_add_proc(&w, 300, "other", "later") == 0); /* first kept */
+	KT_REQUIRE(ks_vmident_add_proc(&w, 300, "qemu-system-x86", "nestvm") == 0); /* renamed */
 	txt = ks_vmident_format(&w, &len);
 	KT_REQUIRE(txt);
 	KT_EQ_STR(txt, "kvmscope-vmident 1\nt 301 300\nt 12 10\nt 300 300\n"
@@ -51,7 +52,11 @@ static void t_round_trip(void)
 	KT_EQ_STR(p->name, "new?line");
 	KT_EXPECT(!ks_vmident_proc(&r, 301));
 	ks_vmident_free(&r);
-	/* a trailing NUL and unknown line kinds are fine; no names is fine */
+	/* an empty map; a trailing NUL and unknown line kinds are fine; no
+	 * names is fine */
+	KT_REQUIRE(ks_vmident_parse(&r, "f.dat", 0, "kvmscope-vmident 1\n", 19, &err) == 0);
+	KT_EQ_INT(ks_vmident_tgid(&r, 1), -1);
+	ks_vmident_free(&r);
 	KT_REQUIRE(ks_vmident_parse(&r, "f.dat", 0, "kvmscope-vmident 1\nx later\np 5\t\t\n",
 				    sizeof("kvmscope-vmident 1\nx later\np 5\t\t\n"), &err) == 0);
 	KT_EQ_U64(r.nprocs, 1);
