@@ -281,7 +281,7 @@ static void who_name(struct who *w, int32_t tgid)
 		die("out of memory");
 }
 
-/* Whether another kvmscope (an instance "kvmscope-PID" not ours) traces:
+/* Whether another kvmscope (an instance "kvmscope-PID" not ours, PID alive) traces:
  * a record of it may need record-tgid still. */
 static bool other_kvmscope(void)
 {
@@ -290,8 +290,10 @@ static bool other_kvmscope(void)
 	bool other = false;
 
 	snprintf(mine, sizeof(mine), "kvmscope-%d", (int)getpid());
+	/* a dead run's instance (killed with SIGKILL) does not count */
 	for (i = list; i && *i; i++)
-		if (!strncmp(*i, "kvmscope-", 9) && strcmp(*i, mine))
+		if (!strncmp(*i, "kvmscope-", 9) && strcmp(*i, mine) && atoi(*i + 9) > 0 &&
+		    (kill(atoi(*i + 9), 0) == 0 || errno == EPERM))
 			other = true;
 	tracefs_list_free(list);
 	return other;

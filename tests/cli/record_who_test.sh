@@ -50,7 +50,11 @@ echo "# record-tgid was $before, is $after"
 # the machine as it was, once no kvmscope traces any more
 if [ "$before" = 0 ] && [ "$after" = 1 ]; then
 	for i in $(seq 1 20); do
-		ls "$T/instances" | grep -q '^kvmscope-' || { echo 0 > "$T/options/record-tgid"; break; }
+		busy=0
+		for d in "$T"/instances/kvmscope-*; do
+			[ -e "$d" ] && kill -0 "${d##*-}" 2>/dev/null && busy=1
+		done
+		[ $busy = 0 ] && { echo 0 > "$T/options/record-tgid"; break; }
 		sleep 0.5
 	done
 fi
