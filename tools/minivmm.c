@@ -30,6 +30,7 @@
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,7 @@ struct vcpu_counts {
 	int32_t tid;
 	int bad;		/* the guest took an unexpected exception */
 	uint64_t io, mmio, other, cpuid, msr, hlt;
+	uint64_t kicks;		/* signals the watchdog sent it (see run_vm) */
 };
 
 struct vm_counts {
@@ -109,6 +111,8 @@ struct vcpu_ctx {
 	struct kvm_run *run;
 	unsigned long loops, move;
 	struct vcpu_counts *out;
+	unsigned long progress;	/* KVM_RUN returns, read by the watchdog */
+	int done;
 	char err[160];
 };
 
@@ -142,7 +146,10 @@ static void *vcpu_thread(void *arg)
 	o->tid = (int32_t)gettid();
 	move_to(cpu);
 	for (;;) {
-		if (ioctl(c->fd, KVM_RUN, 0) < 0) {
+		int rr = ioctl(c->fd, KVM_RUN, 0);
+
+		__atomic_fetch_add(&c->progress, 1, __ATOMIC_RELAXED);
+		if (rr < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				o->other++;
 				continue;
@@ -185,6 +192,55 @@ static void *vcpu_thread(void *arg)
 			snprintf(c->err, sizeof(c->err), "exit reason %u", r->exit_reason);
 			return NULL;
 		}
+	}
+}
+
+static void *vcpu_main(void *arg)
+{
+	struct vcpu_ctx *c = arg;
+	void *r = vcpu_thread(arg);
+
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return r;
+}
+
+static void on_kick(int sig)
+{
+	(void)sig; /* only to make KVM_RUN return EINTR */
+}
+
+/* Watchdog: a vCPU whose KVM_RUN has not returned for 5 s (a halt whose
+ * wakeup was lost: seen once under a heavily loaded TCG) is sent SIGUSR1,
+ * which makes KVM_RUN return (EINTR, counted in other_returns) and enter
+ * again; after 60 s without progress the VM fails. */
+static int watch(struct vcpu_ctx *ctx, pthread_t *th, int n)
+{
+	unsigned long last[MAX_VCPUS] = { 0 };
+	int still[MAX_VCPUS] = { 0 }, i, running;
+
+	for (;;) {
+		sleep(1);
+		running = 0;
+		for (i = 0; i < n; i++) {
+			unsigned long p = __atomic_load_n(&ctx[i].progress, __ATOMIC_RELAXED);
+
+			if (__atomic_load_n(&ctx[i].done, __ATOMIC_ACQUIRE))
+				continue;
+			running++;
+			still[i] = p == last[i] ? still[i] + 1 : 0;
+			last[i] = p;
+			if (still[i] >= 60) {
+				fprintf(stderr, "minivmm: vm%d vcpu%d: no exit in 60 s\n",
+					ctx[i].vm, i);
+				return -1;
+			}
+			if (still[i] && still[i] % 5 == 0) {
+				ctx[i].out->kicks++;
+				pthread_kill(th[i], SIGUSR1);
+			}
+		}
+		if (!running)
+			return 0;
 	}
 }
 
@@ -300,11 +356,15 @@ static int run_vm(int vm, int nvcpu, unsigned long loops, unsigned long ticks,
 		if (ioctl(c->fd, KVM_SET_MP_STATE, &mp) < 0)
 			return die("KVM_SET_MP_STATE");
 	}
+	struct sigaction sa = { .sa_handler = on_kick };
+	sigaction(SIGUSR1, &sa, NULL); /* no SA_RESTART: KVM_RUN returns EINTR */
 	for (i = 0; i < nvcpu; i++)
-		if (pthread_create(&th[i], NULL, vcpu_thread, &ctx[i]) != 0) {
+		if (pthread_create(&th[i], NULL, vcpu_main, &ctx[i]) != 0) {
 			fprintf(stderr, "minivmm: pthread_create failed\n");
 			return 1;
 		}
+	if (watch(ctx, th, nvcpu) < 0)
+		return 1; /* the stuck thread dies with the process */
 	for (i = 0; i < nvcpu; i++) {
 		pthread_join(th[i], NULL);
 		if (ctx[i].err[0]) {
@@ -384,11 +444,11 @@ int main(int argc, char **argv)
 
 			printf("%s\n  {\"vcpu\": %d, \"tid\": %d, \"comm\": \"vm%d-vcpu%d\", "
 			       "\"io\": %llu, \"mmio\": %llu, \"cpuid\": %llu, \"msr\": %llu, "
-			       "\"hlt\": %llu, \"other_returns\": %llu}",
+			       "\"hlt\": %llu, \"other_returns\": %llu, \"kicks\": %llu}",
 			       j ? "," : "", j, (int)o->tid, i, j, (unsigned long long)o->io,
 			       (unsigned long long)o->mmio, (unsigned long long)o->cpuid,
 			       (unsigned long long)o->msr, (unsigned long long)o->hlt,
-			       (unsigned long long)o->other);
+			       (unsigned long long)o->other, (unsigned long long)o->kicks);
 		}
 		printf("]}");
 	}

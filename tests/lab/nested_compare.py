@@ -80,8 +80,9 @@ def vmm(report, js, vm, vcpu):
     if bad:
         print("vm%s vcpu%s: %s" % (vm, vcpu, " ".join(bad)))
         return 1
-    print("vm%s vcpu%s: %s" % (vm, vcpu, " ".join(
-        "%s=%d" % (r, want[k]) for k, r in sorted(VMM_REASONS.items()))))
+    print("vm%s vcpu%s: %s%s" % (vm, vcpu, " ".join(
+        "%s=%d" % (r, want[k]) for k, r in sorted(VMM_REASONS.items())),
+        " (watchdog kicks %d)" % own["kicks"] if own.get("kicks") else ""))
     return 0
 
 
