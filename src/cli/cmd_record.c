@@ -13,7 +13,7 @@
  *
  * Who is who: tracefs keeps a thread -> process map while its top-level
  * option record-tgid is on (saved_tgids); record turns it on for the run
- * (and back off if it was off and no other kvmscope traces), reads the map
+ * (and the last record back off if a record turned it on), reads the map
  * every second, names each process while it runs (its comm and QEMU's
  * -name from /proc/PID; again when it renames itself) and stores all in
  * the trace.dat's task map option
@@ -255,12 +255,22 @@ static void add_cmdlines(struct record_state *s)
 /* ------------------------------------------------------------------ */
 /* who is who (see the top) */
 
+/* Says that a kvmscope record turned record-tgid on (not its user): the
+ * last record to end turns it off, whichever record turned it on. */
+#define TGID_MARK "/run/kvmscope-record-tgid"
+
 static void who_start(struct who *w)
 {
+	FILE *f;
+
 	ks_hmap_init(&w->tids, sizeof(int32_t));
-	if (!tracefs_option_is_enabled(NULL, TRACEFS_OPTION_RECORD_TGID) &&
-	    tracefs_option_enable(NULL, TRACEFS_OPTION_RECORD_TGID) == 0)
+	if (tracefs_option_is_enabled(NULL, TRACEFS_OPTION_RECORD_TGID)) {
+		w->restore_tgid = access(TGID_MARK, F_OK) == 0;
+	} else if (tracefs_option_enable(NULL, TRACEFS_OPTION_RECORD_TGID) == 0) {
 		w->restore_tgid = true;
+		if ((f = fopen(TGID_MARK, "w")))
+			fclose(f);
+	}
 }
 
 /* Name process TGID while it runs, again when it renamed itself (prctl,
@@ -338,9 +348,11 @@ static void who_finish(struct who *w, struct ks_tdw *tdw)
 
 	who_poll(w);
 	/* the option is the whole tracefs's: left on while another kvmscope
-	 * traces (its record may have found it on and will not restore it) */
-	if (w->restore_tgid && !other_kvmscope())
+	 * traces (the last record turns it off, see TGID_MARK) */
+	if (w->restore_tgid && !other_kvmscope()) {
 		tracefs_option_disable(NULL, TRACEFS_OPTION_RECORD_TGID);
+		unlink(TGID_MARK);
+	}
 	while ((tgid = ks_hmap_next(&w->tids, &pos, &tid)))
 		if (ks_vmident_add_task(&w->v, (int32_t)tid, *tgid) < 0)
 			die("out of memory");
