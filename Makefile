@@ -10,7 +10,8 @@
 #   make check      install dependencies, build, run the test suite (TAP;
 #                   in parallel: make check -j2; tests/run.sh says more)
 #   make check SAN=1  the same built with AddressSanitizer + UBSan (build-san/)
-#   make check-lab  the QEMU lab: kvmscope sample / unwind on a real guest
+#   make check-lab  the QEMU lab: kvmscope sample / unwind on a real guest;
+#                   record, top, stat against perf on a nested real KVM (SVM)
 #   make bench      benchmarks against perf / trace-cmd (prints ratios)
 #   make fuzz       build the libFuzzer targets and run each FUZZ_SECONDS
 #
@@ -201,8 +202,8 @@ check: deps
 	@tests/run.sh $(BUILD)
 
 check-lab: deps
-	@$(MAKE) --no-print-directory all
-	@tests/run.sh $(BUILD) tests/lab/lab_test.sh
+	@$(MAKE) --no-print-directory all $(BUILD)/tools/minivmm
+	@tests/run.sh $(BUILD) tests/lab/lab_test.sh tests/lab/nested_test.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory tests

@@ -58,9 +58,13 @@ struct ks_attr_guest {
 	uint32_t *vcpus, *tids;
 };
 
+struct ks_source_proc;
 struct ks_attr_guests {
 	uint32_t n;
 	struct ks_attr_guest *g;
+	/* the processes the recording names (ks_source_procs()), borrowed */
+	const struct ks_source_proc *procs;
+	size_t nprocs;
 };
 
 /* Build from the NR_GUESTS guests a recording names (ks_source_guests()).
@@ -69,6 +73,12 @@ struct ks_source_guest;
 int ks_attr_guests_init(struct ks_attr_guests *gs, const struct ks_source_guest *guests,
 			size_t nr_guests);
 void ks_attr_guests_free(struct ks_attr_guests *gs);
+/* Also take the processes the recording SRC names (NULL: none). */
+struct ks_source;
+void ks_attr_guests_procs(struct ks_attr_guests *gs, const struct ks_source *src);
+/* The VM name of process TGID as the recording names it (QEMU's -name,
+ * else the process name), or NULL. */
+const char *ks_attr_proc_name(const struct ks_attr_guests *gs, int32_t tgid);
 
 struct ks_attr_thread {
 	int32_t tid;

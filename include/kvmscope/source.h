@@ -232,6 +232,17 @@ struct ks_source_guest {
 /* Returns how many; *GUESTS valid as long as the source. */
 size_t ks_source_guests(const struct ks_source *src, const struct ks_source_guest **guests);
 
+/* The processes a recording names (kvmscope record's task map,
+ * kvmscope/vmident.h): COMM, and NAME the VM name live views show (QEMU's
+ * -name; "" for other VMMs, which are then named by COMM). */
+struct ks_source_proc {
+	int32_t tgid;
+	const char *comm;
+	const char *name;
+};
+/* Returns how many; *PROCS valid as long as the source. */
+size_t ks_source_procs(const struct ks_source *src, const struct ks_source_proc **procs);
+
 /* A guest recording's TimeShift (trace.dat option): per guest CPU, samples
  * by which guest time TIME maps to host time ((TIME * scaling) >> fraction)
  * + offset, sorted by time. */

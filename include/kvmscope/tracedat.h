@@ -57,17 +57,6 @@ struct ks_tracedat_tsync_cpu {
 	struct ks_tracedat_tsync_sample *samples;
 };
 
-/* The option kvmscope writes (convert) with the host's thread -> process
- * map, which trace.dat itself does not record: text, a first line
- * KS_TRACEDAT_TGIDS_MAGIC, then one "TID TGID" line per thread.  trace-cmd
- * skips an option id it does not know. */
-#define KS_TRACEDAT_OPT_TGIDS 0x4b53
-#define KS_TRACEDAT_TGIDS_MAGIC "kvmscope tgids 1"
-
-struct ks_tracedat_tgid {
-	int32_t tid, tgid;
-};
-
 struct ks_tracedat_meta {
 	int version;                 /* 6 or 7 */
 	char compression[32];        /* "none", "zlib", "zstd" */
@@ -90,9 +79,6 @@ struct ks_tracedat_meta {
 	int64_t ts_offset;           /* sum of the OFFSET options (ns) */
 	bool ts_in_ns;               /* record ts are nanoseconds (not raw counters) */
 
-	uint32_t nr_tgids;           /* the KS_TRACEDAT_OPT_TGIDS option's map, */
-	struct ks_tracedat_tgid *tgids; /* sorted by tid: records get their pid */
-
 	uint32_t nr_guests;          /* GUEST options */
 	struct ks_tracedat_guest *guests;
 
@@ -110,6 +96,10 @@ struct ks_tracedat_meta {
 
 /* The metadata of a trace.dat source, or NULL for other inputs. */
 const struct ks_tracedat_meta *ks_tracedat_meta(const struct ks_source *src);
+/* The task map of the file's kvmscope-vmident option (kvmscope/vmident.h),
+ * or NULL when it has none (or SRC is no trace.dat). */
+struct ks_vmident;
+const struct ks_vmident *ks_tracedat_vmident(const struct ks_source *src);
 
 /* The name of the buffer instance REC (delivered by SRC) came from, or NULL
  * for the top-level buffer, latency files and other inputs.  Found from

@@ -76,6 +76,22 @@ void ks_attr_guests_free(struct ks_attr_guests *gs)
 	memset(gs, 0, sizeof(*gs));
 }
 
+void ks_attr_guests_procs(struct ks_attr_guests *gs, const struct ks_source *src)
+{
+	gs->nprocs = src ? ks_source_procs(src, &gs->procs) : 0;
+}
+
+const char *ks_attr_proc_name(const struct ks_attr_guests *gs, int32_t tgid)
+{
+	size_t i;
+
+	for (i = 0; tgid > 0 && i < gs->nprocs; i++)
+		if (gs->procs[i].tgid == tgid)
+			return gs->procs[i].name[0] ? gs->procs[i].name
+			       : gs->procs[i].comm[0] ? gs->procs[i].comm : NULL;
+	return NULL;
+}
+
 void ks_attr_thread_init(struct ks_attr_thread *t, int32_t tid)
 {
 	memset(t, 0, sizeof(*t));

@@ -104,6 +104,7 @@ struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_source *
 		ks_error_set(err, "out of memory");
 		return NULL;
 	}
+	ks_attr_guests_procs(&h->guests, src);
 	h->arch = arch;
 	h->tep = src ? ks_source_tep(src) : NULL;
 	h->max_threads = ks_limits_or_default(NULL)->threads;
@@ -367,6 +368,8 @@ const char *ks_host_vm_name(const struct ks_host *h, int32_t vm)
 	for (i = 0; i < h->guests.n; i++)
 		if (h->guests.g[i].vm == vm)
 			return h->guests.g[i].name;
+	if (ks_attr_proc_name(&h->guests, vm))
+		return ks_attr_proc_name(&h->guests, vm);
 	t = ks_host_find(h, vm);
 	if (t && t->comm[0])
 		name = t->comm;

@@ -1433,6 +1433,7 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 		ks_error_set(err, "out of memory");
 		return NULL;
 	}
+	ks_attr_guests_procs(&st->guests, src);
 	if (tep && st->cls->preferred_name)
 		st->variant = ks_tep_event(tep, st->cls->preferred_system,
 					   st->cls->preferred_name) ? 0 : 1;
@@ -1666,6 +1667,8 @@ const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm)
 	for (i = 0; i < st->guests.n; i++)
 		if (st->guests.g[i].vm == vm)
 			return st->guests.g[i].name;
+	if ((name = ks_attr_proc_name(&st->guests, vm)))
+		return name;
 	name = vm > 0 ? ks_stat_comm(st, vm) : NULL;
 	if (!name && vm > 0) {
 		const struct thread *t = thread_find(st, vm);

@@ -33,6 +33,7 @@
 #include "options.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
+#include "kvmscope/vmident.h"
 #include "kvmscope/tracedat_writer.h"
 #include "util/hashmap.h"
 
@@ -381,24 +382,41 @@ static void set_stored_cmdlines(struct ks_tdw *w, struct comm_map *comms, const 
  * trace.dat's own option as it is. */
 static void write_tgids(struct ks_tdw *w, struct ks_source *src, const struct comm_map *comms)
 {
-	const struct ks_tracedat_meta *m = ks_tracedat_meta(src);
-	char *text = NULL;
-	size_t len = 0, i, n = 0;
-	FILE *f = open_memstream(&text, &len);
+	const struct ks_vmident *in = ks_tracedat_vmident(src);
+	struct ks_vmident v = { 0 };
 	struct ks_error err;
+	char *text;
+	size_t len = 0, i;
+	int r = 0;
 
-	if (!f)
+	if (in) { /* a trace.dat that has the map already: kept as it is */
+		for (i = 0; r == 0 && i < in->ntasks; i++)
+			r = ks_vmident_add_task(&v, in->tasks[i].tid, in->tasks[i].tgid);
+		for (i = 0; r == 0 && i < in->nprocs; i++)
+			r = ks_vmident_add_proc(&v, in->procs[i].tgid, in->procs[i].comm,
+						in->procs[i].name);
+	}
+	for (i = 0; r == 0 && !in && i < comms->len; i++) {
+		const struct comm_slot *c = &comms->slots[i];
+
+		if (c->tid <= 0 || c->tgid <= 0)
+			continue;
+		r = ks_vmident_add_task(&v, c->tid, c->tgid);
+		if (r == 0 && c->tid == c->tgid && c->named) /* the process's own name */
+			r = ks_vmident_add_proc(&v, c->tgid, c->comm, "");
+	}
+	if (r < 0)
 		die("out of memory");
-	fputs(KS_TRACEDAT_TGIDS_MAGIC "\n", f);
-	for (i = 0; m && i < m->nr_tgids; i++, n++)
-		fprintf(f, "%d %d\n", m->tgids[i].tid, m->tgids[i].tgid);
-	for (i = 0; !(m && m->nr_tgids) && i < comms->len; i++)
-		if (comms->slots[i].tid > 0 && comms->slots[i].tgid > 0)
-			fprintf(f, "%d %d\n", comms->slots[i].tid, comms->slots[i].tgid), n++;
-	if (fclose(f) != 0 || !text)
+	if (!v.ntasks && !v.nprocs) {
+		ks_vmident_free(&v);
+		return;
+	}
+	text = ks_vmident_format(&v, &len);
+	ks_vmident_free(&v);
+	if (!text)
 		die("out of memory");
-	if (n && len <= UINT32_MAX &&
-	    ks_tdw_add_option(w, KS_TRACEDAT_OPT_TGIDS, text, (uint32_t)len, &err) < 0)
+	if (len <= UINT32_MAX &&
+	    ks_tdw_add_option(w, KS_VMIDENT_OPTION, text, (uint32_t)len, &err) < 0)
 		writer_failed(w, &err);
 	free(text);
 }

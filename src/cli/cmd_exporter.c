@@ -225,7 +225,9 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ */
-/* VM names: QEMU's -name (libvirt: "guest=NAME,..."), live only */
+/* VM names: QEMU's -name (libvirt: "guest=NAME,..."), else the process
+ * name of a VMM that is not QEMU (a QEMU without -name is named
+ * "qemu-system-..." like every other: its pid says more), live only */
 
 static bool vm_alive(void *ctx, int32_t pid)
 {
@@ -235,8 +237,18 @@ static bool vm_alive(void *ctx, int32_t pid)
 
 static bool qemu_name(void *ctx, int32_t pid, char *out, size_t len)
 {
+	char comm[64];
+
 	(void)ctx;
-	return ks_qemu_name(pid, out, len);
+	if (ks_qemu_name(pid, out, len))
+		return true;
+	if (ks_read_proc(pid, "comm", comm, sizeof(comm)) <= 0)
+		return false;
+	comm[strcspn(comm, "\n")] = 0;
+	if (!comm[0] || !strncmp(comm, "qemu", 4) || !strncmp(comm, "kvm", 3))
+		return false;
+	snprintf(out, len, "%s", comm);
+	return true;
 }
 
 /* ------------------------------------------------------------------ */

@@ -10,6 +10,15 @@
  * lays out (and compresses) the file at the end.  Runs for -d SECONDS,
  * until SIGINT/SIGTERM, or while a command given after "--" runs.  The
  * instance is removed on every exit path (live_signals.c's atexit registry).
+ *
+ * Who is who: tracefs keeps a thread -> process map while its top-level
+ * option record-tgid is on (saved_tgids); record turns it on for the run
+ * (and the last record back off if a record turned it on), reads the map
+ * every second, names each process while it runs (its comm and QEMU's
+ * -name from /proc/PID; again when it renames itself) and stores all in
+ * the trace.dat's task map option
+ * (kvmscope/vmident.h), so that stat names the VMs of a recording as top
+ * names them live.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -31,6 +40,9 @@
 #include "options.h"
 #include "kvmscope/live.h"
 #include "kvmscope/tracedat_writer.h"
+#include "kvmscope/vmident.h"
+#include "util/hashmap.h"
+#include "util/procfs.h"
 
 static const struct opt_cmd record_cmd = {
 	.name = "record",
@@ -60,7 +72,15 @@ struct record_args {
 	char **cmd;
 };
 
+struct who {
+	struct ks_hmap tids;   /* tid -> int32_t tgid, from saved_tgids */
+	struct ks_vmident v;   /* the processes named so far */
+	bool restore_tgid;     /* record-tgid was off: turn it off at the end */
+	double last;           /* when saved_tgids was read */
+};
+
 struct record_state {
+	struct who who;
 	struct ks_live *live;
 	struct ks_tdw *w;
 	struct kbuffer *kb;
@@ -232,6 +252,120 @@ static void add_cmdlines(struct record_state *s)
 	free(txt);
 }
 
+/* ------------------------------------------------------------------ */
+/* who is who (see the top) */
+
+/* Says that a kvmscope record turned record-tgid on (not its user): the
+ * last record to end turns it off, whichever record turned it on. */
+#define TGID_MARK "/run/kvmscope-record-tgid"
+
+static void who_start(struct who *w)
+{
+	FILE *f;
+
+	ks_hmap_init(&w->tids, sizeof(int32_t));
+	if (tracefs_option_is_enabled(NULL, TRACEFS_OPTION_RECORD_TGID)) {
+		w->restore_tgid = access(TGID_MARK, F_OK) == 0;
+	} else if (tracefs_option_enable(NULL, TRACEFS_OPTION_RECORD_TGID) == 0) {
+		w->restore_tgid = true;
+		if ((f = fopen(TGID_MARK, "w")))
+			fclose(f);
+	}
+}
+
+/* Name process TGID while it runs, again when it renamed itself (prctl,
+ * exec: its -name is read again then); a process gone keeps its names. */
+static void who_name(struct who *w, int32_t tgid)
+{
+	const struct ks_source_proc *p = ks_vmident_proc(&w->v, tgid);
+	char comm[64], name[256];
+
+	if (ks_read_proc(tgid, "comm", comm, sizeof(comm)) <= 0)
+		return;
+	comm[strcspn(comm, "\n")] = 0;
+	if (p && !strcmp(p->comm, comm))
+		return;
+	if (!ks_qemu_name(tgid, name, sizeof(name)))
+		name[0] = 0;
+	if (ks_vmident_add_proc(&w->v, tgid, comm, name) < 0)
+		die("out of memory");
+}
+
+/* Whether another kvmscope (an instance "kvmscope-PID" not ours, PID alive) traces:
+ * a record of it may need record-tgid still. */
+static bool other_kvmscope(void)
+{
+	char **list = tracefs_instances(NULL), **i;
+	char mine[32];
+	bool other = false;
+
+	snprintf(mine, sizeof(mine), "kvmscope-%d", (int)getpid());
+	/* a dead run's instance (killed with SIGKILL) does not count */
+	for (i = list; i && *i; i++)
+		if (!strncmp(*i, "kvmscope-", 9) && strcmp(*i, mine) && atoi(*i + 9) > 0 &&
+		    (kill(atoi(*i + 9), 0) == 0 || errno == EPERM))
+			other = true;
+	tracefs_list_free(list);
+	return other;
+}
+
+static void who_poll(struct who *w)
+{
+	int len = 0;
+	char *txt = tracefs_instance_file_read(NULL, "saved_tgids", &len), *p, *end;
+	long tid, tgid;
+	bool created;
+	int32_t *v;
+
+	for (p = txt; p && *p; p = end) {
+		tid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		tgid = strtol(end, &end, 10);
+		end += strcspn(end, "\n");
+		if (*end)
+			end++;
+		if (tid <= 0 || tgid <= 0 || tid > INT32_MAX || tgid > INT32_MAX)
+			continue;
+		v = ks_hmap_put(&w->tids, (uint64_t)tid, &created);
+		if (!v)
+			die("out of memory");
+		*v = (int32_t)tgid;
+		who_name(w, (int32_t)tgid);
+	}
+	free(txt);
+	w->last = now_s();
+}
+
+/* The last look, record-tgid as it was, and the option into the file. */
+static void who_finish(struct who *w, struct ks_tdw *tdw)
+{
+	struct ks_error err;
+	size_t pos = 0, len = 0;
+	uint64_t tid;
+	int32_t *tgid;
+	char *txt;
+
+	who_poll(w);
+	/* the option is the whole tracefs's: left on while another kvmscope
+	 * traces (the last record turns it off, see TGID_MARK) */
+	if (w->restore_tgid && !other_kvmscope()) {
+		tracefs_option_disable(NULL, TRACEFS_OPTION_RECORD_TGID);
+		unlink(TGID_MARK);
+	}
+	while ((tgid = ks_hmap_next(&w->tids, &pos, &tid)))
+		if (ks_vmident_add_task(&w->v, (int32_t)tid, *tgid) < 0)
+			die("out of memory");
+	txt = ks_vmident_format(&w->v, &len);
+	if (!txt || len > UINT32_MAX)
+		die("out of memory");
+	if (ks_tdw_add_option(tdw, KS_VMIDENT_OPTION, txt, (uint32_t)len, &err) < 0)
+		die("%s", err.msg);
+	free(txt);
+	ks_vmident_free(&w->v);
+	ks_hmap_free(&w->tids);
+}
+
 /* The output's slot in the command line's list of temporary files. */
 static int out_slot = -1;
 
@@ -394,6 +528,8 @@ static void run_loop(struct record_state *s, const struct record_args *a)
 		 * copy half-empty pages.  poll() wakes when buffer_percent of a
 		 * CPU's buffer is full; the timeout bounds the latency. */
 		drain_all(s, DRAIN_PAGES);
+		if (now_s() - s->who.last >= 1.0)
+			who_poll(&s->who);
 		ks_live_wait(NULL, -1, 50, NULL);
 		if (tty)
 			progress(s, &last, &last_events);
@@ -466,6 +602,7 @@ int cmd_record(int argc, char **argv)
 		die("out of memory");
 	if (ks_live_start(s.live, &err) < 0)
 		die("%s", err.msg);
+	who_start(&s.who);
 	s.start = now_s();
 	if (a.cmd)
 		start_child(&s, a.cmd);
@@ -475,6 +612,7 @@ int cmd_record(int argc, char **argv)
 		;
 	kernel_lost = ks_live_kernel_lost(s.live);
 	add_cmdlines(&s);
+	who_finish(&s.who, s.w);
 	r = ks_tdw_close(s.w, &err);
 	cli_output_release(out_slot);
 	if (r < 0)

@@ -21,7 +21,12 @@
  * kbuffer_load_subbuffer, kbuffer_read_event / kbuffer_next_event,
  * tep_data_type / tep_data_pid.  The source merges the CPUs by timestamp
  * among the pages that are loaded ("rounds": when every CPU has run dry,
- * ks_source_next returns 0 and the caller waits).
+ * ks_source_next returns 0 and the caller waits).  An event is handed out
+ * only if it is older than the moment each dry CPU was last found empty
+ * (its "horizon"): a vCPU thread that exits on one CPU and enters again on
+ * another must not have its entry merged before its exit, which that CPU
+ * may write just after it was read (with clocks this process cannot read,
+ * the horizon is open).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -914,6 +919,7 @@ struct src_cpu {
 	uint8_t *page;
 	struct kbuffer *kb;
 	bool loaded, has, dry, lost_pending;
+	uint64_t dry_at;           /* the clock's "now" before its last empty read */
 	int64_t missed;
 	void *data;
 	int size;
@@ -964,12 +970,38 @@ static uint64_t live_ts(const struct live_source *ls, uint64_t ts)
 	return ts;
 }
 
+/* The trace clock's "now", as events carry it; UINT64_MAX when this
+ * process cannot read that clock. */
+static uint64_t clock_now(const struct live_source *ls)
+{
+	const char *c = ls->l->clock;
+	struct timespec t;
+	clockid_t id;
+
+#if defined(__x86_64__) || defined(__i386__)
+	if (!strcmp(c, "x86-tsc"))
+		return live_ts(ls, __builtin_ia32_rdtsc());
+#endif
+	if (!strcmp(c, "mono"))
+		id = CLOCK_MONOTONIC;
+	else if (!strcmp(c, "mono_raw"))
+		id = CLOCK_MONOTONIC_RAW;
+	else if (!strcmp(c, "boot"))
+		id = CLOCK_BOOTTIME;
+	else
+		return UINT64_MAX;
+	if (clock_gettime(id, &t) != 0)
+		return UINT64_MAX;
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* Peek at C's next event, reading a new page when the current one ends. */
 static int cpu_advance(struct live_source *ls, int cpu, struct ks_error *err)
 {
 	struct src_cpu *c = &ls->cpus[cpu];
 	unsigned long long ts;
 	void *data = NULL;
+	uint64_t now;
 	int n;
 
 	c->has = false;
@@ -979,11 +1011,13 @@ static int cpu_advance(struct live_source *ls, int cpu, struct ks_error *err)
 		c->loaded = false;
 		if (c->dry)
 			return 0;
+		now = clock_now(ls);
 		n = ks_live_read_page(ls->l, cpu, c->page, err);
 		if (n < 0)
 			return -1;
 		if (n == 0) {
 			c->dry = true;
+			c->dry_at = now;
 			return 0;
 		}
 		if ((uint32_t)n < ls->l->page_size)
@@ -1017,6 +1051,17 @@ static int pick_cpu(struct live_source *ls)
 	return best;
 }
 
+/* Whether CPU's next event may go: older than every dry CPU's horizon. */
+static bool in_horizon(const struct live_source *ls, int cpu)
+{
+	int i;
+
+	for (i = 0; i < ls->l->nr_cpus; i++)
+		if (!ls->cpus[i].has && ls->cpus[i].dry_at <= ls->cpus[cpu].ts)
+			return false;
+	return true;
+}
+
 static int new_round(struct live_source *ls, struct ks_error *err)
 {
 	int cpu;
@@ -1034,11 +1079,11 @@ static int live_next(struct ks_source *src, struct ks_record *rec, struct ks_err
 	struct live_source *ls = (struct live_source *)src;
 	struct src_cpu *c;
 	int cpu = pick_cpu(ls);
-	if (cpu < 0) {
+	if (cpu < 0 || !in_horizon(ls, cpu)) {
 		if (new_round(ls, err) < 0)
 			return -1;
 		cpu = pick_cpu(ls);
-		if (cpu < 0)
+		if (cpu < 0 || !in_horizon(ls, cpu))
 			return 0;
 	}
 	c = &ls->cpus[cpu];

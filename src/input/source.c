@@ -309,6 +309,12 @@ size_t ks_source_guests(const struct ks_source *src, const struct ks_source_gues
 	return src->meta.nr_guests;
 }
 
+size_t ks_source_procs(const struct ks_source *src, const struct ks_source_proc **procs)
+{
+	*procs = src->meta.procs;
+	return src->meta.nr_procs;
+}
+
 size_t ks_source_buffers(const struct ks_source *src, const char *const **names)
 {
 	*names = src->meta.buffers;

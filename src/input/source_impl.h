@@ -68,6 +68,8 @@ struct ks_source_meta {
 	struct ks_source_guest *guests;    /* owned; names and vCPUs point into
 					    * the reader's data */
 	size_t nr_guests;
+	const struct ks_source_proc *procs; /* the reader's */
+	size_t nr_procs;
 	struct ks_source_timeshift timeshift; /* cpus point into the reader's data */
 	bool has_timeshift;
 	const char *const *buffers;        /* the reader's names */

@@ -32,6 +32,7 @@
 #include "ringpage.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/tracedat.h"
+#include "kvmscope/vmident.h"
 #include "ctx_impl.h"
 #include "format_guard.h"
 #include "lazy_events.h"
@@ -103,6 +104,7 @@ struct tracedat {
 	struct ks_source src;      /* first */
 	unsigned open_flags;       /* KS_OPEN_* */
 	struct ks_tracedat_meta meta;
+	struct ks_vmident vmident; /* kvmscope record's task map, if any */
 	char format[48];
 	int fd;
 	uint64_t file_size;
@@ -1000,79 +1002,6 @@ static int opt_guest(struct tracedat *td, const uint8_t *d, uint32_t size, uint6
 	return 0;
 }
 
-static int tgid_cmp(const void *a, const void *b)
-{
-	const struct ks_tracedat_tgid *x = a, *y = b;
-
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-/* One "TID TGID" number of a tgids line: decimal, 1 .. INT32_MAX. */
-static bool tgids_number(const char **p, const char *end, int32_t *out)
-{
-	int64_t v = 0;
-	const char *s = *p;
-
-	while (s < end && *s >= '0' && *s <= '9' && v <= INT32_MAX)
-		v = v * 10 + (*s++ - '0');
-	if (s == *p || v < 1 || v > INT32_MAX)
-		return false;
-	*out = (int32_t)v;
-	*p = s;
-	return true;
-}
-
-/* kvmscope's thread -> process map (KS_TRACEDAT_OPT_TGIDS).  An option of
- * that id without the magic line is someone else's: skipped. */
-static int opt_tgids(struct tracedat *td, const uint8_t *d, uint32_t size, uint64_t at,
-		     struct ks_error *err)
-{
-	struct ks_tracedat_meta *m = &td->meta;
-	const char *p = (const char *)d, *end = p + size, *nl;
-	size_t magic = strlen(KS_TRACEDAT_TGIDS_MAGIC);
-	uint32_t line = 1, cap = 0, i;
-
-	if (size < magic + 1 || memcmp(p, KS_TRACEDAT_TGIDS_MAGIC "\n", magic + 1))
-		return 0;
-	if (m->tgids)
-		return ks_error_at(err, td->src.path, at, "more than one kvmscope tgids option");
-	for (p += magic + 1; p < end && *p; p = nl + 1) {
-		struct ks_tracedat_tgid t;
-
-		line++;
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl || !tgids_number(&p, nl, &t.tid) || p == nl || *p++ != ' ' ||
-		    !tgids_number(&p, nl, &t.tgid) || p != nl)
-			return ks_error_at(err, td->src.path, at,
-					   "kvmscope tgids option: line %u is not \"TID TGID\"", line);
-		if (obj_take(td, 1, at, "a kvmscope tgids line", err) < 0 ||
-		    grow(td, (void **)&m->tgids, &cap, m->nr_tgids, sizeof(*m->tgids), at, err) < 0)
-			return -1;
-		m->tgids[m->nr_tgids++] = t;
-	}
-	if (p < end && (*p || memchr(p, '\n', (size_t)(end - p))))
-		return ks_error_at(err, td->src.path, at, "kvmscope tgids option: data after its end");
-	qsort(m->tgids, m->nr_tgids, sizeof(*m->tgids), tgid_cmp);
-	for (i = 1; i < m->nr_tgids; i++)
-		if (m->tgids[i].tid == m->tgids[i - 1].tid)
-			return ks_error_at(err, td->src.path, at,
-					   "kvmscope tgids option: thread %d is listed twice",
-					   m->tgids[i].tid);
-	return 0;
-}
-
-/* The process of thread TID as the tgids option says, or -1. */
-static int32_t tgid_of(const struct ks_tracedat_meta *m, int32_t tid)
-{
-	struct ks_tracedat_tgid key = { .tid = tid };
-	const struct ks_tracedat_tgid *t;
-
-	if (!m->nr_tgids || tid <= 0)
-		return -1;
-	t = bsearch(&key, m->tgids, m->nr_tgids, sizeof(key), tgid_cmp);
-	return t ? t->tgid : -1;
-}
-
 static int sample_cmp(const void *a, const void *b)
 {
 	const struct ks_tracedat_tsync_sample *x = a, *y = b;
@@ -1373,8 +1302,6 @@ static int handle_option(struct tracedat *td, uint16_t id, const uint8_t *d, uin
 		return opt_time_shift(td, d, size, at, err);
 	case OPT_GUEST:
 		return opt_guest(td, d, size, at, err);
-	case KS_TRACEDAT_OPT_TGIDS:
-		return opt_tgids(td, d, size, at, err);
 	case OPT_TSC2NSEC:
 		if (size >= 16) {
 			m->has_tsc2nsec = true;
@@ -1390,6 +1317,13 @@ static int handle_option(struct tracedat *td, uint16_t id, const uint8_t *d, uin
 	case OPT_PRINTK:
 	case OPT_CMDLINES:
 		return opt_section_ref(td, id, d, size, at, err);
+	case KS_VMIDENT_OPTION:
+		/* one per file; its tables hold ~2x its text */
+		if (td->vmident.ntasks || td->vmident.nprocs)
+			return ks_error_at(err, td->src.path, at, "more than one task map option");
+		if (mem_take(td, 2 * (uint64_t)size, at, err) < 0)
+			return -1;
+		return ks_vmident_parse(&td->vmident, td->src.path, at, (const char *)d, size, err);
 	default:
 		return 0; /* DATE, CPUSTAT, HOOK, PROCMAPS, STRINGS...: not needed */
 	}
@@ -1830,6 +1764,8 @@ static int fill_source_meta(struct tracedat *td)
 	if (m->uname && ks_source_meta_set_text(sm, KS_TEXT_UNAME, m->uname, strlen(m->uname),
 						false) < 0)
 		return -1;
+	sm->procs = td->vmident.procs;
+	sm->nr_procs = td->vmident.nprocs;
 	if (!m->nr_guests)
 		return 0;
 	sm->guests = calloc(m->nr_guests, sizeof(*sm->guests));
@@ -2187,7 +2123,8 @@ static void fill_event(struct tracedat *td, struct cpu_cursor *c, struct ks_reco
 		type = tep_data_type(td->src.tep, &tr);
 		rec->event = find_event(td, type);
 		rec->tid = tep_data_pid(td->src.tep, &tr);
-		rec->pid = tgid_of(&td->meta, rec->tid);
+		/* the process, where kvmscope record's task map says */
+		rec->pid = ks_vmident_tgid(&td->vmident, rec->tid);
 	}
 	if (!rec->event)
 		td->src.stats.unknown_events++;
@@ -2319,7 +2256,6 @@ static void free_meta(struct ks_tracedat_meta *m)
 		free(m->guests[i].vcpus);
 	}
 	free(m->guests);
-	free(m->tgids);
 	for (i = 0; i < m->tsync_nr_cpus; i++)
 		free(m->tsync_cpus[i].samples);
 	free(m->tsync_cpus);
@@ -2340,6 +2276,7 @@ static void tracedat_close(struct ks_source *src)
 	ks_lazy_detach(td->src.lazy);
 	ks_lazy_detach(td->file_lazy);
 	ks_source_meta_free(&src->meta);
+	ks_vmident_free(&td->vmident);
 	free(td->ra);
 	for (i = 0; i < td->nr_cpus; i++) {
 		free(td->cpus[i].buf);
@@ -2399,6 +2336,15 @@ static const struct ks_source_ops tracedat_ops = {
 	.close = tracedat_close,
 	.position = tracedat_position,
 };
+
+const struct ks_vmident *ks_tracedat_vmident(const struct ks_source *src)
+{
+	const struct tracedat *td = (const struct tracedat *)src;
+
+	if (!src || src->ops != &tracedat_ops)
+		return NULL;
+	return td->vmident.ntasks || td->vmident.nprocs ? &td->vmident : NULL;
+}
 
 const struct ks_tracedat_meta *ks_tracedat_meta(const struct ks_source *src)
 {

@@ -4,7 +4,8 @@
 # vCPU thread belongs to, and the VMs' names.
 #
 # A trace.dat records no thread -> process map; convert writes it in an
-# option of kvmscope's own (tracedat.h: KS_TRACEDAT_OPT_TGIDS), which
+# option of kvmscope's own (vmident.h: KS_VMIDENT_OPTION, the task map
+# kvmscope record writes too), which
 # trace-cmd skips.  Oracles:
 #  - `kvmscope stat --by vm` of a perf.data (whose VMs it names like
 #    `perf kvm stat report`, perf_oracle_test.sh) and of its conversions
@@ -95,18 +96,18 @@ fi
 python3 - "$dir/gen-v6-none.dat" "$dir/bad.dat" <<'PY'
 import sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-at = d.find(b'kvmscope tgids 1\n')
+at = d.find(b'kvmscope-vmident 1\nt ')
 if at < 0:
     sys.exit(1)
-nl = d.index(b' ', at + 17)
-d[nl + 2] = ord('x')
+sp = d.index(b' ', at + 21)    # "t TID TGID": the space before TGID
+d[sp + 1] = ord('x')
 open(sys.argv[2], 'wb').write(d)
 PY
 if [ $? -ne 0 ]; then
-	echo "not ok convert_vm_damaged: the v6 file holds no tgids option"
+	echo "not ok convert_vm_damaged: the v6 file holds no task map option"
 else
 	"$ks" stat -i "$dir/bad.dat" > /dev/null 2> "$dir/err"; rc=$?
-	if [ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "bad.dat: offset [0-9]*: kvmscope tgids option: line 2" "$dir/err"; then
+	if [ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "bad.dat: offset [0-9]*: task map option: malformed line" "$dir/err"; then
 		echo "ok convert_vm_damaged ($(cat "$dir/err"))"
 	else
 		echo "not ok convert_vm_damaged: status $rc: $(head -2 "$dir/err" | tr '\n' ' ')"

@@ -7,6 +7,7 @@
  *
  * Tests that need tracefs skip with a message when it is not writable.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,92 @@ static void t_live_source(void)
 	ks_live_destroy(l);
 }
 
+/* Pin this thread to CPU and sleep a little: our own sched_switch events
+ * on that CPU. */
+static void switch_on(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	for (i = 0; i < 3; i++)
+		usleep(1000);
+}
+
+/* A thread that leaves one CPU and runs on another (a vCPU thread moved
+ * between an exit and its entry): the CPU it left was read empty, then got
+ * an event, then the other CPU got a later one that the source loads
+ * first.  The source must not hand the later event out before the earlier
+ * one (it did: entries merged before their exits, top lost those exits). */
+static void t_cross_cpu_order(void)
+{
+	static const char *const evs[] = { "sched:sched_switch" };
+	struct ks_live_opts o = KS_LIVE_OPTS_INIT;
+	struct ks_live *l = NULL;
+	struct ks_source *src;
+	struct ks_record rec;
+	struct ks_error err;
+	int32_t me = getpid();
+	uint64_t last = 0, back = 0, n = 0, on0 = 0;
+	bool stopped = false;
+	int r;
+
+	if (!tracefs_ok())
+		return;
+#if !defined(__x86_64__)
+	kt_skip("not x86 (the x86-tsc clock)");
+	return;
+#endif
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		kt_skip("one CPU");
+		return;
+	}
+	o.events = evs;
+	o.nevents = 1;
+	o.pids = &me;
+	o.npids = 1;
+	o.buffer_kb = 64;
+	KT_REQUIRE(ks_live_create(&l, &o, &err) == 0);
+	if (ks_live_source_open(&src, l, &err) < 0 || ks_live_start(l, &err) < 0) {
+		kt_fail(__FILE__, __LINE__, "%s", err.msg);
+		ks_live_destroy(l);
+		return;
+	}
+	switch_on(1);
+	/* the first round: CPU 0 is empty, CPU 1's page is loaded */
+	r = ks_source_next(src, &rec, &err);
+	KT_REQUIRE(r > 0);
+	last = rec.ts;
+	n++;
+	switch_on(0); /* after CPU 0 was read */
+	switch_on(1); /* later, on a new page of CPU 1 */
+	for (;;) {
+		r = ks_source_next(src, &rec, &err);
+		if (r == 0) {
+			if (!stopped) {
+				ks_live_stop(l);
+				stopped = true;
+				continue;
+			}
+			break;
+		}
+		KT_REQUIRE(r > 0);
+		if (rec.type != KS_REC_EVENT)
+			continue;
+		n++;
+		on0 += rec.cpu == 0;
+		back += rec.ts < last;
+		last = rec.ts;
+	}
+	KT_EXPECT(on0 > 0);
+	KT_EXPECT(n > 6);
+	KT_EQ_U64(back, 0);
+	ks_source_close(src);
+	ks_live_destroy(l);
+}
+
 /* ---- one decoding path: live pages == trace.dat reader on the same pages */
 
 struct seen {
@@ -375,6 +462,7 @@ int main(void)
 		KT_CASE(t_tsc2nsec),
 		KT_CASE(t_instance_lifetime),
 		KT_CASE(t_live_source),
+		KT_CASE(t_cross_cpu_order),
 		KT_CASE(t_same_decoding_as_tracedat),
 		KT_CASE(t_decode_rejects_bad_page),
 		KT_CASE(t_bad_event_error),

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""nested_compare.py - compare exit counts of the nested lab (tests/lab/).
+
+  nested_compare.py counts A.txt B.txt NAME-A NAME-B
+      A.txt, B.txt: perf kvm stat report layout (perf's own, or kvmscope stat
+      --format perf); prints "ok"/"not ok" and the counts compared; exit 1 on
+      a difference.
+  nested_compare.py top TOP.json STAT.json VMM.json
+      top --json's last running totals per VM+vCPU and VM+reason against
+      stat --json (--by vm --by vm,vcpu --by vm,reason) of a recording of
+      the same exits; the VM names of both against the VMM's processes.
+  nested_compare.py vmm REPORT.txt VMM.json VM VCPU
+      the controlled reasons (io, cpuid, msr, hlt) of one vCPU's report
+      against the VMM's own counts for it (io: but the last, see below).
+
+  nested_compare.py promq QUERY | qmp SOCK CMD... | kvmstats | expoqmp |
+      names | prom: the guest's Prometheus and QMP clients, and the checks of
+      top --kvmstats, exporter --qmp, VM names and Prometheus (see each).
+
+KS_LAB_PLANT=1 drops one exit from the first side of every comparison
+before comparing (the check must then fail: nested_test.sh proves it can).
+"""
+import json
+import os
+import re
+import sys
+
+ROW = re.compile(r"^\s*(.+?)\s+(\d+)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+us\s")
+# perf's SVM names of the exits minivmm makes on purpose
+VMM_REASONS = {"io": "io", "cpuid": "cpuid", "msr": "msr", "hlt": "hlt"}
+
+
+def table(path):
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            m = ROW.match(line)
+            if m:
+                rows[m.group(1)] = rows.get(m.group(1), 0) + int(m.group(2))
+    return rows
+
+
+def plant(rows, key=None):
+    if os.environ.get("KS_LAB_PLANT") == "1" and rows:
+        k = key if key in rows else sorted(rows)[0]
+        rows[k] -= 1
+    return rows
+
+
+def show(rows):
+    return " ".join("%s=%d" % (k, rows[k]) for k in sorted(rows))
+
+
+def counts(a, b, na, nb):
+    ta, tb = plant(table(a)), table(b)
+    if not tb:
+        print("%s has no rows" % nb)
+        return 1
+    if ta != tb:
+        diff = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
+        print("%s != %s: %s" % (na, nb, " ".join(
+            "%s %s/%s" % (k, ta.get(k, 0), tb.get(k, 0)) for k in diff)))
+        return 1
+    print("%d exits: %s" % (sum(ta.values()), show(ta)))
+    return 0
+
+
+def vmm(report, js, vm, vcpu):
+    rows = plant(table(report), "hlt")
+    doc = json.load(open(js))
+    own = doc["vms"][int(vm)]["vcpus"][int(vcpu)]
+    # perf and stat count an exit when the vCPU enters again; the last one,
+    # minivmm's `out 0xe8` (done), is never followed by an entry
+    want = {k: own[k] - (1 if k == "io" else 0) for k in VMM_REASONS}
+    bad = []
+    for key, reason in sorted(VMM_REASONS.items()):
+        if rows.get(reason, 0) != want[key]:
+            bad.append("%s %d (VMM %d)" % (reason, rows.get(reason, 0), want[key]))
+    if bad:
+        print("vm%s vcpu%s: %s" % (vm, vcpu, " ".join(bad)))
+        return 1
+    print("vm%s vcpu%s: %s%s" % (vm, vcpu, " ".join(
+        "%s=%d" % (r, want[k]) for k, r in sorted(VMM_REASONS.items())),
+        " (watchdog kicks %d)" % own["kicks"] if own.get("kicks") else ""))
+    return 0
+
+
+def last_top(path):
+    """top --json's last document, and the VM names it showed live (a VM's
+    name is null once its process is gone)."""
+    last, names = None, {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                last = json.loads(line)
+                for r in last["rows"]:
+                    if r.get("vm_name"):
+                        names[r["vm"]] = r["vm_name"]
+    return last, names
+
+
+def stat_views(path):
+    doc = json.load(open(path))
+    return {v["by"]: v["rows"] for v in doc["views"]}
+
+
+def top(topjs, statjs, vmmjs):
+    """top's running totals per VM+vCPU and VM+reason == stat of the
+    concurrent recording; VM names: stat's of the recording == top's live
+    == the VMM's process names."""
+    last, live_names = last_top(topjs)
+    views = stat_views(statjs)
+    t_vcpu = {(r["vm"], r["vcpu"]): r["total"] for r in last["rows"] if r["level"] == "vcpu"}
+    t_reason = {(r["vm"], r["reason"]): r["total"] for r in last["rows"] if r["level"] == "reason"}
+    s_vcpu = {(r["vm"], r["vcpu"]): r["samples"] for r in views["vm,vcpu"]}
+    s_reason = {(r["vm"], r["key"]): r["samples"] for r in views["vm,reason"]}
+    plant(t_reason)
+    rc = 0
+    for what, a, b in (("vm,vcpu", t_vcpu, s_vcpu), ("vm,reason", t_reason, s_reason)):
+        if a != b:
+            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            print("top != stat by %s: %s" % (what, " ".join(
+                "%s:%s/%s" % (k, a.get(k), b.get(k)) for k in diff[:6])))
+            rc = 1
+    doc = json.load(open(vmmjs))
+    names = []
+    for vm in doc["vms"]:
+        s_name = {r["vm"]: r.get("vm_name") for r in views["vm"]}.get(vm["pid"])
+        t_name = live_names.get(vm["pid"])
+        names.append("%d=%s" % (vm["pid"], s_name))
+        if not (s_name == t_name == vm["comm"]):
+            print("vm %d: stat names it %r, top live %r, the VMM %r" % (
+                vm["pid"], s_name, t_name, vm["comm"]))
+            rc = 1
+    if rc == 0:
+        print("%d exits, %d vCPU and %d reason totals equal; VMs %s" % (
+            sum(t_vcpu.values()), len(t_vcpu), len(t_reason), " ".join(names)))
+    return rc
+
+
+def promq(query):
+    """Prometheus's query API (127.0.0.1:9090): the result list as JSON."""
+    import urllib.parse
+    import urllib.request
+    url = "http://127.0.0.1:9090/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    doc = json.loads(urllib.request.urlopen(url, timeout=20).read().decode())
+    if doc.get("status") != "success":
+        print("query failed: %r" % doc, file=sys.stderr)
+        return 1
+    print(json.dumps(doc["data"]["result"]))
+    return 0
+
+
+def qmp(sock, *cmds):
+    """QMP commands in order on SOCK: stats (tests/cli/qmp_stats.py's
+    view, printed as JSON), or any command without arguments."""
+    import socket
+    import qmp_stats
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(sock)
+    f = s.makefile("rw")
+    f.readline()
+
+    def cmd(c, a=None):
+        m = {"execute": c}
+        if a:
+            m["arguments"] = a
+        f.write(json.dumps(m) + "\n")
+        f.flush()
+        while True:
+            r = json.loads(f.readline())
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise SystemExit("QMP error: %s" % r["error"])
+    cmd("qmp_capabilities")
+    for c in cmds:
+        if c == "stats":
+            print(json.dumps({k: str(v) for k, (v, _) in qmp_stats.stats(cmd).items()}))
+        else:
+            cmd(c)
+    return 0
+
+
+def stable_stats(before, after):
+    b, a = json.load(open(before)), json.load(open(after))
+    return {k: v for k, v in b.items() if a.get(k) == v}, b
+
+
+def kvmstats(top_txt, before, after, pid, name):
+    """top --kvmstats --qmp -b -v of a paused QEMU == query-stats (the
+    values equal in reads before and after it)."""
+    stable, allv = stable_stats(before, after)
+    shown, vm, stat = {}, None, None
+    for line in open(top_txt):
+        if not line.strip() or line.startswith("kvmscope top") or line.startswith("VM /"):
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        f = line.split()
+        if depth == 0:
+            vm = f[0]
+        elif depth == 1:
+            stat = f[0]
+            shown["%s -1" % stat] = f[1]
+        elif depth == 2 and f[0] == "vcpu":
+            shown["%s %s" % (stat, f[1])] = f[2]
+    if vm != "%s(%s)" % (pid, name):
+        print("VM row %r, want %s(%s)" % (vm, pid, name))
+        return 1
+    bad = ["%s: %s, QMP %s" % (k, shown[k], v) for k, v in stable.items()
+           if k in shown and shown[k] != v]
+    missing = [k for k in allv if k not in shown]
+    nonzero = sum(1 for k, v in stable.items() if v not in ("0", "false"))
+    if bad or missing or len(stable) < 20 or nonzero < 10:
+        print("%d stable, %d non-zero; differ: %s; missing: %s" % (
+            len(stable), nonzero, bad[:3], missing[:3]))
+        return 1
+    print("%d values (%d non-zero) equal QMP's" % (len(stable), nonzero))
+    return 0
+
+
+def expoqmp(prom, before, after, name):
+    """exporter --qmp's kvm_stat_* == query-stats, for the statistics it
+    exports under their own name (NAME or NAME_total; histograms and
+    statistics in other units are left out)."""
+    stable, _ = stable_stats(before, after)
+    rx = re.compile(r'^kvm_stat_([a-z0-9_]+)\{domain="([^"]*)"(?:,vcpu="(\d+)")?\} (\S+)$')
+    got = {}
+    for line in open(prom):
+        m = rx.match(line.strip())
+        if m and m.group(2) == name:
+            got[(m.group(1), m.group(3) or "-1")] = m.group(4)
+    checked, bad = 0, []
+    for k, v in stable.items():
+        stat, vcpu = k.split()
+        for metric in (stat, stat + "_total"):
+            if (metric, vcpu) in got:
+                g = got[(metric, vcpu)]
+                want = {"true": "1", "false": "0"}.get(v, v)
+                checked += 1
+                if float(g) != float(want):
+                    bad.append("%s: %s, QMP %s" % (k, g, v))
+    if bad or checked < 20:
+        print("%d compared; differ: %s" % (checked, bad[:4]))
+        return 1
+    print("%d values equal QMP's" % checked)
+    return 0
+
+
+def names(statjs, topjs, *vms):
+    """stat --by vm of a recording names each QEMU as top does live, and
+    groups all its threads (tids listed) under its pid."""
+    doc = json.load(open(statjs))
+    views = {v["by"]: v["rows"] for v in doc["views"]}
+    s_names = {r["vm"]: r.get("vm_name") for r in views["vm"]}
+    threads = {t["tid"]: t["vm"] for t in doc["threads"]}
+    _, live = last_top(topjs)
+    rc, out = 0, []
+    for i in range(0, len(vms), 3):
+        want, pid = vms[i], int(open(vms[i + 1]).read())
+        tids = [int(t) for t in open(vms[i + 2]).read().split()]
+        strays = [t for t in tids if t in threads and threads[t] != pid]
+        seen = [t for t in tids if t in threads]
+        if s_names.get(pid) != want or live.get(pid) != want or strays or len(seen) < 2:
+            print("%s (pid %d): stat %r, top %r; threads elsewhere %s; threads seen %d" % (
+                want, pid, s_names.get(pid), live.get(pid), strays, len(seen)))
+            rc = 1
+        out.append("%d=%s (%d threads)" % (pid, want, len(seen)))
+    if rc == 0:
+        print(" ".join(out))
+    return rc
+
+
+def prom(exits_js, halts_js, perf_txt, vmm_js):
+    """Prometheus's last values of kvmscope_exits_total per reason (all
+    domains) == perf's counts; halt histogram counts == the VMM's halts;
+    the domains are the VMM's process names."""
+    got, domains = {}, set()
+    for r in json.load(open(exits_js)):
+        k = r["metric"].get("reason", "")
+        got[k] = got.get(k, 0) + int(float(r["value"][1]))
+        domains.add(r["metric"].get("domain"))
+    plant(got, "hlt")
+    want = table(perf_txt)
+    halts = sum(int(float(r["value"][1])) for r in json.load(open(halts_js)))
+    doc = json.load(open(vmm_js))
+    vmm_halts = sum(c["hlt"] for vm in doc["vms"] for c in vm["vcpus"])
+    rc = 0
+    if got != want:
+        diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+        print("prometheus != perf: %s" % " ".join(
+            "%s %s/%s" % (k, got.get(k, 0), want.get(k, 0)) for k in diff))
+        rc = 1
+    comms = set(vm["comm"] for vm in doc["vms"])
+    if domains != comms:
+        print("domains %s, the VMM's processes %s" % (sorted(domains), sorted(comms)))
+        rc = 1
+    if halts != vmm_halts:
+        print("halt histogram counts %d, the VMM halted %d times" % (halts, vmm_halts))
+        rc = 1
+    if rc == 0:
+        print("%d exits: %s; %d halts; domains %s" % (
+            sum(got.values()), show(got), halts, " ".join(sorted(domains))))
+    return rc
+
+
+def lost(rec_err, stats, kept, vmm_js):
+    """record's lost events == what its tracefs instance's per-CPU stats
+    say (overrun + dropped events); the cpuid exits kept plus the lost ==
+    the VMM's cpuid count."""
+    m = re.search(r"LOST EVENTS: (\d+) reported in pages, (\d+) overrun/dropped",
+                  open(rec_err).read())
+    in_pages, by_kernel = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    tracefs = 0
+    for line in open(stats):
+        k = re.match(r"^(overrun|dropped events): (\d+)", line)
+        if k:
+            tracefs += int(k.group(2))
+    n = int(open(kept).read().strip() or 0)
+    doc = json.load(open(vmm_js))
+    cpuid = sum(c["cpuid"] for vm in doc["vms"] for c in vm["vcpus"])
+    print("record: %d lost in pages, %d by the kernel; tracefs %d; kept %d, VMM %d" % (
+        in_pages, by_kernel, tracefs, n, cpuid))
+    if not by_kernel or by_kernel != tracefs or n + by_kernel != cpuid:
+        return 1
+    return 0
+
+
+def main():
+    a = sys.argv[1:]
+    if len(a) == 5 and a[0] == "counts":
+        return counts(*a[1:])
+    if len(a) == 5 and a[0] == "vmm":
+        return vmm(*a[1:])
+    if len(a) == 4 and a[0] == "top":
+        return top(*a[1:])
+    if len(a) == 2 and a[0] == "promq":
+        return promq(a[1])
+    if len(a) >= 2 and a[0] == "qmp":
+        return qmp(*a[1:])
+    if len(a) == 6 and a[0] == "kvmstats":
+        return kvmstats(*a[1:])
+    if len(a) == 5 and a[0] == "expoqmp":
+        return expoqmp(*a[1:])
+    if len(a) >= 6 and a[0] == "names" and (len(a) - 3) % 3 == 0:
+        return names(*a[1:])
+    if len(a) == 5 and a[0] == "lost":
+        return lost(*a[1:])
+    if len(a) == 5 and a[0] == "prom":
+        return prom(*a[1:])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
