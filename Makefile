@@ -6,8 +6,11 @@
 #   make install    install the binary, the man pages and the shell completion
 #                   (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, ...; uninstall too)
 #   make deb        build the Debian package (scripts/build-deb.sh)
-#   make demo       install dependencies, build, and run kvmscope on real data
-#   make check      install dependencies, build, run the test suite (TAP;
+#   make demo       install the build and run-time dependencies only
+#                   (scripts/install-deps.sh --demo), build, and run kvmscope
+#                   on real data
+#   make check      install all dependencies (those of the tests too), build,
+#                   run the test suite (TAP;
 #                   in parallel: make check -j2; tests/run.sh says more)
 #   make check SAN=1  the same built with AddressSanitizer + UBSan (build-san/)
 #   make check-lab  the QEMU lab: kvmscope sample / unwind on a real guest
@@ -124,7 +127,7 @@ TOOLS = $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all tests tools deps demo check check-lab bench fuzz clean install uninstall deb print-version FORCE
+.PHONY: all tests tools deps deps-demo demo check check-lab bench fuzz clean install uninstall deb print-version FORCE
 # Keep the object files of tests and tools (make would delete them as intermediates).
 .SECONDARY:
 all: $(BIN)
@@ -134,8 +137,11 @@ tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES) $(BUILD)/tests/arch/kvmscope-testarch
 # The binary and the test-data writers (scripts/fuzz.sh seeds its corpora with them).
 tools: $(BIN) $(TOOLS)
 
+# Every dependency (make check's oracles too), or the demo's only.
 deps:
 	@scripts/install-deps.sh
+deps-demo:
+	@scripts/install-deps.sh --demo
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -190,8 +196,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(KS_LDFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(KS_LIBS)
 
-demo: deps
-	@$(MAKE) --no-print-directory tests
+demo: deps-demo
+	@$(MAKE) --no-print-directory tools
 	@scripts/demo.sh $(BUILD)
 
 # The tests are built on every CPU unless make was given -j itself.
