@@ -3,7 +3,8 @@
 #
 #   make            build the kvmscope binary only (build/kvmscope)
 #   make tests      build everything else too: tools, test programs, benchmarks
-#   make install    install the binary, the man pages and the shell completion
+#   make install    install the binary, the man pages, the shell completion,
+#                   the Prometheus rules and Grafana dashboard (share/kvmscope/)
 #                   (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, ...; uninstall too)
 #   make deb        build the Debian package (scripts/build-deb.sh)
 #   make demo       install the build and run-time dependencies only
@@ -105,6 +106,9 @@ MANDIR ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# the exporter's Prometheus rules and Grafana dashboard
+KSDATADIR ?= $(DATADIR)/kvmscope
+KSDATA = $(wildcard share/kvmscope/*.yml share/kvmscope/*.json)
 INSTALL ?= install
 MANPAGES = $(wildcard man/*.1)
 # systemd units (the exporter's) are installed when the tree has them.
@@ -226,6 +230,8 @@ install: $(BIN)
 	$(INSTALL) -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 completion/kvmscope.bash $(DESTDIR)$(BASHCOMPDIR)/kvmscope
 	$(INSTALL) -m 644 completion/_kvmscope $(DESTDIR)$(ZSHCOMPDIR)/_kvmscope
+	$(INSTALL) -d $(DESTDIR)$(KSDATADIR)
+	$(INSTALL) -m 644 $(KSDATA) $(DESTDIR)$(KSDATADIR)/
 ifneq ($(UNITS),)
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 644 $(UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
@@ -235,7 +241,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/kvmscope $(DESTDIR)$(BASHCOMPDIR)/kvmscope \
 		$(DESTDIR)$(ZSHCOMPDIR)/_kvmscope \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
-		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS)))
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS))) \
+		$(addprefix $(DESTDIR)$(KSDATADIR)/,$(notdir $(KSDATA)))
+	rmdir $(DESTDIR)$(KSDATADIR) 2>/dev/null || true
 
 print-version:
 	@echo '$(KS_VERSION)'

@@ -63,6 +63,13 @@ if ! dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1; then
 fi
 deb=$(ls "$work"/kvmscope_"$pkgver"_*.deb)
 echo "build-deb: built ${deb##*/}"
+# the exporter's Prometheus rules and Grafana dashboard are in it
+for f in "$root"/share/kvmscope/*; do
+	dpkg-deb -c "$deb" | grep -q " \./usr/share/kvmscope/${f##*/}$" || {
+		echo "build-deb: ${deb##*/} lacks /usr/share/kvmscope/${f##*/}" >&2
+		exit 1
+	}
+done
 
 # lintian: no error; warnings and info are shown.
 if command -v lintian >/dev/null; then
