@@ -1,11 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# install-deps.sh [--demo] - install the Debian 12 packages kvmscope needs (idempotent).
+# install-deps.sh [--demo] [--list] - install the Debian 12 packages kvmscope
+# needs (idempotent).
 #
 #   --demo   the demo set (`make demo`): what builds kvmscope and what the
 #            demo runs, nothing else
 #   (none)   the demo set and the test set (`make check`, `make deps`,
 #            check-lab, bench, fuzz, deb)
+#   --list   print the set's packages, one a line, and install nothing
 #
 # Demo set:
 #   Build:   gcc libc6-dev make pkg-config libtraceevent-dev libtracefs-dev
@@ -45,11 +47,14 @@
 # KS_DEPS_ROOT (tests only) prefixes those paths.
 set -eu
 set_name=full
-case ${1:-} in
---demo) set_name=demo ;;
-"") ;;
-*) echo "usage: install-deps.sh [--demo]" >&2; exit 2 ;;
-esac
+list=0
+for a in "$@"; do
+	case $a in
+	--demo) set_name=demo ;;
+	--list) list=1 ;;
+	*) echo "usage: install-deps.sh [--demo] [--list]" >&2; exit 2 ;;
+	esac
+done
 here=$(cd "$(dirname "$0")" && pwd)
 R=${KS_DEPS_ROOT:-}
 
@@ -63,6 +68,11 @@ busybox-static cpio kmod \
 dpkg-dev debhelper lintian fakeroot bash-completion"
 PKGS=$PKGS_DEMO
 [ "$set_name" = full ] && PKGS="$PKGS $PKGS_TEST"
+if [ "$list" = 1 ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $PKGS
+	exit 0
+fi
 
 missing=""
 for p in $PKGS; do
