@@ -74,11 +74,12 @@ if [ "$list" = 1 ]; then
 	exit 0
 fi
 
+# one dpkg-query for all (a package it does not know is missing too)
+# shellcheck disable=SC2086
+have=$(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null | awk '/ install ok installed$/ { print $1 }')
 missing=""
 for p in $PKGS; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-		missing="$missing $p"
-	fi
+	printf '%s\n' "$have" | grep -qx -- "$p" || missing="$missing $p"
 done
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -96,11 +97,13 @@ restore_policy() {
 		$SUDO rm -f "$policy"
 	fi
 }
-# Symlinks that enable units (systemd) and start links of init scripts.
+# Symlinks that enable units (systemd) and start links of init scripts in
+# the multi-user runlevels (those of rcS.d set the machine up at boot:
+# kmod, procps; they start no daemon).
 enable_links() {
 	{
 		[ -d "$R/etc/systemd/system" ] && find "$R/etc/systemd/system" -type l
-		for d in "$R"/etc/rc[0-6S].d; do
+		for d in "$R"/etc/rc[2-5].d; do
 			[ -d "$d" ] && find "$d" -name 'S*' -type l
 		done
 	} 2>/dev/null | LC_ALL=C sort
@@ -132,14 +135,15 @@ if [ -n "$missing" ]; then
 			$SUDO rm -f "$l" ;;
 		*)
 			name=$(basename "$l" | sed 's/^S[0-9]*//')
-			echo "install-deps: not enabling /etc/init.d/$name"
-			if [ -z "$R" ]; then
-				$SUDO update-rc.d "$name" disable >/dev/null 2>&1 || $SUDO rm -f "$l"
+			# update-rc.d disables every runlevel at once
+			if [ -z "$R" ] && $SUDO update-rc.d "$name" disable >/dev/null 2>&1; then
+				:
 			else
 				$SUDO rm -f "$l"
-			fi ;;
+			fi
+			echo "install-deps: not enabling /etc/init.d/$name" ;;
 		esac
-	done
+	done | sort -u
 	echo "install-deps: done"
 fi
 [ "$set_name" = demo ] && exit 0

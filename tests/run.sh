@@ -83,15 +83,18 @@ else
 		names+=("$t") cmds+=("bash $t")
 	done
 fi
-# Longest first (the times of the last run in BUILD/.test-times), so that
+# Longest first (the times of the last run in BUILD/.test-times, else of a
+# reference run in tests/times.txt, as on a fresh clone, else 5 s), so that
 # the slow ones do not start last.
 order=()
 hist=$KS_BUILD/.test-times
+known=()
+for f in "$root/tests/times.txt" "$hist"; do [ -s "$f" ] && known+=("$f"); done
 while read -r i; do order+=("$i"); done < <(
-	for i in "${!names[@]}"; do
-		s=$(awk -v n="${names[$i]}" '$2 == n { print $1 }' "$hist" 2>/dev/null | tail -1)
-		echo "${s:-5} $i"
-	done | sort -k1,1rn -k2,2n | awk '{ print $2 }')
+	for i in "${!names[@]}"; do echo "$i ${names[$i]}"; done |
+	awk 'FILENAME != "-" { t[$2] = $1; next }
+	     { s = ($2 in t) ? t[$2] : 5; print s, $1 }' "${known[@]}" - |
+	sort -k1,1rn -k2,2n | awk '{ print $2 }')
 
 limit_of() { # NAME: the time limit of a test
 	local l=""
