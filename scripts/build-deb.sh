@@ -64,8 +64,9 @@ fi
 deb=$(ls "$work"/kvmscope_"$pkgver"_*.deb)
 echo "build-deb: built ${deb##*/}"
 # the exporter's Prometheus rules and Grafana dashboard are in it
+contents=$(dpkg-deb -c "$deb")
 for f in "$root"/share/kvmscope/*; do
-	dpkg-deb -c "$deb" | grep -q " \./usr/share/kvmscope/${f##*/}$" || {
+	grep -q " \./usr/share/kvmscope/${f##*/}$" <<< "$contents" || {
 		echo "build-deb: ${deb##*/} lacks /usr/share/kvmscope/${f##*/}" >&2
 		exit 1
 	}
