@@ -19,7 +19,8 @@
 #            record and shows perf kvm stat report beside kvmscope stat)
 # Test set:
 #   Oracles: trace-cmd (trace-cmd report), prometheus (server and promtool),
-#            gdb, jq, bc, python3, gawk, curl
+#            gdb, jq, bc, python3 + python3-yaml (checkers; tests/run.sh runs
+#            Debian's python3), gawk, curl
 #   Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
 #            (man page check), zstd, gzip, tmux, time, socat, chromium +
 #            fonts-dejavu-core (headless screenshots of SVG/HTML output),
@@ -61,7 +62,7 @@ R=${KS_DEPS_ROOT:-}
 PKGS_DEMO="gcc libc6-dev make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev \
 zlib1g-dev libelf-dev libncurses-dev libjson-c-dev libprotobuf-c-dev protobuf-c-compiler \
 libmicrohttpd-dev libvirt-dev linux-perf"
-PKGS_TEST="trace-cmd prometheus gdb jq bc python3 gawk curl \
+PKGS_TEST="trace-cmd prometheus gdb jq bc python3 python3-yaml gawk curl \
 clang libclang-rt-14-dev man-db groff-base zstd gzip tmux time socat chromium fonts-dejavu-core \
 linux-source-6.1 libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-user-static \
 busybox-static cpio kmod \
