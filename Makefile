@@ -3,11 +3,15 @@
 #
 #   make            build the kvmscope binary only (build/kvmscope)
 #   make tests      build everything else too: tools, test programs, benchmarks
-#   make install    install the binary, the man pages and the shell completion
+#   make install    install the binary, the man pages, the shell completion,
+#                   the Prometheus rules and Grafana dashboard (share/kvmscope/)
 #                   (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, ...; uninstall too)
 #   make deb        build the Debian package (scripts/build-deb.sh)
-#   make demo       install dependencies, build, and run kvmscope on real data
-#   make check      install dependencies, build, run the test suite (TAP;
+#   make demo       install the build and run-time dependencies only
+#                   (scripts/install-deps.sh --demo), build, and run kvmscope
+#                   on real data
+#   make check      install all dependencies (those of the tests too), build,
+#                   run the test suite (TAP;
 #                   in parallel: make check -j2; tests/run.sh says more)
 #   make check SAN=1  the same built with AddressSanitizer + UBSan (build-san/)
 #   make check-lab  the QEMU lab: kvmscope sample / unwind on a real guest;
@@ -103,6 +107,9 @@ MANDIR ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# the exporter's Prometheus rules and Grafana dashboard
+KSDATADIR ?= $(DATADIR)/kvmscope
+KSDATA = $(wildcard share/kvmscope/*.yml share/kvmscope/*.json)
 INSTALL ?= install
 MANPAGES = $(wildcard man/*.1)
 # systemd units (the exporter's) are installed when the tree has them.
@@ -125,7 +132,7 @@ TOOLS = $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRC))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all tests tools deps demo check check-lab bench fuzz clean install uninstall deb print-version FORCE
+.PHONY: all tests tools deps deps-demo demo check check-lab bench fuzz clean install uninstall deb print-version FORCE
 # Keep the object files of tests and tools (make would delete them as intermediates).
 .SECONDARY:
 all: $(BIN)
@@ -135,8 +142,11 @@ tests: $(BIN) $(TOOLS) $(TESTS) $(BENCHES) $(BUILD)/tests/arch/kvmscope-testarch
 # The binary and the test-data writers (scripts/fuzz.sh seeds its corpora with them).
 tools: $(BIN) $(TOOLS)
 
+# Every dependency (make check's oracles too), or the demo's only.
 deps:
 	@scripts/install-deps.sh
+deps-demo:
+	@scripts/install-deps.sh --demo
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -191,8 +201,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(KS_LDFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(KS_LIBS)
 
-demo: deps
-	@$(MAKE) --no-print-directory tests
+demo: deps-demo
+	@$(MAKE) --no-print-directory tools
 	@scripts/demo.sh $(BUILD)
 
 # The tests are built on every CPU unless make was given -j itself.
@@ -221,6 +231,8 @@ install: $(BIN)
 	$(INSTALL) -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 completion/kvmscope.bash $(DESTDIR)$(BASHCOMPDIR)/kvmscope
 	$(INSTALL) -m 644 completion/_kvmscope $(DESTDIR)$(ZSHCOMPDIR)/_kvmscope
+	$(INSTALL) -d $(DESTDIR)$(KSDATADIR)
+	$(INSTALL) -m 644 $(KSDATA) $(DESTDIR)$(KSDATADIR)/
 ifneq ($(UNITS),)
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 644 $(UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
@@ -230,7 +242,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/kvmscope $(DESTDIR)$(BASHCOMPDIR)/kvmscope \
 		$(DESTDIR)$(ZSHCOMPDIR)/_kvmscope \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
-		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS)))
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS))) \
+		$(addprefix $(DESTDIR)$(KSDATADIR)/,$(notdir $(KSDATA)))
+	rmdir $(DESTDIR)$(KSDATADIR) 2>/dev/null || true
 
 print-version:
 	@echo '$(KS_VERSION)'

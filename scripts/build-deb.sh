@@ -63,6 +63,14 @@ if ! dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1; then
 fi
 deb=$(ls "$work"/kvmscope_"$pkgver"_*.deb)
 echo "build-deb: built ${deb##*/}"
+# the exporter's Prometheus rules and Grafana dashboard are in it
+contents=$(dpkg-deb -c "$deb")
+for f in "$root"/share/kvmscope/*; do
+	grep -q " \./usr/share/kvmscope/${f##*/}$" <<< "$contents" || {
+		echo "build-deb: ${deb##*/} lacks /usr/share/kvmscope/${f##*/}" >&2
+		exit 1
+	}
+done
 
 # lintian: no error; warnings and info are shown.
 if command -v lintian >/dev/null; then

@@ -1,60 +1,160 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# install-deps.sh - install the Debian 12 packages kvmscope needs (idempotent).
+# install-deps.sh [--demo] [--list] - install the Debian 12 packages kvmscope
+# needs (idempotent).
 #
-# Build:   gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev
-#          zlib1g-dev libelf-dev libncurses-dev libjson-c-dev libvirt-dev
-# Oracles: linux-perf (perf kvm stat report), trace-cmd (trace-cmd report)
-# Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
-#          (man page check), zstd, gzip, tmux, python3 (JSON/CSV checks), gawk,
-#          chromium + fonts-dejavu-core (headless screenshots of SVG/HTML output),
-#          jq + bc (pmu_test.sh), linux-source-6.1 (kernel headers, unpacked
-#          into /var/cache/kvmscope-linux), libvirt-daemon-system +
-#          libvirt-clients (libvirt_test.sh: libvirtd, virsh).
-# QEMU lab: the guest kernel .deb pinned in tests/lab/kernel.sha256, fetched
-#          into /var/cache/kvmscope-lab (KS_LAB_CACHE) and checked.
-# Packaging: dpkg-dev debhelper lintian fakeroot (scripts/build-deb.sh, make deb),
-#          bash-completion (tests/cli/install_test.sh loads the completion).
+#   --demo   the demo set (`make demo`): what builds kvmscope and what the
+#            demo runs, nothing else
+#   (none)   the demo set and the test set (`make check`, `make deps`,
+#            check-lab, bench, fuzz, deb)
+#   --list   print the set's packages, one a line, and install nothing
+#
+# Demo set:
+#   Build:   gcc libc6-dev make pkg-config libtraceevent-dev libtracefs-dev
+#            libzstd-dev zlib1g-dev libelf-dev libncurses-dev libjson-c-dev
+#            libprotobuf-c-dev protobuf-c-compiler (Perfetto output),
+#            libmicrohttpd-dev (exporter; loaded when it starts), libvirt-dev
+#            (headers; libvirt.so.0 is loaded when a connection is opened)
+#   Run:     linux-perf (scripts/demo.sh records a template with perf kvm stat
+#            record and shows perf kvm stat report beside kvmscope stat)
+# Test set:
+#   Oracles: trace-cmd (trace-cmd report), prometheus (server and promtool),
+#            gdb, jq, bc, python3 + python3-yaml (checkers; tests/run.sh runs
+#            Debian's python3), gawk, curl
+#   Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
+#            (man page check), zstd, gzip, tmux, time, socat, chromium +
+#            fonts-dejavu-core (headless screenshots of SVG/HTML output),
+#            linux-source-6.1 (kernel headers, unpacked into
+#            /var/cache/kvmscope-linux), libvirt-daemon-system + libvirt-clients
+#            (libvirt_test.sh runs its own libvirtd), qemu-system-x86 and
+#            qemu-user-static (a real QEMU; the perf of four foreign
+#            architectures, scripts/foreign-perf.sh, unpacked into a cache)
+#   QEMU lab: busybox-static cpio kmod, and the guest kernel .deb pinned in
+#            tests/lab/kernel.sha256, fetched into /var/cache/kvmscope-lab
+#            (KS_LAB_CACHE) and checked
+#   Packaging: dpkg-dev debhelper lintian fakeroot (scripts/build-deb.sh, make
+#            deb), bash-completion (tests/cli/install_test.sh loads the completion)
+#
 # Only missing packages and files are fetched; with all present this is a no-op.
+#
+# No service is started or enabled: prometheus and libvirt-daemon-system
+# start and enable theirs when installed.  During apt-get install a
+# /usr/sbin/policy-rc.d that answers 101 ("action forbidden") to every
+# invoke-rc.d and deb-systemd-invoke call is in place (an existing one is put
+# back afterwards), and the enablement the packages' scripts made is undone:
+# new symlinks under /etc/systemd/system are removed (deb-systemd-helper's
+# record stays, so an upgrade keeps the units disabled) and new start links
+# in /etc/rc?.d are turned into stop links (update-rc.d disable).
+# KS_DEPS_ROOT (tests only) prefixes those paths.
 set -eu
-PKGS="gcc make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev zlib1g-dev \
-libelf-dev libncurses-dev libjson-c-dev linux-perf trace-cmd clang libclang-rt-14-dev man-db groff-base \
-zstd gzip tmux python3 gawk time chromium fonts-dejavu-core \
-qemu-system-x86 busybox-static cpio kmod socat gdb"
-PKGS_PACKAGING="dpkg-dev debhelper lintian fakeroot bash-completion"
-PKGS="$PKGS $PKGS_PACKAGING"
-# Perfetto protobuf output: libprotobuf-c, protoc-c compiles src/output/perfetto_trace.proto
-PKGS="$PKGS libprotobuf-c-dev protobuf-c-compiler"
-# pmu_test.sh's JSON and arithmetic; the kernel sources whose headers name
-# MSRs and exit codes (tests/analysis/test_pmu.c, tests/cli/arch_oracle.py)
-PKGS="$PKGS jq bc linux-source-6.1"
-PKGS="$PKGS libmicrohttpd-dev prometheus" # exporter: HTTP server; Prometheus scrapes it in tests
-# libvirt: its headers (the library is loaded at run time); libvirtd and virsh
-# for tests/cli/libvirt_test.sh, which runs a domain under its own libvirtd
-PKGS="$PKGS libvirt-dev libvirt-daemon-system libvirt-clients"
+set_name=full
+list=0
+for a in "$@"; do
+	case $a in
+	--demo) set_name=demo ;;
+	--list) list=1 ;;
+	*) echo "usage: install-deps.sh [--demo] [--list]" >&2; exit 2 ;;
+	esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+R=${KS_DEPS_ROOT:-}
+
+PKGS_DEMO="gcc libc6-dev make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev \
+zlib1g-dev libelf-dev libncurses-dev libjson-c-dev libprotobuf-c-dev protobuf-c-compiler \
+libmicrohttpd-dev libvirt-dev linux-perf"
+PKGS_TEST="trace-cmd prometheus gdb jq bc python3 python3-yaml gawk curl \
+clang libclang-rt-14-dev man-db groff-base zstd gzip tmux time socat chromium fonts-dejavu-core \
+linux-source-6.1 libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-user-static \
+busybox-static cpio kmod \
+dpkg-dev debhelper lintian fakeroot bash-completion"
+PKGS=$PKGS_DEMO
+[ "$set_name" = full ] && PKGS="$PKGS $PKGS_TEST"
+if [ "$list" = 1 ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $PKGS
+	exit 0
+fi
+
+# one dpkg-query for all (a package it does not know is missing too)
+# shellcheck disable=SC2086
+have=$(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null | awk '/ install ok installed$/ { print $1 }')
 missing=""
 for p in $PKGS; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-		missing="$missing $p"
-	fi
+	printf '%s\n' "$have" | grep -qx -- "$p" || missing="$missing $p"
 done
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
+
+policy=$R/usr/sbin/policy-rc.d
+saved=$R/usr/sbin/policy-rc.d.kvmscope-saved
+marker="# kvmscope install-deps.sh: no service starts while it installs"
+# A policy-rc.d left by an interrupted run of ours is not the user's.
+own_policy() { [ -f "$policy" ] && grep -qx "$marker" "$policy"; }
+restore_policy() {
+	if [ -e "$saved" ] || [ -L "$saved" ]; then
+		$SUDO mv -f "$saved" "$policy"
+	elif own_policy; then
+		$SUDO rm -f "$policy"
+	fi
+}
+# Symlinks that enable units (systemd) and start links of init scripts in
+# the multi-user runlevels (those of rcS.d set the machine up at boot:
+# kmod, procps; they start no daemon).
+enable_links() {
+	{
+		[ -d "$R/etc/systemd/system" ] && find "$R/etc/systemd/system" -type l
+		for d in "$R"/etc/rc[2-5].d; do
+			[ -d "$d" ] && find "$d" -name 'S*' -type l
+		done
+	} 2>/dev/null | LC_ALL=C sort
+}
+
 if [ -n "$missing" ]; then
-	echo "install-deps: installing:$missing"
+	echo "install-deps: installing ($set_name set):$missing"
 	$SUDO apt-get update -qq
+	before=$(mktemp)
+	after=$(mktemp)
+	enable_links > "$before"
+	if { [ -e "$policy" ] || [ -L "$policy" ]; } && ! own_policy; then
+		$SUDO mv -f "$policy" "$saved"
+	fi
+	trap 'restore_policy; rm -f "$before" "$after"' EXIT
+	trap 'exit 130' INT TERM HUP
+	printf '#!/bin/sh\n%s\n# (put there for the duration of apt-get install; see scripts/install-deps.sh)\nexit 101\n' \
+		"$marker" | $SUDO tee "$policy" >/dev/null
+	$SUDO chmod 755 "$policy"
 	# shellcheck disable=SC2086
 	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	restore_policy
+	# undo what the maintainer scripts enabled
+	enable_links > "$after"
+	LC_ALL=C comm -13 "$before" "$after" | while IFS= read -r l; do
+		case $l in
+		"$R"/etc/systemd/system/*)
+			echo "install-deps: not enabling $(basename "$l")"
+			$SUDO rm -f "$l" ;;
+		*)
+			name=$(basename "$l" | sed 's/^S[0-9]*//')
+			# update-rc.d disables every runlevel at once
+			if [ -z "$R" ] && $SUDO update-rc.d "$name" disable >/dev/null 2>&1; then
+				:
+			else
+				$SUDO rm -f "$l"
+			fi
+			echo "install-deps: not enabling /etc/init.d/$name" ;;
+		esac
+	done | sort -u
 	echo "install-deps: done"
 fi
+[ "$set_name" = demo ] && exit 0
 
 # The perf of arm64, powerpc, s390 and riscv under qemu-user, the oracle of
 # tests/cli/foreign_perf_test.sh, unpacked into a cache outside the tree
 # (scripts/foreign-perf.sh; fast when cached), after the machine's own
 # packages (apt's lists are fresh then).  A failure (registry unreachable)
 # is not fatal here: that test then skips, or fails in CI.
-"$(dirname "$0")/foreign-perf.sh" install ||
+"$here/foreign-perf.sh" install ||
 	echo "install-deps: foreign perf not installed (see scripts/foreign-perf.sh check ARCH)"
 
 # The kernel headers the tests read, unpacked once from linux-source-6.1
@@ -73,7 +173,7 @@ fi
 # sha256 in tests/lab/kernel.sha256, into KS_LAB_CACHE, so that a test run
 # needs no network.  Failing here only fails `make check-lab`.
 lab=${KS_LAB_CACHE:-/var/cache/kvmscope-lab}
-pin=$(grep -v '^#' "$(dirname "$0")/../tests/lab/kernel.sha256")
+pin=$(grep -v '^#' "$here/../tests/lab/kernel.sha256")
 deb=${pin##* }
 if ! (cd "$lab" 2>/dev/null && echo "$pin" | sha256sum -c --status 2>/dev/null); then
 	pkg=${deb%%_*} ver=${deb#*_}

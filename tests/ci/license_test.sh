@@ -30,7 +30,7 @@ is_source() {
 	tests/fuzz/corpus/* | tests/fuzz/regress/* | tests/fixtures/*) return 1 ;;
 	*.c | *.h | *.sh | *.py | *.pl | *.proto | *.1 | *.bpf.c) return 0 ;;
 	Makefile | */Makefile | debian/rules | .ci/run | completion/* | systemd/*) return 0 ;;
-	share/*.yml | share/*.yaml) return 0 ;;
+	share/*.yml | share/*.yaml | tests/*.yml | tests/*.yaml) return 0 ;;
 	esac
 	return 1
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # install_test.sh - `make install DESTDIR=... PREFIX=/usr` lays out the
-# binary, every man page and the shell completion; the installed binary
+# binary, every man page, the shell completion and the Prometheus rules and
+# Grafana dashboard (usr/share/kvmscope/); the installed binary
 # runs and prints its version; the bash completion registers itself and
 # completes; each installed page renders without warnings; uninstall
 # removes what install put there.
@@ -32,6 +33,9 @@ done
 [ -f "$man1/kvmscope.1" ] || missing="$missing usr/share/man/man1/kvmscope.1"
 [ -f "$bashc" ] || missing="$missing ${bashc#$dest/}"
 [ -f "$zshc" ] || missing="$missing ${zshc#$dest/}"
+for f in "$root"/share/kvmscope/*; do
+	cmp -s "$f" "$dest/usr/share/kvmscope/${f##*/}" || missing="$missing usr/share/kvmscope/${f##*/}"
+done
 if [ -z "$missing" ]; then
 	echo "ok install-layout"
 else
@@ -117,6 +121,8 @@ done
 # uninstall removes every file install put there.
 make -C "$root" --no-print-directory uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null 2>&1
 left=$(find "$dest" -type f | sed "s|^$dest/||")
+[ -d "$dest/usr/share/kvmscope" ] && left="$left usr/share/kvmscope/"
+
 if [ -z "$left" ]; then
 	echo "ok uninstall"
 else
