@@ -81,10 +81,11 @@ else
 	# (the host has two VMs: both tables have the VM column by default)
 	"$KVMSCOPE" report "$HOST" --guest-trace "$GUEST" > "$T/by_sym"
 	"$KVMSCOPE" report "$HOST" --guest-trace "$GUEST" -s dso > "$T/by_dso"
-	sum_sym=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { n[$3 " " $4 " " $5] += $2 }
+	# (a VM's display name PID(NAME) may hold spaces: its name is dropped)
+	sum_sym=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { sub(/\([^)]*\)/, ""); n[$3 " " $4 " " $5] += $2 }
 		END { for (k in n) print k, n[k] }' "$T/by_sym" | sort)
-	sum_dso=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { print $3, $4, $5, $2 }' "$T/by_dso" | sort)
-	if grep -q '^# Overhead  Samples  VM        Mode   DSO$' "$T/by_dso" && [ -n "$sum_dso" ] &&
+	sum_dso=$(awk '/^# Exits/ { exit } /^ +[0-9.]+% / { sub(/\([^)]*\)/, ""); print $3, $4, $5, $2 }' "$T/by_dso" | sort)
+	if grep -Eq '^# Overhead  Samples  VM +Mode   DSO$' "$T/by_dso" && [ -n "$sum_dso" ] &&
 	   [ "$sum_sym" = "$sum_dso" ] && ! sed -n '/^# Exits/q;p' "$T/by_dso" | grep -q ' $'; then
 		echo "ok report_sort_dso"
 	else
