@@ -101,6 +101,33 @@ static void msr_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t inf
 		snprintf(buf, len, "%#llx:%s", (unsigned long long)key, info ? "W" : "R");
 }
 
+/* ---- nested virtualization (--event nested) ----
+ * An exit of L0's guest is either L1's own (L1 runs in L0's guest, no
+ * nested event follows its kvm_exit) or an exit of L1's guest L2: KVM then
+ * traces kvm_nested_vmexit right after kvm_exit (vmx nested_vmx_reflect_vmexit,
+ * svm handle_exit while is_guest_mode), and kvm_nested_vmexit_inject when the
+ * exit is reflected to L1 (nested_vmx_vmexit, nested_svm_vmexit: an emulated
+ * VM exit into L1, also the one an interrupt for L1 causes).  Those two events
+ * are child rules: they re-key the pending exit into the level's name table. */
+enum { NESTED_L1 = 0, NESTED_L2_L0 = 1, NESTED_L2_L1 = 2 };
+
+static const char *const nested_paths[] = {
+	[NESTED_L1] = "L1 %s",
+	[NESTED_L2_L0] = "L2 %s in L0",
+	[NESTED_L2_L1] = "L2 %s to L1",
+};
+
+static void nested_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			    bool perf_style, char *buf, size_t len)
+{
+	char reason[64];
+	int32_t t = ctx->table >= 0 && ctx->table <= NESTED_L2_L1 ? ctx->table : NESTED_L1;
+
+	exit_reason_name(ctx, key, info, false, reason, sizeof(reason));
+	(void)perf_style;
+	snprintf(buf, len, nested_paths[t], reason);
+}
+
 static const struct ks_event_class x86_classes[] = {
 	{
 		.name = "vmexit", .title = "VM-EXIT",
@@ -129,6 +156,17 @@ static const struct ks_event_class x86_classes[] = {
 		.begin = { { "kvm", "kvm_msr", NULL, 0, "ecx", "write" } },
 		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL } },
 		.key_name = msr_key_name,
+	},
+	{
+		.name = "nested", .title = "NESTED-EXIT",
+		.begin = { { .system = "kvm", .name = "kvm_exit", .key_field = "exit_reason",
+			     .table = NESTED_L1 } },
+		.end = { { .system = "kvm", .name = "kvm_entry" } },
+		.child = { { .system = "kvm", .name = "kvm_nested_vmexit",
+			     .key_field = "exit_reason", .table = NESTED_L2_L0 },
+			   { .system = "kvm", .name = "kvm_nested_vmexit_inject",
+			     .key_field = "exit_code", .table = NESTED_L2_L1 } },
+		.key_name = nested_key_name,
 	},
 	{ .name = NULL },
 };
