@@ -97,6 +97,9 @@ struct ks_event_class {
 	 * lookups (report --sample-exits); NULL: not listed. */
 	const struct ks_code_name *names;
 	size_t nnames;
+	/* A child match says the VM's state is protected (x86 SEV-ES/SNP:
+	 * its exits go through VMGEXIT, rip and registers are encrypted). */
+	bool state_protected;
 };
 
 /* One tracepoint's format as tracefs prints it (events/SYSTEM/NAME/format),

@@ -187,13 +187,21 @@ static void print_table_view(FILE *out, const struct ks_stat *st, const struct v
 			     bool hist)
 {
 	size_t i;
+	int kw = 22; /* the reason column: wider for longer names (vmgexit_msr:...) */
 
+	for (i = 0; i < v->n; i++) {
+		char key[64];
+
+		key_label(st, v->rows[i], v->dims, key, sizeof(key));
+		if ((int)strlen(key) > kw)
+			kw = (int)strlen(key);
+	}
 	fprintf(out, "\n%s by %s\n\n", ks_stat_class_title(st), dims_label(v->dims));
 	if (v->dims & KS_DIM_VM)
 		fprintf(out, "%-34s ", "VM");
 	if (v->dims & KS_DIM_VCPU)
 		fprintf(out, "%12s ", "vCPU");
-	fprintf(out, "%-22s %10s %9s %9s %10s %10s %10s %10s %10s %8s\n", "Reason", "Samples",
+	fprintf(out, "%-*s %10s %9s %9s %10s %10s %10s %10s %10s %8s\n", kw, "Reason", "Samples",
 		"Samples%", "Time%", "Min(us)", "p50(us)", "p99(us)", "Max(us)", "Avg(us)", "+-%");
 	for (i = 0; i < v->n; i++) {
 		const struct ks_stat_row *r = v->rows[i];
@@ -210,8 +218,8 @@ static void print_table_view(FILE *out, const struct ks_stat *st, const struct v
 			vcpu_label(r, vc, sizeof(vc));
 			fprintf(out, "%12s ", vc);
 		}
-		fprintf(out, "%-22s %10" PRIu64 " %8.2f%% %8.2f%% %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f%%\n",
-			key, r->count, pct(r->count, v->total_count), pct(r->total_ns, v->total_ns),
+		fprintf(out, "%-*s %10" PRIu64 " %8.2f%% %8.2f%% %10.2f %10.2f %10.2f %10.2f %10.2f %7.2f%%\n",
+			kw, key, r->count, pct(r->count, v->total_count), pct(r->total_ns, v->total_ns),
 			r->min_ns / 1e3, ks_stat_row_quantile(r, 0.5) / 1e3,
 			ks_stat_row_quantile(r, 0.99) / 1e3, r->max_ns / 1e3,
 			(double)r->total_ns / (double)r->count / 1e3, ks_stat_row_stddev_pct(r));
@@ -449,6 +457,7 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 		       const struct footer_item *it, size_t nit)
 {
 	struct ks_json j;
+	const int32_t *pvms;
 	size_t i;
 
 	ks_json_init(&j, out, true);
@@ -468,6 +477,13 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 	ks_json_kv_i64(&j, "vcpu_filter", o->vcpu);
 	json_views(&j, st, vs, nv, o->hist);
 	json_begin_counts(&j, st, b);
+	if (ks_stat_protected_vms(st, &pvms) || ks_stat_state_protected(st)) {
+		ks_json_key(&j, "confidential_vms");
+		ks_json_begin_array(&j);
+		for (i = 0; i < ks_stat_protected_vms(st, &pvms); i++)
+			ks_json_i64(&j, pvms[i]);
+		ks_json_end_array(&j);
+	}
 	json_attribution(&j, st);
 	ks_json_key(&j, "not_counted");
 	ks_json_begin_object(&j);
@@ -520,6 +536,24 @@ static void print_csv(FILE *out, const struct ks_stat *st, const struct view_row
 	}
 }
 
+/* The VMs that exit through VMGEXIT: their registers and rip are hidden. */
+static void print_protected(FILE *out, const struct ks_stat *st)
+{
+	const int32_t *vms;
+	size_t i, n = ks_stat_protected_vms(st, &vms);
+
+	if (!n)
+		return;
+	fputs("\nConfidential guests (state protected, exits through VMGEXIT):", out);
+	for (i = 0; i < n; i++) {
+		const char *name = ks_stat_vm_name(st, vms[i]);
+
+		fprintf(out, " VM %d%s%s%s", vms[i], name ? " (" : "", name ? name : "",
+			name ? ")" : "");
+	}
+	fputc('\n', out);
+}
+
 /* ---- entry point ---- */
 
 int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
@@ -565,6 +599,7 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 				fprintf(out, "\n%" PRIu64 " %s begin events in all, %" PRIu64
 					" of them with a matching end.\n", begins.total_count,
 					ks_stat_class_name(st), vs[0].total_count);
+			print_protected(out, st);
 			print_attribution(out, st);
 			print_footer(out, items, nit);
 		}

@@ -10,6 +10,13 @@ tests/cli/nested_test.sh (and the confidential-guest and halt tests).
       event sequences KVM traces for them (ISA vmx or svm), and the rows
       `kvmscope stat --event nested --by vm,reason` must show, computed here
       by a plain replay with names read from the kernel's uapi headers.
+  beyond_oracle.py vmgexit OUT.scn OUT.expect.json
+      an SEV-ES/SNP VM (rip 0 on every exit) whose VMGEXITs carry every
+      SVM_VMGEXIT_* software exit code of the 6.1 uapi svm.h, regular SVM
+      exit codes as GHCB exit codes and GHCB MSR protocol requests
+      (sev-common.h), next to a plain VM; the rows of
+      `kvmscope stat --event vmgexit --by vm,reason`, names derived from the
+      headers, and the VMs that must be called confidential (key "_conf").
   beyond_oracle.py check EXPECT.json KVMSCOPE.json
       compares them.
 """
@@ -100,10 +107,80 @@ def nested(isa, scn, exp):
     open(scn, 'w').write('\n'.join(lines) + '\n')
     json.dump(rows, open(exp, 'w'), indent=1, sort_keys=True)
 
+def defines(path, pat):
+    t = open(os.path.join(LINUX, path)).read()
+    return [(n, int(v, 0)) for n, v in re.findall(r'#define\s+(%s)\s+(0x[0-9a-fA-F]+|\d+)\b' % pat, t)]
+
+def vmgexit(scn, exp):
+    svm = svm_names()
+    # every software exit code: SVM_VMGEXIT_* of 0x80000000 and above
+    sw = {v: svm.get(v, 'vmgexit_' + n[len('SVM_VMGEXIT_'):].lower())
+          for n, v in defines('arch/x86/include/uapi/asm/svm.h', r'SVM_VMGEXIT_\w+')
+          if v >= 0x80000000}
+    msr = {v: 'vmgexit_msr:' + n[len('GHCB_MSR_'):].lower()
+           for n, v in defines('arch/x86/include/asm/sev-common.h', r'GHCB_MSR_\w+_REQ')}
+    regular = [0x72, 0x7c, 0x7b, 0x78, 0x6f]      # cpuid, msr, io, hlt, rdpmc via the GHCB
+    lines = ['comm 501 500 CPU 0/KVM', 'comm 502 500 CPU 1/KVM', 'comm 601 600 CPU 0/KVM',
+             'comm 500 500 sev-guest', 'comm 600 600 plain-guest']
+    ts = 1000
+    rows = {}
+    def emit(t, pid, v, ev, **f):
+        lines.append('%d %d %d %d kvm:%s %s' % (ts, v, t, pid, ev,
+                                               ' '.join('%s=%d' % kv for kv in f.items())))
+    threads = [(501, 500, 0), (502, 500, 1), (601, 600, 0)]
+    for t, pid, v in threads:
+        emit(t, pid, v, 'kvm_entry', vcpu_id=v, rip=0 if pid == 500 else 0xfff0)
+        ts += 100
+    work = []
+    for rep in range(3):
+        work += [('sw', c) for c in sorted(sw)] + [('reg', c) for c in regular] + \
+                [('msr', c) for c in sorted(msr)] + [('auto', 0x400), ('auto', 0x60)]
+    for i, (kind, code) in enumerate(work):
+        t, pid, v = threads[i % 2]
+        start = ts
+        emit(t, pid, v, 'kvm_exit', exit_reason=0x403 if kind != 'auto' else code, isa=2,
+             vcpu_id=v, guest_rip=0)
+        ts += 4
+        if kind in ('sw', 'reg'):
+            emit(t, pid, v, 'kvm_vmgexit_enter', vcpu_id=v, exit_reason=code, info1=i, info2=0)
+            name = sw[code] if kind == 'sw' else 'vmgexit:' + svm[code]
+        elif kind == 'msr':
+            # GHCBInfo in bits 0..11, request data above it
+            emit(t, pid, v, 'kvm_vmgexit_msr_protocol_enter', vcpu_id=v,
+                 ghcb_gpa=(0x8000000b << 32) | (1 << 30) | code)
+            name = msr[code]
+        else:
+            name = svm[code]
+        ts += 100 + (i * 53) % 700
+        if kind in ('sw', 'reg'):
+            emit(t, pid, v, 'kvm_vmgexit_exit', vcpu_id=v, exit_reason=code, info1=0, info2=0)
+            ts += 5
+        emit(t, pid, v, 'kvm_entry', vcpu_id=v, rip=0)
+        r = rows.setdefault('%d|%s' % (pid, name), [0, 0])
+        r[0] += 1
+        r[1] += ts - start
+        ts += 300
+        # the plain VM: a cpuid exit, no VMGEXIT
+        if i % 5 == 0:
+            t, pid, v = threads[2]
+            start = ts
+            emit(t, pid, v, 'kvm_exit', exit_reason=0x72, isa=2, vcpu_id=v, guest_rip=0xfff0)
+            ts += 77
+            emit(t, pid, v, 'kvm_entry', vcpu_id=v, rip=0xfff2)
+            r = rows.setdefault('600|cpuid', [0, 0])
+            r[0] += 1
+            r[1] += ts - start
+            ts += 300
+    open(scn, 'w').write('\n'.join(lines) + '\n')
+    rows['_conf'] = [500]
+    json.dump(rows, open(exp, 'w'), indent=1, sort_keys=True)
+
 def check(expf, gotf):
     exp = json.load(open(expf))
     got = json.load(open(gotf))
     gk = {}
+    if '_conf' in exp:
+        gk['_conf'] = got.get('confidential_vms')
     for r in got['views'][0]['rows']:
         gk['%d|%s' % (r['vm'], r['key'])] = [r['samples'], r['total_ns']]
     bad = ['%s: want %s got %s' % (k, v, gk.get(k)) for k, v in sorted(exp.items())
@@ -115,6 +192,8 @@ if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'nested':
         nested(*sys.argv[2:5])
+    elif cmd == 'vmgexit':
+        vmgexit(*sys.argv[2:4])
     elif cmd == 'check':
         check(*sys.argv[2:4])
     else:

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# vmgexit_test.sh - confidential guests: kvmscope stat --event vmgexit names
+# every VMGEXIT software exit code (SVM_VMGEXIT_* of the uapi svm.h), the
+# regular SVM exit codes a GHCB carries and the GHCB MSR protocol requests
+# (sev-common.h), per VM, and says which VMs are confidential.
+#
+# Input: tools/gen-kvm-perfdata with the real kvm formats of a Linux 6.2
+# host (tests/fixtures/x86-6.2: kvm_vmgexit_enter/_exit,
+# kvm_vmgexit_msr_protocol_enter) and a scenario of tests/cli/beyond_oracle.py,
+# which replays it with names taken from the headers in $KS_LINUX.
+set -u
+K=${KVMSCOPE:?}
+GEN=${KS_BUILD:?}/tools/gen-kvm-perfdata
+T=${KS_TMP:?}/vmgexit
+ORACLE="python3 tests/cli/beyond_oracle.py"
+mkdir -p "$T"
+
+if [ ! -f "${KS_LINUX:-}/arch/x86/include/asm/sev-common.h" ]; then
+	echo "skip vmgexit: no kernel headers in KS_LINUX"
+	exit 0
+fi
+$ORACLE vmgexit "$T/g.scn" "$T/g.exp"
+"$GEN" --formats tests/fixtures/x86-6.2 --machine x86_64 --cpuid AuthenticAMD,25,1,1 -o "$T/g.data" "$T/g.scn" ||
+	{ echo "not ok vmgexit: generator failed"; exit 0; }
+if "$K" stat "$T/g.data" --event vmgexit --by vm,reason --json > "$T/g.json" 2>"$T/err"; then
+	r=$($ORACLE check "$T/g.exp" "$T/g.json")
+	[ "$r" = OK ] && echo "ok vmgexit rows per VM and sub-reason, confidential VMs" ||
+		echo "not ok vmgexit rows: $(echo "$r" | head -3 | tr '\n' ' ')"
+else
+	echo "not ok vmgexit rows: $(head -1 "$T/err")"
+fi
+# one check per software exit code: its row has the replay's count
+"$K" stat "$T/g.data" --event vmgexit --json > "$T/all.json" 2>/dev/null
+python3 - "$T/g.exp" "$T/all.json" <<'PY'
+import json, sys
+exp = json.load(open(sys.argv[1]))
+got = {r['key']: r['samples'] for r in json.load(open(sys.argv[2]))['views'][0]['rows']}
+for k, v in sorted(exp.items()):
+    if k.startswith('500|vmgexit'):
+        name = k.split('|')[1]
+        print('%s vmgexit %s: %d%s' % ('ok' if got.get(name) == v[0] else 'not ok', name, v[0],
+                                        '' if got.get(name) == v[0] else ', got %s' % got.get(name)))
+PY
+# the text report says which VM is confidential, and only that one
+"$K" stat "$T/g.data" --event vmgexit > "$T/g.txt"
+l=$(grep '^Confidential guests' "$T/g.txt")
+[ "$l" = "Confidential guests (state protected, exits through VMGEXIT): VM 500 (sev-guest)" ] &&
+	echo "ok the text names the confidential VM" || echo "not ok confidential line: '$l'"
+# the vmexit view (perf's) still shows one opaque vmgexit row
+n=$("$K" stat "$T/g.data" --json | python3 -c 'import json,sys; print([r["samples"] for r in json.load(sys.stdin)["views"][0]["rows"] if r["key"]=="vmgexit"])')
+w=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print([sum(v[0] for k,v in e.items() if k.startswith("500|vmgexit"))])' "$T/g.exp")
+[ "$n" = "$w" ] && echo "ok vmexit view keeps perf's vmgexit row" || echo "not ok vmexit view: $n, want $w"
