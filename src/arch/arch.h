@@ -155,6 +155,9 @@ struct ks_arch {
 	/* The vCPU halts (waits for an interrupt) with this exit: x86 HLT,
 	 * arm64 WFx traps, s390 wait-state intercepts.  NULL: none known. */
 	bool (*exit_halts)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* Only a guest whose state is protected takes this exit (x86 SVM
+	 * VMGEXIT: SEV-ES/SNP); its exits carry no guest address.  NULL: none. */
+	bool (*exit_protected)(const struct ks_key_ctx *ctx, uint64_t key);
 	/* The exit is a periodic timer interrupt, a sample of where the guest
 	 * runs (powerpc HV_DECREMENTER).  NULL: none. */
 	bool (*exit_periodic)(const struct ks_key_ctx *ctx, uint64_t key);

@@ -280,6 +280,12 @@ static bool x86_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 	return (key & VMX_EXIT_REASON_MASK) == 12;
 }
 
+/* SVM_EXIT_VMGEXIT 0x403 (arch/x86/include/uapi/asm/svm.h): SEV-ES/SNP only. */
+static bool x86_exit_protected(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ctx->isa == KS_ISA_SVM && key == 0x403;
+}
+
 static bool x86_exit_code(const char *name, int32_t *sel, uint64_t *code)
 {
 	int isa;
@@ -391,6 +397,7 @@ const struct ks_arch ks_arch_x86 = {
 	.isa_field = "isa",
 	.guest_ip_field = "guest_rip",
 	.exit_halts = x86_exit_halts,
+	.exit_protected = x86_exit_protected,
 	.exit_code = x86_exit_code,
 	.extra_events = x86_extra_events,
 	.trace_clock = "x86-tsc",

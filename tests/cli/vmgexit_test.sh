@@ -51,3 +51,21 @@ l=$(grep '^Confidential guests' "$T/g.txt")
 n=$("$K" stat "$T/g.data" --json | python3 -c 'import json,sys; print([r["samples"] for r in json.load(sys.stdin)["views"][0]["rows"] if r["key"]=="vmgexit"])')
 w=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print([sum(v[0] for k,v in e.items() if k.startswith("500|vmgexit"))])' "$T/g.exp")
 [ "$n" = "$w" ] && echo "ok vmexit view keeps perf's vmgexit row" || echo "not ok vmexit view: $n, want $w"
+# report: the confidential VM's exits (rip 0) say "guest state protected",
+# the plain VM's unresolved ones stay [unknown]
+"$K" report "$T/g.data" --json > "$T/rep.json" 2>"$T/err" || echo "not ok report: $(head -1 "$T/err")"
+python3 - "$T/g.exp" "$T/rep.json" <<'PY'
+import json, sys
+exp = json.load(open(sys.argv[1]))
+rep = json.load(open(sys.argv[2]))
+want_p = sum(v[0] for k, v in exp.items() if k.startswith('500|'))
+want_u = sum(v[0] for k, v in exp.items() if k.startswith('600|'))
+got = {r['symbol']: r['samples'] for r in rep['rows']}
+ok = got.get('[guest state protected]') == want_p and got.get('[unknown]') == want_u
+print('%s report says guest state protected for %d exits, [unknown] for %d: %s' %
+      ('ok' if ok else 'not ok', want_p, want_u, got))
+print('%s report confidential_vms %s' % ('ok' if rep.get('confidential_vms') == [500] else 'not ok',
+                                         rep.get('confidential_vms')))
+PY
+"$K" report "$T/g.data" | grep -q '^# Confidential guests (state protected, exits through VMGEXIT, no guest address): VM 500$' &&
+	echo "ok report text names the confidential VM" || echo "not ok report text: no confidential line"
