@@ -17,6 +17,13 @@ tests/cli/nested_test.sh (and the confidential-guest and halt tests).
       (sev-common.h), next to a plain VM; the rows of
       `kvmscope stat --event vmgexit --by vm,reason`, names derived from the
       headers, and the VMs that must be called confidential (key "_conf").
+  beyond_oracle.py halt OUT.scn OUT.expect.json
+      halts of three vCPUs of two VMs under a simulated poll window (KVM's
+      grow/shrink rules of kvm_vcpu_halt(), the window known here, not read
+      back from the events), and what `kvmscope stat --event halt --json`
+      must find: counts, poll CPU, latency quantiles and the recommended
+      halt_poll_ns for a budget of 10% and 1%, by brute force.
+  beyond_oracle.py haltcheck EXPECT.json KVMSCOPE.json BUDGET
   beyond_oracle.py check EXPECT.json KVMSCOPE.json
       compares them.
 """
@@ -175,6 +182,154 @@ def vmgexit(scn, exp):
     rows['_conf'] = [500]
     json.dump(rows, open(exp, 'w'), indent=1, sort_keys=True)
 
+def bucket(ns):
+    """kvmscope's latency bucket (halt.h), for quantiles and windows"""
+    if ns < 64:
+        return ns
+    ns = min(ns, 1 << 40)
+    e = ns.bit_length() - 1 - 5
+    m = (ns + (1 << e) - 1) >> e
+    if m == 64:
+        e, m = e + 1, 32
+    return 64 + (e - 1) * 32 + (m - 32)
+
+def bucket_max(b):
+    if b < 64:
+        return b
+    return ((b - 64) % 32 + 32) << ((b - 64) // 32 + 1)
+
+def quantile(vals, q):
+    if not vals:
+        return 0
+    bs = sorted(bucket(v) for v in vals)
+    rank = min(int(q * len(bs)), len(bs) - 1)
+    return bucket_max(bs[rank])
+
+MAX_POLL, GROW_START = 200000, 10000
+
+def halt(scn, exp):
+    lines = ['comm 201 100 CPU 0/KVM', 'comm 202 100 CPU 1/KVM', 'comm 301 300 CPU 0/KVM']
+    threads = [(201, 100, 0), (202, 100, 1), (301, 300, 0)]
+    win = {t: 0 for t, _, _ in threads}
+    ts = {t: 1000 + 10 * i for i, (t, _, _) in enumerate(threads)}
+    out = []
+    vc = {}
+    seed = 12345
+    def rnd():
+        nonlocal seed
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff
+        return seed
+    for t, pid, v in threads:
+        out.append((ts[t], '%d %d %d %d kvm:kvm_entry vcpu_id=%d' % (ts[t], v, t, pid, v)))
+        ts[t] += 1000
+        vc[(pid, v)] = {'halts': 0, 'polled': 0, 'waited': 0, 'invalid': 0, 'ok': 0,
+                        'wasted': 0, 'grows': 0, 'shrinks': 0, 'lp': [], 'lw': [], 'valid': []}
+    for i in range(600):
+        t, pid, v = threads[i % 3]
+        r = rnd() >> 8
+        # VM 100 mostly short halts (an I/O-bound guest), VM 300 long ones
+        short = (r % 10) < (8 if pid == 100 else 3)
+        d = 2000 + (rnd() >> 8) % 60000 if short else 300000 + (rnd() >> 8) % 3000000
+        valid = (rnd() >> 8) % 20 != 0
+        st = vc[(pid, v)]
+        at = ts[t]
+        out.append((at, '%d %d %d %d kvm:kvm_exit exit_reason=12 isa=1 vcpu_id=%d guest_rip=%d' %
+                    (at, v, t, pid, v, 0xffffffff81000000 + i)))
+        w = win[t]
+        polled = w > 0 and d <= w
+        # kvm_vcpu_halt(): the window update, traced before the wakeup
+        new, grow = None, False
+        if not valid:
+            new = 0
+        elif d <= w:
+            pass
+        elif w and d > MAX_POLL:
+            new = 0
+        elif w < MAX_POLL and d < MAX_POLL:
+            new, grow = min(MAX_POLL, w * 2 if w else GROW_START), True
+        end = at + 5 + d
+        if new is not None:
+            out.append((end - 1, '%d %d %d %d kvm:kvm_halt_poll_ns grow=%d vcpu_id=%d new=%d old=%d' %
+                        (end - 1, v, t, pid, int(grow), v, new, w)))
+            st['grows' if grow else 'shrinks'] += 1
+            win[t] = new
+        out.append((end, '%d %d %d %d kvm:kvm_vcpu_wakeup ns=%d waited=%d valid=%d' %
+                    (end, v, t, pid, d, int(not polled), int(valid))))
+        out.append((end + 3, '%d %d %d %d kvm:kvm_entry vcpu_id=%d' % (end + 3, v, t, pid, v)))
+        st['halts'] += 1
+        if polled:
+            st['polled'] += 1
+            st['ok'] += d
+            st['lp'].append(d)
+        else:
+            st['waited'] += 1
+            st['wasted'] += w
+            st['lw'].append(d)
+        if not valid:
+            st['invalid'] += 1
+        else:
+            st['valid'].append(d)
+        ts[t] = end + 3 + 2000 + (rnd() >> 8) % 50000
+    out.sort(key=lambda x: x[0])
+    lines += [l for _, l in out]
+    span = out[-1][0] - out[0][0]
+    res = {'vcpus': {}, 'span': span}
+    for (pid, v), st in vc.items():
+        res['vcpus']['%d/%d' % (pid, v)] = {
+            'halts': st['halts'], 'polled': st['polled'], 'waited': st['waited'],
+            'invalid': st['invalid'], 'poll_successful_ns': st['ok'],
+            'poll_wasted_ns': st['wasted'], 'window_grows': st['grows'],
+            'window_shrinks': st['shrinks'],
+            'polled_p50': quantile(st['lp'], 0.5), 'polled_p99': quantile(st['lp'], 0.99),
+            'waited_p50': quantile(st['lw'], 0.5), 'waited_p99': quantile(st['lw'], 0.99)}
+    for budget in (10.0, 1.0):
+        recs = {}
+        for pid in (100, 300):
+            ds = [d for (p, v), st in vc.items() if p == pid for d in st['valid']]
+            n = len([1 for (p, v) in vc if p == pid])
+            limit = int(budget / 100.0 * span * n)
+            best = (0, 0, 0)      # wins, -window, cost: most wins, then smallest window
+            for w in sorted({bucket_max(bucket(d)) for d in ds}):
+                cost = sum(min(d, w) for d in ds)
+                wins = sum(1 for d in ds if d <= w)
+                if cost <= limit and (wins, -w) > best[:2]:
+                    best = (wins, -w, cost)
+            recs[str(pid)] = {'halt_poll_ns': -best[1], 'polled_halts': best[0],
+                              'poll_cpu_ns': best[2], 'budget_ns': limit}
+        res['rec%g' % budget] = recs
+    open(scn, 'w').write('\n'.join(lines) + '\n')
+    json.dump(res, open(exp, 'w'), indent=1, sort_keys=True)
+
+def haltcheck(expf, gotf, budget):
+    exp = json.load(open(expf))
+    got = json.load(open(gotf))
+    bad = []
+    gv = {'%d/%d' % (v['vm'], v['vcpu']): v for v in got['vcpus']}
+    for k, e in sorted(exp['vcpus'].items()):
+        g = gv.get(k)
+        if not g:
+            bad.append('no vCPU %s' % k)
+            continue
+        for f in ('halts', 'polled', 'waited', 'invalid', 'poll_successful_ns',
+                  'poll_wasted_ns', 'window_grows', 'window_shrinks'):
+            if g[f] != e[f]:
+                bad.append('%s %s: want %s got %s' % (k, f, e[f], g[f]))
+        for f, (h, q) in (('polled_p50', ('polled_latency', 'p50_ns')),
+                          ('polled_p99', ('polled_latency', 'p99_ns')),
+                          ('waited_p50', ('waited_latency', 'p50_ns')),
+                          ('waited_p99', ('waited_latency', 'p99_ns'))):
+            if g[h][q] != e[f]:
+                bad.append('%s %s: want %s got %s' % (k, f, e[f], g[h][q]))
+    if len(gv) != len(exp['vcpus']):
+        bad.append('%d vCPUs, want %d' % (len(gv), len(exp['vcpus'])))
+    gr = {str(r['vm']): r for r in got['recommendations']}
+    for vm, e in sorted(exp['rec%g' % float(budget)].items()):
+        g = gr.get(vm)
+        for f in ('halt_poll_ns', 'polled_halts', 'poll_cpu_ns', 'budget_ns'):
+            if not g or g[f] != e[f]:
+                bad.append('VM %s %s: want %s got %s' % (vm, f, e[f], g and g[f]))
+    print('\n'.join(bad) if bad else 'OK')
+
 def check(expf, gotf):
     exp = json.load(open(expf))
     got = json.load(open(gotf))
@@ -194,6 +349,10 @@ if __name__ == '__main__':
         nested(*sys.argv[2:5])
     elif cmd == 'vmgexit':
         vmgexit(*sys.argv[2:4])
+    elif cmd == 'halt':
+        halt(*sys.argv[2:4])
+    elif cmd == 'haltcheck':
+        haltcheck(*sys.argv[2:5])
     elif cmd == 'check':
         check(*sys.argv[2:4])
     else:
