@@ -91,6 +91,7 @@ struct ks_tl_vm {
 	char name[96];
 	int guest_input;       /* merge input of its trace, or -1 */
 	int64_t key;
+	bool state_protected;  /* a confidential guest (it exited via VMGEXIT) */
 };
 
 /* Exit cost per (guest task, reason). */

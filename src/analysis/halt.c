@@ -18,7 +18,7 @@
 #include "kvmscope/limits.h"
 #include "util/hashmap.h"
 
-#define HALT_MAX_VCPUS 65536 /* distinct (VM, vCPU) pairs; more are not counted */
+#define HALT_MAX_VCPUS 4096 /* distinct (VM, vCPU) pairs (20 KB each); more are not counted */
 
 enum ev_kind { EV_OTHER = 0, EV_WAKEUP, EV_POLL_NS };
 
