@@ -98,6 +98,8 @@ size_t ks_halt_vms(struct ks_halt *h, const int32_t **vms);
 int ks_halt_recommend(const struct ks_halt *h, int32_t vm, double budget_pct,
 		      struct ks_halt_advice *out);
 const char *ks_halt_vm_name(const struct ks_halt *h, int32_t vm);
+/* Events of vCPUs past the engine's 4096 (not counted, said in the output). */
+uint64_t ks_halt_dropped_vcpus(const struct ks_halt *h);
 /* Latency quantile Q (0..1) of a histogram: the bucket's largest value. */
 uint64_t ks_halt_quantile(const uint64_t *hist, double q);
 

@@ -443,6 +443,11 @@ size_t ks_halt_vms(struct ks_halt *h, const int32_t **vms)
 	return n;
 }
 
+uint64_t ks_halt_dropped_vcpus(const struct ks_halt *h)
+{
+	return h->dropped_vcpus;
+}
+
 const char *ks_halt_vm_name(const struct ks_halt *h, int32_t vm)
 {
 	return ks_host_vm_name(h->host, vm);

@@ -113,6 +113,7 @@ static void print_json(FILE *out, struct ks_halt *h, const struct ks_halt_print_
 	}
 	ks_json_end_array(&j);
 	ks_json_kv_u64(&j, "window_changes_not_listed", dropped);
+	ks_json_kv_u64(&j, "events_of_vcpus_not_counted", ks_halt_dropped_vcpus(h));
 	ks_json_key(&j, "recommendations");
 	ks_json_begin_array(&j);
 	for (i = 0; i < nvm; i++)
@@ -156,6 +157,9 @@ static void print_text(FILE *out, struct ks_halt *h, const struct ks_halt_print_
 	}
 	fputs("(latencies in us: the halt's duration, polling included, for halts that ended\n"
 	      " while polling and for those that slept)\n", out);
+	if (ks_halt_dropped_vcpus(h))
+		fprintf(out, "%" PRIu64 " events of vCPUs past the first 4096 were not counted.\n",
+			ks_halt_dropped_vcpus(h));
 	if (nch) {
 		fprintf(out, "\nPoll window changes (%zu%s)\n", nch + (size_t)dropped,
 			dropped ? ", the first listed" : "");
