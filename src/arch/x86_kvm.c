@@ -179,10 +179,8 @@ static void vmgexit_compose(uint64_t *key, uint64_t key2, int32_t *table)
 static void vmgexit_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
 			     bool perf_style, char *buf, size_t len)
 {
-	struct ks_key_ctx svm = *ctx;
 	const char *name;
 
-	svm.isa = KS_ISA_SVM;
 	switch (ctx->table) {
 	case VMG_GHCB:
 		name = ks_code_lookup(ghcb_sw_exits, N_OF(ghcb_sw_exits), key);
@@ -203,8 +201,8 @@ static void vmgexit_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t
 		else
 			snprintf(buf, len, "vmgexit_msr:UNKNOWN(0x%llx)", (unsigned long long)key);
 		return;
-	default:
-		exit_reason_name(&svm, key, info, perf_style, buf, len);
+	default: /* the kvm_exit's own reason (VMX or SVM table) */
+		exit_reason_name(ctx, key, info, perf_style, buf, len);
 	}
 }
 
