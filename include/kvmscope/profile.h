@@ -61,6 +61,9 @@ enum { KS_MODE_GUEST_KERNEL = 1, KS_MODE_GUEST_USER = 2 };
 
 #define KS_SYM_UNKNOWN "[unknown]"
 #define KS_DSO_GUEST_USER "[guest user]"
+/* A confidential guest's exit (rip 0, state encrypted: SEV-ES/SNP). */
+#define KS_SYM_PROTECTED "[guest state protected]"
+#define KS_DSO_PROTECTED "[confidential]"
 
 struct ks_profile_row {
 	int32_t vm, vcpu;        /* -1 unless in the dimensions */
@@ -105,6 +108,10 @@ int ks_profile_set_symbols(struct ks_profile *p, int32_t vm, const struct ks_sym
 /* VMs seen (ids), their names (COMM of the VM or GUEST name; may be NULL). */
 size_t ks_profile_vms(const struct ks_profile *p, const int32_t **vms);
 const char *ks_profile_vm_name(const struct ks_profile *p, int32_t vm);
+/* VMs whose state is protected (they exited through the architecture's
+ * exit_protected exit, x86 VMGEXIT); at most KS_PROF_MAX_PROTECTED. */
+#define KS_PROF_MAX_PROTECTED 256
+size_t ks_profile_protected_vms(const struct ks_profile *p, const int32_t **vms);
 
 /* Aggregated rows, sorted by samples (descending), then keys.  EXITS =
  * rows of exit-tracepoint entries (all exits, counts and times); otherwise

@@ -250,6 +250,15 @@ int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, 
 
 const struct ks_stat_anomalies *ks_stat_anomalies(const struct ks_stat *st);
 
+/* The VMs (process ids) whose guest state is protected, as far as the
+ * class's events tell (--event vmgexit: SEV-ES/SNP guests, which exit
+ * through VMGEXIT); *VMS is valid while ST lives.  At most
+ * KS_STAT_MAX_PROTECTED are listed. */
+#define KS_STAT_MAX_PROTECTED 256
+size_t ks_stat_protected_vms(const struct ks_stat *st, const int32_t **vms);
+/* Whether the class can tell a protected VM (then an empty list means none). */
+bool ks_stat_state_protected(const struct ks_stat *st);
+
 /* A VM's or thread's name as learnt from COMM records; NULL if unknown. */
 const char *ks_stat_comm(const struct ks_stat *st, int32_t tid);
 

@@ -108,6 +108,7 @@ struct ks_tl_vm {
 	bool guest_seen;       /* an event of its guest trace went by */
 	bool pending;          /* a vCPU of it holds exit costs (ks_tl_vcpu.pend) */
 	uint64_t guest_last;   /* host time of the last one */
+	bool state_protected;  /* a confidential guest (it exited via VMGEXIT) */
 };
 
 /* Exit cost per (guest task, reason). */

@@ -126,6 +126,8 @@ struct ks_profile {
 	struct ks_hmap chash;    /* (vm:vcpu, reason, mode) -> uint32_t ctx index */
 
 	struct ks_hmap threads;  /* tid -> struct thread */
+	int32_t protected_vms[KS_PROF_MAX_PROTECTED];
+	size_t nprotected;
 	struct ks_host *host;    /* threads -> VM and vCPU */
 	uint64_t max_threads;    /* limits.threads */
 	bool failed;             /* over the budget or out of memory: stopped */
@@ -265,6 +267,12 @@ static void note_vm(struct ks_profile *p, int32_t vm)
 		return;
 	p->vms = n;
 	p->vms[p->nvms++] = vm;
+}
+
+size_t ks_profile_protected_vms(const struct ks_profile *p, const int32_t **vms)
+{
+	*vms = p->protected_vms;
+	return p->nprotected;
 }
 
 size_t ks_profile_vms(const struct ks_profile *p, const int32_t **vms)
@@ -645,6 +653,28 @@ static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct t
 	t->pending = -1;
 }
 
+/* VM exited as only a guest with protected state does (VMGEXIT). */
+static void note_protected(struct ks_profile *p, int32_t vm)
+{
+	size_t i;
+
+	for (i = 0; i < p->nprotected; i++)
+		if (p->protected_vms[i] == vm)
+			return;
+	if (p->nprotected < KS_PROF_MAX_PROTECTED)
+		p->protected_vms[p->nprotected++] = vm;
+}
+
+static bool vm_protected(const struct ks_profile *p, int32_t vm)
+{
+	size_t i;
+
+	for (i = 0; i < p->nprotected; i++)
+		if (p->protected_vms[i] == vm)
+			return true;
+	return false;
+}
+
 static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec,
 			  const struct ks_attr_thread *a)
 {
@@ -662,6 +692,8 @@ static void on_tracepoint(struct ks_profile *p, const struct ks_record *rec,
 		bool user;
 
 		ks_arch_exit_key(&e->x, rec->data, rec->size, p->default_isa, &ctx, &ip);
+		if (p->arch->exit_protected && p->arch->exit_protected(&ctx, code))
+			note_protected(p, a->vm);
 		user = ks_arch_exit_user(&e->x, rec->data, rec->size, ip);
 		on_vm_exit(p, rec, t, a, user ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL,
 			   RK(arch_index(p->arch), sel, code), ip);
@@ -772,6 +804,13 @@ static void resolve(const struct ks_profile *p, int32_t vm, uint8_t mode, uint64
 
 	if (vs)
 		t = mode == KS_MODE_GUEST_USER ? vs->user : vs->kernel;
+	/* A confidential guest's exits say nothing of where it ran (rip 0). */
+	if (!ip && vm_protected(p, vm)) {
+		*sym = KS_SYM_PROTECTED;
+		*dso = KS_DSO_PROTECTED;
+		*offset = 0;
+		return;
+	}
 	if (t)
 		ks_symtab_lookup(t, ip, &r);
 	*sym = r.name ? r.name : KS_SYM_UNKNOWN;

@@ -170,6 +170,10 @@ struct ks_stat {
 	struct ks_stat_anomalies anomalies;
 	uint64_t next_seq;
 	struct ks_attr_guests guests;
+	/* VMs whose state is protected (a child of a state_protected class
+	 * matched), in order of discovery; at most KS_STAT_MAX_PROTECTED. */
+	int32_t protected_vms[KS_STAT_MAX_PROTECTED];
+	size_t nprotected;
 
 	struct ks_hmap roles;          /* event pointer -> struct event_role * */
 	struct event_role spare_role;  /* inactive, when out of memory */
@@ -982,6 +986,18 @@ ALWAYS_INLINE void begin_event(struct ks_stat *st, struct thread *t, const struc
 		observe_begin(t, r, rec, k);
 }
 
+/* VM has shown that its state is protected (SEV-ES/SNP: a VMGEXIT). */
+static void note_protected(struct ks_stat *st, int32_t vm)
+{
+	size_t i;
+
+	for (i = 0; i < st->nprotected; i++)
+		if (st->protected_vms[i] == vm)
+			return;
+	if (st->nprotected < KS_STAT_MAX_PROTECTED)
+		st->protected_vms[st->nprotected++] = vm;
+}
+
 /* perf's child event: the pending occurrence gets the child's key. */
 static void child_event(struct ks_stat *st, struct thread *t, struct key_val k)
 {
@@ -989,6 +1005,8 @@ static void child_event(struct ks_stat *st, struct thread *t, struct key_val k)
 
 	if (!t->start || !k.has)
 		return;
+	if (st->cls->state_protected)
+		note_protected(st, t->vm);
 	for (i = 0; i < st->nviews; i++)
 		t->pending[i] = thread_row(st, i, t, k);
 	t->keyed = true;
@@ -1624,6 +1642,17 @@ bool ks_stat_occurrence_detail(const struct ks_stat *st, const struct ks_stat_oc
 			return true;
 		}
 	return false;
+}
+
+size_t ks_stat_protected_vms(const struct ks_stat *st, const int32_t **vms)
+{
+	*vms = st->protected_vms;
+	return st->nprotected;
+}
+
+bool ks_stat_state_protected(const struct ks_stat *st)
+{
+	return st->cls->state_protected;
 }
 
 const struct ks_stat_anomalies *ks_stat_anomalies(const struct ks_stat *st)

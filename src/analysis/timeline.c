@@ -533,7 +533,8 @@ static void on_entry(struct ks_timeline *tl, const struct ev_info *e, const stru
 
 /* The exit's reason name and whether it halts the vCPU, from src/arch. */
 static const char *exit_name(const struct ks_timeline *tl, const struct ev_info *e,
-			     const struct ks_record *rec, char *buf, size_t size, bool *halts)
+			     const struct ks_record *rec, char *buf, size_t size, bool *halts,
+			     bool *protected)
 {
 	const struct tl_priv *p = tl->priv;
 	struct ks_key_ctx ctx;
@@ -541,6 +542,7 @@ static const char *exit_name(const struct ks_timeline *tl, const struct ev_info 
 
 	ks_arch_exit_name(&e->x, &ctx, key, buf, size);
 	*halts = ks_arch_exit_halts(p->arch, &ctx, key);
+	*protected = p->arch && p->arch->exit_protected && p->arch->exit_protected(&ctx, key);
 	return buf;
 }
 
@@ -551,12 +553,14 @@ static void on_exit_event(struct ks_timeline *tl, const struct ev_info *e,
 	struct ks_tl_vcpu *v;
 	char buf[64];
 	const char *name;
-	bool halts;
+	bool halts, protected;
 
 	if (vi < 0)
 		return; /* an exit before the thread's first entry: state unknown */
 	v = &tl->vcpus[vi];
-	name = exit_name(tl, e, rec, buf, sizeof(buf), &halts);
+	name = exit_name(tl, e, rec, buf, sizeof(buf), &halts, &protected);
+	if (protected)
+		tl->vms[v->vm].state_protected = true;
 	if (v->in_guest)
 		push_cpu_slice(tl, v, (uint32_t)vi, rec->ts);
 	v->in_guest = false;
@@ -846,8 +850,10 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 
 		for (s = 0; s < KS_VS_COUNT; s++)
 			total += v->state_ns[s];
-		fprintf(out, "\n%s vCPU %u (host thread %s-%d): %.3f ms traced\n",
-			tl->vms[v->vm].name, v->vcpu_id, v->comm, v->tid, total / 1e6);
+		fprintf(out, "\n%s%s vCPU %u (host thread %s-%d): %.3f ms traced\n",
+			tl->vms[v->vm].name, tl->vms[v->vm].state_protected ?
+			" (confidential: guest state protected)" : "", v->vcpu_id, v->comm, v->tid,
+			total / 1e6);
 		fprintf(out, "  %-10s %14s %8s %14s %20s\n", "state", "time (us)", "%",
 			"longest (us)", "longest at (s)");
 		for (s = 0; s < KS_VS_COUNT; s++) {

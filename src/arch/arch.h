@@ -97,6 +97,9 @@ struct ks_event_class {
 	 * lookups (report --sample-exits); NULL: not listed. */
 	const struct ks_code_name *names;
 	size_t nnames;
+	/* A child match says the VM's state is protected (x86 SEV-ES/SNP:
+	 * its exits go through VMGEXIT, rip and registers are encrypted). */
+	bool state_protected;
 };
 
 /* One tracepoint's format as tracefs prints it (events/SYSTEM/NAME/format),
@@ -152,6 +155,9 @@ struct ks_arch {
 	/* The vCPU halts (waits for an interrupt) with this exit: x86 HLT,
 	 * arm64 WFx traps, s390 wait-state intercepts.  NULL: none known. */
 	bool (*exit_halts)(const struct ks_key_ctx *ctx, uint64_t key);
+	/* Only a guest whose state is protected takes this exit (x86 SVM
+	 * VMGEXIT: SEV-ES/SNP); its exits carry no guest address.  NULL: none. */
+	bool (*exit_protected)(const struct ks_key_ctx *ctx, uint64_t key);
 	/* The exit is a periodic timer interrupt, a sample of where the guest
 	 * runs (powerpc HV_DECREMENTER).  NULL: none. */
 	bool (*exit_periodic)(const struct ks_key_ctx *ctx, uint64_t key);

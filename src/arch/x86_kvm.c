@@ -101,6 +101,111 @@ static void msr_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t inf
 		snprintf(buf, len, "%#llx:%s", (unsigned long long)key, info ? "W" : "R");
 }
 
+/* ---- nested virtualization (--event nested) ----
+ * An exit of L0's guest is either L1's own (L1 runs in L0's guest, no
+ * nested event follows its kvm_exit) or an exit of L1's guest L2: KVM then
+ * traces kvm_nested_vmexit right after kvm_exit (vmx nested_vmx_reflect_vmexit,
+ * svm handle_exit while is_guest_mode), and kvm_nested_vmexit_inject when the
+ * exit is reflected to L1 (nested_vmx_vmexit, nested_svm_vmexit: an emulated
+ * VM exit into L1, also the one an interrupt for L1 causes).  Those two events
+ * are child rules: they re-key the pending exit into the level's name table. */
+enum { NESTED_L1 = 0, NESTED_L2_L0 = 1, NESTED_L2_L1 = 2 };
+
+static const char *const nested_paths[] = {
+	[NESTED_L1] = "L1 %s",
+	[NESTED_L2_L0] = "L2 %s in L0",
+	[NESTED_L2_L1] = "L2 %s to L1",
+};
+
+static void nested_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			    bool perf_style, char *buf, size_t len)
+{
+	char reason[64];
+	int32_t t = ctx->table >= 0 && ctx->table <= NESTED_L2_L1 ? ctx->table : NESTED_L1;
+
+	exit_reason_name(ctx, key, info, false, reason, sizeof(reason));
+	(void)perf_style;
+	snprintf(buf, len, nested_paths[t], reason);
+}
+
+/* ---- confidential guests (--event vmgexit) ----
+ * An SEV-ES/SNP guest's state is encrypted: its exits that need the host go
+ * through VMGEXIT (SVM_EXIT_VMGEXIT 0x403) with a software exit code in the
+ * GHCB, which KVM traces as kvm_vmgexit_enter (exit_reason, info1, info2),
+ * or, before a GHCB is registered, the GHCB MSR protocol's request
+ * (kvm_vmgexit_msr_protocol_enter, GHCBInfo in the low 12 bits of
+ * ghcb_gpa).  Both are child rules re-keying the pending kvm_exit.
+ * The software exit codes are SVM_VMGEXIT_* of arch/x86/include/uapi/asm/
+ * svm.h; the other GHCB exit codes are regular SVM exit codes (cpuid, msr,
+ * io, npf...).  Linux 6.1 has no TDX support, hence no TDVMCALL events. */
+enum { VMG_EXIT = 0, VMG_GHCB = 1, VMG_MSR = 2 };
+
+static const struct ks_code_name ghcb_sw_exits[] = {
+	{ 0x80000001, "vmgexit_mmio_read" },          /* SVM_VMGEXIT_MMIO_READ */
+	{ 0x80000002, "vmgexit_mmio_write" },         /* SVM_VMGEXIT_MMIO_WRITE */
+	{ 0x80000003, "vmgexit_nmi_complete" },       /* SVM_VMGEXIT_NMI_COMPLETE */
+	{ 0x80000004, "vmgexit_ap_hlt_loop" },        /* SVM_VMGEXIT_AP_HLT_LOOP */
+	{ 0x80000005, "vmgexit_ap_jump_table" },      /* SVM_VMGEXIT_AP_JUMP_TABLE */
+	{ 0x80000010, "vmgexit_page_state_change" },  /* SVM_VMGEXIT_PSC */
+	{ 0x80000011, "vmgexit_guest_request" },      /* SVM_VMGEXIT_GUEST_REQUEST */
+	{ 0x80000012, "vmgexit_ext_guest_request" },  /* SVM_VMGEXIT_EXT_GUEST_REQUEST */
+	{ 0x80000013, "vmgexit_ap_creation" },        /* SVM_VMGEXIT_AP_CREATION */
+	{ 0x8000fffd, "vmgexit_hypervisor_feature" }, /* SVM_VMGEXIT_HV_FEATURES */
+	{ 0x8000fffe, "vmgexit_term_request" },       /* SVM_VMGEXIT_TERM_REQUEST */
+	{ 0x8000ffff, "vmgexit_unsupported_event" },  /* SVM_VMGEXIT_UNSUPPORTED_EVENT */
+};
+
+/* GHCB MSR protocol requests (GHCB_MSR_*_REQ, arch/x86/include/asm/sev-common.h). */
+static const struct ks_code_name ghcb_msr_requests[] = {
+	{ 0x002, "sev_info_req" },
+	{ 0x004, "cpuid_req" },
+	{ 0x006, "ap_reset_hold_req" },
+	{ 0x012, "reg_gpa_req" },
+	{ 0x014, "psc_req" },
+	{ 0x080, "hv_ft_req" },
+	{ 0x100, "term_req" },
+};
+
+#define GHCB_MSR_INFO_MASK 0xfffULL
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static void vmgexit_compose(uint64_t *key, uint64_t key2, int32_t *table)
+{
+	(void)key2;
+	if (*table == VMG_MSR)
+		*key &= GHCB_MSR_INFO_MASK;
+}
+
+static void vmgexit_key_name(const struct ks_key_ctx *ctx, uint64_t key, int32_t info,
+			     bool perf_style, char *buf, size_t len)
+{
+	const char *name;
+
+	switch (ctx->table) {
+	case VMG_GHCB:
+		name = ks_code_lookup(ghcb_sw_exits, N_OF(ghcb_sw_exits), key);
+		if (name) {
+			snprintf(buf, len, "%s", name);
+			return;
+		}
+		name = key < 0x80000000ULL ? ks_x86_exit_name(KS_ISA_SVM, key) : NULL;
+		if (name)
+			snprintf(buf, len, "vmgexit:%s", name);
+		else
+			snprintf(buf, len, "vmgexit:UNKNOWN(0x%llx)", (unsigned long long)key);
+		return;
+	case VMG_MSR:
+		name = ks_code_lookup(ghcb_msr_requests, N_OF(ghcb_msr_requests), key);
+		if (name)
+			snprintf(buf, len, "vmgexit_msr:%s", name);
+		else
+			snprintf(buf, len, "vmgexit_msr:UNKNOWN(0x%llx)", (unsigned long long)key);
+		return;
+	default: /* the kvm_exit's own reason (VMX or SVM table) */
+		exit_reason_name(ctx, key, info, perf_style, buf, len);
+	}
+}
+
 static const struct ks_event_class x86_classes[] = {
 	{
 		.name = "vmexit", .title = "VM-EXIT",
@@ -130,6 +235,30 @@ static const struct ks_event_class x86_classes[] = {
 		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL } },
 		.key_name = msr_key_name,
 	},
+	{
+		.name = "nested", .title = "NESTED-EXIT",
+		.begin = { { .system = "kvm", .name = "kvm_exit", .key_field = "exit_reason",
+			     .table = NESTED_L1 } },
+		.end = { { .system = "kvm", .name = "kvm_entry" } },
+		.child = { { .system = "kvm", .name = "kvm_nested_vmexit",
+			     .key_field = "exit_reason", .table = NESTED_L2_L0 },
+			   { .system = "kvm", .name = "kvm_nested_vmexit_inject",
+			     .key_field = "exit_code", .table = NESTED_L2_L1 } },
+		.key_name = nested_key_name,
+	},
+	{
+		.name = "vmgexit", .title = "VMGEXIT",
+		.begin = { { .system = "kvm", .name = "kvm_exit", .key_field = "exit_reason",
+			     .table = VMG_EXIT } },
+		.end = { { .system = "kvm", .name = "kvm_entry" } },
+		.child = { { .system = "kvm", .name = "kvm_vmgexit_enter",
+			     .key_field = "exit_reason", .table = VMG_GHCB },
+			   { .system = "kvm", .name = "kvm_vmgexit_msr_protocol_enter",
+			     .key_field = "ghcb_gpa", .table = VMG_MSR } },
+		.compose = vmgexit_compose,
+		.key_name = vmgexit_key_name,
+		.state_protected = true,
+	},
 	{ .name = NULL },
 };
 
@@ -147,6 +276,12 @@ static bool x86_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
 	if (ctx->isa == KS_ISA_SVM)
 		return key == 0x078;
 	return (key & VMX_EXIT_REASON_MASK) == 12;
+}
+
+/* SVM_EXIT_VMGEXIT 0x403 (arch/x86/include/uapi/asm/svm.h): SEV-ES/SNP only. */
+static bool x86_exit_protected(const struct ks_key_ctx *ctx, uint64_t key)
+{
+	return ctx->isa == KS_ISA_SVM && key == 0x403;
 }
 
 static bool x86_exit_code(const char *name, int32_t *sel, uint64_t *code)
@@ -260,6 +395,7 @@ const struct ks_arch ks_arch_x86 = {
 	.isa_field = "isa",
 	.guest_ip_field = "guest_rip",
 	.exit_halts = x86_exit_halts,
+	.exit_protected = x86_exit_protected,
 	.exit_code = x86_exit_code,
 	.extra_events = x86_extra_events,
 	.trace_clock = "x86-tsc",

@@ -535,11 +535,26 @@ static void json_row(struct ks_json *j, struct ks_profile *p, const struct ks_pr
 	ks_json_end_object(j);
 }
 
+/* Confidential guests: their exits show no address, say why. */
+static void print_protected(const struct ks_profile *p)
+{
+	const int32_t *vms;
+	size_t i, n = ks_profile_protected_vms(p, &vms);
+
+	if (!n)
+		return;
+	printf("# Confidential guests (state protected, exits through VMGEXIT, no guest address):");
+	for (i = 0; i < n; i++)
+		printf(" VM %d", vms[i]);
+	printf("\n#\n");
+}
+
 static void print_json(struct ks_profile *p, const struct report_args *a,
 		       const struct ks_profile_row *rows, size_t n,
 		       const struct ks_profile_row *ex, size_t nex,
 		       const struct ks_profile_totals *t)
 {
+	const int32_t *pvms;
 	struct ks_json j;
 	size_t i;
 
@@ -551,6 +566,11 @@ static void print_json(struct ks_profile *p, const struct report_args *a,
 	ks_json_kv_u64(&j, "exit_samples", t->exit_samples);
 	ks_json_kv_u64(&j, "host_samples_skipped", t->host_samples);
 	ks_json_kv_u64(&j, "exits", t->exits);
+	ks_json_key(&j, "confidential_vms");
+	ks_json_begin_array(&j);
+	for (size_t k = 0, n = ks_profile_protected_vms(p, &pvms); k < n; k++)
+		ks_json_i64(&j, pvms[k]);
+	ks_json_end_array(&j);
 	ks_json_key(&j, "rows");
 	ks_json_begin_array(&j);
 	for (i = 0; i < n; i++)
@@ -745,6 +765,7 @@ static void run(struct report_args *a)
 		printf("# Input: %s\n# Samples: %" PRIu64 " (PMU %" PRIu64 ", exit tracepoints %"
 		       PRIu64 "); host-mode samples skipped: %" PRIu64 "\n#\n", a->input,
 		       t.samples, t.pmu_samples, t.exit_samples, t.host_samples);
+		print_protected(p);
 		print_table(a, p, rows, n, t.samples);
 		if (nex)
 			print_exits(a, p, ex, nex);

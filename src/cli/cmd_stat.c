@@ -21,6 +21,7 @@
 #include "kvmscope/guestsyms.h"
 #include "kvmscope/heatmap.h"
 #include "kvmscope/heatmap_report.h"
+#include "kvmscope/halt.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/slow_log.h"
 #include "kvmscope/source.h"
@@ -63,6 +64,7 @@ struct stat_args {
 	bool heatmap_text;
 	bool quiet;
 	const char *guest_kallsyms;    /* --guest-kallsyms: names for the log */
+	double poll_budget;        /* --event halt: % of the VM's vCPU time */
 };
 
 /* What the engine's observer feeds (cfg.observe): the slow-exit log and
@@ -106,6 +108,17 @@ static const char *take_pids(const char *arg, void *value)
 	return NULL;
 }
 
+static const char *take_budget(const char *arg, void *value)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v >= 0 && v <= 100))
+		return "takes a percentage from 0 to 100";
+	*(double *)value = v;
+	return NULL;
+}
+
 /* Break TEXT at spaces into lines of at most WIDTH characters. */
 static void wrap(char *text, size_t width)
 {
@@ -128,6 +141,9 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 
 	/* the architectures and their classes, from the table (src/arch) */
 	ks_arch_event_help(event_help, sizeof(event_help));
+	/* halt polling is KVM's generic code, on every architecture */
+	strncat(event_help, "; any: halt (halt polling)",
+		sizeof(event_help) - strlen(event_help) - 1);
 	wrap(event_help, 56);
 	ks_arch_name_list(names, sizeof(names));
 	snprintf(arch_help, sizeof(arch_help), "%s (default: from the input's header or events)",
@@ -167,6 +183,10 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			   "write the heatmap's cells as JSON"),
 		OPT_FLAG(0, "heatmap-text", &a->heatmap_text,
 			 "print the heatmap in shade blocks after the table"),
+		OPT_CALLBACK(0, "poll-budget", &a->poll_budget, "PCT",
+			     "--event halt: the share of a VM's vCPU time polling\n"
+			     "may cost in the recommended halt_poll_ns (default 10)",
+			     take_budget),
 		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),
 		OPT_SET(0, "csv", &a->format, 2, "CSV", "format"),
 		{ .type = OPT_T_CHOICE, .long_name = "format", .value = &a->format, .argh = "FMT",
@@ -200,6 +220,15 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		usage_error("stat", "--hist adds histograms to the table and JSON outputs, not to %s",
 			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
 	a->measure_set = option_given(opts, "measure");
+	if (a->cfg.event_class && !strcmp(a->cfg.event_class, "halt") &&
+	    (a->nby || a->hist || a->report.format == KS_STAT_PERF ||
+	     a->report.format == KS_STAT_CSV || a->measure_set || a->report.sort_key))
+		usage_error("stat", "--event halt prints its own view per VM and vCPU (table or "
+			    "--json); --by, --hist, --measure, -k, --csv and --format perf do not "
+			    "apply");
+	if (option_given(opts, "poll-budget") &&
+	    (!a->cfg.event_class || strcmp(a->cfg.event_class, "halt")))
+		usage_error("stat", "--poll-budget goes with --event halt");
 	if (a->guest_kallsyms && !a->than.set)
 		usage_error("stat", "--guest-kallsyms names the addresses of the --than log; give "
 			    "--than too");
@@ -353,6 +382,45 @@ static void note_dims(const struct stat_args *a, const struct ks_stat *st)
 		       "threads: their rows are by host thread", a->input, novcpu, n);
 }
 
+/* --event halt: halt polling per VM and vCPU (halt.h), a generic KVM
+ * class (kvm_vcpu_wakeup, kvm_halt_poll_ns) outside the exit tables. */
+static int stat_halt(struct stat_args *a)
+{
+	struct ks_source *src;
+	struct ks_record rec;
+	struct ks_error err;
+	struct ks_halt *h;
+	const struct ks_halt_vcpu *const *vs;
+	struct ks_census c;
+	int r;
+
+	if (ks_source_open_opts(&src, a->input,
+				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS,
+							  .limits = &a->limits, .ctx = cli_ctx(),
+							  .arch = a->cfg.arch }, &err) < 0)
+		die("%s", err.msg);
+	apply_time_window(src, a->input, &a->time);
+	h = ks_halt_new(src, &err);
+	if (!h)
+		die("%s", err.msg);
+	while ((r = ks_source_next(src, &rec, &err)) > 0 && ks_halt_error(h, NULL) == 0)
+		ks_halt_add(h, &rec);
+	if (r < 0 || ks_halt_error(h, &err) < 0)
+		die("%s", err.msg);
+	if (!ks_halt_vcpus(h, &vs)) {
+		cli_census(a->input, a->cfg.arch, &c);
+		cli_require_kvm(a->input, &c, NULL);
+		die("%s: no kvm_vcpu_wakeup or kvm_halt_poll_ns events; record kvm:kvm_vcpu_wakeup "
+		    "and kvm:kvm_halt_poll_ns", a->input);
+	}
+	ks_halt_print(stdout, h, &(struct ks_halt_print_opts){
+		.input = a->input, .json = a->report.format == KS_STAT_JSON,
+		.budget_pct = a->poll_budget });
+	ks_halt_free(h);
+	ks_source_close(src);
+	return 0;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args a = { .cfg = KS_STAT_CONFIG_INIT, .vcpu = -1 };
@@ -369,8 +437,11 @@ int cmd_stat(int argc, char **argv)
 
 	a.cfg.views[0] = 0;
 	ks_limits_default(&a.limits);
+	a.poll_budget = 10;
 	parse_args(&a, argc, argv);
 	setup(&a);
+	if (a.cfg.event_class && !strcmp(a.cfg.event_class, "halt"))
+		return stat_halt(&a);
 	inputs[0] = a.input;
 	if (a.heatmap_svg)
 		cli_output_check(a.heatmap_svg, inputs, 0);

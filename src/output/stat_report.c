@@ -461,6 +461,7 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 		       const struct footer_item *it, size_t nit)
 {
 	struct ks_json j;
+	const int32_t *pvms;
 	size_t i;
 
 	ks_json_init(&j, out, !o->compact);
@@ -480,6 +481,13 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 	ks_json_kv_i64(&j, "vcpu_filter", o->vcpu);
 	json_views(&j, st, vs, nv, o->hist);
 	json_begin_counts(&j, st, b);
+	if (ks_stat_protected_vms(st, &pvms) || ks_stat_state_protected(st)) {
+		ks_json_key(&j, "confidential_vms");
+		ks_json_begin_array(&j);
+		for (i = 0; i < ks_stat_protected_vms(st, &pvms); i++)
+			ks_json_i64(&j, pvms[i]);
+		ks_json_end_array(&j);
+	}
 	json_attribution(&j, st);
 	ks_json_key(&j, "not_counted");
 	ks_json_begin_object(&j);
@@ -532,6 +540,24 @@ static void print_csv(FILE *out, const struct ks_stat *st, const struct view_row
 	}
 }
 
+/* The VMs that exit through VMGEXIT: their registers and rip are hidden. */
+static void print_protected(FILE *out, const struct ks_stat *st)
+{
+	const int32_t *vms;
+	size_t i, n = ks_stat_protected_vms(st, &vms);
+
+	if (!n)
+		return;
+	fputs("\nConfidential guests (state protected, exits through VMGEXIT):", out);
+	for (i = 0; i < n; i++) {
+		const char *name = ks_stat_vm_name(st, vms[i]);
+
+		fprintf(out, " VM %d%s%s%s", vms[i], name ? " (" : "", name ? name : "",
+			name ? ")" : "");
+	}
+	fputc('\n', out);
+}
+
 /* ---- entry point ---- */
 
 int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
@@ -579,6 +605,7 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 				fprintf(out, "\n%" PRIu64 " %s begin events in all, %" PRIu64
 					" of them with a matching end.\n", begins.total_count,
 					ks_stat_class_name(st), ks_stat_anomalies(st)->keyed_ends);
+			print_protected(out, st);
 			print_attribution(out, st);
 			print_footer(out, items, nit);
 		}
