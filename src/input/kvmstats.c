@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "kvmscope/kvmstats.h"
+#include "util/text.h"
 
 #define QMP_MAX_LINE (64u << 20) /* a reply larger than this is refused */
 #define MAX_CPUS 1024
@@ -560,7 +561,7 @@ int ks_qmp_query_name(struct ks_qmp *q, char *name, size_t len, struct ks_error 
 		name[0] = 0;
 	if (json_object_object_get_ex(o, "return", &ret) &&
 	    json_object_object_get_ex(ret, "name", &n))
-		snprintf(name, len, "%s", str_of(n));
+		ks_utf8_copy(name, len, str_of(n));
 	json_object_put(o);
 	return 0;
 }
