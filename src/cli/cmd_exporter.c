@@ -451,8 +451,10 @@ static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
 	for (k = 0; k < x->a->nqmp; k++) {
 		struct ks_error err;
 		bool up = true;
+		struct ks_qmp_opts qo = { .timeout_ms = 1000, .ctx = cli_peer_ctx() };
+
 		if (!x->qmp[k] &&
-		    (ks_qmp_open(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0 ||
+		    (ks_qmp_open_opts(&x->qmp[k], x->a->qmp[k], &qo, &err) < 0 ||
 		     ks_qmp_query_name(x->qmp[k], x->qmp_name[k], sizeof(x->qmp_name[k]), &err) < 0)) {
 			ks_qmp_close(x->qmp[k]);
 			x->qmp[k] = NULL;
