@@ -44,7 +44,8 @@ def schemas():
              "stats": [{"name": "stat_%d" % i, "type": "cumulative", "unit": ""} for i in range(per)]}]
 
 def send(conn, obj):
-    conn.sendall((json.dumps(obj) + "\n").encode("utf-8", "surrogateescape"))
+    # raw bytes, invalid UTF-8 included, as a hostile peer may send them
+    conn.sendall((json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
 
 path = sys.argv[1]
 try:
