@@ -10,6 +10,7 @@
 #   --name TEXT    what query-name answers (a Python escape string:
 #                  "\\x1b]0;x\\x07" is ESC ] 0 ; x BEL)
 #   --evil-stat    one more VM statistic whose name is an escape sequence
+#   --tag NAME     the VM statistic's name (default vm_stat)
 #   --events SECS  after qmp_capabilities, stream an event line every SECS
 #                  and answer nothing more
 #   --count FILE   write the number of commands answered to FILE
@@ -26,11 +27,12 @@ if name is not None:
 events = opt("--events")
 count_file = opt("--count")
 evil = "--evil-stat" in args
+tag = opt("--tag", "vm_stat")
 per = max(1, nstats // vcpus)
 
 def stats(target):
     if target == "vm":
-        st = [{"name": "vm_stat", "value": 7}]
+        st = [{"name": tag, "value": 7}]
         if evil:
             st.append({"name": "\x1b]0;pwned\x07\x1b[2J", "value": 1})
         return [{"provider": "kvm", "stats": st}]
@@ -39,7 +41,7 @@ def stats(target):
             for c in range(vcpus)]
 
 def schemas():
-    return [{"provider": "kvm", "target": "vm", "stats": [{"name": "vm_stat", "type": "cumulative", "unit": ""}]},
+    return [{"provider": "kvm", "target": "vm", "stats": [{"name": tag, "type": "cumulative", "unit": ""}]},
             {"provider": "kvm", "target": "vcpu",
              "stats": [{"name": "stat_%d" % i, "type": "cumulative", "unit": ""} for i in range(per)]}]
 
