@@ -116,9 +116,6 @@ char *ks_term_escape(char *dst, size_t size, const char *src)
 		} else if (l == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0) {
 			w = (size_t)snprintf(esc, sizeof(esc), "\\u00%02x", u[i + 1]);
 			p = esc;
-		} else if (u[i] == '\\') {
-			p = "\\\\";
-			w = 2;
 		}
 		if (o + w + 1 > size)
 			break;
@@ -138,8 +135,7 @@ bool ks_term_safe(const char *s)
 	while (i < n) {
 		size_t l = ks_utf8_seq(u + i, n - i);
 
-		if (!l || u[i] < 0x20 || u[i] == 0x7f || u[i] == '\\' ||
-		    (l == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0))
+		if (!l || u[i] < 0x20 || u[i] == 0x7f || (l == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0))
 			return false;
 		i += l;
 	}

@@ -33,8 +33,9 @@ char *ks_utf8_sanitize(char *dst, size_t size, const char *src);
 
 /* SRC for a terminal into DST (SIZE > 0): printable UTF-8 is kept; C0
  * controls, DEL and bytes that start no well-formed sequence are written
- * \xHH, C1 controls (U+0080..U+009F) \u00HH, a backslash \\.  An escape
- * is never cut.  Returns DST. */
+ * \xHH, C1 controls (U+0080..U+009F) \u00HH (a backslash stays as it
+ * is: escaping twice changes nothing).  An escape is never cut.  Returns
+ * DST. */
 char *ks_term_escape(char *dst, size_t size, const char *src);
 
 /* Whether ks_term_escape() leaves S as it is. */
