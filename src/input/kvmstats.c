@@ -308,32 +308,18 @@ static int parse_value(struct ks_kstat *k, struct json_object *v)
 	}
 }
 
-int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
-		       int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
-		       struct ks_error *err)
+/* The statistics of a parsed query-stats reply ROOT appended to OUT. */
+static int parse_stats_obj(struct json_object *root, struct ks_kstats *out,
+			   int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
+			   struct ks_error *err)
 {
-	struct json_tokener *tok = json_tokener_new_ex(32);
-	struct json_object *root, *ret;
+	struct json_object *ret;
 	size_t i, j, n;
 	int32_t next_vcpu = 0;
-	int rc = -1;
 
-	if (!tok)
-		return ks_error_set(err, "out of memory");
-	root = len > INT32_MAX ? NULL : json_tokener_parse_ex(tok, text, (int)len);
-	if (!root) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
-		ks_error_set(err, "query-stats reply: offset %zu: %s",
-			     json_tokener_get_parse_end(tok),
-			     e == json_tokener_continue ? "unexpected end" : json_tokener_error_desc(e));
-		json_tokener_free(tok);
-		return -1;
-	}
 	if (!json_object_object_get_ex(root, "return", &ret) ||
-	    json_object_get_type(ret) != json_type_array) {
-		ks_error_set(err, "query-stats reply: offset 0: no \"return\" list");
-		goto out;
-	}
+	    json_object_get_type(ret) != json_type_array)
+		return ks_error_set(err, "query-stats reply: offset 0: no \"return\" list");
 	n = json_object_array_length(ret);
 	for (i = 0; i < n; i++) {
 		struct json_object *res = json_object_array_get_idx(ret, i), *stats, *qom;
@@ -342,8 +328,8 @@ int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
 		if (json_object_get_type(res) != json_type_object ||
 		    !json_object_object_get_ex(res, "stats", &stats) ||
 		    json_object_get_type(stats) != json_type_array) {
-			ks_error_set(err, "query-stats reply: offset 0: result %zu has no \"stats\" list", i);
-			goto out;
+			return ks_error_set(err, "query-stats reply: offset 0: result %zu has no "
+					    "\"stats\" list", i);
 		}
 		if (json_object_object_get_ex(res, "qom-path", &qom)) {
 			const char *p = json_object_get_string(qom);
@@ -360,24 +346,41 @@ int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
 			    !json_object_object_get_ex(st, "name", &name) ||
 			    json_object_get_type(name) != json_type_string ||
 			    !json_object_object_get_ex(st, "value", &value)) {
-				ks_error_set(err, "query-stats reply: offset 0: statistic %zu of result %zu "
-					     "has no name or value", j, i);
-				goto out;
+				return ks_error_set(err, "query-stats reply: offset 0: statistic %zu of "
+						    "result %zu has no name or value", j, i);
 			}
 			k = ks_kstats_add(out, json_object_get_string(name), vcpu);
-			if (!k) {
-				ks_error_set(err, "out of memory");
-				goto out;
-			}
-			if (parse_value(k, value) < 0) {
-				ks_error_set(err, "query-stats reply: offset 0: statistic '%s' has a value "
-					     "that is not a number, boolean or list of numbers", k->name);
-				goto out;
-			}
+			if (!k)
+				return ks_error_set(err, "out of memory");
+			if (parse_value(k, value) < 0)
+				return ks_error_set(err, "query-stats reply: offset 0: statistic '%s' has a "
+						    "value that is not a number, boolean or list of "
+						    "numbers", k->name);
 		}
 	}
-	rc = 0;
-out:
+	return 0;
+}
+
+int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
+		       int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
+		       struct ks_error *err)
+{
+	struct json_tokener *tok = json_tokener_new_ex(32);
+	struct json_object *root;
+	int rc;
+
+	if (!tok)
+		return ks_error_set(err, "out of memory");
+	root = len > INT32_MAX ? NULL : json_tokener_parse_ex(tok, text, (int)len);
+	if (!root) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		ks_error_set(err, "query-stats reply: offset %zu: %s",
+			     json_tokener_get_parse_end(tok),
+			     e == json_tokener_continue ? "unexpected end" : json_tokener_error_desc(e));
+		json_tokener_free(tok);
+		return -1;
+	}
+	rc = parse_stats_obj(root, out, vcpu_of, ctx, err);
 	json_object_put(root);
 	json_tokener_free(tok);
 	return rc;
@@ -801,7 +804,6 @@ static int query(struct ks_qmp *q, const char *target, struct ks_kstats *out,
 {
 	char cmd[128];
 	struct json_object *o;
-	const char *text;
 	int rc;
 
 	snprintf(cmd, sizeof(cmd), "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"%s\"}}",
@@ -809,8 +811,8 @@ static int query(struct ks_qmp *q, const char *target, struct ks_kstats *out,
 	o = command(q, cmd, err);
 	if (!o)
 		return -1;
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	rc = ks_qmp_parse_stats(text, strlen(text), out, qmp_vcpu_of, q, err);
+	/* the reply as parsed (not written out and parsed again) */
+	rc = parse_stats_obj(o, out, qmp_vcpu_of, q, err);
 	json_object_put(o);
 	return rc;
 }
