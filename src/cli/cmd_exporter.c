@@ -7,9 +7,12 @@
  * through the live struct ks_source; replay: any input file (-i) at its
  * recorded speed, a multiple of it, a fixed event rate or as fast as
  * possible.  Both feed one struct ks_metrics (metrics.h).  The HTTP server
- * is libmicrohttpd's, on its own thread: a scrape takes a snapshot of the
+ * is libmicrohttpd's, a pool of threads: a scrape takes a snapshot of the
  * metrics under the mutex the ingestion loop holds for each batch of
- * records (a few memcpy()s), then formats it without the lock.
+ * records (a few memcpy()s), then formats it without the lock, into a body
+ * that the scrapes of the next second share (see "the shared bodies").
+ * Clients are treated as hostile: connections are limited in all and per
+ * address, and a request head must arrive whole within --head-timeout.
  * libmicrohttpd is loaded (dlopen) when the exporter starts, not linked:
  * with the TLS libraries it needs, it cost every kvmscope command ~1 ms
  * of start-up.
