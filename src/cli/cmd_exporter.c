@@ -500,7 +500,8 @@ static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
 				goto oom;
 		}
 	}
-	qsort(all, n, sizeof(*all), qsample_cmp);
+	if (n) /* all is NULL when no source answered */
+		qsort(all, n, sizeof(*all), qsample_cmp);
 	for (i = 0; i < n; i++) {
 		char sample[128], vcpu[16], help[160];
 		bool counter = all[i].counter;
