@@ -782,7 +782,7 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 	size_t n, i;
 	struct ks_top_row *rows = sorted_copy(s, lv, &n);
 	double end = (double)(s->end_ns - ks_top_first_ts(s->top)) / 1e9;
-	char label[128];
+	char label[128], safe[256];
 
 	for (i = 0; i < n; i++) {
 		const struct ks_top_row *r = &rows[i];
@@ -794,7 +794,7 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 		vm_label(s, r->vm, reason ? NULL : r->name, label, sizeof(label));
 		ks_csv_field(stdout, reason ? "" : label);
 		printf(",%d,", r->vcpu);
-		ks_csv_field(stdout, reason ? r->name : "");
+		ks_csv_field(stdout, reason ? ks_term_escape(safe, sizeof(safe), r->name) : "");
 		printf(",%llu,%.3f,%.4f,%llu,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
 		       (unsigned long long)r->p99_ns, (unsigned long long)r->total);
 	}
