@@ -19,6 +19,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -1191,6 +1192,11 @@ int cmd_exporter(int argc, char **argv)
 	double cpu0, t0;
 
 	parse_args(&a, argc, argv);
+	/* the bodies (megabytes) are mapped and given back when the last
+	 * connection lets them go: without a fixed threshold glibc raises it
+	 * after the first free, and each HTTP thread's arena then keeps the
+	 * largest body it ever formatted */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	mhd_load();
 	signal(SIGPIPE, SIG_IGN);
 	cli_live_catch_signals();
