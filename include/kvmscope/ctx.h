@@ -39,6 +39,8 @@
 #ifndef KVMSCOPE_CTX_H
 #define KVMSCOPE_CTX_H
 
+#include <stdbool.h>
+
 struct ks_ctx;
 
 /* A new context without probe and with nothing cached; NULL when out of
@@ -47,5 +49,13 @@ struct ks_ctx *ks_ctx_new(void);
 /* Release what CTX holds (NULL: nothing to do).  Sources, merges and live
  * sessions opened with CTX must be closed before. */
 void ks_ctx_free(struct ks_ctx *ctx);
+
+/* The program's cancel function: the library's waits on peers (QMP) ask
+ * it at least every 100 ms and give up ("interrupted") once it returns
+ * true: a program that catches SIGINT/SIGTERM passes what its handler
+ * sets.  NULL: never.  Called from any thread. */
+void ks_ctx_set_cancel(struct ks_ctx *ctx, bool (*cancelled)(void *arg), void *arg);
+/* Whether CTX's cancel function says so (false for a NULL CTX). */
+bool ks_ctx_cancelled(struct ks_ctx *ctx);
 
 #endif

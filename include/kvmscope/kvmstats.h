@@ -59,11 +59,22 @@ struct ks_kstats {
 				  * (libvirt: the domain's); else "" */
 	struct ks_kstat *v;
 	size_t n, cap;
+	/* the lookup index of ks_kstats_find() and _first_vcpu(): built as
+	 * they first need it, extended to entries appended since, freed by
+	 * ks_kstats_free().  A copy of the struct moves it with v. */
+	struct ks_kstats_index *index;
 };
 
 void ks_kstats_free(struct ks_kstats *s);
-/* The statistic NAME of VCPU (-1: the VM's); NULL if absent. */
+/* The statistic NAME of VCPU (-1: the VM's); NULL if absent.  Constant
+ * time (a hash table), so that a VM with tens of thousands of statistics
+ * costs time in proportion to them.  An entry's name must not change
+ * once it has been looked up. */
 const struct ks_kstat *ks_kstats_find(const struct ks_kstats *s, const char *name, int32_t vcpu);
+/* The first statistic of a vCPU (vcpu >= 0) named NAME, in S's order, and
+ * the one after K among them; NULL when there is none. */
+const struct ks_kstat *ks_kstats_first_vcpu(const struct ks_kstats *s, const char *name);
+const struct ks_kstat *ks_kstats_next_vcpu(const struct ks_kstats *s, const struct ks_kstat *k);
 /* K's value in its unit (VALUE times BASE^EXPONENT when BASE is 2 or 10):
  * seconds for halt_wait_ns, bytes for a byte count in pages. */
 double ks_kstat_scaled(const struct ks_kstat *k);
@@ -74,8 +85,25 @@ struct ks_kstat *ks_kstats_add(struct ks_kstats *s, const char *name, int32_t vc
 struct ks_qmp;
 
 /* Connect to the QMP unix socket PATH, read the greeting and negotiate
- * (qmp_capabilities).  Every wait is bounded by TIMEOUT_MS. */
+ * (qmp_capabilities).  Each command (the greeting counts as one) must be
+ * answered within TIMEOUT_MS, whatever events the peer sends meanwhile. */
 int ks_qmp_open(struct ks_qmp **out, const char *path, int timeout_ms, struct ks_error *err);
+
+struct ks_ctx;
+struct ks_qmp_opts {
+	int timeout_ms;          /* per command; 0: 2000 */
+	/* every wait also ends, within 100 ms, once CTX's cancel function
+	 * says so (ks_ctx_set_cancel): "interrupted" */
+	struct ks_ctx *ctx;
+	/* trust: when check_owner, the socket file and the process serving
+	 * it (SO_PEERCRED) must be OWNER's; when PEER_PID > 0, that process
+	 * must be PEER_PID.  Checked before a byte is read from it. */
+	bool check_owner;
+	uint32_t owner;
+	int32_t peer_pid;
+};
+int ks_qmp_open_opts(struct ks_qmp **out, const char *path, const struct ks_qmp_opts *o,
+		     struct ks_error *err);
 /* The same over FD, a connected stream socket (it is closed by
  * ks_qmp_close(), or here on failure); NAME stands for it in messages.
  * For tests and fuzzing: one end of a socketpair(). */
@@ -83,6 +111,8 @@ int ks_qmp_open_fd(struct ks_qmp **out, int fd, const char *name, int timeout_ms
 		   struct ks_error *err);
 /* The QEMU process at the other end (SO_PEERCRED); -1 unknown. */
 int32_t ks_qmp_pid(const struct ks_qmp *q);
+/* Its user (SO_PEERCRED); -1 unknown. */
+int64_t ks_qmp_peer_uid(const struct ks_qmp *q);
 const char *ks_qmp_path(const struct ks_qmp *q);
 /* query-stats with target vm and vcpu (and, once, query-stats-schemas and
  * query-cpus-fast for the types and the vCPU numbers).  OUT is emptied

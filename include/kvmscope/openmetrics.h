@@ -14,7 +14,8 @@
  *
  * Family names are given without the _total suffix of counters (the
  * writer adds it where the format wants it in # TYPE lines).  Label values
- * are escaped here (backslash, double quote, newline).
+ * are escaped here (backslash, double quote, newline) and made valid UTF-8
+ * (U+FFFD for each byte that starts no well-formed sequence).
  */
 #ifndef KVMSCOPE_OPENMETRICS_H
 #define KVMSCOPE_OPENMETRICS_H

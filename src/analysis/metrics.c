@@ -25,6 +25,7 @@
 
 #include "arch/arch.h"
 #include "util/hashmap.h"
+#include "util/text.h"
 #include "vcpu_ctx.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/source.h"
@@ -132,7 +133,7 @@ static uint32_t add_vm(struct ks_metrics *m, int32_t pid, const char *domain)
 	m->vm_active[m->nvms] = true;
 	v = &m->vms[m->nvms];
 	v->pid = pid;
-	snprintf(v->domain, sizeof(v->domain), "%s", domain);
+	ks_utf8_copy(v->domain, sizeof(v->domain), domain);
 	return (uint32_t)m->nvms++;
 }
 
@@ -164,14 +165,20 @@ static void vm_domain(struct ks_metrics *m, int32_t pid, char *out, size_t len)
 		 * name (its COMM, e.g. "qemu-system-x86") */
 		const char *comm = ks_stat_comm(m->st, pid);
 		if ((!comm || strcmp(comm, g)) && strncmp(g, "qemu", 4) && strncmp(g, "kvm", 3))
-			snprintf(name, sizeof(name), "%s", g);
+			ks_utf8_copy(name, sizeof(name), g);
 	}
-	if (!name[0])
+	if (!name[0]) {
 		snprintf(out, len, "%d", pid);
-	else if (domain_used(m, name))
-		snprintf(out, len, "%.40s-%d", name, pid);
-	else
-		snprintf(out, len, "%s", name);
+	} else if (domain_used(m, name)) {
+		/* NAME-PID, NAME cut on a character boundary to fit */
+		char suffix[16];
+		size_t n = strlen(name), sl = (size_t)snprintf(suffix, sizeof(suffix), "-%d", pid);
+
+		n = ks_utf8_cut(name, n, len - 1 - sl);
+		snprintf(out, len, "%.*s%s", (int)n, name, suffix);
+	} else {
+		ks_utf8_copy(out, len, name);
+	}
 }
 
 static uint32_t vm_index(struct ks_metrics *m, int32_t pid)

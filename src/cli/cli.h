@@ -27,6 +27,10 @@ int cmd_exporter(int argc, char **argv);
  * command runs, with the format probe set (format_probe.h): every input is
  * opened with it. */
 struct ks_ctx *cli_ctx(void);
+/* The same without starting the format probe's helper, for connections to
+ * peers (QMP): its cancel function is the first SIGINT/SIGTERM/SIGHUP
+ * caught (cli_live_catch_signals). */
+struct ks_ctx *cli_peer_ctx(void);
 
 /* "kvmscope: MSG" on stderr and exit status 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,15 +7,19 @@
  * through the live struct ks_source; replay: any input file (-i) at its
  * recorded speed, a multiple of it, a fixed event rate or as fast as
  * possible.  Both feed one struct ks_metrics (metrics.h).  The HTTP server
- * is libmicrohttpd's, on its own thread: a scrape takes a snapshot of the
+ * is libmicrohttpd's, a pool of threads: a scrape takes a snapshot of the
  * metrics under the mutex the ingestion loop holds for each batch of
- * records (a few memcpy()s), then formats it without the lock.
+ * records (a few memcpy()s), then formats it without the lock, into a body
+ * that the scrapes of the next second share (see "the shared bodies").
+ * Clients are treated as hostile: connections are limited in all and per
+ * address, and a request head must arrive whole within --head-timeout.
  * libmicrohttpd is loaded (dlopen) when the exporter starts, not linked:
  * with the TLS libraries it needs, it cost every kvmscope command ~1 ms
  * of start-up.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -44,6 +48,7 @@
 #define BATCH 64
 #define MAX_PIDS 256
 #define MAX_QMP 256
+#define HTTP_THREADS 4
 
 static const struct opt_cmd exporter_cmd = {
 	.name = "exporter",
@@ -74,6 +79,8 @@ struct exporter_args {
 	const char *qmp[MAX_QMP];
 	int nqmp;
 	const char *libvirt;  /* --libvirt's URI; NULL: not given */
+	long long max_conns, max_per_addr;
+	double head_timeout;
 };
 
 /* What the HTTP thread and the ingestion loop share. */
@@ -84,11 +91,21 @@ struct exporter {
 	uint64_t overruns;               /* under lock: kernel ring-buffer losses */
 	double events_per_s;             /* under lock */
 	bool replay, replay_done;        /* under lock */
-	/* the HTTP thread's own (one request at a time) */
+	/* the HTTP threads': what formats a scrape, under format_lock (one
+	 * at a time) */
+	pthread_mutex_t format_lock;
 	struct ks_metrics_snapshot snap;
-	uint64_t scrapes, scrape_errors;
 	double last_scrape_s;
 	double start_wall;
+	/* under http_lock: the bodies, the connections, the counts */
+	pthread_mutex_t http_lock;
+	struct body *latest[2];          /* per format (enum ks_expo_format) */
+	int nbodies;                     /* alive, the latest included */
+	struct conn_info *conns;
+	uint64_t scrapes, scrape_errors;
+	pthread_cond_t sweeper_cv;
+	pthread_t sweeper_thread;
+	bool sweeper_running, sweeper_stop;
 	struct ks_qmp *qmp[MAX_QMP];
 	char qmp_name[MAX_QMP][64];      /* query-name at connection */
 	struct ks_kstats qstats;
@@ -196,12 +213,25 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 			"at most N (VM, vCPU, reason) series (default 65536)", 1, 1 << 24),
 		OPT_INT(0, "max-histograms", &a->max_hists, "N",
 			"at most N (VM, reason) histograms (default 16384)", 1, 1 << 22),
+		OPT_INT(0, "max-connections", &a->max_conns, "N",
+			"serve at most N connections at once (default 512)", 1, 100000),
+		OPT_INT(0, "max-per-address", &a->max_per_addr, "N",
+			"at most N connections from one client address\n"
+			"(default 16)", 1, 100000),
+		OPT_SECONDS(0, "head-timeout", &a->head_timeout,
+			    "close a connection whose request head (request line\n"
+			    "and headers) is not read whole SECS after the\n"
+			    "connection or the previous response, or that\n"
+			    "makes no progress for SECS (default 10)", 100, 3600000),
 		OPT_END(),
 	};
 	int first;
 
 	a->speed = 1;
 	a->loops = 1;
+	a->max_conns = 512;
+	a->max_per_addr = 16;
+	a->head_timeout = 10;
 	first = parse_options(&exporter_cmd, opts, argc, argv);
 	if (first < argc)
 		usage_error("exporter", "unexpected argument '%s'", argv[first]);
@@ -266,6 +296,7 @@ static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, dou
 	struct rusage ru;
 	char buf[64];
 	long rss_pages = 0;
+	uint64_t scrapes;
 	FILE *f;
 
 	ks_expo_family(e, "kvmscope_events", KS_EXPO_COUNTER, "Records read from the input.", NULL);
@@ -277,7 +308,10 @@ static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, dou
 		       "Events the kernel's trace ring buffers overwrote or dropped (live).", NULL);
 	ks_expo_sample_u64(e, "kvmscope_ringbuffer_overruns_total", NULL, overruns);
 	ks_expo_family(e, "kvmscope_scrapes", KS_EXPO_COUNTER, "Scrapes of /metrics served.", NULL);
-	ks_expo_sample_u64(e, "kvmscope_scrapes_total", NULL, x->scrapes);
+	pthread_mutex_lock(&x->http_lock);
+	scrapes = x->scrapes;
+	pthread_mutex_unlock(&x->http_lock);
+	ks_expo_sample_u64(e, "kvmscope_scrapes_total", NULL, scrapes);
 	ks_expo_family(e, "kvmscope_scrape_duration_seconds", KS_EXPO_GAUGE,
 		       "Time the previous scrape took to snapshot and format the metrics.", "seconds");
 	ks_expo_sample(e, "kvmscope_scrape_duration_seconds", NULL, x->last_scrape_s);
@@ -433,8 +467,10 @@ static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
 	for (k = 0; k < x->a->nqmp; k++) {
 		struct ks_error err;
 		bool up = true;
+		struct ks_qmp_opts qo = { .timeout_ms = 1000, .ctx = cli_peer_ctx() };
+
 		if (!x->qmp[k] &&
-		    (ks_qmp_open(&x->qmp[k], x->a->qmp[k], 1000, &err) < 0 ||
+		    (ks_qmp_open_opts(&x->qmp[k], x->a->qmp[k], &qo, &err) < 0 ||
 		     ks_qmp_query_name(x->qmp[k], x->qmp_name[k], sizeof(x->qmp_name[k]), &err) < 0)) {
 			ks_qmp_close(x->qmp[k]);
 			x->qmp[k] = NULL;
@@ -477,7 +513,8 @@ static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
 				goto oom;
 		}
 	}
-	qsort(all, n, sizeof(*all), qsample_cmp);
+	if (n) /* all is NULL when no source answered */
+		qsort(all, n, sizeof(*all), qsample_cmp);
 	for (i = 0; i < n; i++) {
 		char sample[128], vcpu[16], help[160];
 		bool counter = all[i].counter;
@@ -517,7 +554,9 @@ static struct {
 	__typeof__(MHD_start_daemon) *start_daemon;
 	__typeof__(MHD_stop_daemon) *stop_daemon;
 	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
 	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_create_response_from_buffer_with_free_callback_cls) *create_response_shared;
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_queue_response) *queue_response;
 	__typeof__(MHD_destroy_response) *destroy_response;
@@ -526,15 +565,19 @@ static struct {
 
 static void mhd_load(void)
 {
-#define MHD_SYM(f) { "MHD_" #f, offsetof(__typeof__(mhd), f) }
+#define MHD_SYM(f, n) { "MHD_" #n, offsetof(__typeof__(mhd), f) }
 	static const struct {
 		const char *name;
 		size_t at;
 	} syms[] = {
-		MHD_SYM(start_daemon), MHD_SYM(stop_daemon), MHD_SYM(get_daemon_info),
-		MHD_SYM(create_response_from_buffer), MHD_SYM(add_response_header),
-		MHD_SYM(queue_response), MHD_SYM(destroy_response),
-		MHD_SYM(lookup_connection_value),
+		MHD_SYM(start_daemon, start_daemon), MHD_SYM(stop_daemon, stop_daemon),
+		MHD_SYM(get_daemon_info, get_daemon_info),
+		MHD_SYM(get_connection_info, get_connection_info),
+		MHD_SYM(create_response_from_buffer, create_response_from_buffer),
+		MHD_SYM(create_response_shared, create_response_from_buffer_with_free_callback_cls),
+		MHD_SYM(add_response_header, add_response_header),
+		MHD_SYM(queue_response, queue_response), MHD_SYM(destroy_response, destroy_response),
+		MHD_SYM(lookup_connection_value, lookup_connection_value),
 	};
 #undef MHD_SYM
 	void *dl = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -564,16 +607,79 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 		return MHD_NO;
 	}
 	mhd.add_response_header(r, "Content-Type", type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		mhd.add_response_header(r, "Allow", "GET, HEAD");
 	ret = mhd.queue_response(conn, status, r);
 	mhd.destroy_response(r);
 	return ret;
 }
 
-static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *conn)
+/* ---- the shared bodies ----
+ *
+ * A scrape is served from a formatted body that every scrape of the same
+ * format shares while it is fresh (younger than BODY_FRESH_S): concurrent
+ * scrapes format once, and each connection holds a reference, not a copy.
+ * A body lives until the last connection sending it lets it go (MHD calls
+ * body_release() when it destroys the response).  At most MAX_BODIES bodies
+ * live at once (the latest per format and those still being sent): when
+ * clients that do not read hold older ones, a scrape gets the latest body
+ * even if stale, so that the bytes in flight stay within MAX_BODIES
+ * snapshots however many clients there are. */
+#define BODY_FRESH_S 1.0
+#define MAX_BODIES 3
+
+struct body {
+	struct exporter *x;
+	int refs;                /* under x->http_lock */
+	enum ks_expo_format format;
+	double made;
+	char *buf;
+	size_t len;
+};
+
+static void body_unref_locked(struct exporter *x, struct body *b)
 {
-	const char *accept = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	if (--b->refs > 0)
+		return;
+	x->nbodies--;
+	free(b->buf);
+	free(b);
+}
+
+static void body_release(void *cls)
+{
+	struct body *b = cls;
+	struct exporter *x = b->x;
+
+	pthread_mutex_lock(&x->http_lock);
+	body_unref_locked(x, b);
+	pthread_mutex_unlock(&x->http_lock);
+}
+
+/* The latest body of format F if it may be served now (a reference taken),
+ * else NULL. */
+static struct body *body_reuse(struct exporter *x, enum ks_expo_format f)
+{
+	struct body *b;
+
+	pthread_mutex_lock(&x->http_lock);
+	b = x->latest[f];
+	if (b && (now_s() - b->made < BODY_FRESH_S || x->nbodies >= MAX_BODIES))
+		b->refs++;
+	else
+		b = NULL;
+	pthread_mutex_unlock(&x->http_lock);
+	return b;
+}
+
+/* Format a new snapshot (under x->format_lock); NULL with *STATUS and
+ * ERRMSG set when it could not be made. */
+static struct body *body_format(struct exporter *x, enum ks_expo_format f, unsigned *status,
+				char *errmsg, size_t errlen)
+{
 	struct ks_expo e;
 	struct ks_error err;
+	struct body *b, *old;
 	double t0 = now_s(), eps;
 	uint64_t overruns;
 	bool replay, done;
@@ -586,28 +692,203 @@ static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *
 	replay = x->replay;
 	done = x->replay_done;
 	pthread_mutex_unlock(&x->lock);
+	*status = MHD_HTTP_INTERNAL_SERVER_ERROR;
 	if (r < 0) {
-		x->scrape_errors++;
-		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
-			     err.msg, strlen(err.msg), MHD_RESPMEM_MUST_COPY);
+		snprintf(errmsg, errlen, "%s\n", err.msg);
+		return NULL;
 	}
-	x->scrapes++;
-	ks_expo_init(&e, ks_expo_negotiate(accept));
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		snprintf(errmsg, errlen, "out of memory\n");
+		return NULL;
+	}
+	ks_expo_init(&e, f);
 	ks_expo_metrics(&e, &x->snap);
 	health(&e, x, overruns, eps, replay, done);
 	kvm_stat_metrics(&e, x);
 	ks_expo_finish(&e);
 	x->last_scrape_s = now_s() - t0;
 	if (e.oom) {
-		static char oom[] = "out of memory\n";
 		ks_expo_free(&e);
-		x->scrape_errors++;
-		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", oom,
-			     sizeof(oom) - 1, MHD_RESPMEM_PERSISTENT);
+		free(b);
+		snprintf(errmsg, errlen, "out of memory\n");
+		return NULL;
 	}
-	/* the response frees the buffer */
-	return reply(conn, MHD_HTTP_OK, ks_expo_content_type(e.format), e.buf, e.len,
-		     MHD_RESPMEM_MUST_FREE);
+	b->x = x;
+	b->format = f;
+	b->made = now_s();
+	b->buf = e.buf;
+	b->len = e.len;
+	b->refs = 2; /* x->latest[f] and the caller */
+	pthread_mutex_lock(&x->http_lock);
+	old = x->latest[f];
+	x->latest[f] = b;
+	x->nbodies++;
+	if (old)
+		body_unref_locked(x, old);
+	pthread_mutex_unlock(&x->http_lock);
+	return b;
+}
+
+static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *conn)
+{
+	const char *accept = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	enum ks_expo_format f = ks_expo_negotiate(accept);
+	struct MHD_Response *r;
+	struct body *b = body_reuse(x, f);
+	enum MHD_Result ret;
+
+	if (!b) {
+		char msg[sizeof(((struct ks_error *)0)->msg) + 2];
+		unsigned status;
+
+		/* one scrape formats at a time; those that waited for it
+		 * take what it made */
+		pthread_mutex_lock(&x->format_lock);
+		b = body_reuse(x, f);
+		if (!b)
+			b = body_format(x, f, &status, msg, sizeof(msg));
+		pthread_mutex_unlock(&x->format_lock);
+		if (!b) {
+			pthread_mutex_lock(&x->http_lock);
+			x->scrape_errors++;
+			pthread_mutex_unlock(&x->http_lock);
+			return reply(conn, status, "text/plain; charset=utf-8", msg, strlen(msg),
+				     MHD_RESPMEM_MUST_COPY);
+		}
+	}
+	pthread_mutex_lock(&x->http_lock);
+	x->scrapes++;
+	pthread_mutex_unlock(&x->http_lock);
+	r = mhd.create_response_shared(b->len, b->buf, body_release, b);
+	if (!r) {
+		body_release(b);
+		return MHD_NO;
+	}
+	mhd.add_response_header(r, "Content-Type", ks_expo_content_type(b->format));
+	ret = mhd.queue_response(conn, MHD_HTTP_OK, r);
+	mhd.destroy_response(r);
+	return ret;
+}
+
+/* ---- connections: the deadline of a request's head ----
+ *
+ * libmicrohttpd's connection timeout restarts with every byte received: a
+ * client sending one header line every few seconds would keep its
+ * connection for ever.  Each connection is listed here from its accept()
+ * on, with the time its current request began to be awaited (the accept,
+ * or the end of the previous request); the sweeper thread shuts down
+ * every connection whose request head has not been read whole
+ * head_timeout seconds after that, whatever it sent meanwhile.
+ * libmicrohttpd then closes it (its read fails).  An entry is unlinked
+ * when libmicrohttpd says the connection is closed, before it closes the
+ * socket, under http_lock as is the sweeper's shutdown(): the descriptor
+ * shut down is never one reused by another connection. */
+struct conn_info {
+	struct conn_info *prev, *next;
+	int fd;
+	double since;            /* awaiting the request head since */
+	bool in_request;         /* the head was read; a response is on its way */
+	bool shut;
+};
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct exporter *x = cls;
+	struct conn_info *ci = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *i =
+			mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		ci = calloc(1, sizeof(*ci));
+		if (!ci)
+			return; /* not listed: the idle timeout still applies */
+		ci->fd = i ? i->connect_fd : -1;
+		ci->since = now_s();
+		pthread_mutex_lock(&x->http_lock);
+		ci->next = x->conns;
+		if (x->conns)
+			x->conns->prev = ci;
+		x->conns = ci;
+		pthread_mutex_unlock(&x->http_lock);
+		*socket_context = ci;
+		return;
+	}
+	if (code != MHD_CONNECTION_NOTIFY_CLOSED || !ci)
+		return;
+	pthread_mutex_lock(&x->http_lock);
+	if (ci->prev)
+		ci->prev->next = ci->next;
+	else
+		x->conns = ci->next;
+	if (ci->next)
+		ci->next->prev = ci->prev;
+	pthread_mutex_unlock(&x->http_lock);
+	free(ci);
+	*socket_context = NULL;
+}
+
+static struct conn_info *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *i =
+		mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct exporter *x = cls;
+	struct conn_info *ci = conn_of(conn);
+
+	(void)con_cls;
+	(void)toe;
+	if (!ci)
+		return;
+	pthread_mutex_lock(&x->http_lock);
+	ci->in_request = false;
+	ci->since = now_s();
+	pthread_mutex_unlock(&x->http_lock);
+}
+
+static void *sweeper(void *arg)
+{
+	struct exporter *x = arg;
+
+	pthread_mutex_lock(&x->http_lock);
+	while (!x->sweeper_stop) {
+		struct timespec ts;
+		struct conn_info *ci;
+		double t = now_s();
+		int f;
+
+		/* a stale body that no connection is sending is not kept (one
+		 * that is stays the latest: the bodies stay counted) */
+		for (f = 0; f < 2; f++)
+			if (x->latest[f] && x->latest[f]->refs == 1 &&
+			    t - x->latest[f]->made >= BODY_FRESH_S) {
+				body_unref_locked(x, x->latest[f]);
+				x->latest[f] = NULL;
+			}
+		for (ci = x->conns; ci; ci = ci->next)
+			if (!ci->in_request && !ci->shut && ci->fd >= 0 &&
+			    t - ci->since > x->a->head_timeout) {
+				shutdown(ci->fd, SHUT_RDWR);
+				ci->shut = true;
+			}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&x->sweeper_cv, &x->http_lock, &ts);
+	}
+	pthread_mutex_unlock(&x->http_lock);
+	return NULL;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
@@ -615,21 +896,33 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			      size_t *upload_size, void **con_cls)
 {
 	static char not_found[] = "not found: try /metrics\n";
-	static char not_allowed[] = "method not allowed\n";
+	static char not_allowed[] = "method not allowed: GET or HEAD\n";
+	struct exporter *x = cls;
 
 	(void)version;
 	(void)upload;
-	if (!*con_cls) { /* first call: headers only */
+	if (!*con_cls) { /* first call: the head is read */
+		struct conn_info *ci = conn_of(conn);
+
 		*con_cls = (void *)1;
+		if (ci) {
+			pthread_mutex_lock(&x->http_lock);
+			ci->in_request = true;
+			pthread_mutex_unlock(&x->http_lock);
+		}
+		/* other methods are refused before their body is read (the
+		 * connection is then closed after the reply) */
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+				     not_allowed, sizeof(not_allowed) - 1, MHD_RESPMEM_PERSISTENT);
 		return MHD_YES;
 	}
-	if (*upload_size)
+	if (*upload_size) { /* a GET with a body: ignored */
 		*upload_size = 0;
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-			     not_allowed, sizeof(not_allowed) - 1, MHD_RESPMEM_PERSISTENT);
+		return MHD_YES;
+	}
 	if (!strcmp(url, "/metrics"))
-		return serve_metrics(cls, conn);
+		return serve_metrics(x, conn);
 	if (!strcmp(url, "/"))
 		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", (char *)index_page,
 			     sizeof(index_page) - 1, MHD_RESPMEM_PERSISTENT);
@@ -677,34 +970,63 @@ static struct MHD_Daemon *start_http(struct exporter *x)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = parse_listen(x->a->listen, &sa);
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
+	/* a pool of threads, each polling its share of the connections: a
+	 * scrape being formatted holds up only its thread's other clients */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
 	const union MHD_DaemonInfo *info;
 	struct MHD_Daemon *d;
 	sigset_t block, old;
 	char host[NI_MAXHOST] = "";
+	unsigned timeout = (unsigned)ceil(x->a->head_timeout);
 
 	(void)len;
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	/* the HTTP thread takes no signals: they go to the main loop */
+	/* the HTTP threads take no signals: they go to the main loop */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	d = mhd.start_daemon(flags, 0, NULL, NULL, handle, x, MHD_OPTION_SOCK_ADDR,
-			     (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+			     (struct sockaddr *)&sa,
+			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)x->a->max_conns,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)x->a->max_per_addr,
+			     /* idle or not reading: closed after this long without progress */
+			     MHD_OPTION_CONNECTION_TIMEOUT, timeout ? timeout : 1u,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, x,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, x,
+			     MHD_OPTION_END);
+	if (d && pthread_create(&x->sweeper_thread, NULL, sweeper, x) == 0)
+		x->sweeper_running = true;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!d)
 		die("cannot listen on %s: %s", x->a->listen,
 		    errno ? strerror(errno) : "the HTTP server did not start");
+	if (!x->sweeper_running)
+		die("cannot start the HTTP server's sweeper thread");
 	info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	getnameinfo((struct sockaddr *)&sa, sizeof(sa), host, sizeof(host), NULL, 0, NI_NUMERICHOST);
 	fprintf(stderr, "kvmscope exporter: listening on http://%s%s%s:%u/metrics\n",
 		sa.ss_family == AF_INET6 ? "[" : "", host, sa.ss_family == AF_INET6 ? "]" : "",
 		info ? (unsigned)info->port : 0);
 	return d;
+}
+
+static void stop_http(struct exporter *x, struct MHD_Daemon *d)
+{
+	int f;
+
+	mhd.stop_daemon(d);
+	pthread_mutex_lock(&x->http_lock);
+	x->sweeper_stop = true;
+	pthread_cond_signal(&x->sweeper_cv);
+	pthread_mutex_unlock(&x->http_lock);
+	pthread_join(x->sweeper_thread, NULL);
+	for (f = 0; f < 2; f++)
+		if (x->latest[f])
+			body_unref_locked(x, x->latest[f]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -882,12 +1204,20 @@ int cmd_exporter(int argc, char **argv)
 	double cpu0, t0;
 
 	parse_args(&a, argc, argv);
+	/* the bodies (megabytes) are mapped and given back when the last
+	 * connection lets them go: without a fixed threshold glibc raises it
+	 * after the first free, and each HTTP thread's arena then keeps the
+	 * largest body it ever formatted */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	mhd_load();
 	signal(SIGPIPE, SIG_IGN);
 	cli_live_catch_signals();
 	clock_gettime(CLOCK_REALTIME, &wall);
 	x.start_wall = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
 	pthread_mutex_init(&x.lock, NULL);
+	pthread_mutex_init(&x.format_lock, NULL);
+	pthread_mutex_init(&x.http_lock, NULL);
+	pthread_cond_init(&x.sweeper_cv, NULL);
 	cfg.max_vms = (uint32_t)a.max_vms;
 	cfg.max_series = (uint32_t)a.max_series;
 	cfg.max_histograms = (uint32_t)a.max_hists;
@@ -925,7 +1255,7 @@ int cmd_exporter(int argc, char **argv)
 		replay(&x, src);
 	else
 		live(&x, src, l);
-	mhd.stop_daemon(d);
+	stop_http(&x, d);
 	if (getenv("KVMSCOPE_EXPORTER_STATS")) {
 		struct ks_metrics_snapshot s = { 0 };
 		if (ks_metrics_snapshot(x.m, &s, &err) == 0)
@@ -946,5 +1276,8 @@ int cmd_exporter(int argc, char **argv)
 		ks_live_destroy(l);
 	}
 	pthread_mutex_destroy(&x.lock);
+	pthread_mutex_destroy(&x.format_lock);
+	pthread_mutex_destroy(&x.http_lock);
+	pthread_cond_destroy(&x.sweeper_cv);
 	return 0;
 }

@@ -41,6 +41,7 @@
 #include "options.h"
 #include "output/csv.h"
 #include "util/procfs.h"
+#include "util/text.h"
 
 #define MAX_EVENTS 64
 #define MAX_PIDS 256
@@ -344,10 +345,11 @@ static void vm_name(const struct top_state *s, int32_t vm, const char *known, ch
 static void vm_label(const struct top_state *s, int32_t vm, const char *known, char *out,
 		     size_t len)
 {
-	char name[64];
+	char name[64], safe[128];
 
 	vm_name(s, vm, known, name, sizeof(name));
-	ks_vm_label(out, len, vm, name); /* the one display name (host.h) */
+	/* the one display name (host.h), safe for a terminal */
+	ks_vm_label(out, len, vm, ks_term_escape(safe, sizeof(safe), name));
 }
 
 /* The g and p filters. */
@@ -388,7 +390,9 @@ static struct drow *add_row(struct top_state *s, int depth, int32_t vm, const ch
 	memset(r, 0, sizeof(*r));
 	r->depth = depth;
 	r->vm = vm;
-	snprintf(r->label, sizeof(r->label), "%s", label);
+	/* names from peers and files (QMP, libvirt, /proc, the input):
+	 * no terminal control sequence passes */
+	ks_term_escape(r->label, sizeof(r->label), label);
 	return r;
 }
 
@@ -591,11 +595,10 @@ static int kstat_line_cmp(const void *a, const void *b)
 
 static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const struct kstat_line *l)
 {
-	const struct ks_kstat *k = l->first;
+	const struct ks_kstat *k = l->first, *o, *b;
 	struct ks_kstat sum, pk = { 0 }, bk = { 0 };
 	struct kvm_vm tmp;
 	char label[96];
-	size_t m;
 
 	if (!l->per_vcpu) {
 		kstat_cells(add_row(s, 1, vm->pid, k->name), vm, k);
@@ -611,21 +614,17 @@ static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const 
 	pk.value = l->prev;
 	snprintf(bk.name, sizeof(bk.name), "%s", k->name);
 	bk.vcpu = -1;
-	for (m = 0; vm->have_base && m < vm->now.n; m++) {
-		const struct ks_kstat *o = &vm->now.v[m], *b;
-		if (o->vcpu >= 0 && !strcmp(o->name, k->name) &&
-		    (b = ks_kstats_find(&vm->base, o->name, o->vcpu)))
+	/* K is the first vCPU entry of its name; the others follow by the
+	 * index (time in proportion to the statistics, not their square) */
+	for (o = k; vm->have_base && o; o = ks_kstats_next_vcpu(&vm->now, o))
+		if ((b = ks_kstats_find(&vm->base, o->name, o->vcpu)))
 			bk.value += b->value;
-	}
 	tmp = *vm;
 	tmp.prev = (struct ks_kstats){ .v = &pk, .n = l->have_prev ? 1 : 0 };
 	tmp.base = (struct ks_kstats){ .v = &bk, .n = vm->have_base ? 1 : 0 };
 	tmp.have_prev = l->have_prev;
 	kstat_cells(add_row(s, 1, vm->pid, k->name), &tmp, &sum);
-	for (m = 0; s->a->vcpus && m < vm->now.n; m++) {
-		const struct ks_kstat *o = &vm->now.v[m];
-		if (o->vcpu < 0 || strcmp(o->name, k->name))
-			continue;
+	for (o = k; s->a->vcpus && o; o = ks_kstats_next_vcpu(&vm->now, o)) {
 		snprintf(label, sizeof(label), "vcpu %d", o->vcpu);
 		kstat_cells(add_row(s, 2, vm->pid, label), vm, o);
 	}
@@ -633,7 +632,7 @@ static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const 
 
 static void build_kvmstats(struct top_state *s)
 {
-	size_t i, j, m, n;
+	size_t i, j, n;
 	char label[96];
 
 	for (i = 0; i < s->nvms; i++) {
@@ -657,25 +656,19 @@ static void build_kvmstats(struct top_state *s)
 		if (!lines)
 			die("out of memory");
 		for (j = 0, n = 0; j < vm->now.n; j++) {
-			const struct ks_kstat *k = &vm->now.v[j], *p;
+			const struct ks_kstat *k = &vm->now.v[j], *p, *o;
 			struct kstat_line *l = &lines[n];
-			bool first = true;
 
 			if (!name_wanted(s, k->name))
 				continue;
 			/* debugfs: the VM directory has the vCPU sums itself */
 			if (k->vcpu >= 0 && ks_kstats_find(&vm->now, k->name, -1))
 				continue;
-			for (m = 0; k->vcpu >= 0 && m < j && first; m++)
-				first = vm->now.v[m].vcpu < 0 || strcmp(vm->now.v[m].name, k->name) != 0;
-			if (!first)
+			if (k->vcpu >= 0 && ks_kstats_first_vcpu(&vm->now, k->name) != k)
 				continue; /* a vCPU statistic once, at its first vCPU */
 			l->first = k;
 			l->per_vcpu = k->vcpu >= 0;
-			for (m = j; m < vm->now.n; m++) {
-				const struct ks_kstat *o = &vm->now.v[m];
-				if (m != j && (!l->per_vcpu || o->vcpu < 0 || strcmp(o->name, k->name)))
-					continue;
+			for (o = k; o; o = ks_kstats_next_vcpu(&vm->now, o)) {
 				l->value += o->value;
 				p = vm->have_prev ? ks_kstats_find(&vm->prev, o->name, o->vcpu) : NULL;
 				if (p) {
@@ -847,7 +840,7 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 	size_t n, i;
 	struct ks_top_row *rows = sorted_copy(s, lv, &n);
 	double end = (double)(s->end_ns - ks_top_first_ts(s->top)) / 1e9;
-	char label[128];
+	char label[128], safe[256];
 
 	for (i = 0; i < n; i++) {
 		const struct ks_top_row *r = &rows[i];
@@ -861,7 +854,7 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 		vm_label(s, r->vm, known, label, sizeof(label));
 		ks_csv_field(stdout, label);
 		printf(",%d,", r->vcpu);
-		ks_csv_field(stdout, reason ? r->name : "");
+		ks_csv_field(stdout, reason ? ks_term_escape(safe, sizeof(safe), r->name) : "");
 		printf(",%llu,%.3f,%.4f,%llu,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
 		       (unsigned long long)r->p99_ns, (unsigned long long)r->total);
 	}
@@ -1204,6 +1197,22 @@ static bool prompt(struct top_state *s, const char *question, char *out, int len
 /* ------------------------------------------------------------------ */
 /* kvmstats: finding and reading the VMs */
 
+/* Whether process PID runs as root or as our own user, real and
+ * effective user alike (/proc/PID/status "Uid:"); *OWNER is that user. */
+static bool trusted_owner(int32_t pid, uint32_t *owner)
+{
+	char buf[4096], *u;
+	unsigned long real, eff, saved, fs;
+
+	if (ks_read_proc(pid, "status", buf, sizeof(buf)) <= 0 || !(u = strstr(buf, "\nUid:")) ||
+	    sscanf(u + 5, "%lu %lu %lu %lu", &real, &eff, &saved, &fs) != 4)
+		return false;
+	if (real != eff || eff != saved || eff != fs || (eff != 0 && eff != (unsigned long)geteuid()))
+		return false;
+	*owner = (uint32_t)eff;
+	return true;
+}
+
 /* -qmp unix:PATH[,...] of a running process; "" if none. */
 static void qmp_of_process(int32_t pid, char *out, size_t len)
 {
@@ -1246,21 +1255,25 @@ static void kvm_vm_take(struct kvm_vm *vm, struct ks_kstats *fresh)
 	vm->failed = false;
 }
 
-static void read_qmp(struct top_state *s, const char *path)
+/* The statistics of the QEMU at the QMP socket PATH; with O (discovery),
+ * only if the socket and its peer are whom O says. */
+static void read_qmp(struct top_state *s, const char *path, const struct ks_qmp_opts *o)
 {
+	struct ks_qmp_opts given = { .timeout_ms = 2000, .ctx = cli_peer_ctx() };
 	struct kvm_vm *vm = kvm_vm_get(s, path);
 	struct ks_kstats fresh = { 0 };
 	struct ks_error err;
 	struct ks_qmp *q;
 
 	/* connect for each reading: QEMU serves one QMP client at a time */
-	if (ks_qmp_open(&q, path, 2000, &err) < 0 || ks_qmp_query_stats(q, &fresh, &err) < 0) {
+	if (ks_qmp_open_opts(&q, path, o ? o : &given, &err) < 0 ||
+	    ks_qmp_query_stats(q, &fresh, &err) < 0) {
 		if (q)
 			vm->pid = ks_qmp_pid(q);
 		ks_qmp_close(q);
 		ks_kstats_free(&fresh);
 		vm->failed = true;
-		snprintf(vm->error, sizeof(vm->error), "%.190s", err.msg);
+		ks_term_escape(vm->error, sizeof(vm->error), err.msg);
 		return;
 	}
 	vm->pid = ks_qmp_pid(q);
@@ -1311,7 +1324,7 @@ static void read_libvirt(struct top_state *s, const char *uri)
 
 		snprintf(vm->name, sizeof(vm->name), "libvirt %.110s", uri);
 		vm->seen = vm->failed = true;
-		snprintf(vm->error, sizeof(vm->error), "%.190s", err.msg);
+		ks_term_escape(vm->error, sizeof(vm->error), err.msg);
 	}
 	for (i = 0; i < n; i++) {
 		char key[160];
@@ -1360,7 +1373,10 @@ static void read_kvmstats(struct top_state *s)
 			if (s->a->debugfs || n)
 				return;
 		} else if (s->a->debugfs) {
-			snprintf(s->status, sizeof(s->status), "debugfs: %.140s", err.msg);
+			char safe[140];
+
+			snprintf(s->status, sizeof(s->status), "debugfs: %s",
+				 ks_term_escape(safe, sizeof(safe), err.msg));
 			return;
 		}
 	}
@@ -1375,10 +1391,13 @@ static void read_kvmstats(struct top_state *s)
 	}
 	if (chosen) {
 		for (i = 0; i < (size_t)s->a->nqmp; i++)
-			read_qmp(s, s->a->qmp[i]);
+			read_qmp(s, s->a->qmp[i], NULL);
 		return;
 	}
-	/* QEMU processes with -qmp unix:PATH */
+	/* QEMU processes with -qmp unix:PATH, those of root or of our own
+	 * user only (anyone may name a program qemu-something and give it
+	 * a socket), whose socket is that same user's and is served by that
+	 * very process */
 	{
 		DIR *dir = opendir("/proc");
 		struct dirent *de;
@@ -1386,13 +1405,15 @@ static void read_kvmstats(struct top_state *s)
 		while (dir && (de = readdir(dir))) {
 			char path[160], comm[64];
 			int32_t pid = (int32_t)atoi(de->d_name);
+			struct ks_qmp_opts o = { .timeout_ms = 2000, .ctx = cli_peer_ctx(),
+						 .check_owner = true, .peer_pid = pid };
 
 			if (pid <= 0 || ks_read_proc(pid, "comm", comm, sizeof(comm)) <= 0 ||
-			    strncmp(comm, "qemu", 4))
+			    strncmp(comm, "qemu", 4) || !trusted_owner(pid, &o.owner))
 				continue;
 			qmp_of_process(pid, path, sizeof(path));
 			if (path[0])
-				read_qmp(s, path);
+				read_qmp(s, path, &o);
 		}
 		if (dir)
 			closedir(dir);

@@ -267,6 +267,21 @@ struct ks_ctx *cli_ctx(void)
 	return run_ctx;
 }
 
+/* The run's context without starting the format probe's helper: for
+ * what opens no input (QMP connections). */
+struct ks_ctx *cli_peer_ctx(void)
+{
+	return run_ctx;
+}
+
+/* The library's waits on peers end on the first SIGINT / SIGTERM / SIGHUP
+ * caught (cli_live_catch_signals). */
+static bool signal_cancels(void *arg)
+{
+	(void)arg;
+	return cli_live_interrupted();
+}
+
 /* The command C with ARGV, in the run's context. */
 static int run(const struct command *c, int argc, char **argv)
 {
@@ -277,6 +292,7 @@ static int run(const struct command *c, int argc, char **argv)
 		die("out of memory");
 	/* event formats of damaged files are tried in a helper process first */
 	ks_format_probe_set(run_ctx, cli_format_probe, NULL);
+	ks_ctx_set_cancel(run_ctx, signal_cancels, NULL);
 	r = c->fn(argc, argv);
 	ks_ctx_free(run_ctx);
 	run_ctx = NULL;

@@ -19,6 +19,8 @@ struct ks_ctx {
 	ks_format_probe_fn probe;
 	void *probe_arg;
 	uint64_t pd_map_min, pd_chunk;
+	bool (*cancelled)(void *arg);
+	void *cancel_arg;
 	struct {
 		void *obj;
 		void (*destroy)(void *);
@@ -48,6 +50,32 @@ void ks_ctx_free(struct ks_ctx *ctx)
 			ctx->objs[i].destroy(ctx->objs[i].obj);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
+}
+
+/* ---- cancel ---- */
+
+void ks_ctx_set_cancel(struct ks_ctx *ctx, bool (*cancelled)(void *arg), void *arg)
+{
+	if (!ctx)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->cancelled = cancelled;
+	ctx->cancel_arg = arg;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+bool ks_ctx_cancelled(struct ks_ctx *ctx)
+{
+	bool (*fn)(void *);
+	void *arg;
+
+	if (!ctx)
+		return false;
+	pthread_mutex_lock(&ctx->lock);
+	fn = ctx->cancelled;
+	arg = ctx->cancel_arg;
+	pthread_mutex_unlock(&ctx->lock);
+	return fn && fn(arg);
 }
 
 /* ---- the program's format probe ---- */

@@ -5,49 +5,156 @@
  *
  * QMP is one JSON object per line over a unix socket; the replies are
  * parsed with json-c.  Asynchronous events ({"event": ...}) between a
- * command and its reply are skipped.
+ * command and its reply are skipped, within the command's one deadline: a
+ * peer streaming events cannot hold a command longer.  The socket is
+ * non-blocking and every wait a poll() of at most 100 ms that also asks
+ * the context's cancel function.
+ *
+ * Lookups by name (ks_kstats_find, the schemas) go through a hash table:
+ * a VM with 60 000 statistics costs time in proportion to them.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "kvmscope/ctx.h"
 #include "kvmscope/kvmstats.h"
+#include "util/hashmap.h"
+#include "util/text.h"
 
 #define QMP_MAX_LINE (64u << 20) /* a reply larger than this is refused */
 #define MAX_CPUS 1024
 
-struct schema {
-	char name[48];
-	char unit[16];
-	int32_t base, exponent;
-	enum ks_kstat_type type;
-	bool is_bool;
-	bool vcpu;
+struct qmp_cpu {
+	char qom[96];
+	int32_t index;
 };
 
 struct ks_qmp {
 	int fd;
 	int timeout_ms;
+	struct ks_ctx *ctx;
 	int32_t pid;
+	int64_t uid;
 	char path[108];
 	char *buf;
-	size_t len, cap;
+	size_t off, len, cap;    /* unread data: buf[off..len) */
+	size_t scanned;          /* buf[off..scanned) holds no newline */
 	bool have_meta;
-	struct schema *schemas;
-	size_t nschemas;
-	struct { char qom[96]; int32_t index; } cpus[MAX_CPUS];
+	/* query-stats-schemas: name, vcpu 0 (target vcpu) or -1 (vm), type,
+	 * unit, base, exponent */
+	struct ks_kstats schemas;
+	struct qmp_cpu cpus[MAX_CPUS]; /* sorted by qom */
 	size_t ncpus;
 };
+
+/* ------------------------------------------------------------------ */
+/* the index: (name, vcpu) -> the chain of entries with that key's hash
+ * (a crafted collision only lengthens a chain: names are compared) */
+
+#define ANY_VCPU ((uint64_t)INT64_MIN)
+#define NIL UINT32_MAX
+
+struct ks_kstats_index {
+	struct ks_hmap map;      /* {hash(name), vcpu or ANY_VCPU} -> struct chain */
+	uint32_t *next;          /* per entry: next with its (hash, vcpu) */
+	uint32_t *next_any;      /* per vCPU entry: next with its hash */
+	size_t n, cap;           /* entries indexed */
+};
+
+struct chain {
+	uint32_t head, tail;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static int chain_add(struct ks_hmap *m, uint32_t *next, const uint64_t key[2], uint32_t i)
+{
+	bool created;
+	struct chain *c = ks_hmap_put_wide(m, key, &created);
+
+	if (!c)
+		return -1;
+	if (created)
+		c->head = i;
+	else
+		next[c->tail] = i;
+	c->tail = i;
+	next[i] = NIL;
+	return 0;
+}
+
+/* S's index covering every entry, or NULL when out of memory (the
+ * callers then search linearly). */
+static struct ks_kstats_index *index_of(const struct ks_kstats *cs)
+{
+	struct ks_kstats *s = (struct ks_kstats *)cs; /* the index is a cache */
+	struct ks_kstats_index *x = s->index;
+
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			return NULL;
+		ks_hmap_init_wide(&x->map, 2, sizeof(struct chain));
+		s->index = x;
+	}
+	if (s->n > UINT32_MAX - 1)
+		return NULL;
+	if (s->n > x->cap) {
+		size_t ncap = s->n * 2;
+		uint32_t *a = realloc(x->next, ncap * sizeof(*a)), *b;
+
+		if (!a)
+			return NULL;
+		x->next = a;
+		b = realloc(x->next_any, ncap * sizeof(*b));
+		if (!b)
+			return NULL;
+		x->next_any = b;
+		x->cap = ncap;
+	}
+	for (; x->n < s->n; x->n++) {
+		const struct ks_kstat *k = &s->v[x->n];
+		uint64_t key[2] = { name_hash(k->name), (uint64_t)(int64_t)k->vcpu };
+
+		if (chain_add(&x->map, x->next, key, (uint32_t)x->n) < 0)
+			return NULL;
+		x->next_any[x->n] = NIL;
+		key[1] = ANY_VCPU;
+		if (k->vcpu >= 0 && chain_add(&x->map, x->next_any, key, (uint32_t)x->n) < 0)
+			return NULL;
+	}
+	return x;
+}
+
+static void index_free(struct ks_kstats_index *x)
+{
+	if (!x)
+		return;
+	ks_hmap_free(&x->map);
+	free(x->next);
+	free(x->next_any);
+	free(x);
+}
 
 void ks_kstats_free(struct ks_kstats *s)
 {
@@ -60,16 +167,71 @@ void ks_kstats_free(struct ks_kstats *s)
 	free(s->v);
 	s->v = NULL;
 	s->n = s->cap = 0;
+	index_free(s->index);
+	s->index = NULL;
 }
+
+#define LINEAR_MAX 8 /* so few entries are searched without an index */
 
 const struct ks_kstat *ks_kstats_find(const struct ks_kstats *s, const char *name, int32_t vcpu)
 {
+	struct ks_kstats_index *x = s->n > LINEAR_MAX || s->index ? index_of(s) : NULL;
 	size_t i;
 
+	if (x) {
+		uint64_t key[2] = { name_hash(name), (uint64_t)(int64_t)vcpu };
+		const struct chain *c = ks_hmap_get_wide(&x->map, key);
+		uint32_t j;
+
+		for (j = c ? c->head : NIL; j != NIL; j = x->next[j])
+			if (s->v[j].vcpu == vcpu && !strcmp(s->v[j].name, name))
+				return &s->v[j];
+		return NULL;
+	}
 	for (i = 0; i < s->n; i++)
 		if (s->v[i].vcpu == vcpu && !strcmp(s->v[i].name, name))
 			return &s->v[i];
 	return NULL;
+}
+
+/* The vCPU entry named NAME at or after index FROM (via the ANY chain
+ * starting at J when indexed). */
+static const struct ks_kstat *vcpu_named(const struct ks_kstats *s, const char *name, size_t from,
+					 bool first)
+{
+	struct ks_kstats_index *x = s->n > LINEAR_MAX || s->index ? index_of(s) : NULL;
+	size_t i;
+
+	if (x) {
+		uint32_t j;
+
+		if (first) {
+			uint64_t key[2] = { name_hash(name), ANY_VCPU };
+			const struct chain *c = ks_hmap_get_wide(&x->map, key);
+
+			j = c ? c->head : NIL;
+		} else {
+			j = x->next_any[from - 1];
+		}
+		for (; j != NIL; j = x->next_any[j])
+			if (!strcmp(s->v[j].name, name))
+				return &s->v[j];
+		return NULL;
+	}
+	for (i = from; i < s->n; i++)
+		if (s->v[i].vcpu >= 0 && !strcmp(s->v[i].name, name))
+			return &s->v[i];
+	return NULL;
+}
+
+const struct ks_kstat *ks_kstats_first_vcpu(const struct ks_kstats *s, const char *name)
+{
+	return vcpu_named(s, name, 0, true);
+}
+
+const struct ks_kstat *ks_kstats_next_vcpu(const struct ks_kstats *s, const struct ks_kstat *k)
+{
+	return vcpu_named(s, k->name, (size_t)(k - s->v) + 1, false);
 }
 
 struct ks_kstat *ks_kstats_add(struct ks_kstats *s, const char *name, int32_t vcpu)
@@ -146,32 +308,18 @@ static int parse_value(struct ks_kstat *k, struct json_object *v)
 	}
 }
 
-int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
-		       int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
-		       struct ks_error *err)
+/* The statistics of a parsed query-stats reply ROOT appended to OUT. */
+static int parse_stats_obj(struct json_object *root, struct ks_kstats *out,
+			   int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
+			   struct ks_error *err)
 {
-	struct json_tokener *tok = json_tokener_new_ex(32);
-	struct json_object *root, *ret;
+	struct json_object *ret;
 	size_t i, j, n;
 	int32_t next_vcpu = 0;
-	int rc = -1;
 
-	if (!tok)
-		return ks_error_set(err, "out of memory");
-	root = len > INT32_MAX ? NULL : json_tokener_parse_ex(tok, text, (int)len);
-	if (!root) {
-		enum json_tokener_error e = json_tokener_get_error(tok);
-		ks_error_set(err, "query-stats reply: offset %zu: %s",
-			     json_tokener_get_parse_end(tok),
-			     e == json_tokener_continue ? "unexpected end" : json_tokener_error_desc(e));
-		json_tokener_free(tok);
-		return -1;
-	}
 	if (!json_object_object_get_ex(root, "return", &ret) ||
-	    json_object_get_type(ret) != json_type_array) {
-		ks_error_set(err, "query-stats reply: offset 0: no \"return\" list");
-		goto out;
-	}
+	    json_object_get_type(ret) != json_type_array)
+		return ks_error_set(err, "query-stats reply: offset 0: no \"return\" list");
 	n = json_object_array_length(ret);
 	for (i = 0; i < n; i++) {
 		struct json_object *res = json_object_array_get_idx(ret, i), *stats, *qom;
@@ -180,8 +328,8 @@ int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
 		if (json_object_get_type(res) != json_type_object ||
 		    !json_object_object_get_ex(res, "stats", &stats) ||
 		    json_object_get_type(stats) != json_type_array) {
-			ks_error_set(err, "query-stats reply: offset 0: result %zu has no \"stats\" list", i);
-			goto out;
+			return ks_error_set(err, "query-stats reply: offset 0: result %zu has no "
+					    "\"stats\" list", i);
 		}
 		if (json_object_object_get_ex(res, "qom-path", &qom)) {
 			const char *p = json_object_get_string(qom);
@@ -198,24 +346,41 @@ int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
 			    !json_object_object_get_ex(st, "name", &name) ||
 			    json_object_get_type(name) != json_type_string ||
 			    !json_object_object_get_ex(st, "value", &value)) {
-				ks_error_set(err, "query-stats reply: offset 0: statistic %zu of result %zu "
-					     "has no name or value", j, i);
-				goto out;
+				return ks_error_set(err, "query-stats reply: offset 0: statistic %zu of "
+						    "result %zu has no name or value", j, i);
 			}
 			k = ks_kstats_add(out, json_object_get_string(name), vcpu);
-			if (!k) {
-				ks_error_set(err, "out of memory");
-				goto out;
-			}
-			if (parse_value(k, value) < 0) {
-				ks_error_set(err, "query-stats reply: offset 0: statistic '%s' has a value "
-					     "that is not a number, boolean or list of numbers", k->name);
-				goto out;
-			}
+			if (!k)
+				return ks_error_set(err, "out of memory");
+			if (parse_value(k, value) < 0)
+				return ks_error_set(err, "query-stats reply: offset 0: statistic '%s' has a "
+						    "value that is not a number, boolean or list of "
+						    "numbers", k->name);
 		}
 	}
-	rc = 0;
-out:
+	return 0;
+}
+
+int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
+		       int32_t (*vcpu_of)(void *ctx, const char *qom_path), void *ctx,
+		       struct ks_error *err)
+{
+	struct json_tokener *tok = json_tokener_new_ex(32);
+	struct json_object *root;
+	int rc;
+
+	if (!tok)
+		return ks_error_set(err, "out of memory");
+	root = len > INT32_MAX ? NULL : json_tokener_parse_ex(tok, text, (int)len);
+	if (!root) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		ks_error_set(err, "query-stats reply: offset %zu: %s",
+			     json_tokener_get_parse_end(tok),
+			     e == json_tokener_continue ? "unexpected end" : json_tokener_error_desc(e));
+		json_tokener_free(tok);
+		return -1;
+	}
+	rc = parse_stats_obj(root, out, vcpu_of, ctx, err);
 	json_object_put(root);
 	json_tokener_free(tok);
 	return rc;
@@ -232,20 +397,53 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* One line (without '\n') into q->buf[0..*len); the rest stays buffered. */
-static int read_line(struct ks_qmp *q, size_t *len, struct ks_error *err)
+/* Wait until FD is ready for EVENTS, DEADLINE passes (0) or the context
+ * cancels (-1 with err set); 1 when ready. */
+static int wait_fd(struct ks_qmp *q, short events, int64_t deadline, struct ks_error *err)
 {
-	int64_t deadline = now_ms() + q->timeout_ms;
-
 	for (;;) {
-		char *nl = q->len ? memchr(q->buf, '\n', q->len) : NULL;
-		struct pollfd p = { .fd = q->fd, .events = POLLIN };
+		struct pollfd p = { .fd = q->fd, .events = events };
+		int64_t left = deadline - now_ms();
+		int r;
+
+		if (ks_ctx_cancelled(q->ctx))
+			return ks_error_set(err, "%s: interrupted", q->path);
+		if (left <= 0)
+			return 0;
+		r = poll(&p, 1, left < 100 ? (int)left : 100);
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return ks_error_set(err, "%s: %s", q->path, strerror(errno));
+	}
+}
+
+/* The next line (without '\n', NUL-terminated) at *LINE, *LEN bytes,
+ * read by DEADLINE; consume() it after use.  Each byte is looked at once
+ * for the newline, and moved at most once (to the front of the buffer,
+ * when a read needs room): a peer's burst of short lines costs linear
+ * time. */
+static int read_line(struct ks_qmp *q, int64_t deadline, char **line, size_t *len,
+		     struct ks_error *err)
+{
+	for (;;) {
+		char *nl = q->scanned < q->len ? memchr(q->buf + q->scanned, '\n', q->len - q->scanned)
+					       : NULL;
 		ssize_t r;
-		int64_t left;
+		int w;
 
 		if (nl) {
-			*len = (size_t)(nl - q->buf);
+			*line = q->buf + q->off;
+			*len = (size_t)(nl - *line);
+			*nl = 0;
 			return 0;
+		}
+		q->scanned = q->len;
+		if (q->off) {
+			memmove(q->buf, q->buf + q->off, q->len - q->off);
+			q->len -= q->off;
+			q->scanned -= q->off;
+			q->off = 0;
 		}
 		if (q->len + 65536 > q->cap) {
 			size_t ncap = q->cap ? q->cap * 2 : 131072;
@@ -260,55 +458,70 @@ static int read_line(struct ks_qmp *q, size_t *len, struct ks_error *err)
 			q->buf = nb;
 			q->cap = ncap;
 		}
-		left = deadline - now_ms();
-		if (left <= 0 || poll(&p, 1, (int)left) == 0)
-			return ks_error_set(err, "%s: QMP did not answer within %d ms", q->path,
-					    q->timeout_ms);
-		r = read(q->fd, q->buf + q->len, q->cap - q->len);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		r = read(q->fd, q->buf + q->len, q->cap - q->len - 1);
+		if (r > 0) {
+			q->len += (size_t)r;
 			continue;
-		if (r < 0)
-			return ks_error_set(err, "%s: %s", q->path, strerror(errno));
+		}
 		if (r == 0)
 			return ks_error_set(err, "%s: QEMU closed the QMP connection", q->path);
-		q->len += (size_t)r;
+		if (errno != EINTR && errno != EAGAIN)
+			return ks_error_set(err, "%s: %s", q->path, strerror(errno));
+		w = wait_fd(q, POLLIN, deadline, err);
+		if (w < 0)
+			return -1;
+		if (!w)
+			return ks_error_set(err, "%s: QMP did not answer within %d ms", q->path,
+					    q->timeout_ms);
 	}
 }
 
 static void consume(struct ks_qmp *q, size_t len)
 {
-	memmove(q->buf, q->buf + len + 1, q->len - len - 1);
-	q->len -= len + 1;
+	q->off += len + 1;
+	q->scanned = q->off;
 }
 
-static int send_all(struct ks_qmp *q, const char *s, struct ks_error *err)
+static int send_all(struct ks_qmp *q, const char *s, int64_t deadline, struct ks_error *err)
 {
 	size_t len = strlen(s), off = 0;
 
 	while (off < len) {
 		ssize_t w = send(q->fd, s + off, len - off, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
+		int r;
+
+		if (w > 0) {
+			off += (size_t)w;
 			continue;
-		if (w <= 0)
+		}
+		if (w < 0 && errno != EINTR && errno != EAGAIN)
 			return ks_error_set(err, "%s: %s", q->path, strerror(errno));
-		off += (size_t)w;
+		r = wait_fd(q, POLLOUT, deadline, err);
+		if (r < 0)
+			return -1;
+		if (!r)
+			return ks_error_set(err, "%s: QMP did not take a command within %d ms", q->path,
+					    q->timeout_ms);
 	}
 	return 0;
 }
 
-/* Send CMD; the reply line's JSON object (caller puts it). */
+/* Send CMD; the reply line's JSON object (caller puts it).  One deadline
+ * for the whole command: events skipped meanwhile do not extend it. */
 static struct json_object *command(struct ks_qmp *q, const char *cmd, struct ks_error *err)
 {
-	if (send_all(q, cmd, err) < 0 || send_all(q, "\n", err) < 0)
+	int64_t deadline = now_ms() + q->timeout_ms;
+
+	if (send_all(q, cmd, deadline, err) < 0 || send_all(q, "\n", deadline, err) < 0)
 		return NULL;
 	for (;;) {
 		struct json_object *o, *e;
+		char *line;
 		size_t len;
 
-		if (read_line(q, &len, err) < 0)
+		if (read_line(q, deadline, &line, &len, err) < 0)
 			return NULL;
-		q->buf[len] = 0;
-		o = json_tokener_parse(q->buf);
+		o = json_tokener_parse(line);
 		consume(q, len);
 		if (!o || json_object_get_type(o) != json_type_object) {
 			json_object_put(o);
@@ -320,7 +533,11 @@ static struct json_object *command(struct ks_qmp *q, const char *cmd, struct ks_
 		if (json_object_object_get_ex(o, "error", &e)) {
 			struct json_object *d;
 			const char *desc = json_object_object_get_ex(e, "desc", &d) ? str_of(d) : "";
-			ks_error_set(err, "%s: QMP: %s", q->path, desc[0] ? desc : "error");
+			char safe[160];
+
+			/* the peer's text: shown on terminals */
+			ks_term_escape(safe, sizeof(safe), desc[0] ? desc : "error");
+			ks_error_set(err, "%s: QMP: %s", q->path, safe);
 			json_object_put(o);
 			return NULL;
 		}
@@ -340,32 +557,94 @@ int ks_qmp_command(struct ks_qmp *q, const char *cmd, char **reply, struct ks_er
 	return *reply ? 0 : ks_error_set(err, "out of memory");
 }
 
+static int open_fd(struct ks_qmp **out, int fd, const char *name, const struct ks_qmp_opts *o,
+		   struct ks_error *err);
+
 int ks_qmp_open(struct ks_qmp **out, const char *path, int timeout_ms, struct ks_error *err)
 {
+	struct ks_qmp_opts o = { .timeout_ms = timeout_ms };
+
+	return ks_qmp_open_opts(out, path, &o, err);
+}
+
+int ks_qmp_open_opts(struct ks_qmp **out, const char *path, const struct ks_qmp_opts *o,
+		     struct ks_error *err)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 2000;
+	int64_t deadline = now_ms() + timeout_ms;
+	struct stat st;
 	int fd;
 
 	*out = NULL;
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return ks_error_set(err, "%s: socket path too long", path);
-	memcpy(sa.sun_path, path, strlen(path));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ks_error_set(err, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
+	if (o->check_owner) {
+		if (lstat(path, &st) < 0)
+			return ks_error_set(err, "%s: %s", path, strerror(errno));
+		if (!S_ISSOCK(st.st_mode))
+			return ks_error_set(err, "%s: not a socket", path);
+		if (st.st_uid != o->owner)
+			return ks_error_set(err, "%s: not trusted: the socket belongs to uid %u, "
+					    "not to uid %u", path, (unsigned)st.st_uid, (unsigned)o->owner);
 	}
-	return ks_qmp_open_fd(out, fd, path, timeout_ms, err);
+	memcpy(sa.sun_path, path, strlen(path));
+	/* non-blocking from the start: a listener that never accepts (its
+	 * backlog full) cannot hold connect() */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return ks_error_set(err, "%s: %s", path, strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int e = errno, soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		while (e == EAGAIN || e == EINPROGRESS || e == EINTR) {
+			int64_t left = deadline - now_ms();
+			int r;
+
+			if (ks_ctx_cancelled(o->ctx)) {
+				close(fd);
+				return ks_error_set(err, "%s: interrupted", path);
+			}
+			if (left <= 0) {
+				close(fd);
+				return ks_error_set(err, "%s: QMP did not accept the connection within %d ms",
+						    path, timeout_ms);
+			}
+			r = poll(&p, 1, left < 100 ? (int)left : 100);
+			if (r > 0) {
+				e = getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 ? errno : soerr;
+				if (!e)
+					break;
+			}
+		}
+		if (e) {
+			ks_error_set(err, "%s: %s", path, strerror(e));
+			close(fd);
+			return -1;
+		}
+	}
+	return open_fd(out, fd, path, o, err);
 }
 
 int ks_qmp_open_fd(struct ks_qmp **out, int fd, const char *name, int timeout_ms,
+		   struct ks_error *err)
+{
+	struct ks_qmp_opts o = { .timeout_ms = timeout_ms };
+
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	return open_fd(out, fd, name, &o, err);
+}
+
+static int open_fd(struct ks_qmp **out, int fd, const char *name, const struct ks_qmp_opts *opts,
 		   struct ks_error *err)
 {
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	struct ks_qmp *q;
 	struct json_object *o;
+	char *line;
 	size_t len;
 
 	*out = NULL;
@@ -376,14 +655,28 @@ int ks_qmp_open_fd(struct ks_qmp **out, int fd, const char *name, int timeout_ms
 	}
 	q->fd = fd;
 	snprintf(q->path, sizeof(q->path), "%s", name);
-	q->timeout_ms = timeout_ms > 0 ? timeout_ms : 2000;
+	q->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 2000;
+	q->ctx = opts->ctx;
 	q->pid = -1;
-	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid > 0)
-		q->pid = cred.pid;
-	if (read_line(q, &len, err) < 0)
+	q->uid = -1;
+	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0) {
+		if (cred.pid > 0)
+			q->pid = cred.pid;
+		q->uid = cred.uid;
+	}
+	if (opts->check_owner && q->uid != (int64_t)opts->owner) {
+		ks_error_set(err, "%s: not trusted: the process serving it runs as uid %lld, not "
+			     "as uid %u", q->path, (long long)q->uid, (unsigned)opts->owner);
 		goto fail;
-	q->buf[len] = 0;
-	o = json_tokener_parse(q->buf);
+	}
+	if (opts->peer_pid > 0 && q->pid != opts->peer_pid) {
+		ks_error_set(err, "%s: not trusted: served by process %d, not by process %d",
+			     q->path, q->pid, opts->peer_pid);
+		goto fail;
+	}
+	if (read_line(q, now_ms() + q->timeout_ms, &line, &len, err) < 0)
+		goto fail;
+	o = json_tokener_parse(line);
 	consume(q, len);
 	if (!o || !json_object_object_get_ex(o, "QMP", NULL)) {
 		json_object_put(o);
@@ -403,6 +696,7 @@ fail:
 }
 
 int32_t ks_qmp_pid(const struct ks_qmp *q) { return q->pid; }
+int64_t ks_qmp_peer_uid(const struct ks_qmp *q) { return q->uid; }
 const char *ks_qmp_path(const struct ks_qmp *q) { return q->path; }
 
 void ks_qmp_close(struct ks_qmp *q)
@@ -412,7 +706,7 @@ void ks_qmp_close(struct ks_qmp *q)
 	if (q->fd >= 0)
 		close(q->fd);
 	free(q->buf);
-	free(q->schemas);
+	ks_kstats_free(&q->schemas);
 	free(q);
 }
 
@@ -425,6 +719,11 @@ static enum ks_kstat_type schema_type(const char *t)
 	if (strstr(t, "hist"))
 		return KS_KSTAT_HIST;
 	return KS_KSTAT_CUMULATIVE;
+}
+
+static int cpu_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct qmp_cpu *)a)->qom, ((const struct qmp_cpu *)b)->qom);
 }
 
 /* query-stats-schemas (types) and query-cpus-fast (qom-path -> cpu-index). */
@@ -447,6 +746,7 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 		}
 	}
 	json_object_put(o);
+	qsort(q->cpus, q->ncpus, sizeof(q->cpus[0]), cpu_cmp);
 	o = command(q, "{\"execute\":\"query-stats-schemas\"}", err);
 	if (!o)
 		return -1;
@@ -464,20 +764,15 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 		m = json_object_array_length(st);
 		for (j = 0; j < m; j++) {
 			struct json_object *s = json_object_array_get_idx(st, j), *nm, *ty, *un, *b, *x;
-			struct schema *sc, *ns;
+			struct ks_kstat *sc;
 
 			if (!json_object_object_get_ex(s, "name", &nm))
 				continue;
-			ns = realloc(q->schemas, (q->nschemas + 1) * sizeof(*ns));
-			if (!ns) {
+			sc = ks_kstats_add(&q->schemas, str_of(nm), vcpu ? 0 : -1);
+			if (!sc) {
 				json_object_put(o);
 				return ks_error_set(err, "out of memory");
 			}
-			q->schemas = ns;
-			sc = &q->schemas[q->nschemas++];
-			memset(sc, 0, sizeof(*sc));
-			snprintf(sc->name, sizeof(sc->name), "%s", str_of(nm));
-			sc->vcpu = vcpu;
 			sc->type = json_object_object_get_ex(s, "type", &ty) ?
 				   schema_type(str_of(ty)) : KS_KSTAT_CUMULATIVE;
 			if (json_object_object_get_ex(s, "unit", &un))
@@ -497,12 +792,11 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 static int32_t qmp_vcpu_of(void *ctx, const char *qom)
 {
 	struct ks_qmp *q = ctx;
-	size_t i;
+	struct qmp_cpu key, *c;
 
-	for (i = 0; i < q->ncpus; i++)
-		if (!strcmp(q->cpus[i].qom, qom))
-			return q->cpus[i].index;
-	return -1;
+	snprintf(key.qom, sizeof(key.qom), "%s", qom);
+	c = bsearch(&key, q->cpus, q->ncpus, sizeof(q->cpus[0]), cpu_cmp);
+	return c ? c->index : -1;
 }
 
 static int query(struct ks_qmp *q, const char *target, struct ks_kstats *out,
@@ -510,7 +804,6 @@ static int query(struct ks_qmp *q, const char *target, struct ks_kstats *out,
 {
 	char cmd[128];
 	struct json_object *o;
-	const char *text;
 	int rc;
 
 	snprintf(cmd, sizeof(cmd), "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"%s\"}}",
@@ -518,15 +811,15 @@ static int query(struct ks_qmp *q, const char *target, struct ks_kstats *out,
 	o = command(q, cmd, err);
 	if (!o)
 		return -1;
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	rc = ks_qmp_parse_stats(text, strlen(text), out, qmp_vcpu_of, q, err);
+	/* the reply as parsed (not written out and parsed again) */
+	rc = parse_stats_obj(o, out, qmp_vcpu_of, q, err);
 	json_object_put(o);
 	return rc;
 }
 
 int ks_qmp_query_stats(struct ks_qmp *q, struct ks_kstats *out, struct ks_error *err)
 {
-	size_t i, j;
+	size_t i;
 
 	ks_kstats_free(out);
 	out->pid = q->pid;
@@ -535,18 +828,18 @@ int ks_qmp_query_stats(struct ks_qmp *q, struct ks_kstats *out, struct ks_error 
 		return -1;
 	if (query(q, "vm", out, err) < 0 || query(q, "vcpu", out, err) < 0)
 		return -1;
-	for (i = 0; i < out->n; i++)
-		for (j = 0; j < q->nschemas; j++)
-			if (q->schemas[j].vcpu == (out->v[i].vcpu >= 0) &&
-			    !strcmp(q->schemas[j].name, out->v[i].name)) {
-				if (out->v[i].type != KS_KSTAT_HIST)
-					out->v[i].type = q->schemas[j].type;
-				out->v[i].is_bool |= q->schemas[j].is_bool;
-				memcpy(out->v[i].unit, q->schemas[j].unit, sizeof(out->v[i].unit));
-				out->v[i].base = q->schemas[j].base;
-				out->v[i].exponent = q->schemas[j].exponent;
-				break;
-			}
+	for (i = 0; i < out->n; i++) {
+		const struct ks_kstat *sc = ks_kstats_find(&q->schemas, out->v[i].name,
+							   out->v[i].vcpu >= 0 ? 0 : -1);
+		if (!sc)
+			continue;
+		if (out->v[i].type != KS_KSTAT_HIST)
+			out->v[i].type = sc->type;
+		out->v[i].is_bool |= sc->is_bool;
+		memcpy(out->v[i].unit, sc->unit, sizeof(out->v[i].unit));
+		out->v[i].base = sc->base;
+		out->v[i].exponent = sc->exponent;
+	}
 	return 0;
 }
 
@@ -560,7 +853,7 @@ int ks_qmp_query_name(struct ks_qmp *q, char *name, size_t len, struct ks_error 
 		name[0] = 0;
 	if (json_object_object_get_ex(o, "return", &ret) &&
 	    json_object_object_get_ex(ret, "name", &n))
-		snprintf(name, len, "%s", str_of(n));
+		ks_utf8_copy(name, len, str_of(n));
 	json_object_put(o);
 	return 0;
 }

@@ -33,6 +33,7 @@
 
 #include "kvmscope/kvmstats.h"
 #include "util/procfs.h"
+#include "util/text.h"
 
 #define LIBVIRT_SONAME "libvirt.so.0"
 #define PID_RESCAN_S 5 /* at most one /proc scan for unknown QEMUs this often */
@@ -390,7 +391,7 @@ int ks_libvirt_stats(struct ks_libvirt *lv, struct ks_kstats **out, size_t *n,
 
 		s->pid = -1;
 		snprintf(s->source, sizeof(s->source), "libvirt");
-		snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
+		ks_utf8_copy(s->name, sizeof(s->name), name ? name : "");
 		if (lv->f.dom_uuid(recs[i]->dom, uuids[i]) < 0)
 			uuids[i][0] = 0;
 		for (j = 0; j < recs[i]->nparams; j++)

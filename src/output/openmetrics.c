@@ -18,6 +18,7 @@
 
 #include "kvmscope/metrics.h"
 #include "kvmscope/openmetrics.h"
+#include "util/text.h"
 
 /* ------------------------------------------------------------------ */
 /* content negotiation */
@@ -176,18 +177,28 @@ static void put_seconds(struct ks_expo *e, uint64_t ns)
 	put(e, frac, (size_t)i);
 }
 
-/* A label value, escaped. */
+/* A label value, escaped (\\, \", \n) and valid UTF-8 whatever the bytes
+ * given: a byte that starts no well-formed sequence becomes U+FFFD
+ * (Prometheus refuses a whole scrape with one invalid label value). */
 static void put_escaped(struct ks_expo *e, const char *s)
 {
 	const char *run = s;
+	size_t n = strlen(s);
 
-	for (; *s; s++) {
-		const char *esc = *s == '\\' ? "\\\\" : *s == '"' ? "\\\"" : *s == '\n' ? "\\n" : NULL;
-		if (!esc)
+	while (*s) {
+		size_t l = ks_utf8_seq((const unsigned char *)s, n);
+		const char *esc = *s == '\\' ? "\\\\" : *s == '"' ? "\\\"" : *s == '\n' ? "\\n"
+				: !l ? "\xef\xbf\xbd" : NULL;
+		if (!esc) {
+			s += l;
+			n -= l;
 			continue;
+		}
 		put(e, run, (size_t)(s - run));
 		puts_(e, esc);
-		run = s + 1;
+		s++;
+		n--;
+		run = s;
 	}
 	put(e, run, (size_t)(s - run));
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "text.h"
 
 ssize_t ks_read_proc(int32_t pid, const char *file, char *buf, size_t size)
 {
@@ -41,10 +42,11 @@ void ks_qemu_name_of(const char *val, char *out, size_t len)
 	while (*p) {
 		size_t n = strcspn(p, ","), eq = strcspn(p, "=");
 
+		/* cut on a character boundary: the name may be any text */
 		if (eq >= n && !out[0]) /* the first item without a key */
-			snprintf(out, len, "%.*s", (int)n, p);
+			snprintf(out, len, "%.*s", (int)ks_utf8_cut(p, n, len - 1), p);
 		else if (eq == 5 && !strncmp(p, "guest", 5))
-			snprintf(out, len, "%.*s", (int)(n - 6), p + 6);
+			snprintf(out, len, "%.*s", (int)ks_utf8_cut(p + 6, n - 6, len - 1), p + 6);
 		p += n + (p[n] == ',');
 	}
 }

@@ -338,11 +338,57 @@ static void t_libvirt_connection(void)
 	KT_EXPECT(strstr(err.msg, "/nonexistent/sock") && !strchr(err.msg, '\n'));
 }
 
+/* The index of ks_kstats_find() and _first_vcpu()/_next_vcpu() against a
+ * linear search, entries appended after lookups included. */
+static void t_index(void)
+{
+	struct ks_kstats s = { 0 };
+	char name[32];
+	int i, c, n;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		KT_REQUIRE(ks_kstats_add(&s, name, -1));
+	}
+	for (c = 0; c < 4; c++)
+		for (i = 0; i < 300; i += 3) {
+			snprintf(name, sizeof(name), "s%d", i);
+			KT_REQUIRE(ks_kstats_add(&s, name, c));
+		}
+	for (i = 0; i < 300; i++) {
+		const struct ks_kstat *k, *f;
+
+		snprintf(name, sizeof(name), "s%d", i);
+		f = ks_kstats_find(&s, name, -1);
+		KT_REQUIRE(f && f == &s.v[i]);
+		k = ks_kstats_find(&s, name, 2);
+		KT_EXPECT(i % 3 ? !k : k && k->vcpu == 2 && !strcmp(k->name, name));
+		for (n = 0, k = ks_kstats_first_vcpu(&s, name); k; k = ks_kstats_next_vcpu(&s, k), n++)
+			KT_EXPECT(k->vcpu == n && !strcmp(k->name, name));
+		KT_EQ_INT(n, i % 3 ? 0 : 4);
+	}
+	/* appended after the index was built */
+	KT_REQUIRE(ks_kstats_add(&s, "s0", 9));
+	KT_REQUIRE(ks_kstats_add(&s, "late", -1));
+	KT_EXPECT(ks_kstats_find(&s, "late", -1) == &s.v[s.n - 1]);
+	{
+		const struct ks_kstat *k = ks_kstats_first_vcpu(&s, "s0");
+
+		for (n = 0; k && k->vcpu != 9; k = ks_kstats_next_vcpu(&s, k))
+			n++;
+		KT_EQ_INT(n, 4);
+		KT_EXPECT(k && k == &s.v[s.n - 2]);
+	}
+	KT_EXPECT(!ks_kstats_find(&s, "absent", -1));
+	ks_kstats_free(&s);
+	KT_EXPECT(!s.index);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_replies), KT_CASE(t_broken), KT_CASE(t_session), KT_CASE(t_session_broken),
-		KT_CASE(t_libvirt_params), KT_CASE(t_libvirt_connection),
+		KT_CASE(t_libvirt_params), KT_CASE(t_libvirt_connection), KT_CASE(t_index),
 		{ 0 },
 	};
 	return kt_main(cases);
