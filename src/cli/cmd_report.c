@@ -487,6 +487,7 @@ static void csv_row(struct ks_profile *p, const char *table, const struct ks_pro
 		    uint64_t total)
 {
 	char reason[64];
+	const char *name;
 
 	ks_profile_reason_name(p, r->reason, reason, sizeof(reason));
 	printf("%s,%d,%d,%s,%s,", table, r->vm, r->vcpu, r->has_reason ? reason : "",
@@ -494,9 +495,13 @@ static void csv_row(struct ks_profile *p, const char *table, const struct ks_pro
 	ks_csv_field(stdout, r->dso ? r->dso : "");
 	putchar(',');
 	ks_csv_field(stdout, r->sym ? r->sym : "");
-	printf(",0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%.4f,%" PRIu64 ",%" PRIu64 "\n", r->addr,
+	printf(",0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%.4f,%" PRIu64 ",%" PRIu64 ",", r->addr,
 	       r->offset, r->samples, total ? 100.0 * (double)r->samples / (double)total : 0,
 	       r->handled, r->time_ns);
+	/* the VM's name, as stat's and top's JSON carry it beside the pid */
+	name = r->vm > 0 ? ks_profile_vm_name(p, r->vm) : NULL;
+	ks_csv_field(stdout, name ? name : "");
+	putchar('\n');
 }
 
 static void json_row(struct ks_json *j, struct ks_profile *p, const struct ks_profile_row *r,
@@ -505,8 +510,13 @@ static void json_row(struct ks_json *j, struct ks_profile *p, const struct ks_pr
 	char reason[64];
 
 	ks_json_begin_object(j);
-	if (r->vm != -1)
+	if (r->vm != -1) {
+		const char *name = r->vm > 0 ? ks_profile_vm_name(p, r->vm) : NULL;
+
 		ks_json_kv_i64(j, "vm", r->vm);
+		if (name) /* beside the pid, as stat's and top's JSON */
+			ks_json_kv_string(j, "vm_name", name);
+	}
 	if (r->vcpu != -1 || (!exits && 0))
 		ks_json_kv_i64(j, "vcpu", r->vcpu);
 	if (r->has_reason) {
@@ -756,7 +766,7 @@ static void run(struct report_args *a)
 		print_json(p, a, rows, n, ex, nex, &t);
 	} else if (a->format == OUT_CSV) {
 		printf("table,vm,vcpu,reason,mode,dso,symbol,address,offset,samples,overhead_pct,"
-		       "handled,time_ns\n");
+		       "handled,time_ns,vm_name\n");
 		for (size_t k = 0; k < n; k++)
 			csv_row(p, "samples", &rows[k], t.samples);
 		for (size_t k = 0; k < nex; k++)

@@ -5,9 +5,10 @@
 # The VM's display name is the one `kvmscope stat --by vm` prints (the host
 # model's, host.h: "PID(NAME)"; stat's names are compared with perf's in
 # perf_oracle_test.sh).  On host-tsync (+ guest-tsync), each of report's VM
-# column, the timeline (text with and without the guest trace, JSON,
-# Perfetto, HTML), the folded flame graph stacks, every row level of
-# top --csv and merge's sync line must name the guest's VM exactly so.  The
+# column (and its CSV and JSON: pid and name), the timeline (text with and
+# without the guest trace, JSON, Perfetto, HTML), the folded flame graph
+# stacks, every row level of top --csv and merge's sync line must name the
+# guest's VM exactly so.  The
 # HTML viewer's row labels (as drawn, in headless Chromium) of
 # host-2vcpu-22k must be distinct and keep the VM's pid and the vCPU number.
 set -u
@@ -43,6 +44,26 @@ check() {
 
 got=$("$ks" report --by vm -i "$host" 2>/dev/null | sed -n 's/^ *[0-9.]*% *[0-9]*  \(483882\(([^)]*)\)\?\)  .*/\1/p')
 check names_report "$got"
+# report's CSV and JSON: the pid and, beside it, the name (as stat's JSON)
+got=$("$ks" report --by vm --csv -i "$host" 2>/dev/null | python3 -c '
+import csv, sys
+for r in csv.DictReader(sys.stdin):
+    if r["vm"] == "483882":
+        print("%s(%s)" % (r["vm"], r["vm_name"]) if r["vm_name"] else r["vm"])')
+check names_report_csv "$got"
+got=$("$ks" report --by vm --json -i "$host" 2>/dev/null | python3 -c '
+import json, sys
+def rows(o):
+    if isinstance(o, dict):
+        if o.get("vm") == 483882:
+            yield "%d(%s)" % (o["vm"], o["vm_name"]) if "vm_name" in o else str(o["vm"])
+        for v in o.values():
+            yield from rows(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from rows(v)
+print("\n".join(rows(json.load(sys.stdin))))')
+check names_report_json "$got"
 
 "$ks" timeline -i "$host" -i "$guest" --json "$dir/tl.json" --perfetto "$dir/tl.pb" > "$dir/tl.txt" 2>&1
 got=$(sed -n 's/^VM \(483882.*\) vCPU 0 (host thread .*/\1/p' "$dir/tl.txt")

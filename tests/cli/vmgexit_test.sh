@@ -71,7 +71,7 @@ PY
 	echo "ok report text names the confidential VM" || echo "not ok report text: no confidential line"
 # timeline: the confidential VM's vCPUs say so, the plain VM's do not
 "$K" timeline "$T/g.data" > "$T/tl.txt" 2>"$T/err" || echo "not ok timeline: $(head -1 "$T/err")"
-p=$(grep -c '^VM sev-guest (confidential: guest state protected) vCPU' "$T/tl.txt")
-q=$(grep -c '^VM plain-guest vCPU' "$T/tl.txt")
+p=$(grep -c '^VM 500(sev-guest) (confidential: guest state protected) vCPU' "$T/tl.txt")
+q=$(grep -c '^VM 600(plain-guest) vCPU' "$T/tl.txt")
 [ "$p" = 2 ] && [ "$q" = 1 ] && echo "ok timeline marks the confidential VM's 2 vCPUs only" ||
 	echo "not ok timeline: $p confidential vCPU lines, $q plain"

@@ -614,14 +614,16 @@ static const char machine_trace[] =
 	"          <idle>-0       [001] dNs5.   525.791306: sched_wakeup: comm=sleep pid=5648 prio=120 target_cpu=001\n";
 
 /* perl: "tid cpu ts_ns a b c" per sched line (switch: prev_pid next_pid
- * next_comm; wakeup: pid target_cpu comm). */
+ * next_comm; wakeup: pid target_cpu comm).  A TGID column, "(  1234)" or
+ * "(-------)", is there while options/record-tgid is on (a global option:
+ * a kvmscope record running meanwhile turns it on). */
 static char *perl_sched_lines(const char *path)
 {
 	char cmd[8192];
 	int st;
 
 	snprintf(cmd, sizeof(cmd),
-		 "perl -ne 'next unless /-(\\d+) +\\[(\\d+)\\] \\S+ +(\\d+)\\.(\\d+): (sched_\\w+): (.*)/; "
+		 "perl -ne 'next unless /-(\\d+) +(?:\\( *(?:\\d+|-+)\\) +)?\\[(\\d+)\\] \\S+ +(\\d+)\\.(\\d+): (sched_\\w+): (.*)/; "
 		 "($t,$c,$s,$f,$e,$r)=($1,$2,$3,$4,$5,$6); $ts = $s . substr($f . \"000000000\", 0, 9); "
 		 "$ts =~ s/^0+(?=\\d)//; $c += 0; "
 		 "if ($e eq \"sched_switch\") { $r =~ /prev_pid=(\\d+).*next_comm=(.*) next_pid=(\\d+)/; "
