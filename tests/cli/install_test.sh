@@ -11,11 +11,15 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KS_BUILD:-$root/build}
 dest=$KS_TMP/install-root
 rm -rf "$dest"
-# The binary of this build is installed (BUILD=...; SAN=1 for build-san, so
-# that a version change relinks it with the same flags).
+# The binary of this build is installed as it is (BUILD=...; SAN=1 for
+# build-san, the same flags).  The version is the one it was built with: a
+# tree edited since ("-dirty") must not relink the binary that the tests
+# running beside this one execute.
 san=""
 case ${build##*/} in *-san) san=1 ;; esac
-if ! out=$(make -C "$root" --no-print-directory install SAN="$san" BUILD="$build" DESTDIR="$dest" PREFIX=/usr 2>&1); then
+ver=()
+[ -s "$build/version" ] && ver=(KS_VERSION="$(cat "$build/version")")
+if ! out=$(make -C "$root" --no-print-directory install SAN="$san" BUILD="$build" "${ver[@]}" DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	echo "not ok install: make install failed: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
 	exit 0
 fi
@@ -49,7 +53,7 @@ else
 	echo "not ok install-prefix: installed outside /usr: $stray"
 fi
 
-want=$(make -C "$root" --no-print-directory -s print-version 2>/dev/null)
+want=$(make -C "$root" --no-print-directory -s "${ver[@]}" print-version 2>/dev/null)
 got=$("$bin" --version 2>&1)
 if [ -n "$want" ] && [ "$got" = "kvmscope $want" ]; then
 	echo "ok install-version"

@@ -139,6 +139,36 @@ def top(topjs, statjs, vmmjs):
     return rc
 
 
+def topcsv(topcsv_path, statjs):
+    """top --batch --csv's running totals (each row's last "total") per
+    VM+vCPU and VM+reason == stat of the concurrent recording, as top
+    --json's are: the CSV is the same engine's other format."""
+    import csv
+    views = stat_views(statjs)
+    t_vcpu, t_reason = {}, {}
+    with open(topcsv_path) as f:
+        for r in csv.DictReader(f):
+            vm, total = int(r["vm"]), int(r["total"])
+            if r["level"] == "vcpu":
+                t_vcpu[(vm, int(r["vcpu"]))] = total    # later intervals win
+            elif r["level"] == "reason":
+                t_reason[(vm, r["reason"])] = total
+    s_vcpu = {(r["vm"], r["vcpu"]): r["samples"] for r in views["vm,vcpu"]}
+    s_reason = {(r["vm"], r["key"]): r["samples"] for r in views["vm,reason"]}
+    plant(t_reason)
+    rc = 0
+    for what, a, b in (("vm,vcpu", t_vcpu, s_vcpu), ("vm,reason", t_reason, s_reason)):
+        if a != b:
+            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            print("top --csv != stat by %s: %s" % (what, " ".join(
+                "%s:%s/%s" % (k, a.get(k), b.get(k)) for k in diff[:6])))
+            rc = 1
+    if rc == 0:
+        print("%d exits, %d vCPU and %d reason totals equal" % (
+            sum(t_vcpu.values()), len(t_vcpu), len(t_reason)))
+    return rc
+
+
 def promq(query):
     """Prometheus's query API (127.0.0.1:9090): the result list as JSON."""
     import urllib.parse
@@ -336,6 +366,8 @@ def main():
         return vmm(*a[1:])
     if len(a) == 4 and a[0] == "top":
         return top(*a[1:])
+    if len(a) == 3 and a[0] == "topcsv":
+        return topcsv(*a[1:])
     if len(a) == 2 and a[0] == "promq":
         return promq(a[1])
     if len(a) >= 2 and a[0] == "qmp":

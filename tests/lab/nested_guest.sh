@@ -35,6 +35,8 @@ perf kvm stat record -a -o perf.data > perf.out 2> perf.err &
 ppid=$!
 "$KVMSCOPE" top --batch --json -d 1 > top.json 2> top.err &
 tpid=$!
+"$KVMSCOPE" top --batch --csv -d 1 > top.csv 2> topcsv.err &
+cpid=$!
 "$KVMSCOPE" exporter --listen 127.0.0.1:9843 > expo.out 2> expo.err &
 epid=$!
 # a second record of the cpuid exits only, into a 4 KB buffer per CPU,
@@ -85,11 +87,12 @@ python3 "$LABCTL_DIR/nested_compare.py" promq \
 	'sum by (domain) (last_over_time(kvmscope_halt_exit_duration_seconds_count[5m]))' > prom.halts 2>> prom.err
 curl -s http://127.0.0.1:9843/metrics > expo.metrics 2>/dev/null ||
 	python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9843/metrics").read().decode(), end="")' > expo.metrics
-kill -INT "$tpid" "$ppid" "$rpid" "$epid"
+kill -INT "$tpid" "$cpid" "$ppid" "$rpid" "$epid"
 kill "$prpid"
 wait "$rpid"; echo $? > rec.rc
 wait "$ppid"; echo $? > perf.rc
 wait "$tpid"; echo $? > top.rc
+wait "$cpid"; echo $? > topcsv.rc
 wait "$epid"; echo $? > expo.rc
 wait "$prpid"
 log "tools stopped: record $(cat rec.rc), perf $(cat perf.rc), top $(cat top.rc), exporter $(cat expo.rc)"

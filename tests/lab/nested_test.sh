@@ -15,8 +15,8 @@
 #  - trace-cmd report of record's trace.dat == kvmscope dump, byte for byte;
 #  - kvmscope stat --format perf of perf's perf.data == perf kvm stat
 #    report, byte for byte (real SVM exits);
-#  - top --json's running totals per VM+vCPU and VM+reason == kvmscope stat
-#    of the recording; the VMs named alike by stat of the recording (record
+#  - top --json's and top --csv's running totals per VM+vCPU and VM+reason
+#    == kvmscope stat of the recording; the VMs named alike by stat of the recording (record
 #    keeps the thread -> process map and the process names) and by top live;
 #  - the exporter scraped live by a real Prometheus in the guest: its
 #    counters per reason == perf's counts, its halt histogram == the VMM's
@@ -80,7 +80,7 @@ fi
 o="$LAB_D/out"
 echo "# guest ran in $((SECONDS - t0)) s: $(grep '^# ' "$o/guest.log" | tr '\n' ' ')"
 # perf record ends with 130 on the SIGINT that stops it
-for t in vmm rec perf top; do
+for t in vmm rec perf top topcsv; do
 	rc=$(cat "$o/$t.rc" 2>/dev/null)
 	if [ "$rc" = 0 ] || { [ $t = perf ] && [ "$rc" = 130 ]; }; then ok "nested-$t-ran"
 	else nok "nested-$t-ran" "exit $(cat "$o/$t.rc" 2>/dev/null): $(tail -3 "$o/$t.err" 2>/dev/null | tr '\n' ' ')"; fi
@@ -145,6 +145,9 @@ perf_eq stat-perf-format-eq-perf-msr --event msr
 if why=$(python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json"); then
 	ok "top-eq-record-stat ($why)"
 else nok top-eq-record-stat "$why"; fi
+if why=$(python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json"); then
+	ok "top-csv-eq-record-stat ($why)"
+else nok top-csv-eq-record-stat "$why $(head -c 200 "$o/topcsv.err")"; fi
 
 # 5. the exporter, live, scraped by the guest's Prometheus: its counters'
 # last values per reason == perf's counts; its halt histogram counts the
@@ -183,12 +186,13 @@ if why=$(python3 "$CMP" lost "$o/lost.err" "$o/lost.stats" "$o/lost.kept" "$o/vm
 else nok lost-events-counted "$why"; fi
 
 # 8. the comparison can fail: one exit dropped
-p1=passed p2=passed p3=passed p4=passed
+p1=passed p2=passed p3=passed p4=passed p5=passed
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
 KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
 KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" > "$o/plant4" 2>&1 || p4=failed
-if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ]; then
-	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4"))"
-else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4"; fi
+KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" > "$o/plant5" || p5=failed
+if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ] && [ $p5 = failed ]; then
+	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4") / $(head -1 "$o/plant5"))"
+else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4, top --csv vs stat $p5"; fi
 exit 0
