@@ -76,7 +76,8 @@ echo $? > vmm.rc
 log "vmm done (exit $(cat vmm.rc))"
 sleep 3
 # what tracefs says the small-buffer record's instance lost, per CPU
-cat $T/instances/kvmscope-$lpid/per_cpu/cpu*/stats > lost.stats 2>&1
+# (instances are named kvmscope-PID-STARTTIME-PIDNS: the one of this pid)
+cat $T/instances/kvmscope-$lpid-*/per_cpu/cpu*/stats > lost.stats 2>&1
 kill -INT "$lpid"
 wait "$lpid"; echo $? > lost.rc
 # what Prometheus holds after its last scrapes (the exporter started
