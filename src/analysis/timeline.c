@@ -7,6 +7,10 @@
  * Host kvm_entry/kvm_exit/sched_switch drive the vCPU states; the guests'
  * sched_switch events (already on host time) tell which guest task is on
  * each vCPU, and every other guest event becomes an instant event.
+ *
+ * The intervals, CPU slices and guest tasks go to record logs (one per
+ * list) that stay in memory up to limits.tables and spill to a temporary
+ * file past it, so the memory of a timeline does not grow with its input.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,7 @@
 #include "kvmscope/timeline.h"
 #include "kvmscope/tracedat.h"
 #include "util/hashmap.h"
+#include "util/spill.h"
 
 enum ev_kind { EV_OTHER, EV_ENTRY, EV_EXIT, EV_SWITCH, EV_WFX };
 
@@ -46,7 +51,57 @@ struct tl_priv {
 	uint64_t max_threads;    /* limits.threads: vCPU threads tracked */
 	bool failed;             /* over a budget (error), or out of memory */
 	struct ks_error error;
+	struct ks_spill sp;      /* the lists' budget and temporary file */
+	struct ks_rlog lists[3]; /* enum ks_tl_list */
 };
+
+#define LIST_CHUNK (256u << 10)
+
+static const size_t list_rsize[3] = {
+	sizeof(struct ks_tl_interval), sizeof(struct ks_tl_cpu_slice),
+	sizeof(struct ks_tl_guest_item),
+};
+
+struct ks_tl_cursor {
+	struct ks_rlog_cur c;
+};
+
+struct ks_tl_cursor *ks_tl_cursor_new(const struct ks_timeline *tl, enum ks_tl_list which)
+{
+	const struct tl_priv *p = tl->priv;
+	struct ks_tl_cursor *c = malloc(sizeof(*c));
+
+	if (c)
+		ks_rlog_cur_init(&c->c, &p->lists[which]);
+	return c;
+}
+
+const void *ks_tl_cursor_next(struct ks_tl_cursor *c)
+{
+	return c ? ks_rlog_cur_next(&c->c) : NULL;
+}
+
+void ks_tl_cursor_free(struct ks_tl_cursor *c)
+{
+	if (c)
+		ks_rlog_cur_free(&c->c);
+	free(c);
+}
+
+/* Room for one more item of list WHICH; NULL when the run failed (out of
+ * memory or disk: tl->oom, the reason in the pool). */
+static void *list_push(struct ks_timeline *tl, enum ks_tl_list which)
+{
+	struct tl_priv *p = tl->priv;
+	void *r;
+
+	if (tl->oom)
+		return NULL;
+	r = ks_rlog_push(&p->lists[which]);
+	if (!r)
+		tl->oom = true;
+	return r;
+}
 
 static const char *const state_names[KS_VS_COUNT] = {
 	"RUNNING", "IDLE", "HOST", "HALTED", "PREEMPTED", "BLOCKED",
@@ -130,6 +185,10 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	ks_hmap_init(&p->vcpu_of, sizeof(uint32_t));
 	ks_hmap_init(&p->vm_of, sizeof(uint32_t));
 	p->max_threads = ks_source_limits(ks_merge_source(m, 0))->threads;
+	ks_spill_init(&p->sp, ks_source_limits(ks_merge_source(m, 0))->tables);
+	for (int k = 0; k < 3; k++)
+		ks_rlog_init(&p->lists[k], &p->sp, list_rsize[k], LIST_CHUNK);
+	tl->spill = &p->sp;
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
 	info = ks_source_info(ks_merge_source(m, 0));
@@ -160,13 +219,14 @@ void ks_timeline_free(struct ks_timeline *tl)
 	free(tl->reasons);
 	free(tl->vcpus);
 	free(tl->vms);
-	free(tl->iv);
-	free(tl->cpu);
-	free(tl->gtasks);
 	free(tl->gevents);
 	free(tl->costs);
-	if (p)
+	if (p) {
+		for (i = 0; i < 3; i++)
+			ks_rlog_free(&p->lists[i]);
+		ks_spill_free(&p->sp);
 		free(p->ev);
+	}
 	free(p);
 	free(tl);
 }
@@ -351,11 +411,10 @@ static void push_interval(struct ks_timeline *tl, uint32_t vi, uint64_t start, u
 		v->longest[state].dur = dur;
 		v->longest[state].start = start;
 	}
-	iv = grow(tl, tl->iv, tl->nr_iv, &tl->cap_iv, sizeof(*iv));
+	iv = list_push(tl, KS_TL_INTERVALS);
 	if (!iv)
 		return;
-	tl->iv = iv;
-	iv = &tl->iv[tl->nr_iv++];
+	tl->nr_iv++;
 	iv->start = start;
 	iv->end = end;
 	iv->vcpu = vi;
@@ -412,12 +471,11 @@ static void add_cost(struct ks_timeline *tl, int32_t task, uint16_t reason, uint
 static void push_cpu_slice(struct ks_timeline *tl, struct ks_tl_vcpu *v, uint32_t vi,
 			   uint64_t end)
 {
-	struct ks_tl_cpu_slice *s = grow(tl, tl->cpu, tl->nr_cpu, &tl->cap_cpu, sizeof(*s));
+	struct ks_tl_cpu_slice *s = list_push(tl, KS_TL_CPU_SLICES);
 
 	if (!s)
 		return;
-	tl->cpu = s;
-	s = &tl->cpu[tl->nr_cpu++];
+	tl->nr_cpu++;
 	s->start = v->guest_since;
 	s->end = end;
 	s->cpu = v->guest_cpu;
@@ -527,6 +585,20 @@ static void push_gitem(struct ks_timeline *tl, struct ks_tl_guest_item **arr, ui
 	g->name = name;
 }
 
+static void push_gtask(struct ks_timeline *tl, uint32_t vi, uint64_t start, uint64_t end,
+		       uint32_t name)
+{
+	struct ks_tl_guest_item *g = list_push(tl, KS_TL_GUEST_TASKS);
+
+	if (!g)
+		return;
+	tl->nr_gtasks++;
+	g->start = start;
+	g->end = end;
+	g->vcpu = vi;
+	g->name = name;
+}
+
 static void on_guest_switch(struct ks_timeline *tl, uint32_t vi, const struct ev_info *e,
 			    const struct ks_record *rec)
 {
@@ -542,8 +614,7 @@ static void on_guest_switch(struct ks_timeline *tl, uint32_t vi, const struct ev
 		comm[n] = 0;
 	}
 	if (v->gtask >= 0 && rec->ts > v->gtask_since)
-		push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, vi, v->gtask_since,
-			   rec->ts, (uint32_t)v->gtask);
+		push_gtask(tl, vi, v->gtask_since, rec->ts, (uint32_t)v->gtask);
 	snprintf(name, sizeof(name), "%s-%u", comm[0] ? comm : "?", pid);
 	v->gtask = (int32_t)name_id(tl, name);
 	v->gtask_idle = pid == 0;
@@ -618,8 +689,7 @@ void ks_timeline_finish(struct ks_timeline *tl)
 		if (v->in_guest)
 			push_cpu_slice(tl, v, i, tl->last_ts);
 		if (v->gtask >= 0 && tl->last_ts > v->gtask_since)
-			push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, i,
-				   v->gtask_since, tl->last_ts, (uint32_t)v->gtask);
+			push_gtask(tl, i, v->gtask_since, tl->last_ts, (uint32_t)v->gtask);
 		v->gtask = -1;
 	}
 }
@@ -701,8 +771,10 @@ static bool clip(uint64_t *s, uint64_t *e, uint64_t lo, uint64_t hi)
 
 void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 {
+	struct tl_priv *p = tl->priv;
 	uint64_t i, n;
 	uint32_t v;
+	int k;
 
 	if (!end)
 		end = UINT64_MAX;
@@ -719,28 +791,52 @@ void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 		memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
 		memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
 	}
-	for (i = n = 0; i < tl->nr_iv; i++) {
-		struct ks_tl_interval iv = tl->iv[i];
-		struct ks_tl_vcpu *vc = &tl->vcpus[iv.vcpu];
+	/* each list is copied, what is left of it, into a new one */
+	for (k = 0; k < 3; k++) {
+		struct ks_rlog out;
+		struct ks_rlog_cur c;
+		const void *item;
+		uint64_t *nr = k == KS_TL_INTERVALS ? &tl->nr_iv :
+			       k == KS_TL_CPU_SLICES ? &tl->nr_cpu : &tl->nr_gtasks;
 
-		if (!clip(&iv.start, &iv.end, start, end))
-			continue;
-		vc->state_ns[iv.state] += iv.end - iv.start;
-		if (iv.end - iv.start > vc->longest[iv.state].dur) {
-			vc->longest[iv.state].dur = iv.end - iv.start;
-			vc->longest[iv.state].start = iv.start;
+		ks_rlog_init(&out, &p->sp, list_rsize[k], LIST_CHUNK);
+		ks_rlog_cur_init(&c, &p->lists[k]);
+		n = 0;
+		while (!tl->oom && (item = ks_rlog_cur_next(&c))) {
+			uint64_t s, e;
+			void *o;
+
+			/* the three start with start, end */
+			memcpy(&s, item, sizeof(s));
+			memcpy(&e, (const char *)item + sizeof(s), sizeof(e));
+			if (!clip(&s, &e, start, end))
+				continue;
+			if (k == KS_TL_INTERVALS) {
+				const struct ks_tl_interval *iv = item;
+				struct ks_tl_vcpu *vc = &tl->vcpus[iv->vcpu];
+
+				vc->state_ns[iv->state] += e - s;
+				if (e - s > vc->longest[iv->state].dur) {
+					vc->longest[iv->state].dur = e - s;
+					vc->longest[iv->state].start = s;
+				}
+			}
+			if (!(o = ks_rlog_push(&out))) {
+				tl->oom = true;
+				break;
+			}
+			memcpy(o, item, list_rsize[k]);
+			memcpy(o, &s, sizeof(s));
+			memcpy((char *)o + sizeof(s), &e, sizeof(e));
+			n++;
 		}
-		tl->iv[n++] = iv;
+		ks_rlog_cur_free(&c);
+		if (ks_spill_error(&p->sp, NULL) < 0)
+			tl->oom = true;
+		ks_rlog_free(&p->lists[k]);
+		p->lists[k] = out;
+		*nr = n;
 	}
-	tl->nr_iv = n;
-	for (i = n = 0; i < tl->nr_cpu; i++)
-		if (clip(&tl->cpu[i].start, &tl->cpu[i].end, start, end))
-			tl->cpu[n++] = tl->cpu[i];
-	tl->nr_cpu = n;
-	for (i = n = 0; i < tl->nr_gtasks; i++)
-		if (clip(&tl->gtasks[i].start, &tl->gtasks[i].end, start, end))
-			tl->gtasks[n++] = tl->gtasks[i];
-	tl->nr_gtasks = n;
 	for (i = n = 0; i < tl->nr_gevents; i++)
 		if (tl->gevents[i].start >= start && tl->gevents[i].start < end)
 			tl->gevents[n++] = tl->gevents[i];
@@ -752,6 +848,8 @@ void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out)
 {
 	uint64_t span = tl->have_ts ? tl->last_ts - tl->first_ts : 0, i;
+	const struct ks_tl_interval *v;
+	struct ks_tl_cursor *c;
 	uint16_t *prev;
 
 	memset(out, 0, sizeof(*out));
@@ -772,8 +870,13 @@ int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out
 	for (i = 0; i < tl->nr_vcpus; i++)
 		prev[i] = KS_VS_RUNNING;
 	/* intervals are in time order per vCPU */
-	for (i = 0; i < tl->nr_iv; i++) {
-		const struct ks_tl_interval *v = &tl->iv[i];
+	c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	if (!c) {
+		free(prev);
+		ks_tl_rates_free(out);
+		return -1;
+	}
+	while ((v = ks_tl_cursor_next(c))) {
 		uint64_t b = (v->start - tl->first_ts) / out->bucket_ns;
 
 		if ((v->state == KS_VS_HOST || v->state == KS_VS_HALTED) &&
@@ -782,6 +885,7 @@ int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out
 			out->count[(uint64_t)tl->vcpus[v->vcpu].vm * out->nr_buckets + b]++;
 		prev[v->vcpu] = v->state;
 	}
+	ks_tl_cursor_free(c);
 	free(prev);
 	return 0;
 }
@@ -801,8 +905,13 @@ int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
 			*err = p->error;
 		return -1;
 	}
-	if (tl->oom)
+	if (tl->oom) {
+		if (ks_spill_error(&p->sp, err) < 0)
+			return -1;
 		return ks_error_set(err, "out of memory");
+	}
+	if (ks_spill_error(&p->sp, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -21,6 +21,9 @@
  * zoomed in below the finest level it uses the raw intervals, summed the
  * same way.  Raw intervals are kept while they fit a budget (RAW_BUDGET in
  * all), so the page is bounded by what can be seen, not by the input.
+ * The rows' items are kept in record logs of the timeline's memory budget
+ * (util/spill.h: past it they are in a temporary file) and read once per
+ * level, so the memory is bounded too.
  *
  * Wheel zooms, dragging pans, hovering shows what is under the pointer.
  */
@@ -31,6 +34,7 @@
 
 #include "kvmscope/json.h"
 #include "kvmscope/timeline.h"
+#include "util/spill.h"
 
 #define BINS0 2048u            /* bins of the coarsest level */
 #define RAW_BUDGET 1000000u    /* raw intervals kept in the page, all rows */
@@ -50,10 +54,62 @@ struct row {
 	char name[200];
 	enum row_type type;
 	uint32_t id;               /* vCPU index or host CPU */
-	struct item *it;
-	uint64_t n, cap;
+	struct ks_rlog log;        /* the items, as they came */
+	uint64_t n, last_start;
+	bool unsorted;             /* ... not in time order: MEM holds them sorted */
+	struct item *mem;
 	bool raw;                  /* raw intervals written */
 };
+
+/* A row's items in time order, each cut at the start of the next (none
+ * overlap, so a row's time adds up). */
+struct row_rd {
+	const struct row *r;
+	struct ks_rlog_cur c;
+	uint64_t i;
+	struct item next;
+	bool has;
+};
+
+static void rd_fetch(struct row_rd *rd)
+{
+	const struct item *it;
+
+	if (rd->r->mem) {
+		rd->has = rd->i < rd->r->n;
+		if (rd->has)
+			rd->next = rd->r->mem[rd->i++];
+		return;
+	}
+	it = ks_rlog_cur_next(&rd->c);
+	rd->has = it != NULL;
+	if (it)
+		rd->next = *it;
+}
+
+static void rd_init(struct row_rd *rd, const struct row *r)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->r = r;
+	ks_rlog_cur_init(&rd->c, &r->log);
+	rd_fetch(rd);
+}
+
+static bool rd_next(struct row_rd *rd, struct item *out)
+{
+	if (!rd->has)
+		return false;
+	*out = rd->next;
+	rd_fetch(rd);
+	if (rd->has && rd->next.start < out->end)
+		out->end = rd->next.start;
+	return true;
+}
+
+static void rd_free(struct row_rd *rd)
+{
+	ks_rlog_cur_free(&rd->c);
+}
 
 /* Runs of one level being built. */
 struct runs {
@@ -144,12 +200,15 @@ static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint6
 			struct runs *out)
 {
 	uint64_t nbins = (span + width - 1) / width;
-	uint64_t cur = 0, cur_end = width, i; /* bin being filled, its end */
+	uint64_t cur = 0, cur_end = width; /* bin being filled, its end */
 	struct acc a = { .n = 0 };
+	struct row_rd rd;
+	struct item it;
 
-	for (i = 0; i < row->n; i++) {
-		uint64_t s = row->it[i].start - t0, e = row->it[i].end - t0;
-		uint32_t kind = row->it[i].kind;
+	rd_init(&rd, row);
+	while (rd_next(&rd, &it)) {
+		uint64_t s = it.start - t0, e = it.end - t0;
+		uint32_t kind = it.kind;
 
 		if (e > span)
 			e = span;
@@ -180,6 +239,7 @@ static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint6
 			s += seg;
 		}
 	}
+	rd_free(&rd);
 	if (cur < nbins) {
 		uint64_t w = (cur_end < span ? cur_end : span) - cur * width;
 
@@ -193,16 +253,15 @@ static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint6
 
 static bool row_push(struct row *r, uint64_t start, uint64_t end, uint32_t kind, uint32_t label)
 {
-	if (r->n >= r->cap) {
-		uint64_t c = r->cap ? r->cap * 2 : 64;
-		struct item *p = realloc(r->it, c * sizeof(*p));
+	struct item *it = ks_rlog_push(&r->log);
 
-		if (!p)
-			return false;
-		r->it = p;
-		r->cap = c;
-	}
-	r->it[r->n++] = (struct item){ start, end, kind, label };
+	if (!it)
+		return false;
+	*it = (struct item){ start, end, kind, label };
+	if (r->n && start < r->last_start)
+		r->unsorted = true;
+	r->last_start = start;
+	r->n++;
 	return true;
 }
 
@@ -213,19 +272,28 @@ static int item_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void row_sort(struct row *r)
+/* Items arrive in time order per row (the state machine emits them so);
+ * a row that did not (CPU slices of vCPUs overlapping on one CPU, in a
+ * crafted trace) is sorted in memory.  Overlaps are cut by the reader. */
+static int row_sort(struct row *r)
 {
-	uint64_t i;
+	struct ks_rlog_cur c;
+	const struct item *it;
+	uint64_t i = 0;
 
-	for (i = 1; i < r->n; i++)
-		if (r->it[i].start < r->it[i - 1].start)
-			break;
+	if (!r->unsorted)
+		return 0;
+	r->mem = malloc(r->n * sizeof(*r->mem));
+	if (!r->mem)
+		return -1;
+	ks_rlog_cur_init(&c, &r->log);
+	while (i < r->n && (it = ks_rlog_cur_next(&c)))
+		r->mem[i++] = *it;
+	ks_rlog_cur_free(&c);
 	if (i < r->n)
-		qsort(r->it, r->n, sizeof(*r->it), item_cmp);
-	/* overlaps (none expected) are cut, so a row's time adds up */
-	for (i = 1; i < r->n; i++)
-		if (r->it[i].start < r->it[i - 1].end)
-			r->it[i - 1].end = r->it[i].start;
+		return -1;
+	qsort(r->mem, r->n, sizeof(*r->mem), item_cmp);
+	return 0;
 }
 
 /* VM names in natural order ("VM 9" before "VM 10"), then vCPU numbers. */
@@ -257,8 +325,10 @@ static void layout_free(struct layout *l)
 {
 	uint32_t i;
 
-	for (i = 0; i < l->nr; i++)
-		free(l->rows[i].it);
+	for (i = 0; l->rows && i < l->nr; i++) {
+		ks_rlog_free(&l->rows[i].log);
+		free(l->rows[i].mem);
+	}
 	free(l->rows);
 	free(l->state_row);
 	free(l->task_row);
@@ -268,21 +338,31 @@ static int layout_build(const struct ks_timeline *tl, struct layout *l)
 {
 	uint32_t *order = malloc((tl->nr_vcpus + 1) * sizeof(*order));
 	uint32_t i, nrows = 0;
-	uint64_t k;
+	struct ks_tl_cursor *cur;
+	const struct ks_tl_interval *v;
+	const struct ks_tl_guest_item *g;
+	const struct ks_tl_cpu_slice *s;
+	size_t maxrows;
 	int32_t c;
+	bool ok = true;
 
 	memset(l, 0, sizeof(*l));
 	l->max_cpu = -1;
-	for (k = 0; k < tl->nr_cpu; k++)
-		if (tl->cpu[k].cpu > l->max_cpu && tl->cpu[k].cpu < 4096)
-			l->max_cpu = tl->cpu[k].cpu;
-	l->rows = calloc(2 * (size_t)tl->nr_vcpus + (size_t)(l->max_cpu + 1) + 1, sizeof(*l->rows));
+	cur = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+	while ((s = ks_tl_cursor_next(cur)))
+		if (s->cpu > l->max_cpu && s->cpu < 4096)
+			l->max_cpu = s->cpu;
+	ks_tl_cursor_free(cur);
+	maxrows = 2 * (size_t)tl->nr_vcpus + (size_t)(l->max_cpu + 1) + 1;
+	l->rows = calloc(maxrows, sizeof(*l->rows));
 	l->state_row = calloc(tl->nr_vcpus + 1, sizeof(*l->state_row));
 	l->task_row = calloc(tl->nr_vcpus + 1, sizeof(*l->task_row));
 	if (!order || !l->rows || !l->state_row || !l->task_row) {
 		free(order);
 		return -1;
 	}
+	for (i = 0; i < maxrows; i++)
+		ks_rlog_init(&l->rows[i].log, tl->spill, sizeof(struct item), 64u << 10);
 	for (i = 0; i < tl->nr_vcpus; i++)
 		order[i] = i;
 	qsort_r(order, tl->nr_vcpus, sizeof(*order), vcpu_cmp, (void *)tl);
@@ -312,28 +392,27 @@ static int layout_build(const struct ks_timeline *tl, struct layout *l)
 	}
 	l->nr = nrows;
 	free(order);
-	for (k = 0; k < tl->nr_iv; k++) {
-		const struct ks_tl_interval *v = &tl->iv[k];
-		if (!row_push(&l->rows[l->state_row[v->vcpu]], v->start, v->end, 1u + v->state,
-			      v->reason))
-			return -1;
+	cur = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	while (ok && (v = ks_tl_cursor_next(cur)))
+		ok = row_push(&l->rows[l->state_row[v->vcpu]], v->start, v->end, 1u + v->state,
+			      v->reason);
+	ks_tl_cursor_free(cur);
+	cur = ks_tl_cursor_new(tl, KS_TL_GUEST_TASKS);
+	while (ok && (g = ks_tl_cursor_next(cur)))
+		ok = l->task_row[g->vcpu] < 0 ||
+		     row_push(&l->rows[l->task_row[g->vcpu]], g->start, g->end, 1u + g->name, g->name);
+	ks_tl_cursor_free(cur);
+	cur = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+	while (ok && (s = ks_tl_cursor_next(cur)))
+		ok = s->cpu < 0 || s->cpu > l->max_cpu ||
+		     row_push(&l->rows[nrows - (uint32_t)(l->max_cpu + 1) + (uint32_t)s->cpu],
+			      s->start, s->end, 1u + s->vcpu, s->vcpu);
+	ks_tl_cursor_free(cur);
+	for (i = 0; ok && i < l->nr; i++) {
+		ks_rlog_seal(&l->rows[i].log);
+		ok = row_sort(&l->rows[i]) == 0;
 	}
-	for (k = 0; k < tl->nr_gtasks; k++) {
-		const struct ks_tl_guest_item *g = &tl->gtasks[k];
-		if (l->task_row[g->vcpu] >= 0 &&
-		    !row_push(&l->rows[l->task_row[g->vcpu]], g->start, g->end, 1u + g->name, g->name))
-			return -1;
-	}
-	for (k = 0; k < tl->nr_cpu; k++) {
-		const struct ks_tl_cpu_slice *s = &tl->cpu[k];
-		if (s->cpu >= 0 && s->cpu <= l->max_cpu &&
-		    !row_push(&l->rows[nrows - (uint32_t)(l->max_cpu + 1) + (uint32_t)s->cpu], s->start,
-			      s->end, 1u + s->vcpu, s->vcpu))
-			return -1;
-	}
-	for (i = 0; i < l->nr; i++)
-		row_sort(&l->rows[i]);
-	return 0;
+	return ok && ks_spill_error(tl->spill, NULL) == 0 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -401,7 +480,9 @@ static int write_levels(struct ks_json *j, const struct ks_timeline *tl, const s
 
 static void write_raw(struct ks_json *j, const struct ks_timeline *tl, const struct row *r)
 {
-	uint64_t i, prev = tl->first_ts;
+	uint64_t prev = tl->first_ts;
+	struct row_rd rd;
+	struct item it;
 
 	ks_json_key(j, "raw");
 	if (!r->raw) {
@@ -410,14 +491,15 @@ static void write_raw(struct ks_json *j, const struct ks_timeline *tl, const str
 	}
 	/* start - previous start, duration, kind, label */
 	ks_json_begin_array(j);
-	for (i = 0; i < r->n; i++) {
-		const struct item *it = &r->it[i];
-		ks_json_u64(j, it->start - prev);
-		ks_json_u64(j, it->end - it->start);
-		ks_json_u64(j, it->kind);
-		ks_json_u64(j, it->label);
-		prev = it->start;
+	rd_init(&rd, r);
+	while (rd_next(&rd, &it)) {
+		ks_json_u64(j, it.start - prev);
+		ks_json_u64(j, it.end - it.start);
+		ks_json_u64(j, it.kind);
+		ks_json_u64(j, it.label);
+		prev = it.start;
 	}
+	rd_free(&rd);
 	ks_json_end_array(j);
 }
 
