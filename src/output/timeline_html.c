@@ -56,42 +56,86 @@ struct row {
 	uint32_t id;               /* vCPU index or host CPU */
 	struct ks_rlog log;        /* the items, as they came */
 	uint64_t n, last_start;
-	bool unsorted;             /* ... not in time order: MEM holds them sorted */
-	struct item *mem;
+	bool unsorted;             /* ... not in time order: RUNS hold them sorted */
+	struct ks_rlog *runs;      /* sorted runs of the items (row_sort) */
+	size_t nruns;
 	bool raw;                  /* raw intervals written */
 };
 
 /* A row's items in time order, each cut at the start of the next (none
- * overlap, so a row's time adds up). */
+ * overlap, so a row's time adds up): the log as it came, or a merge of the
+ * sorted runs (a heap of their cursors by their heads' start, ties to the
+ * earlier run: a stable sort). */
 struct row_rd {
 	const struct row *r;
-	struct ks_rlog_cur c;
-	uint64_t i;
+	struct ks_rlog_cur *c;     /* one per run (or the log) */
+	const struct item **head;
+	uint32_t *heap;
+	size_t nheap;
 	struct item next;
-	bool has;
+	bool has, oom;
 };
+
+static bool rd_less(const struct row_rd *rd, uint32_t a, uint32_t b)
+{
+	if (rd->head[a]->start != rd->head[b]->start)
+		return rd->head[a]->start < rd->head[b]->start;
+	return a < b;
+}
+
+static void rd_sift(struct row_rd *rd, size_t i)
+{
+	size_t c;
+
+	for (; (c = 2 * i + 1) < rd->nheap; i = c) {
+		uint32_t t;
+
+		if (c + 1 < rd->nheap && rd_less(rd, rd->heap[c + 1], rd->heap[c]))
+			c++;
+		if (!rd_less(rd, rd->heap[c], rd->heap[i]))
+			break;
+		t = rd->heap[c];
+		rd->heap[c] = rd->heap[i];
+		rd->heap[i] = t;
+	}
+}
 
 static void rd_fetch(struct row_rd *rd)
 {
-	const struct item *it;
+	uint32_t k;
 
-	if (rd->r->mem) {
-		rd->has = rd->i < rd->r->n;
-		if (rd->has)
-			rd->next = rd->r->mem[rd->i++];
+	rd->has = rd->nheap > 0;
+	if (!rd->has)
 		return;
-	}
-	it = ks_rlog_cur_next(&rd->c);
-	rd->has = it != NULL;
-	if (it)
-		rd->next = *it;
+	k = rd->heap[0];
+	rd->next = *rd->head[k];
+	rd->head[k] = ks_rlog_cur_next(&rd->c[k]);
+	if (!rd->head[k])
+		rd->heap[0] = rd->heap[--rd->nheap];
+	rd_sift(rd, 0);
 }
 
 static void rd_init(struct row_rd *rd, const struct row *r)
 {
+	size_t n = r->runs ? r->nruns : 1, i;
+
 	memset(rd, 0, sizeof(*rd));
 	rd->r = r;
-	ks_rlog_cur_init(&rd->c, &r->log);
+	rd->c = calloc(n, sizeof(*rd->c));
+	rd->head = calloc(n, sizeof(*rd->head));
+	rd->heap = calloc(n, sizeof(*rd->heap));
+	if (!rd->c || !rd->head || !rd->heap) {
+		rd->oom = true;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		ks_rlog_cur_init(&rd->c[i], r->runs ? &r->runs[i] : &r->log);
+		rd->head[i] = ks_rlog_cur_next(&rd->c[i]);
+		if (rd->head[i])
+			rd->heap[rd->nheap++] = (uint32_t)i;
+	}
+	for (i = rd->nheap / 2 + 1; i-- > 0;)
+		rd_sift(rd, i);
 	rd_fetch(rd);
 }
 
@@ -108,40 +152,46 @@ static bool rd_next(struct row_rd *rd, struct item *out)
 
 static void rd_free(struct row_rd *rd)
 {
-	ks_rlog_cur_free(&rd->c);
+	size_t i, n = rd->r->runs ? rd->r->nruns : 1;
+
+	for (i = 0; rd->c && i < n; i++)
+		ks_rlog_cur_free(&rd->c[i]);
+	free(rd->c);
+	free(rd->head);
+	free(rd->heap);
 }
 
-/* Runs of one level being built. */
+/* Runs of one level, written as they are made: only the last run can still
+ * grow, so it is held back until a run of another kind follows. */
 struct runs {
-	uint32_t *v;               /* kind, count, kind, count, ... */
-	uint64_t n, cap;
-	bool oom;
+	struct ks_json *j;
+	uint32_t kind, count;      /* the last run (count 0: none yet) */
+	uint64_t n;                /* runs made */
 };
+
+static void run_put(struct runs *r)
+{
+	if (r->count) {
+		ks_json_u64(r->j, r->kind);
+		ks_json_u64(r->j, r->count);
+	}
+}
 
 static void run_add(struct runs *r, uint32_t kind, uint64_t count)
 {
 	if (!count)
 		return;
-	if (r->n >= 2 && r->v[r->n - 2] == kind && r->v[r->n - 1] + count < UINT32_MAX) {
-		r->v[r->n - 1] += (uint32_t)count;
+	if (r->count && r->kind == kind && r->count + count < UINT32_MAX) {
+		r->count += (uint32_t)count;
 		return;
 	}
 	while (count) {
 		uint32_t c = count > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)count;
 
-		if (r->n + 2 > r->cap) {
-			uint64_t nc = r->cap ? r->cap * 2 : 1024;
-			uint32_t *p = r->oom ? NULL : realloc(r->v, nc * sizeof(*p));
-
-			if (!p) {
-				r->oom = true;
-				return;
-			}
-			r->v = p;
-			r->cap = nc;
-		}
-		r->v[r->n++] = kind;
-		r->v[r->n++] = c;
+		run_put(r);
+		r->kind = kind;
+		r->count = c;
+		r->n++;
 		count -= c;
 	}
 }
@@ -265,35 +315,88 @@ static bool row_push(struct row *r, uint64_t start, uint64_t end, uint32_t kind,
 	return true;
 }
 
-static int item_cmp(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
+/* An item and its place in the row, for a stable sort. */
+struct sitem {
+	struct item it;
+	uint64_t idx;
+};
 
-	return x->start < y->start ? -1 : x->start > y->start;
+static int sitem_cmp(const void *a, const void *b)
+{
+	const struct sitem *x = a, *y = b;
+
+	if (x->it.start != y->it.start)
+		return x->it.start < y->it.start ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /* Items arrive in time order per row (the state machine emits them so);
- * a row that did not (CPU slices of vCPUs overlapping on one CPU, in a
- * crafted trace) is sorted in memory.  Overlaps are cut by the reader. */
-static int row_sort(struct row *r)
+ * a row that did not (CPU slices of vCPUs overlapping on one CPU, as in
+ * generated or crafted traces) is sorted outside memory: runs of at most
+ * a quarter of the budget sorted (stably) in memory and written to logs
+ * of the pool, merged by the reader.  Overlaps are cut by the reader. */
+static int row_sort(struct row *r, struct ks_spill *sp)
 {
+	uint64_t max = sp->budget / 4 / sizeof(struct sitem), i = 0, n = 0;
 	struct ks_rlog_cur c;
 	const struct item *it;
-	uint64_t i = 0;
+	struct sitem *buf;
+	int rc = 0;
 
 	if (!r->unsorted)
 		return 0;
-	r->mem = malloc(r->n * sizeof(*r->mem));
-	if (!r->mem)
+	if (max < 4096)
+		max = 4096;
+	if (max > r->n)
+		max = r->n;
+	buf = malloc(max * sizeof(*buf));
+	if (!buf)
 		return -1;
 	ks_rlog_cur_init(&c, &r->log);
-	while (i < r->n && (it = ks_rlog_cur_next(&c)))
-		r->mem[i++] = *it;
+	do {
+		struct ks_rlog *runs, *run;
+		uint64_t k;
+
+		it = ks_rlog_cur_next(&c);
+		if (it) {
+			buf[n++] = (struct sitem){ *it, i++ };
+			if (n < max)
+				continue;
+		}
+		if (!n)
+			break;
+		qsort(buf, n, sizeof(*buf), sitem_cmp);
+		runs = realloc(r->runs, (r->nruns + 1) * sizeof(*runs));
+		if (!runs) {
+			rc = -1;
+			break;
+		}
+		r->runs = runs;
+		run = &r->runs[r->nruns++];
+		ks_rlog_init(run, sp, sizeof(struct item), 64u << 10);
+		for (k = 0; k < n; k++) {
+			struct item *o = ks_rlog_push(run);
+
+			if (!o) {
+				rc = -1;
+				break;
+			}
+			*o = buf[k].it;
+		}
+		if (rc < 0 || ks_rlog_seal(run) < 0) {
+			rc = -1;
+			break;
+		}
+		n = 0;
+	} while (it);
 	ks_rlog_cur_free(&c);
-	if (i < r->n)
-		return -1;
-	qsort(r->mem, r->n, sizeof(*r->mem), item_cmp);
-	return 0;
+	free(buf);
+	if (rc == 0 && i < r->n)
+		rc = -1;
+	/* the runs hold the items now */
+	ks_rlog_free(&r->log);
+	ks_rlog_init(&r->log, sp, sizeof(struct item), 64u << 10);
+	return rc;
 }
 
 /* VM names in natural order ("VM 9" before "VM 10"), then vCPU numbers. */
@@ -326,8 +429,10 @@ static void layout_free(struct layout *l)
 	uint32_t i;
 
 	for (i = 0; l->rows && i < l->nr; i++) {
+		for (size_t k = 0; k < l->rows[i].nruns; k++)
+			ks_rlog_free(&l->rows[i].runs[k]);
+		free(l->rows[i].runs);
 		ks_rlog_free(&l->rows[i].log);
-		free(l->rows[i].mem);
 	}
 	free(l->rows);
 	free(l->state_row);
@@ -410,7 +515,7 @@ static int layout_build(const struct ks_timeline *tl, struct layout *l)
 	ks_tl_cursor_free(cur);
 	for (i = 0; ok && i < l->nr; i++) {
 		ks_rlog_seal(&l->rows[i].log);
-		ok = row_sort(&l->rows[i]) == 0;
+		ok = row_sort(&l->rows[i], tl->spill) == 0;
 	}
 	return ok && ks_spill_error(tl->spill, NULL) == 0 ? 0 : -1;
 }
@@ -445,30 +550,24 @@ static void string_array(struct ks_json *j, const char *key, char *const *arr, u
 static int write_levels(struct ks_json *j, const struct ks_timeline *tl, const struct row *r,
 			uint64_t span, uint64_t run_share)
 {
-	uint64_t nbins = BINS0, total = 0, i, width;
+	uint64_t nbins = BINS0, total = 0, width;
 	int lv;
 
 	ks_json_key(j, "levels");
 	ks_json_begin_array(j);
 	for (lv = 0; lv < MAX_LEVELS && nbins <= span; lv++, nbins *= 4) {
-		struct runs runs = { 0 };
+		struct runs runs = { .j = j };
 
 		width = (span + nbins - 1) / nbins;
-		build_level(r, tl->first_ts, span, width, &runs);
-		if (runs.oom) {
-			free(runs.v);
-			return -1;
-		}
 		ks_json_begin_object(j);
 		ks_json_kv_u64(j, "width", width);
 		ks_json_key(j, "runs");
 		ks_json_begin_array(j);
-		for (i = 0; i < runs.n; i++)
-			ks_json_u64(j, runs.v[i]);
+		build_level(r, tl->first_ts, span, width, &runs);
+		run_put(&runs);
 		ks_json_end_array(j);
 		ks_json_end_object(j);
-		total += runs.n / 2;
-		free(runs.v);
+		total += runs.n;
 		/* finer levels add nothing the raw intervals do not show, or
 		 * cost more than this row's share */
 		if ((r->raw && nbins >= 2 * r->n) || total >= run_share)
