@@ -10,7 +10,7 @@
 #    the input: the larger file costs at most 8 MB more than the smaller
 #    (the code before the limit grew by 25-170 MB there, and refuses the
 #    option); and report --offsets within 96 MB at the default budget
-#    (240 MB before);
+#    (257 MB before; 160 MB under AddressSanitizer);
 #  - the answers do not change: each output with tables=1M (spilled, on
 #    the smaller file) is
 #    byte for byte that of tables=1G (all in memory, the code path the
@@ -43,6 +43,12 @@ for n in 125000 500000; do
 	rm -f "$dir/$n.data"
 done
 small=$dir/125000.dat big=$dir/500000.dat
+# Under AddressSanitizer (make check SAN=1) freed memory waits in a
+# quarantine, which would count as growth: measured without it.  Its
+# shadow memory and redzones add about half to the default-budget bound.
+export ASAN_OPTIONS="quarantine_size_mb=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+bound_mb=96
+grep -q __asan_init "$ks" 2>/dev/null && bound_mb=160
 
 # rss FILE ARGS...: peak RSS in KB of kvmscope ARGS with @IN = FILE
 rss() {
@@ -78,10 +84,10 @@ r=$("$measure" -n 1 -- "$ks" report --offsets -i "$big")
 kb=$(echo "$r" | sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p')
 case $r in
 *status=0*)
-	if [ "$kb" -le $((96 * 1024)) ]; then
-		echo "ok memory_budget_default_offsets ($((kb / 1024)) MB <= 96 MB at 1.2 M events)"
+	if [ "$kb" -le $((bound_mb * 1024)) ]; then
+		echo "ok memory_budget_default_offsets ($((kb / 1024)) MB <= $bound_mb MB at 1.2 M events)"
 	else
-		echo "not ok memory_budget_default_offsets: $((kb / 1024)) MB > 96 MB at 1.2 M events"
+		echo "not ok memory_budget_default_offsets: $((kb / 1024)) MB > $bound_mb MB at 1.2 M events"
 	fi ;;
 *) echo "not ok memory_budget_default_offsets: $r" ;;
 esac
