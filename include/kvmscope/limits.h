@@ -33,10 +33,17 @@ struct ks_limits {
 	uint64_t objects;
 	/* distinct host threads (tids) an engine tracks */
 	uint64_t threads;
+	/* bytes an engine keeps in memory of what grows with its input
+	 * (profile entries and stacks, timeline intervals); past it the rest
+	 * goes to a temporary file in $TMPDIR, or into an "other" row where
+	 * only the top of a table is printed (util/spill.h) */
+	uint64_t tables;
 };
 
-/* The defaults: memory 160 MiB, objects 1,000,000, threads 200,000. */
+/* The defaults: memory 160 MiB, objects 1,000,000, threads 200,000,
+ * tables 48 MiB. */
 #define KS_LIMIT_MEMORY_DEFAULT (160ull << 20)
+#define KS_LIMIT_TABLES_DEFAULT (48ull << 20)
 #define KS_LIMIT_OBJECTS_DEFAULT 1000000ull
 #define KS_LIMIT_THREADS_DEFAULT 200000ull
 

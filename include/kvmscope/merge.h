@@ -50,6 +50,7 @@ struct ks_merge_offset {
 	uint64_t offset;   /* guest TSC = host TSC + offset */
 };
 
+struct ks_limits;
 struct ks_merge_opts {
 	bool nsec;                              /* nanosecond timestamps (for the printer) */
 	bool no_sync;                           /* keep guest timestamps as they are */
@@ -57,6 +58,7 @@ struct ks_merge_opts {
 	uint32_t nr_offsets;
 	struct ks_ctx *ctx;                     /* the inputs are opened with it (ctx.h);
 						 * it must outlive the merge.  NULL: none */
+	const struct ks_limits *limits;         /* the run's budgets; NULL: the defaults */
 };
 
 struct ks_merge_rec {

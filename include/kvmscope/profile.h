@@ -60,6 +60,8 @@ enum {
 enum { KS_MODE_GUEST_KERNEL = 1, KS_MODE_GUEST_USER = 2 };
 
 #define KS_SYM_UNKNOWN "[unknown]"
+/* The row of what a table per address folded (ks_profile_rows_folded()). */
+#define KS_SYM_OTHER "[other]"
 #define KS_DSO_GUEST_USER "[guest user]"
 /* A confidential guest's exit (rip 0, state encrypted: SEV-ES/SNP). */
 #define KS_SYM_PROTECTED "[guest state protected]"
@@ -120,6 +122,11 @@ size_t ks_profile_protected_vms(const struct ks_profile *p, const int32_t **vms)
 size_t ks_profile_rows(struct ks_profile *p, unsigned dims, bool exits,
 		       struct ks_profile_row **rows);
 void ks_profile_reason_name(const struct ks_profile *p, uint64_t reason, char *buf, size_t len);
+/* Rows the last ks_profile_rows() folded into its last row (symbol
+ * KS_SYM_OTHER, no VM, vCPU or address), 0 when none: rows per address
+ * past the budget (limits.tables) of an input with more distinct guest
+ * addresses than it holds.  The totals stay exact. */
+uint64_t ks_profile_rows_folded(const struct ks_profile *p);
 
 /* Totals: samples, host-mode samples skipped, exits seen. */
 struct ks_profile_totals {

@@ -109,6 +109,8 @@ struct ks_tl_vm {
 	bool pending;          /* a vCPU of it holds exit costs (ks_tl_vcpu.pend) */
 	uint64_t guest_last;   /* host time of the last one */
 	bool state_protected;  /* a confidential guest (it exited via VMGEXIT) */
+	bool idle_seen;        /* an IDLE interval of a vCPU of it was logged */
+	uint64_t idle_last;    /* the latest start of one */
 };
 
 /* Exit cost per (guest task, reason). */
@@ -118,13 +120,28 @@ struct ks_tl_cost {
 	uint64_t ns, count;
 };
 
+/* The lists that grow with the input (intervals, CPU slices, guest tasks)
+ * are kept in memory up to the budget limits.tables and in a temporary
+ * file beyond it (util/spill.h); they are read in the order they were
+ * built with a cursor:
+ *
+ *	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+ *	const struct ks_tl_interval *iv;
+ *	while ((iv = ks_tl_cursor_next(c))) ...;
+ *	ks_tl_cursor_free(c);
+ *
+ * A cursor that cannot read (or be made) ends early: ks_timeline_error()
+ * then says why. */
+enum ks_tl_list { KS_TL_INTERVALS, KS_TL_CPU_SLICES, KS_TL_GUEST_TASKS };
+struct ks_tl_cursor;
+struct ks_spill;
+
 struct ks_timeline {
 	struct ks_merge *merge;
 	struct ks_tl_vcpu *vcpus; uint32_t nr_vcpus;
 	struct ks_tl_vm *vms; uint32_t nr_vms;
-	struct ks_tl_interval *iv; uint64_t nr_iv, cap_iv;
-	struct ks_tl_cpu_slice *cpu; uint64_t nr_cpu, cap_cpu;
-	struct ks_tl_guest_item *gtasks; uint64_t nr_gtasks, cap_gtasks;
+	uint64_t nr_iv, nr_cpu, nr_gtasks;  /* items of the lists */
+	struct ks_spill *spill; /* the lists' memory budget and file, for the outputs' own */
 	struct ks_tl_guest_item *gevents; uint64_t nr_gevents, cap_gevents;
 	uint64_t max_gevents;  /* guest instant events kept (default 100000) */
 	uint64_t dropped_gevents;
@@ -142,6 +159,12 @@ struct ks_timeline {
 };
 
 struct ks_timeline *ks_timeline_new(struct ks_merge *m);
+/* A cursor at the first item of list WHICH (NULL when out of memory). */
+struct ks_tl_cursor *ks_tl_cursor_new(const struct ks_timeline *tl, enum ks_tl_list which);
+/* The next item (a struct ks_tl_interval, ks_tl_cpu_slice or
+ * ks_tl_guest_item), or NULL at the end (or on a read error). */
+const void *ks_tl_cursor_next(struct ks_tl_cursor *c);
+void ks_tl_cursor_free(struct ks_tl_cursor *c);
 void ks_timeline_free(struct ks_timeline *tl);
 void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r);
 /* Closes every open interval at the last timestamp seen. */

@@ -162,7 +162,8 @@ static int scan_tsc_offsets(struct ks_merge *m, struct ks_timesync *ts, struct k
 	if (ks_source_open_opts(&src, m->in[0].path,
 				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS |
 								   KS_OPEN_EVENTS_BY_RECORD,
-							  .ctx = m->opts.ctx }, err) < 0)
+							  .ctx = m->opts.ctx,
+							  .limits = m->opts.limits }, err) < 0)
 		return -1;
 	while ((r = ks_source_next(src, &rec, err)) > 0) {
 		if (rec.type != KS_REC_EVENT || !rec.event)
@@ -276,7 +277,8 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 		if (ks_source_open_opts(&m->in[i].src, m->in[i].path,
 					&(struct ks_source_opts){
 						.flags = i ? KS_OPEN_EVENTS_BY_RECORD : 0,
-						.ctx = m->opts.ctx }, err) < 0) {
+						.ctx = m->opts.ctx,
+						.limits = m->opts.limits }, err) < 0) {
 			ks_merge_close(m);
 			return -1;
 		}

@@ -7,6 +7,14 @@
  * Symbols are resolved once per entry when rows are built.  Threads are
  * tracked for their vCPU (kvm_entry vcpu_id, GUEST option, "CPU N/KVM"
  * comm) and their pending exit (exit -> entry handling time).
+ *
+ * Memory: the entry table holds at most limits.tables / 256 entries; when
+ * it is full it is written, sorted by (address, context), as a run to a
+ * temporary file (util/spill.h) and emptied.  Rows then come from a merge
+ * of the runs, so every count stays exact; only a table of rows per
+ * address (--offsets) that would outgrow the budget keeps its top rows and
+ * folds the rest into one "[other]" row (ks_profile_rows_folded()).  The
+ * stacks of --folded go to the same file past a quarter of the budget.
  */
 #include <errno.h>
 #include <event-parse.h>
@@ -22,6 +30,7 @@
 #include "kvmscope/source.h"
 #include "symbols/symtab.h"
 #include "util/hashmap.h"
+#include "util/spill.h"
 
 /* include/uapi/linux/perf_event.h */
 #define MISC_CPUMODE_MASK 7
@@ -85,7 +94,18 @@ struct thread {
 	int32_t tid;
 	int64_t pending;       /* entry index of the exit waiting for its entry, -1 */
 	uint64_t pending_ts;
+	/* the pending entry's key and the table generation its index is of
+	 * (the table may have been spilled and emptied since) */
+	uint64_t pending_ip;
+	uint32_t pending_ctx, pending_gen;
 	bool used;
+};
+
+/* An entry as a spilled run holds it: runs are sorted by (ip, ctx). */
+struct erec {
+	uint64_t ip;
+	uint32_t ctx, pad;
+	uint64_t count, handled, time_ns;
 };
 
 struct stack {
@@ -145,6 +165,17 @@ struct ks_profile {
 	size_t nvms;
 
 	struct ks_profile_totals tot;
+
+	/* the budget (limits.tables) and what spilled past it */
+	size_t max_entries;      /* entries in the table at most */
+	uint32_t gen;            /* times the table was spilled and emptied */
+	struct ks_spill sp;      /* the temporary file of the runs and stacks */
+	struct ks_rlog *runs;    /* sorted runs of entries */
+	size_t nruns;
+	uint64_t stack_bytes, max_stack_bytes;
+	struct ks_rlog stk;      /* spilled stacks: words vm<<32|n, umask, count, frames */
+	uint64_t folded_rows;    /* rows the last ks_profile_rows() folded into [other] */
+	size_t max_rows;
 };
 
 static uint64_t mix(uint64_t h)
@@ -314,12 +345,75 @@ static int64_t ctx_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t m
 	return (int64_t)p->nctxs++;
 }
 
-/* The slot of the entry (created with count 0 if new); NULL on memory.
- * Valid until the next entry_get. */
-static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t mode,
-			       uint64_t reason, uint64_t ip)
+static int erec_cmp(const void *a, const void *b)
 {
-	int64_t c = ctx_get(p, vm, vcpu, mode, reason);
+	const struct erec *x = a, *y = b;
+
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	return x->ctx < y->ctx ? -1 : x->ctx > y->ctx;
+}
+
+/* The entry table, sorted by (ip, ctx), as one more run in the temporary
+ * file; the table is emptied (a new generation of indexes).  0 or -1. */
+static int spill_entries(struct ks_profile *p)
+{
+	const uint64_t *key;
+	const struct eslot *sl;
+	struct erec *recs;
+	struct ks_rlog *runs, *run;
+	size_t pos = 0, n = 0, i;
+
+	if (!p->nentries)
+		return 0;
+	runs = realloc(p->runs, (p->nruns + 1) * sizeof(*runs));
+	recs = malloc(p->nentries * sizeof(*recs));
+	if (!runs || !recs) {
+		free(recs);
+		if (runs)
+			p->runs = runs;
+		return -1;
+	}
+	p->runs = runs;
+	while ((sl = ks_hmap_next_wide(&p->ehash, &pos, &key))) {
+		const struct entry *e = &p->entries[sl->idx - 1];
+
+		recs[n++] = (struct erec){ .ip = key[0], .ctx = (uint32_t)key[1], .count = sl->count,
+					   .handled = e->handled, .time_ns = e->time_ns };
+	}
+	qsort(recs, n, sizeof(*recs), erec_cmp);
+	run = &p->runs[p->nruns++];
+	ks_rlog_init(run, &p->sp, sizeof(*recs), 32u << 10);
+	for (i = 0; i < n; i++) {
+		struct erec *r = ks_rlog_push(run);
+
+		if (!r)
+			break;
+		*r = recs[i];
+	}
+	free(recs);
+	if (i < n || ks_rlog_seal(run) < 0)
+		return -1;
+	ks_hmap_free(&p->ehash);
+	ks_hmap_init_wide(&p->ehash, 2, sizeof(struct eslot));
+	p->nentries = 0;
+	p->gen++;
+	return 0;
+}
+
+/* The spill failed: the profile stops with its reason. */
+static void spill_failed(struct ks_profile *p)
+{
+	if (!p->failed && ks_spill_error(&p->sp, &p->error) == 0)
+		ks_error_set(&p->error, "out of memory");
+	p->failed = true;
+}
+
+/* The slot of the entry of context C (created with count 0 if new); NULL
+ * on memory.  Valid until the next entry_get. */
+static struct eslot *entry_get_ctx(struct ks_profile *p, int64_t c, uint64_t ip)
+{
+	const struct ctx *cx;
 	uint64_t key[2] = { ip, (uint64_t)c };
 	struct eslot *sl;
 	bool created;
@@ -329,10 +423,16 @@ static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, u
 	sl = ks_hmap_get_wide(&p->ehash, key);
 	if (sl)
 		return sl;
+	if (p->nentries >= p->max_entries && spill_entries(p) < 0) {
+		spill_failed(p);
+		return NULL;
+	}
 	if (p->nentries == p->entcap) {
 		size_t cap = p->entcap ? p->entcap * 2 : 1024;
 		struct entry *n;
 
+		if (cap > p->max_entries)
+			cap = p->max_entries;
 		if (cap > UINT32_MAX - 1)
 			return NULL;
 		n = realloc(p->entries, cap * sizeof(*n));
@@ -344,12 +444,19 @@ static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, u
 	sl = ks_hmap_put_wide(&p->ehash, key, &created);
 	if (!sl)
 		return NULL;
-	p->entries[p->nentries] = (struct entry){ .vm = vm, .vcpu = vcpu, .mode = mode,
-						  .reason = reason, .ip = ip };
+	cx = &p->ctxs[c];
+	p->entries[p->nentries] = (struct entry){ .vm = cx->vm, .vcpu = cx->vcpu, .mode = cx->mode,
+						  .reason = cx->reason, .ip = ip };
 	*sl = (struct eslot){ .idx = (uint32_t)p->nentries + 1 };
 	p->nentries++;
-	note_vm(p, vm);
+	note_vm(p, cx->vm);
 	return sl;
+}
+
+static struct eslot *entry_get(struct ks_profile *p, int32_t vm, int32_t vcpu, uint8_t mode,
+			       uint64_t reason, uint64_t ip)
+{
+	return entry_get_ctx(p, ctx_get(p, vm, vcpu, mode, reason), ip);
 }
 
 /* Copy the slot counts into the entries (before building rows). */
@@ -375,6 +482,43 @@ static uint64_t stack_hash(int32_t vm, const uint64_t *f, uint32_t n, uint64_t u
 	return h;
 }
 
+/* Bytes a stack of N frames costs in the table (frames, its malloc, its
+ * entry and hash slot). */
+static uint64_t stack_cost(uint32_t n)
+{
+	return (uint64_t)n * sizeof(uint64_t) + 16 + sizeof(struct stack) + 32;
+}
+
+/* Every stack of the table to the temporary file (the words vm<<32|n,
+ * user mask, count, then the frames) and the table emptied.  0 or -1. */
+static int spill_stacks(struct ks_profile *p)
+{
+	size_t i;
+	uint32_t k;
+
+	if (!p->stk.rsize)
+		ks_rlog_init(&p->stk, &p->sp, sizeof(uint64_t), 64u << 10);
+	for (i = 0; i < p->nstacks; i++) {
+		struct stack *s = &p->stacks[i];
+		uint64_t hdr[3] = { ((uint64_t)(uint32_t)s->vm << 32) | s->nframes, s->user_mask,
+				    s->count };
+
+		for (k = 0; k < 3 + s->nframes; k++) {
+			uint64_t *w = ks_rlog_push(&p->stk);
+
+			if (!w)
+				return -1;
+			*w = k < 3 ? hdr[k] : s->frames[k - 3];
+		}
+		free(s->frames);
+	}
+	p->nstacks = 0;
+	p->stack_bytes = 0;
+	ks_hmap_free(&p->shash);
+	ks_hmap_init(&p->shash, sizeof(uint32_t));
+	return 0;
+}
+
 /* Count one more of the stack (VM, F[0..N), UMASK), added if new.  The
  * table maps the stack's hash to the first stack with it; stacks of one
  * hash are chained through their next and compared whole. */
@@ -394,6 +538,13 @@ static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint3
 			s->count++;
 			return;
 		}
+	}
+	if (p->stack_bytes + stack_cost(n) > p->max_stack_bytes && p->nstacks) {
+		if (spill_stacks(p) < 0) {
+			spill_failed(p);
+			return;
+		}
+		head = NULL;
 	}
 	if (p->nstacks == p->stcap) {
 		size_t cap = p->stcap ? p->stcap * 2 : 1024;
@@ -423,6 +574,7 @@ static void stack_add(struct ks_profile *p, int32_t vm, const uint64_t *f, uint3
 	s->next = *head;
 	*head = (uint32_t)p->nstacks + 1;
 	p->nstacks++;
+	p->stack_bytes += stack_cost(n);
 }
 
 /* ---- setup ---- */
@@ -488,6 +640,19 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 	ks_hmap_init_wide(&p->ehash, 2, sizeof(struct eslot));
 	ks_hmap_init(&p->shash, sizeof(uint32_t));
 	p->max_threads = ks_limits_or_default(cfg->limits)->threads;
+	{
+		uint64_t tables = ks_limits_or_default(cfg->limits)->tables;
+
+		/* entries (80 bytes, their slot, the table's doubling) take half
+		 * of the budget, stacks a quarter; once the entries are all in
+		 * runs, the rows per address take half */
+		p->max_entries = (size_t)(tables / 256 > 1024 ? tables / 256 : 1024);
+		p->max_stack_bytes = tables / 4;
+		p->max_rows = (size_t)(tables / 2 / sizeof(struct ks_profile_row));
+		if (p->max_rows < 64)
+			p->max_rows = 64;
+	}
+	ks_spill_init(&p->sp, 0); /* the tables are the memory: runs go to the file */
 	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_VMX;
 	if (!p->default_isa)
 		p->default_isa = KS_ISA_VMX;
@@ -510,6 +675,12 @@ void ks_profile_free(struct ks_profile *p)
 		free(p->stacks[i].frames);
 	for (i = 0; i < p->nnames; i++)
 		free(p->names[i].name);
+	for (i = 0; i < p->nruns; i++)
+		ks_rlog_free(&p->runs[i]);
+	free(p->runs);
+	if (p->stk.rsize)
+		ks_rlog_free(&p->stk);
+	ks_spill_free(&p->sp);
 	free(p->stacks);
 	ks_hmap_free(&p->shash);
 	free(p->entries);
@@ -626,7 +797,8 @@ static bool is_sample_reason(const struct ks_profile *p, uint64_t reason)
 static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct thread *t,
 		       const struct ks_attr_thread *a, uint8_t mode, uint64_t reason, uint64_t ip)
 {
-	struct eslot *sl = entry_get(p, a->vm, a->vcpu, mode, reason, ip);
+	int64_t c = ctx_get(p, a->vm, a->vcpu, mode, reason);
+	struct eslot *sl = entry_get_ctx(p, c, ip);
 
 	p->tot.exits++;
 	if (!sl)
@@ -634,6 +806,9 @@ static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct
 	sl->count++;
 	t->pending = (int64_t)sl->idx - 1;
 	t->pending_ts = rec->ts;
+	t->pending_ip = ip;
+	t->pending_ctx = (uint32_t)c;
+	t->pending_gen = p->gen;
 	if (is_sample_reason(p, reason)) {
 		p->tot.samples++;
 		p->tot.exit_samples++;
@@ -645,10 +820,20 @@ static void on_vm_exit(struct ks_profile *p, const struct ks_record *rec, struct
 static void on_entry(struct ks_profile *p, const struct ks_record *rec, struct thread *t)
 {
 	if (t->pending >= 0 && rec->ts >= t->pending_ts) {
-		struct entry *en = &p->entries[t->pending];
+		struct entry *en = NULL;
 
-		en->handled++;
-		en->time_ns += rec->ts - t->pending_ts;
+		if (t->pending_gen == p->gen) {
+			en = &p->entries[t->pending];
+		} else { /* spilled since: the entry again, its count in the runs */
+			struct eslot *sl = entry_get_ctx(p, t->pending_ctx, t->pending_ip);
+
+			if (sl)
+				en = &p->entries[sl->idx - 1];
+		}
+		if (en) {
+			en->handled++;
+			en->time_ns += rec->ts - t->pending_ts;
+		}
 	}
 	t->pending = -1;
 }
@@ -889,56 +1074,321 @@ static int row_cmp(const void *x, const void *y)
 	return a->mode - b->mode;
 }
 
+/* Rows being aggregated: the array and a table of their keys. */
+struct rowset {
+	struct ks_profile_row *out;
+	size_t n, cap;
+	struct ks_hmap h;     /* row_hkey -> row index */
+	unsigned dims;
+	bool oom;
+};
+
+static void rowset_init(struct rowset *rs, unsigned dims)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->dims = dims;
+	ks_hmap_init_wide(&rs->h, 6, sizeof(size_t));
+}
+
+/* Entry E counted into its row. */
+static void rowset_add(struct rowset *rs, const struct entry *e)
+{
+	struct ks_profile_row key, *r;
+	uint64_t hk[6];
+	size_t *v;
+	bool created;
+
+	row_key(e, rs->dims, &key);
+	row_hkey(&key, hk);
+	v = ks_hmap_get_wide(&rs->h, hk);
+	if (!v) {
+		if (rs->n == rs->cap) {
+			size_t cap = rs->cap ? rs->cap * 2 : 16;
+			struct ks_profile_row *no = realloc(rs->out, cap * sizeof(*no));
+
+			if (!no) {
+				rs->oom = true;
+				return;
+			}
+			rs->out = no;
+			rs->cap = cap;
+		}
+		v = ks_hmap_put_wide(&rs->h, hk, &created);
+		if (!v) {
+			rs->oom = true;
+			return;
+		}
+		rs->out[rs->n] = key;
+		*v = rs->n++;
+	}
+	r = &rs->out[*v];
+	r->samples += e->count;
+	r->handled += e->handled;
+	r->time_ns += e->time_ns;
+}
+
+/* The rows so far forgotten (their array stays with the caller). */
+static void rowset_clear(struct rowset *rs)
+{
+	ks_hmap_free(&rs->h);
+	ks_hmap_init_wide(&rs->h, 6, sizeof(size_t));
+	rs->n = 0;
+}
+
+static bool entry_wanted(const struct ks_profile *p, const struct entry *e, bool exits)
+{
+	return exits ? e->reason != RK_NONE : is_sample_reason(p, e->reason);
+}
+
+/* The best rows of a table per address, at most MAX of them: a heap whose
+ * root is the row that sorts last; the rows pushed out are summed into
+ * OTHER. */
+struct toprows {
+	struct ks_profile_row *h, other;
+	size_t n, max;
+	uint64_t folded;
+};
+
+static void top_swap(struct ks_profile_row *a, struct ks_profile_row *b)
+{
+	struct ks_profile_row t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static void fold_row(struct toprows *t, const struct ks_profile_row *r)
+{
+	t->other.samples += r->samples;
+	t->other.handled += r->handled;
+	t->other.time_ns += r->time_ns;
+	t->folded++;
+}
+
+static void top_push(struct toprows *t, const struct ks_profile_row *r)
+{
+	size_t i, c;
+
+	if (t->n == t->max) {
+		if (row_cmp(r, &t->h[0]) >= 0) {
+			fold_row(t, r);
+			return;
+		}
+		fold_row(t, &t->h[0]);
+		t->h[0] = *r;
+		for (i = 0; (c = 2 * i + 1) < t->n; i = c) { /* sift down */
+			if (c + 1 < t->n && row_cmp(&t->h[c + 1], &t->h[c]) > 0)
+				c++;
+			if (row_cmp(&t->h[c], &t->h[i]) <= 0)
+				break;
+			top_swap(&t->h[c], &t->h[i]);
+		}
+		return;
+	}
+	t->h[t->n] = *r;
+	for (i = t->n++; i && row_cmp(&t->h[i], &t->h[(i - 1) / 2]) > 0; i = (i - 1) / 2)
+		top_swap(&t->h[i], &t->h[(i - 1) / 2]);
+}
+
+/* Cursor of one run in the merge. */
+struct run_cur {
+	struct ks_rlog_cur c;
+	const struct erec *r;
+};
+
+/* A min-heap of run indexes by their head record (runs at their end are
+ * not in it). */
+struct run_heap {
+	struct run_cur *cur;
+	uint32_t *h;
+	size_t n;
+};
+
+static bool run_less(const struct run_heap *rh, uint32_t a, uint32_t b)
+{
+	return erec_cmp(rh->cur[a].r, rh->cur[b].r) < 0;
+}
+
+static void run_sift_down(struct run_heap *rh, size_t i)
+{
+	size_t c;
+
+	for (; (c = 2 * i + 1) < rh->n; i = c) {
+		uint32_t t;
+
+		if (c + 1 < rh->n && run_less(rh, rh->h[c + 1], rh->h[c]))
+			c++;
+		if (!run_less(rh, rh->h[c], rh->h[i]))
+			break;
+		t = rh->h[c];
+		rh->h[c] = rh->h[i];
+		rh->h[i] = t;
+	}
+}
+
+/* The heap's least run moves to its next record (leaves at its end). */
+static void run_advance(struct run_heap *rh)
+{
+	struct run_cur *c = &rh->cur[rh->h[0]];
+
+	c->r = ks_rlog_cur_next(&c->c);
+	if (!c->r)
+		rh->h[0] = rh->h[--rh->n];
+	run_sift_down(rh, 0);
+}
+
+/* Rows from the spilled runs (the table spilled last as one more run):
+ * a k-way merge by (ip, ctx) sums each entry's records, then each entry
+ * is resolved and counted into its row.  Rows per address are complete
+ * when the address changes: they go to the top rows, the rest folded. */
+static size_t rows_from_runs(struct ks_profile *p, unsigned dims, bool exits,
+			     struct ks_profile_row **rows)
+{
+	struct run_cur *cur = calloc(p->nruns + 1, sizeof(*cur));
+	struct run_heap rh = { .cur = cur, .h = malloc((p->nruns + 1) * sizeof(uint32_t)) };
+	bool per_addr = dims & KS_PROF_ADDR;
+	struct toprows top = { .max = p->max_rows };
+	struct rowset rs;
+	struct entry e = { 0 }, last = { .sym = NULL };
+	uint64_t group_ip = 0;
+	size_t i, n = 0;
+	bool ok = false;
+
+	rowset_init(&rs, dims);
+	if (per_addr)
+		top.h = malloc(top.max * sizeof(*top.h));
+	if (!cur || !rh.h || (per_addr && !top.h))
+		goto fail;
+	for (i = 0; i < p->nruns; i++) {
+		ks_rlog_cur_init(&cur[i].c, &p->runs[i]);
+		cur[i].r = ks_rlog_cur_next(&cur[i].c);
+		if (cur[i].r)
+			rh.h[rh.n++] = (uint32_t)i;
+	}
+	for (i = rh.n / 2 + 1; i-- > 0;)
+		run_sift_down(&rh, i);
+	while (rh.n) {
+		struct erec key = *cur[rh.h[0]].r;
+		const struct ctx *cx = &p->ctxs[key.ctx];
+
+		e = (struct entry){ .ip = key.ip };
+		/* the same entry in every run that has it */
+		while (rh.n && !erec_cmp(cur[rh.h[0]].r, &key)) {
+			const struct erec *r = cur[rh.h[0]].r;
+
+			e.count += r->count;
+			e.handled += r->handled;
+			e.time_ns += r->time_ns;
+			run_advance(&rh);
+		}
+		e.vm = cx->vm;
+		e.vcpu = cx->vcpu;
+		e.mode = cx->mode;
+		e.reason = cx->reason;
+		if (!entry_wanted(p, &e, exits))
+			continue;
+		if (last.sym && last.ip == e.ip && last.vm == e.vm && last.mode == e.mode) {
+			e.dso = last.dso;
+			e.sym = last.sym;
+			e.offset = last.offset;
+		} else {
+			resolve(p, e.vm, e.mode, e.ip, &e.dso, &e.sym, &e.offset);
+			last = e;
+		}
+		if (per_addr && rs.n && e.ip != group_ip) {
+			for (i = 0; i < rs.n; i++)
+				top_push(&top, &rs.out[i]);
+			rowset_clear(&rs);
+		}
+		group_ip = e.ip;
+		rowset_add(&rs, &e);
+		if (rs.oom)
+			goto fail;
+	}
+	if (ks_spill_error(&p->sp, NULL) < 0)
+		goto fail;
+	if (per_addr) {
+		for (i = 0; i < rs.n; i++)
+			top_push(&top, &rs.out[i]);
+		free(rs.out);
+		rs.out = top.h;
+		rs.n = top.n;
+		top.h = NULL;
+	}
+	if (rs.n)
+		qsort(rs.out, rs.n, sizeof(*rs.out), row_cmp);
+	p->folded_rows = top.folded;
+	if (top.folded) { /* the [other] row, last */
+		struct ks_profile_row *o = realloc(rs.out, (rs.n + 1) * sizeof(*o));
+
+		if (!o)
+			goto fail;
+		rs.out = o;
+		top.other.vm = -1;
+		top.other.vcpu = -1;
+		top.other.reason = RK_NONE;
+		top.other.sym = KS_SYM_OTHER;
+		top.other.dso = "";
+		rs.out[rs.n++] = top.other;
+	}
+	n = rs.n;
+	*rows = rs.out;
+	rs.out = NULL;
+	ok = true;
+fail:
+	if (!ok)
+		spill_failed(p);
+	for (i = 0; cur && i < p->nruns; i++)
+		ks_rlog_cur_free(&cur[i].c);
+	free(cur);
+	free(rh.h);
+	free(top.h);
+	free(rs.out);
+	ks_hmap_free(&rs.h);
+	if (!n)
+		*rows = NULL;
+	return n;
+}
+
 size_t ks_profile_rows(struct ks_profile *p, unsigned dims, bool exits,
 		       struct ks_profile_row **rows)
 {
-	size_t cap = 16, n = 0, i;
-	struct ks_profile_row *out, key, *r;
-	struct ks_hmap h;     /* row_hkey -> row index */
-	uint64_t hk[6];
+	struct rowset rs;
+	size_t i;
 
+	p->folded_rows = 0;
+	if (p->nruns) {
+		/* the rest of the table joins the runs, for a merge of them all */
+		if (spill_entries(p) < 0) {
+			spill_failed(p);
+			*rows = NULL;
+			return 0;
+		}
+		/* the table is empty for good: its room goes to the rows */
+		free(p->entries);
+		p->entries = NULL;
+		p->entcap = 0;
+		return rows_from_runs(p, dims, exits, rows);
+	}
 	sync_counts(p);
 	resolve_entries(p);
-	ks_hmap_init_wide(&h, 6, sizeof(size_t));
-	out = malloc(cap * sizeof(*out));
-	if (!out) {
-		*rows = NULL;
-		return 0;
-	}
-	for (i = 0; i < p->nentries; i++) {
+	rowset_init(&rs, dims);
+	for (i = 0; i < p->nentries && !rs.oom; i++) {
 		const struct entry *e = &p->entries[i];
-		size_t *v;
-		bool created;
 
-		if (exits ? e->reason == RK_NONE : !is_sample_reason(p, e->reason))
-			continue;
-		row_key(e, dims, &key);
-		row_hkey(&key, hk);
-		v = ks_hmap_get_wide(&h, hk);
-		if (!v) {
-			if (n == cap) {
-				struct ks_profile_row *no = realloc(out, cap * 2 * sizeof(*no));
-
-				if (!no)
-					break;
-				out = no;
-				cap *= 2;
-			}
-			v = ks_hmap_put_wide(&h, hk, &created);
-			if (!v)
-				break;
-			out[n] = key;
-			*v = n++;
-		}
-		r = &out[*v];
-		r->samples += e->count;
-		r->handled += e->handled;
-		r->time_ns += e->time_ns;
+		if (entry_wanted(p, e, exits))
+			rowset_add(&rs, e);
 	}
-	ks_hmap_free(&h);
-	qsort(out, n, sizeof(*out), row_cmp);
-	*rows = out;
-	return n;
+	ks_hmap_free(&rs.h);
+	if (rs.n)
+		qsort(rs.out, rs.n, sizeof(*rs.out), row_cmp);
+	*rows = rs.out;
+	return rs.n;
+}
+
+uint64_t ks_profile_rows_folded(const struct ks_profile *p)
+{
+	return p->folded_rows;
 }
 
 void ks_profile_reason_name(const struct ks_profile *p, uint64_t reason, char *buf, size_t len)
@@ -1008,71 +1458,153 @@ static void add_frame(struct strbuf *b, const char *name, bool kernel)
 struct folded_line {
 	char *stack;
 	uint64_t count;
+	uint32_t next;         /* next line of the same hash, index + 1 */
 };
+
+/* Distinct folded lines and their counts (stacks of several addresses
+ * resolve to one line): a table of the lines' hashes. */
+struct folded_set {
+	struct folded_line *lines;
+	size_t n, cap;
+	struct ks_hmap h;      /* string hash -> first line index + 1 */
+	bool oom;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return mix(h);
+}
+
+static void folded_count(struct folded_set *fs, const char *stack, uint64_t count)
+{
+	uint64_t h = str_hash(stack);
+	uint32_t *head = ks_hmap_get(&fs->h, h), k;
+	bool created;
+
+	for (k = head ? *head : 0; k; k = fs->lines[k - 1].next)
+		if (!strcmp(fs->lines[k - 1].stack, stack)) {
+			fs->lines[k - 1].count += count;
+			return;
+		}
+	if (fs->n == fs->cap) {
+		size_t cap = fs->cap ? fs->cap * 2 : 256;
+		struct folded_line *nl = realloc(fs->lines, cap * sizeof(*nl));
+
+		if (nl)
+			fs->lines = nl;
+		if (!nl || cap > UINT32_MAX - 1) {
+			fs->oom = true;
+			return;
+		}
+		fs->lines = nl;
+		fs->cap = cap;
+	}
+	head = ks_hmap_put(&fs->h, h, &created);
+	if (!head || !(fs->lines[fs->n].stack = strdup(stack))) {
+		fs->oom = true;
+		return;
+	}
+	fs->lines[fs->n].count = count;
+	fs->lines[fs->n].next = created ? 0 : *head;
+	*head = (uint32_t)++fs->n;
+}
+
+/* The folded line of the stack (VM, FRAMES[0..N) leaf first, UMASK) into B. */
+static int fold_stack(const struct ks_profile *p, struct strbuf *b, int32_t vm,
+		      const uint64_t *frames, uint32_t n, uint64_t umask)
+{
+	const char *name = ks_profile_vm_name(p, vm);
+	char vmname[160];
+	uint32_t k;
+
+	b->len = 0;
+	/* the VM's display name (host.h); ';' separates frames */
+	ks_vm_label(vmname, sizeof(vmname), vm, name);
+	for (k = 0; vmname[k]; k++)
+		if (vmname[k] == ';')
+			vmname[k] = '_';
+	if (sb_add(b, vmname) < 0)
+		return -1;
+	for (k = n; k-- > 0;) {
+		bool user = (umask >> k) & 1;
+		const char *dso, *sym;
+		uint64_t off;
+
+		resolve(p, vm, user ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL, frames[k], &dso,
+			&sym, &off);
+		if (user && !strcmp(sym, KS_SYM_UNKNOWN))
+			sym = KS_DSO_GUEST_USER;
+		add_frame(b, sym, !user);
+	}
+	return b->s ? 0 : -1;
+}
 
 static int folded_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct folded_line *)a)->stack, ((const struct folded_line *)b)->stack);
 }
 
-/* Stacks are kept per address; several resolve to the same frames (two
+/* Stacks are kept per address (in the table, and those spilled past the
+ * budget in the temporary file); several resolve to the same frames (two
  * addresses in one function): the lines are merged, sorted by stack as
  * stackcollapse scripts write them. */
 int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 {
 	struct strbuf b = { 0 };
-	struct folded_line *lines = calloc(p->nstacks + 1, sizeof(*lines));
-	char vmname[160];
-	size_t i, n = 0;
+	struct folded_set fs = { 0 };
+	uint64_t frames[KS_PROF_MAX_FRAMES];
+	size_t i;
 	int rc = 0;
 
-	if (!lines)
-		return -1;
-	for (i = 0; i < p->nstacks; i++) {
-		const struct stack *s = &p->stacks[i];
-		const char *name = ks_profile_vm_name(p, s->vm);
-		uint32_t k;
+	ks_hmap_init(&fs.h, sizeof(uint32_t));
+	if (p->stk.rsize) {
+		struct ks_rlog_cur c;
+		const uint64_t *w;
 
-		b.len = 0;
-		/* the VM's display name (host.h); ';' separates frames */
-		ks_vm_label(vmname, sizeof(vmname), s->vm, name);
-		for (k = 0; vmname[k]; k++)
-			if (vmname[k] == ';')
-				vmname[k] = '_';
-		if (sb_add(&b, vmname) < 0)
-			break;
-		for (k = s->nframes; k-- > 0;) {
-			bool user = (s->user_mask >> k) & 1;
-			const char *dso, *sym;
-			uint64_t off;
+		ks_rlog_cur_init(&c, &p->stk);
+		while (!fs.oom && (w = ks_rlog_cur_next(&c))) {
+			int32_t vm = (int32_t)(uint32_t)(*w >> 32);
+			uint32_t n = (uint32_t)*w, k;
+			uint64_t umask, count;
 
-			resolve(p, s->vm, user ? KS_MODE_GUEST_USER : KS_MODE_GUEST_KERNEL,
-				s->frames[k], &dso, &sym, &off);
-			if (user && !strcmp(sym, KS_SYM_UNKNOWN))
-				sym = KS_DSO_GUEST_USER;
-			add_frame(&b, sym, !user);
+			if (n > KS_PROF_MAX_FRAMES || !(w = ks_rlog_cur_next(&c)))
+				break;
+			umask = *w;
+			if (!(w = ks_rlog_cur_next(&c)))
+				break;
+			count = *w;
+			for (k = 0; k < n && (w = ks_rlog_cur_next(&c)); k++)
+				frames[k] = *w;
+			if (k < n || fold_stack(p, &b, vm, frames, n, umask) < 0)
+				break;
+			folded_count(&fs, b.s, count);
 		}
-		if (!b.s || !(lines[n].stack = strdup(b.s))) {
+		ks_rlog_cur_free(&c);
+		if (ks_spill_error(&p->sp, NULL) < 0)
 			rc = -1;
-			break;
-		}
-		lines[n++].count = s->count;
 	}
-	if (i < p->nstacks)
-		rc = -1;
-	qsort(lines, n, sizeof(*lines), folded_cmp);
-	for (i = 0; rc == 0 && i < n;) {
-		size_t j = i + 1;
-		uint64_t count = lines[i].count;
+	for (i = 0; rc == 0 && !fs.oom && i < p->nstacks; i++) {
+		const struct stack *s = &p->stacks[i];
 
-		for (; j < n && !strcmp(lines[j].stack, lines[i].stack); j++)
-			count += lines[j].count;
-		fn(ctx, lines[i].stack, count);
-		i = j;
+		if (fold_stack(p, &b, s->vm, s->frames, s->nframes, s->user_mask) < 0)
+			rc = -1;
+		else
+			folded_count(&fs, b.s, s->count);
 	}
-	for (i = 0; i < n; i++)
-		free(lines[i].stack);
-	free(lines);
+	if (fs.oom)
+		rc = -1;
+	if (fs.n)
+		qsort(fs.lines, fs.n, sizeof(*fs.lines), folded_cmp);
+	for (i = 0; rc == 0 && i < fs.n; i++)
+		fn(ctx, fs.lines[i].stack, fs.lines[i].count);
+	for (i = 0; i < fs.n; i++)
+		free(fs.lines[i].stack);
+	free(fs.lines);
+	ks_hmap_free(&fs.h);
 	free(b.s);
 	return rc;
 }

@@ -7,6 +7,10 @@
  * Host kvm_entry/kvm_exit/sched_switch drive the vCPU states; the guests'
  * sched_switch events (already on host time) tell which guest task is on
  * each vCPU, and every other guest event becomes an instant event.
+ *
+ * The intervals, CPU slices and guest tasks go to record logs (one per
+ * list) that stay in memory up to limits.tables and spill to a temporary
+ * file past it, so the memory of a timeline does not grow with its input.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,7 @@
 #include "kvmscope/timeline.h"
 #include "kvmscope/tracedat.h"
 #include "util/hashmap.h"
+#include "util/spill.h"
 
 enum ev_kind { EV_OTHER, EV_ENTRY, EV_EXIT, EV_SWITCH, EV_WFX };
 
@@ -46,7 +51,57 @@ struct tl_priv {
 	uint64_t max_threads;    /* limits.threads: vCPU threads tracked */
 	bool failed;             /* over a budget (error), or out of memory */
 	struct ks_error error;
+	struct ks_spill sp;      /* the lists' budget and temporary file */
+	struct ks_rlog lists[3]; /* enum ks_tl_list */
 };
+
+#define LIST_CHUNK (256u << 10)
+
+static const size_t list_rsize[3] = {
+	sizeof(struct ks_tl_interval), sizeof(struct ks_tl_cpu_slice),
+	sizeof(struct ks_tl_guest_item),
+};
+
+struct ks_tl_cursor {
+	struct ks_rlog_cur c;
+};
+
+struct ks_tl_cursor *ks_tl_cursor_new(const struct ks_timeline *tl, enum ks_tl_list which)
+{
+	const struct tl_priv *p = tl->priv;
+	struct ks_tl_cursor *c = malloc(sizeof(*c));
+
+	if (c)
+		ks_rlog_cur_init(&c->c, &p->lists[which]);
+	return c;
+}
+
+const void *ks_tl_cursor_next(struct ks_tl_cursor *c)
+{
+	return c ? ks_rlog_cur_next(&c->c) : NULL;
+}
+
+void ks_tl_cursor_free(struct ks_tl_cursor *c)
+{
+	if (c)
+		ks_rlog_cur_free(&c->c);
+	free(c);
+}
+
+/* Room for one more item of list WHICH; NULL when the run failed (out of
+ * memory or disk: tl->oom, the reason in the pool). */
+static void *list_push(struct ks_timeline *tl, enum ks_tl_list which)
+{
+	struct tl_priv *p = tl->priv;
+	void *r;
+
+	if (tl->oom)
+		return NULL;
+	r = ks_rlog_push(&p->lists[which]);
+	if (!r)
+		tl->oom = true;
+	return r;
+}
 
 static const char *const state_names[KS_VS_COUNT] = {
 	"RUNNING", "IDLE", "HOST", "HALTED", "PREEMPTED", "BLOCKED",
@@ -130,6 +185,10 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	ks_hmap_init(&p->vcpu_of, sizeof(uint32_t));
 	ks_hmap_init(&p->vm_of, sizeof(uint32_t));
 	p->max_threads = ks_source_limits(ks_merge_source(m, 0))->threads;
+	ks_spill_init(&p->sp, ks_source_limits(ks_merge_source(m, 0))->tables);
+	for (int k = 0; k < 3; k++)
+		ks_rlog_init(&p->lists[k], &p->sp, list_rsize[k], LIST_CHUNK);
+	tl->spill = &p->sp;
 	tl->max_gevents = 100000;
 	reason_id(tl, "");
 	tl->no_data = name_id(tl, "(no guest data)");
@@ -164,13 +223,14 @@ void ks_timeline_free(struct ks_timeline *tl)
 		free(tl->vcpus[i].pend);
 	free(tl->vcpus);
 	free(tl->vms);
-	free(tl->iv);
-	free(tl->cpu);
-	free(tl->gtasks);
 	free(tl->gevents);
 	free(tl->costs);
-	if (p)
+	if (p) {
+		for (i = 0; i < 3; i++)
+			ks_rlog_free(&p->lists[i]);
+		ks_spill_free(&p->sp);
 		free(p->ev);
+	}
 	free(p);
 	free(tl);
 }
@@ -367,11 +427,17 @@ static void push_interval(struct ks_timeline *tl, uint32_t vi, uint64_t start, u
 		v->longest[state].dur = dur;
 		v->longest[state].start = start;
 	}
-	iv = grow(tl, tl->iv, tl->nr_iv, &tl->cap_iv, sizeof(*iv));
+	if (state == KS_VS_IDLE) {
+		struct ks_tl_vm *vm = &tl->vms[v->vm];
+
+		if (!vm->idle_seen || start > vm->idle_last)
+			vm->idle_last = start;
+		vm->idle_seen = true;
+	}
+	iv = list_push(tl, KS_TL_INTERVALS);
 	if (!iv)
 		return;
-	tl->iv = iv;
-	iv = &tl->iv[tl->nr_iv++];
+	tl->nr_iv++;
 	iv->start = start;
 	iv->end = end;
 	iv->vcpu = vi;
@@ -494,12 +560,11 @@ void ks_timeline_set_window(struct ks_timeline *tl, uint64_t start, uint64_t end
 static void push_cpu_slice(struct ks_timeline *tl, struct ks_tl_vcpu *v, uint32_t vi,
 			   uint64_t end)
 {
-	struct ks_tl_cpu_slice *s = grow(tl, tl->cpu, tl->nr_cpu, &tl->cap_cpu, sizeof(*s));
+	struct ks_tl_cpu_slice *s = list_push(tl, KS_TL_CPU_SLICES);
 
 	if (!s)
 		return;
-	tl->cpu = s;
-	s = &tl->cpu[tl->nr_cpu++];
+	tl->nr_cpu++;
 	s->start = v->guest_since;
 	s->end = end;
 	s->cpu = v->guest_cpu;
@@ -615,6 +680,20 @@ static void push_gitem(struct ks_timeline *tl, struct ks_tl_guest_item **arr, ui
 	g->name = name;
 }
 
+static void push_gtask(struct ks_timeline *tl, uint32_t vi, uint64_t start, uint64_t end,
+		       uint32_t name)
+{
+	struct ks_tl_guest_item *g = list_push(tl, KS_TL_GUEST_TASKS);
+
+	if (!g)
+		return;
+	tl->nr_gtasks++;
+	g->start = start;
+	g->end = end;
+	g->vcpu = vi;
+	g->name = name;
+}
+
 static void on_guest_switch(struct ks_timeline *tl, uint32_t vi, const struct ev_info *e,
 			    const struct ks_record *rec)
 {
@@ -630,8 +709,7 @@ static void on_guest_switch(struct ks_timeline *tl, uint32_t vi, const struct ev
 		comm[n] = 0;
 	}
 	if (v->gtask >= 0 && rec->ts > v->gtask_since)
-		push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, vi, v->gtask_since,
-			   rec->ts, (uint32_t)v->gtask);
+		push_gtask(tl, vi, v->gtask_since, rec->ts, (uint32_t)v->gtask);
 	snprintf(name, sizeof(name), "%s-%u", comm[0] ? comm : "?", pid);
 	v->gtask = (int32_t)name_id(tl, name);
 	v->gtask_idle = pid == 0;
@@ -665,8 +743,7 @@ static void guest_lost(struct ks_timeline *tl, uint32_t vi)
 
 	settle(tl, v, (int32_t)tl->no_data);
 	if (v->gtask >= 0 && v->glast > v->gtask_since)
-		push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, vi, v->gtask_since,
-			   v->glast, (uint32_t)v->gtask);
+		push_gtask(tl, vi, v->gtask_since, v->glast, (uint32_t)v->gtask);
 	v->gtask = -1;
 	v->gtask_idle = false;
 	if (v->in_guest)
@@ -737,32 +814,84 @@ void ks_timeline_feed(struct ks_timeline *tl, const struct ks_merge_rec *r)
 	}
 }
 
-/* Per-vCPU state times and longest intervals, from the intervals. */
-static void recount(struct ks_timeline *tl)
+/* Cuts [*s, *e) to [lo, hi); false when nothing is left. */
+static bool clip(uint64_t *s, uint64_t *e, uint64_t lo, uint64_t hi)
 {
-	uint64_t i;
+	if (*s < lo)
+		*s = lo;
+	if (*e > hi)
+		*e = hi;
+	return *s < *e;
+}
+
+/* Copies list K into a new log, each item cut to [LO, HI) and those with
+ * nothing left dropped: the lists spill to a file, so they are rewritten,
+ * not changed in place.  For the intervals the per-vCPU state times and
+ * longest intervals are counted again from what is kept, and IDLE_AFTER
+ * makes RUNNING the IDLE intervals that begin at or after their guest
+ * trace's end (ks_timeline_finish()). */
+static void rewrite_list(struct ks_timeline *tl, int k, uint64_t lo, uint64_t hi,
+			 bool idle_after)
+{
+	struct tl_priv *p = tl->priv;
+	uint64_t *nr = k == KS_TL_INTERVALS ? &tl->nr_iv :
+		       k == KS_TL_CPU_SLICES ? &tl->nr_cpu : &tl->nr_gtasks;
+	struct ks_rlog out;
+	struct ks_rlog_cur c;
+	const void *item;
+	uint64_t n = 0;
 	uint32_t v;
 
-	for (v = 0; v < tl->nr_vcpus; v++) {
-		memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
-		memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
-	}
-	for (i = 0; i < tl->nr_iv; i++) {
-		const struct ks_tl_interval *iv = &tl->iv[i];
-		struct ks_tl_vcpu *vc = &tl->vcpus[iv->vcpu];
+	if (k == KS_TL_INTERVALS)
+		for (v = 0; v < tl->nr_vcpus; v++) {
+			memset(tl->vcpus[v].state_ns, 0, sizeof(tl->vcpus[v].state_ns));
+			memset(tl->vcpus[v].longest, 0, sizeof(tl->vcpus[v].longest));
+		}
+	ks_rlog_init(&out, &p->sp, list_rsize[k], LIST_CHUNK);
+	ks_rlog_cur_init(&c, &p->lists[k]);
+	while (!tl->oom && (item = ks_rlog_cur_next(&c))) {
+		uint64_t s, e;
+		void *o;
 
-		vc->state_ns[iv->state] += iv->end - iv->start;
-		if (iv->end - iv->start > vc->longest[iv->state].dur) {
-			vc->longest[iv->state].dur = iv->end - iv->start;
-			vc->longest[iv->state].start = iv->start;
+		/* the three start with start, end */
+		memcpy(&s, item, sizeof(s));
+		memcpy(&e, (const char *)item + sizeof(s), sizeof(e));
+		if (!clip(&s, &e, lo, hi))
+			continue;
+		if (!(o = ks_rlog_push(&out))) {
+			tl->oom = true;
+			break;
+		}
+		memcpy(o, item, list_rsize[k]);
+		memcpy(o, &s, sizeof(s));
+		memcpy((char *)o + sizeof(s), &e, sizeof(e));
+		n++;
+		if (k == KS_TL_INTERVALS) {
+			struct ks_tl_interval *iv = o;
+			struct ks_tl_vcpu *vc = &tl->vcpus[iv->vcpu];
+			const struct ks_tl_vm *vm = &tl->vms[vc->vm];
+
+			if (idle_after && iv->state == KS_VS_IDLE && vm->guest_input >= 0 &&
+			    (!vm->guest_seen || iv->start >= vm->guest_last))
+				iv->state = KS_VS_RUNNING;
+			vc->state_ns[iv->state] += e - s;
+			if (e - s > vc->longest[iv->state].dur) {
+				vc->longest[iv->state].dur = e - s;
+				vc->longest[iv->state].start = s;
+			}
 		}
 	}
+	ks_rlog_cur_free(&c);
+	if (ks_spill_error(&p->sp, NULL) < 0)
+		tl->oom = true;
+	ks_rlog_free(&p->lists[k]);
+	p->lists[k] = out;
+	*nr = n;
 }
 
 void ks_timeline_finish(struct ks_timeline *tl)
 {
 	bool idle_after = false;
-	uint64_t k;
 	uint32_t i;
 
 	/* names as the whole input told the host model */
@@ -782,27 +911,25 @@ void ks_timeline_finish(struct ks_timeline *tl)
 		if (v->in_guest)
 			push_cpu_slice(tl, v, i, tl->last_ts);
 		if (v->gtask >= 0 && gend > v->gtask_since)
-			push_gitem(tl, &tl->gtasks, &tl->nr_gtasks, &tl->cap_gtasks, i,
-				   v->gtask_since, gend, (uint32_t)v->gtask);
+			push_gtask(tl, i, v->gtask_since, gend, (uint32_t)v->gtask);
 		v->gtask = -1;
 		/* what no guest event followed is not known to be the task's */
 		settle(tl, v, (int32_t)tl->no_data);
 	}
 	/* after its guest trace's end a vCPU in guest mode is RUNNING: its
 	 * guest's idle task is not known to be current (an interval that
-	 * began before the end keeps its state) */
-	for (k = 0; k < tl->nr_iv; k++) {
-		struct ks_tl_interval *iv = &tl->iv[k];
-		const struct ks_tl_vm *vm = &tl->vms[tl->vcpus[iv->vcpu].vm];
+	 * began before the end keeps its state).  The guest's end is known
+	 * only now: the intervals log is rewritten, and only when an IDLE
+	 * interval of such a VM begins at or after it. */
+	for (i = 0; i < tl->nr_vms; i++) {
+		const struct ks_tl_vm *vm = &tl->vms[i];
 
-		if (iv->state == KS_VS_IDLE && vm->guest_input >= 0 &&
-		    (!vm->guest_seen || iv->start >= vm->guest_last)) {
-			iv->state = KS_VS_RUNNING;
+		if (vm->guest_input >= 0 && vm->idle_seen &&
+		    (!vm->guest_seen || vm->idle_last >= vm->guest_last))
 			idle_after = true;
-		}
 	}
-	if (idle_after)
-		recount(tl);
+	if (idle_after && !tl->oom)
+		rewrite_list(tl, KS_TL_INTERVALS, 0, UINT64_MAX, true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -874,19 +1001,10 @@ void ks_timeline_print_summary(const struct ks_timeline *tl, FILE *out)
 			(unsigned long long)tl->dropped_gevents, (unsigned long long)tl->max_gevents);
 }
 
-/* Cuts [*s, *e) to [lo, hi); false when nothing is left. */
-static bool clip(uint64_t *s, uint64_t *e, uint64_t lo, uint64_t hi)
-{
-	if (*s < lo)
-		*s = lo;
-	if (*e > hi)
-		*e = hi;
-	return *s < *e;
-}
-
 void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 {
 	uint64_t i, n;
+	int k;
 
 	if (!end)
 		end = UINT64_MAX;
@@ -899,22 +1017,9 @@ void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 	if (start >= end) { /* nothing of the trace in the window */
 		end = start = start < tl->last_ts ? start : tl->last_ts;
 	}
-	for (i = n = 0; i < tl->nr_iv; i++) {
-		struct ks_tl_interval iv = tl->iv[i];
-
-		if (clip(&iv.start, &iv.end, start, end))
-			tl->iv[n++] = iv;
-	}
-	tl->nr_iv = n;
-	recount(tl);
-	for (i = n = 0; i < tl->nr_cpu; i++)
-		if (clip(&tl->cpu[i].start, &tl->cpu[i].end, start, end))
-			tl->cpu[n++] = tl->cpu[i];
-	tl->nr_cpu = n;
-	for (i = n = 0; i < tl->nr_gtasks; i++)
-		if (clip(&tl->gtasks[i].start, &tl->gtasks[i].end, start, end))
-			tl->gtasks[n++] = tl->gtasks[i];
-	tl->nr_gtasks = n;
+	/* each list is copied, what is left of it, into a new one */
+	for (k = 0; k < 3; k++)
+		rewrite_list(tl, k, start, end, false);
 	for (i = n = 0; i < tl->nr_gevents; i++)
 		if (tl->gevents[i].start >= start && tl->gevents[i].start < end)
 			tl->gevents[n++] = tl->gevents[i];
@@ -926,6 +1031,8 @@ void ks_timeline_clip(struct ks_timeline *tl, uint64_t start, uint64_t end)
 int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out)
 {
 	uint64_t span = tl->have_ts ? tl->last_ts - tl->first_ts : 0, i;
+	const struct ks_tl_interval *v;
+	struct ks_tl_cursor *c;
 	uint16_t *prev;
 
 	memset(out, 0, sizeof(*out));
@@ -946,8 +1053,13 @@ int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out
 	for (i = 0; i < tl->nr_vcpus; i++)
 		prev[i] = KS_VS_RUNNING;
 	/* intervals are in time order per vCPU */
-	for (i = 0; i < tl->nr_iv; i++) {
-		const struct ks_tl_interval *v = &tl->iv[i];
+	c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	if (!c) {
+		free(prev);
+		ks_tl_rates_free(out);
+		return -1;
+	}
+	while ((v = ks_tl_cursor_next(c))) {
 		uint64_t b = (v->start - tl->first_ts) / out->bucket_ns;
 
 		if ((v->state == KS_VS_HOST || v->state == KS_VS_HALTED) &&
@@ -956,6 +1068,7 @@ int ks_timeline_exit_rates(const struct ks_timeline *tl, struct ks_tl_rates *out
 			out->count[(uint64_t)tl->vcpus[v->vcpu].vm * out->nr_buckets + b]++;
 		prev[v->vcpu] = v->state;
 	}
+	ks_tl_cursor_free(c);
 	free(prev);
 	return 0;
 }
@@ -975,8 +1088,13 @@ int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
 			*err = p->error;
 		return -1;
 	}
-	if (tl->oom)
+	if (tl->oom) {
+		if (ks_spill_error(&p->sp, err) < 0)
+			return -1;
 		return ks_error_set(err, "out of memory");
+	}
+	if (ks_spill_error(&p->sp, err) < 0)
+		return -1;
 	return 0;
 }
 

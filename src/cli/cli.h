@@ -124,13 +124,16 @@ extern const char *const tdw_compression_names[];
 struct opt;
 void tdw_format_resolve(const char *cmd, const struct opt *opts, struct tdw_format *f);
 
-/* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync. */
+/* Inputs of merge and timeline: -i FILE / operands, --tsc-offset, --no-sync,
+ * --limit. */
+#include "kvmscope/limits.h"
 #include "kvmscope/merge.h"
 struct merge_inputs {
 	const char **specs;
 	int n;
 	struct ks_merge_offset *offsets;
 	struct ks_merge_opts opts;
+	struct ks_limits limits;
 };
 void merge_inputs_init(struct merge_inputs *in, int argc);
 /* The table entries of the input options (options.h) for IN. */
@@ -140,7 +143,8 @@ const char *merge_take_offset(const char *arg, void *in);
 		     "guest TSC = host TSC + OFF on vCPU V (for guests\n" \
 		     "without TimeShift and without offset events); repeatable", \
 		     merge_take_offset), \
-	OPT_FLAG(0, "no-sync", &(in)->opts.no_sync, "keep guest timestamps as recorded")
+	OPT_FLAG(0, "no-sync", &(in)->opts.no_sync, "keep guest timestamps as recorded"), \
+	OPT_LIMIT(&(in)->limits)
 /* Add the operands ARGV[FIRST..ARGC) and open the merge (dies on errors).
  * A guest without any time sync, or whose TimeShift option makes the
  * --tsc-offset values unused, is named in a warning. */

@@ -724,6 +724,7 @@ static void run(struct report_args *a)
 	struct ks_record rec;
 	struct ks_error err;
 	size_t n, nex = 0;
+	uint64_t folded, folded_ex = 0;
 	const char *in[2 * MAX_LIST + 8];
 	struct ks_progress prog;
 	const int32_t *vms;
@@ -759,9 +760,18 @@ static void run(struct report_args *a)
 	if (!a->by_set && ks_profile_vms(p, &vms) > 1)
 		a->by |= KS_PROF_VM;
 	n = ks_profile_rows(p, sample_dims(a), false, &rows);
-	if (!a->no_exits && t.exits)
+	folded = ks_profile_rows_folded(p);
+	if (!a->no_exits && t.exits) {
 		nex = ks_profile_rows(p, a->by | KS_PROF_REASON |
 				      (a->offsets ? KS_PROF_ADDR : KS_PROF_SYM), true, &ex);
+		folded_ex = ks_profile_rows_folded(p);
+	}
+	if (ks_profile_error(p, &err) < 0)
+		die("%s", err.msg);
+	if (folded || folded_ex)
+		warnx_("%s: more distinct guest addresses than the budget holds: %" PRIu64
+		       " rows of the fewest samples folded into one [other] row (raise it with "
+		       "--limit tables=SIZE)", a->input, folded + folded_ex);
 	if (a->format == OUT_JSON) {
 		print_json(p, a, rows, n, ex, nex, &t);
 	} else if (a->format == OUT_CSV) {
@@ -777,8 +787,14 @@ static void run(struct report_args *a)
 		       t.samples, t.pmu_samples, t.exit_samples, t.host_samples);
 		print_protected(p);
 		print_table(a, p, rows, n, t.samples);
+		if (folded)
+			printf("# %" PRIu64 " rows of the fewest samples folded into [other] "
+			       "(--limit tables=SIZE)\n", folded);
 		if (nex)
 			print_exits(a, p, ex, nex);
+		if (folded_ex)
+			printf("# %" PRIu64 " rows of the fewest exits folded into [other] "
+			       "(--limit tables=SIZE)\n", folded_ex);
 	}
 	write_stacks(a, p, in);
 	/* after the answer, as a note; not after a failed write (its error,

@@ -38,15 +38,20 @@ static void write_file(const char *path, const char *const *inputs, const struct
 		       int kind)
 {
 	struct ks_outfile *of = cli_output_open(path, inputs, 0);
+	struct ks_error err;
+	int rc = 0;
 
-	if (kind == 1) {
-		if (ks_timeline_write_html(tl, ks_outfile_stream(of)) < 0)
-			die("out of memory");
-	} else if (kind == 2) {
-		if (ks_timeline_write_perfetto(tl, ks_outfile_stream(of)) < 0)
-			die("out of memory");
-	} else
+	if (kind == 1)
+		rc = ks_timeline_write_html(tl, ks_outfile_stream(of));
+	else if (kind == 2)
+		rc = ks_timeline_write_perfetto(tl, ks_outfile_stream(of));
+	else
 		ks_timeline_write_json(tl, ks_outfile_stream(of));
+	/* the timeline's lists may be read back from its temporary file */
+	if (ks_timeline_error(tl, &err) < 0)
+		die("%s: %s", path, err.msg);
+	if (rc < 0)
+		die("out of memory");
 	cli_output_commit(of);
 }
 
@@ -134,8 +139,11 @@ int cmd_timeline(int argc, char **argv)
 	ks_timeline_finish(tl);
 	if (ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
-	if (time.set)
+	if (time.set) {
 		ks_timeline_clip(tl, win_start, win_end);
+		if (ks_timeline_error(tl, &err) < 0)
+			die("%s", err.msg);
+	}
 	if (!tl->nr_vcpus) {
 		cli_census(in.specs[0], NULL, &census);
 		if (cli_note_no_kvm(in.specs[0], &census, "in the host trace"))

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/timesync.h"
 
 void merge_inputs_init(struct merge_inputs *in, int argc)
@@ -15,7 +16,8 @@ void merge_inputs_init(struct merge_inputs *in, int argc)
 	in->specs = calloc((size_t)argc + 1, sizeof(*in->specs));
 	in->offsets = calloc((size_t)argc + 1, sizeof(*in->offsets));
 	in->n = 0;
-	in->opts = (struct ks_merge_opts){ .ctx = cli_ctx() };
+	ks_limits_default(&in->limits);
+	in->opts = (struct ks_merge_opts){ .ctx = cli_ctx(), .limits = &in->limits };
 	if (!in->specs || !in->offsets)
 		die("out of memory");
 }

@@ -139,6 +139,7 @@ void apply_time_window(struct ks_source *src, const char *path, const struct tim
 const char *take_limit(const char *arg, void *limits);
 #define OPT_LIMIT(l) OPT_CALLBACK(0, "limit", (l), "NAME=VAL", \
 	"raise a budget of the run: memory=SIZE (buffered input),\n" \
+	"tables=SIZE (kept per event, the rest to $TMPDIR),\n" \
 	"threads=N (distinct threads), objects=N", take_limit)
 
 /* The window W of PATH in nanoseconds of its clock; false when W is unset. */

@@ -64,12 +64,15 @@ static void write_metadata(struct ks_json *j, const struct ks_timeline *tl)
 	char name[160];
 	uint32_t i;
 	int32_t cpu, max_cpu = -1;
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+	const struct ks_tl_cpu_slice *s;
 
 	meta_event(j, "process_name", HOST_PID, 0, "name", "Host CPUs", 0);
 	meta_event(j, "process_sort_index", HOST_PID, 0, NULL, NULL, 0);
-	for (i = 0; i < tl->nr_cpu; i++)
-		if (tl->cpu[i].cpu > max_cpu)
-			max_cpu = tl->cpu[i].cpu;
+	while ((s = ks_tl_cursor_next(c)))
+		if (s->cpu > max_cpu)
+			max_cpu = s->cpu;
+	ks_tl_cursor_free(c);
 	for (cpu = 0; cpu <= max_cpu && cpu < 4096; cpu++) {
 		snprintf(name, sizeof(name), "CPU %d", cpu);
 		meta_event(j, "thread_name", HOST_PID, cpu + 1, "name", name, 0);
@@ -97,10 +100,10 @@ static void write_metadata(struct ks_json *j, const struct ks_timeline *tl)
 static void write_states(struct ks_json *j, const struct ks_timeline *tl)
 {
 	char name[96];
-	uint64_t i;
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	const struct ks_tl_interval *iv;
 
-	for (i = 0; i < tl->nr_iv; i++) {
-		const struct ks_tl_interval *iv = &tl->iv[i];
+	while ((iv = ks_tl_cursor_next(c))) {
 		const struct ks_tl_vcpu *v = &tl->vcpus[iv->vcpu];
 		const char *reason = tl->reasons[iv->reason];
 
@@ -118,15 +121,16 @@ static void write_states(struct ks_json *j, const struct ks_timeline *tl)
 		ks_json_end_object(j);
 		ks_json_end_object(j);
 	}
+	ks_tl_cursor_free(c);
 }
 
 static void write_cpus(struct ks_json *j, const struct ks_timeline *tl)
 {
 	char name[160];
-	uint64_t i;
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+	const struct ks_tl_cpu_slice *s;
 
-	for (i = 0; i < tl->nr_cpu; i++) {
-		const struct ks_tl_cpu_slice *s = &tl->cpu[i];
+	while ((s = ks_tl_cursor_next(c))) {
 		const struct ks_tl_vcpu *v = &tl->vcpus[s->vcpu];
 		if (s->cpu < 0)
 			continue;
@@ -134,18 +138,21 @@ static void write_cpus(struct ks_json *j, const struct ks_timeline *tl)
 		begin_slice(j, tl, name, "host_cpu", HOST_PID, s->cpu + 1, s->start, s->end);
 		ks_json_end_object(j);
 	}
+	ks_tl_cursor_free(c);
 }
 
 static void write_guest(struct ks_json *j, const struct ks_timeline *tl)
 {
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_GUEST_TASKS);
+	const struct ks_tl_guest_item *g;
 	uint64_t i;
 
-	for (i = 0; i < tl->nr_gtasks; i++) {
-		const struct ks_tl_guest_item *g = &tl->gtasks[i];
+	while ((g = ks_tl_cursor_next(c))) {
 		begin_slice(j, tl, tl->names[g->name], "guest_task", VM_PID(tl->vcpus[g->vcpu].vm),
 			    TASK_TID(g->vcpu), g->start, g->end);
 		ks_json_end_object(j);
 	}
+	ks_tl_cursor_free(c);
 	for (i = 0; i < tl->nr_gevents; i++) {
 		const struct ks_tl_guest_item *g = &tl->gevents[i];
 		ks_json_begin_object(j);

@@ -279,7 +279,8 @@ static void names_free(struct names *n)
 static int names_build(const struct ks_timeline *tl, struct names *n, char *vcpu_buf,
 		       size_t vcpu_len)
 {
-	uint64_t i;
+	const struct ks_tl_interval *iv;
+	struct ks_tl_cursor *c;
 	uint32_t v;
 
 	n->nr_state = (uint64_t)KS_VS_COUNT * (tl->nr_reasons ? tl->nr_reasons : 1);
@@ -289,8 +290,10 @@ static int names_build(const struct ks_timeline *tl, struct names *n, char *vcpu
 	n->vcpu = calloc(tl->nr_vcpus + 1, sizeof(*n->vcpu));
 	if (!n->state || !n->vcpu)
 		return -1;
-	for (i = 0; i < tl->nr_iv; i++) {
-		const struct ks_tl_interval *iv = &tl->iv[i];
+	c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	if (!c)
+		return -1;
+	while ((iv = ks_tl_cursor_next(c))) {
 		uint64_t k = (uint64_t)iv->state * tl->nr_reasons + iv->reason;
 		const char *reason = tl->reasons[iv->reason];
 
@@ -299,9 +302,11 @@ static int names_build(const struct ks_timeline *tl, struct names *n, char *vcpu
 		if (asprintf(&n->state[k], "%s%s%s", ks_vstate_name(iv->state), reason[0] ? " " : "",
 			     reason) < 0) {
 			n->state[k] = NULL;
+			ks_tl_cursor_free(c);
 			return -1;
 		}
 	}
+	ks_tl_cursor_free(c);
 	for (v = 0; v < tl->nr_vcpus; v++) {
 		n->vcpu[v] = vcpu_buf + (size_t)v * vcpu_len;
 		snprintf(n->vcpu[v], vcpu_len, "%s vCPU %u", tl->vms[tl->vcpus[v].vm].name,
@@ -343,14 +348,15 @@ static void write_descriptors(struct pb_writer *w, const struct ks_timeline *tl,
 static void state_track(struct pb_writer *w, const struct ks_timeline *tl, const struct names *n,
 			uint32_t vi, struct iname *in)
 {
-	uint64_t i, k, nr = 0;
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	const struct ks_tl_interval *iv;
+	uint64_t k, nr = 0;
 	bool first = true;
 
 	for (k = 0; k < n->nr_state; k++)
 		if (n->state[k])
 			in[nr++] = (struct iname){ 1 + k, n->state[k] };
-	for (i = 0; i < tl->nr_iv && !w->oom; i++) {
-		const struct ks_tl_interval *iv = &tl->iv[i];
+	while (!w->oom && (iv = ks_tl_cursor_next(c))) {
 		if (iv->vcpu != vi)
 			continue;
 		if (first) {
@@ -361,18 +367,20 @@ static void state_track(struct pb_writer *w, const struct ks_timeline *tl, const
 		      false, 0);
 		event(w, iv->end, END, 0, false, 0);
 	}
+	ks_tl_cursor_free(c);
 }
 
 static void cpu_track(struct pb_writer *w, const struct ks_timeline *tl, const struct names *n,
 		      int32_t cpu, struct iname *in)
 {
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+	const struct ks_tl_cpu_slice *s;
 	uint64_t i, nr = 0;
 	bool first = true;
 
 	for (i = 0; i < tl->nr_vcpus; i++)
 		in[nr++] = (struct iname){ n->base_vcpu + i, n->vcpu[i] };
-	for (i = 0; i < tl->nr_cpu && !w->oom; i++) {
-		const struct ks_tl_cpu_slice *s = &tl->cpu[i];
+	while (!w->oom && (s = ks_tl_cursor_next(c))) {
 		if (s->cpu != cpu)
 			continue;
 		if (first) {
@@ -382,6 +390,7 @@ static void cpu_track(struct pb_writer *w, const struct ks_timeline *tl, const s
 		event(w, s->start, BEGIN, n->base_vcpu + s->vcpu, false, 0);
 		event(w, s->end, END, 0, false, 0);
 	}
+	ks_tl_cursor_free(c);
 }
 
 /* Guest tasks (slices) and guest events (instants) of one vCPU, merged by
@@ -389,14 +398,21 @@ static void cpu_track(struct pb_writer *w, const struct ks_timeline *tl, const s
 static void task_track(struct pb_writer *w, const struct ks_timeline *tl, const struct names *n,
 		       uint32_t vi, struct iname *in, bool *used)
 {
-	uint64_t a = 0, b = 0, nr = 0, i;
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_GUEST_TASKS);
+	const struct ks_tl_guest_item *t = NULL;
+	uint64_t b = 0, nr = 0, i;
 	bool first = true, open = false;
 	uint64_t open_end = 0;
 
 	memset(used, 0, tl->nr_names * sizeof(*used));
-	for (i = 0; i < tl->nr_gtasks; i++)
-		if (tl->gtasks[i].vcpu == vi)
-			used[tl->gtasks[i].name] = true;
+	while ((t = ks_tl_cursor_next(c)))
+		if (t->vcpu == vi)
+			used[t->name] = true;
+	ks_tl_cursor_free(c);
+	c = ks_tl_cursor_new(tl, KS_TL_GUEST_TASKS);
+	/* the next task of the vCPU */
+	while ((t = ks_tl_cursor_next(c)) && t->vcpu != vi)
+		;
 	for (i = 0; i < tl->nr_gevents; i++)
 		if (tl->gevents[i].vcpu == vi)
 			used[tl->gevents[i].name] = true;
@@ -404,14 +420,10 @@ static void task_track(struct pb_writer *w, const struct ks_timeline *tl, const 
 		if (used[i])
 			in[nr++] = (struct iname){ n->base_names + i, tl->names[i] };
 	for (;;) {
-		const struct ks_tl_guest_item *t = NULL, *e = NULL;
+		const struct ks_tl_guest_item *e = NULL;
 
-		while (a < tl->nr_gtasks && tl->gtasks[a].vcpu != vi)
-			a++;
 		while (b < tl->nr_gevents && tl->gevents[b].vcpu != vi)
 			b++;
-		if (a < tl->nr_gtasks)
-			t = &tl->gtasks[a];
 		if (b < tl->nr_gevents)
 			e = &tl->gevents[b];
 		if ((!t && !e) || w->oom)
@@ -431,7 +443,8 @@ static void task_track(struct pb_writer *w, const struct ks_timeline *tl, const 
 			event(w, t->start, BEGIN, n->base_names + t->name, false, 0);
 			open = true;
 			open_end = t->end;
-			a++;
+			while ((t = ks_tl_cursor_next(c)) && t->vcpu != vi)
+				;
 		} else {
 			event(w, e->start, INSTANT, n->base_names + e->name, false, 0);
 			b++;
@@ -439,6 +452,7 @@ static void task_track(struct pb_writer *w, const struct ks_timeline *tl, const 
 	}
 	if (open)
 		event(w, open_end, END, 0, false, 0);
+	ks_tl_cursor_free(c);
 }
 
 static void rate_track(struct pb_writer *w, const struct ks_timeline *tl,
@@ -464,9 +478,15 @@ int ks_timeline_write_perfetto(const struct ks_timeline *tl, FILE *out)
 	uint64_t i, max_in;
 	int rc = -1;
 
-	for (i = 0; i < tl->nr_cpu; i++)
-		if (tl->cpu[i].cpu > max_cpu && tl->cpu[i].cpu < 4096)
-			max_cpu = tl->cpu[i].cpu;
+	{
+		struct ks_tl_cursor *cc = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+		const struct ks_tl_cpu_slice *s;
+
+		while ((s = ks_tl_cursor_next(cc)))
+			if (s->cpu > max_cpu && s->cpu < 4096)
+				max_cpu = s->cpu;
+		ks_tl_cursor_free(cc);
+	}
 	max_in = (uint64_t)KS_VS_COUNT * (tl->nr_reasons + 1) + tl->nr_names + tl->nr_vcpus + 1;
 	in = malloc(max_in * sizeof(*in));
 	used = malloc((tl->nr_names + 1) * sizeof(*used));

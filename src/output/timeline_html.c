@@ -21,6 +21,9 @@
  * zoomed in below the finest level it uses the raw intervals, summed the
  * same way.  Raw intervals are kept while they fit a budget (RAW_BUDGET in
  * all), so the page is bounded by what can be seen, not by the input.
+ * The rows' items are kept in record logs of the timeline's memory budget
+ * (util/spill.h: past it they are in a temporary file) and read once per
+ * level, so the memory is bounded too.
  *
  * Wheel zooms, dragging pans, hovering shows what is under the pointer.
  */
@@ -31,6 +34,7 @@
 
 #include "kvmscope/json.h"
 #include "kvmscope/timeline.h"
+#include "util/spill.h"
 
 #define BINS0 2048u            /* bins of the coarsest level */
 #define RAW_BUDGET 1000000u    /* raw intervals kept in the page, all rows */
@@ -50,42 +54,144 @@ struct row {
 	char name[200];
 	enum row_type type;
 	uint32_t id;               /* vCPU index or host CPU */
-	struct item *it;
-	uint64_t n, cap;
+	struct ks_rlog log;        /* the items, as they came */
+	uint64_t n, last_start;
+	bool unsorted;             /* ... not in time order: RUNS hold them sorted */
+	struct ks_rlog *runs;      /* sorted runs of the items (row_sort) */
+	size_t nruns;
 	bool raw;                  /* raw intervals written */
 };
 
-/* Runs of one level being built. */
-struct runs {
-	uint32_t *v;               /* kind, count, kind, count, ... */
-	uint64_t n, cap;
-	bool oom;
+/* A row's items in time order, each cut at the start of the next (none
+ * overlap, so a row's time adds up): the log as it came, or a merge of the
+ * sorted runs (a heap of their cursors by their heads' start, ties to the
+ * earlier run: a stable sort). */
+struct row_rd {
+	const struct row *r;
+	struct ks_rlog_cur *c;     /* one per run (or the log) */
+	const struct item **head;
+	uint32_t *heap;
+	size_t nheap;
+	struct item next;
+	bool has, oom;
 };
+
+static bool rd_less(const struct row_rd *rd, uint32_t a, uint32_t b)
+{
+	if (rd->head[a]->start != rd->head[b]->start)
+		return rd->head[a]->start < rd->head[b]->start;
+	return a < b;
+}
+
+static void rd_sift(struct row_rd *rd, size_t i)
+{
+	size_t c;
+
+	for (; (c = 2 * i + 1) < rd->nheap; i = c) {
+		uint32_t t;
+
+		if (c + 1 < rd->nheap && rd_less(rd, rd->heap[c + 1], rd->heap[c]))
+			c++;
+		if (!rd_less(rd, rd->heap[c], rd->heap[i]))
+			break;
+		t = rd->heap[c];
+		rd->heap[c] = rd->heap[i];
+		rd->heap[i] = t;
+	}
+}
+
+static void rd_fetch(struct row_rd *rd)
+{
+	uint32_t k;
+
+	rd->has = rd->nheap > 0;
+	if (!rd->has)
+		return;
+	k = rd->heap[0];
+	rd->next = *rd->head[k];
+	rd->head[k] = ks_rlog_cur_next(&rd->c[k]);
+	if (!rd->head[k])
+		rd->heap[0] = rd->heap[--rd->nheap];
+	rd_sift(rd, 0);
+}
+
+static void rd_init(struct row_rd *rd, const struct row *r)
+{
+	size_t n = r->runs ? r->nruns : 1, i;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->r = r;
+	rd->c = calloc(n, sizeof(*rd->c));
+	rd->head = calloc(n, sizeof(*rd->head));
+	rd->heap = calloc(n, sizeof(*rd->heap));
+	if (!rd->c || !rd->head || !rd->heap) {
+		rd->oom = true;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		ks_rlog_cur_init(&rd->c[i], r->runs ? &r->runs[i] : &r->log);
+		rd->head[i] = ks_rlog_cur_next(&rd->c[i]);
+		if (rd->head[i])
+			rd->heap[rd->nheap++] = (uint32_t)i;
+	}
+	for (i = rd->nheap / 2 + 1; i-- > 0;)
+		rd_sift(rd, i);
+	rd_fetch(rd);
+}
+
+static bool rd_next(struct row_rd *rd, struct item *out)
+{
+	if (!rd->has)
+		return false;
+	*out = rd->next;
+	rd_fetch(rd);
+	if (rd->has && rd->next.start < out->end)
+		out->end = rd->next.start;
+	return true;
+}
+
+static void rd_free(struct row_rd *rd)
+{
+	size_t i, n = rd->r->runs ? rd->r->nruns : 1;
+
+	for (i = 0; rd->c && i < n; i++)
+		ks_rlog_cur_free(&rd->c[i]);
+	free(rd->c);
+	free(rd->head);
+	free(rd->heap);
+}
+
+/* Runs of one level, written as they are made: only the last run can still
+ * grow, so it is held back until a run of another kind follows. */
+struct runs {
+	struct ks_json *j;
+	uint32_t kind, count;      /* the last run (count 0: none yet) */
+	uint64_t n;                /* runs made */
+};
+
+static void run_put(struct runs *r)
+{
+	if (r->count) {
+		ks_json_u64(r->j, r->kind);
+		ks_json_u64(r->j, r->count);
+	}
+}
 
 static void run_add(struct runs *r, uint32_t kind, uint64_t count)
 {
 	if (!count)
 		return;
-	if (r->n >= 2 && r->v[r->n - 2] == kind && r->v[r->n - 1] + count < UINT32_MAX) {
-		r->v[r->n - 1] += (uint32_t)count;
+	if (r->count && r->kind == kind && r->count + count < UINT32_MAX) {
+		r->count += (uint32_t)count;
 		return;
 	}
 	while (count) {
 		uint32_t c = count > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)count;
 
-		if (r->n + 2 > r->cap) {
-			uint64_t nc = r->cap ? r->cap * 2 : 1024;
-			uint32_t *p = r->oom ? NULL : realloc(r->v, nc * sizeof(*p));
-
-			if (!p) {
-				r->oom = true;
-				return;
-			}
-			r->v = p;
-			r->cap = nc;
-		}
-		r->v[r->n++] = kind;
-		r->v[r->n++] = c;
+		run_put(r);
+		r->kind = kind;
+		r->count = c;
+		r->n++;
 		count -= c;
 	}
 }
@@ -144,12 +250,15 @@ static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint6
 			struct runs *out)
 {
 	uint64_t nbins = (span + width - 1) / width;
-	uint64_t cur = 0, cur_end = width, i; /* bin being filled, its end */
+	uint64_t cur = 0, cur_end = width; /* bin being filled, its end */
 	struct acc a = { .n = 0 };
+	struct row_rd rd;
+	struct item it;
 
-	for (i = 0; i < row->n; i++) {
-		uint64_t s = row->it[i].start - t0, e = row->it[i].end - t0;
-		uint32_t kind = row->it[i].kind;
+	rd_init(&rd, row);
+	while (rd_next(&rd, &it)) {
+		uint64_t s = it.start - t0, e = it.end - t0;
+		uint32_t kind = it.kind;
 
 		if (e > span)
 			e = span;
@@ -180,6 +289,7 @@ static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint6
 			s += seg;
 		}
 	}
+	rd_free(&rd);
 	if (cur < nbins) {
 		uint64_t w = (cur_end < span ? cur_end : span) - cur * width;
 
@@ -193,39 +303,100 @@ static void build_level(const struct row *row, uint64_t t0, uint64_t span, uint6
 
 static bool row_push(struct row *r, uint64_t start, uint64_t end, uint32_t kind, uint32_t label)
 {
-	if (r->n >= r->cap) {
-		uint64_t c = r->cap ? r->cap * 2 : 64;
-		struct item *p = realloc(r->it, c * sizeof(*p));
+	struct item *it = ks_rlog_push(&r->log);
 
-		if (!p)
-			return false;
-		r->it = p;
-		r->cap = c;
-	}
-	r->it[r->n++] = (struct item){ start, end, kind, label };
+	if (!it)
+		return false;
+	*it = (struct item){ start, end, kind, label };
+	if (r->n && start < r->last_start)
+		r->unsorted = true;
+	r->last_start = start;
+	r->n++;
 	return true;
 }
 
-static int item_cmp(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
+/* An item and its place in the row, for a stable sort. */
+struct sitem {
+	struct item it;
+	uint64_t idx;
+};
 
-	return x->start < y->start ? -1 : x->start > y->start;
+static int sitem_cmp(const void *a, const void *b)
+{
+	const struct sitem *x = a, *y = b;
+
+	if (x->it.start != y->it.start)
+		return x->it.start < y->it.start ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static void row_sort(struct row *r)
+/* Items arrive in time order per row (the state machine emits them so);
+ * a row that did not (CPU slices of vCPUs overlapping on one CPU, as in
+ * generated or crafted traces) is sorted outside memory: runs of at most
+ * a quarter of the budget sorted (stably) in memory and written to logs
+ * of the pool, merged by the reader.  Overlaps are cut by the reader. */
+static int row_sort(struct row *r, struct ks_spill *sp)
 {
-	uint64_t i;
+	uint64_t max = sp->budget / 4 / sizeof(struct sitem), i = 0, n = 0;
+	struct ks_rlog_cur c;
+	const struct item *it;
+	struct sitem *buf;
+	int rc = 0;
 
-	for (i = 1; i < r->n; i++)
-		if (r->it[i].start < r->it[i - 1].start)
+	if (!r->unsorted)
+		return 0;
+	if (max < 4096)
+		max = 4096;
+	if (max > r->n)
+		max = r->n;
+	buf = malloc(max * sizeof(*buf));
+	if (!buf)
+		return -1;
+	ks_rlog_cur_init(&c, &r->log);
+	do {
+		struct ks_rlog *runs, *run;
+		uint64_t k;
+
+		it = ks_rlog_cur_next(&c);
+		if (it) {
+			buf[n++] = (struct sitem){ *it, i++ };
+			if (n < max)
+				continue;
+		}
+		if (!n)
 			break;
-	if (i < r->n)
-		qsort(r->it, r->n, sizeof(*r->it), item_cmp);
-	/* overlaps (none expected) are cut, so a row's time adds up */
-	for (i = 1; i < r->n; i++)
-		if (r->it[i].start < r->it[i - 1].end)
-			r->it[i - 1].end = r->it[i].start;
+		qsort(buf, n, sizeof(*buf), sitem_cmp);
+		runs = realloc(r->runs, (r->nruns + 1) * sizeof(*runs));
+		if (!runs) {
+			rc = -1;
+			break;
+		}
+		r->runs = runs;
+		run = &r->runs[r->nruns++];
+		ks_rlog_init(run, sp, sizeof(struct item), 64u << 10);
+		for (k = 0; k < n; k++) {
+			struct item *o = ks_rlog_push(run);
+
+			if (!o) {
+				rc = -1;
+				break;
+			}
+			*o = buf[k].it;
+		}
+		if (rc < 0 || ks_rlog_seal(run) < 0) {
+			rc = -1;
+			break;
+		}
+		n = 0;
+	} while (it);
+	ks_rlog_cur_free(&c);
+	free(buf);
+	if (rc == 0 && i < r->n)
+		rc = -1;
+	/* the runs hold the items now */
+	ks_rlog_free(&r->log);
+	ks_rlog_init(&r->log, sp, sizeof(struct item), 64u << 10);
+	return rc;
 }
 
 /* VM names in natural order ("VM 9" before "VM 10"), then vCPU numbers. */
@@ -257,8 +428,12 @@ static void layout_free(struct layout *l)
 {
 	uint32_t i;
 
-	for (i = 0; i < l->nr; i++)
-		free(l->rows[i].it);
+	for (i = 0; l->rows && i < l->nr; i++) {
+		for (size_t k = 0; k < l->rows[i].nruns; k++)
+			ks_rlog_free(&l->rows[i].runs[k]);
+		free(l->rows[i].runs);
+		ks_rlog_free(&l->rows[i].log);
+	}
 	free(l->rows);
 	free(l->state_row);
 	free(l->task_row);
@@ -268,21 +443,31 @@ static int layout_build(const struct ks_timeline *tl, struct layout *l)
 {
 	uint32_t *order = malloc((tl->nr_vcpus + 1) * sizeof(*order));
 	uint32_t i, nrows = 0;
-	uint64_t k;
+	struct ks_tl_cursor *cur;
+	const struct ks_tl_interval *v;
+	const struct ks_tl_guest_item *g;
+	const struct ks_tl_cpu_slice *s;
+	size_t maxrows;
 	int32_t c;
+	bool ok = true;
 
 	memset(l, 0, sizeof(*l));
 	l->max_cpu = -1;
-	for (k = 0; k < tl->nr_cpu; k++)
-		if (tl->cpu[k].cpu > l->max_cpu && tl->cpu[k].cpu < 4096)
-			l->max_cpu = tl->cpu[k].cpu;
-	l->rows = calloc(2 * (size_t)tl->nr_vcpus + (size_t)(l->max_cpu + 1) + 1, sizeof(*l->rows));
+	cur = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+	while ((s = ks_tl_cursor_next(cur)))
+		if (s->cpu > l->max_cpu && s->cpu < 4096)
+			l->max_cpu = s->cpu;
+	ks_tl_cursor_free(cur);
+	maxrows = 2 * (size_t)tl->nr_vcpus + (size_t)(l->max_cpu + 1) + 1;
+	l->rows = calloc(maxrows, sizeof(*l->rows));
 	l->state_row = calloc(tl->nr_vcpus + 1, sizeof(*l->state_row));
 	l->task_row = calloc(tl->nr_vcpus + 1, sizeof(*l->task_row));
 	if (!order || !l->rows || !l->state_row || !l->task_row) {
 		free(order);
 		return -1;
 	}
+	for (i = 0; i < maxrows; i++)
+		ks_rlog_init(&l->rows[i].log, tl->spill, sizeof(struct item), 64u << 10);
 	for (i = 0; i < tl->nr_vcpus; i++)
 		order[i] = i;
 	qsort_r(order, tl->nr_vcpus, sizeof(*order), vcpu_cmp, (void *)tl);
@@ -312,28 +497,27 @@ static int layout_build(const struct ks_timeline *tl, struct layout *l)
 	}
 	l->nr = nrows;
 	free(order);
-	for (k = 0; k < tl->nr_iv; k++) {
-		const struct ks_tl_interval *v = &tl->iv[k];
-		if (!row_push(&l->rows[l->state_row[v->vcpu]], v->start, v->end, 1u + v->state,
-			      v->reason))
-			return -1;
+	cur = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	while (ok && (v = ks_tl_cursor_next(cur)))
+		ok = row_push(&l->rows[l->state_row[v->vcpu]], v->start, v->end, 1u + v->state,
+			      v->reason);
+	ks_tl_cursor_free(cur);
+	cur = ks_tl_cursor_new(tl, KS_TL_GUEST_TASKS);
+	while (ok && (g = ks_tl_cursor_next(cur)))
+		ok = l->task_row[g->vcpu] < 0 ||
+		     row_push(&l->rows[l->task_row[g->vcpu]], g->start, g->end, 1u + g->name, g->name);
+	ks_tl_cursor_free(cur);
+	cur = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+	while (ok && (s = ks_tl_cursor_next(cur)))
+		ok = s->cpu < 0 || s->cpu > l->max_cpu ||
+		     row_push(&l->rows[nrows - (uint32_t)(l->max_cpu + 1) + (uint32_t)s->cpu],
+			      s->start, s->end, 1u + s->vcpu, s->vcpu);
+	ks_tl_cursor_free(cur);
+	for (i = 0; ok && i < l->nr; i++) {
+		ks_rlog_seal(&l->rows[i].log);
+		ok = row_sort(&l->rows[i], tl->spill) == 0;
 	}
-	for (k = 0; k < tl->nr_gtasks; k++) {
-		const struct ks_tl_guest_item *g = &tl->gtasks[k];
-		if (l->task_row[g->vcpu] >= 0 &&
-		    !row_push(&l->rows[l->task_row[g->vcpu]], g->start, g->end, 1u + g->name, g->name))
-			return -1;
-	}
-	for (k = 0; k < tl->nr_cpu; k++) {
-		const struct ks_tl_cpu_slice *s = &tl->cpu[k];
-		if (s->cpu >= 0 && s->cpu <= l->max_cpu &&
-		    !row_push(&l->rows[nrows - (uint32_t)(l->max_cpu + 1) + (uint32_t)s->cpu], s->start,
-			      s->end, 1u + s->vcpu, s->vcpu))
-			return -1;
-	}
-	for (i = 0; i < l->nr; i++)
-		row_sort(&l->rows[i]);
-	return 0;
+	return ok && ks_spill_error(tl->spill, NULL) == 0 ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -366,30 +550,24 @@ static void string_array(struct ks_json *j, const char *key, char *const *arr, u
 static int write_levels(struct ks_json *j, const struct ks_timeline *tl, const struct row *r,
 			uint64_t span, uint64_t run_share)
 {
-	uint64_t nbins = BINS0, total = 0, i, width;
+	uint64_t nbins = BINS0, total = 0, width;
 	int lv;
 
 	ks_json_key(j, "levels");
 	ks_json_begin_array(j);
 	for (lv = 0; lv < MAX_LEVELS && nbins <= span; lv++, nbins *= 4) {
-		struct runs runs = { 0 };
+		struct runs runs = { .j = j };
 
 		width = (span + nbins - 1) / nbins;
-		build_level(r, tl->first_ts, span, width, &runs);
-		if (runs.oom) {
-			free(runs.v);
-			return -1;
-		}
 		ks_json_begin_object(j);
 		ks_json_kv_u64(j, "width", width);
 		ks_json_key(j, "runs");
 		ks_json_begin_array(j);
-		for (i = 0; i < runs.n; i++)
-			ks_json_u64(j, runs.v[i]);
+		build_level(r, tl->first_ts, span, width, &runs);
+		run_put(&runs);
 		ks_json_end_array(j);
 		ks_json_end_object(j);
-		total += runs.n / 2;
-		free(runs.v);
+		total += runs.n;
 		/* finer levels add nothing the raw intervals do not show, or
 		 * cost more than this row's share */
 		if ((r->raw && nbins >= 2 * r->n) || total >= run_share)
@@ -401,7 +579,9 @@ static int write_levels(struct ks_json *j, const struct ks_timeline *tl, const s
 
 static void write_raw(struct ks_json *j, const struct ks_timeline *tl, const struct row *r)
 {
-	uint64_t i, prev = tl->first_ts;
+	uint64_t prev = tl->first_ts;
+	struct row_rd rd;
+	struct item it;
 
 	ks_json_key(j, "raw");
 	if (!r->raw) {
@@ -410,14 +590,15 @@ static void write_raw(struct ks_json *j, const struct ks_timeline *tl, const str
 	}
 	/* start - previous start, duration, kind, label */
 	ks_json_begin_array(j);
-	for (i = 0; i < r->n; i++) {
-		const struct item *it = &r->it[i];
-		ks_json_u64(j, it->start - prev);
-		ks_json_u64(j, it->end - it->start);
-		ks_json_u64(j, it->kind);
-		ks_json_u64(j, it->label);
-		prev = it->start;
+	rd_init(&rd, r);
+	while (rd_next(&rd, &it)) {
+		ks_json_u64(j, it.start - prev);
+		ks_json_u64(j, it.end - it.start);
+		ks_json_u64(j, it.kind);
+		ks_json_u64(j, it.label);
+		prev = it.start;
 	}
+	rd_free(&rd);
 	ks_json_end_array(j);
 }
 

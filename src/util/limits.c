@@ -16,6 +16,7 @@ static const struct ks_limits defaults = {
 	.memory = KS_LIMIT_MEMORY_DEFAULT,
 	.objects = KS_LIMIT_OBJECTS_DEFAULT,
 	.threads = KS_LIMIT_THREADS_DEFAULT,
+	.tables = KS_LIMIT_TABLES_DEFAULT,
 };
 
 void ks_limits_default(struct ks_limits *l)
@@ -146,9 +147,11 @@ int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
 				field = &l->objects;
 			else if (nlen == 7 && !memcmp(p, "threads", 7))
 				field = &l->threads;
+			else if (nlen == 6 && !memcmp(p, "tables", 6))
+				field = &l->tables, sized = true;
 		}
 		if (!field)
-			return ks_error_set(err, "'%.*s': expected memory=SIZE, objects=N or threads=N",
+			return ks_error_set(err, "'%.*s': expected memory=SIZE, tables=SIZE, objects=N or threads=N",
 					    (int)len, p);
 		if (ks_parse_count(eq + 1, len - (size_t)(eq + 1 - p), sized, field) < 0 || !*field)
 			return ks_error_set(err, "'%.*s': expected a positive whole number%s",

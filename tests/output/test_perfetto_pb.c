@@ -301,13 +301,16 @@ static int decode_json(const char *js, uint64_t first_ts, struct lines *out)
 static uint64_t *overlap_per_vcpu(const struct ks_timeline *tl, uint64_t lo, uint64_t hi)
 {
 	uint64_t *t = calloc(tl->nr_vcpus + 1, sizeof(*t));
+	struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+	const struct ks_tl_interval *iv;
 
-	for (uint64_t i = 0; t && i < tl->nr_iv; i++) {
-		uint64_t s = tl->iv[i].start > lo ? tl->iv[i].start : lo;
-		uint64_t e = tl->iv[i].end < hi ? tl->iv[i].end : hi;
+	while (t && (iv = ks_tl_cursor_next(c))) {
+		uint64_t s = iv->start > lo ? iv->start : lo;
+		uint64_t e = iv->end < hi ? iv->end : hi;
 		if (s < e)
-			t[tl->iv[i].vcpu] += e - s;
+			t[iv->vcpu] += e - s;
 	}
+	ks_tl_cursor_free(c);
 	return t;
 }
 
@@ -347,10 +350,19 @@ static void check_clip(const char *host, const char *guest, bool clip)
 				got += tl->vcpus[i].state_ns[st];
 			KT_EQ_U64(got, want[i]);
 		}
-		for (i = 0; i < tl->nr_iv; i++)
-			KT_EXPECT(tl->iv[i].start >= lo && tl->iv[i].end <= hi);
-		for (i = 0; i < tl->nr_cpu; i++)
-			KT_EXPECT(tl->cpu[i].start >= lo && tl->cpu[i].end <= hi);
+		{
+			struct ks_tl_cursor *c = ks_tl_cursor_new(tl, KS_TL_INTERVALS);
+			const struct ks_tl_interval *iv;
+			const struct ks_tl_cpu_slice *s;
+
+			while ((iv = ks_tl_cursor_next(c)))
+				KT_EXPECT(iv->start >= lo && iv->end <= hi);
+			ks_tl_cursor_free(c);
+			c = ks_tl_cursor_new(tl, KS_TL_CPU_SLICES);
+			while ((s = ks_tl_cursor_next(c)))
+				KT_EXPECT(s->start >= lo && s->end <= hi);
+			ks_tl_cursor_free(c);
+		}
 		for (i = 0; i < tl->nr_gevents; i++)
 			KT_EXPECT(tl->gevents[i].start >= lo && tl->gevents[i].start < hi);
 		free(want);
