@@ -105,6 +105,23 @@ def stat_views(path):
     return {v["by"]: v["rows"] for v in doc["views"]}
 
 
+def totals_differ(who, t_vcpu, t_reason, views):
+    """1 (and what differs, printed) unless top's totals per VM+vCPU and
+    VM+reason equal stat's views of the recording (one planted exit less
+    under KS_LAB_PLANT=1)."""
+    s_vcpu = {(r["vm"], r["vcpu"]): r["samples"] for r in views["vm,vcpu"]}
+    s_reason = {(r["vm"], r["key"]): r["samples"] for r in views["vm,reason"]}
+    plant(t_reason)
+    rc = 0
+    for what, a, b in (("vm,vcpu", t_vcpu, s_vcpu), ("vm,reason", t_reason, s_reason)):
+        if a != b:
+            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            print("%s != stat by %s: %s" % (who, what, " ".join(
+                "%s:%s/%s" % (k, a.get(k), b.get(k)) for k in diff[:6])))
+            rc = 1
+    return rc
+
+
 def top(topjs, statjs, vmmjs):
     """top's running totals per VM+vCPU and VM+reason == stat of the
     concurrent recording; VM names: stat's of the recording == top's live
@@ -113,16 +130,7 @@ def top(topjs, statjs, vmmjs):
     views = stat_views(statjs)
     t_vcpu = {(r["vm"], r["vcpu"]): r["total"] for r in last["rows"] if r["level"] == "vcpu"}
     t_reason = {(r["vm"], r["reason"]): r["total"] for r in last["rows"] if r["level"] == "reason"}
-    s_vcpu = {(r["vm"], r["vcpu"]): r["samples"] for r in views["vm,vcpu"]}
-    s_reason = {(r["vm"], r["key"]): r["samples"] for r in views["vm,reason"]}
-    plant(t_reason)
-    rc = 0
-    for what, a, b in (("vm,vcpu", t_vcpu, s_vcpu), ("vm,reason", t_reason, s_reason)):
-        if a != b:
-            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-            print("top != stat by %s: %s" % (what, " ".join(
-                "%s:%s/%s" % (k, a.get(k), b.get(k)) for k in diff[:6])))
-            rc = 1
+    rc = totals_differ("top", t_vcpu, t_reason, views)
     doc = json.load(open(vmmjs))
     names = []
     for vm in doc["vms"]:
@@ -153,16 +161,7 @@ def topcsv(topcsv_path, statjs):
                 t_vcpu[(vm, int(r["vcpu"]))] = total    # later intervals win
             elif r["level"] == "reason":
                 t_reason[(vm, r["reason"])] = total
-    s_vcpu = {(r["vm"], r["vcpu"]): r["samples"] for r in views["vm,vcpu"]}
-    s_reason = {(r["vm"], r["key"]): r["samples"] for r in views["vm,reason"]}
-    plant(t_reason)
-    rc = 0
-    for what, a, b in (("vm,vcpu", t_vcpu, s_vcpu), ("vm,reason", t_reason, s_reason)):
-        if a != b:
-            diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-            print("top --csv != stat by %s: %s" % (what, " ".join(
-                "%s:%s/%s" % (k, a.get(k), b.get(k)) for k in diff[:6])))
-            rc = 1
+    rc = totals_differ("top --csv", t_vcpu, t_reason, views)
     if rc == 0:
         print("%d exits, %d vCPU and %d reason totals equal" % (
             sum(t_vcpu.values()), len(t_vcpu), len(t_reason)))
