@@ -33,7 +33,8 @@
 #            tests/lab/kernel.sha256, fetched into /var/cache/kvmscope-lab
 #            (KS_LAB_CACHE) and checked
 #   Packaging: dpkg-dev debhelper lintian fakeroot (scripts/build-deb.sh, make
-#            deb), bash-completion (tests/cli/install_test.sh loads the completion)
+#            deb), bash-completion and zsh (tests/cli/install_test.sh loads
+#            and checks both completions)
 #
 # Only missing packages and files are fetched; with all present this is a no-op.
 #
@@ -66,7 +67,7 @@ PKGS_TEST="trace-cmd prometheus gdb jq bc python3 python3-yaml gawk curl \
 clang libclang-rt-14-dev man-db groff-base zstd gzip tmux time socat chromium fonts-dejavu-core \
 linux-source-6.1 libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-user-static \
 busybox-static cpio kmod \
-dpkg-dev debhelper lintian fakeroot bash-completion"
+dpkg-dev debhelper lintian fakeroot bash-completion zsh"
 PKGS=$PKGS_DEMO
 [ "$set_name" = full ] && PKGS="$PKGS $PKGS_TEST"
 if [ "$list" = 1 ]; then

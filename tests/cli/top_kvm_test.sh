@@ -185,15 +185,17 @@ for line in open(perf):
 total = sum(want.values())
 diff = ["%s: %d, perf %d" % (k, got.get(k, 0), want.get(k, 0))
         for k in sorted(set(got) | set(want)) if got.get(k, 0) != want.get(k, 0)]
-# Under load the ring buffer may overrun: then every event perf counted
-# must be either counted by top or in the lost count top reported (none
-# counted twice, none silently missing).
-accounted = (lost and sum(got.values()) + lost == total and
+# Under load the ring buffer may overrun: then no kind may be counted
+# more often than perf counted it, and what top misses must fit in the
+# lost count it reported (that count covers every traced process, the
+# other tests' QEMUs too, so it may be larger).  Without loss: equal.
+accounted = (lost and total - sum(got.values()) <= lost and
              all(got.get(k, 0) <= want.get(k, 0) for k in got))
 if intervals != 6 or (diff and not accounted) or total < 100:
     print("%d intervals, lost %d, perf total %d, differ: %s" % (intervals, lost, total, diff[:4]))
 elif accounted:
-    print("ok %d events of %d kinds: counted + %d reported lost == perf" % (total, len(want), lost))
+    print("ok %d events of %d kinds: %d not counted, within the %d reported lost" % (
+        total, len(want), total - sum(got.values()), lost))
 else:
     print("ok %d events of %d kinds equal perf" % (total, len(want)))
 PY
