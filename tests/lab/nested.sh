@@ -18,7 +18,11 @@
 #                        script's output is in $LAB_D/out/guest.log, its exit
 #                        status in $LAB_D/out/guest.rc, the console in
 #                        $LAB_D/console.log.
+# The guest's /tmp and /run are its own (tmpfs): the project's tree (this
+# file's checkout, where kvmscope is built) is shared read-only at its own
+# path too, so that a checkout under /tmp is seen in the guest as well.
 # Every function returns non-zero with a reason in $LAB_ERR.
+NESTED_TREE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # The guest's modules, in load order with what they depend on first: the
 # virtio-9p share, then KVM (irqbypass, kvm, ccp, kvm-amd).
@@ -71,6 +75,11 @@ mount -t debugfs nodev $H/sys/kernel/debug
 mount -t devtmpfs dev $H/dev
 mount -t tmpfs tmp $H/tmp
 mount -t tmpfs run $H/run
+tree=""
+for p in $(cat /proc/cmdline); do case "$p" in lab.tree=*) tree=${p#lab.tree=} ;; esac; done
+mkdir -p $H$tree 2>/dev/null
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro tree $H$tree ||
+	echo "LAB-MOUNT-FAILED tree"
 mkdir -p $H$out 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out $H$out ||
 	echo "LAB-MOUNT-FAILED out"
@@ -103,12 +112,14 @@ nested_run() { # NAME SCRIPT SECS [QEMU ARGS...]
 	printf '%s\n' "${NESTED_ENV:-}" > "$d/out/lab.env"
 	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm -smp 2 -m 2048 -display none -no-reboot \
 		-kernel "$LAB_VMLINUZ" -initrd "$LAB_WORK/ninitrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet lab.out=$d/out" \
+		-append "console=ttyS0 panic=-1 quiet lab.out=$d/out lab.tree=$NESTED_TREE" \
 		-serial file:"$d/console.log" \
 		-fsdev local,id=hostfs,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostfs,mount_tag=host \
 		-fsdev local,id=outfs,path="$d/out",security_model=none \
 		-device virtio-9p-pci,fsdev=outfs,mount_tag=out \
+		-fsdev local,id=treefs,path="$NESTED_TREE",security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=treefs,mount_tag=tree \
 		-qmp unix:"$d/qmp.sock",server=on,wait=off "$@" > "$d/qemu.log" 2>&1 &
 	pid=$!
 	echo "$pid" > "$d/qemu.pid"
