@@ -1604,26 +1604,28 @@ int ks_stat_perf_name_width(const struct ks_stat *st)
 	return st->arch->perf_name_width > 0 ? st->arch->perf_name_width : 20;
 }
 
-void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row, bool perf_style,
-		      char *buf, size_t len)
+/* The class's name of KEY/INFO of exit table TABLE (unknown ISA: VMX). */
+static void key_name(const struct ks_stat *st, uint64_t key, int32_t info, int32_t table,
+		     bool perf_style, char *buf, size_t len)
 {
 	struct ks_key_ctx ctx = st->key_ctx;
 
 	if (ctx.isa == KS_ISA_UNKNOWN)
 		ctx.isa = KS_ISA_VMX;
-	ctx.table = row->table;
-	st->cls->key_name(&ctx, row->key, row->info, perf_style, buf, len);
+	ctx.table = table;
+	st->cls->key_name(&ctx, key, info, perf_style, buf, len);
+}
+
+void ks_stat_key_name(const struct ks_stat *st, const struct ks_stat_row *row, bool perf_style,
+		      char *buf, size_t len)
+{
+	key_name(st, row->key, row->info, row->table, perf_style, buf, len);
 }
 
 void ks_stat_occurrence_key(const struct ks_stat *st, const struct ks_stat_occurrence *occ,
 			    char *buf, size_t len)
 {
-	struct ks_key_ctx ctx = st->key_ctx;
-
-	if (ctx.isa == KS_ISA_UNKNOWN)
-		ctx.isa = KS_ISA_VMX;
-	ctx.table = occ->table;
-	st->cls->key_name(&ctx, occ->key, occ->info, false, buf, len);
+	key_name(st, occ->key, occ->info, occ->table, false, buf, len);
 }
 
 bool ks_stat_occurrence_detail(const struct ks_stat *st, const struct ks_stat_occurrence *occ,
