@@ -120,21 +120,20 @@ int ks_census(struct ks_source *src, const char *arch, struct ks_census *c, stru
 {
 	const struct ks_source_info *info = ks_source_info(src);
 	const struct ks_event_class *cls;
-	const struct ks_arch *a = NULL;
+	const struct ks_arch *a;
 	struct ks_record recs[64];
 	int n, i;
 
 	memset(c, 0, sizeof(*c));
 	c->detected_arch = ks_arch_detect(ks_source_tep(src)) ?
 			   ks_arch_detect(ks_source_tep(src))->name : NULL;
-	if (arch)
-		a = ks_arch_by_name(arch);
+	/* an unknown --arch is the engine's error to report: the census
+	 * counts for the input's own architecture then */
+	a = ks_arch_resolve(arch, info->arch, info->cpuid, info->arch_from_events,
+			    ks_source_tep(src), NULL);
 	if (!a)
-		a = ks_arch_for(info->arch, info->cpuid);
-	if (!a)
-		a = ks_arch_detect(ks_source_tep(src));
-	if (!a)
-		a = &ks_arch_x86;
+		a = ks_arch_resolve(NULL, info->arch, info->cpuid, info->arch_from_events,
+				    ks_source_tep(src), NULL);
 	c->arch = a->name;
 	c->kvm_defined = a->entry_system && a->entry_name &&
 			 ks_source_event(src, a->entry_system, a->entry_name);

@@ -42,7 +42,9 @@ struct ks_host {
 	const struct ks_attr_thread **sorted;
 	size_t nsorted;
 	bool sorted_ok;
-	bool arch_tried;                 /* ks_arch_detect() asked (arch was NULL) */
+	bool arch_tried;                 /* ks_arch_resolve() asked (arch was NULL) */
+	char machine[32], cpuid[128];    /* what the source's header says */
+	bool machine_from_events;
 	uint64_t max_threads;            /* limits.threads: distinct tids kept */
 	bool failed, over_budget;
 };
@@ -107,6 +109,13 @@ struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_source *
 	ks_attr_guests_procs(&h->guests, src);
 	h->arch = arch;
 	h->tep = src ? ks_source_tep(src) : NULL;
+	if (src) {
+		const struct ks_source_info *i = ks_source_info(src);
+
+		snprintf(h->machine, sizeof(h->machine), "%s", i->arch);
+		snprintf(h->cpuid, sizeof(h->cpuid), "%s", i->cpuid);
+		h->machine_from_events = i->arch_from_events;
+	}
 	h->max_threads = ks_limits_or_default(NULL)->threads;
 	ks_hmap_init(&h->threads, sizeof(struct ks_attr_thread));
 	ks_hmap_init(&h->roles, sizeof(struct role));
@@ -290,7 +299,8 @@ static const struct ks_attr_thread *observe_event(struct ks_host *h, const struc
 
 	if (!h->arch && !h->arch_tried && rec->event) {
 		h->arch_tried = true;
-		h->arch = ks_arch_detect(rec->event->tep);
+		h->arch = ks_arch_resolve(NULL, h->machine, h->cpuid, h->machine_from_events,
+					  rec->event->tep, NULL);
 	}
 	r = rec->event ? role_of(h, rec->event) : NULL;
 	t = thread_get(h, rec->tid);

@@ -130,8 +130,10 @@ struct vm_name {
 struct ks_profile {
 	struct ks_profile_config cfg;
 	int default_isa;
-	const struct ks_arch *arch;  /* from the source info, else the formats */
+	const struct ks_arch *arch;  /* ks_arch_resolve(), at the first event */
 	bool arch_tried;
+	char machine[32], cpuid[128]; /* what the source info says of it */
+	bool machine_from_events;
 	struct sample_key sample_keys[KS_PROF_MAX_SAMPLE_EXITS];
 	int nsample_keys;
 
@@ -653,10 +655,13 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 			p->max_rows = 64;
 	}
 	ks_spill_init(&p->sp, 0); /* the tables are the memory: runs go to the file */
-	p->default_isa = info && info->cpuid[0] ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_VMX;
-	if (!p->default_isa)
-		p->default_isa = KS_ISA_VMX;
-	p->arch = info ? ks_arch_for(info->arch, info->cpuid) : NULL;
+	p->default_isa = ks_x86_isa_or_default(info ? ks_x86_isa_from_cpuid(info->cpuid)
+						    : KS_ISA_UNKNOWN);
+	if (info) {
+		snprintf(p->machine, sizeof(p->machine), "%s", info->arch);
+		snprintf(p->cpuid, sizeof(p->cpuid), "%s", info->cpuid);
+		p->machine_from_events = info->arch_from_events;
+	}
 	if (parse_sample_exits(p, err) < 0) {
 		ks_host_free(p->host);
 		free(p);
@@ -754,9 +759,10 @@ static struct ev_info *ev_info(struct ks_profile *p, struct tep_event *ev)
 	e = &p->evs[p->nevs++];
 	memset(e, 0, sizeof(*e));
 	e->ev = ev;
-	if (!p->arch && !p->arch_tried) {
+	if (!p->arch_tried) {
 		p->arch_tried = true;
-		p->arch = ks_arch_detect(ev->tep);
+		p->arch = ks_arch_resolve(NULL, p->machine, p->cpuid, p->machine_from_events,
+					  ev->tep, NULL);
 	}
 	if (ks_arch_exit_resolve(p->arch, ev, &e->x))
 		e->kind = EV_EXIT;

@@ -1372,28 +1372,14 @@ int ks_stat_select(struct ks_stat *st, struct ks_source *src)
 static const struct ks_arch *choose_arch(struct ks_stat *st, const struct ks_source_info *info,
 					 struct tep_handle *tep, struct ks_error *err)
 {
-	const struct ks_arch *a;
+	const struct ks_arch *a = ks_arch_resolve(st->cfg.arch, info->arch, info->cpuid,
+						  info->arch_from_events, tep, &st->arch_source);
 
-	if (st->cfg.arch) {
-		a = ks_arch_by_name(st->cfg.arch);
-		if (!a) {
-			char names[256];
+	if (!a) {
+		char names[256];
 
-			ks_arch_name_list(names, sizeof(names));
-			ks_error_set(err, "unknown architecture '%s' (%s)", st->cfg.arch, names);
-		}
-		st->arch_source = "option";
-		return a;
-	}
-	a = ks_arch_for(info->arch, info->cpuid);
-	st->arch_source = info->arch_from_events ? "events" : "header";
-	if (!a) {
-		a = ks_arch_detect(tep);
-		st->arch_source = "events";
-	}
-	if (!a) {
-		a = &ks_arch_x86;
-		st->arch_source = "default";
+		ks_arch_name_list(names, sizeof(names));
+		ks_error_set(err, "unknown architecture '%s' (%s)", st->cfg.arch, names);
 	}
 	return a;
 }
@@ -1610,8 +1596,7 @@ static void key_name(const struct ks_stat *st, uint64_t key, int32_t info, int32
 {
 	struct ks_key_ctx ctx = st->key_ctx;
 
-	if (ctx.isa == KS_ISA_UNKNOWN)
-		ctx.isa = KS_ISA_VMX;
+	ctx.isa = ks_x86_isa_or_default(ctx.isa);
 	ctx.table = table;
 	st->cls->key_name(&ctx, key, info, perf_style, buf, len);
 }
@@ -1796,8 +1781,7 @@ bool ks_stat_key_known(const struct ks_stat *st, const struct ks_stat_row *row)
 {
 	struct ks_key_ctx ctx = st->key_ctx;
 
-	if (ctx.isa == KS_ISA_UNKNOWN)
-		ctx.isa = KS_ISA_VMX;
+	ctx.isa = ks_x86_isa_or_default(ctx.isa);
 	ctx.table = row->table;
 	return !st->cls->key_known || st->cls->key_known(&ctx, row->key);
 }

@@ -194,12 +194,9 @@ struct ks_timeline *ks_timeline_new(struct ks_merge *m)
 	tl->no_data = name_id(tl, "(no guest data)");
 	tl->no_task = name_id(tl, "(guest task unknown)");
 	info = ks_source_info(ks_merge_source(m, 0));
-	p->host_isa = ks_x86_isa_from_cpuid(info->cpuid);
-	if (p->host_isa == KS_ISA_UNKNOWN)
-		p->host_isa = KS_ISA_VMX;
-	p->arch = ks_arch_for(info->arch, info->cpuid);
-	if (!p->arch)
-		p->arch = ks_arch_detect(ks_source_tep(ks_merge_source(m, 0)));
+	p->host_isa = ks_x86_isa_or_default(ks_x86_isa_from_cpuid(info->cpuid));
+	p->arch = ks_arch_resolve(NULL, info->arch, info->cpuid, info->arch_from_events,
+				  ks_source_tep(ks_merge_source(m, 0)), NULL);
 	return tl;
 }
 

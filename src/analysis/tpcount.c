@@ -58,10 +58,9 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *h
 	}
 	ks_hmap_init(&c->evs, sizeof(struct ev_info));
 	ks_hmap_init_wide(&c->rows_by_id, ROW_ID_WORDS, sizeof(uint32_t));
-	if (info)
-		c->arch = ks_arch_for(info->arch, info->cpuid);
-	if (!c->arch && src && ks_source_tep(src))
-		c->arch = ks_arch_detect(ks_source_tep(src));
+	if (src)
+		c->arch = ks_arch_resolve(NULL, info->arch, info->cpuid, info->arch_from_events,
+					  ks_source_tep(src), NULL);
 	if (c->arch)
 		c->exits = ks_arch_class(c->arch, "vmexit");
 	c->isa = info ? ks_x86_isa_from_cpuid(info->cpuid) : KS_ISA_UNKNOWN;
@@ -176,8 +175,7 @@ static uint64_t reason_key(const struct ks_tpcount *c, const struct ev_info *e,
 				  &ctx->table);
 	if (ctx->isa == KS_ISA_UNKNOWN && e->isa.present)
 		ctx->isa = (int)ks_field_u64(&e->isa, rec);
-	if (ctx->isa == KS_ISA_UNKNOWN)
-		ctx->isa = KS_ISA_VMX;
+	ctx->isa = ks_x86_isa_or_default(ctx->isa);
 	return key;
 }
 

@@ -6,7 +6,8 @@
  * UNAME machine ("aarch64", "s390x"...), its perf CPUID string ("IBM,..." is
  * s390, "GenuineIntel,..." x86), then the KVM events present in its formats
  * (kvm_hv:* is powerpc, kvm_exit with esr_ec arm64...).  See ks_arch_for()
- * and ks_arch_detect(); the stat engine calls them.
+ * and ks_arch_detect(); every engine asks ks_arch_resolve(), which says
+ * which one answered.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,28 @@ const struct ks_arch *ks_arch_detect(struct tep_handle *tep)
 		if (ks_arches[i]->detect && ks_arches[i]->detect(tep))
 			return ks_arches[i];
 	return NULL;
+}
+
+const struct ks_arch *ks_arch_resolve(const char *name, const char *machine, const char *cpuid,
+				      bool machine_from_events, struct tep_handle *tep,
+				      const char **why)
+{
+	const struct ks_arch *a;
+	const char *said = "option";
+
+	if (name)
+		a = ks_arch_by_name(name);
+	else if ((a = ks_arch_for(machine, cpuid)))
+		said = machine_from_events ? "events" : "header";
+	else if ((a = ks_arch_detect(tep)))
+		said = "events";
+	else {
+		a = &ks_arch_x86;
+		said = "default";
+	}
+	if (why)
+		*why = said;
+	return a;
 }
 
 const struct ks_arch *ks_arch_by_name(const char *name)

@@ -250,6 +250,18 @@ extern const struct ks_arch *const ks_arches[];
 const struct ks_arch *ks_arch_for(const char *arch, const char *cpuid);
 /* The architecture whose KVM events TEP holds; NULL if none matches. */
 const struct ks_arch *ks_arch_detect(struct tep_handle *tep);
+/* The architecture of an input, and why, for every engine (stat, census,
+ * report, timeline, tpcount, the host model), so that they agree on one
+ * file.  Most trusted first: NAME (the --arch option; NULL: none), the
+ * input's header (MACHINE: perf ARCH / trace.dat uname; CPUID: perf's
+ * string), the KVM events TEP's formats hold (ks_arch_detect), else x86,
+ * perf kvm's own assumption.  *WHY (may be NULL) gets "option", "header",
+ * "events" (also when MACHINE was itself read from the events:
+ * MACHINE_FROM_EVENTS, ftrace text) or "default".  NULL only when NAME is
+ * no architecture. */
+const struct ks_arch *ks_arch_resolve(const char *name, const char *machine, const char *cpuid,
+				      bool machine_from_events, struct tep_handle *tep,
+				      const char **why);
 const struct ks_arch *ks_arch_by_name(const char *name);
 const struct ks_event_class *ks_arch_class(const struct ks_arch *arch, const char *name);
 /* "vmexit, mmio, ioport or msr": the class names of ARCH, in BUF. */
@@ -259,6 +271,12 @@ void ks_arch_class_list(const struct ks_arch *arch, char *buf, size_t len);
  * VMX, "AuthenticAMD"/"HygonGenuine" -> SVM), as perf does. */
 int ks_x86_isa_from_cpuid(const char *cpuid);
 const char *ks_x86_isa_name(int isa);
+/* The exit-reason table of an exit whose CPUID and event said ISA
+ * (KS_ISA_UNKNOWN: neither): VMX when unknown, as perf decodes them. */
+static inline int ks_x86_isa_or_default(int isa)
+{
+	return isa != KS_ISA_UNKNOWN ? isa : KS_ISA_VMX;
+}
 
 /* The body of FORMAT (its text, or what its build() makes): malloc'd, NULL
  * when out of memory. */
