@@ -7,7 +7,7 @@
  * SVM_EXIT_REASONS in svm.h, plus the reasons newer kernels added), so a
  * name read from ftrace text maps back to the code a binary trace holds.
  *
- *	const char *n = ks_x86_exit_name(KS_X86_ISA_VMX, 12);   -> "HLT"
+ *	const char *n = ks_x86_exit_name(KS_ISA_VMX, 12);   -> "HLT"
  *	ks_x86_exit_code("npf", &isa, &code);                  -> isa 2, code 0x400
  *
  * Used by the ftrace text reader and by the exit statistics.
@@ -18,8 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KS_X86_ISA_VMX 1 /* kvm_exit.isa value for Intel VMX */
-#define KS_X86_ISA_SVM 2 /* kvm_exit.isa value for AMD SVM */
+#include "arch.h" /* KS_ISA_VMX, KS_ISA_SVM: kvm_exit's isa values */
 
 /* VMX exit_reason bit 31: the VM entry failed (printed as a flag). */
 #define KS_X86_VMX_FAILED_VMENTRY 0x80000000u
@@ -37,7 +36,7 @@ extern const size_t ks_x86_vmx_exit_reasons_count;
 extern const struct ks_x86_exit_reason ks_x86_svm_exit_reasons[];
 extern const size_t ks_x86_svm_exit_reasons_count;
 
-/* Name of CODE for ISA (1 VMX, 2 SVM); NULL if unknown.  The whole value is
+/* Name of CODE for ISA (KS_ISA_VMX, KS_ISA_SVM); NULL if unknown.  The whole value is
  * looked up: mask a VMX exit_reason with KS_X86_VMX_BASIC_MASK first to get
  * the basic reason the kernel prints (flags such as FAILED_VMENTRY make the
  * unmasked value unknown, as in perf). */

@@ -217,9 +217,9 @@ static const char *lookup_code(const struct ks_x86_exit_reason *t, size_t n, uin
 
 const char *ks_x86_exit_name(int isa, uint64_t code)
 {
-	if (isa == KS_X86_ISA_VMX)
+	if (isa == KS_ISA_VMX)
 		return lookup_code(ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count, code);
-	if (isa == KS_X86_ISA_SVM)
+	if (isa == KS_ISA_SVM)
 		return lookup_code(ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count, code);
 	return NULL;
 }
@@ -239,11 +239,11 @@ static int lookup_name(const struct ks_x86_exit_reason *t, size_t n, const char 
 int ks_x86_exit_code(const char *name, int *isa, uint64_t *code)
 {
 	if (lookup_name(ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count, name, code) == 0) {
-		*isa = KS_X86_ISA_VMX;
+		*isa = KS_ISA_VMX;
 		return 0;
 	}
 	if (lookup_name(ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count, name, code) == 0) {
-		*isa = KS_X86_ISA_SVM;
+		*isa = KS_ISA_SVM;
 		return 0;
 	}
 	return -1;

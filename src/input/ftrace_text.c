@@ -441,7 +441,7 @@ static int parse_exit_reason(struct text_source *s, const char *f, int *isa, uin
 	/* an unnamed code is printed as a number */
 	if (parse_u64(name, 0, code, &e) < 0 || *e)
 		return -1;
-	*isa = s->last_isa ? s->last_isa : KS_X86_ISA_VMX;
+	*isa = ks_x86_isa_or_default(s->last_isa);
 	*code |= flags;
 	return 0;
 }

@@ -83,9 +83,9 @@ static void t_tables_match_kernel(void)
 	vmx = strstr(fmt, "__print_symbolic(REC->exit_reason & 0xffff,");
 	svm = strstr(fmt, "__print_symbolic(REC->exit_reason,");
 	KT_REQUIRE(vmx && svm);
-	each_pair(vmx + strlen("__print_symbolic(REC->exit_reason & 0xffff,"), KS_X86_ISA_VMX,
+	each_pair(vmx + strlen("__print_symbolic(REC->exit_reason & 0xffff,"), KS_ISA_VMX,
 		  &checked);
-	each_pair(svm + strlen("__print_symbolic(REC->exit_reason,"), KS_X86_ISA_SVM, &checked);
+	each_pair(svm + strlen("__print_symbolic(REC->exit_reason,"), KS_ISA_SVM, &checked);
 	KT_EXPECT(checked > 150);
 	free(fmt);
 }

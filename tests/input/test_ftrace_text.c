@@ -105,7 +105,7 @@ static const char *exit_name(const struct ks_record *r, char *buf, size_t len)
 {
 	uint64_t code = fval(r, "exit_reason");
 	int isa = (int)fval(r, "isa");
-	const char *n = ks_x86_exit_name(isa, isa == KS_X86_ISA_VMX ?
+	const char *n = ks_x86_exit_name(isa, isa == KS_ISA_VMX ?
 					 code & KS_X86_VMX_BASIC_MASK : code);
 
 	snprintf(buf, len, "%s", n ? n : "?");
@@ -811,7 +811,7 @@ static void t_edge_cases(void)
 	i++;
 	KT_REQUIRE(is_event(&recs[i].r, "kvm_exit"));
 	KT_EQ_U64(fval(&recs[i].r, "exit_reason"), 1);
-	KT_EQ_U64(fval(&recs[i].r, "isa"), KS_X86_ISA_VMX);
+	KT_EQ_U64(fval(&recs[i].r, "isa"), KS_ISA_VMX);
 	KT_EQ_U64(fval(&recs[i].r, "guest_rip"), 0xffffffffbb533d40ull);
 	i++;
 	/* no [CPU], usec */
@@ -830,12 +830,12 @@ static void t_edge_cases(void)
 	i++;
 	KT_REQUIRE(is_event(&recs[i].r, "kvm_exit"));
 	KT_EQ_U64(fval(&recs[i].r, "exit_reason"), 0x400);
-	KT_EQ_U64(fval(&recs[i].r, "isa"), KS_X86_ISA_SVM);
+	KT_EQ_U64(fval(&recs[i].r, "isa"), KS_ISA_SVM);
 	i++;
 	KT_EQ_U64(fval(&recs[i].r, "exit_reason"), 0x40 + 13);
 	i++;
 	KT_EQ_U64(fval(&recs[i].r, "exit_reason"), 0x80000000ull | 33);
-	KT_EQ_U64(fval(&recs[i].r, "isa"), KS_X86_ISA_VMX);
+	KT_EQ_U64(fval(&recs[i].r, "isa"), KS_ISA_VMX);
 	i++;
 	/* renamed thread */
 	KT_REQUIRE(recs[i].r.type == KS_REC_COMM && recs[i].r.tid == 77);
