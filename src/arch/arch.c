@@ -16,7 +16,6 @@
 #include <traceevent/event-parse.h>
 
 #include "arch.h"
-#include "kvmscope/source.h"
 
 const char *ks_code_lookup(const struct ks_code_name *table, size_t n, uint64_t code)
 {
@@ -45,12 +44,10 @@ const struct ks_arch *ks_arch_for(const char *arch, const char *cpuid)
 	for (i = 0; arch && *arch && ks_arches[i]; i++)
 		if (machine_matches(ks_arches[i], arch))
 			return ks_arches[i];
-	if (!cpuid || !*cpuid)
-		return NULL;
-	if (ks_x86_isa_from_cpuid(cpuid) != KS_ISA_UNKNOWN)
-		return &ks_arch_x86;
-	if (strstr(cpuid, "IBM"))
-		return &ks_arch_s390;
+	for (i = 0; cpuid && *cpuid && ks_arches[i]; i++)
+		for (const char *const *w = ks_arches[i]->cpuid_words; w && *w; w++)
+			if (strstr(cpuid, *w))
+				return ks_arches[i];
 	return NULL;
 }
 
@@ -80,7 +77,7 @@ const struct ks_arch *ks_arch_resolve(const char *name, const char *machine, con
 	else if ((a = ks_arch_detect(tep)))
 		said = "events";
 	else {
-		a = &ks_arch_x86;
+		a = ks_arches[0]; /* x86, first of the list */
 		said = "default";
 	}
 	if (why)
@@ -141,15 +138,18 @@ bool ks_arch_names_system(const char *system)
 	return false;
 }
 
+/* libtraceevent's own lookup: the readers parse the formats of every
+ * system the tables name when they open an input (ks_arch_names_system),
+ * so the tables need no reader to see them. */
 bool ks_arch_has_event(struct tep_handle *tep, const char *system, const char *name)
 {
-	return tep && ks_tep_event(tep, system, name) != NULL;
+	return tep && tep_find_event_by_name(tep, system, name) != NULL;
 }
 
 bool ks_arch_event_has_field(struct tep_handle *tep, const char *system, const char *name,
 			     const char *field)
 {
-	struct tep_event *ev = tep ? ks_tep_event(tep, system, name) : NULL;
+	struct tep_event *ev = tep ? tep_find_event_by_name(tep, system, name) : NULL;
 
 	return ev && tep_find_field(ev, field) != NULL;
 }

@@ -144,6 +144,9 @@ struct ks_arch {
 	bool perf_hists;
 	const char *isa_name;        /* exit-reason table label: "ARM64", "HV", "SIE"... */
 	const char *const *machines; /* uname -m / perf ARCH values; NULL ends */
+	/* Words of a perf CPUID string that name this architecture's CPUs
+	 * ("GenuineIntel,6,85,7", "IBM,3906,..."); NULL ends; NULL: none. */
+	const char *const *cpuid_words;
 	/* true when the input's events are this architecture's */
 	bool (*detect)(struct tep_handle *tep);
 	/* Exits as the other engines (timeline, report) see them: the begin

@@ -324,6 +324,7 @@ static bool s390_detect(struct tep_handle *tep)
 }
 
 static const char *const s390_machines[] = { "s390", NULL };
+static const char *const s390_cpuid_words[] = { "IBM", NULL };
 
 /* ICPT_WAIT 0x1c (arch/s390/kvm/kvm-s390.h): the guest loaded a wait PSW. */
 static bool s390_exit_halts(const struct ks_key_ctx *ctx, uint64_t key)
@@ -381,6 +382,7 @@ const struct ks_arch ks_arch_s390 = {
 	.perf_name_width = 40,
 	.isa_name = "SIE",
 	.machines = s390_machines,
+	.cpuid_words = s390_cpuid_words,
 	.detect = s390_detect,
 	.guest_ip_field = "pswaddr",
 	/* PSW_MASK_PSTATE (arch/s390/include/asm/ptrace.h): problem state */

@@ -268,6 +268,8 @@ static bool x86_detect(struct tep_handle *tep)
 }
 
 static const char *const x86_machines[] = { "x86_64", "i386", "i686", "x86", NULL };
+/* as ks_x86_isa_from_cpuid() reads them */
+static const char *const x86_cpuid_words[] = { "Intel", "AMD", "Hygon", NULL };
 
 /* HLT: EXIT_REASON_HLT 12 (arch/x86/include/uapi/asm/vmx.h), SVM_EXIT_HLT
  * 0x078 (arch/x86/include/uapi/asm/svm.h). */
@@ -391,6 +393,7 @@ const struct ks_arch ks_arch_x86 = {
 	.perf_name_width = 20,
 	.isa_name = NULL, /* VMX or SVM, from the CPUID or kvm_exit.isa */
 	.machines = x86_machines,
+	.cpuid_words = x86_cpuid_words,
 	.detect = x86_detect,
 	.isa_field = "isa",
 	.guest_ip_field = "guest_rip",
