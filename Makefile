@@ -115,7 +115,7 @@ MANPAGES = $(wildcard man/*.1)
 # systemd units (the exporter's) are installed when the tree has them.
 UNITS = $(wildcard systemd/*.service systemd/*.socket systemd/*.timer)
 
-LIB_DIRS = input arch analysis output symbols unwind util
+LIB_DIRS = input event arch analysis output symbols unwind util
 LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 CLI_SRC = $(wildcard src/cli/*.c)
 TOOL_SRC = $(wildcard tools/*.c)

@@ -37,7 +37,7 @@
 #include "arch/x86.h"
 #include "ctx_impl.h"
 #include "input/ftrace_text.h"
-#include "output/print_plan.h"
+#include "event/print_plan.h"
 #include "source_impl.h"
 #include "util/hashmap.h"
 

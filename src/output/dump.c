@@ -17,7 +17,7 @@
 #include "kvmscope/dump.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat.h"
-#include "print_plan.h"
+#include "event/print_plan.h"
 
 /* pid -> comm, as tep_data_comm_from_pid() last said; a comm it found
  * stays valid until tep_override_comm() (only registrations come

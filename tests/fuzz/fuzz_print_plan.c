@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_print_plan.c - libFuzzer target for the compiled print formats
- * (src/output/print_plan.c), differential against libtraceevent.
+ * (src/event/print_plan.c), differential against libtraceevent.
  *
  * The input is a print format, a NUL, then a record: the format follows a
  * fixed field list (every field kind the plan knows; or, when the format
@@ -33,7 +33,7 @@
 
 #include "fuzz_input.h"
 #include "input/format_guard.h"
-#include "output/print_plan.h"
+#include "event/print_plan.h"
 
 #define HEAD "name: demo\nID: 7\nformat:\n" \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
