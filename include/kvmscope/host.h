@@ -14,7 +14,7 @@
  *		const struct ks_attr_thread *t = ks_host_observe(h, &rec);
  *		if (t) use(t->vm, t->vcpu);     (KS_REC_EVENT records)
  *	}
- *	ks_host_json_threads(h, &json);     "threads": [{tid, vm, vm_name, ...}]
+ *	ks_host_json_threads(h, &json);     (host_json.h) "threads": [...]
  *	ks_host_free(h);
  *
  * A pointer returned by ks_host_observe() or ks_host_find() stays valid until
@@ -81,13 +81,5 @@ char *ks_host_vcpu_label(const struct ks_host *h, int32_t vm, int32_t vcpu, char
 /* The threads that had KVM events, sorted by VM, vCPU, tid; valid until the
  * next call that observes a record. */
 size_t ks_host_threads(struct ks_host *h, const struct ks_attr_thread ***out);
-
-/* The "threads" key and array every command's JSON carries (the shape of
- * kvmscope stat's: tid, name, vm, vm_name, vm_source, vcpu, vcpu_source,
- * sources_disagree, events).  VM_NAME(CTX, vm) names a VM (NULL: the
- * model's own names). */
-void ks_host_json_attr(struct ks_json *j, const struct ks_attr_thread *const *ts, size_t n,
-		       const char *(*vm_name)(const void *ctx, int32_t vm), const void *ctx);
-void ks_host_json_threads(struct ks_host *h, struct ks_json *j);
 
 #endif

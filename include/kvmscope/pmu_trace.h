@@ -109,14 +109,15 @@ const char *ks_pmu_trace_comm(const struct ks_pmu_trace *pt, int32_t pid);
  * for the host model that attributes threads to VMs and vCPUs; call before
  * the first record.  0 or -1. */
 struct ks_source;
-struct ks_json;
 int ks_pmu_trace_set_guests(struct ks_pmu_trace *pt, const struct ks_source *src,
 			    struct ks_error *err);
 /* 0, or -1 with ERR set ("PATH: offset N: ...") when the run stopped: more
  * threads than the budget, or out of memory. */
 int ks_pmu_trace_error(const struct ks_pmu_trace *pt, const char *path, struct ks_error *err);
-/* The "threads" array (thread -> VM, vCPU; the shape of kvmscope stat's). */
-void ks_pmu_trace_json_threads(struct ks_pmu_trace *pt, struct ks_json *j);
+/* The host model it attributed threads with (its "threads" JSON:
+ * host_json.h). */
+struct ks_host;
+struct ks_host *ks_pmu_trace_host(const struct ks_pmu_trace *pt);
 
 /* Event select decoding (Intel SDM "IA32_PERFEVTSELx", AMD APM "PERF_CTLx"). */
 struct ks_evtsel {

@@ -224,9 +224,9 @@ int ks_timeline_write_perfetto(const struct ks_timeline *tl, FILE *out);
  * input.  0, or -1 when out of memory. */
 int ks_timeline_write_html(const struct ks_timeline *tl, FILE *out);
 
-/* The "threads" array of the host model (thread -> VM, vCPU; the shape of
- * kvmscope stat's), into the JSON being written. */
-struct ks_json;
-void ks_timeline_json_threads(const struct ks_timeline *tl, struct ks_json *j);
+/* The host model the timeline attributed threads with (thread -> VM,
+ * vCPU; its "threads" JSON: host_json.h). */
+struct ks_host;
+struct ks_host *ks_timeline_host(const struct ks_timeline *tl);
 
 #endif

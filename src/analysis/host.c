@@ -18,7 +18,6 @@
 #include "arch/arch.h"
 #include "kvmscope/field.h"
 #include "kvmscope/host.h"
-#include "kvmscope/json.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "util/hashmap.h"
@@ -442,52 +441,4 @@ size_t ks_host_threads(struct ks_host *h, const struct ks_attr_thread ***out)
 	}
 	*out = h->sorted;
 	return h->nsorted;
-}
-
-void ks_host_json_attr(struct ks_json *j, const struct ks_attr_thread *const *ts, size_t n,
-		       const char *(*vm_name)(const void *ctx, int32_t vm), const void *ctx)
-{
-	size_t i;
-
-	ks_json_key(j, "threads");
-	ks_json_begin_array(j);
-	for (i = 0; i < n; i++) {
-		const struct ks_attr_thread *t = ts[i];
-		const char *name = vm_name(ctx, t->vm);
-
-		ks_json_begin_object(j);
-		ks_json_kv_i64(j, "tid", t->tid);
-		ks_json_key(j, "name");
-		if (t->comm[0])
-			ks_json_string(j, t->comm);
-		else
-			ks_json_null(j);
-		ks_json_kv_i64(j, "vm", t->vm);
-		ks_json_key(j, "vm_name");
-		if (name)
-			ks_json_string(j, name);
-		else
-			ks_json_null(j);
-		ks_json_kv_string(j, "vm_source", ks_attr_source_name(t->vm_src));
-		ks_json_kv_i64(j, "vcpu", t->vcpu);
-		ks_json_kv_string(j, "vcpu_source", ks_attr_source_name(t->vcpu_src));
-		ks_json_key(j, "sources_disagree");
-		ks_json_bool(j, t->conflict);
-		ks_json_kv_u64(j, "events", t->events);
-		ks_json_end_object(j);
-	}
-	ks_json_end_array(j);
-}
-
-static const char *own_vm_name(const void *ctx, int32_t vm)
-{
-	return ks_host_vm_name(ctx, vm);
-}
-
-void ks_host_json_threads(struct ks_host *h, struct ks_json *j)
-{
-	const struct ks_attr_thread **ts;
-	size_t n = ks_host_threads(h, &ts);
-
-	ks_host_json_attr(j, ts, n, own_vm_name, h);
 }

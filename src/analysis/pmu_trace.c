@@ -192,9 +192,9 @@ int ks_pmu_trace_error(const struct ks_pmu_trace *pt, const char *path, struct k
 						 .offset = pt->failed_offset }, err) : 0;
 }
 
-void ks_pmu_trace_json_threads(struct ks_pmu_trace *pt, struct ks_json *j)
+struct ks_host *ks_pmu_trace_host(const struct ks_pmu_trace *pt)
 {
-	ks_host_json_threads(pt->host, j);
+	return pt->host;
 }
 
 /* ---- event classification ---- */

@@ -20,7 +20,6 @@
 #include "arch/arch.h"
 #include "kvmscope/field.h"
 #include "kvmscope/host.h"
-#include "kvmscope/json.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "kvmscope/timeline.h"
@@ -1095,7 +1094,7 @@ int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
 	return 0;
 }
 
-void ks_timeline_json_threads(const struct ks_timeline *tl, struct ks_json *j)
+struct ks_host *ks_timeline_host(const struct ks_timeline *tl)
 {
-	ks_host_json_threads(((struct tl_priv *)tl->priv)->host, j);
+	return ((struct tl_priv *)tl->priv)->host;
 }

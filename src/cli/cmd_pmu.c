@@ -13,6 +13,7 @@
 #include "arch/x86_msr.h"
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
 #include "kvmscope/tracedat.h"
 #include "kvmscope/pmu_host.h"
@@ -506,7 +507,7 @@ static void json_report(struct ks_pmu_trace *pt)
 		ks_json_end_object(&j);
 	}
 	ks_json_end_array(&j);
-	ks_pmu_trace_json_threads(pt, &j);
+	ks_host_json_threads(ks_pmu_trace_host(pt), &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
 }

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/host.h"
+#include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/profile.h"

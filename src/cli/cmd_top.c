@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "kvmscope/host.h"
+#include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
 #include "kvmscope/kvmstats.h"
 #include "kvmscope/limits.h"

@@ -11,6 +11,7 @@
 #include "kvmscope/attribution.h"
 #include "kvmscope/dump.h"
 #include "kvmscope/host.h"
+#include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
 #include "kvmscope/merge_print.h"
 #include "kvmscope/record.h"

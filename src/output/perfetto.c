@@ -14,6 +14,7 @@
  */
 #include <stdio.h>
 
+#include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
 #include "kvmscope/timeline.h"
 
@@ -213,7 +214,7 @@ void ks_timeline_write_json(const struct ks_timeline *tl, FILE *out)
 	ks_json_kv_string(&j, "generator", "kvmscope timeline");
 	ks_json_kv_u64(&j, "first_ts_ns", tl->first_ts);
 	ks_json_end_object(&j);
-	ks_timeline_json_threads(tl, &j);
+	ks_host_json_threads(ks_timeline_host(tl), &j);
 	ks_json_end_object(&j);
 	ks_json_finish(&j);
 }

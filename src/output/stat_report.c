@@ -12,6 +12,7 @@
 
 #include "kvmscope/attribution.h"
 #include "kvmscope/host.h"
+#include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
 #include "kvmscope/stat_report.h"
 #include "output/csv.h"
