@@ -104,6 +104,11 @@ struct ks_attr_thread {
 };
 
 void ks_attr_thread_init(struct ks_attr_thread *t, int32_t tid);
+/* The vCPU number in a vCPU thread's name, from the table of the VMMs'
+ * names ("CPU 3/KVM" QEMU, "fc_vcpu 3" Firecracker, "vcpu3" Cloud
+ * Hypervisor, "crosvm_vcpu3" crosvm, "kvm-vcpu-3" kvmtool), and *VMM (may
+ * be NULL) the VMM's; -1 for other names. */
+int32_t ks_host_vcpu_from_name(const char *comm, const char **vmm);
 /* "CPU 3/KVM" -> 3, and the other VMMs' vCPU thread names
  * (ks_host_vcpu_from_name); -1 for other names. */
 int32_t ks_attr_vcpu_from_name(const char *comm);

@@ -35,12 +35,6 @@ struct ks_json;
 struct ks_source;
 struct ks_host;
 
-/* The vCPU number in a vCPU thread's name, from the table of the VMMs'
- * names ("CPU 3/KVM" QEMU, "fc_vcpu 3" Firecracker, "vcpu3" Cloud
- * Hypervisor, "crosvm_vcpu3" crosvm, "kvm-vcpu-3" kvmtool), and *VMM (may
- * be NULL) the VMM's; -1 for other names. */
-int32_t ks_host_vcpu_from_name(const char *comm, const char **vmm);
-
 /* ARCH: the input's architecture (NULL: detected from the first event's
  * formats by ks_arch_detect()).  SRC: the recording whose guests
  * (ks_source_guests()) are known, NULL if none. */

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "kvmscope/attribution.h"
-#include "kvmscope/host.h"
 #include "kvmscope/source.h"
 
 const char *ks_attr_source_name(enum ks_attr_source src)
@@ -103,9 +102,52 @@ void ks_attr_thread_init(struct ks_attr_thread *t, int32_t tid)
 	t->vcpu = t->vm = -1;
 }
 
+/* How VMMs name their vCPU threads: PREFIX, the vCPU number (decimal),
+ * SUFFIX, as each sets it (the kernel keeps 15 bytes of a name).  A VMM
+ * not listed, or QEMU without -name debug-threads=on (every thread is
+ * "qemu-system-x86"), names no vCPU: the events' vCPU field says, or the
+ * thread stands for itself. */
+struct vcpu_name {
+	const char *vmm, *prefix, *suffix;
+};
+
+static const struct vcpu_name vcpu_names[] = {
+	/* accel/kvm/kvm-accel-ops.c: "CPU %d/KVM" */
+	{ .vmm = "QEMU", .prefix = "CPU ", .suffix = "/KVM" },
+	/* src/vmm/src/vstate/vcpu: format!("fc_vcpu {}", index) */
+	{ .vmm = "Firecracker", .prefix = "fc_vcpu ", .suffix = "" },
+	/* vmm/src/cpu.rs: format!("vcpu{vcpu_id}") */
+	{ .vmm = "Cloud Hypervisor", .prefix = "vcpu", .suffix = "" },
+	/* src/crosvm/sys/linux/vcpu.rs: format!("crosvm_vcpu{}", cpu_id) */
+	{ .vmm = "crosvm", .prefix = "crosvm_vcpu", .suffix = "" },
+	/* builtin-run.c: "kvm-vcpu-%lu" */
+	{ .vmm = "kvmtool", .prefix = "kvm-vcpu-", .suffix = "" },
+};
+
+int32_t ks_host_vcpu_from_name(const char *comm, const char **vmm)
+{
+	for (size_t i = 0; comm && i < sizeof(vcpu_names) / sizeof(vcpu_names[0]); i++) {
+		const struct vcpu_name *v = &vcpu_names[i];
+		size_t pl = strlen(v->prefix);
+		const char *p = comm + pl, *d = p;
+		int64_t n = 0;
+
+		if (strncmp(comm, v->prefix, pl))
+			continue;
+		while (*d >= '0' && *d <= '9' && n <= INT32_MAX)
+			n = n * 10 + (*d++ - '0');
+		if (d == p || n > INT32_MAX || (d - p > 1 && *p == '0') || strcmp(d, v->suffix))
+			continue;
+		if (vmm)
+			*vmm = v->vmm;
+		return (int32_t)n;
+	}
+	return -1;
+}
+
 int32_t ks_attr_vcpu_from_name(const char *comm)
 {
-	return ks_host_vcpu_from_name(comm, NULL); /* the VMMs' table (host.c) */
+	return ks_host_vcpu_from_name(comm, NULL);
 }
 
 void ks_attr_set_comm(struct ks_attr_thread *t, const char *comm)
