@@ -325,3 +325,36 @@ const struct ks_source_timeshift *ks_source_timeshift(const struct ks_source *sr
 {
 	return src->meta.has_timeshift ? &src->meta.timeshift : NULL;
 }
+
+/* ---- what every reader does when it opens ---- */
+
+int ks_source_check_regular(const char *path, int fd, struct ks_error *err)
+{
+	struct stat st;
+	const char *kind;
+
+	if (fstat(fd, &st) < 0)
+		return ks_error_set(err, "%s: cannot stat: %s", path, strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return ks_error_set(err, "%s: is a directory", path);
+	if (S_ISFIFO(st.st_mode))
+		kind = "a pipe or FIFO";
+	else if (S_ISSOCK(st.st_mode))
+		kind = "a socket";
+	else if (S_ISCHR(st.st_mode))
+		kind = "a character device";
+	else if (S_ISBLK(st.st_mode))
+		kind = "a block device";
+	else
+		kind = "not a regular file";
+	return ks_error_set(err, "%s: is %s; kvmscope reads regular files only (it seeks in them): "
+			    "save the data to a file first", path, kind);
+}
+
+void ks_source_apply_opts(struct ks_source *src, const struct ks_source_opts *o)
+{
+	src->limits = *ks_limits_or_default(o ? o->limits : NULL);
+	src->ctx = o ? o->ctx : NULL;
+}

@@ -17,31 +17,6 @@
 #include "ftrace_text.h"
 #include "source_impl.h"
 
-int ks_source_check_regular(const char *path, int fd, struct ks_error *err)
-{
-	struct stat st;
-	const char *kind;
-
-	if (fstat(fd, &st) < 0)
-		return ks_error_set(err, "%s: cannot stat: %s", path, strerror(errno));
-	if (S_ISREG(st.st_mode))
-		return 0;
-	if (S_ISDIR(st.st_mode))
-		return ks_error_set(err, "%s: is a directory", path);
-	if (S_ISFIFO(st.st_mode))
-		kind = "a pipe or FIFO";
-	else if (S_ISSOCK(st.st_mode))
-		kind = "a socket";
-	else if (S_ISCHR(st.st_mode))
-		kind = "a character device";
-	else if (S_ISBLK(st.st_mode))
-		kind = "a block device";
-	else
-		kind = "not a regular file";
-	return ks_error_set(err, "%s: is %s; kvmscope reads regular files only (it seeks in them): "
-			    "save the data to a file first", path, kind);
-}
-
 static int sniff(const char *path, char *head, size_t len, size_t *got, struct ks_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: no wait */
@@ -83,12 +58,6 @@ size_t ks_source_head_size(void)
 int ks_source_open(struct ks_source **out, const char *path, struct ks_error *err)
 {
 	return ks_source_open_opts(out, path, NULL, err);
-}
-
-void ks_source_apply_opts(struct ks_source *src, const struct ks_source_opts *o)
-{
-	src->limits = *ks_limits_or_default(o ? o->limits : NULL);
-	src->ctx = o ? o->ctx : NULL;
 }
 
 int ks_source_open_opts(struct ks_source **out, const char *path, const struct ks_source_opts *o,
