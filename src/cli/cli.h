@@ -23,7 +23,7 @@ int cmd_timeline(int argc, char **argv);
 int cmd_pmu(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 
-/* The run's library context (kvmscope/ctx.h), made by main() before the
+/* The run's library context (kvmscope/ctx.h), made by cli_run() before the
  * command runs, with the format probe set (format_probe.h): every input is
  * opened with it. */
 struct ks_ctx *cli_ctx(void);
@@ -31,6 +31,12 @@ struct ks_ctx *cli_ctx(void);
  * peers (QMP): its cancel function is the first SIGINT/SIGTERM/SIGHUP
  * caught (cli_live_catch_signals). */
 struct ks_ctx *cli_peer_ctx(void);
+
+/* Run FN (a cmd_*) with ARGV in a fresh run context (run.c); its status. */
+int cli_run(int (*fn)(int argc, char **argv), int argc, char **argv);
+/* Check standard output when the process exits (also after --help's
+ * exit(0)): a write error is exit status 1 with one line. */
+void cli_check_stdout_at_exit(void);
 
 /* "kvmscope: MSG" on stderr and exit status 1. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -16,8 +16,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "format_probe.h"
-#include "kvmscope/ctx.h"
 #include "kvmscope/limits.h"
 #include "util/hex.h"
 
@@ -47,47 +45,6 @@ static const struct command commands[] = {
 	{ "exporter", cmd_exporter, "serve exit metrics over HTTP for Prometheus (live or replayed)" },
 	{ NULL, NULL, NULL },
 };
-
-/* Set by die() and usage_error(): the run failed and said why already. */
-static bool dying;
-
-_Noreturn void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	dying = true;
-	fflush(stdout);
-	fputs("kvmscope: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-void warnx_(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("kvmscope: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-_Noreturn void usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	dying = true;
-	fprintf(stderr, "kvmscope %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "; see 'kvmscope %s --help'.\n", cmd);
-	exit(2);
-}
 
 static void usage(FILE *out)
 {
@@ -239,66 +196,6 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	_exit(1);
 }
 
-/* Every command's standard output is checked once, at exit (also after
- * --help's exit(0)): a full disk or a broken file behind stdout is an error
- * (exit 1 with one line), not a silent success.  After die() the run has
- * failed already and said why. */
-static void check_stdout(void)
-{
-	struct ks_error err;
-
-	if (ks_stdout_close(&err) < 0 && !dying) {
-		fprintf(stderr, "kvmscope: %s\n", err.msg);
-		_exit(1);
-	}
-}
-
-/* The run's library context: every input is opened with it, so that the
- * files of one setup share their parsed formats. */
-static struct ks_ctx *run_ctx;
-
-struct ks_ctx *cli_ctx(void)
-{
-	/* the context is asked for to open inputs, whose formats the probe's
-	 * helper parses: it is forked now, while the process is small (a
-	 * fork copies the page tables, and every page written after it is
-	 * copied once more, in the parent as in the helper) */
-	cli_format_probe_start();
-	return run_ctx;
-}
-
-/* The run's context without starting the format probe's helper: for
- * what opens no input (QMP connections). */
-struct ks_ctx *cli_peer_ctx(void)
-{
-	return run_ctx;
-}
-
-/* The library's waits on peers end on the first SIGINT / SIGTERM / SIGHUP
- * caught (cli_live_catch_signals). */
-static bool signal_cancels(void *arg)
-{
-	(void)arg;
-	return cli_live_interrupted();
-}
-
-/* The command C with ARGV, in the run's context. */
-static int run(const struct command *c, int argc, char **argv)
-{
-	int r;
-
-	run_ctx = ks_ctx_new();
-	if (!run_ctx)
-		die("out of memory");
-	/* event formats of damaged files are tried in a helper process first */
-	ks_format_probe_set(run_ctx, cli_format_probe, NULL);
-	ks_ctx_set_cancel(run_ctx, signal_cancels, NULL);
-	r = c->fn(argc, argv);
-	ks_ctx_free(run_ctx);
-	run_ctx = NULL;
-	return r;
-}
-
 int main(int argc, char **argv)
 {
 	const struct command *c;
@@ -309,7 +206,7 @@ int main(int argc, char **argv)
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
-	atexit(check_stdout);
+	cli_check_stdout_at_exit();
 
 	if (argc < 2) {
 		usage(stderr);
@@ -324,7 +221,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		c = find_command(argv[2]);
-		return c ? run(c, 2, help_argv) : not_a_command(argv[2]);
+		return c ? cli_run(c->fn, 2, help_argv) : not_a_command(argv[2]);
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
@@ -335,5 +232,5 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	c = find_command(argv[1]);
-	return c ? run(c, argc - 1, argv + 1) : not_a_command(argv[1]);
+	return c ? cli_run(c->fn, argc - 1, argv + 1) : not_a_command(argv[1]);
 }
