@@ -107,11 +107,12 @@ static bool loongarch_key_known(const struct ks_key_ctx *ctx, uint64_t key)
 static const struct ks_event_class loongarch_classes[] = {
 	{
 		.name = "vmexit", .title = "VM-EXIT",
-		.begin = { { "kvm", "kvm_exit", NULL, 0, "reason", NULL, NULL, false, TABLE_EXC } },
-		.end = { { "kvm", "kvm_enter", NULL, 0, NULL, NULL, NULL, false, 0 },
-			 { "kvm", "kvm_reenter", NULL, 0, NULL, NULL, NULL, false, 0 } },
-		.child = { { "kvm", "kvm_exit_gspr", NULL, 0, "inst_word", NULL, NULL, false,
-			     TABLE_GSPR } },
+		.begin = { { .system = "kvm", .name = "kvm_exit", .key_field = "reason",
+			     .table = TABLE_EXC } },
+		.end = { { .system = "kvm", .name = "kvm_enter" },
+			 { .system = "kvm", .name = "kvm_reenter" } },
+		.child = { { .system = "kvm", .name = "kvm_exit_gspr", .key_field = "inst_word",
+			     .table = TABLE_GSPR } },
 		.key_name = loongarch_key_name,
 		.key_known = loongarch_key_known,
 		.compose = loongarch_compose,

@@ -208,8 +208,8 @@ static void trap_compose(uint64_t *key, uint64_t key2, int32_t *table)
 static const struct ks_event_class powerpc_classes[] = {
 	{
 		.name = "vmexit", .title = "VM-EXIT",
-		.begin = { { "kvm_hv", "kvm_guest_exit", NULL, 0, "trap", NULL, NULL, false, 0 } },
-		.end = { { "kvm_hv", "kvm_guest_enter", NULL, 0, NULL, NULL, NULL, false, 0 } },
+		.begin = { { .system = "kvm_hv", .name = "kvm_guest_exit", .key_field = "trap" } },
+		.end = { { .system = "kvm_hv", .name = "kvm_guest_enter" } },
 		.key_name = trap_name,
 		.names = ppc_traps,
 		.nnames = NTRAPS,
@@ -219,8 +219,8 @@ static const struct ks_event_class powerpc_classes[] = {
 	},
 	{
 		.name = "hcall", .title = "HCALL-EVENT",
-		.begin = { { "kvm_hv", "kvm_hcall_enter", NULL, 0, "req", NULL, NULL, false, 0 } },
-		.end = { { "kvm_hv", "kvm_hcall_exit", NULL, 0, NULL, NULL, NULL, false, 0 } },
+		.begin = { { .system = "kvm_hv", .name = "kvm_hcall_enter", .key_field = "req" } },
+		.end = { { .system = "kvm_hv", .name = "kvm_hcall_exit" } },
 		.key_name = hcall_name,
 		.key_known = hcall_known,
 	},

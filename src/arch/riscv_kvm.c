@@ -96,8 +96,9 @@ static bool riscv_key_known(const struct ks_key_ctx *ctx, uint64_t key)
 static const struct ks_event_class riscv_classes[] = {
 	{
 		.name = "vmexit", .title = "VM-EXIT",
-		.begin = { { "kvm", "kvm_exit", NULL, 0, "scause", NULL, NULL, false, TABLE_EXC } },
-		.end = { { "kvm", "kvm_entry", NULL, 0, NULL, NULL, NULL, false, 0 } },
+		.begin = { { .system = "kvm", .name = "kvm_exit", .key_field = "scause",
+			     .table = TABLE_EXC } },
+		.end = { { .system = "kvm", .name = "kvm_entry" } },
 		.key_name = riscv_key_name,
 		.key_known = riscv_key_known,
 		.compose = scause_compose,

@@ -57,8 +57,8 @@ static bool testarch_periodic(const struct ks_key_ctx *ctx, uint64_t key)
 static const struct ks_event_class testarch_classes[] = {
 	{
 		.name = "vmexit", .title = "VM-EXIT",
-		.begin = { { "testkvm", "guest_exit", NULL, 0, "why", NULL, NULL, false, 0 } },
-		.end = { { "testkvm", "guest_enter", NULL, 0, NULL, NULL, NULL, false, 0 } },
+		.begin = { { .system = "testkvm", .name = "guest_exit", .key_field = "why" } },
+		.end = { { .system = "testkvm", .name = "guest_enter" } },
 		.key_name = why_name,
 		.key_known = why_known,
 		.run_ok = true,
