@@ -280,7 +280,7 @@ static bool is_named(const struct tep_event *ev, const char *system, const char 
 static void init_entry_role(struct ks_stat *st, struct event_role *r, struct tep_event *ev)
 {
 	const struct ks_arch *a = st->arch;
-	const char *vf = st->cfg.perf_compat ? a->perf_vcpu_field : a->entry_vcpu_field;
+	const char *vf = st->cfg.perf_compat ? a->perf.vcpu_field : a->entry_vcpu_field;
 
 	r->is_entry = is_named(ev, a->entry_system, a->entry_name) ||
 		      (!st->cfg.perf_compat && is_named(ev, a->entry_system, a->entry2_name));
@@ -1396,7 +1396,7 @@ static int choose_class(struct ks_stat *st, struct ks_error *err)
 				    st->cfg.event_class, st->arch->name, list);
 	}
 	if (m == KS_MEASURE_PERF)
-		m = st->arch->perf_measure == KS_ARCH_MEASURE_RUN && st->cls->run_ok ?
+		m = st->arch->perf.measure == KS_ARCH_MEASURE_RUN && st->cls->run_ok ?
 		    KS_MEASURE_RUN : KS_MEASURE_HANDLING;
 	if (m == KS_MEASURE_RUN && !st->cls->run_ok)
 		return ks_error_set(err, "--measure run needs an exit/entry class (vmexit), "
@@ -1582,12 +1582,12 @@ const char *ks_stat_variant(const struct ks_stat *st)
 
 int ks_stat_perf_decode_len(const struct ks_stat *st)
 {
-	return st->arch->perf_decode_len;
+	return st->arch->perf.decode_len;
 }
 
 int ks_stat_perf_name_width(const struct ks_stat *st)
 {
-	return st->arch->perf_name_width > 0 ? st->arch->perf_name_width : 20;
+	return st->arch->perf.name_width > 0 ? st->arch->perf.name_width : 20;
 }
 
 /* The class's name of KEY/INFO of exit table TABLE (unknown ISA: VMX). */
@@ -1881,7 +1881,7 @@ int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, 
 				    "min_t, ev_name or p99)", key);
 	/* perf 6.1's "time" sorts by mean time; newer perf (hists) and we
 	 * by total. */
-	mode.ties_by_name = st->cfg.perf_compat && st->arch->perf_hists;
+	mode.ties_by_name = st->cfg.perf_compat && st->arch->perf.hists;
 	mode.by = st->cfg.perf_compat && !mode.ties_by_name ? sort_keys[k].perf_mode :
 								  sort_keys[k].mode;
 	items = calloc(n + 1, sizeof(*items));

@@ -126,6 +126,28 @@ enum {
 
 enum { KS_ARCH_MEASURE_HANDLING = 0, KS_ARCH_MEASURE_RUN = 1 };
 
+/* perf's choices (tools/perf/arch/ARCH/util/kvm-stat.c), which only the
+ * perf-compatible layout (stat --format perf) follows. */
+struct ks_arch_perf {
+	const char *vcpu_field;      /* vcpu_id_str: read from the first entry */
+	int measure;                 /* KS_ARCH_MEASURE_* */
+	int decode_len;              /* decode_str_len: names are cut at len - 1 */
+	int name_width;              /* perf's width of the name column (print_result) */
+	/* perf's rows are hist entries keyed by their name (perf 6.3+: the
+	 * riscv perf is 6.12): ties sort by name, -k time is total time */
+	bool hists;
+};
+
+/* What only a live recording (record, top, exporter) asks. */
+struct ks_arch_live {
+	/* The trace clock it prefers when the kernel offers it (x86
+	 * "x86-tsc": guest timestamps sync with it); NULL: "local". */
+	const char *trace_clock;
+	/* Further events it wants (x86 kvm_write_tsc_offset, for guest time
+	 * sync); NULL-terminated "system:name" strings. */
+	const char *const *extra_events;
+};
+
 struct ks_arch {
 	const char *name;            /* "x86", "arm64", "powerpc", "s390", "riscv", "loongarch" */
 	const char *entry_system;    /* the event that binds a thread to a vCPU */
@@ -134,14 +156,8 @@ struct ks_arch {
 	const char *entry_vcpu_field;/* NULL or absent: the entry names no vCPU */
 	const char *exit_vcpu_field; /* vCPU id field of begin events, if any */
 	const struct ks_event_class *classes; /* NULL name ends */
-	/* perf's choices (tools/perf/arch/ARCH/util/kvm-stat.c) */
-	const char *perf_vcpu_field; /* vcpu_id_str: read from the first entry */
-	int perf_measure;            /* KS_ARCH_MEASURE_* */
-	int perf_decode_len;         /* decode_str_len: names are cut at len - 1 */
-	int perf_name_width;         /* perf's width of the name column (print_result) */
-	/* perf's rows are hist entries keyed by their name (perf 6.3+: the
-	 * riscv perf is 6.12): ties sort by name, -k time is total time */
-	bool perf_hists;
+	struct ks_arch_perf perf;     /* --format perf only */
+	struct ks_arch_live live;     /* live recordings only */
 	const char *isa_name;        /* exit-reason table label: "ARM64", "HV", "SIE"... */
 	const char *const *machines; /* uname -m / perf ARCH values; NULL ends */
 	/* Words of a perf CPUID string that name this architecture's CPUs
@@ -178,12 +194,6 @@ struct ks_arch {
 	const char *report_key2_format;
 	/* An event that by itself says the vCPU halts (arm64 kvm_wfx_arm64). */
 	const char *halt_system, *halt_name;
-	/* The trace clock a live recording prefers when the kernel offers it
-	 * (x86 "x86-tsc": guest timestamps sync with it); NULL: "local". */
-	const char *trace_clock;
-	/* Further events a live recording wants (x86 kvm_write_tsc_offset,
-	 * for guest time sync); NULL-terminated "system:name" strings. */
-	const char *const *extra_events;
 	/* The formats of the architecture's KVM events (the ones of its
 	 * kernel, tests/fixtures/ARCH/), which the ftrace text reader reads
 	 * lines with; the events of generic code (sched, KVM's common

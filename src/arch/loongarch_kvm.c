@@ -166,10 +166,12 @@ const struct ks_arch ks_arch_loongarch = {
 	.entry_name = "kvm_enter",
 	.entry2_name = "kvm_reenter",
 	.classes = loongarch_classes,
-	.perf_vcpu_field = "vcpu_id",   /* absent from the events: perf reads 0 */
-	.perf_measure = KS_ARCH_MEASURE_HANDLING,
-	.perf_decode_len = 40,
-	.perf_name_width = 40,
+	.perf = {
+		.vcpu_field = "vcpu_id",   /* absent from the events: perf reads 0 */
+		.measure = KS_ARCH_MEASURE_HANDLING,
+		.decode_len = 40,
+		.name_width = 40,
+	},
 	.isa_name = "loongarch64",
 	.machines = loongarch_machines,
 	.detect = loongarch_detect,

@@ -393,10 +393,12 @@ const struct ks_arch ks_arch_x86 = {
 	.entry_vcpu_field = "vcpu_id",
 	.exit_vcpu_field = "vcpu_id",
 	.classes = x86_classes,
-	.perf_vcpu_field = "vcpu_id",
-	.perf_measure = KS_ARCH_MEASURE_HANDLING,
-	.perf_decode_len = 20,
-	.perf_name_width = 20,
+	.perf = {
+		.vcpu_field = "vcpu_id",
+		.measure = KS_ARCH_MEASURE_HANDLING,
+		.decode_len = 20,
+		.name_width = 20,
+	},
 	.isa_name = NULL, /* VMX or SVM, from the CPUID or kvm_exit.isa */
 	.machines = x86_machines,
 	.cpuid_words = x86_cpuid_words,
@@ -406,9 +408,11 @@ const struct ks_arch ks_arch_x86 = {
 	.exit_halts = x86_exit_halts,
 	.exit_protected = x86_exit_protected,
 	.exit_code = x86_exit_code,
-	.extra_events = x86_extra_events,
-	.trace_clock = "x86-tsc",
 	.formats = x86_formats,
+	.live = {
+		.extra_events = x86_extra_events,
+		.trace_clock = "x86-tsc",
+	},
 };
 
 int ks_x86_isa_from_cpuid(const char *cpuid)

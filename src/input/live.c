@@ -157,7 +157,7 @@ const char *const *ks_live_default_events(const char *machine, struct ks_live_ev
 		add_matches(c->child, KS_MAX_CHILD, list, n, KS_LIVE_DEFAULT_MAX, store);
 	}
 	add_unique(list, n, KS_LIVE_DEFAULT_MAX, store, a->halt_system, a->halt_name);
-	for (x = a->extra_events; x && *x; x++) {
+	for (x = a->live.extra_events; x && *x; x++) {
 		const char *colon = strchr(*x, ':');
 		char sys[64];
 
@@ -398,7 +398,7 @@ static int setup_clock(struct ks_live *l, const struct ks_live_opts *o, struct k
 	const struct ks_arch *a = uname(&u) == 0 ? ks_arch_for(u.machine, NULL) : NULL;
 
 	if (!clock)
-		clock = a && a->trace_clock && clock_available(l, a->trace_clock) ? a->trace_clock
+		clock = a && a->live.trace_clock && clock_available(l, a->live.trace_clock) ? a->live.trace_clock
 										 : "local";
 	if (!clock_available(l, clock))
 		return ks_error_set(err, "trace clock '%s' is not offered by this kernel", clock);
