@@ -886,10 +886,8 @@ ALWAYS_INLINE struct key_val read_key(const struct ks_stat *st, const struct ks_
 
 	if (!k.has)
 		return k;
-	k.key = ks_field_u64(&f->key, rec);
+	k.key = ks_rule_key(m, st->compose, &f->key, &f->key2, rec->data, rec->size, &k.table);
 	k.info = (int32_t)ks_field_u64(&f->info, rec);
-	if (st->compose)
-		st->compose(&k.key, ks_field_u64(&f->key2, rec), &k.table);
 	return k;
 }
 

@@ -167,12 +167,11 @@ static long row_new(struct ks_tpcount *c, const uint64_t *id, int32_t vm, bool c
 static uint64_t reason_key(const struct ks_tpcount *c, const struct ev_info *e,
 			   const struct ks_record *rec, struct ks_key_ctx *ctx)
 {
-	uint64_t key = ks_field_u64(&e->key, rec);
+	uint64_t key;
 
-	*ctx = (struct ks_key_ctx){ .isa = c->isa, .table = e->rule->table };
-	if (c->exits->compose)
-		c->exits->compose(&key, e->key2.present ? ks_field_u64(&e->key2, rec) : 0,
-				  &ctx->table);
+	*ctx = (struct ks_key_ctx){ .isa = c->isa };
+	key = ks_rule_key(e->rule, c->exits->compose, &e->key, &e->key2, rec->data, rec->size,
+			  &ctx->table);
 	if (ctx->isa == KS_ISA_UNKNOWN && e->isa.present)
 		ctx->isa = (int)ks_field_u64(&e->isa, rec);
 	ctx->isa = ks_x86_isa_or_default(ctx->isa);

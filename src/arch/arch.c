@@ -264,12 +264,10 @@ uint64_t ks_arch_exit_key(const struct ks_arch_exit *x, const void *data, uint32
 			  int default_isa, struct ks_key_ctx *ctx, uint64_t *ip)
 {
 	bool ok;
-	uint64_t key = ks_field_read(&x->key, data, size, &ok);
+	uint64_t key = ks_rule_key(x->m, x->cls->compose, &x->key, &x->key2, data, size,
+				   &ctx->table);
 
-	ctx->table = x->m->table;
 	ctx->isa = x->isa.present ? (int)ks_field_read(&x->isa, data, size, &ok) : default_isa;
-	if (x->cls->compose)
-		x->cls->compose(&key, ks_field_read(&x->key2, data, size, &ok), &ctx->table);
 	if (ip)
 		*ip = x->ip.present ? ks_field_read(&x->ip, data, size, &ok) : 0;
 	return key;

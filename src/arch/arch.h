@@ -201,6 +201,23 @@ struct ks_arch {
 	const struct ks_event_format *formats;
 };
 
+/* The key of one occurrence of rule M from its payload (DATA, SIZE): the
+ * rule's KEY field, through COMPOSE with its KEY2 field (the class's
+ * compose, or its perf_compose for perf's keying; NULL: the key as is).
+ * *TABLE: M's name table, or the one COMPOSE chose.  The one place a key is
+ * decoded: stat, tpcount and the exits below (timeline, report) call it. */
+static inline uint64_t ks_rule_key(const struct ks_match *m, ks_key_compose_fn compose,
+				   const struct ks_field *key, const struct ks_field *key2,
+				   const void *data, uint32_t size, int32_t *table)
+{
+	uint64_t k = ks_field_read(key, data, size, NULL);
+
+	*table = m->table;
+	if (compose)
+		compose(&k, ks_field_read(key2, data, size, NULL), table);
+	return k;
+}
+
 /* The exit rule of ARCH resolved on one event format (timeline, report). */
 struct ks_arch_exit {
 	const struct ks_arch *arch;
