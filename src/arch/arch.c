@@ -95,6 +95,14 @@ const struct ks_arch *ks_arch_by_name(const char *name)
 	return NULL;
 }
 
+const struct ks_arch *ks_arch_tep_kvm_plugin(void)
+{
+	for (int i = 0; ks_arches[i]; i++)
+		if (ks_arches[i]->tep_kvm_plugin)
+			return ks_arches[i];
+	return NULL;
+}
+
 const struct ks_event_class *ks_arch_class(const struct ks_arch *arch, const char *name)
 {
 	const struct ks_event_class *c;

@@ -192,6 +192,11 @@ struct ks_arch {
 	 * REPORT_KEY2_FORMAT (a printf format of one unsigned long long). */
 	bool report_by_key2;
 	const char *report_key2_format;
+	/* libtraceevent's kvm plugin prints this architecture's exit (its
+	 * vmexit class's first begin event, with isa_field and
+	 * guest_ip_field) and entry events (x86 kvm_exit, kvm_entry): the
+	 * print plans copy what its handlers write. */
+	bool tep_kvm_plugin;
 	/* An event that by itself says the vCPU halts (arm64 kvm_wfx_arm64). */
 	const char *halt_system, *halt_name;
 	/* The formats of the architecture's KVM events (the ones of its
@@ -293,6 +298,9 @@ const struct ks_arch *ks_arch_resolve(const char *name, const char *machine, con
 				      bool machine_from_events, struct tep_handle *tep,
 				      const char **why);
 const struct ks_arch *ks_arch_by_name(const char *name);
+/* The architecture whose events libtraceevent's kvm plugin prints
+ * (tep_kvm_plugin); NULL if none. */
+const struct ks_arch *ks_arch_tep_kvm_plugin(void);
 const struct ks_event_class *ks_arch_class(const struct ks_arch *arch, const char *name);
 /* "vmexit, mmio, ioport or msr": the class names of ARCH, in BUF. */
 void ks_arch_class_list(const struct ks_arch *arch, char *buf, size_t len);

@@ -408,6 +408,7 @@ const struct ks_arch ks_arch_x86 = {
 	.exit_halts = x86_exit_halts,
 	.exit_protected = x86_exit_protected,
 	.exit_code = x86_exit_code,
+	.tep_kvm_plugin = true,
 	.formats = x86_formats,
 	.live = {
 		.extra_events = x86_extra_events,

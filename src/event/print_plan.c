@@ -29,6 +29,7 @@
 
 #include <event-parse.h>
 
+#include "arch/arch.h"
 #include "print_plan.h"
 
 enum step_kind {
@@ -742,11 +743,13 @@ static struct tep_format_field *num_field(struct tep_event *ev, const char *name
  */
 static struct ks_plan *compile_kvm(struct tep_event *ev)
 {
+	const struct ks_arch *a = ks_arch_tep_kvm_plugin(); /* its events, from the tables */
+	const struct ks_match *x = a ? &a->classes[0].begin[0] : NULL;
 	struct ks_plan *p;
 	struct kvm_plan *k;
 
-	if (!ev->system || strcmp(ev->system, "kvm") ||
-	    (strcmp(ev->name, "kvm_exit") && strcmp(ev->name, "kvm_entry")))
+	if (!x || !ev->system || strcmp(ev->system, x->system) ||
+	    (strcmp(ev->name, x->name) && strcmp(ev->name, a->entry_name)))
 		return NULL;
 	p = new_plan(ev->tep);
 	k = calloc(1, sizeof(*k));
@@ -756,19 +759,19 @@ static struct ks_plan *compile_kvm(struct tep_event *ev)
 		return NULL;
 	}
 	p->kvm = k;
-	k->exit = !strcmp(ev->name, "kvm_exit");
-	k->rip = num_field(ev, k->exit ? "guest_rip" : "rip");
+	k->exit = !strcmp(ev->name, x->name);
+	k->rip = num_field(ev, k->exit ? a->guest_ip_field : "rip");
 	if (k->exit) {
-		k->reason = num_field(ev, "exit_reason");
-		k->isa = num_field(ev, "isa");
+		k->reason = num_field(ev, x->key_field);
+		k->isa = num_field(ev, a->isa_field);
 		k->info1 = num_field(ev, "info1");
 		k->info2 = num_field(ev, "info2");
 		if (!k->info1 || !k->info2)
 			k->info1 = k->info2 = NULL;
-		if (tep_find_field(ev, "isa") && !k->isa)
+		if (tep_find_field(ev, a->isa_field) && !k->isa)
 			k->rip = NULL; /* the plugin would fail to read it */
 	} else {
-		k->vcpu = num_field(ev, "vcpu_id");
+		k->vcpu = num_field(ev, a->entry_vcpu_field);
 	}
 	if (!k->rip || (k->exit ? !k->reason : !k->vcpu)) {
 		ks_plan_free(p);
