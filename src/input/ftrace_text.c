@@ -395,6 +395,7 @@ static const char *const kvm_exit_names[] = { "exit_reason", "guest_rip", "isa",
 static int lookup_reason(struct text_source *s, const char *name, int *isa, uint64_t *code)
 {
 	struct reason_cache_entry *c;
+	int32_t sel;
 
 	for (size_t i = 0; i < s->nr_reasons; i++) {
 		if (strcmp(s->reasons[i].name, name) == 0) {
@@ -403,8 +404,10 @@ static int lookup_reason(struct text_source *s, const char *name, int *isa, uint
 			return 0;
 		}
 	}
-	if (ks_x86_exit_code(name, isa, code) < 0)
+	/* the names of the tables of the architecture whose exits these are */
+	if (!ks_arch_exit_code(ks_arch_tep_kvm_plugin(), name, &sel, code))
 		return -1;
+	*isa = sel;
 	c = &s->reasons[s->nr_reasons < REASON_CACHE ? s->nr_reasons++ : REASON_CACHE - 1];
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->isa = *isa;
@@ -764,7 +767,7 @@ static int parse_sched_wakeup(struct text_source *s, const char *f, uint8_t *p,
  * fields it has (x86 kvm_exit's parser does not fit arm64's kvm_exit), else
  * its print fmt read backwards. */
 static const struct text_parser text_parsers[] = {
-	{ "kvm", "kvm_exit", kvm_exit_names, parse_kvm_exit },
+	{ NULL, NULL, kvm_exit_names, parse_kvm_exit }, /* the kvm plugin's exit: tables' */
 	{ "kvm", "kvm_entry", kvm_entry_names, parse_kvm_entry },
 	{ "kvm", "kvm_mmio", kvm_mmio_names, parse_kvm_mmio },
 	{ "kvm", "kvm_pio", kvm_pio_names, parse_kvm_pio },
@@ -865,9 +868,12 @@ static bool take_parser(struct text_event *te)
 {
 	for (size_t k = 0; k < NR_PARSERS; k++) {
 		const struct text_parser *tp = &text_parsers[k];
+		const struct ks_arch *a = tp->name ? NULL : ks_arch_tep_kvm_plugin();
+		const struct ks_match *x = a ? &a->classes[0].begin[0] : NULL;
+		const char *sys = x ? x->system : tp->system, *name = x ? x->name : tp->name;
 		int i;
 
-		if (strcmp(tp->system, te->system) || strcmp(tp->name, te->name))
+		if (!name || strcmp(sys, te->system) || strcmp(name, te->name))
 			continue;
 		for (i = 0; tp->fields[i] && i < MAX_FIELDS; i++) {
 			struct tep_format_field *f = tep_find_field(te->ev, tp->fields[i]);
