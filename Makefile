@@ -115,7 +115,8 @@ MANPAGES = $(wildcard man/*.1)
 # systemd units (the exporter's) are installed when the tree has them.
 UNITS = $(wildcard systemd/*.service systemd/*.socket systemd/*.timer)
 
-LIB_DIRS = input event arch analysis output symbols unwind util
+# every directory of src/ but cli (tests/util/include_layers_test.sh orders them)
+LIB_DIRS = $(filter-out cli,$(patsubst src/%/,%,$(sort $(wildcard src/*/))))
 LIB_SRC = $(foreach d,$(LIB_DIRS),$(wildcard src/$(d)/*.c))
 CLI_SRC = $(wildcard src/cli/*.c)
 TOOL_SRC = $(wildcard tools/*.c)
