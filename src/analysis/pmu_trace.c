@@ -23,11 +23,6 @@
 #include "kvmscope/source.h"
 #include "util/hashmap.h"
 
-#define VMX_RDPMC 15
-#define VMX_MSR_READ 31
-#define VMX_MSR_WRITE 32
-#define SVM_RDPMC 0x6f
-#define SVM_MSR 0x7c
 #define DEBUGCTL_MSR 0x1d9
 #define ARCH_LBR_CTL_MSR 0x14ce
 #define EVTSEL_EN (1ULL << 22)
@@ -432,19 +427,17 @@ static void on_kvm_exit(struct ks_pmu_trace *pt, struct thread *t, const struct 
 	uint64_t reason = ks_field_u64(&pt->f_reason, rec);
 	int isa = pt->f_isa.present ? (int)ks_field_u64(&pt->f_isa, rec) : pt->sum.isa;
 	struct ks_pmu_vcpu *v = vcpu_of(pt, t->vm, t->vcpu);
-	bool svm = isa == KS_ISA_SVM;
+	enum ks_msr_exit kind = ks_x86_msr_exit(isa, reason);
 
 	if (isa == KS_ISA_VMX || isa == KS_ISA_SVM)
 		pt->sum.isa = isa;
 	t->exit_ts = rec->ts ? rec->ts : 1;
 	t->msr_ts = 0;
-	if (!svm)
-		reason &= 0xffff;
-	if (svm ? reason == SVM_MSR : (reason == VMX_MSR_READ || reason == VMX_MSR_WRITE)) {
+	if (kind == KS_MSR_EXIT_ACCESS) {
 		pt->sum.msr_exits++;
 		if (v)
 			v->msr_exits++;
-	} else if (reason == (svm ? SVM_RDPMC : VMX_RDPMC)) {
+	} else if (kind == KS_MSR_EXIT_RDPMC) {
 		pt->sum.rdpmc_exits++;
 		if (v)
 			v->rdpmc_exits++;

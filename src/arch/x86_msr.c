@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "arch.h"
 #include "x86_msr.h"
 
 struct msr_range {
@@ -246,4 +247,21 @@ enum ks_msr_kind ks_x86_msr_kind(uint32_t msr)
 		return s->kind;
 	r = find_range(msr, &index);
 	return r ? r->kind : KS_MSR_OTHER;
+}
+
+/* The exit reasons of vmx.h and svm.h (arch/x86/include/uapi/asm/). */
+#define VMX_RDPMC 15
+#define VMX_MSR_READ 31
+#define VMX_MSR_WRITE 32
+#define SVM_RDPMC 0x6f
+#define SVM_MSR 0x7c
+
+enum ks_msr_exit ks_x86_msr_exit(int isa, uint64_t exit_reason)
+{
+	if (isa == KS_ISA_SVM)
+		return exit_reason == SVM_MSR ? KS_MSR_EXIT_ACCESS :
+		       exit_reason == SVM_RDPMC ? KS_MSR_EXIT_RDPMC : KS_MSR_EXIT_OTHER;
+	exit_reason &= 0xffff; /* the basic reason, without VMX's flags */
+	return exit_reason == VMX_MSR_READ || exit_reason == VMX_MSR_WRITE ? KS_MSR_EXIT_ACCESS :
+	       exit_reason == VMX_RDPMC ? KS_MSR_EXIT_RDPMC : KS_MSR_EXIT_OTHER;
 }

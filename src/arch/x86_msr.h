@@ -30,4 +30,13 @@ enum ks_msr_kind {
 const char *ks_x86_msr_name(uint32_t msr, char *buf, size_t len);
 enum ks_msr_kind ks_x86_msr_kind(uint32_t msr);
 
+/* What a kvm_exit of ISA (KS_ISA_*; unknown: VMX) and EXIT_REASON (as the
+ * event holds it: VMX flags in the high bits) does to the vPMU's MSRs. */
+enum ks_msr_exit {
+	KS_MSR_EXIT_OTHER = 0,
+	KS_MSR_EXIT_ACCESS,     /* RDMSR / WRMSR (VMX 31, 32; SVM 0x7c) */
+	KS_MSR_EXIT_RDPMC,      /* RDPMC (VMX 15; SVM 0x6f) */
+};
+enum ks_msr_exit ks_x86_msr_exit(int isa, uint64_t exit_reason);
+
 #endif

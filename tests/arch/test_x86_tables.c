@@ -14,6 +14,7 @@
 #include "../lib/ktest.h"
 #include "arch/arch.h"
 #include "arch/x86.h"
+#include "arch/x86_msr.h"
 
 /* Parse "{ CODE, "NAME" }" pairs of the __print_symbolic( that starts at P,
  * up to its closing parenthesis; call CHECK for each.  "0x040 + 3" style
@@ -98,10 +99,34 @@ static void t_isa_from_cpuid(void)
 	KT_EQ_INT(ks_x86_isa_from_cpuid("0x00000000410fd0c0"), KS_ISA_UNKNOWN);
 }
 
+/* The vPMU's exit kinds (ks_x86_msr_exit) name the reasons the kernel's
+ * tables name (checked above): RDMSR/WRMSR and RDPMC, VMX flags aside. */
+static void t_msr_exits(void)
+{
+	static const struct { const char *name; enum ks_msr_exit kind; } want[] = {
+		{ "MSR_READ", KS_MSR_EXIT_ACCESS }, { "MSR_WRITE", KS_MSR_EXIT_ACCESS },
+		{ "RDPMC", KS_MSR_EXIT_RDPMC }, { "HLT", KS_MSR_EXIT_OTHER },
+		{ "msr", KS_MSR_EXIT_ACCESS }, { "rdpmc", KS_MSR_EXIT_RDPMC },
+		{ "hlt", KS_MSR_EXIT_OTHER },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		uint64_t code;
+		int isa;
+
+		KT_REQUIRE(ks_x86_exit_code(want[i].name, &isa, &code) == 0);
+		KT_EQ_INT(ks_x86_msr_exit(isa, code), want[i].kind);
+		if (isa == KS_ISA_VMX)
+			KT_EQ_INT(ks_x86_msr_exit(KS_ISA_UNKNOWN, code | KS_X86_VMX_FAILED_VMENTRY),
+				  want[i].kind);
+	}
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
-		KT_CASE(t_tables_match_kernel), KT_CASE(t_isa_from_cpuid), { 0 },
+		KT_CASE(t_tables_match_kernel), KT_CASE(t_isa_from_cpuid),
+		KT_CASE(t_msr_exits), { 0 },
 	};
 
 	return kt_main(cases);
