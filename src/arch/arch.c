@@ -239,7 +239,7 @@ uint64_t ks_arch_report_reason(const struct ks_arch_exit *x, const void *data, u
 {
 	uint64_t key = ks_arch_exit_key(x, data, size, default_isa, ctx, NULL);
 
-	if (x->arch->report_by_key2) {
+	if (x->arch->report.by_key2) {
 		*sel = 0;
 		return ks_arch_exit_key2(x, data, size) & 0xffffffffull;
 	}
@@ -257,8 +257,8 @@ void ks_arch_report_reason_name(const struct ks_arch *arch, int32_t sel, uint64_
 	const struct ks_event_class *c = arch->classes;
 	struct ks_key_ctx ctx = { .isa = sel, .table = sel };
 
-	if (arch->report_by_key2) {
-		snprintf(buf, len, arch->report_key2_format, (unsigned long long)code);
+	if (arch->report.by_key2) {
+		snprintf(buf, len, arch->report.key2_format, (unsigned long long)code);
 		return;
 	}
 	if (c->key_known && !c->key_known(&ctx, code)) {

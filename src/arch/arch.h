@@ -138,6 +138,14 @@ struct ks_arch_perf {
 	bool hists;
 };
 
+/* What only `kvmscope report` asks: it keys exits by the raw key2 field
+ * (BY_KEY2: arm64 esr_ec), printed with KEY2_FORMAT (a printf format of one
+ * unsigned long long). */
+struct ks_arch_report {
+	bool by_key2;
+	const char *key2_format;
+};
+
 /* What only a live recording (record, top, exporter) asks. */
 struct ks_arch_live {
 	/* The trace clock it prefers when the kernel offers it (x86
@@ -188,10 +196,7 @@ struct ks_arch {
 	/* Name -> code of exit reasons where the class's names do not list
 	 * them (x86: both ISAs' tables; arm64: "EC_0xNN").  NULL: the names. */
 	bool (*exit_code)(const char *name, int32_t *sel, uint64_t *code);
-	/* report keys exits by the raw key2 field (arm64 esr_ec), printed with
-	 * REPORT_KEY2_FORMAT (a printf format of one unsigned long long). */
-	bool report_by_key2;
-	const char *report_key2_format;
+	struct ks_arch_report report; /* kvmscope report only */
 	/* libtraceevent's kvm plugin prints this architecture's exit (its
 	 * vmexit class's first begin event, with isa_field and
 	 * guest_ip_field) and entry events (x86 kvm_exit, kvm_entry): the
@@ -249,7 +254,7 @@ bool ks_arch_exit_user(const struct ks_arch_exit *x, const void *data, uint32_t 
 bool ks_arch_exit_code(const struct ks_arch *arch, const char *name, int32_t *sel,
 		       uint64_t *code);
 /* The reason of one exit as `kvmscope report` keys it: SEL (x86 isa, else
- * the table) and the code; the report_by_key2 architectures use the raw
+ * the table) and the code; the report.by_key2 architectures use the raw
  * key2 field (arm64 esr_ec), as perf-less tools print it. */
 uint64_t ks_arch_report_reason(const struct ks_arch_exit *x, const void *data, uint32_t size,
 			       int default_isa, int32_t *sel, struct ks_key_ctx *ctx);

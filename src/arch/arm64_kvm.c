@@ -228,8 +228,10 @@ const struct ks_arch ks_arch_arm64 = {
 	.guest_ip_field = "vcpu_pc",
 	.exit_halts = arm64_exit_halts,
 	.exit_code = arm64_exit_code,
-	.report_by_key2 = true,
-	.report_key2_format = "EC_0x%llx",
+	.report = {
+		.by_key2 = true,
+		.key2_format = "EC_0x%llx",
+	},
 	.halt_system = "kvm",
 	.halt_name = "kvm_wfx_arm64",
 	.formats = arm64_formats,
