@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# halt_lab_test.sh - kvmscope stat --event halt on real halts: the nested
+# lab (tests/lab/nested.sh) runs a QEMU -accel kvm whose SeaBIOS halts, and
+# records one window of it exactly (tests/lab/halt_guest.sh).  Run by `make
+# check-lab` with KVMSCOPE, KS_BUILD, KS_TMP.  KS_LAB=0 skips it.
+# timeout: 300
+#
+# Compared here (tests/lab/halt_compare.py): the view's counts per vCPU
+# (halts, ended while polling, slept, invalid, ns of the polled halts,
+# window grows and shrinks) == the raw kvm_vcpu_wakeup / kvm_halt_poll_ns
+# events of `trace-cmd report` of the same recording, counted in the test;
+# and those == (or within what KVM's code allows of) QEMU's query-stats
+# read with the VM paused before and after the window.  The view's text
+# and the comparison are kept as test output (halt-report.txt,
+# halt-compare.txt in the lab's out directory, and printed as # lines).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+KVMSCOPE=${KVMSCOPE:-$root/build/kvmscope}
+KS_BUILD=${KS_BUILD:-$root/build}
+KS_TMP=${KS_TMP:-$(mktemp -d)}
+export LAB_WORK="$KS_TMP/lab"
+CMP="$root/tests/lab/halt_compare.py"
+
+if [ "${KS_LAB:-1}" = 0 ]; then
+	echo "skip halt-lab: KS_LAB=0"
+	exit 0
+fi
+[ -x "$KVMSCOPE" ] || { echo "skip halt-lab: no $KVMSCOPE"; exit 0; }
+# shellcheck source=tests/lab/lab.sh
+. "$root/tests/lab/lab.sh"
+# shellcheck source=tests/lab/nested.sh
+. "$root/tests/lab/nested.sh"
+if ! nested_setup; then
+	echo "skip halt-lab: $LAB_ERR"
+	exit 0
+fi
+echo "# nested lab kernel: $LAB_KDEB"
+trap 'nested_kill h1' EXIT
+
+NESTED_ENV="KVMSCOPE=$KVMSCOPE
+LABCTL_DIR=$root/tests/lab
+WARM=${KS_LAB_HALT_WARM:-12}
+WINDOW=${KS_LAB_HALT_WINDOW:-10}"
+t0=$SECONDS
+if ! nested_run h1 "$root/tests/lab/halt_guest.sh" 240; then
+	echo "not ok halt-lab-guest: $LAB_ERR"
+	exit 0
+fi
+o="$LAB_D/out"
+echo "# guest ran in $((SECONDS - t0)) s: $(grep '^# ' "$o/guest.log" | tr '\n' ' ')"
+if [ "$(cat "$o/guest.rc")" != 0 ] || [ "$(cat "$o/rec.rc" 2>/dev/null)" != 0 ]; then
+	echo "not ok halt-lab-ran: guest $(cat "$o/guest.rc"), record $(cat "$o/rec.rc" 2>/dev/null):" \
+		"$(tail -3 "$o/guest.log" "$o/rec.err" 2>/dev/null | tr '\n' ' ')"
+	exit 0
+fi
+echo "ok halt-lab-ran"
+
+trace-cmd report "$o/halt.dat" > "$o/tc.txt" 2> "$o/tc.err"
+"$KVMSCOPE" stat -i "$o/halt.dat" --event halt --json > "$o/halt.json" 2> "$o/halt.err"
+"$KVMSCOPE" stat -i "$o/halt.dat" --event halt > "$o/halt-report.txt" 2>> "$o/halt.err"
+sed 's/^/# /' "$o/halt-report.txt"
+if python3 "$CMP" compare "$o/halt.json" "$o/tc.txt" "$o/stats.before" "$o/stats.after" \
+	> "$o/halt-compare.txt" 2>&1; then
+	echo "ok halt-view-eq-raw-events-and-query-stats ($(tail -1 "$o/halt-compare.txt"))"
+else
+	echo "not ok halt-view-eq-raw-events-and-query-stats: $(grep -v '^ ' "$o/halt-compare.txt" | tail -2 | tr '\n' ' ') $(head -2 "$o/halt.err")"
+fi
+sed 's/^/# /' "$o/halt-compare.txt"
+# the comparison can fail: one halt dropped from the view
+if KS_LAB_PLANT=1 python3 "$CMP" compare "$o/halt.json" "$o/tc.txt" "$o/stats.before" \
+	"$o/stats.after" > "$o/plant.txt" 2>&1; then
+	echo "not ok halt-planted-difference-fails: one halt dropped, compare still passed"
+else
+	echo "ok halt-planted-difference-fails ($(tail -1 "$o/plant.txt" | cut -c1-160))"
+fi
+# kept for the record: where the outputs are
+echo "# halt lab outputs: $o (kept when KS_TMP is given)"
+exit 0
