@@ -247,6 +247,18 @@ static const struct ks_event_class x86_classes[] = {
 		.key_name = nested_key_name,
 	},
 	{
+		/* L1's handling of a reflected L2 exit, as L0 sees it: from the
+		 * emulated VM exit into L1 (kvm_nested_vmexit_inject) to L1's
+		 * next VM entry into L2 (kvm_nested_vmenter), L1's own exits
+		 * and L0's work for them included; stat --event nested
+		 * prints it beside the nested table */
+		.name = "nested-l1", .title = "REFLECTED-EXIT-IN-L1",
+		.begin = { { .system = "kvm", .name = "kvm_nested_vmexit_inject",
+			     .key_field = "exit_code", .table = NESTED_L2_L1 } },
+		.end = { { .system = "kvm", .name = "kvm_nested_vmenter" } },
+		.key_name = nested_key_name,
+	},
+	{
 		.name = "vmgexit", .title = "VMGEXIT",
 		.begin = { { .system = "kvm", .name = "kvm_exit", .key_field = "exit_reason",
 			     .table = VMG_EXIT } },
