@@ -186,24 +186,105 @@ def fmt_ns(ns):
     return "%dns" % ns
 
 
-def compare(view_js, trace_txt, before, after):
-    view = json.load(open(view_js))
-    b, tids, sb = vcpu_stats(before)
-    a, _, sa = vcpu_stats(after)
-    raw, lost, other = trace_counts(trace_txt, tids)
-    rc = 0
-    bad = []
+class Checks:
+    def __init__(self):
+        self.bad = []
 
-    def check(ok, what):
-        nonlocal rc
+    def __call__(self, ok, what):
         if not ok:
-            bad.append(what)
-            rc = 1
-    vs = {v["vcpu"]: v for v in view["vcpus"]}
+            self.bad.append(what)
+
+
+def vcpu_compare(label, tid, v, r, d, source, check):
+    """one vCPU: the view V == the raw events R; R == or within KVM's
+    statistics D (deltas over the window, histograms first bucket first)"""
+    wait_hist = sum(d["halt_wait_hist"])
+    succ_hist, fail_hist = sum(d["halt_poll_success_hist"]), sum(d["halt_poll_fail_hist"])
+    print("%s (thread %d): %d halts in the window" % (label, tid, r["halts"]))
+    print("  %-34s %14s %14s  %s" % ("", "view", "raw events", source))
+    rows = (("halts", v["halts"], r["halts"], "-"),
+            ("ended while polling", v["polled"], r["polled"],
+             "halt_successful_poll %d" % d["halt_successful_poll"]),
+            ("slept", v["waited"], r["waited"], "sum(halt_wait_hist) %d" % wait_hist),
+            ("invalid wake-ups", v["invalid"], r["invalid"],
+             "halt_poll_invalid %d (polled ones)" % d["halt_poll_invalid"]),
+            ("ns of halts ended while polling", v["poll_successful_ns"], r["polled_ns"],
+             "halt_poll_success_ns %d" % d["halt_poll_success_ns"]),
+            ("ns of halts that slept", "-", r["waited_ns"],
+             "halt_poll_fail_ns + halt_wait_ns %d" % (d["halt_poll_fail_ns"] + d["halt_wait_ns"])),
+            ("poll ns wasted (slept halts)", v["poll_wasted_ns"], "-",
+             "halt_poll_fail_ns %d" % d["halt_poll_fail_ns"]),
+            ("window grows", v["window_grows"], r["grows"], "-"),
+            ("window shrinks", v["window_shrinks"], r["shrinks"], "-"),
+            ("halts that polled", "-", "-", "halt_attempted_poll %d" % d["halt_attempted_poll"]),
+            ("times a sleeping vCPU was woken", "-", "-", "halt_wakeup %d" % d["halt_wakeup"]))
+    for name, x, y, z in rows:
+        print("  %-34s %14s %14s  %s" % (name, x, y, z))
+    print("  polled halts' ns, log2 buckets:   raw %s" % hist_text(log2_of(r["polled_log2"], 32)))
+    print("                         halt_poll_success_hist %s" % hist_text(d["halt_poll_success_hist"]))
+    print("  slept halts' ns, log2 buckets:    raw %s" % hist_text(log2_of(r["waited_log2"], 32)))
+    print("                         halt_wait_hist (their sleep) %s" % hist_text(d["halt_wait_hist"]))
+    # (a) the view == the raw events
+    for key, rk in (("halts", "halts"), ("polled", "polled"), ("waited", "waited"),
+                    ("invalid", "invalid"), ("poll_successful_ns", "polled_ns"),
+                    ("window_grows", "grows"), ("window_shrinks", "shrinks")):
+        check(v[key] == r[rk], "%s: view %s %d, raw events %d" % (label, key, v[key], r[rk]))
+    # (b) the raw events == / within KVM's statistics
+    check(r["waited"] == wait_hist,
+          "%s: %d slept halts, halt_wait_hist sums %d" % (label, r["waited"], wait_hist))
+    check(r["waited_ns"] == d["halt_poll_fail_ns"] + d["halt_wait_ns"],
+          "%s: slept halts' ns %d, halt_poll_fail_ns + halt_wait_ns %d" % (
+              label, r["waited_ns"], d["halt_poll_fail_ns"] + d["halt_wait_ns"]))
+    check(d["halt_successful_poll"] <= r["polled"],
+          "%s: halt_successful_poll %d > %d halts that did not sleep" % (
+              label, d["halt_successful_poll"], r["polled"]))
+    check(d["halt_poll_success_ns"] <= r["polled_ns"],
+          "%s: halt_poll_success_ns %d > their ns %d" % (
+              label, d["halt_poll_success_ns"], r["polled_ns"]))
+    check(succ_hist == d["halt_successful_poll"],
+          "%s: halt_poll_success_hist sums %d, halt_successful_poll %d" % (
+              label, succ_hist, d["halt_successful_poll"]))
+    check(fail_hist == d["halt_attempted_poll"] - d["halt_successful_poll"],
+          "%s: halt_poll_fail_hist sums %d, attempted - successful %d" % (
+              label, fail_hist, d["halt_attempted_poll"] - d["halt_successful_poll"]))
+    nb = len(d["halt_wait_hist"])
+    raw_w, kvm_w = log2_of(r["waited_log2"], nb), d["halt_wait_hist"]
+    check(all(sum(raw_w[k:]) >= sum(kvm_w[k:]) for k in range(nb)),
+          "%s: halt_wait_hist has more slept halts above some bucket than the raw events" % label)
+    if d["halt_successful_poll"] == r["polled"]:
+        check(d["halt_poll_success_ns"] == r["polled_ns"],
+              "%s: every unslept halt polled, yet halt_poll_success_ns %d != %d" % (
+                  label, d["halt_poll_success_ns"], r["polled_ns"]))
+        check(d["halt_poll_success_hist"] == log2_of(r["polled_log2"], len(d["halt_poll_success_hist"])),
+              "%s: halt_poll_success_hist differs from the polled halts' log2 histogram" % label)
+
+
+def plant(vs):
     if os.environ.get("KS_LAB_PLANT") == "1" and vs:
         v0 = vs[sorted(vs)[0]]
         v0["halts"] -= 1
         v0["waited"] -= 1
+
+
+def summary(check, total, source):
+    check(total["halts"] > 0, "no halts in the window")
+    if check.bad:
+        print("DIFFERENCES: " + "; ".join(check.bad))
+        return 1
+    print("equal: %d halts (%d polled, %d slept) in view, raw events and %s" % (
+        total["halts"], total["polled"], total["waited"], source))
+    return 0
+
+
+def compare(view_js, trace_txt, before, after):
+    """QEMU: its vCPUs by QMP's cpu-index and thread-id"""
+    view = json.load(open(view_js))
+    b, tids, sb = vcpu_stats(before)
+    a, _, sa = vcpu_stats(after)
+    raw, lost, other = trace_counts(trace_txt, tids)
+    check = Checks()
+    vs = {v["vcpu"]: v for v in view["vcpus"]}
+    plant(vs)
     check(sb["status"] == "paused" and sa["status"] == "paused",
           "the VM was not paused at both reads: %s, %s" % (sb["status"], sa["status"]))
     check(lost == 0, "the recording lost events (%d LOST lines)" % lost)
@@ -213,86 +294,58 @@ def compare(view_js, trace_txt, before, after):
         " ".join("%d=vCPU %d" % (t, c) for t, c in sorted(tids.items())), len(other)))
     total = {"halts": 0, "polled": 0, "waited": 0}
     for cpu in sorted(set(a) | set(raw) | set(vs)):
-        r = raw.get(cpu)
-        v = vs.get(cpu)
+        r, v = raw.get(cpu), vs.get(cpu)
         if cpu not in a or cpu not in b:
             check(False, "vCPU %d: no query-stats" % cpu)
             continue
         d = {k: delta(b[cpu][k], a[cpu][k]) for k in a[cpu] if k in b[cpu]}
+        for k in ("halt_wait_hist", "halt_poll_success_hist", "halt_poll_fail_hist"):
+            d[k] = kvm_order(d[k])
         if r is None or v is None:
-            check(not d.get("halt_wait_hist") or sum(d["halt_wait_hist"]) == 0,
+            check(sum(d["halt_wait_hist"]) == 0 and d["halt_successful_poll"] == 0,
                   "vCPU %d: halts in query-stats, none in %s" % (cpu, "the trace" if r is None else "the view"))
             continue
         for k in total:
             total[k] += r[k]
-        for k in ("halt_wait_hist", "halt_poll_success_hist", "halt_poll_fail_hist"):
-            d[k] = kvm_order(d[k])
-        wait_hist = sum(d["halt_wait_hist"])
-        succ_hist, fail_hist = sum(d["halt_poll_success_hist"]), sum(d["halt_poll_fail_hist"])
-        print("vCPU %d (thread %d): %d halts in the window" % (cpu, r["tid"], r["halts"]))
-        print("  %-34s %14s %14s  %s" % ("", "view", "raw events", "query-stats (after - before)"))
-        rows = (("halts", v["halts"], r["halts"], "-"),
-                ("ended while polling", v["polled"], r["polled"],
-                 "halt_successful_poll %d" % d["halt_successful_poll"]),
-                ("slept", v["waited"], r["waited"], "sum(halt_wait_hist) %d" % wait_hist),
-                ("invalid wake-ups", v["invalid"], r["invalid"],
-                 "halt_poll_invalid %d (polled ones)" % d["halt_poll_invalid"]),
-                ("ns of halts ended while polling", v["poll_successful_ns"], r["polled_ns"],
-                 "halt_poll_success_ns %d" % d["halt_poll_success_ns"]),
-                ("ns of halts that slept", "-", r["waited_ns"],
-                 "halt_poll_fail_ns + halt_wait_ns %d" % (d["halt_poll_fail_ns"] + d["halt_wait_ns"])),
-                ("poll ns wasted (slept halts)", v["poll_wasted_ns"], "-",
-                 "halt_poll_fail_ns %d" % d["halt_poll_fail_ns"]),
-                ("window grows", v["window_grows"], r["grows"], "-"),
-                ("window shrinks", v["window_shrinks"], r["shrinks"], "-"),
-                ("halts that polled", "-", "-", "halt_attempted_poll %d" % d["halt_attempted_poll"]),
-                ("times a sleeping vCPU was woken", "-", "-", "halt_wakeup %d" % d["halt_wakeup"]))
-        for name, x, y, z in rows:
-            print("  %-34s %14s %14s  %s" % (name, x, y, z))
-        print("  polled halts' ns, log2 buckets:   raw %s" % hist_text(log2_of(r["polled_log2"], 32)))
-        print("                         halt_poll_success_hist %s" % hist_text(d["halt_poll_success_hist"]))
-        print("  slept halts' ns, log2 buckets:    raw %s" % hist_text(log2_of(r["waited_log2"], 32)))
-        print("                         halt_wait_hist (their sleep) %s" % hist_text(d["halt_wait_hist"]))
-        # (a) the view == the raw events
-        for key, rk in (("halts", "halts"), ("polled", "polled"), ("waited", "waited"),
-                        ("invalid", "invalid"), ("poll_successful_ns", "polled_ns"),
-                        ("window_grows", "grows"), ("window_shrinks", "shrinks")):
-            check(v[key] == r[rk], "vCPU %d: view %s %d, raw events %d" % (cpu, key, v[key], r[rk]))
-        # (b) the raw events == / within KVM's statistics
-        check(r["waited"] == wait_hist,
-              "vCPU %d: %d slept halts, halt_wait_hist sums %d" % (cpu, r["waited"], wait_hist))
-        check(r["waited_ns"] == d["halt_poll_fail_ns"] + d["halt_wait_ns"],
-              "vCPU %d: slept halts' ns %d, halt_poll_fail_ns + halt_wait_ns %d" % (
-                  cpu, r["waited_ns"], d["halt_poll_fail_ns"] + d["halt_wait_ns"]))
-        check(d["halt_successful_poll"] <= r["polled"],
-              "vCPU %d: halt_successful_poll %d > %d halts that did not sleep" % (
-                  cpu, d["halt_successful_poll"], r["polled"]))
-        check(d["halt_poll_success_ns"] <= r["polled_ns"],
-              "vCPU %d: halt_poll_success_ns %d > their ns %d" % (
-                  cpu, d["halt_poll_success_ns"], r["polled_ns"]))
-        check(succ_hist == d["halt_successful_poll"],
-              "vCPU %d: halt_poll_success_hist sums %d, halt_successful_poll %d" % (
-                  cpu, succ_hist, d["halt_successful_poll"]))
-        check(fail_hist == d["halt_attempted_poll"] - d["halt_successful_poll"],
-              "vCPU %d: halt_poll_fail_hist sums %d, attempted - successful %d" % (
-                  cpu, fail_hist, d["halt_attempted_poll"] - d["halt_successful_poll"]))
-        nb = len(d["halt_wait_hist"])
-        raw_w, kvm_w = log2_of(r["waited_log2"], nb), d["halt_wait_hist"]
-        check(all(sum(raw_w[k:]) >= sum(kvm_w[k:]) for k in range(nb)),
-              "vCPU %d: halt_wait_hist has more slept halts above some bucket than the raw events" % cpu)
-        if d["halt_successful_poll"] == r["polled"]:
-            check(d["halt_poll_success_ns"] == r["polled_ns"],
-                  "vCPU %d: every unslept halt polled, yet halt_poll_success_ns %d != %d" % (
-                      cpu, d["halt_poll_success_ns"], r["polled_ns"]))
-            check(d["halt_poll_success_hist"] == log2_of(r["polled_log2"], len(d["halt_poll_success_hist"])),
-                  "vCPU %d: halt_poll_success_hist differs from the polled halts' log2 histogram" % cpu)
-    check(total["halts"] > 0, "no halts in the window")
-    if bad:
-        print("DIFFERENCES: " + "; ".join(bad))
-    else:
-        print("equal: %d halts (%d polled, %d slept) in view, raw events and query-stats" % (
-            total["halts"], total["polled"], total["waited"]))
-    return rc
+        vcpu_compare("vCPU %d" % cpu, r["tid"], v, r, d, "query-stats (after - before)", check)
+    return summary(check, total, "query-stats")
+
+
+def comparevmm(view_js, trace_txt, vmm_js):
+    """minivmm: its VMs (processes) and vCPU threads, and the halt
+    statistics each vCPU read from KVM (KVM_GET_STATS_FD) after its last
+    KVM_RUN: the whole life of a new vCPU, which the recording covers"""
+    view = json.load(open(view_js))
+    doc = json.load(open(vmm_js))
+    tids, stats, pids = {}, {}, {}
+    for vm in doc["vms"]:
+        for c in vm["vcpus"]:
+            key = (vm["pid"], c["vcpu"])
+            tids[c["tid"]] = key
+            stats[key] = c.get("kvm_stats", {})
+            pids[vm["pid"]] = vm["comm"]
+    raw, lost, other = trace_counts(trace_txt, tids)
+    check = Checks()
+    vs = {(v["vm"], v["vcpu"]): v for v in view["vcpus"]}
+    plant(vs)
+    check(lost == 0, "the recording lost events (%d LOST lines)" % lost)
+    print("minivmm's VMs %s; halt events of other threads: %d" % (
+        " ".join("%d=%s" % kv for kv in sorted(pids.items())), len(other)))
+    total = {"halts": 0, "polled": 0, "waited": 0}
+    for key in sorted(set(stats) | set(raw) | set(vs)):
+        r, v, d = raw.get(key), vs.get(key), stats.get(key)
+        label = "VM %d vCPU %d" % key
+        if not d or "halt_wait_hist" not in d:
+            check(False, "%s: no KVM statistics from minivmm" % label)
+            continue
+        if r is None or v is None:
+            check(sum(d["halt_wait_hist"]) == 0 and d["halt_successful_poll"] == 0,
+                  "%s: halts in KVM's statistics, none in %s" % (label, "the trace" if r is None else "the view"))
+            continue
+        for k in total:
+            total[k] += r[k]
+        vcpu_compare(label, r["tid"], v, r, d, "KVM_GET_STATS_FD (the vCPU's life)", check)
+    return summary(check, total, "KVM's statistics")
 
 
 def main():
@@ -301,6 +354,8 @@ def main():
         return qmp(*a[1:])
     if len(a) == 5 and a[0] == "compare":
         return compare(*a[1:])
+    if len(a) == 4 and a[0] == "comparevmm":
+        return comparevmm(*a[1:])
     sys.stderr.write(__doc__)
     return 2
 
