@@ -9,7 +9,8 @@
  * and turns the printed fields back into a binary payload in that format.
  * The formats are one architecture's KVM events (its table in src/arch, the
  * `formats` of struct ks_arch) and the events of generic code below (sched,
- * KVM's common kvm_mmio and kvm_userspace_exit), 64-bit layout.  Which
+ * KVM's common kvm_mmio, kvm_userspace_exit, kvm_vcpu_wakeup and
+ * kvm_halt_poll_ns), 64-bit layout.  Which
  * architecture: the one named by the caller (kvmscope stat --arch), else
  * the one whose KVM events read the first KVM event lines of the text (see
  * choose_set()).  A line is read back by a parser of its own (the events
@@ -583,7 +584,7 @@ static int parse_kvm_vcpu_wakeup(struct text_source *s, const char *f, uint8_t *
 
 	(void)s;
 	if ((!waited && strncmp(f, "poll time ", 10)) || parse_i64(f + 10, &ns, NULL) < 0 || !v ||
-	    (strcmp(v, "valid") && strcmp(v, "invalid")))
+	    (strncmp(v, "valid", 5) && strncmp(v, "invalid", 7)))
 		return -1;
 	put_u(p, &sl[0], (uint64_t)ns);
 	put_u(p, &sl[1], waited);
