@@ -92,6 +92,16 @@ run nested-vmx "nested vmx" nested GenuineIntel,6,85,7
 run nested-svm "nested svm" nested AuthenticAMD,25,1,1
 run vmgexit vmgexit vmgexit AuthenticAMD,25,1,1
 
+# trace-cmd's kvm plugin prints kvm_exit without its vCPU: the exits of a
+# two-vCPU VM per vCPU, from the text, == from the trace.dat
+f="$T/halt-100"
+"$K" stat -i "$f.dat" --by vcpu --json > "$f.vcpu.dat.json" 2>/dev/null
+"$K" stat -i "$f.txt" --by vcpu --json > "$f.vcpu.txt.json" 2> "$T/err"
+why=$(same "$f.vcpu.txt.json" "$f.vcpu.dat.json")
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["views"][0]["rows"]))' "$f.vcpu.dat.json" 2>/dev/null)
+[ "$why" = OK ] && [ "${n:-0}" -ge 2 ] && echo "ok exits per vCPU of trace-cmd's text ($n vCPUs) == of the trace.dat" ||
+	echo "not ok exits per vCPU of trace-cmd's text: $why ($n vCPUs) $(head -1 "$T/err")"
+
 # the SVM exit names trace-cmd's kvm plugin prints (EXIT_IOIO, not io) and
 # "UNKNOWN (1027)" (VMGEXIT) read back as the kernel's codes
 if grep -q 'reason EXIT_' "$T"/nested-svm-*[0-9].txt && grep -q 'reason UNKNOWN (1027)' "$T"/vmgexit-*[0-9].txt; then
