@@ -39,7 +39,11 @@ def norm(o):
     if isinstance(o, list):
         return [norm(v) for v in o]
     return o
-ja, jb = (json.load(open(p)) for p in sys.argv[1:3])
+try:
+    ja, jb = (json.load(open(p)) for p in sys.argv[1:3])
+except ValueError:
+    print("no JSON from kvmscope")
+    sys.exit(0)
 a, b = norm(ja), norm(jb)
 a["n_confidential"] = len(ja.get("confidential_vms", []))
 b["n_confidential"] = len(jb.get("confidential_vms", []))
