@@ -89,6 +89,29 @@ else
 	echo "not ok halt-view-eq-raw-events-and-query-stats: $(grep -v '^ ' "$o/halt-compare.txt" | tail -2 | tr '\n' ' ') $(head -2 "$o/halt.err")"
 fi
 sed 's/^/# /' "$o/halt-compare.txt"
+# the same recording as ftrace text (trace-cmd report -t): the same view,
+# but for the VM's number (the text has no tgid; QEMU's vCPU threads are
+# one VM by their names "CPU N/KVM")
+trace-cmd report -t "$o/halt.dat" > "$o/tct.txt" 2>/dev/null
+"$KVMSCOPE" stat -i "$o/tct.txt" --event halt --json > "$o/halt-text.json" 2> "$o/halt-text.err"
+why=$(python3 - "$o/halt-text.json" "$o/halt.json" <<'PY'
+import json, sys
+def norm(o):
+    if isinstance(o, dict):
+        return {k: norm(v) for k, v in o.items() if k not in ("input", "vm", "vm_name")}
+    if isinstance(o, list):
+        return [norm(v) for v in o]
+    return o
+try:
+    a, b = (norm(json.load(open(p))) for p in sys.argv[1:3])
+except ValueError:
+    sys.exit("no JSON")
+print("OK" if a == b else "differs in " + " ".join(k for k in b if a.get(k) != b[k]))
+PY
+)
+[ "$why" = OK ] && echo "ok halt-view-of-ftrace-text-eq-trace.dat (real QEMU halts)" ||
+	echo "not ok halt-view-of-ftrace-text-eq-trace.dat: $why $(head -1 "$o/halt-text.err")"
+
 # the comparison can fail: one halt dropped from the view
 if KS_LAB_PLANT=1 python3 "$CMP" compare "$o/halt.json" "$o/tc.txt" "$o/stats.before" \
 	"$o/stats.after" > "$o/plant.txt" 2>&1 ||
