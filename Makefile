@@ -15,7 +15,8 @@
 #                   in parallel: make check -j2; tests/run.sh says more)
 #   make check SAN=1  the same built with AddressSanitizer + UBSan (build-san/)
 #   make check-lab  the QEMU lab: kvmscope sample / unwind on a real guest;
-#                   record, top, stat against perf on a nested real KVM (SVM)
+#                   record, top, stat against perf on a nested real KVM (SVM);
+#                   the halt view against KVM's statistics on real halts
 #   make bench      benchmarks against perf / trace-cmd (prints ratios)
 #   make fuzz       build the libFuzzer targets and run each FUZZ_SECONDS
 #
@@ -214,7 +215,7 @@ check: deps
 
 check-lab: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tools/minivmm
-	@tests/run.sh $(BUILD) tests/lab/lab_test.sh tests/lab/nested_test.sh
+	@tests/run.sh $(BUILD) tests/lab/lab_test.sh tests/lab/nested_test.sh tests/lab/halt_lab_test.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory tests

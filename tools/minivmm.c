@@ -21,7 +21,9 @@
  * the next CPU (sched_setaffinity).  At the end one JSON document on stdout:
  * per VM its pid, per vCPU its tid and the exact counts of what it made:
  * "io" and "mmio" are KVM_RUN returns counted here; "cpuid", "msr" (rdmsr +
- * wrmsr) and "hlt" are the instructions the loop executed, each one exit.
+ * wrmsr) and "hlt" are the instructions the loop executed, each one exit;
+ * "kvm_stats" are KVM's own halt_* statistics of the vCPU (KVM_GET_STATS_FD)
+ * read after its last KVM_RUN, histograms as arrays.
  * Extra exits (host interrupts, nested page faults, the LAPIC's MMIO) are
  * not the VMM's to count.  Exit 1 with a message on any failure.
  */
@@ -93,11 +95,22 @@ __asm__(".pushsection .rodata\n"
 	".code64\n"
 	".popsection\n");
 
+#define MAX_KSTATS 12	/* halt statistics kept per vCPU */
+#define KSTAT_VALS 32	/* values of one (a histogram has 32 buckets) */
+
+struct kstat {
+	char name[40];
+	int n;			/* values: 1, or a histogram's buckets */
+	uint64_t v[KSTAT_VALS];
+};
+
 struct vcpu_counts {
 	int32_t tid;
 	int bad;		/* the guest took an unexpected exception */
 	uint64_t io, mmio, other, cpuid, msr, hlt;
 	uint64_t kicks;		/* signals the watchdog sent it (see run_vm) */
+	int nkstats;		/* KVM's halt_* statistics after its last KVM_RUN */
+	struct kstat kstats[MAX_KSTATS];
 };
 
 struct vm_counts {
@@ -133,6 +146,44 @@ static void move_to(int cpu)
 	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* KVM's own statistics of the vCPU (KVM_GET_STATS_FD, the binary stats
+ * QEMU's query-stats reads too): the halt_* ones, into o->kstats.  Read
+ * after the vCPU's last KVM_RUN, they cover its whole life: a new vCPU's
+ * statistics start at 0.  Best effort: none on kernels without it. */
+static void read_halt_stats(int vcpufd, struct vcpu_counts *o)
+{
+	struct kvm_stats_header h;
+	char *desc = NULL;
+	size_t dsz;
+	int fd = ioctl(vcpufd, KVM_GET_STATS_FD, NULL);
+
+	if (fd < 0)
+		return;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.num_desc > 4096 ||
+	    h.name_size > 256)
+		goto out;
+	dsz = sizeof(struct kvm_stats_desc) + h.name_size;
+	desc = malloc(dsz * h.num_desc);
+	if (!desc || pread(fd, desc, dsz * h.num_desc, h.desc_offset) != (ssize_t)(dsz * h.num_desc))
+		goto out;
+	for (uint32_t i = 0; i < h.num_desc && o->nkstats < MAX_KSTATS; i++) {
+		const struct kvm_stats_desc *d = (const void *)(desc + i * dsz);
+		struct kstat *k = &o->kstats[o->nkstats];
+		size_t n = d->size < KSTAT_VALS ? d->size : KSTAT_VALS;
+
+		if (strncmp(d->name, "halt_", 5) || !n)
+			continue;
+		snprintf(k->name, sizeof(k->name), "%.*s", (int)h.name_size, d->name);
+		if (pread(fd, k->v, n * 8, (off_t)h.data_offset + d->offset) != (ssize_t)(n * 8))
+			continue;
+		k->n = (int)n;
+		o->nkstats++;
+	}
+out:
+	free(desc);
+	close(fd);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu_ctx *c = arg;
@@ -165,6 +216,7 @@ static void *vcpu_thread(void *arg)
 			if (r->io.port == PORT_DONE) {
 				o->cpuid = o->hlt = c->loops;
 				o->msr = 2 * c->loops;
+				read_halt_stats(c->fd, o);
 				return NULL;
 			}
 			if (r->io.port == PORT_BAD) {
@@ -444,11 +496,23 @@ int main(int argc, char **argv)
 
 			printf("%s\n  {\"vcpu\": %d, \"tid\": %d, \"comm\": \"vm%d-vcpu%d\", "
 			       "\"io\": %llu, \"mmio\": %llu, \"cpuid\": %llu, \"msr\": %llu, "
-			       "\"hlt\": %llu, \"other_returns\": %llu, \"kicks\": %llu}",
+			       "\"hlt\": %llu, \"other_returns\": %llu, \"kicks\": %llu, \"kvm_stats\": {",
 			       j ? "," : "", j, (int)o->tid, i, j, (unsigned long long)o->io,
 			       (unsigned long long)o->mmio, (unsigned long long)o->cpuid,
 			       (unsigned long long)o->msr, (unsigned long long)o->hlt,
 			       (unsigned long long)o->other, (unsigned long long)o->kicks);
+			for (int k = 0; k < o->nkstats; k++) {
+				const struct kstat *ks = &o->kstats[k];
+
+				printf("%s\"%s\": ", k ? ", " : "", ks->name);
+				if (strstr(ks->name, "_hist"))
+					putchar('[');
+				for (int b = 0; b < ks->n; b++)
+					printf("%s%llu", b ? ", " : "", (unsigned long long)ks->v[b]);
+				if (strstr(ks->name, "_hist"))
+					putchar(']');
+			}
+			printf("}}");
 		}
 		printf("]}");
 	}

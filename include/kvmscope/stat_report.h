@@ -29,6 +29,11 @@ struct ks_stat_report_opts {
 	const char *input;         /* file name for the header */
 	const struct ks_source_info *src_info;
 	const struct ks_source_stats *src_stats;
+	/* Another class's engine fed the same records, printed after the
+	 * tables under COMPANION_TITLE (table) and as COMPANION_KEY: {views,
+	 * begin_counts} (JSON); not in CSV or perf's layout.  NULL: none. */
+	const struct ks_stat *companion;
+	const char *companion_title, *companion_key;
 };
 
 int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,

@@ -236,13 +236,118 @@ static int lookup_name(const struct ks_x86_exit_reason *t, size_t n, const char 
 	return -1;
 }
 
+/* The names trace-cmd report prints where they differ from the kernel's:
+ * the tables of libtraceevent's kvm plugin (plugin_kvm.c, 1.7), whose
+ * handler prints kvm_exit and kvm_nested_vmexit_inject.  Learnt from the
+ * plugin itself: every code printed through its handler. */
+static const struct ks_x86_exit_reason plugin_vmx_names[] = {
+	{ 7, "PENDING_INTERRUPT" },
+};
+
+static const struct ks_x86_exit_reason plugin_svm_names[] = {
+	{ 0x0, "EXIT_READ_CR0" },
+	{ 0x3, "EXIT_READ_CR3" },
+	{ 0x4, "EXIT_READ_CR4" },
+	{ 0x8, "EXIT_READ_CR8" },
+	{ 0x10, "EXIT_WRITE_CR0" },
+	{ 0x13, "EXIT_WRITE_CR3" },
+	{ 0x14, "EXIT_WRITE_CR4" },
+	{ 0x18, "EXIT_WRITE_CR8" },
+	{ 0x20, "EXIT_READ_DR0" },
+	{ 0x21, "EXIT_READ_DR1" },
+	{ 0x22, "EXIT_READ_DR2" },
+	{ 0x23, "EXIT_READ_DR3" },
+	{ 0x24, "EXIT_READ_DR4" },
+	{ 0x25, "EXIT_READ_DR5" },
+	{ 0x26, "EXIT_READ_DR6" },
+	{ 0x27, "EXIT_READ_DR7" },
+	{ 0x30, "EXIT_WRITE_DR0" },
+	{ 0x31, "EXIT_WRITE_DR1" },
+	{ 0x32, "EXIT_WRITE_DR2" },
+	{ 0x33, "EXIT_WRITE_DR3" },
+	{ 0x34, "EXIT_WRITE_DR4" },
+	{ 0x35, "EXIT_WRITE_DR5" },
+	{ 0x36, "EXIT_WRITE_DR6" },
+	{ 0x37, "EXIT_WRITE_DR7" },
+	{ 0x40, "EXIT_EXCP_DE" },
+	{ 0x41, "EXIT_EXCP_DB" },
+	{ 0x43, "EXIT_EXCP_BP" },
+	{ 0x44, "EXIT_EXCP_OF" },
+	{ 0x45, "EXIT_EXCP_BR" },
+	{ 0x46, "EXIT_EXCP_UD" },
+	{ 0x47, "EXIT_EXCP_NM" },
+	{ 0x48, "EXIT_EXCP_DF" },
+	{ 0x4a, "EXIT_EXCP_TS" },
+	{ 0x4b, "EXIT_EXCP_NP" },
+	{ 0x4c, "EXIT_EXCP_SS" },
+	{ 0x4d, "EXIT_EXCP_GP" },
+	{ 0x4e, "EXIT_EXCP_PF" },
+	{ 0x50, "EXIT_EXCP_MF" },
+	{ 0x51, "EXIT_EXCP_AC" },
+	{ 0x52, "EXIT_EXCP_MC" },
+	{ 0x53, "EXIT_EXCP_XF" },
+	{ 0x60, "EXIT_INTR" },
+	{ 0x61, "EXIT_NMI" },
+	{ 0x62, "EXIT_SMI" },
+	{ 0x63, "EXIT_INIT" },
+	{ 0x64, "EXIT_VINTR" },
+	{ 0x65, "EXIT_CR0_SEL_WRITE" },
+	{ 0x66, "EXIT_IDTR_READ" },
+	{ 0x67, "EXIT_GDTR_READ" },
+	{ 0x68, "EXIT_LDTR_READ" },
+	{ 0x69, "EXIT_TR_READ" },
+	{ 0x6a, "EXIT_IDTR_WRITE" },
+	{ 0x6b, "EXIT_GDTR_WRITE" },
+	{ 0x6c, "EXIT_LDTR_WRITE" },
+	{ 0x6d, "EXIT_TR_WRITE" },
+	{ 0x6e, "EXIT_RDTSC" },
+	{ 0x6f, "EXIT_RDPMC" },
+	{ 0x70, "EXIT_PUSHF" },
+	{ 0x71, "EXIT_POPF" },
+	{ 0x72, "EXIT_CPUID" },
+	{ 0x73, "EXIT_RSM" },
+	{ 0x74, "EXIT_IRET" },
+	{ 0x75, "EXIT_SWINT" },
+	{ 0x76, "EXIT_INVD" },
+	{ 0x77, "EXIT_PAUSE" },
+	{ 0x78, "EXIT_HLT" },
+	{ 0x79, "EXIT_INVLPG" },
+	{ 0x7a, "EXIT_INVLPGA" },
+	{ 0x7b, "EXIT_IOIO" },
+	{ 0x7c, "EXIT_MSR" },
+	{ 0x7d, "EXIT_TASK_SWITCH" },
+	{ 0x7e, "EXIT_FERR_FREEZE" },
+	{ 0x7f, "EXIT_SHUTDOWN" },
+	{ 0x80, "EXIT_VMRUN" },
+	{ 0x81, "EXIT_VMMCALL" },
+	{ 0x82, "EXIT_VMLOAD" },
+	{ 0x83, "EXIT_VMSAVE" },
+	{ 0x84, "EXIT_STGI" },
+	{ 0x85, "EXIT_CLGI" },
+	{ 0x86, "EXIT_SKINIT" },
+	{ 0x87, "EXIT_RDTSCP" },
+	{ 0x88, "EXIT_ICEBP" },
+	{ 0x89, "EXIT_WBINVD" },
+	{ 0x8a, "EXIT_MONITOR" },
+	{ 0x8b, "EXIT_MWAIT" },
+	{ 0x8c, "EXIT_MWAIT_COND" },
+	{ 0x8d, "EXIT_XSETBV" },
+	{ 0x400, "EXIT_NPF" },
+	{ 0x401, "EXIT_AVIC_INCOMPLETE_IPI" },
+	{ 0x402, "EXIT_AVIC_UNACCELERATED_ACCESS" },
+};
+
+#define NR(t) (sizeof(t) / sizeof((t)[0]))
+
 int ks_x86_exit_code(const char *name, int *isa, uint64_t *code)
 {
-	if (lookup_name(ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count, name, code) == 0) {
+	if (lookup_name(ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count, name, code) == 0 ||
+	    lookup_name(plugin_vmx_names, NR(plugin_vmx_names), name, code) == 0) {
 		*isa = KS_ISA_VMX;
 		return 0;
 	}
-	if (lookup_name(ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count, name, code) == 0) {
+	if (lookup_name(ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count, name, code) == 0 ||
+	    lookup_name(plugin_svm_names, NR(plugin_svm_names), name, code) == 0) {
 		*isa = KS_ISA_SVM;
 		return 0;
 	}

@@ -253,6 +253,18 @@ static const struct ks_event_class x86_classes[] = {
 		.key_name = nested_key_name,
 	},
 	{
+		/* L1's handling of a reflected L2 exit, as L0 sees it: from the
+		 * emulated VM exit into L1 (kvm_nested_vmexit_inject) to L1's
+		 * next VM entry into L2 (kvm_nested_vmenter), L1's own exits
+		 * and L0's work for them included; stat --event nested
+		 * prints it beside the nested table */
+		.name = "nested-l1", .title = "REFLECTED-EXIT-IN-L1",
+		.begin = { { .system = "kvm", .name = "kvm_nested_vmexit_inject",
+			     .key_field = "exit_code", .table = NESTED_L2_L1 } },
+		.end = { { .system = "kvm", .name = "kvm_nested_vmenter" } },
+		.key_name = nested_key_name,
+	},
+	{
 		.name = "vmgexit", .title = "VMGEXIT",
 		.begin = { { .system = "kvm", .name = "kvm_exit", .key_field = "exit_reason",
 			     .table = VMG_EXIT } },
@@ -315,38 +327,73 @@ static void print_symbols(FILE *f, const struct ks_x86_exit_reason *t, size_t n)
 		fprintf(f, ", { 0x%llx, \"%s\" }", (unsigned long long)t[i].code, t[i].name);
 }
 
-/* kvm_exit with its isa-dependent __print_symbolic. */
-static char *kvm_exit_format(void)
+/* kvm_exit (and kvm_nested_vmexit, the same TRACE_EVENT) or, INJECT,
+ * kvm_nested_vmexit_inject: an isa-dependent __print_symbolic of the exit
+ * code. */
+static char *exit_format(bool inject)
 {
+	const char *c = inject ? "REC->exit_code" : "REC->exit_reason";
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
 	if (!f)
 		return NULL;
-	fputs(F("unsigned int exit_reason", 8, 4, 0)
-	      F("unsigned long guest_rip", 16, 8, 0)
-	      F("u32 isa", 24, 4, 0)
-	      F("u64 info1", 32, 8, 0)
-	      F("u64 info2", 40, 8, 0)
-	      F("u32 intr_info", 48, 4, 0)
-	      F("u32 error_code", 52, 4, 0)
-	      F("unsigned int vcpu_id", 56, 4, 0)
-	      "\nprint fmt: \"vcpu %u reason %s%s%s rip 0x%lx info1 0x%016llx info2 0x%016llx "
-	      "intr_info 0x%08x error_code 0x%08x\", REC->vcpu_id, (REC->isa == 1) ? "
-	      "__print_symbolic(REC->exit_reason & 0xffff", f);
+	if (inject)
+		fputs(F("__u32 exit_code", 8, 4, 0)
+		      F("__u64 exit_info1", 16, 8, 0)
+		      F("__u64 exit_info2", 24, 8, 0)
+		      F("__u32 exit_int_info", 32, 4, 0)
+		      F("__u32 exit_int_info_err", 36, 4, 0)
+		      F("__u32 isa", 40, 4, 0)
+		      "\nprint fmt: \"reason: %s%s%s ext_inf1: 0x%016llx ext_inf2: 0x%016llx "
+		      "ext_int: 0x%08x ext_int_err: 0x%08x\", ", f);
+	else
+		fputs(F("unsigned int exit_reason", 8, 4, 0)
+		      F("unsigned long guest_rip", 16, 8, 0)
+		      F("u32 isa", 24, 4, 0)
+		      F("u64 info1", 32, 8, 0)
+		      F("u64 info2", 40, 8, 0)
+		      F("u32 intr_info", 48, 4, 0)
+		      F("u32 error_code", 52, 4, 0)
+		      F("unsigned int vcpu_id", 56, 4, 0)
+		      "\nprint fmt: \"vcpu %u reason %s%s%s rip 0x%lx info1 0x%016llx info2 0x%016llx "
+		      "intr_info 0x%08x error_code 0x%08x\", REC->vcpu_id, ", f);
+	fprintf(f, "(REC->isa == 1) ? __print_symbolic(%s & 0xffff", c);
 	print_symbols(f, ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count);
-	fputs(") : __print_symbolic(REC->exit_reason", f);
+	fprintf(f, ") : __print_symbolic(%s", c);
 	print_symbols(f, ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count);
-	fputs("), (REC->isa == 1 && REC->exit_reason & ~0xffff) ? \" \" : \"\", (REC->isa == 1) ? "
-	      "__print_flags(REC->exit_reason & ~0xffff, \" \", { 0x80000000, \"FAILED_VMENTRY\" }) "
-	      ": \"\", REC->guest_rip, REC->info1, REC->info2, REC->intr_info, REC->error_code\n", f);
+	fprintf(f, "), (REC->isa == 1 && %s & ~0xffff) ? \" \" : \"\", (REC->isa == 1) ? "
+		"__print_flags(%s & ~0xffff, \" \", { 0x80000000, \"FAILED_VMENTRY\" }) : \"\", ",
+		c, c);
+	fputs(inject ? "REC->exit_info1, REC->exit_info2, REC->exit_int_info, "
+		       "REC->exit_int_info_err\n" :
+		       "REC->guest_rip, REC->info1, REC->info2, REC->intr_info, REC->error_code\n", f);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;
 	}
 	return text;
 }
+
+static char *kvm_exit_format(void)
+{
+	return exit_format(false);
+}
+
+static char *kvm_nested_vmexit_inject_format(void)
+{
+	return exit_format(true);
+}
+
+/* kvm_vmgexit_enter and kvm_vmgexit_exit */
+#define VMGEXIT_FORMAT \
+	F("unsigned int vcpu_id", 8, 4, 0) \
+	F("u64 exit_reason", 16, 8, 0) \
+	F("u64 info1", 24, 8, 0) \
+	F("u64 info2", 32, 8, 0) \
+	"\nprint fmt: \"vcpu %u, exit_reason %llx, exit_info1 %llx, exit_info2 %llx\", " \
+	"REC->vcpu_id, REC->exit_reason, REC->info1, REC->info2\n"
 
 static const struct ks_event_format x86_formats[] = {
 	{ "kvm", "kvm_exit", NULL, kvm_exit_format },
@@ -372,6 +419,33 @@ static const struct ks_event_format x86_formats[] = {
 	  F("u8 exception", 24, 1, 0)
 	  "\nprint fmt: \"msr_%s %x = 0x%llx%s\", REC->write ? \"write\" : \"read\", REC->ecx, "
 	  "REC->data, REC->exception ? \" (#GP)\" : \"\"\n", NULL },
+	/* nested virtualization (L0's view of an L1 hypervisor's L2) */
+	{ "kvm", "kvm_nested_vmexit", NULL, kvm_exit_format },
+	{ "kvm", "kvm_nested_vmexit_inject", NULL, kvm_nested_vmexit_inject_format },
+	{ "kvm", "kvm_nested_vmenter",
+	  F("__u64 rip", 8, 8, 0)
+	  F("__u64 vmcb", 16, 8, 0)
+	  F("__u64 nested_rip", 24, 8, 0)
+	  F("__u32 int_ctl", 32, 4, 0)
+	  F("__u32 event_inj", 36, 4, 0)
+	  F("bool tdp_enabled", 40, 1, 0)
+	  F("__u64 guest_pgd", 48, 8, 0)
+	  F("__u32 isa", 56, 4, 0)
+	  "\nprint fmt: \"rip: 0x%016llx %s: 0x%016llx nested_rip: 0x%016llx int_ctl: 0x%08x "
+	  "event_inj: 0x%08x nested_%s=%s %s: 0x%016llx\", REC->rip, REC->isa == 1 ? \"vmcs\" : "
+	  "\"vmcb\", REC->vmcb, REC->nested_rip, REC->int_ctl, REC->event_inj, REC->isa == 1 ? "
+	  "\"ept\" : \"npt\", REC->tdp_enabled ? \"y\" : \"n\", !REC->tdp_enabled ? \"guest_cr3\" : "
+	  "REC->isa == 1 ? \"nested_eptp\" : \"nested_cr3\", REC->guest_pgd\n", NULL },
+	{ "kvm", "kvm_nested_intr_vmexit",
+	  F("__u64 rip", 8, 8, 0)
+	  "\nprint fmt: \"rip: 0x%016llx\", REC->rip\n", NULL },
+	/* SEV-ES/SNP guests' exits */
+	{ "kvm", "kvm_vmgexit_enter", VMGEXIT_FORMAT, NULL },
+	{ "kvm", "kvm_vmgexit_exit", VMGEXIT_FORMAT, NULL },
+	{ "kvm", "kvm_vmgexit_msr_protocol_enter",
+	  F("unsigned int vcpu_id", 8, 4, 0)
+	  F("u64 ghcb_gpa", 16, 8, 0)
+	  "\nprint fmt: \"vcpu %u, ghcb_gpa %016llx\", REC->vcpu_id, REC->ghcb_gpa\n", NULL },
 	{ "kvm", "kvm_write_tsc_offset",
 	  F("unsigned int vcpu_id", 8, 4, 0)
 	  F("__u64 previous_tsc_offset", 16, 8, 0)

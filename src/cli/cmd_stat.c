@@ -382,6 +382,24 @@ static void note_dims(const struct stat_args *a, const struct ks_stat *st)
 		       "threads: their rows are by host thread", a->input, novcpu, n);
 }
 
+/* --event nested in a table or JSON: the nested-l1 class (L1's handling of
+ * the exits reflected to it) counted beside it, over the same records and
+ * views; NULL for other classes and formats, or where the architecture has
+ * no such class. */
+static struct ks_stat *nested_companion(const struct stat_args *a, struct ks_source *src)
+{
+	struct ks_stat_config cfg = a->cfg;
+	struct ks_error err;
+
+	if (!a->cfg.event_class || strcmp(a->cfg.event_class, "nested") ||
+	    (a->report.format != KS_STAT_TABLE && a->report.format != KS_STAT_JSON))
+		return NULL;
+	cfg.event_class = "nested-l1";
+	cfg.observe = NULL;
+	cfg.observe_ctx = NULL;
+	return ks_stat_new_source(&cfg, src, &err);
+}
+
 /* --event halt: halt polling per VM and vCPU (halt.h), a generic KVM
  * class (kvm_vcpu_wakeup, kvm_halt_poll_ns) outside the exit tables. */
 static int stat_halt(struct stat_args *a)
@@ -427,7 +445,7 @@ int cmd_stat(int argc, char **argv)
 	struct ks_source *src;
 	static struct ks_record recs[STAT_BATCH];
 	struct ks_error err;
-	struct ks_stat *st;
+	struct ks_stat *st, *l1;
 	struct ks_slow_log log = { .out = stdout };
 	struct observers obs = { 0 };
 	struct ks_progress prog;
@@ -481,15 +499,23 @@ int cmd_stat(int argc, char **argv)
 	if (!st)
 		die("%s", err.msg);
 	log.st = st;
-	ks_stat_select(st, src); /* fewer records to decode; optional */
+	l1 = nested_companion(&a, src);
+	if (!l1)
+		ks_stat_select(st, src); /* fewer records to decode; optional */
 	cli_progress_init(&prog, "stat", a.quiet, a.than.set);
 	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0) {
 		ks_stat_add_batch(st, recs, (size_t)r);
+		if (l1)
+			ks_stat_add_batch(l1, recs, (size_t)r);
 		cli_progress(&prog, src);
 	}
 	ks_progress_end(&prog);
-	if (r < 0 || ks_stat_error(st, &err) < 0)
+	if (r < 0 || ks_stat_error(st, &err) < 0 || (l1 && ks_stat_error(l1, &err) < 0))
 		die("%s", err.msg);
+	a.report.companion = l1;
+	a.report.companion_key = "l1_handling";
+	a.report.companion_title = "L1's handling of reflected L2 exits (kvm_nested_vmexit_inject -> "
+				   "L1's next kvm_nested_vmenter, L1's own exits included)";
 	if (obs.hm_full)
 		die("%s: the heatmap has more than %d rows; ask for fewer (--by, --vcpu, --pid)",
 		    a.input, KS_HEATMAP_MAX_SERIES);
@@ -514,6 +540,7 @@ int cmd_stat(int argc, char **argv)
 		write_heatmap(a.heatmap_json, a.input, obs.hm, st, true);
 	ks_heatmap_free(obs.hm);
 	ks_guestsyms_free(&gsyms);
+	ks_stat_free(l1);
 	ks_stat_free(st);
 	ks_source_close(src);
 	return 0;

@@ -9,7 +9,8 @@
  * and turns the printed fields back into a binary payload in that format.
  * The formats are one architecture's KVM events (its table in src/arch, the
  * `formats` of struct ks_arch) and the events of generic code below (sched,
- * KVM's common kvm_mmio and kvm_userspace_exit), 64-bit layout.  Which
+ * KVM's common kvm_mmio, kvm_userspace_exit, kvm_vcpu_wakeup and
+ * kvm_halt_poll_ns), 64-bit layout.  Which
  * architecture: the one named by the caller (kvmscope stat --arch), else
  * the one whose KVM events read the first KVM event lines of the text (see
  * choose_set()).  A line is read back by a parser of its own (the events
@@ -207,8 +208,25 @@ static const char sched_wakeup_fmt[] =
 	"\nprint fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, "
 	"REC->prio, REC->target_cpu\n";
 
+static const char kvm_vcpu_wakeup_fmt[] =
+	FIELD("__u64 ns", 8, 8, 0)
+	FIELD("bool waited", 16, 1, 0)
+	FIELD("bool valid", 17, 1, 0)
+	"\nprint fmt: \"%s time %lld ns, polling %s\", REC->waited ? \"wait\" : \"poll\", "
+	"REC->ns, REC->valid ? \"valid\" : \"invalid\"\n";
+
+static const char kvm_halt_poll_ns_fmt[] =
+	FIELD("bool grow", 8, 1, 0)
+	FIELD("unsigned int vcpu_id", 12, 4, 0)
+	FIELD("unsigned int new", 16, 4, 0)
+	FIELD("unsigned int old", 20, 4, 0)
+	"\nprint fmt: \"vcpu %u: halt_poll_ns %u (%s %u)\", REC->vcpu_id, REC->new, "
+	"REC->grow ? \"grow\" : \"shrink\", REC->old\n";
+
 static const struct ks_event_format shared_formats[] = {
 	{ "kvm", "kvm_mmio", kvm_mmio_fmt, NULL },
+	{ "kvm", "kvm_vcpu_wakeup", kvm_vcpu_wakeup_fmt, NULL },
+	{ "kvm", "kvm_halt_poll_ns", kvm_halt_poll_ns_fmt, NULL },
 	{ "kvm", "kvm_userspace_exit", kvm_userspace_exit_fmt, NULL },
 	{ "sched", "sched_switch", sched_switch_fmt, NULL },
 	{ "sched", "sched_wakeup", sched_wakeup_fmt, NULL },
@@ -267,6 +285,10 @@ struct text_source {
 	/* tid -> last delivered name (struct comm_entry); its size counts
 	 * against limits.threads */
 	struct ks_hmap comms;
+	/* tid -> its vCPU (int32_t), from its kvm_entry lines: trace-cmd's
+	 * kvm plugin prints kvm_exit without one */
+	struct ks_hmap vcpus;
+	int32_t cur_tid;             /* the thread of the line being parsed */
 	char rec_comm[COMM_LEN];
 	struct ks_record pending;
 	bool has_pending;
@@ -415,17 +437,19 @@ static int lookup_reason(struct text_source *s, const char *name, int *isa, uint
 	return 0;
 }
 
-/* "reason NAME[ FAILED_VMENTRY] rip ..." -> isa, code */
-static int parse_exit_reason(struct text_source *s, const char *f, int *isa, uint64_t *code)
+/* "KEY NAME[ FAILED_VMENTRY]STOP..." -> isa, code (kvm_exit: "reason ",
+ * " rip ") */
+static int parse_exit_reason(struct text_source *s, const char *f, const char *key,
+			     const char *stop, int *isa, uint64_t *code)
 {
-	const char *r = find_key(f, "reason "), *e;
+	const char *r = find_key(f, key), *e;
 	char name[40];
 	size_t len;
 	uint64_t flags = 0;
 
 	if (!r)
 		return -1;
-	e = strstr(r, " rip ");
+	e = strstr(r, stop);
 	len = e ? (size_t)(e - r) : strlen(r);
 	while (len && r[len - 1] == ' ')
 		len--;
@@ -441,10 +465,18 @@ static int parse_exit_reason(struct text_source *s, const char *f, int *isa, uin
 		*code |= flags;
 		return 0;
 	}
-	/* an unnamed code is printed as a number */
-	if (parse_u64(name, 0, code, &e) < 0 || *e)
+	/* an unnamed code is printed as a number, by trace-cmd's kvm plugin
+	 * as "UNKNOWN (N)"; VMX's basic exit reasons are below 0x100, so a
+	 * larger one is SVM's (VMGEXIT, NPF) */
+	if (!strncmp(name, "UNKNOWN (", 9) && name[len - 1] == ')') {
+		name[len - 1] = '\0';
+		if (parse_u64(name + 9, 10, code, &e) < 0 || *e)
+			return -1;
+	} else if (parse_u64(name, 0, code, &e) < 0 || *e) {
 		return -1;
-	*isa = ks_x86_isa_or_default(s->last_isa);
+	}
+	*isa = s->last_isa ? s->last_isa
+	     : *code > 0xff ? KS_ISA_SVM : ks_x86_isa_or_default(0);
 	*code |= flags;
 	return 0;
 }
@@ -455,9 +487,14 @@ static int parse_kvm_exit(struct text_source *s, const char *f, uint8_t *p, cons
 	const char *info;
 	int isa;
 
-	if (parse_exit_reason(s, f, &isa, &code) < 0 || key_u64(f, "rip ", 0, &rip) < 0)
+	if (parse_exit_reason(s, f, "reason ", " rip ", &isa, &code) < 0 ||
+	    key_u64(f, "rip ", 0, &rip) < 0)
 		return -1;
-	key_u64(f, "vcpu ", 10, &vcpu);
+	if (key_u64(f, "vcpu ", 10, &vcpu) < 0) {
+		const int32_t *v = ks_hmap_get(&s->vcpus, (uint32_t)s->cur_tid);
+
+		vcpu = v ? (uint64_t)*v : 0;
+	}
 	info = find_key(f, "info ");
 	if (info) {
 		const char *e;
@@ -484,16 +521,119 @@ static int parse_kvm_exit(struct text_source *s, const char *f, uint8_t *p, cons
 	return 0;
 }
 
+static const char *const kvm_nested_vmexit_inject_names[] = { "exit_code", "exit_info1",
+	"exit_info2", "exit_int_info", "exit_int_info_err", "isa", NULL };
+
+/* "reason: NAME ext_inf1: 0x.. ext_inf2: 0x.. ext_int: 0x.. ext_int_err: 0x.."
+ * or trace-cmd's kvm plugin: "reason NAME info1 %llx info2 %llx int_info
+ * %llx int_info_err %llx" */
+static int parse_kvm_nested_vmexit_inject(struct text_source *s, const char *f, uint8_t *p,
+					  const struct slot *sl)
+{
+	bool plugin = find_key(f, "reason: ") == NULL;
+	uint64_t code, v[4];
+	int isa;
+
+	if (parse_exit_reason(s, f, plugin ? "reason " : "reason: ", plugin ? " info1 " : " ext_inf1",
+			      &isa, &code) < 0 ||
+	    key_u64(f, plugin ? "info1 " : "ext_inf1: ", 16, &v[0]) < 0 ||
+	    key_u64(f, plugin ? "info2 " : "ext_inf2: ", 16, &v[1]) < 0 ||
+	    key_u64(f, plugin ? "int_info " : "ext_int: ", 16, &v[2]) < 0 ||
+	    key_u64(f, plugin ? "int_info_err " : "ext_int_err: ", 16, &v[3]) < 0)
+		return -1;
+	s->last_isa = isa;
+	put_u(p, &sl[0], code);
+	for (int i = 0; i < 4; i++)
+		put_u(p, &sl[i + 1], v[i]);
+	put_u(p, &sl[5], (uint64_t)isa);
+	return 0;
+}
+
+static const char *const kvm_nested_vmenter_names[] = { "rip", "vmcb", "nested_rip", "int_ctl",
+	"event_inj", "tdp_enabled", "guest_pgd", "isa", NULL };
+
+/* "rip: 0x.. vmcs|vmcb: 0x.. nested_rip: 0x.. int_ctl: 0x.. event_inj: 0x..
+ * nested_ept|nested_npt=y|n LABEL: 0x.." (the label of the last, which
+ * libtraceevent gets wrong, is not read) */
+static int parse_kvm_nested_vmenter(struct text_source *s, const char *f, uint8_t *p,
+				    const struct slot *sl)
+{
+	bool vmx = find_key(f, "vmcs: ") != NULL;
+	const char *tdp = find_key(f, vmx ? "nested_ept=" : "nested_npt="), *last;
+	uint64_t v[5], pgd;
+
+	(void)s;
+	if (key_u64(f, "rip: ", 16, &v[0]) < 0 || key_u64(f, vmx ? "vmcs: " : "vmcb: ", 16, &v[1]) < 0 ||
+	    key_u64(f, "nested_rip: ", 16, &v[2]) < 0 || key_u64(f, "int_ctl: ", 16, &v[3]) < 0 ||
+	    key_u64(f, "event_inj: ", 16, &v[4]) < 0 || !tdp || (*tdp != 'y' && *tdp != 'n') ||
+	    !(last = strrchr(tdp, ':')) || parse_u64(skip_spaces(last + 1), 16, &pgd, NULL) < 0)
+		return -1;
+	for (int i = 0; i < 5; i++)
+		put_u(p, &sl[i], v[i]);
+	put_u(p, &sl[5], *tdp == 'y');
+	put_u(p, &sl[6], pgd);
+	put_u(p, &sl[7], vmx ? KS_ISA_VMX : KS_ISA_SVM);
+	return 0;
+}
+
+static const char *const kvm_vcpu_wakeup_names[] = { "ns", "waited", "valid", NULL };
+
+/* "wait|poll time %lld ns, polling valid|invalid" */
+static int parse_kvm_vcpu_wakeup(struct text_source *s, const char *f, uint8_t *p,
+				 const struct slot *sl)
+{
+	bool waited = !strncmp(f, "wait time ", 10);
+	const char *v = find_key(f, "polling ");
+	int64_t ns;
+
+	(void)s;
+	if ((!waited && strncmp(f, "poll time ", 10)) || parse_i64(f + 10, &ns, NULL) < 0 || !v ||
+	    (strncmp(v, "valid", 5) && strncmp(v, "invalid", 7)))
+		return -1;
+	put_u(p, &sl[0], (uint64_t)ns);
+	put_u(p, &sl[1], waited);
+	put_u(p, &sl[2], *v == 'v');
+	return 0;
+}
+
+static const char *const kvm_halt_poll_ns_names[] = { "grow", "vcpu_id", "new", "old", NULL };
+
+/* "vcpu %u: halt_poll_ns %u (grow|shrink %u)" */
+static int parse_kvm_halt_poll_ns(struct text_source *s, const char *f, uint8_t *p,
+				  const struct slot *sl)
+{
+	uint64_t vcpu, nw, old;
+	const char *g = find_key(f, "(grow "), *k = find_key(f, "(shrink ");
+
+	(void)s;
+	if (key_u64(f, "vcpu ", 10, &vcpu) < 0 || key_u64(f, "halt_poll_ns ", 10, &nw) < 0 ||
+	    (!g && !k) || parse_u64(g ? g : k, 10, &old, NULL) < 0)
+		return -1;
+	put_u(p, &sl[0], g != NULL);
+	put_u(p, &sl[1], vcpu);
+	put_u(p, &sl[2], nw);
+	put_u(p, &sl[3], old);
+	return 0;
+}
+
 static const char *const kvm_entry_names[] = { "vcpu_id", "rip", "immediate_exit", NULL };
 
 /* "vcpu 0, rip 0x...[immediate exit]" or trace-cmd's "vcpu 0 rip 0x..." */
 static int parse_kvm_entry(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
 {
 	uint64_t vcpu, rip;
+	int32_t *v;
+	bool created;
 
-	(void)s;
 	if (key_u64(f, "vcpu ", 10, &vcpu) < 0 || key_u64(f, "rip ", 0, &rip) < 0)
 		return -1;
+	/* remembered for the thread's kvm_exit lines (past limits.threads
+	 * threads, which the reader then refuses anyway, not) */
+	v = ks_hmap_get(&s->vcpus, (uint32_t)s->cur_tid);
+	if (!v && ks_hmap_len(&s->vcpus) < s->base.limits.threads)
+		v = ks_hmap_put(&s->vcpus, (uint32_t)s->cur_tid, &created);
+	if (v)
+		*v = (int32_t)vcpu;
 	put_u(p, &sl[0], vcpu);
 	put_u(p, &sl[1], rip);
 	put_u(p, &sl[2], strstr(f, "[immediate exit]") != NULL);
@@ -769,6 +909,12 @@ static int parse_sched_wakeup(struct text_source *s, const char *f, uint8_t *p,
 static const struct text_parser text_parsers[] = {
 	{ NULL, NULL, kvm_exit_names, parse_kvm_exit }, /* the kvm plugin's exit: tables' */
 	{ "kvm", "kvm_entry", kvm_entry_names, parse_kvm_entry },
+	{ "kvm", "kvm_nested_vmexit", kvm_exit_names, parse_kvm_exit },
+	{ "kvm", "kvm_nested_vmexit_inject", kvm_nested_vmexit_inject_names,
+	  parse_kvm_nested_vmexit_inject },
+	{ "kvm", "kvm_nested_vmenter", kvm_nested_vmenter_names, parse_kvm_nested_vmenter },
+	{ "kvm", "kvm_vcpu_wakeup", kvm_vcpu_wakeup_names, parse_kvm_vcpu_wakeup },
+	{ "kvm", "kvm_halt_poll_ns", kvm_halt_poll_ns_names, parse_kvm_halt_poll_ns },
 	{ "kvm", "kvm_mmio", kvm_mmio_names, parse_kvm_mmio },
 	{ "kvm", "kvm_pio", kvm_pio_names, parse_kvm_pio },
 	{ "kvm", "kvm_msr", kvm_msr_names, parse_kvm_msr },
@@ -801,7 +947,7 @@ static int parse_fields(struct text_source *s, const struct text_event *te, cons
 			uint8_t *p)
 {
 	if (te->parse)
-		return te->parse(s, f, p, te->slots);
+		return te->parse(s, skip_missing_field_notes(f), p, te->slots);
 	if (ks_plan_scan(te->plan, f, p, (int)te->size) == 0)
 		return 0;
 	f = skip_missing_field_notes(f);
@@ -1412,6 +1558,7 @@ static int build_event(struct text_source *s, struct text_event *te, const struc
 	int32_t pid = h->tid;
 
 	memset(s->payload, 0, te->size);
+	s->cur_tid = h->tid;
 	if (parse_fields(s, te, h->fields, s->payload) < 0)
 		return -1;
 	memcpy(s->payload, &type, 2);
@@ -1567,6 +1714,7 @@ static void text_close(struct ks_source *src)
 		close(s->lr.fd);
 	free(s->lr.buf);
 	ks_hmap_free(&s->comms);
+	ks_hmap_free(&s->vcpus);
 	free(s->events);
 	ks_ctx_tep_put(src->ctx, src->tep);
 	free_sets(s->own_sets);
@@ -1628,6 +1776,7 @@ static void choose_line(struct text_source *s, const struct builtin_set *sets, s
 		const struct text_event *te = find_in(sets[i].events, sets[i].nr, &h);
 
 		memset(s->payload, 0, sizeof(s->payload));
+		s->cur_tid = h.tid;
 		if (!te || !te->arch_own || parse_fields(s, te, h.fields, s->payload) < 0)
 			continue;
 		c->votes[i]++;
@@ -1868,6 +2017,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 		return ks_error_set(err, "%s: out of memory", name);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
+	ks_hmap_init(&s->vcpus, sizeof(int32_t));
 	ks_source_apply_opts(&s->base, &(struct ks_source_opts){ .ctx = ctx });
 	s->lr.fd = -1;
 	s->lr.mem = text;
@@ -1901,6 +2051,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	ks_source_apply_opts(&s->base, o);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
+	ks_hmap_init(&s->vcpus, sizeof(int32_t));
 	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
 	s->base.path = strdup(path);
 	if (s->lr.fd < 0) {

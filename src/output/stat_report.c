@@ -457,9 +457,56 @@ static void json_begin_counts(struct ks_json *j, const struct ks_stat *st, const
 	ks_json_end_object(j);
 }
 
+/* The companion engine's rows (ks_stat_report_opts.companion). */
+struct companion {
+	struct view_rows vs[KS_STAT_MAX_VIEWS], begins;
+	int nv;
+};
+
+static int companion_collect(const struct ks_stat_report_opts *o, struct companion *c,
+			     struct ks_error *err)
+{
+	int vi, rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!o->companion)
+		return 0;
+	c->nv = ks_stat_nviews(o->companion);
+	rc = collect(o->companion, KS_STAT_BEGINS, KS_DIM_KEY, "sample", &c->begins, err);
+	for (vi = 0; vi < c->nv && rc == 0; vi++)
+		rc = collect(o->companion, vi, ks_stat_view_dims(o->companion, vi), o->sort_key,
+			     &c->vs[vi], err);
+	return rc;
+}
+
+static void companion_free(struct companion *c)
+{
+	int vi;
+
+	free(c->begins.rows);
+	for (vi = 0; vi < c->nv; vi++)
+		free(c->vs[vi].rows);
+}
+
+static void companion_text(FILE *out, const struct ks_stat_report_opts *o,
+			   const struct companion *c)
+{
+	int vi;
+
+	if (!o->companion || !c->begins.total_count)
+		return;
+	fprintf(out, "\n%s\n", o->companion_title ? o->companion_title : "");
+	if (c->vs[0].total_count)
+		for (vi = 0; vi < c->nv; vi++)
+			print_table_view(out, o->companion, &c->vs[vi], o->hist);
+	fprintf(out, "\n%" PRIu64 " %s begin events in all, %" PRIu64
+		" of them with a matching end.\n", c->begins.total_count, ks_stat_class_name(o->companion),
+		ks_stat_anomalies(o->companion)->keyed_ends);
+}
+
 static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat_report_opts *o,
 		       const struct view_rows *vs, int nv, const struct view_rows *b,
-		       const struct footer_item *it, size_t nit)
+		       const struct footer_item *it, size_t nit, const struct companion *c)
 {
 	struct ks_json j;
 	const int32_t *pvms;
@@ -488,6 +535,14 @@ static void print_json(FILE *out, const struct ks_stat *st, const struct ks_stat
 		for (i = 0; i < ks_stat_protected_vms(st, &pvms); i++)
 			ks_json_i64(&j, pvms[i]);
 		ks_json_end_array(&j);
+	}
+	if (o->companion) {
+		ks_json_key(&j, o->companion_key ? o->companion_key : "companion");
+		ks_json_begin_object(&j);
+		ks_json_kv_string(&j, "event", ks_stat_class_name(o->companion));
+		json_views(&j, o->companion, c->vs, c->nv, o->hist);
+		json_begin_counts(&j, o->companion, &c->begins);
+		ks_json_end_object(&j);
 	}
 	json_attribution(&j, st);
 	ks_json_key(&j, "not_counted");
@@ -566,6 +621,7 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 {
 	struct view_rows vs[KS_STAT_MAX_VIEWS], begins;
 	struct footer_item items[16];
+	struct companion comp = { .nv = 0 };
 	uint64_t unknown = 0;
 	size_t nit;
 	int nv, vi, rc = 0;
@@ -580,10 +636,12 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 		if (!unknown)
 			unknown = unknown_occurrences(st, &vs[vi]);
 	}
+	if (rc == 0)
+		rc = companion_collect(o, &comp, err);
 	if (rc == 0) {
 		nit = footer_items(st, o, unknown, items);
 		if (o->format == KS_STAT_JSON) {
-			print_json(out, st, o, vs, nv, &begins, items, nit);
+			print_json(out, st, o, vs, nv, &begins, items, nit, &comp);
 		} else if (o->format == KS_STAT_CSV) {
 			print_csv(out, st, vs, nv, &begins);
 		} else {
@@ -606,6 +664,7 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 				fprintf(out, "\n%" PRIu64 " %s begin events in all, %" PRIu64
 					" of them with a matching end.\n", begins.total_count,
 					ks_stat_class_name(st), ks_stat_anomalies(st)->keyed_ends);
+			companion_text(out, o, &comp);
 			print_protected(out, st);
 			print_attribution(out, st);
 			print_footer(out, items, nit);
@@ -614,5 +673,6 @@ int ks_stat_report(FILE *out, const struct ks_stat *st, const struct ks_stat_rep
 	free(begins.rows);
 	for (vi = 0; vi < nv; vi++)
 		free(vs[vi].rows);
+	companion_free(&comp);
 	return rc;
 }

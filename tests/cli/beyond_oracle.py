@@ -9,7 +9,10 @@ tests/cli/nested_test.sh (and the confidential-guest and halt tests).
       exits, L2 exits handled by L0 and L2 exits reflected to L1, with the
       event sequences KVM traces for them (ISA vmx or svm), and the rows
       `kvmscope stat --event nested --by vm,reason` must show, computed here
-      by a plain replay with names read from the kernel's uapi headers.
+      by a plain replay with names read from the kernel's uapi headers; and
+      (key "_l1") L1's handling of the reflected exits: per VM and reason,
+      how many were followed by L1's kvm_nested_vmenter and the time from
+      each kvm_nested_vmexit_inject to it.
   beyond_oracle.py vmgexit OUT.scn OUT.expect.json
       an SEV-ES/SNP VM (rip 0 on every exit) whose VMGEXITs carry every
       SVM_VMGEXIT_* software exit code of the 6.1 uapi svm.h, regular SVM
@@ -25,7 +28,8 @@ tests/cli/nested_test.sh (and the confidential-guest and halt tests).
       halt_poll_ns for a budget of 10% and 1%, by brute force.
   beyond_oracle.py haltcheck EXPECT.json KVMSCOPE.json BUDGET
   beyond_oracle.py check EXPECT.json KVMSCOPE.json
-      compares them.
+  beyond_oracle.py l1check EXPECT.json KVMSCOPE.json
+      compares them (l1check: the "_l1" rows of a nested scenario).
 """
 import json, os, re, sys
 
@@ -69,17 +73,24 @@ def nested(isa, scn, exp):
     threads = [(201, 100, 0), (202, 100, 1), (401, 400, 0)]
     ts = 1000
     rows = {}
+    # L1's handling of a reflected exit: from its kvm_nested_vmexit_inject
+    # to the thread's next kvm_nested_vmenter, per VM and reflected reason
+    l1 = {}
     def emit(t, pid, vcpu, ev, **f):
         lines.append('%d %d %d %d kvm:%s %s' % (ts, vcpu, t, pid, ev,
                                                ' '.join('%s=%d' % kv for kv in f.items())))
     for t, pid, v in threads:
         emit(t, pid, v, 'kvm_entry', vcpu_id=v)
         ts += 100
+    # each vCPU runs L2 until an exit is reflected to L1, then L1 until its
+    # VMRESUME / VMRUN enters L2 again
+    in_l2 = {t: True for t, _, _ in threads}
+    pending = {}
     i = 0
     for rep in range(40):
         for t, pid, v in threads:
             i += 1
-            kind = ['l1', 'l0', 'l1r', 'intr'][(i * 7 + rep) % 4]
+            kind = ['l0', 'l1r', 'intr'][(i * 7 + rep) % 3] if in_l2[t] else 'l1'
             if kind == 'intr' and isa == 'vmx':
                 kind = 'l1r'
             lst = p[kind] if kind != 'intr' else [p['intr']]
@@ -92,6 +103,12 @@ def nested(isa, scn, exp):
                 path = 'L1 %s'
                 if code == p['vmenter']:
                     emit(t, pid, v, 'kvm_nested_vmenter', isa=p['isa'], rip=0x1000)
+                    if t in pending:
+                        at, rcode = pending.pop(t)
+                        r = l1.setdefault('%d|L2 %s to L1' % (pid, names[rcode]), [0, 0])
+                        r[0] += 1
+                        r[1] += ts - at
+                    in_l2[t] = True
                     ts += 5
             else:
                 emit(t, pid, v, 'kvm_nested_vmexit', exit_reason=code, isa=p['isa'], vcpu_id=v)
@@ -103,6 +120,8 @@ def nested(isa, scn, exp):
                         emit(t, pid, v, 'kvm_nested_intr_vmexit', rip=0x2000)
                         ts += 2
                     emit(t, pid, v, 'kvm_nested_vmexit_inject', exit_code=code, isa=p['isa'])
+                    pending[t] = (ts, code)
+                    in_l2[t] = False
                     path = 'L2 %s to L1'
             ts += 50 + (i * 37) % 900
             emit(t, pid, v, 'kvm_entry', vcpu_id=v)
@@ -111,6 +130,7 @@ def nested(isa, scn, exp):
             r[0] += 1
             r[1] += ts - start
             ts += 500
+    rows['_l1'] = l1
     open(scn, 'w').write('\n'.join(lines) + '\n')
     json.dump(rows, open(exp, 'w'), indent=1, sort_keys=True)
 
@@ -333,6 +353,7 @@ def haltcheck(expf, gotf, budget):
 def check(expf, gotf):
     exp = json.load(open(expf))
     got = json.load(open(gotf))
+    exp.pop('_l1', None)       # l1check's
     gk = {}
     if '_conf' in exp:
         gk['_conf'] = got.get('confidential_vms')
@@ -342,6 +363,17 @@ def check(expf, gotf):
            if gk.get(k) != v]
     bad += ['unexpected row %s %s' % (k, v) for k, v in sorted(gk.items()) if k not in exp]
     print('\n'.join(bad) if bad else 'OK')
+
+def l1check(expf, gotf):
+    """stat --event nested --json's l1_handling rows == the replay's "_l1"."""
+    l1 = json.load(open(expf))['_l1']
+    views = json.load(open(gotf)).get('l1_handling', {}).get('views', [])
+    gl = {'%d|%s' % (r['vm'], r['key']): [r['samples'], r['total_ns']]
+          for r in (views[0]['rows'] if views else [])}
+    bad = ['%s: want %s got %s' % (k, l1.get(k), gl.get(k)) for k in sorted(set(l1) | set(gl))
+           if l1.get(k) != gl.get(k)]
+    print('\n'.join(bad) if bad or not l1 else 'OK %d reflected exits handled by L1 in %d rows' % (
+        sum(v[0] for v in l1.values()), len(l1)))
 
 if __name__ == '__main__':
     cmd = sys.argv[1]
@@ -355,5 +387,7 @@ if __name__ == '__main__':
         haltcheck(*sys.argv[2:5])
     elif cmd == 'check':
         check(*sys.argv[2:4])
+    elif cmd == 'l1check':
+        l1check(*sys.argv[2:4])
     else:
         sys.exit('usage: beyond_oracle.py nested|check ...')

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # nested_test.sh - kvmscope stat --event nested: per VM and reason, L1's own
 # exits, L2 exits handled by L0 and L2 exits reflected to L1, with their
-# handling times, on VMX and SVM.
+# handling times, on VMX and SVM; and L1's handling of each reflected exit
+# (kvm_nested_vmexit_inject -> the vCPU's next kvm_nested_vmenter).
 #
 # Inputs: tools/gen-kvm-perfdata with the real kvm formats of a Linux 6.2
 # host (tests/fixtures/x86-6.2, taken from a trace-cmd recording's format
@@ -33,10 +34,18 @@ for isa in vmx svm; do
 	r=$($ORACLE check "$T/$isa.exp" "$T/$isa.json")
 	[ "$r" = OK ] && echo "ok $isa nested rows per VM and path" ||
 		echo "not ok $isa nested rows: $(echo "$r" | head -3 | tr '\n' ' ')"
+	# L1's handling of the reflected exits: inject -> L1's next vmenter
+	r=$($ORACLE l1check "$T/$isa.exp" "$T/$isa.json")
+	case $r in OK*) echo "ok $isa L1 handling of reflected exits per VM and reason (${r#OK })" ;;
+	*) echo "not ok $isa L1 handling: $(echo "$r" | head -3 | tr '\n' ' ')" ;; esac
+	"$K" stat "$T/$isa.data" --event nested --by vm,reason > "$T/$isa.l1.txt"
+	grep -q "^L1's handling of reflected L2 exits" "$T/$isa.l1.txt" &&
+		grep -q '^REFLECTED-EXIT-IN-L1 by vm,reason' "$T/$isa.l1.txt" &&
+		echo "ok $isa text prints the L1 handling table" || echo "not ok $isa text has no L1 handling table"
 	# the text table names the three paths
 	"$K" stat "$T/$isa.data" --event nested > "$T/$isa.txt"
-	n=$(grep -cE '^L1 |^L2 .* in L0 |^L2 .* to L1 ' "$T/$isa.txt")
-	w=$(python3 -c 'import json,sys; print(len({k.split("|")[1] for k in json.load(open(sys.argv[1]))}))' "$T/$isa.exp")
+	n=$(sed '/^Total:/q' "$T/$isa.txt" | grep -cE '^L1 |^L2 .* in L0 |^L2 .* to L1 ')
+	w=$(python3 -c 'import json,sys; print(len({k.split("|")[1] for k in json.load(open(sys.argv[1])) if k[0] != "_"}))' "$T/$isa.exp")
 	[ "$n" = "$w" ] && echo "ok $isa text table has $w path rows" ||
 		echo "not ok $isa text table: $n path rows, want $w"
 	# the vmexit view of the same file is unchanged: every kvm_exit once
