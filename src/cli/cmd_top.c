@@ -9,7 +9,9 @@
  *                (tpcount.h; kvm_stat's tracepoint view);
  *   kvmstats     KVM's own statistics per VM and vCPU from QEMU's QMP
  *                query-stats, directly or through libvirt, or debugfs
- *                when readable (kvmstats.h).
+ *                when readable (kvmstats.h, read by kvmstats_collect.h);
+ *   halt         halt polling per VM and vCPU from the same statistics
+ *                (kvmstats_halt.h): no tracing needed.
  *
  * On a terminal the screen is ncurses (alternate screen, redrawn on
  * resize; a line never wraps: columns are dropped by priority as the
@@ -31,7 +33,8 @@
 #include "cli.h"
 #include "kvmscope/host.h"
 #include "kvmscope/json.h"
-#include "kvmscope/kvmstats.h"
+#include "kvmscope/kvmstats_collect.h"
+#include "kvmscope/kvmstats_halt.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/live.h"
 #include "kvmscope/slow_log.h"
@@ -49,14 +52,16 @@
 #define SLOW_KEPT 16 /* --than lines kept for the screen */
 #define MAX_COLS 5
 
-enum view { VIEW_EXITS, VIEW_TRACEPOINTS, VIEW_KVMSTATS, NR_VIEWS };
-static const char *const view_names[] = { "exits", "tracepoints", "kvmstats", NULL };
+enum view { VIEW_EXITS, VIEW_TRACEPOINTS, VIEW_KVMSTATS, VIEW_HALT, NR_VIEWS };
+static const char *const view_names[] = { "exits", "tracepoints", "kvmstats", "halt", NULL };
+/* the views of KVM's statistics: read from the VMs, not traced */
+#define STATS_VIEW(v) ((v) == VIEW_KVMSTATS || (v) == VIEW_HALT)
 static const char *const sort_columns[] = { "exits", "time", "p99", "name", NULL };
 
 static const struct opt_cmd top_cmd = {
 	.name = "top",
 	.synopsis = "[-i FILE [--fast]] [options]",
-	.intro = "KVM activity per VM (QEMU process), refreshed every -d seconds, in three views:\n"
+	.intro = "KVM activity per VM (QEMU process), refreshed every -d seconds, in four views:\n"
 		 "  exits        exits per VM, vCPU and reason: exits/s, time in exits (% of\n"
 		 "               the vCPUs' time), p99 exit handling latency and the total\n"
 		 "               since the start (or the r key);\n"
@@ -65,9 +70,12 @@ static const struct opt_cmd top_cmd = {
 		 "  kvmstats     KVM's statistics per VM and vCPU (exits, halt polling,\n"
 		 "               insn_emulation, io/mmio exits...) from QEMU's QMP\n"
 		 "               query-stats (directly, or libvirt's domains through\n"
-		 "               libvirt), or debugfs when readable.\n"
+		 "               libvirt), or debugfs when readable;\n"
+		 "  halt         halt polling per VM and vCPU from the same statistics:\n"
+		 "               halts/s, % of wake-ups while polling, CPU % polling and\n"
+		 "               of it wasted (polls that ran out), halts since the start.\n"
 		 "Live from tracefs (private instance), or replayed from any input file.\n",
-	.outro = "Keys: h help, q quit, space pause, 1/2/3 or Tab view, f filter (regex),\n"
+	.outro = "Keys: h help, q quit, space pause, 1/2/3/4 or Tab view, f filter (regex),\n"
 		 "g guest, p pid, c clear filters, r reset totals, s interval, x child rows,\n"
 		 "z zero rows, v vCPU rows, o next sort column, E/T/P sort by exits/time/p99,\n"
 		 "arrows and PgUp/PgDn scroll.  See kvmscope-top(1).\n",
@@ -126,18 +134,9 @@ static const struct view_cols view_cols[NR_VIEWS] = {
 				 { "TOTAL", 14, 2, 12 } } },
 	[VIEW_KVMSTATS] = { "VM / STATISTIC / vCPU", 44, 2,
 			    { { "VALUE", 16, 0, 14 }, { "DELTA/s", 12, 1, 11 } } },
-};
-
-/* The previous values of a VM's statistics, for the deltas. */
-struct kvm_vm {
-	int32_t pid;
-	char src[160];             /* socket path, "debugfs:PID", "libvirt:NAME" */
-	char name[128];            /* the libvirt domain; "" */
-	bool seen;                 /* in the last reading (libvirt) */
-	struct ks_kstats now, prev, base;
-	double t_now, t_prev;      /* when now and prev were read */
-	bool have_prev, have_base, failed;
-	char error[200];
+	[VIEW_HALT] = { "VM / vCPU", 44, 5,
+			{ { "HALTS/s", 10, 0, 9 }, { "POLLED%", 8, 1, 7 }, { "POLLCPU%", 9, 2, 8 },
+			  { "WASTED%", 8, 3, 7 }, { "HALTS", 12, 4, 10 } } },
 };
 
 struct top_state {
@@ -161,9 +160,7 @@ struct top_state {
 	bool help;
 	struct drow *rows;
 	size_t nrows, cap;
-	struct kvm_vm *vms;
-	size_t nvms;
-	struct ks_libvirt *lv;     /* kept open between readings */
+	struct ks_kvmcol *col;     /* the VMs of the statistics views */
 	char events_note[80];
 	/* --than: written as they come, or on the screen the last SLOW_KEPT */
 	struct ks_slow_log slow;
@@ -256,11 +253,13 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 			  "and the host threads' VM and vCPU (\"threads\")" },
 		{ .type = OPT_T_CHOICE, .long_name = "view", .value = &a->view, .argh = "VIEW",
 		  .choices = view_names, .excl = "view",
-		  .help = "exits (default), tracepoints or kvmstats" },
+		  .help = "exits (default), tracepoints, kvmstats or halt" },
 		OPT_SET('t', "tracepoints", &a->view, VIEW_TRACEPOINTS,
 			"the tracepoint view: every kvm:* event per VM", "view"),
 		OPT_SET(0, "kvmstats", &a->view, VIEW_KVMSTATS,
 			"the KVM statistics view (QMP query-stats, debugfs)", "view"),
+		OPT_SET(0, "halt", &a->view, VIEW_HALT,
+			"the halt polling view (from the KVM statistics)", "view"),
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "SOCKET",
 			 "kvmstats: QEMU's QMP unix socket (repeat; default: the\n"
 			 "sockets of running QEMU processes' -qmp unix:PATH)"),
@@ -302,18 +301,19 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 	cli_check_pids(a->pids, a->npids);
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
-	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->libvirt || a->debugfs))
-		usage_error("top", "the kvmstats view reads running VMs, not a file (-i)");
+	if (a->input && (STATS_VIEW(a->view) || a->nqmp || a->libvirt || a->debugfs))
+		usage_error("top", "the %s view reads running VMs, not a file (-i)",
+			    a->view == VIEW_HALT ? "halt" : "kvmstats");
 	if (a->once) {
 		a->batch = !a->csv && !a->json;
 		a->iterations = 1;
 	}
 	if (a->than.set && a->csv)
 		usage_error("top", "--than lists exits between the tables or JSON, not with --csv");
-	if (a->than.set && a->view == VIEW_KVMSTATS)
-		usage_error("top", "--than needs traced exits, not the kvmstats view");
+	if (a->than.set && STATS_VIEW(a->view))
+		usage_error("top", "--than needs traced exits, not the %s view", view_names[a->view]);
 	if ((a->nqmp || a->libvirt || a->debugfs) && !option_given(opts, "view") &&
-	    !option_given(opts, "tracepoints"))
+	    !option_given(opts, "tracepoints") && !option_given(opts, "halt"))
 		a->view = VIEW_KVMSTATS;
 }
 
@@ -550,7 +550,7 @@ static void build_tracepoints(struct top_state *s)
 }
 
 /* kvmstats: value since the base (r), and the change per second. */
-static void kstat_cells(struct drow *d, const struct kvm_vm *vm,
+static void kstat_cells(struct drow *d, const struct ks_kvmcol_vm *vm,
 			const struct ks_kstat *k)
 {
 	const struct ks_kstat *p = vm->have_prev ? ks_kstats_find(&vm->prev, k->name, k->vcpu) : NULL;
@@ -593,11 +593,12 @@ static int kstat_line_cmp(const void *a, const void *b)
 	return strcmp(x->first->name, y->first->name);
 }
 
-static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const struct kstat_line *l)
+static void emit_kstat_line(struct top_state *s, const struct ks_kvmcol_vm *vm,
+			    const struct kstat_line *l)
 {
 	const struct ks_kstat *k = l->first, *o, *b;
 	struct ks_kstat sum, pk = { 0 }, bk = { 0 };
-	struct kvm_vm tmp;
+	struct ks_kvmcol_vm tmp;
 	char label[96];
 
 	if (!l->per_vcpu) {
@@ -630,28 +631,49 @@ static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const 
 	}
 }
 
+/* The VM row of a statistics view, its error row below when it failed;
+ * NULL when the filters hide it or it failed. */
+static struct drow *stats_vm_row(struct top_state *s, const struct ks_kvmcol_vm *vm)
+{
+	char label[96];
+	struct drow *d;
+
+	if (vm->duplicate || !vm_wanted(s, vm->pid, vm->name[0] ? vm->name : NULL))
+		return NULL;
+	if (vm->pid > 0 || !vm->name[0])
+		vm_label(s, vm->pid, vm->name[0] ? vm->name : NULL, label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "%.95s", vm->name); /* QEMU not found */
+	d = add_row(s, 0, vm->pid, label);
+	if (vm->failed) {
+		if (s->a->view == VIEW_KVMSTATS)
+			snprintf(d->cell[0], sizeof(d->cell[0]), "(error)");
+		add_row(s, 1, vm->pid, vm->error);
+		return NULL;
+	}
+	return d;
+}
+
+/* The VMs of the statistics views (none before the first reading). */
+static struct ks_kvmcol_vm *stats_vms(const struct top_state *s, size_t *n)
+{
+	*n = 0;
+	return s->col ? ks_kvmcol_vms(s->col, n) : NULL;
+}
+
 static void build_kvmstats(struct top_state *s)
 {
-	size_t i, j, n;
-	char label[96];
+	size_t i, j, n, nvms;
+	struct ks_kvmcol_vm *vms = stats_vms(s, &nvms);
 
-	for (i = 0; i < s->nvms; i++) {
-		struct kvm_vm *vm = &s->vms[i];
+	for (i = 0; i < nvms; i++) {
+		struct ks_kvmcol_vm *vm = &vms[i];
 		struct kstat_line *lines;
-		struct drow *d;
+		struct drow *d = stats_vm_row(s, vm);
 
-		if (!vm_wanted(s, vm->pid, vm->name[0] ? vm->name : NULL))
+		if (!d)
 			continue;
-		if (vm->pid > 0 || !vm->name[0])
-			vm_label(s, vm->pid, vm->name[0] ? vm->name : NULL, label, sizeof(label));
-		else
-			snprintf(label, sizeof(label), "%.95s", vm->name); /* QEMU not found */
-		d = add_row(s, 0, vm->pid, label);
-		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vm->failed ? "(error)" : vm->now.source);
-		if (vm->failed) {
-			add_row(s, 1, vm->pid, vm->error);
-			continue;
-		}
+		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vm->now.source);
 		lines = calloc(vm->now.n + 1, sizeof(*lines));
 		if (!lines)
 			die("out of memory");
@@ -690,6 +712,69 @@ static void build_kvmstats(struct top_state *s)
 	}
 }
 
+/* halt: the interval's rates and the halts since the base (r). */
+static void halt_cells(struct drow *d, const struct ks_khalt *now, const struct ks_khalt *prev,
+		       const struct ks_khalt *base, double secs)
+{
+	struct ks_khalt_rates r, t;
+
+	ks_khalt_interval(now, base, 0, &t);
+	snprintf(d->cell[4], sizeof(d->cell[4]), "%llu", (unsigned long long)t.halts);
+	if (!prev)
+		return; /* the first reading: no interval yet */
+	ks_khalt_interval(now, prev, secs, &r);
+	snprintf(d->cell[0], sizeof(d->cell[0]), "%.1f", r.halts_per_s);
+	snprintf(d->cell[1], sizeof(d->cell[1]), r.polled_pct < 0 ? "-" : "%.1f", r.polled_pct);
+	snprintf(d->cell[2], sizeof(d->cell[2]), r.have_cpu ? "%.2f" : "-", r.poll_cpu_pct);
+	snprintf(d->cell[3], sizeof(d->cell[3]), r.have_cpu ? "%.2f" : "-", r.wasted_cpu_pct);
+}
+
+/* The entry of vCPU VCPU in H (N entries); NULL if none. */
+static const struct ks_khalt *khalt_find(const struct ks_khalt *h, size_t n, int32_t vcpu)
+{
+	for (size_t i = 0; i < n; i++)
+		if (h[i].vcpu == vcpu)
+			return &h[i];
+	return NULL;
+}
+
+static void build_halt(struct top_state *s)
+{
+	size_t i, j, nvms;
+	struct ks_kvmcol_vm *vms = stats_vms(s, &nvms);
+
+	for (i = 0; i < nvms; i++) {
+		struct ks_kvmcol_vm *vm = &vms[i];
+		struct ks_khalt *now = NULL, *prev = NULL, *base = NULL;
+		size_t nn = 0, np = 0, nb = 0;
+		double secs = vm->t_now - vm->t_prev;
+		struct drow *d = stats_vm_row(s, vm);
+
+		if (!d)
+			continue;
+		if (ks_khalt_of(&vm->now, &now, &nn) < 0 ||
+		    (vm->have_prev && ks_khalt_of(&vm->prev, &prev, &np) < 0) ||
+		    (vm->have_base && ks_khalt_of(&vm->base, &base, &nb) < 0))
+			die("out of memory");
+		if (!nn) {
+			add_row(s, 1, vm->pid, "(no halt statistics)");
+		} else {
+			halt_cells(d, &now[0], khalt_find(prev, np, -1), khalt_find(base, nb, -1), secs);
+			for (j = 1; s->a->vcpus && j < nn; j++) {
+				char label[32];
+
+				snprintf(label, sizeof(label), "vcpu %d", now[j].vcpu);
+				halt_cells(add_row(s, 1, vm->pid, label), &now[j],
+					   khalt_find(prev, np, now[j].vcpu),
+					   khalt_find(base, nb, now[j].vcpu), secs);
+			}
+		}
+		free(now);
+		free(prev);
+		free(base);
+	}
+}
+
 static void build_rows(struct top_state *s)
 {
 	s->nrows = 0;
@@ -697,6 +782,7 @@ static void build_rows(struct top_state *s)
 	case VIEW_EXITS: build_exits(s); break;
 	case VIEW_TRACEPOINTS: build_tracepoints(s); break;
 	case VIEW_KVMSTATS: build_kvmstats(s); break;
+	case VIEW_HALT: build_halt(s); break;
 	}
 }
 
@@ -722,9 +808,13 @@ static void title(const struct top_state *s, char *buf, size_t len)
 	double secs;
 	uint64_t recs;
 
-	if (s->a->view == VIEW_KVMSTATS || !s->top) {
-		snprintf(buf, len, "kvmscope top - kvmstats, interval %ld: %.2f s, %zu VMs [sort: delta/s, value]",
-			 s->interval, s->last_secs, s->nvms);
+	if (STATS_VIEW(s->a->view) || !s->top) {
+		size_t nvms;
+
+		stats_vms(s, &nvms);
+		snprintf(buf, len, "kvmscope top - %s, interval %ld: %.2f s, %zu VMs [sort: %s]",
+			 view_names[s->a->view], s->interval, s->last_secs, nvms,
+			 s->a->view == VIEW_HALT ? "found" : "delta/s, value");
 		return;
 	}
 	secs = (double)ks_top_interval_ns(s->top) / 1e9;
@@ -754,9 +844,12 @@ static void screen_title(const struct top_state *s, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, ": first interval in %.2f s", s->a->delay);
 		return;
 	}
-	if (s->a->view == VIEW_KVMSTATS || !s->top) {
-		snprintf(buf + n, len - (size_t)n, " | kvmstats | #%ld %.2fs | %zu VMs", s->interval,
-			 s->last_secs, s->nvms);
+	if (STATS_VIEW(s->a->view) || !s->top) {
+		size_t nvms;
+
+		stats_vms(s, &nvms);
+		snprintf(buf + n, len - (size_t)n, " | %s | #%ld %.2fs | %zu VMs", view_names[s->a->view],
+			 s->interval, s->last_secs, nvms);
 		return;
 	}
 	secs = (double)ks_top_interval_ns(s->top) / 1e9;
@@ -1071,8 +1164,8 @@ static const char *const help_lines[] = {
 	"",
 	"  q         quit                      h or ?   this help",
 	"  space     pause / resume            r        reset the totals",
-	"  1 2 3     exits / tracepoints /     Tab      next view",
-	"            KVM statistics view",
+	"  1 2 3 4   exits / tracepoints /     Tab      next view",
+	"            KVM statistics / halt polling view",
 	"  f         filter reasons, events, statistics by regex",
 	"  g         only one guest (QEMU -name or comm)",
 	"  p         only one VM by process id",
@@ -1195,229 +1288,35 @@ static bool prompt(struct top_state *s, const char *question, char *out, int len
 }
 
 /* ------------------------------------------------------------------ */
-/* kvmstats: finding and reading the VMs */
+/* the statistics views: reading the VMs (kvmstats_collect.h) */
 
-/* Whether process PID runs as root or as our own user, real and
- * effective user alike (/proc/PID/status "Uid:"); *OWNER is that user. */
-static bool trusted_owner(int32_t pid, uint32_t *owner)
+static void kvmcol_setup(struct top_state *s)
 {
-	char buf[4096], *u;
-	unsigned long real, eff, saved, fs;
+	if (!s->col) {
+		bool chosen = s->a->nqmp || s->a->libvirt;
+		/* given sockets or libvirt: those; else debugfs when readable,
+		 * else libvirt's domains (when its socket exists) and the QEMU
+		 * processes started with -qmp unix:PATH */
+		struct ks_kvmcol_opts o = {
+			.qmp = s->a->qmp, .nqmp = s->a->nqmp, .libvirt = s->a->libvirt,
+			.libvirt_auto = !chosen, .discover = !chosen,
+			.debugfs = s->a->debugfs ? KS_KVMCOL_DEBUGFS_ONLY :
+				   chosen ? KS_KVMCOL_DEBUGFS_OFF : KS_KVMCOL_DEBUGFS_AUTO,
+			.timeout_ms = 2000, .ctx = cli_peer_ctx(),
+		};
 
-	if (ks_read_proc(pid, "status", buf, sizeof(buf)) <= 0 || !(u = strstr(buf, "\nUid:")) ||
-	    sscanf(u + 5, "%lu %lu %lu %lu", &real, &eff, &saved, &fs) != 4)
-		return false;
-	if (real != eff || eff != saved || eff != fs || (eff != 0 && eff != (unsigned long)geteuid()))
-		return false;
-	*owner = (uint32_t)eff;
-	return true;
-}
-
-/* -qmp unix:PATH[,...] of a running process; "" if none. */
-static void qmp_of_process(int32_t pid, char *out, size_t len)
-{
-	char v[4096];
-
-	out[0] = 0;
-	if (ks_qemu_option(pid, "qmp", v, sizeof(v)) && !strncmp(v, "unix:", 5))
-		snprintf(out, len, "%.*s", (int)strcspn(v + 5, ","), v + 5);
-}
-
-static struct kvm_vm *kvm_vm_get(struct top_state *s, const char *src)
-{
-	size_t i;
-	struct kvm_vm *n;
-
-	for (i = 0; i < s->nvms; i++)
-		if (!strcmp(s->vms[i].src, src))
-			return &s->vms[i];
-	n = realloc(s->vms, (s->nvms + 1) * sizeof(*n));
-	if (!n)
-		die("out of memory");
-	s->vms = n;
-	memset(&s->vms[s->nvms], 0, sizeof(*n));
-	snprintf(s->vms[s->nvms].src, sizeof(n->src), "%s", src);
-	s->vms[s->nvms].pid = -1;
-	return &s->vms[s->nvms++];
-}
-
-static void kvm_vm_take(struct kvm_vm *vm, struct ks_kstats *fresh)
-{
-	if (vm->now.n) {
-		ks_kstats_free(&vm->prev);
-		vm->prev = vm->now;
-		vm->t_prev = vm->t_now;
-		vm->have_prev = true;
+		s->col = ks_kvmcol_new(&o);
+		if (!s->col)
+			die("out of memory");
 	}
-	vm->t_now = now_s();
-	vm->now = *fresh;
-	memset(fresh, 0, sizeof(*fresh));
-	vm->failed = false;
 }
 
-/* The statistics of the QEMU at the QMP socket PATH; with O (discovery),
- * only if the socket and its peer are whom O says. */
-static void read_qmp(struct top_state *s, const char *path, const struct ks_qmp_opts *o)
-{
-	struct ks_qmp_opts given = { .timeout_ms = 2000, .ctx = cli_peer_ctx() };
-	struct kvm_vm *vm = kvm_vm_get(s, path);
-	struct ks_kstats fresh = { 0 };
-	struct ks_error err;
-	struct ks_qmp *q;
-
-	/* connect for each reading: QEMU serves one QMP client at a time */
-	if (ks_qmp_open_opts(&q, path, o ? o : &given, &err) < 0 ||
-	    ks_qmp_query_stats(q, &fresh, &err) < 0) {
-		if (q)
-			vm->pid = ks_qmp_pid(q);
-		ks_qmp_close(q);
-		ks_kstats_free(&fresh);
-		vm->failed = true;
-		ks_term_escape(vm->error, sizeof(vm->error), err.msg);
-		return;
-	}
-	vm->pid = ks_qmp_pid(q);
-	ks_qmp_close(q);
-	kvm_vm_take(vm, &fresh);
-}
-
-/* Forget the libvirt domains that the last reading did not list. */
-static void drop_unseen_domains(struct top_state *s)
-{
-	size_t i, j;
-
-	for (i = j = 0; i < s->nvms; i++) {
-		struct kvm_vm *vm = &s->vms[i];
-
-		if (!strncmp(vm->src, "libvirt:", 8) && !vm->seen) {
-			ks_kstats_free(&vm->now);
-			ks_kstats_free(&vm->prev);
-			ks_kstats_free(&vm->base);
-			continue;
-		}
-		s->vms[j++] = *vm;
-	}
-	s->nvms = j;
-}
-
-/* The domains of libvirt at URI, over one connection kept open; when it
- * fails, one row ("libvirt URI") says why, and the next reading
- * reconnects. */
-static void read_libvirt(struct top_state *s, const char *uri)
-{
-	struct ks_kstats *d = NULL;
-	struct ks_error err;
-	size_t i, n = 0;
-	int rc = 0;
-
-	for (i = 0; i < s->nvms; i++)
-		s->vms[i].seen = false;
-	if (!s->lv)
-		rc = ks_libvirt_open(&s->lv, uri, &err);
-	if (rc == 0 && ks_libvirt_stats(s->lv, &d, &n, &err) < 0) {
-		ks_libvirt_close(s->lv);
-		s->lv = NULL;
-		rc = -1;
-	}
-	if (rc < 0) {
-		struct kvm_vm *vm = kvm_vm_get(s, "libvirt:");
-
-		snprintf(vm->name, sizeof(vm->name), "libvirt %.110s", uri);
-		vm->seen = vm->failed = true;
-		ks_term_escape(vm->error, sizeof(vm->error), err.msg);
-	}
-	for (i = 0; i < n; i++) {
-		char key[160];
-		struct kvm_vm *vm;
-
-		snprintf(key, sizeof(key), "libvirt:%.128s", d[i].name);
-		vm = kvm_vm_get(s, key);
-		vm->pid = d[i].pid;
-		vm->seen = true;
-		snprintf(vm->name, sizeof(vm->name), "%s", d[i].name);
-		if (d[i].n) {
-			kvm_vm_take(vm, &d[i]);
-		} else if (!vm->now.n) {
-			/* (a domain that had some was busy: its last values stay) */
-			vm->failed = true;
-			snprintf(vm->error, sizeof(vm->error),
-				 "libvirt passed no KVM statistics (libvirt 8.9 and QEMU 7.1 or later do)");
-		}
-		ks_kstats_free(&d[i]);
-	}
-	free(d);
-	drop_unseen_domains(s);
-}
-
-/* Where the statistics come from: --debugfs; --qmp and --libvirt, each
- * given or not; with neither, debugfs when readable and holding a VM,
- * else libvirt's domains (when its socket exists) and the QEMU processes
- * started with -qmp unix:PATH. */
 static void read_kvmstats(struct top_state *s)
 {
-	size_t i, n;
-	struct ks_kstats *d;
-	struct ks_error err;
-	bool chosen = s->a->nqmp || s->a->libvirt;
-
-	if (s->a->debugfs || (!chosen && access("/sys/kernel/debug/kvm", R_OK) == 0)) {
-		if (ks_kvm_debugfs_stats("/sys/kernel/debug/kvm", &d, &n, &err) == 0) {
-			for (i = 0; i < n; i++) {
-				char key[64];
-				snprintf(key, sizeof(key), "debugfs:%d", d[i].pid);
-				struct kvm_vm *vm = kvm_vm_get(s, key);
-				vm->pid = d[i].pid;
-				kvm_vm_take(vm, &d[i]);
-			}
-			free(d);
-			if (s->a->debugfs || n)
-				return;
-		} else if (s->a->debugfs) {
-			char safe[140];
-
-			snprintf(s->status, sizeof(s->status), "debugfs: %s",
-				 ks_term_escape(safe, sizeof(safe), err.msg));
-			return;
-		}
-	}
-	if (s->a->libvirt || (!chosen && ks_libvirt_socket_exists())) {
-		read_libvirt(s, s->a->libvirt ? s->a->libvirt : KS_LIBVIRT_URI);
-	} else if (s->lv || s->nvms) { /* libvirt's socket is gone */
-		ks_libvirt_close(s->lv);
-		s->lv = NULL;
-		for (i = 0; i < s->nvms; i++)
-			s->vms[i].seen = false;
-		drop_unseen_domains(s);
-	}
-	if (chosen) {
-		for (i = 0; i < (size_t)s->a->nqmp; i++)
-			read_qmp(s, s->a->qmp[i], NULL);
-		return;
-	}
-	/* QEMU processes with -qmp unix:PATH, those of root or of our own
-	 * user only (anyone may name a program qemu-something and give it
-	 * a socket), whose socket is that same user's and is served by that
-	 * very process */
-	{
-		DIR *dir = opendir("/proc");
-		struct dirent *de;
-
-		while (dir && (de = readdir(dir))) {
-			char path[160], comm[64];
-			int32_t pid = (int32_t)atoi(de->d_name);
-			struct ks_qmp_opts o = { .timeout_ms = 2000, .ctx = cli_peer_ctx(),
-						 .check_owner = true, .peer_pid = pid };
-
-			if (pid <= 0 || ks_read_proc(pid, "comm", comm, sizeof(comm)) <= 0 ||
-			    strncmp(comm, "qemu", 4) || !trusted_owner(pid, &o.owner))
-				continue;
-			qmp_of_process(pid, path, sizeof(path));
-			if (path[0])
-				read_qmp(s, path, &o);
-		}
-		if (dir)
-			closedir(dir);
-	}
+	kvmcol_setup(s);
+	ks_kvmcol_read(s->col);
+	if (ks_kvmcol_status(s->col)[0])
+		snprintf(s->status, sizeof(s->status), "%s", ks_kvmcol_status(s->col));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1436,7 +1335,7 @@ static void close_interval(struct top_state *s, uint64_t end_ns)
 		ks_tpcount_interval(s->tp);
 	s->last_secs = s->last_close > 0 ? t - s->last_close : s->a->delay;
 	s->last_close = t;
-	if (s->a->view == VIEW_KVMSTATS && s->live)
+	if (STATS_VIEW(s->a->view) && s->live)
 		read_kvmstats(s);
 	s->end_ns = end_ns;
 	s->interval++;
@@ -1446,38 +1345,15 @@ static void close_interval(struct top_state *s, uint64_t end_ns)
 }
 
 /* The r key: every view's totals restart (exits: TOTAL; tracepoints:
- * TOTAL; kvmstats: VALUE), from the next interval on. */
+ * TOTAL; kvmstats: VALUE; halt: HALTS), from the next interval on. */
 static void reset_totals(struct top_state *s)
 {
-	size_t i;
-
 	if (s->top)
 		ks_top_reset(s->top);
 	if (s->tp)
 		ks_tpcount_reset(s->tp);
-	for (i = 0; i < s->nvms; i++) {
-		struct kvm_vm *vm = &s->vms[i];
-		size_t j;
-
-		ks_kstats_free(&vm->base);
-		vm->base = (struct ks_kstats){ 0 };
-		for (j = 0; j < vm->now.n; j++) {
-			struct ks_kstat *k;
-			if (vm->base.n == vm->base.cap) {
-				size_t nc = vm->base.cap ? vm->base.cap * 2 : 64;
-				struct ks_kstat *nv = realloc(vm->base.v, nc * sizeof(*nv));
-				if (!nv)
-					die("out of memory");
-				vm->base.v = nv;
-				vm->base.cap = nc;
-			}
-			k = &vm->base.v[vm->base.n++];
-			*k = vm->now.v[j];
-			k->buckets = NULL;
-			k->nbuckets = 0;
-		}
-		vm->have_base = true;
-	}
+	if (s->col && ks_kvmcol_reset(s->col) < 0)
+		die("out of memory");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1511,6 +1387,7 @@ static void handle_key(struct top_state *s, int ch)
 {
 	char line[128];
 	int page = LINES - 3 > 1 ? LINES - 3 : 1;
+	size_t nvms;
 
 	if (s->help) {
 		s->help = false;
@@ -1521,16 +1398,16 @@ static void handle_key(struct top_state *s, int ch)
 	case 'q': case 'Q': s->quit = true; break;
 	case 'h': case '?': s->help = true; break;
 	case ' ': s->paused = !s->paused; break;
-	case '1': case '2': case '3':
+	case '1': case '2': case '3': case '4':
 		s->a->view = ch - '1';
 		s->scroll = 0;
-		if (s->a->view == VIEW_KVMSTATS && s->live && !s->nvms)
+		if (STATS_VIEW(s->a->view) && s->live && !stats_vms(s, &nvms))
 			read_kvmstats(s);
 		break;
 	case '\t':
 		s->a->view = (s->a->view + 1) % NR_VIEWS;
 		s->scroll = 0;
-		if (s->a->view == VIEW_KVMSTATS && s->live && !s->nvms)
+		if (STATS_VIEW(s->a->view) && s->live && !stats_vms(s, &nvms))
 			read_kvmstats(s);
 		break;
 	case 'x': s->children = !s->children; break;
@@ -1791,7 +1668,6 @@ int cmd_top(int argc, char **argv)
 	struct top_state s = { .a = &a, .children = true };
 	struct ks_live *l = NULL;
 	struct ks_error err;
-	size_t i;
 
 	parse_args(argc, argv, &a);
 	if (a.fields)
@@ -1802,8 +1678,11 @@ int cmd_top(int argc, char **argv)
 		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
 	/* a libvirt that --libvirt names but that cannot be reached is an
 	 * error at once; later failures show as a row, and it reconnects */
-	if (a.libvirt && ks_libvirt_open(&s.lv, a.libvirt, &err) < 0)
-		die("%s", err.msg);
+	if (a.libvirt) {
+		kvmcol_setup(&s);
+		if (ks_kvmcol_open_libvirt(s.col, &err) < 0)
+			die("%s", err.msg);
+	}
 	cli_live_catch_signals();
 	if (a.input) {
 		if (cli_source_open(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
@@ -1813,7 +1692,7 @@ int cmd_top(int argc, char **argv)
 	} else {
 		s.live = true;
 		/* the kvmstats view alone needs no tracing (nor root for tracefs) */
-		if (a.view != VIEW_KVMSTATS || a.nevents) {
+		if (!STATS_VIEW(a.view) || a.nevents) {
 			l = open_live(&s);
 			s.tracing = true;
 		}
@@ -1848,13 +1727,7 @@ int cmd_top(int argc, char **argv)
 	if (s.src)
 		ks_source_close(s.src);
 	ks_live_destroy(l);
-	ks_libvirt_close(s.lv);
-	for (i = 0; i < s.nvms; i++) {
-		ks_kstats_free(&s.vms[i].now);
-		ks_kstats_free(&s.vms[i].prev);
-		ks_kstats_free(&s.vms[i].base);
-	}
-	free(s.vms);
+	ks_kvmcol_free(s.col);
 	free(s.rows);
 	if (s.have_re)
 		regfree(&s.re);
