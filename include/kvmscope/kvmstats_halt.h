@@ -64,7 +64,7 @@ struct ks_khalt {
 
 /* The halt statistics of S: *OUT (malloc'd) holds the VM's first (the
  * sum of its vCPUs' where the source gives them per vCPU), then one per
- * vCPU in S's order.  *N is 0 when S has no halt statistic.  Returns 0,
+ * vCPU by number.  *N is 0 when S has no halt statistic.  Returns 0,
  * or -1 out of memory. */
 int ks_khalt_of(const struct ks_kstats *s, struct ks_khalt **out, size_t *n);
 

@@ -70,6 +70,13 @@ static void add_stat(struct ks_khalt *h, const struct ks_kstat *k)
 	}
 }
 
+static int by_vcpu(const void *a, const void *b)
+{
+	const struct ks_khalt *x = a, *y = b;
+
+	return (x->vcpu > y->vcpu) - (x->vcpu < y->vcpu);
+}
+
 static bool is_halt_stat(const char *name)
 {
 	return !strncmp(name, "halt_", 5);
@@ -127,6 +134,7 @@ int ks_khalt_of(const struct ks_kstats *s, struct ks_khalt **out, size_t *n)
 		}
 		add_stat(&h[j], k);
 	}
+	qsort(h + 1, nh - 1, sizeof(*h), by_vcpu);
 	*out = h;
 	*n = nh;
 	return 0;
