@@ -9,11 +9,13 @@
 #include "kvmscope/kvmstats_halt.h"
 
 /* Counter statistics: KVM's name and where it goes. */
-static const struct {
+struct counter {
 	const char *name;
 	unsigned have;
 	size_t off;
-} counters[] = {
+};
+
+static const struct counter counters[] = {
 	{ "halt_exits", KS_KHALT_HAVE_EXITS, offsetof(struct ks_khalt, exits) },
 	{ "halt_successful_poll", KS_KHALT_HAVE_POLLED, offsetof(struct ks_khalt, polled) },
 	{ "halt_wakeup", KS_KHALT_HAVE_WAKEUPS, offsetof(struct ks_khalt, wakeups) },
