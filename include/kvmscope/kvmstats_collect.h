@@ -103,4 +103,24 @@ const char *ks_kvmcol_status(const struct ks_kvmcol *c);
  * since then are now minus base.  -1 when out of memory. */
 int ks_kvmcol_reset(struct ks_kvmcol *c);
 
+/* The lines of the kvmstats view of VM (kvmstats_rows.c): each statistic
+ * of the VM, a vCPU statistic summed over the vCPUs (depth 1; a boolean's
+ * sum counts the vCPUs with it set) and, with VCPUS, each vCPU's below it
+ * (depth 2); the busiest first (the change in the interval, as kvm_stat
+ * sorts), then the largest values, then by name.  Only the statistics
+ * WANTED (NULL: all) says yes to; with SKIP_ZERO, not those that did not
+ * move in the interval (or are 0 at the first reading).  Counters count
+ * since the base (ks_kvmcol_reset).  Names point into VM->now. */
+struct ks_kstat_row {
+	const char *name;
+	int depth;
+	int32_t vcpu;             /* depth 2: its vCPU; else -1 */
+	bool is_bool;             /* VALUE is true or false */
+	uint64_t value;
+	bool have_rate;           /* counters with a previous reading */
+	double rate;              /* change per second in the interval */
+};
+int ks_kvmcol_rows(const struct ks_kvmcol_vm *vm, bool (*wanted)(void *ctx, const char *name),
+		   void *ctx, bool skip_zero, bool vcpus, struct ks_kstat_row **out, size_t *n);
+
 #endif

@@ -549,88 +549,6 @@ static void build_tracepoints(struct top_state *s)
 	free(v);
 }
 
-/* kvmstats: value since the base (r), and the change per second. */
-static void kstat_cells(struct drow *d, const struct ks_kvmcol_vm *vm,
-			const struct ks_kstat *k)
-{
-	const struct ks_kstat *p = vm->have_prev ? ks_kstats_find(&vm->prev, k->name, k->vcpu) : NULL;
-	const struct ks_kstat *b = vm->have_base ? ks_kstats_find(&vm->base, k->name, k->vcpu) : NULL;
-	bool counter = k->type == KS_KSTAT_CUMULATIVE || k->type == KS_KSTAT_HIST;
-	uint64_t value = k->value;
-
-	if (counter && b && b->value <= value)
-		value -= b->value;
-	if (k->is_bool)
-		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", k->value ? "true" : "false");
-	else
-		snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)value);
-	if (counter && p && p->value <= k->value && vm->t_now > vm->t_prev)
-		snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f",
-			 (double)(k->value - p->value) / (vm->t_now - vm->t_prev));
-}
-
-/* A statistic of a VM as one row: the VM's own, or a vCPU statistic
- * summed over the vCPUs (FIRST = its first vCPU entry). */
-struct kstat_line {
-	const struct ks_kstat *first;
-	bool per_vcpu;
-	uint64_t value, prev;
-	bool have_prev, moved;
-};
-
-static int kstat_line_cmp(const void *a, const void *b)
-{
-	const struct kstat_line *x = a, *y = b;
-	uint64_t dx = x->have_prev && x->value >= x->prev ? x->value - x->prev : 0;
-	uint64_t dy = y->have_prev && y->value >= y->prev ? y->value - y->prev : 0;
-
-	/* the busiest first (kvm_stat sorts by the current rate), then the
-	 * largest values, then by name */
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	if (x->value != y->value)
-		return x->value > y->value ? -1 : 1;
-	return strcmp(x->first->name, y->first->name);
-}
-
-static void emit_kstat_line(struct top_state *s, const struct ks_kvmcol_vm *vm,
-			    const struct kstat_line *l)
-{
-	const struct ks_kstat *k = l->first, *o, *b;
-	struct ks_kstat sum, pk = { 0 }, bk = { 0 };
-	struct ks_kvmcol_vm tmp;
-	char label[96];
-
-	if (!l->per_vcpu) {
-		kstat_cells(add_row(s, 1, vm->pid, k->name), vm, k);
-		return;
-	}
-	sum = *k;
-	sum.value = l->value;
-	sum.vcpu = -1;
-	if (sum.is_bool)
-		sum.is_bool = false; /* the number of vCPUs with it set */
-	snprintf(pk.name, sizeof(pk.name), "%s", k->name);
-	pk.vcpu = -1;
-	pk.value = l->prev;
-	snprintf(bk.name, sizeof(bk.name), "%s", k->name);
-	bk.vcpu = -1;
-	/* K is the first vCPU entry of its name; the others follow by the
-	 * index (time in proportion to the statistics, not their square) */
-	for (o = k; vm->have_base && o; o = ks_kstats_next_vcpu(&vm->now, o))
-		if ((b = ks_kstats_find(&vm->base, o->name, o->vcpu)))
-			bk.value += b->value;
-	tmp = *vm;
-	tmp.prev = (struct ks_kstats){ .v = &pk, .n = l->have_prev ? 1 : 0 };
-	tmp.base = (struct ks_kstats){ .v = &bk, .n = vm->have_base ? 1 : 0 };
-	tmp.have_prev = l->have_prev;
-	kstat_cells(add_row(s, 1, vm->pid, k->name), &tmp, &sum);
-	for (o = k; s->a->vcpus && o; o = ks_kstats_next_vcpu(&vm->now, o)) {
-		snprintf(label, sizeof(label), "vcpu %d", o->vcpu);
-		kstat_cells(add_row(s, 2, vm->pid, label), vm, o);
-	}
-}
-
 /* The VM row of a statistics view, its error row below when it failed;
  * NULL when the filters hide it or it failed. */
 static struct drow *stats_vm_row(struct top_state *s, const struct ks_kvmcol_vm *vm)
@@ -661,54 +579,41 @@ static struct ks_kvmcol_vm *stats_vms(const struct top_state *s, size_t *n)
 	return s->col ? ks_kvmcol_vms(s->col, n) : NULL;
 }
 
+static bool stat_wanted(void *ctx, const char *name)
+{
+	return name_wanted(ctx, name);
+}
+
+/* kvmstats: value since the base (r), and the change per second. */
 static void build_kvmstats(struct top_state *s)
 {
 	size_t i, j, n, nvms;
 	struct ks_kvmcol_vm *vms = stats_vms(s, &nvms);
 
 	for (i = 0; i < nvms; i++) {
-		struct ks_kvmcol_vm *vm = &vms[i];
-		struct kstat_line *lines;
-		struct drow *d = stats_vm_row(s, vm);
+		struct ks_kstat_row *rows;
+		struct drow *d = stats_vm_row(s, &vms[i]);
 
 		if (!d)
 			continue;
-		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vm->now.source);
-		lines = calloc(vm->now.n + 1, sizeof(*lines));
-		if (!lines)
+		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vms[i].now.source);
+		if (ks_kvmcol_rows(&vms[i], stat_wanted, s, s->a->skip_zero, s->a->vcpus, &rows, &n) < 0)
 			die("out of memory");
-		for (j = 0, n = 0; j < vm->now.n; j++) {
-			const struct ks_kstat *k = &vm->now.v[j], *p, *o;
-			struct kstat_line *l = &lines[n];
+		for (j = 0; j < n; j++) {
+			const struct ks_kstat_row *r = &rows[j];
+			char label[32];
 
-			if (!name_wanted(s, k->name))
-				continue;
-			/* debugfs: the VM directory has the vCPU sums itself */
-			if (k->vcpu >= 0 && ks_kstats_find(&vm->now, k->name, -1))
-				continue;
-			if (k->vcpu >= 0 && ks_kstats_first_vcpu(&vm->now, k->name) != k)
-				continue; /* a vCPU statistic once, at its first vCPU */
-			l->first = k;
-			l->per_vcpu = k->vcpu >= 0;
-			for (o = k; o; o = ks_kstats_next_vcpu(&vm->now, o)) {
-				l->value += o->value;
-				p = vm->have_prev ? ks_kstats_find(&vm->prev, o->name, o->vcpu) : NULL;
-				if (p) {
-					l->prev += p->value;
-					l->have_prev = true;
-				}
-				l->moved |= !p || p->value != o->value;
-				if (!l->per_vcpu)
-					break;
-			}
-			if (s->a->skip_zero && !l->moved && (l->have_prev || !l->value))
-				continue;
-			n++;
+			if (r->depth == 2)
+				snprintf(label, sizeof(label), "vcpu %d", r->vcpu);
+			d = add_row(s, r->depth, vms[i].pid, r->depth == 2 ? label : r->name);
+			if (r->is_bool)
+				snprintf(d->cell[0], sizeof(d->cell[0]), "%s", r->value ? "true" : "false");
+			else
+				snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)r->value);
+			if (r->have_rate)
+				snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f", r->rate);
 		}
-		qsort(lines, n, sizeof(*lines), kstat_line_cmp);
-		for (j = 0; j < n; j++)
-			emit_kstat_line(s, vm, &lines[j]);
-		free(lines);
+		free(rows);
 	}
 }
 
@@ -791,10 +696,10 @@ static const char *empty_text(const struct top_state *s)
 	switch (s->a->view) {
 	case VIEW_EXITS:
 		return s->tracing ? "(no KVM exits in this interval)" :
-				    "(no trace events: started with the kvmstats view)";
+				    "(no trace events: started with a KVM statistics view)";
 	case VIEW_TRACEPOINTS:
 		return s->tracing ? "(no events in this interval)" :
-				    "(no trace events: started with the kvmstats view)";
+				    "(no trace events: started with a KVM statistics view)";
 	default:
 		return "(no VM with KVM statistics: give --qmp SOCKET or --libvirt, or mount debugfs)";
 	}
