@@ -341,6 +341,30 @@ static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, dou
 /* ------------------------------------------------------------------ */
 /* KVM statistics over QMP and from libvirt, read at each scrape */
 
+/* libvirt's domains: with --libvirt (a daemon not (yet) there is
+ * retried at each scrape: kvmscope_libvirt_up 0); live and without
+ * --qmp, also once libvirt's socket exists, looked for at each scrape
+ * (the exporter may start before libvirt).  QMP connections are kept
+ * open, their VMs' names asked once. */
+static void kvmstats_setup(struct exporter *x)
+{
+	const struct exporter_args *a = x->a;
+	struct ks_kvmcol_opts co = { .qmp = a->qmp, .nqmp = a->nqmp, .libvirt = a->libvirt,
+				     .keep_open = true, .timeout_ms = 1000, .ctx = cli_peer_ctx() };
+	struct ks_error err;
+
+	x->lv_auto = !a->libvirt && !a->input && !a->nqmp;
+	x->col = ks_kvmcol_new(&co);
+	if (!x->col)
+		die("out of memory");
+	if (a->libvirt) {
+		if (!ks_libvirt_installed(&err))
+			die("%s", err.msg);
+		if (ks_kvmcol_open_libvirt(x->col, &err) < 0)
+			fprintf(stderr, "kvmscope exporter: %s (retried at each scrape)\n", err.msg);
+	}
+}
+
 static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
 {
 	if (x->lv_auto && ks_libvirt_socket_exists()) {
@@ -1036,27 +1060,7 @@ int cmd_exporter(int argc, char **argv)
 	cfg.max_vms = (uint32_t)a.max_vms;
 	cfg.max_series = (uint32_t)a.max_series;
 	cfg.max_histograms = (uint32_t)a.max_hists;
-	/* libvirt's domains: with --libvirt (a daemon not (yet) there is
-	 * retried at each scrape: kvmscope_libvirt_up 0); live and without
-	 * --qmp, also once libvirt's socket exists, looked for at each scrape
-	 * (the exporter may start before libvirt) */
-	x.lv_auto = !a.libvirt && !a.input && !a.nqmp;
-	{
-		/* QMP connections kept open, their VMs' names asked once */
-		struct ks_kvmcol_opts co = { .qmp = a.qmp, .nqmp = a.nqmp, .libvirt = a.libvirt,
-					     .keep_open = true, .timeout_ms = 1000,
-					     .ctx = cli_peer_ctx() };
-
-		x.col = ks_kvmcol_new(&co);
-		if (!x.col)
-			die("out of memory");
-	}
-	if (a.libvirt) {
-		if (!ks_libvirt_installed(&err))
-			die("%s", err.msg);
-		if (ks_kvmcol_open_libvirt(x.col, &err) < 0)
-			fprintf(stderr, "kvmscope exporter: %s (retried at each scrape)\n", err.msg);
-	}
+	kvmstats_setup(&x);
 	if (a.input) {
 		if (cli_source_open(&src, a.input, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
 			die("%s", err.msg);

@@ -302,8 +302,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
 	if (a->input && (STATS_VIEW(a->view) || a->nqmp || a->libvirt || a->debugfs))
-		usage_error("top", "the %s view reads running VMs, not a file (-i)",
-			    a->view == VIEW_HALT ? "halt" : "kvmstats");
+		usage_error("top", "the kvmstats and halt views read running VMs, not a file (-i)");
 	if (a->once) {
 		a->batch = !a->csv && !a->json;
 		a->iterations = 1;
@@ -1288,11 +1287,22 @@ static void set_filter(struct top_state *s, const char *re)
 	s->have_re = true;
 }
 
+/* To VIEW; a statistics view with no VM known reads them at once. */
+static void view_switched(struct top_state *s, int view)
+{
+	size_t nvms;
+
+	s->a->view = view;
+	s->scroll = 0;
+	stats_vms(s, &nvms);
+	if (STATS_VIEW(view) && s->live && !nvms)
+		read_kvmstats(s);
+}
+
 static void handle_key(struct top_state *s, int ch)
 {
 	char line[128];
 	int page = LINES - 3 > 1 ? LINES - 3 : 1;
-	size_t nvms;
 
 	if (s->help) {
 		s->help = false;
@@ -1304,16 +1314,10 @@ static void handle_key(struct top_state *s, int ch)
 	case 'h': case '?': s->help = true; break;
 	case ' ': s->paused = !s->paused; break;
 	case '1': case '2': case '3': case '4':
-		s->a->view = ch - '1';
-		s->scroll = 0;
-		if (STATS_VIEW(s->a->view) && s->live && !stats_vms(s, &nvms))
-			read_kvmstats(s);
+		view_switched(s, ch - '1');
 		break;
 	case '\t':
-		s->a->view = (s->a->view + 1) % NR_VIEWS;
-		s->scroll = 0;
-		if (STATS_VIEW(s->a->view) && s->live && !stats_vms(s, &nvms))
-			read_kvmstats(s);
+		view_switched(s, (s->a->view + 1) % NR_VIEWS);
 		break;
 	case 'x': s->children = !s->children; break;
 	case 'z': s->a->skip_zero = !s->a->skip_zero; break;

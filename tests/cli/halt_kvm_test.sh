@@ -147,7 +147,7 @@ else:
     print("ok %d series (%d non-zero) equal QMP's query-stats" % (len(want), nz))
 PY
 )
-kill "$epid"
+kill "$epid" 2>/dev/null
 wait "$epid" 2>/dev/null
 "$ks" top --halt --qmp "$sock" -b -v -n 1 -d 0.2 > "$dir/top.txt" 2>"$dir/top.err"
 rc=$?
