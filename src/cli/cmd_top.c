@@ -583,6 +583,17 @@ static bool stat_wanted(void *ctx, const char *name)
 	return name_wanted(ctx, name);
 }
 
+/* How many VMs the statistics views show (a VM read twice counts once). */
+static size_t stats_vms_shown(const struct top_state *s)
+{
+	size_t n, i, shown = 0;
+	const struct ks_kvmcol_vm *vms = stats_vms(s, &n);
+
+	for (i = 0; i < n; i++)
+		shown += !vms[i].duplicate;
+	return shown;
+}
+
 /* kvmstats: value since the base (r), and the change per second. */
 static void build_kvmstats(struct top_state *s)
 {
@@ -713,9 +724,8 @@ static void title(const struct top_state *s, char *buf, size_t len)
 	uint64_t recs;
 
 	if (STATS_VIEW(s->a->view) || !s->top) {
-		size_t nvms;
+		size_t nvms = stats_vms_shown(s);
 
-		stats_vms(s, &nvms);
 		snprintf(buf, len, "kvmscope top - %s, interval %ld: %.2f s, %zu VMs [sort: %s]",
 			 view_names[s->a->view], s->interval, s->last_secs, nvms,
 			 s->a->view == VIEW_HALT ? "found" : "delta/s, value");
@@ -749,9 +759,8 @@ static void screen_title(const struct top_state *s, char *buf, size_t len)
 		return;
 	}
 	if (STATS_VIEW(s->a->view) || !s->top) {
-		size_t nvms;
+		size_t nvms = stats_vms_shown(s);
 
-		stats_vms(s, &nvms);
 		snprintf(buf + n, len - (size_t)n, " | %s | #%ld %.2fs | %zu VMs", view_names[s->a->view],
 			 s->interval, s->last_secs, nvms);
 		return;
