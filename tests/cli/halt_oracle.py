@@ -14,9 +14,12 @@ A recording REC is the JSON of tests/fixtures/qmp/: {"query-cpus-fast":
     parse_scrape(text) -> the same for the kvmscope_halt_* samples of a scrape
     compare(want, got) -> [differences]
     add_halts(rec, ...) -> a later recording: REC plus halts of known sizes
+    record(socket path) -> a recording read by our own QMP client
 """
 import copy
+import json
 import re
+import socket
 
 COUNTERS = [  # KVM statistic, sample, result label, in seconds
     ("halt_exits", "kvmscope_halt_exits_total", None, False),
@@ -128,3 +131,30 @@ def add_halts(rec, exits, polled, slept, failed, invalid, poll_ns, fail_ns, wait
                 ns, n = hist[st["name"]]
                 st["value"][min(ns.bit_length(), len(st["value"]) - 1)] += n
     return out
+
+
+def record(path, timeout=20):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(path)
+    f = s.makefile("rw")
+    f.readline()
+
+    def cmd(c, a=None):
+        m = {"execute": c}
+        if a:
+            m["arguments"] = a
+        f.write(json.dumps(m) + "\n")
+        f.flush()
+        while True:
+            r = json.loads(f.readline())
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise RuntimeError("QMP error: %s" % r["error"])
+    cmd("qmp_capabilities")
+    rec = {"query-cpus-fast": cmd("query-cpus-fast"),
+           "query-stats-schemas": cmd("query-stats-schemas"),
+           "query-stats": {t: cmd("query-stats", {"target": t}) for t in ("vm", "vcpu")}}
+    s.close()
+    return rec

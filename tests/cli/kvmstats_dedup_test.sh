@@ -8,7 +8,7 @@
 # The test runs its own libvirtd in a private mount namespace, as
 # libvirt_test.sh does (see there why and how), with a transient domain
 # (-accel kvm, 2 vCPUs, no disk) whose QEMU also gets a QMP socket of the
-# test's (<qemu:commandline> -qmp unix:PATH).  The domain runs for a second,
+# test's (<qemu:commandline> -qmp unix:PATH).  The domain runs for two seconds,
 # then is paused.
 # Oracles: libvirt's own list of the domain and its QEMU's pid (libvirt's pid
 # file); the QMP socket's own query-stats (read here) for the values served:
@@ -16,7 +16,11 @@
 #    its statistics from QMP (source "qmp", the *_hist statistics present);
 #  - top --halt --libvirt --qmp SOCKET: one VM line;
 #  - exporter --libvirt --qmp SOCKET: kvm_stat_exits_total once per vCPU
-#    (not twice), kvmscope_halt_poll_duration_seconds present (QMP's).
+#    (not twice), kvmscope_halt_poll_duration_seconds present (QMP's);
+#  - exporter --libvirt alone: the halt polling counters (kvmscope_halt_*
+#    but the histograms, which libvirt does not pass) equal those of the
+#    QMP socket's query-stats (tests/cli/halt_oracle.py), read before and
+#    after (the paused domain's statistics do not move).
 # Skips with one line where /dev/kvm, libvirtd or root is missing.
 set -u
 ks=$KVMSCOPE
@@ -110,7 +114,7 @@ if ! virsh -q create "$dir/dom.xml" > "$dir/create.log" 2>&1; then
 fi
 qpid=$(cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null)
 for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-sleep 1
+sleep 2 # SeaBIOS starts halting
 virsh -q suspend "$dom" > /dev/null
 if [ ! -S "$sock" ] || [ -z "$qpid" ]; then
 	echo "not ok kvmstats_dedup_domain: no QMP socket $sock or pid ($qpid)"
@@ -158,3 +162,37 @@ if [ "$n0" = 1 ] && [ "$n1" = 1 ] && grep -q '^kvmscope_libvirt_up{uri="qemu:///
 else
 	echo "not ok kvmstats_dedup_exporter_once: exits of vCPU 0 served $n0 times, vCPU 1 $n1 times; $(grep '_up{' "$dir/exp.prom" | tr '\n' '|') $(head -1 "$dir/exp.err")"
 fi
+
+# ---- libvirt alone: the halt counters equal QMP's
+here=$(cd "$(dirname "$0")" && pwd)
+PYTHONPATH=$here python3 -c 'import json, sys, halt_oracle; json.dump(halt_oracle.record(sys.argv[1]), open(sys.argv[2], "w"))' \
+	"$sock" "$dir/before.json" 2>"$dir/qmp.err"
+"$ks" exporter --listen 127.0.0.1:0 -i "$dir/exits.txt" --speed max --libvirt 2>"$dir/explv.err" &
+epid=$!
+port=
+for i in $(seq 100); do
+	port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/metrics/\1/p' "$dir/explv.err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+curl -sf "http://127.0.0.1:$port/metrics" -o "$dir/explv.prom"
+kill "$epid"; wait "$epid" 2>/dev/null; epid=
+PYTHONPATH=$here python3 -c 'import json, sys, halt_oracle; json.dump(halt_oracle.record(sys.argv[1]), open(sys.argv[2], "w"))' \
+	"$sock" "$dir/after.json" 2>>"$dir/qmp.err"
+res=$(PYTHONPATH=$here python3 - "$dir/before.json" "$dir/after.json" "$dir/explv.prom" "$dom" <<'PY'
+import json, sys
+import halt_oracle
+before, after = (json.load(open(f)) for f in sys.argv[1:3])
+want = {k: v for k, v in halt_oracle.metrics(before, sys.argv[4]).items() if k[0].endswith("_total")}
+if want != {k: v for k, v in halt_oracle.metrics(after, sys.argv[4]).items() if k[0].endswith("_total")}:
+    print("the paused domain's statistics moved"); sys.exit()
+diff = halt_oracle.compare(want, halt_oracle.parse_scrape(open(sys.argv[3]).read()))
+nz = sum(1 for v in want.values() if v)
+print("%d of %d differ (%d non-zero): %s" % (len(diff), len(want), nz, diff[:3]) if diff or nz < 3 else
+      "ok %d samples (%d non-zero) equal QMP's" % (len(want), nz))
+PY
+)
+case "$res" in
+ok*) echo "ok kvmstats_libvirt_halt_equal_qmp (${res#ok })" ;;
+*) echo "not ok kvmstats_libvirt_halt_equal_qmp: $res $(head -1 "$dir/qmp.err") $(head -1 "$dir/explv.err")" ;;
+esac
