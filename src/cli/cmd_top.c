@@ -261,13 +261,13 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 		OPT_SET(0, "halt", &a->view, VIEW_HALT,
 			"the halt polling view (from the KVM statistics)", "view"),
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "SOCKET",
-			 "kvmstats: QEMU's QMP unix socket (repeat; default: the\n"
-			 "sockets of running QEMU processes' -qmp unix:PATH)"),
+			 "kvmstats, halt: QEMU's QMP unix socket (repeat; default:\n"
+			 "the sockets of running QEMU processes' -qmp unix:PATH)"),
 		{ .type = OPT_T_CALLBACK, .long_name = "libvirt", .value = a, .argh = "URI",
 		  .cb = take_libvirt, .optional_arg = true,
-		  .help = "kvmstats: libvirt's domains (default URI qemu:///system;\n"
-			  "without --qmp, also used when libvirt's socket exists)" },
-		OPT_FLAG(0, "debugfs", &a->debugfs, "kvmstats: read /sys/kernel/debug/kvm instead"),
+		  .help = "kvmstats, halt: libvirt's domains (default URI\n"
+			  "qemu:///system; without --qmp, also when its socket exists)" },
+		OPT_FLAG(0, "debugfs", &a->debugfs, "kvmstats, halt: read /sys/kernel/debug/kvm instead"),
 		OPT_CHOICE('s', "sort", &a->sort, "COL", "exits (default), time, p99 or name", sort_columns),
 		OPT_FLAG('v', "vcpus", &a->vcpus, "show the per-vCPU rows"),
 		OPT_STRING('f', "fields", &a->fields, "REGEX",
