@@ -68,6 +68,10 @@ struct ks_khalt {
  * or -1 out of memory. */
 int ks_khalt_of(const struct ks_kstats *s, struct ks_khalt **out, size_t *n);
 
+/* The entry of VCPU (-1: the VM) in H of N entries as ks_khalt_of()
+ * makes them; NULL if none.  Logarithmic time. */
+const struct ks_khalt *ks_khalt_find(const struct ks_khalt *h, size_t n, int32_t vcpu);
+
 /* The largest value, in ns, of bucket B of a KVM log2 histogram of N
  * buckets; UINT64_MAX for the last one (+Inf). */
 uint64_t ks_khalt_bucket_max_ns(uint32_t b, uint32_t n);

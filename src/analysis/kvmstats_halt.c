@@ -79,6 +79,13 @@ static int by_vcpu(const void *a, const void *b)
 	return (x->vcpu > y->vcpu) - (x->vcpu < y->vcpu);
 }
 
+static int by_vcpu_key(const void *key, const void *e)
+{
+	int32_t v = *(const int32_t *)key, w = ((const struct ks_khalt *)e)->vcpu;
+
+	return (v > w) - (v < w);
+}
+
 static bool is_halt_stat(const char *name)
 {
 	return !strncmp(name, "halt_", 5);
@@ -140,6 +147,15 @@ int ks_khalt_of(const struct ks_kstats *s, struct ks_khalt **out, size_t *n)
 	*out = h;
 	*n = nh;
 	return 0;
+}
+
+const struct ks_khalt *ks_khalt_find(const struct ks_khalt *h, size_t n, int32_t vcpu)
+{
+	if (!n)
+		return NULL;
+	if (vcpu < 0)
+		return h;
+	return bsearch(&vcpu, h + 1, n - 1, sizeof(*h), by_vcpu_key);
 }
 
 uint64_t ks_khalt_bucket_max_ns(uint32_t b, uint32_t n)

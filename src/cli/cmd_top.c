@@ -644,15 +644,6 @@ static void halt_cells(struct drow *d, const struct ks_khalt *now, const struct 
 	snprintf(d->cell[3], sizeof(d->cell[3]), r.have_cpu ? "%.2f" : "-", r.wasted_cpu_pct);
 }
 
-/* The entry of vCPU VCPU in H (N entries); NULL if none. */
-static const struct ks_khalt *khalt_find(const struct ks_khalt *h, size_t n, int32_t vcpu)
-{
-	for (size_t i = 0; i < n; i++)
-		if (h[i].vcpu == vcpu)
-			return &h[i];
-	return NULL;
-}
-
 static void build_halt(struct top_state *s)
 {
 	size_t i, j, nvms;
@@ -674,14 +665,14 @@ static void build_halt(struct top_state *s)
 		if (!nn) {
 			add_row(s, 1, vm->pid, "(no halt statistics)");
 		} else {
-			halt_cells(d, &now[0], khalt_find(prev, np, -1), khalt_find(base, nb, -1), secs);
+			halt_cells(d, &now[0], ks_khalt_find(prev, np, -1), ks_khalt_find(base, nb, -1), secs);
 			for (j = 1; s->a->vcpus && j < nn; j++) {
 				char label[32];
 
 				snprintf(label, sizeof(label), "vcpu %d", now[j].vcpu);
 				halt_cells(add_row(s, 1, vm->pid, label), &now[j],
-					   khalt_find(prev, np, now[j].vcpu),
-					   khalt_find(base, nb, now[j].vcpu), secs);
+					   ks_khalt_find(prev, np, now[j].vcpu),
+					   ks_khalt_find(base, nb, now[j].vcpu), secs);
 			}
 		}
 		free(now);

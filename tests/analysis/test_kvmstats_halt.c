@@ -63,6 +63,10 @@ static void t_qmp_two_vcpus(void)
 	KT_EQ_U64(h[2].exits, 5);
 	KT_EXPECT(!(h[2].have & KS_KHALT_HAVE_POLLED));
 	KT_EXPECT(h[1].have & KS_KHALT_HAVE_WAIT_NS);
+	KT_EXPECT(ks_khalt_find(h, n, -1) == &h[0]);
+	KT_EXPECT(ks_khalt_find(h, n, 1) == &h[2]);
+	KT_EXPECT(ks_khalt_find(h, n, 0) == &h[1]);
+	KT_EXPECT(!ks_khalt_find(h, n, 2) && !ks_khalt_find(NULL, 0, 0));
 	free(h);
 	ks_kstats_free(&s);
 }
