@@ -16,7 +16,8 @@
 #  - the exporter's scrape of B: every kvmscope_halt_* sample equal (the
 #    counters per vCPU, the log2 histograms per VM with le in seconds,
 #    _count and _sum), none more; `promtool check metrics` passes the
-#    whole scrape;
+#    whole scrape; the OpenMetrics scrape's families and units are named as
+#    that format wants (exporter_check.py om);
 #  - top --halt -v in batch mode over A then B: HALTS per VM and vCPU equal
 #    B's halt_exits; POLLED% equals 100 * polled / (polled + slept) of the
 #    interval; POLLCPU% and WASTED% equal the interval's poll times over
@@ -99,6 +100,8 @@ if out=$(promtool check metrics < "$dir/b.prom" 2>&1) && [ -z "$out" ] &&
 else
 	echo "not ok halt_stats_promtool_check_metrics: $(echo "$out" | head -3 | tr '\n' '|')"
 fi
+
+python3 "$here/exporter_check.py" om "$dir/b.om" halt_stats
 
 # ---- top --halt: A, then B
 serve "$dir/ab.sock" "$fixture,$dir/b.json"
