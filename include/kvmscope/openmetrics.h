@@ -56,6 +56,10 @@ void ks_expo_family(struct ks_expo *e, const char *name, enum ks_expo_type type,
 void ks_expo_sample(struct ks_expo *e, const char *name, const char *const *labels, double value);
 void ks_expo_sample_u64(struct ks_expo *e, const char *name, const char *const *labels,
 			uint64_t value);
+/* The same with VALUE already written as the format wants it (exact
+ * decimal seconds, "+Inf"). */
+void ks_expo_sample_text(struct ks_expo *e, const char *name, const char *const *labels,
+			 const char *value);
 /* The exit metrics of a snapshot (names in kvmscope-exporter(1)). */
 void ks_expo_metrics(struct ks_expo *e, const struct ks_metrics_snapshot *s);
 void ks_expo_finish(struct ks_expo *e);

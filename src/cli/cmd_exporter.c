@@ -37,7 +37,7 @@
 
 #include "cli.h"
 #include "options.h"
-#include "kvmscope/kvmstats.h"
+#include "kvmscope/kvmstats_expo.h"
 #include "kvmscope/live.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/openmetrics.h"
@@ -106,12 +106,8 @@ struct exporter {
 	pthread_cond_t sweeper_cv;
 	pthread_t sweeper_thread;
 	bool sweeper_running, sweeper_stop;
-	struct ks_qmp *qmp[MAX_QMP];
-	char qmp_name[MAX_QMP][64];      /* query-name at connection */
-	struct ks_kstats qstats;
-	const char *lv_uri;              /* libvirt's domains too; NULL: not */
-	struct ks_libvirt *lv;           /* NULL: reconnect at the next scrape */
-	bool lv_auto;                    /* lv_uri once libvirt's socket exists */
+	struct ks_kvmcol *col;           /* KVM statistics: QMP, libvirt */
+	bool lv_auto;                    /* libvirt once its socket exists */
 };
 
 static double now_s(void)
@@ -345,205 +341,48 @@ static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, dou
 /* ------------------------------------------------------------------ */
 /* KVM statistics over QMP and from libvirt, read at each scrape */
 
-struct qsample {
-	char metric[112];
-	bool counter;
-	int src;               /* the QMP socket's index, then libvirt's domains */
-	const char *domain;
-	int32_t vcpu;
-	double value;
-};
-
-static int qsample_cmp(const void *pa, const void *pb)
+/* libvirt's domains: with --libvirt (a daemon not (yet) there is
+ * retried at each scrape: kvmscope_libvirt_up 0); live and without
+ * --qmp, also once libvirt's socket exists, looked for at each scrape
+ * (the exporter may start before libvirt).  QMP connections are kept
+ * open, their VMs' names asked once. */
+static void kvmstats_setup(struct exporter *x)
 {
-	const struct qsample *a = pa, *b = pb;
-	int c = strcmp(a->metric, b->metric);
-
-	if (c)
-		return c;
-	if (a->src != b->src)
-		return a->src < b->src ? -1 : 1;
-	return (a->vcpu > b->vcpu) - (a->vcpu < b->vcpu);
-}
-
-/* kvm_stat_NAME: units in the name as Prometheus wants them (seconds, bytes). */
-static void qmp_metric_name(const struct ks_kstat *st, char *out, size_t len)
-{
-	char name[72];
-	size_t n, i;
-
-	snprintf(name, sizeof(name), "%s", st->name);
-	for (i = 0; name[i]; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-		      (name[i] >= '0' && name[i] <= '9')))
-			name[i] = '_';
-	n = strlen(name);
-	if (!strcmp(st->unit, "seconds")) {
-		if (n > 3 && (!strcmp(name + n - 3, "_ns") || !strcmp(name + n - 3, "_us") ||
-			      !strcmp(name + n - 3, "_ms")))
-			name[n - 3] = 0;
-		snprintf(out, len, "kvm_stat_%s_seconds", name);
-	} else if (!strcmp(st->unit, "bytes") && (n < 6 || strcmp(name + n - 6, "_bytes"))) {
-		snprintf(out, len, "kvm_stat_%s_bytes", name);
-	} else {
-		snprintf(out, len, "kvm_stat_%s", name);
-	}
-}
-
-/* The samples of ST (histograms left out) appended to *ALL. */
-static int add_samples(struct qsample **all, size_t *n, size_t *cap, const struct ks_kstats *st,
-		       int src, const char *domain)
-{
-	size_t i;
-
-	if (*n + st->n > *cap) {
-		size_t ncap = (*n + st->n) * 2;
-		struct qsample *b = realloc(*all, ncap * sizeof(*b));
-		if (!b)
-			return -1;
-		*all = b;
-		*cap = ncap;
-	}
-	for (i = 0; i < st->n; i++) {
-		const struct ks_kstat *k = &st->v[i];
-		struct qsample *q;
-		if (k->buckets)
-			continue; /* histograms (lists) are left out */
-		q = &(*all)[(*n)++];
-		qmp_metric_name(k, q->metric, sizeof(q->metric));
-		q->counter = k->type == KS_KSTAT_CUMULATIVE;
-		q->src = src;
-		q->domain = domain;
-		q->vcpu = k->vcpu;
-		q->value = ks_kstat_scaled(k);
-	}
-	return 0;
-}
-
-/* libvirt's domains, over one connection kept open (reopened at the next
- * scrape when it fails); *D and *ND are theirs, up says whether it answered. */
-static bool libvirt_read(struct exporter *x, struct ks_kstats **d, size_t *nd)
-{
+	const struct exporter_args *a = x->a;
+	struct ks_kvmcol_opts co = { .qmp = a->qmp, .nqmp = a->nqmp, .libvirt = a->libvirt,
+				     .keep_open = true, .timeout_ms = 1000, .ctx = cli_peer_ctx() };
 	struct ks_error err;
 
-	*d = NULL;
-	*nd = 0;
-	if (!x->lv && ks_libvirt_open(&x->lv, x->lv_uri, &err) < 0)
-		return false;
-	if (ks_libvirt_stats(x->lv, d, nd, &err) < 0) {
-		ks_libvirt_close(x->lv);
-		x->lv = NULL;
-		return false;
+	x->lv_auto = !a->libvirt && !a->input && !a->nqmp;
+	x->col = ks_kvmcol_new(&co);
+	if (!x->col)
+		die("out of memory");
+	if (a->libvirt) {
+		if (!ks_libvirt_installed(&err))
+			die("%s", err.msg);
+		if (ks_kvmcol_open_libvirt(x->col, &err) < 0)
+			fprintf(stderr, "kvmscope exporter: %s (retried at each scrape)\n", err.msg);
 	}
-	return true;
 }
 
 static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
 {
-	struct qsample *all = NULL;
-	struct ks_kstats *d = NULL;
-	size_t n = 0, cap = 0, nd = 0, i, j;
-	char domains[MAX_QMP][64];
-	const char *lbl[7];
-	int k;
-
 	if (x->lv_auto && ks_libvirt_socket_exists()) {
 		struct ks_error err;
 
 		x->lv_auto = false;
 		if (ks_libvirt_installed(&err)) {
-			x->lv_uri = KS_LIBVIRT_URI;
+			ks_kvmcol_set_libvirt(x->col, KS_LIBVIRT_URI);
 			fprintf(stderr, "kvmscope exporter: libvirt's socket exists: KVM statistics of "
-				"its domains too (%s)\n", x->lv_uri);
+				"its domains too (%s)\n", KS_LIBVIRT_URI);
 		} else {
 			fprintf(stderr, "kvmscope exporter: libvirt's socket exists, but %s\n", err.msg);
 		}
 	}
-	if (!x->a->nqmp && !x->lv_uri)
+	if (!x->a->nqmp && !ks_kvmcol_libvirt_uri(x->col))
 		return;
-	if (x->a->nqmp)
-		ks_expo_family(e, "kvmscope_qmp_up", KS_EXPO_GAUGE,
-			       "1 when the QMP socket answered query-stats at this scrape.", NULL);
-	for (k = 0; k < x->a->nqmp; k++) {
-		struct ks_error err;
-		bool up = true;
-		struct ks_qmp_opts qo = { .timeout_ms = 1000, .ctx = cli_peer_ctx() };
-
-		if (!x->qmp[k] &&
-		    (ks_qmp_open_opts(&x->qmp[k], x->a->qmp[k], &qo, &err) < 0 ||
-		     ks_qmp_query_name(x->qmp[k], x->qmp_name[k], sizeof(x->qmp_name[k]), &err) < 0)) {
-			ks_qmp_close(x->qmp[k]);
-			x->qmp[k] = NULL;
-			up = false;
-		}
-		if (up && ks_qmp_query_stats(x->qmp[k], &x->qstats, &err) < 0) {
-			ks_qmp_close(x->qmp[k]);
-			x->qmp[k] = NULL;
-			up = false;
-		}
-		domains[k][0] = 0;
-		if (x->qmp[k] && x->qmp_name[k][0])
-			snprintf(domains[k], sizeof(domains[k]), "%s", x->qmp_name[k]);
-		else if (x->qmp[k])
-			snprintf(domains[k], sizeof(domains[k]), "%d", ks_qmp_pid(x->qmp[k]));
-		lbl[0] = "socket";
-		lbl[1] = x->a->qmp[k];
-		lbl[2] = "domain";
-		lbl[3] = domains[k];
-		lbl[4] = NULL;
-		ks_expo_sample_u64(e, "kvmscope_qmp_up", lbl, up);
-		if (up && add_samples(&all, &n, &cap, &x->qstats, k, domains[k]) < 0)
-			goto oom;
-	}
-	if (x->lv_uri) {
-		bool up = libvirt_read(x, &d, &nd);
-
-		ks_expo_family(e, "kvmscope_libvirt_up", KS_EXPO_GAUGE,
-			       "1 when libvirt answered at this scrape.", NULL);
-		lbl[0] = "uri";
-		lbl[1] = x->lv_uri;
-		lbl[2] = NULL;
-		ks_expo_sample_u64(e, "kvmscope_libvirt_up", lbl, up);
-		for (i = 0; i < nd; i++) {
-			bool dup = false;
-			/* a VM also given with --qmp is exported once */
-			for (k = 0; k < x->a->nqmp && !dup; k++)
-				dup = x->qmp[k] && !strcmp(domains[k], d[i].name);
-			if (!dup && add_samples(&all, &n, &cap, &d[i], x->a->nqmp + (int)i, d[i].name) < 0)
-				goto oom;
-		}
-	}
-	if (n) /* all is NULL when no source answered */
-		qsort(all, n, sizeof(*all), qsample_cmp);
-	for (i = 0; i < n; i++) {
-		char sample[128], vcpu[16], help[160];
-		bool counter = all[i].counter;
-		if (!i || strcmp(all[i].metric, all[i - 1].metric)) {
-			snprintf(help, sizeof(help), "KVM statistic %s (QEMU query-stats)",
-				 all[i].metric + 9);
-			ks_expo_family(e, all[i].metric, counter ? KS_EXPO_COUNTER : KS_EXPO_GAUGE, help,
-				       NULL);
-		}
-		snprintf(sample, sizeof(sample), "%s%s", all[i].metric, counter ? "_total" : "");
-		lbl[0] = "domain";
-		lbl[1] = all[i].domain;
-		lbl[2] = NULL;
-		if (all[i].vcpu >= 0) {
-			snprintf(vcpu, sizeof(vcpu), "%d", all[i].vcpu);
-			lbl[2] = "vcpu";
-			lbl[3] = vcpu;
-			lbl[4] = NULL;
-		}
-		ks_expo_sample(e, sample, lbl, all[i].value);
-	}
-	goto out;
-oom:
-	e->oom = true;
-out:
-	free(all);
-	for (j = 0; j < nd; j++)
-		ks_kstats_free(&d[j]);
-	free(d);
+	ks_kvmcol_read(x->col);
+	ks_expo_kvmstats(e, x->col, x->a->nqmp);
 }
 
 /* ---- libmicrohttpd, loaded at start ---- */
@@ -1221,18 +1060,7 @@ int cmd_exporter(int argc, char **argv)
 	cfg.max_vms = (uint32_t)a.max_vms;
 	cfg.max_series = (uint32_t)a.max_series;
 	cfg.max_histograms = (uint32_t)a.max_hists;
-	/* libvirt's domains: with --libvirt (a daemon not (yet) there is
-	 * retried at each scrape: kvmscope_libvirt_up 0); live and without
-	 * --qmp, also once libvirt's socket exists, looked for at each scrape
-	 * (the exporter may start before libvirt) */
-	x.lv_auto = !a.libvirt && !a.input && !a.nqmp;
-	if (a.libvirt) {
-		x.lv_uri = a.libvirt;
-		if (!ks_libvirt_installed(&err))
-			die("%s", err.msg);
-		if (ks_libvirt_open(&x.lv, x.lv_uri, &err) < 0)
-			fprintf(stderr, "kvmscope exporter: %s (retried at each scrape)\n", err.msg);
-	}
+	kvmstats_setup(&x);
 	if (a.input) {
 		if (cli_source_open(&src, a.input, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0)
 			die("%s", err.msg);
@@ -1266,10 +1094,7 @@ int cmd_exporter(int argc, char **argv)
 		ks_metrics_snapshot_free(&s);
 	}
 	ks_metrics_snapshot_free(&x.snap);
-	for (int i = 0; i < a.nqmp; i++)
-		ks_qmp_close(x.qmp[i]);
-	ks_libvirt_close(x.lv);
-	ks_kstats_free(&x.qstats);
+	ks_kvmcol_free(x.col);
 	ks_metrics_free(x.m);
 	if (!a.input) {
 		ks_source_close(src);

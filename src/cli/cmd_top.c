@@ -9,7 +9,9 @@
  *                (tpcount.h; kvm_stat's tracepoint view);
  *   kvmstats     KVM's own statistics per VM and vCPU from QEMU's QMP
  *                query-stats, directly or through libvirt, or debugfs
- *                when readable (kvmstats.h).
+ *                when readable (kvmstats.h, read by kvmstats_collect.h);
+ *   halt         halt polling per VM and vCPU from the same statistics
+ *                (kvmstats_halt.h): no tracing needed.
  *
  * On a terminal the screen is ncurses (alternate screen, redrawn on
  * resize; a line never wraps: columns are dropped by priority as the
@@ -32,7 +34,8 @@
 #include "kvmscope/host.h"
 #include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
-#include "kvmscope/kvmstats.h"
+#include "kvmscope/kvmstats_collect.h"
+#include "kvmscope/kvmstats_halt.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/live.h"
 #include "kvmscope/slow_log.h"
@@ -50,14 +53,16 @@
 #define SLOW_KEPT 16 /* --than lines kept for the screen */
 #define MAX_COLS 5
 
-enum view { VIEW_EXITS, VIEW_TRACEPOINTS, VIEW_KVMSTATS, NR_VIEWS };
-static const char *const view_names[] = { "exits", "tracepoints", "kvmstats", NULL };
+enum view { VIEW_EXITS, VIEW_TRACEPOINTS, VIEW_KVMSTATS, VIEW_HALT, NR_VIEWS };
+static const char *const view_names[] = { "exits", "tracepoints", "kvmstats", "halt", NULL };
+/* the views of KVM's statistics: read from the VMs, not traced */
+#define STATS_VIEW(v) ((v) == VIEW_KVMSTATS || (v) == VIEW_HALT)
 static const char *const sort_columns[] = { "exits", "time", "p99", "name", NULL };
 
 static const struct opt_cmd top_cmd = {
 	.name = "top",
 	.synopsis = "[-i FILE [--fast]] [options]",
-	.intro = "KVM activity per VM (QEMU process), refreshed every -d seconds, in three views:\n"
+	.intro = "KVM activity per VM (QEMU process), refreshed every -d seconds, in four views:\n"
 		 "  exits        exits per VM, vCPU and reason: exits/s, time in exits (% of\n"
 		 "               the vCPUs' time), p99 exit handling latency and the total\n"
 		 "               since the start (or the r key);\n"
@@ -66,9 +71,12 @@ static const struct opt_cmd top_cmd = {
 		 "  kvmstats     KVM's statistics per VM and vCPU (exits, halt polling,\n"
 		 "               insn_emulation, io/mmio exits...) from QEMU's QMP\n"
 		 "               query-stats (directly, or libvirt's domains through\n"
-		 "               libvirt), or debugfs when readable.\n"
+		 "               libvirt), or debugfs when readable;\n"
+		 "  halt         halt polling per VM and vCPU from the same statistics:\n"
+		 "               halts/s, % of wake-ups while polling, CPU % polling and\n"
+		 "               of it wasted (polls that ran out), halts since the start.\n"
 		 "Live from tracefs (private instance), or replayed from any input file.\n",
-	.outro = "Keys: h help, q quit, space pause, 1/2/3 or Tab view, f filter (regex),\n"
+	.outro = "Keys: h help, q quit, space pause, 1/2/3/4 or Tab view, f filter (regex),\n"
 		 "g guest, p pid, c clear filters, r reset totals, s interval, x child rows,\n"
 		 "z zero rows, v vCPU rows, o next sort column, E/T/P sort by exits/time/p99,\n"
 		 "arrows and PgUp/PgDn scroll.  See kvmscope-top(1).\n",
@@ -127,18 +135,9 @@ static const struct view_cols view_cols[NR_VIEWS] = {
 				 { "TOTAL", 14, 2, 12 } } },
 	[VIEW_KVMSTATS] = { "VM / STATISTIC / vCPU", 44, 2,
 			    { { "VALUE", 16, 0, 14 }, { "DELTA/s", 12, 1, 11 } } },
-};
-
-/* The previous values of a VM's statistics, for the deltas. */
-struct kvm_vm {
-	int32_t pid;
-	char src[160];             /* socket path, "debugfs:PID", "libvirt:NAME" */
-	char name[128];            /* the libvirt domain; "" */
-	bool seen;                 /* in the last reading (libvirt) */
-	struct ks_kstats now, prev, base;
-	double t_now, t_prev;      /* when now and prev were read */
-	bool have_prev, have_base, failed;
-	char error[200];
+	[VIEW_HALT] = { "VM / vCPU", 44, 5,
+			{ { "HALTS/s", 10, 0, 9 }, { "POLLED%", 8, 1, 7 }, { "POLLCPU%", 9, 2, 8 },
+			  { "WASTED%", 8, 3, 7 }, { "HALTS", 12, 4, 10 } } },
 };
 
 struct top_state {
@@ -162,9 +161,7 @@ struct top_state {
 	bool help;
 	struct drow *rows;
 	size_t nrows, cap;
-	struct kvm_vm *vms;
-	size_t nvms;
-	struct ks_libvirt *lv;     /* kept open between readings */
+	struct ks_kvmcol *col;     /* the VMs of the statistics views */
 	char events_note[80];
 	/* --than: written as they come, or on the screen the last SLOW_KEPT */
 	struct ks_slow_log slow;
@@ -257,19 +254,21 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 			  "and the host threads' VM and vCPU (\"threads\")" },
 		{ .type = OPT_T_CHOICE, .long_name = "view", .value = &a->view, .argh = "VIEW",
 		  .choices = view_names, .excl = "view",
-		  .help = "exits (default), tracepoints or kvmstats" },
+		  .help = "exits (default), tracepoints, kvmstats or halt" },
 		OPT_SET('t', "tracepoints", &a->view, VIEW_TRACEPOINTS,
 			"the tracepoint view: every kvm:* event per VM", "view"),
 		OPT_SET(0, "kvmstats", &a->view, VIEW_KVMSTATS,
 			"the KVM statistics view (QMP query-stats, debugfs)", "view"),
+		OPT_SET(0, "halt", &a->view, VIEW_HALT,
+			"the halt polling view (from the KVM statistics)", "view"),
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "SOCKET",
-			 "kvmstats: QEMU's QMP unix socket (repeat; default: the\n"
-			 "sockets of running QEMU processes' -qmp unix:PATH)"),
+			 "kvmstats, halt: QEMU's QMP unix socket (repeat; default:\n"
+			 "the sockets of running QEMU processes' -qmp unix:PATH)"),
 		{ .type = OPT_T_CALLBACK, .long_name = "libvirt", .value = a, .argh = "URI",
 		  .cb = take_libvirt, .optional_arg = true,
-		  .help = "kvmstats: libvirt's domains (default URI qemu:///system;\n"
-			  "without --qmp, also used when libvirt's socket exists)" },
-		OPT_FLAG(0, "debugfs", &a->debugfs, "kvmstats: read /sys/kernel/debug/kvm instead"),
+		  .help = "kvmstats, halt: libvirt's domains (default URI\n"
+			  "qemu:///system; without --qmp, also when its socket exists)" },
+		OPT_FLAG(0, "debugfs", &a->debugfs, "kvmstats, halt: read /sys/kernel/debug/kvm instead"),
 		OPT_CHOICE('s', "sort", &a->sort, "COL", "exits (default), time, p99 or name", sort_columns),
 		OPT_FLAG('v', "vcpus", &a->vcpus, "show the per-vCPU rows"),
 		OPT_STRING('f', "fields", &a->fields, "REGEX",
@@ -303,18 +302,18 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 	cli_check_pids(a->pids, a->npids);
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
-	if (a->input && (a->view == VIEW_KVMSTATS || a->nqmp || a->libvirt || a->debugfs))
-		usage_error("top", "the kvmstats view reads running VMs, not a file (-i)");
+	if (a->input && (STATS_VIEW(a->view) || a->nqmp || a->libvirt || a->debugfs))
+		usage_error("top", "the kvmstats and halt views read running VMs, not a file (-i)");
 	if (a->once) {
 		a->batch = !a->csv && !a->json;
 		a->iterations = 1;
 	}
 	if (a->than.set && a->csv)
 		usage_error("top", "--than lists exits between the tables or JSON, not with --csv");
-	if (a->than.set && a->view == VIEW_KVMSTATS)
-		usage_error("top", "--than needs traced exits, not the kvmstats view");
+	if (a->than.set && STATS_VIEW(a->view))
+		usage_error("top", "--than needs traced exits, not the %s view", view_names[a->view]);
 	if ((a->nqmp || a->libvirt || a->debugfs) && !option_given(opts, "view") &&
-	    !option_given(opts, "tracepoints"))
+	    !option_given(opts, "tracepoints") && !option_given(opts, "halt"))
 		a->view = VIEW_KVMSTATS;
 }
 
@@ -550,144 +549,136 @@ static void build_tracepoints(struct top_state *s)
 	free(v);
 }
 
-/* kvmstats: value since the base (r), and the change per second. */
-static void kstat_cells(struct drow *d, const struct kvm_vm *vm,
-			const struct ks_kstat *k)
+/* The VM row of a statistics view, its error row below when it failed;
+ * NULL when the filters hide it or it failed. */
+static struct drow *stats_vm_row(struct top_state *s, const struct ks_kvmcol_vm *vm)
 {
-	const struct ks_kstat *p = vm->have_prev ? ks_kstats_find(&vm->prev, k->name, k->vcpu) : NULL;
-	const struct ks_kstat *b = vm->have_base ? ks_kstats_find(&vm->base, k->name, k->vcpu) : NULL;
-	bool counter = k->type == KS_KSTAT_CUMULATIVE || k->type == KS_KSTAT_HIST;
-	uint64_t value = k->value;
-
-	if (counter && b && b->value <= value)
-		value -= b->value;
-	if (k->is_bool)
-		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", k->value ? "true" : "false");
-	else
-		snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)value);
-	if (counter && p && p->value <= k->value && vm->t_now > vm->t_prev)
-		snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f",
-			 (double)(k->value - p->value) / (vm->t_now - vm->t_prev));
-}
-
-/* A statistic of a VM as one row: the VM's own, or a vCPU statistic
- * summed over the vCPUs (FIRST = its first vCPU entry). */
-struct kstat_line {
-	const struct ks_kstat *first;
-	bool per_vcpu;
-	uint64_t value, prev;
-	bool have_prev, moved;
-};
-
-static int kstat_line_cmp(const void *a, const void *b)
-{
-	const struct kstat_line *x = a, *y = b;
-	uint64_t dx = x->have_prev && x->value >= x->prev ? x->value - x->prev : 0;
-	uint64_t dy = y->have_prev && y->value >= y->prev ? y->value - y->prev : 0;
-
-	/* the busiest first (kvm_stat sorts by the current rate), then the
-	 * largest values, then by name */
-	if (dx != dy)
-		return dx > dy ? -1 : 1;
-	if (x->value != y->value)
-		return x->value > y->value ? -1 : 1;
-	return strcmp(x->first->name, y->first->name);
-}
-
-static void emit_kstat_line(struct top_state *s, const struct kvm_vm *vm, const struct kstat_line *l)
-{
-	const struct ks_kstat *k = l->first, *o, *b;
-	struct ks_kstat sum, pk = { 0 }, bk = { 0 };
-	struct kvm_vm tmp;
 	char label[96];
+	struct drow *d;
 
-	if (!l->per_vcpu) {
-		kstat_cells(add_row(s, 1, vm->pid, k->name), vm, k);
-		return;
+	if (vm->duplicate || !vm_wanted(s, vm->pid, vm->name[0] ? vm->name : NULL))
+		return NULL;
+	if (vm->pid > 0 || !vm->name[0])
+		vm_label(s, vm->pid, vm->name[0] ? vm->name : NULL, label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "%.95s", vm->name); /* QEMU not found */
+	d = add_row(s, 0, vm->pid, label);
+	if (vm->failed) {
+		if (s->a->view == VIEW_KVMSTATS)
+			snprintf(d->cell[0], sizeof(d->cell[0]), "(error)");
+		add_row(s, 1, vm->pid, vm->error);
+		return NULL;
 	}
-	sum = *k;
-	sum.value = l->value;
-	sum.vcpu = -1;
-	if (sum.is_bool)
-		sum.is_bool = false; /* the number of vCPUs with it set */
-	snprintf(pk.name, sizeof(pk.name), "%s", k->name);
-	pk.vcpu = -1;
-	pk.value = l->prev;
-	snprintf(bk.name, sizeof(bk.name), "%s", k->name);
-	bk.vcpu = -1;
-	/* K is the first vCPU entry of its name; the others follow by the
-	 * index (time in proportion to the statistics, not their square) */
-	for (o = k; vm->have_base && o; o = ks_kstats_next_vcpu(&vm->now, o))
-		if ((b = ks_kstats_find(&vm->base, o->name, o->vcpu)))
-			bk.value += b->value;
-	tmp = *vm;
-	tmp.prev = (struct ks_kstats){ .v = &pk, .n = l->have_prev ? 1 : 0 };
-	tmp.base = (struct ks_kstats){ .v = &bk, .n = vm->have_base ? 1 : 0 };
-	tmp.have_prev = l->have_prev;
-	kstat_cells(add_row(s, 1, vm->pid, k->name), &tmp, &sum);
-	for (o = k; s->a->vcpus && o; o = ks_kstats_next_vcpu(&vm->now, o)) {
-		snprintf(label, sizeof(label), "vcpu %d", o->vcpu);
-		kstat_cells(add_row(s, 2, vm->pid, label), vm, o);
-	}
+	return d;
 }
 
+/* The VMs of the statistics views (none before the first reading). */
+static struct ks_kvmcol_vm *stats_vms(const struct top_state *s, size_t *n)
+{
+	*n = 0;
+	return s->col ? ks_kvmcol_vms(s->col, n) : NULL;
+}
+
+static bool stat_wanted(void *ctx, const char *name)
+{
+	return name_wanted(ctx, name);
+}
+
+/* How many VMs the statistics views show (a VM read twice counts once). */
+static size_t stats_vms_shown(const struct top_state *s)
+{
+	size_t n, i, shown = 0;
+	const struct ks_kvmcol_vm *vms = stats_vms(s, &n);
+
+	for (i = 0; i < n; i++)
+		shown += !vms[i].duplicate;
+	return shown;
+}
+
+/* kvmstats: value since the base (r), and the change per second. */
 static void build_kvmstats(struct top_state *s)
 {
-	size_t i, j, n;
-	char label[96];
+	size_t i, j, n, nvms;
+	struct ks_kvmcol_vm *vms = stats_vms(s, &nvms);
 
-	for (i = 0; i < s->nvms; i++) {
-		struct kvm_vm *vm = &s->vms[i];
-		struct kstat_line *lines;
-		struct drow *d;
+	for (i = 0; i < nvms; i++) {
+		struct ks_kstat_row *rows;
+		struct drow *d = stats_vm_row(s, &vms[i]);
 
-		if (!vm_wanted(s, vm->pid, vm->name[0] ? vm->name : NULL))
+		if (!d)
 			continue;
-		if (vm->pid > 0 || !vm->name[0])
-			vm_label(s, vm->pid, vm->name[0] ? vm->name : NULL, label, sizeof(label));
-		else
-			snprintf(label, sizeof(label), "%.95s", vm->name); /* QEMU not found */
-		d = add_row(s, 0, vm->pid, label);
-		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vm->failed ? "(error)" : vm->now.source);
-		if (vm->failed) {
-			add_row(s, 1, vm->pid, vm->error);
-			continue;
-		}
-		lines = calloc(vm->now.n + 1, sizeof(*lines));
-		if (!lines)
+		snprintf(d->cell[0], sizeof(d->cell[0]), "%s", vms[i].now.source);
+		if (ks_kvmcol_rows(&vms[i], stat_wanted, s, s->a->skip_zero, s->a->vcpus, &rows, &n) < 0)
 			die("out of memory");
-		for (j = 0, n = 0; j < vm->now.n; j++) {
-			const struct ks_kstat *k = &vm->now.v[j], *p, *o;
-			struct kstat_line *l = &lines[n];
+		for (j = 0; j < n; j++) {
+			const struct ks_kstat_row *r = &rows[j];
+			char label[32];
 
-			if (!name_wanted(s, k->name))
-				continue;
-			/* debugfs: the VM directory has the vCPU sums itself */
-			if (k->vcpu >= 0 && ks_kstats_find(&vm->now, k->name, -1))
-				continue;
-			if (k->vcpu >= 0 && ks_kstats_first_vcpu(&vm->now, k->name) != k)
-				continue; /* a vCPU statistic once, at its first vCPU */
-			l->first = k;
-			l->per_vcpu = k->vcpu >= 0;
-			for (o = k; o; o = ks_kstats_next_vcpu(&vm->now, o)) {
-				l->value += o->value;
-				p = vm->have_prev ? ks_kstats_find(&vm->prev, o->name, o->vcpu) : NULL;
-				if (p) {
-					l->prev += p->value;
-					l->have_prev = true;
-				}
-				l->moved |= !p || p->value != o->value;
-				if (!l->per_vcpu)
-					break;
-			}
-			if (s->a->skip_zero && !l->moved && (l->have_prev || !l->value))
-				continue;
-			n++;
+			if (r->depth == 2)
+				snprintf(label, sizeof(label), "vcpu %d", r->vcpu);
+			d = add_row(s, r->depth, vms[i].pid, r->depth == 2 ? label : r->name);
+			if (r->is_bool)
+				snprintf(d->cell[0], sizeof(d->cell[0]), "%s", r->value ? "true" : "false");
+			else
+				snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)r->value);
+			if (r->have_rate)
+				snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f", r->rate);
 		}
-		qsort(lines, n, sizeof(*lines), kstat_line_cmp);
-		for (j = 0; j < n; j++)
-			emit_kstat_line(s, vm, &lines[j]);
-		free(lines);
+		free(rows);
+	}
+}
+
+/* halt: the interval's rates and the halts since the base (r). */
+static void halt_cells(struct drow *d, const struct ks_khalt *now, const struct ks_khalt *prev,
+		       const struct ks_khalt *base, double secs)
+{
+	struct ks_khalt_rates r, t;
+
+	ks_khalt_interval(now, base, 0, &t);
+	snprintf(d->cell[4], sizeof(d->cell[4]), "%llu", (unsigned long long)t.halts);
+	if (!prev)
+		return; /* the first reading: no interval yet */
+	ks_khalt_interval(now, prev, secs, &r);
+	snprintf(d->cell[0], sizeof(d->cell[0]), "%.1f", r.halts_per_s);
+	snprintf(d->cell[1], sizeof(d->cell[1]), r.polled_pct < 0 ? "-" : "%.1f", r.polled_pct);
+	snprintf(d->cell[2], sizeof(d->cell[2]), r.have_cpu ? "%.2f" : "-", r.poll_cpu_pct);
+	snprintf(d->cell[3], sizeof(d->cell[3]), r.have_cpu ? "%.2f" : "-", r.wasted_cpu_pct);
+}
+
+static void build_halt(struct top_state *s)
+{
+	size_t i, j, nvms;
+	struct ks_kvmcol_vm *vms = stats_vms(s, &nvms);
+
+	for (i = 0; i < nvms; i++) {
+		struct ks_kvmcol_vm *vm = &vms[i];
+		struct ks_khalt *now = NULL, *prev = NULL, *base = NULL;
+		size_t nn = 0, np = 0, nb = 0;
+		double secs = vm->t_now - vm->t_prev;
+		struct drow *d = stats_vm_row(s, vm);
+
+		if (!d)
+			continue;
+		if (ks_khalt_of(&vm->now, &now, &nn) < 0 ||
+		    (vm->have_prev && ks_khalt_of(&vm->prev, &prev, &np) < 0) ||
+		    (vm->have_base && ks_khalt_of(&vm->base, &base, &nb) < 0))
+			die("out of memory");
+		if (!nn) {
+			add_row(s, 1, vm->pid, "(no halt statistics)");
+		} else {
+			halt_cells(d, &now[0], ks_khalt_find(prev, np, -1), ks_khalt_find(base, nb, -1), secs);
+			for (j = 1; s->a->vcpus && j < nn; j++) {
+				char label[32];
+
+				snprintf(label, sizeof(label), "vcpu %d", now[j].vcpu);
+				halt_cells(add_row(s, 1, vm->pid, label), &now[j],
+					   ks_khalt_find(prev, np, now[j].vcpu),
+					   ks_khalt_find(base, nb, now[j].vcpu), secs);
+			}
+		}
+		free(now);
+		free(prev);
+		free(base);
 	}
 }
 
@@ -698,6 +689,7 @@ static void build_rows(struct top_state *s)
 	case VIEW_EXITS: build_exits(s); break;
 	case VIEW_TRACEPOINTS: build_tracepoints(s); break;
 	case VIEW_KVMSTATS: build_kvmstats(s); break;
+	case VIEW_HALT: build_halt(s); break;
 	}
 }
 
@@ -706,10 +698,10 @@ static const char *empty_text(const struct top_state *s)
 	switch (s->a->view) {
 	case VIEW_EXITS:
 		return s->tracing ? "(no KVM exits in this interval)" :
-				    "(no trace events: started with the kvmstats view)";
+				    "(no trace events: started with a KVM statistics view)";
 	case VIEW_TRACEPOINTS:
 		return s->tracing ? "(no events in this interval)" :
-				    "(no trace events: started with the kvmstats view)";
+				    "(no trace events: started with a KVM statistics view)";
 	default:
 		return "(no VM with KVM statistics: give --qmp SOCKET or --libvirt, or mount debugfs)";
 	}
@@ -723,9 +715,12 @@ static void title(const struct top_state *s, char *buf, size_t len)
 	double secs;
 	uint64_t recs;
 
-	if (s->a->view == VIEW_KVMSTATS || !s->top) {
-		snprintf(buf, len, "kvmscope top - kvmstats, interval %ld: %.2f s, %zu VMs [sort: delta/s, value]",
-			 s->interval, s->last_secs, s->nvms);
+	if (STATS_VIEW(s->a->view) || !s->top) {
+		size_t nvms = stats_vms_shown(s);
+
+		snprintf(buf, len, "kvmscope top - %s, interval %ld: %.2f s, %zu VMs [sort: %s]",
+			 view_names[s->a->view], s->interval, s->last_secs, nvms,
+			 s->a->view == VIEW_HALT ? "found" : "delta/s, value");
 		return;
 	}
 	secs = (double)ks_top_interval_ns(s->top) / 1e9;
@@ -755,9 +750,11 @@ static void screen_title(const struct top_state *s, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, ": first interval in %.2f s", s->a->delay);
 		return;
 	}
-	if (s->a->view == VIEW_KVMSTATS || !s->top) {
-		snprintf(buf + n, len - (size_t)n, " | kvmstats | #%ld %.2fs | %zu VMs", s->interval,
-			 s->last_secs, s->nvms);
+	if (STATS_VIEW(s->a->view) || !s->top) {
+		size_t nvms = stats_vms_shown(s);
+
+		snprintf(buf + n, len - (size_t)n, " | %s | #%ld %.2fs | %zu VMs", view_names[s->a->view],
+			 s->interval, s->last_secs, nvms);
 		return;
 	}
 	secs = (double)ks_top_interval_ns(s->top) / 1e9;
@@ -1072,8 +1069,8 @@ static const char *const help_lines[] = {
 	"",
 	"  q         quit                      h or ?   this help",
 	"  space     pause / resume            r        reset the totals",
-	"  1 2 3     exits / tracepoints /     Tab      next view",
-	"            KVM statistics view",
+	"  1 2 3 4   exits / tracepoints /     Tab      next view",
+	"            KVM statistics / halt polling view",
 	"  f         filter reasons, events, statistics by regex",
 	"  g         only one guest (QEMU -name or comm)",
 	"  p         only one VM by process id",
@@ -1196,229 +1193,35 @@ static bool prompt(struct top_state *s, const char *question, char *out, int len
 }
 
 /* ------------------------------------------------------------------ */
-/* kvmstats: finding and reading the VMs */
+/* the statistics views: reading the VMs (kvmstats_collect.h) */
 
-/* Whether process PID runs as root or as our own user, real and
- * effective user alike (/proc/PID/status "Uid:"); *OWNER is that user. */
-static bool trusted_owner(int32_t pid, uint32_t *owner)
+static void kvmcol_setup(struct top_state *s)
 {
-	char buf[4096], *u;
-	unsigned long real, eff, saved, fs;
+	if (!s->col) {
+		bool chosen = s->a->nqmp || s->a->libvirt;
+		/* given sockets or libvirt: those; else debugfs when readable,
+		 * else libvirt's domains (when its socket exists) and the QEMU
+		 * processes started with -qmp unix:PATH */
+		struct ks_kvmcol_opts o = {
+			.qmp = s->a->qmp, .nqmp = s->a->nqmp, .libvirt = s->a->libvirt,
+			.libvirt_auto = !chosen, .discover = !chosen,
+			.debugfs = s->a->debugfs ? KS_KVMCOL_DEBUGFS_ONLY :
+				   chosen ? KS_KVMCOL_DEBUGFS_OFF : KS_KVMCOL_DEBUGFS_AUTO,
+			.timeout_ms = 2000, .ctx = cli_peer_ctx(),
+		};
 
-	if (ks_read_proc(pid, "status", buf, sizeof(buf)) <= 0 || !(u = strstr(buf, "\nUid:")) ||
-	    sscanf(u + 5, "%lu %lu %lu %lu", &real, &eff, &saved, &fs) != 4)
-		return false;
-	if (real != eff || eff != saved || eff != fs || (eff != 0 && eff != (unsigned long)geteuid()))
-		return false;
-	*owner = (uint32_t)eff;
-	return true;
-}
-
-/* -qmp unix:PATH[,...] of a running process; "" if none. */
-static void qmp_of_process(int32_t pid, char *out, size_t len)
-{
-	char v[4096];
-
-	out[0] = 0;
-	if (ks_qemu_option(pid, "qmp", v, sizeof(v)) && !strncmp(v, "unix:", 5))
-		snprintf(out, len, "%.*s", (int)strcspn(v + 5, ","), v + 5);
-}
-
-static struct kvm_vm *kvm_vm_get(struct top_state *s, const char *src)
-{
-	size_t i;
-	struct kvm_vm *n;
-
-	for (i = 0; i < s->nvms; i++)
-		if (!strcmp(s->vms[i].src, src))
-			return &s->vms[i];
-	n = realloc(s->vms, (s->nvms + 1) * sizeof(*n));
-	if (!n)
-		die("out of memory");
-	s->vms = n;
-	memset(&s->vms[s->nvms], 0, sizeof(*n));
-	snprintf(s->vms[s->nvms].src, sizeof(n->src), "%s", src);
-	s->vms[s->nvms].pid = -1;
-	return &s->vms[s->nvms++];
-}
-
-static void kvm_vm_take(struct kvm_vm *vm, struct ks_kstats *fresh)
-{
-	if (vm->now.n) {
-		ks_kstats_free(&vm->prev);
-		vm->prev = vm->now;
-		vm->t_prev = vm->t_now;
-		vm->have_prev = true;
+		s->col = ks_kvmcol_new(&o);
+		if (!s->col)
+			die("out of memory");
 	}
-	vm->t_now = now_s();
-	vm->now = *fresh;
-	memset(fresh, 0, sizeof(*fresh));
-	vm->failed = false;
 }
 
-/* The statistics of the QEMU at the QMP socket PATH; with O (discovery),
- * only if the socket and its peer are whom O says. */
-static void read_qmp(struct top_state *s, const char *path, const struct ks_qmp_opts *o)
-{
-	struct ks_qmp_opts given = { .timeout_ms = 2000, .ctx = cli_peer_ctx() };
-	struct kvm_vm *vm = kvm_vm_get(s, path);
-	struct ks_kstats fresh = { 0 };
-	struct ks_error err;
-	struct ks_qmp *q;
-
-	/* connect for each reading: QEMU serves one QMP client at a time */
-	if (ks_qmp_open_opts(&q, path, o ? o : &given, &err) < 0 ||
-	    ks_qmp_query_stats(q, &fresh, &err) < 0) {
-		if (q)
-			vm->pid = ks_qmp_pid(q);
-		ks_qmp_close(q);
-		ks_kstats_free(&fresh);
-		vm->failed = true;
-		ks_term_escape(vm->error, sizeof(vm->error), err.msg);
-		return;
-	}
-	vm->pid = ks_qmp_pid(q);
-	ks_qmp_close(q);
-	kvm_vm_take(vm, &fresh);
-}
-
-/* Forget the libvirt domains that the last reading did not list. */
-static void drop_unseen_domains(struct top_state *s)
-{
-	size_t i, j;
-
-	for (i = j = 0; i < s->nvms; i++) {
-		struct kvm_vm *vm = &s->vms[i];
-
-		if (!strncmp(vm->src, "libvirt:", 8) && !vm->seen) {
-			ks_kstats_free(&vm->now);
-			ks_kstats_free(&vm->prev);
-			ks_kstats_free(&vm->base);
-			continue;
-		}
-		s->vms[j++] = *vm;
-	}
-	s->nvms = j;
-}
-
-/* The domains of libvirt at URI, over one connection kept open; when it
- * fails, one row ("libvirt URI") says why, and the next reading
- * reconnects. */
-static void read_libvirt(struct top_state *s, const char *uri)
-{
-	struct ks_kstats *d = NULL;
-	struct ks_error err;
-	size_t i, n = 0;
-	int rc = 0;
-
-	for (i = 0; i < s->nvms; i++)
-		s->vms[i].seen = false;
-	if (!s->lv)
-		rc = ks_libvirt_open(&s->lv, uri, &err);
-	if (rc == 0 && ks_libvirt_stats(s->lv, &d, &n, &err) < 0) {
-		ks_libvirt_close(s->lv);
-		s->lv = NULL;
-		rc = -1;
-	}
-	if (rc < 0) {
-		struct kvm_vm *vm = kvm_vm_get(s, "libvirt:");
-
-		snprintf(vm->name, sizeof(vm->name), "libvirt %.110s", uri);
-		vm->seen = vm->failed = true;
-		ks_term_escape(vm->error, sizeof(vm->error), err.msg);
-	}
-	for (i = 0; i < n; i++) {
-		char key[160];
-		struct kvm_vm *vm;
-
-		snprintf(key, sizeof(key), "libvirt:%.128s", d[i].name);
-		vm = kvm_vm_get(s, key);
-		vm->pid = d[i].pid;
-		vm->seen = true;
-		snprintf(vm->name, sizeof(vm->name), "%s", d[i].name);
-		if (d[i].n) {
-			kvm_vm_take(vm, &d[i]);
-		} else if (!vm->now.n) {
-			/* (a domain that had some was busy: its last values stay) */
-			vm->failed = true;
-			snprintf(vm->error, sizeof(vm->error),
-				 "libvirt passed no KVM statistics (libvirt 8.9 and QEMU 7.1 or later do)");
-		}
-		ks_kstats_free(&d[i]);
-	}
-	free(d);
-	drop_unseen_domains(s);
-}
-
-/* Where the statistics come from: --debugfs; --qmp and --libvirt, each
- * given or not; with neither, debugfs when readable and holding a VM,
- * else libvirt's domains (when its socket exists) and the QEMU processes
- * started with -qmp unix:PATH. */
 static void read_kvmstats(struct top_state *s)
 {
-	size_t i, n;
-	struct ks_kstats *d;
-	struct ks_error err;
-	bool chosen = s->a->nqmp || s->a->libvirt;
-
-	if (s->a->debugfs || (!chosen && access("/sys/kernel/debug/kvm", R_OK) == 0)) {
-		if (ks_kvm_debugfs_stats("/sys/kernel/debug/kvm", &d, &n, &err) == 0) {
-			for (i = 0; i < n; i++) {
-				char key[64];
-				snprintf(key, sizeof(key), "debugfs:%d", d[i].pid);
-				struct kvm_vm *vm = kvm_vm_get(s, key);
-				vm->pid = d[i].pid;
-				kvm_vm_take(vm, &d[i]);
-			}
-			free(d);
-			if (s->a->debugfs || n)
-				return;
-		} else if (s->a->debugfs) {
-			char safe[140];
-
-			snprintf(s->status, sizeof(s->status), "debugfs: %s",
-				 ks_term_escape(safe, sizeof(safe), err.msg));
-			return;
-		}
-	}
-	if (s->a->libvirt || (!chosen && ks_libvirt_socket_exists())) {
-		read_libvirt(s, s->a->libvirt ? s->a->libvirt : KS_LIBVIRT_URI);
-	} else if (s->lv || s->nvms) { /* libvirt's socket is gone */
-		ks_libvirt_close(s->lv);
-		s->lv = NULL;
-		for (i = 0; i < s->nvms; i++)
-			s->vms[i].seen = false;
-		drop_unseen_domains(s);
-	}
-	if (chosen) {
-		for (i = 0; i < (size_t)s->a->nqmp; i++)
-			read_qmp(s, s->a->qmp[i], NULL);
-		return;
-	}
-	/* QEMU processes with -qmp unix:PATH, those of root or of our own
-	 * user only (anyone may name a program qemu-something and give it
-	 * a socket), whose socket is that same user's and is served by that
-	 * very process */
-	{
-		DIR *dir = opendir("/proc");
-		struct dirent *de;
-
-		while (dir && (de = readdir(dir))) {
-			char path[160], comm[64];
-			int32_t pid = (int32_t)atoi(de->d_name);
-			struct ks_qmp_opts o = { .timeout_ms = 2000, .ctx = cli_peer_ctx(),
-						 .check_owner = true, .peer_pid = pid };
-
-			if (pid <= 0 || ks_read_proc(pid, "comm", comm, sizeof(comm)) <= 0 ||
-			    strncmp(comm, "qemu", 4) || !trusted_owner(pid, &o.owner))
-				continue;
-			qmp_of_process(pid, path, sizeof(path));
-			if (path[0])
-				read_qmp(s, path, &o);
-		}
-		if (dir)
-			closedir(dir);
-	}
+	kvmcol_setup(s);
+	ks_kvmcol_read(s->col);
+	if (ks_kvmcol_status(s->col)[0])
+		snprintf(s->status, sizeof(s->status), "%s", ks_kvmcol_status(s->col));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1437,7 +1240,7 @@ static void close_interval(struct top_state *s, uint64_t end_ns)
 		ks_tpcount_interval(s->tp);
 	s->last_secs = s->last_close > 0 ? t - s->last_close : s->a->delay;
 	s->last_close = t;
-	if (s->a->view == VIEW_KVMSTATS && s->live)
+	if (STATS_VIEW(s->a->view) && s->live)
 		read_kvmstats(s);
 	s->end_ns = end_ns;
 	s->interval++;
@@ -1447,38 +1250,15 @@ static void close_interval(struct top_state *s, uint64_t end_ns)
 }
 
 /* The r key: every view's totals restart (exits: TOTAL; tracepoints:
- * TOTAL; kvmstats: VALUE), from the next interval on. */
+ * TOTAL; kvmstats: VALUE; halt: HALTS), from the next interval on. */
 static void reset_totals(struct top_state *s)
 {
-	size_t i;
-
 	if (s->top)
 		ks_top_reset(s->top);
 	if (s->tp)
 		ks_tpcount_reset(s->tp);
-	for (i = 0; i < s->nvms; i++) {
-		struct kvm_vm *vm = &s->vms[i];
-		size_t j;
-
-		ks_kstats_free(&vm->base);
-		vm->base = (struct ks_kstats){ 0 };
-		for (j = 0; j < vm->now.n; j++) {
-			struct ks_kstat *k;
-			if (vm->base.n == vm->base.cap) {
-				size_t nc = vm->base.cap ? vm->base.cap * 2 : 64;
-				struct ks_kstat *nv = realloc(vm->base.v, nc * sizeof(*nv));
-				if (!nv)
-					die("out of memory");
-				vm->base.v = nv;
-				vm->base.cap = nc;
-			}
-			k = &vm->base.v[vm->base.n++];
-			*k = vm->now.v[j];
-			k->buckets = NULL;
-			k->nbuckets = 0;
-		}
-		vm->have_base = true;
-	}
+	if (s->col && ks_kvmcol_reset(s->col) < 0)
+		die("out of memory");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1508,6 +1288,18 @@ static void set_filter(struct top_state *s, const char *re)
 	s->have_re = true;
 }
 
+/* To VIEW; a statistics view with no VM known reads them at once. */
+static void view_switched(struct top_state *s, int view)
+{
+	size_t nvms;
+
+	s->a->view = view;
+	s->scroll = 0;
+	stats_vms(s, &nvms);
+	if (STATS_VIEW(view) && s->live && !nvms)
+		read_kvmstats(s);
+}
+
 static void handle_key(struct top_state *s, int ch)
 {
 	char line[128];
@@ -1522,17 +1314,11 @@ static void handle_key(struct top_state *s, int ch)
 	case 'q': case 'Q': s->quit = true; break;
 	case 'h': case '?': s->help = true; break;
 	case ' ': s->paused = !s->paused; break;
-	case '1': case '2': case '3':
-		s->a->view = ch - '1';
-		s->scroll = 0;
-		if (s->a->view == VIEW_KVMSTATS && s->live && !s->nvms)
-			read_kvmstats(s);
+	case '1': case '2': case '3': case '4':
+		view_switched(s, ch - '1');
 		break;
 	case '\t':
-		s->a->view = (s->a->view + 1) % NR_VIEWS;
-		s->scroll = 0;
-		if (s->a->view == VIEW_KVMSTATS && s->live && !s->nvms)
-			read_kvmstats(s);
+		view_switched(s, (s->a->view + 1) % NR_VIEWS);
 		break;
 	case 'x': s->children = !s->children; break;
 	case 'z': s->a->skip_zero = !s->a->skip_zero; break;
@@ -1792,7 +1578,6 @@ int cmd_top(int argc, char **argv)
 	struct top_state s = { .a = &a, .children = true };
 	struct ks_live *l = NULL;
 	struct ks_error err;
-	size_t i;
 
 	parse_args(argc, argv, &a);
 	if (a.fields)
@@ -1803,8 +1588,11 @@ int cmd_top(int argc, char **argv)
 		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
 	/* a libvirt that --libvirt names but that cannot be reached is an
 	 * error at once; later failures show as a row, and it reconnects */
-	if (a.libvirt && ks_libvirt_open(&s.lv, a.libvirt, &err) < 0)
-		die("%s", err.msg);
+	if (a.libvirt) {
+		kvmcol_setup(&s);
+		if (ks_kvmcol_open_libvirt(s.col, &err) < 0)
+			die("%s", err.msg);
+	}
 	cli_live_catch_signals();
 	if (a.input) {
 		if (cli_source_open(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
@@ -1814,7 +1602,7 @@ int cmd_top(int argc, char **argv)
 	} else {
 		s.live = true;
 		/* the kvmstats view alone needs no tracing (nor root for tracefs) */
-		if (a.view != VIEW_KVMSTATS || a.nevents) {
+		if (!STATS_VIEW(a.view) || a.nevents) {
 			l = open_live(&s);
 			s.tracing = true;
 		}
@@ -1849,13 +1637,7 @@ int cmd_top(int argc, char **argv)
 	if (s.src)
 		ks_source_close(s.src);
 	ks_live_destroy(l);
-	ks_libvirt_close(s.lv);
-	for (i = 0; i < s.nvms; i++) {
-		ks_kstats_free(&s.vms[i].now);
-		ks_kstats_free(&s.vms[i].prev);
-		ks_kstats_free(&s.vms[i].base);
-	}
-	free(s.vms);
+	ks_kvmcol_free(s.col);
 	free(s.rows);
 	if (s.have_re)
 		regfree(&s.re);

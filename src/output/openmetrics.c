@@ -271,6 +271,16 @@ void ks_expo_sample_u64(struct ks_expo *e, const char *name, const char *const *
 	put(e, "\n", 1);
 }
 
+void ks_expo_sample_text(struct ks_expo *e, const char *name, const char *const *labels,
+			 const char *value)
+{
+	puts_(e, name);
+	put_labels(e, labels);
+	put(e, " ", 1);
+	puts_(e, value);
+	put(e, "\n", 1);
+}
+
 void ks_expo_finish(struct ks_expo *e)
 {
 	if (e->format == KS_EXPO_OPENMETRICS)

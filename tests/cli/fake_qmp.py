@@ -14,6 +14,10 @@
 #   --events SECS  after qmp_capabilities, stream an event line every SECS
 #                  and answer nothing more
 #   --count FILE   write the number of commands answered to FILE
+#   --replay F,F.. answer query-cpus-fast, query-stats-schemas and
+#                  query-stats from recorded replies (the JSON of
+#                  tests/fixtures/qmp/): the Nth client the Nth file (the
+#                  last for every client after)
 import json, os, socket, sys, time
 
 args = sys.argv[2:]
@@ -29,6 +33,8 @@ count_file = opt("--count")
 evil = "--evil-stat" in args
 tag = opt("--tag", "vm_stat")
 per = max(1, nstats // vcpus)
+replay = [json.load(open(f)) for f in opt("--replay").split(",")] if opt("--replay") else None
+clients = 0
 
 def stats(target):
     if target == "vm":
@@ -60,6 +66,8 @@ srv.listen(4)
 answered = 0
 while True:
     conn, _ = srv.accept()
+    rec = replay[min(clients, len(replay) - 1)] if replay else None
+    clients += 1
     try:
         send(conn, {"QMP": {"version": {"qemu": {"major": 8, "minor": 0, "micro": 0}}, "capabilities": []}})
         f = conn.makefile("rb")
@@ -75,6 +83,10 @@ while True:
                         send(conn, {"event": "RTC_CHANGE", "data": {"offset": n},
                                     "timestamp": {"seconds": n, "microseconds": 0}})
                         time.sleep(float(events))
+            elif rec and c in ("query-cpus-fast", "query-stats-schemas"):
+                send(conn, {"return": rec[c]})
+            elif rec and c == "query-stats":
+                send(conn, {"return": rec[c][cmd["arguments"]["target"]]})
             elif c == "query-cpus-fast":
                 r = [{"cpu-index": i, "qom-path": "/machine/unattached/device[%d]" % i} for i in range(vcpus)]
                 send(conn, {"return": r})
