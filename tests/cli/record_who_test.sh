@@ -11,6 +11,12 @@
 # share one name without debug-threads, these share "whothread"); one has
 # "-name guest=whovm,debug-threads=on" on its command line; the first one
 # renames itself after it started (record must name it by its latest name).
+#
+# record leaves tracefs's global options/record-tgid as it found it, also
+# when it is killed by SIGKILL (it takes the map from /proc, not from
+# saved_tgids): off before, off while it runs and after the kill.  Another
+# kvmscope of an older build tracing at the same time may turn it on: the
+# check is made only when no other kvmscope-PID instance lived meanwhile.
 # Skips when tracefs is not writable (not root).
 set -u
 ks=$KVMSCOPE
@@ -39,25 +45,57 @@ for t in ts: t.start()
 for t in ts: t.join()
 print(json.dumps({"pid": os.getpid(), "comm": sys.argv[1], "tids": tids}))
 PY
+# other_kvmscope: whether a kvmscope-PID instance of a live process other
+# than $1 exists
+other_kvmscope() {
+	local d p
+	for d in "$T"/instances/kvmscope-*; do
+		[ -e "$d" ] || continue
+		p=${d##*-}
+		[ "$p" != "$1" ] && kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+opt=$(cat "$T/options/record-tgid")
+res="" tries=0
+while [ -z "$res" ] && [ $tries -lt 10 ]; do
+	tries=$((tries + 1))
+	if other_kvmscope none; then sleep 1; continue; fi
+	echo 0 > "$T/options/record-tgid"
+	"$ks" record -q -e sched:sched_switch -o "$dir/killed.dat" -d 30 2> "$dir/killed.err" &
+	rp=$!
+	for i in $(seq 100); do
+		[ -d "$T/instances/kvmscope-$rp" ] && break
+		kill -0 $rp 2>/dev/null || break
+		sleep 0.05
+	done
+	sleep 1.5 # a poll of who is who
+	during=$(cat "$T/options/record-tgid")
+	kill -9 $rp
+	wait $rp 2>/dev/null
+	after=$(cat "$T/options/record-tgid")
+	# the killed run's instance (the next run would take it for stale)
+	rmdir "$T/instances/kvmscope-$rp" 2>/dev/null
+	other_kvmscope $rp && continue
+	if [ "$during" = 0 ] && [ "$after" = 0 ]; then
+		res="ok"
+	else
+		res="record-tgid was 0, $during while record ran, $after after its SIGKILL"
+	fi
+done
+echo "$opt" > "$T/options/record-tgid"
+case $res in
+ok) echo "ok record_who_sigkill_leaves_record_tgid" ;;
+"") echo "skip record_who_sigkill_leaves_record_tgid: another kvmscope traced all the time" ;;
+*) echo "not ok record_who_sigkill_leaves_record_tgid: $res" ;;
+esac
+
 before=$(cat "$T/options/record-tgid")
 "$ks" record -q -e sched:sched_switch -o "$dir/who.dat" -- bash -c \
 	"python3 $dir/w.py whoproc > $dir/a.json & python3 $dir/w.py whoqemu -name guest=whovm,debug-threads=on > $dir/b.json & wait" \
 	2> "$dir/rec.err" || { echo "not ok record_who: record failed: $(tail -2 "$dir/rec.err")"; exit 0; }
 after=$(cat "$T/options/record-tgid")
-# informational: another kvmscope tracing at the same time (make check runs
-# record_test.sh beside this) makes record leave the option on
 echo "# record-tgid was $before, is $after"
-# the machine as it was, once no kvmscope traces any more
-if [ "$before" = 0 ] && [ "$after" = 1 ]; then
-	for i in $(seq 1 20); do
-		busy=0
-		for d in "$T"/instances/kvmscope-*; do
-			[ -e "$d" ] && kill -0 "${d##*-}" 2>/dev/null && busy=1
-		done
-		[ $busy = 0 ] && { echo 0 > "$T/options/record-tgid"; break; }
-		sleep 0.5
-	done
-fi
 
 "$ks" top -i "$dir/who.dat" --fast -t --json > "$dir/top.json" 2> "$dir/top.err"
 python3 - "$dir/top.json" "$dir/a.json" "$dir/b.json" <<'PY'
