@@ -428,7 +428,8 @@ static bool libvirt_read(struct exporter *x, struct ks_kstats **d, size_t *nd)
 
 	*d = NULL;
 	*nd = 0;
-	if (!x->lv && ks_libvirt_open(&x->lv, x->lv_uri, &err) < 0)
+	if (!x->lv && ks_libvirt_open_opts(&x->lv, x->lv_uri, &(struct ks_libvirt_opts){
+			.timeout_ms = 1000, .ctx = cli_peer_ctx() }, &err) < 0)
 		return false;
 	if (ks_libvirt_stats(x->lv, d, nd, &err) < 0) {
 		ks_libvirt_close(x->lv);
@@ -1230,7 +1231,8 @@ int cmd_exporter(int argc, char **argv)
 		x.lv_uri = a.libvirt;
 		if (!ks_libvirt_installed(&err))
 			die("%s", err.msg);
-		if (ks_libvirt_open(&x.lv, x.lv_uri, &err) < 0)
+		if (ks_libvirt_open_opts(&x.lv, x.lv_uri, &(struct ks_libvirt_opts){
+				.timeout_ms = 1000, .ctx = cli_peer_ctx() }, &err) < 0)
 			fprintf(stderr, "kvmscope exporter: %s (retried at each scrape)\n", err.msg);
 	}
 	if (a.input) {

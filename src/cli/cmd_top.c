@@ -1306,6 +1306,7 @@ static void drop_unseen_domains(struct top_state *s)
 static void read_libvirt(struct top_state *s, const char *uri)
 {
 	struct ks_kstats *d = NULL;
+	struct ks_libvirt_opts lv_opts = { .timeout_ms = 2000, .ctx = cli_peer_ctx() };
 	struct ks_error err;
 	size_t i, n = 0;
 	int rc = 0;
@@ -1313,7 +1314,7 @@ static void read_libvirt(struct top_state *s, const char *uri)
 	for (i = 0; i < s->nvms; i++)
 		s->vms[i].seen = false;
 	if (!s->lv)
-		rc = ks_libvirt_open(&s->lv, uri, &err);
+		rc = ks_libvirt_open_opts(&s->lv, uri, &lv_opts, &err);
 	if (rc == 0 && ks_libvirt_stats(s->lv, &d, &n, &err) < 0) {
 		ks_libvirt_close(s->lv);
 		s->lv = NULL;
@@ -1802,7 +1803,8 @@ int cmd_top(int argc, char **argv)
 		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
 	/* a libvirt that --libvirt names but that cannot be reached is an
 	 * error at once; later failures show as a row, and it reconnects */
-	if (a.libvirt && ks_libvirt_open(&s.lv, a.libvirt, &err) < 0)
+	if (a.libvirt && ks_libvirt_open_opts(&s.lv, a.libvirt, &(struct ks_libvirt_opts){
+			.timeout_ms = 2000, .ctx = cli_peer_ctx() }, &err) < 0)
 		die("%s", err.msg);
 	cli_live_catch_signals();
 	if (a.input) {
