@@ -16,7 +16,8 @@
 # when it is killed by SIGKILL (it takes the map from /proc, not from
 # saved_tgids): off before, off while it runs and after the kill.  Another
 # kvmscope of an older build tracing at the same time may turn it on: the
-# check is made only when no other kvmscope-PID instance lived meanwhile.
+# check is made only when no other kvmscope-PID-... instance lived
+# meanwhile (tried up to 10 times).
 # Skips when tracefs is not writable (not root).
 set -u
 ks=$KVMSCOPE
@@ -45,13 +46,14 @@ for t in ts: t.start()
 for t in ts: t.join()
 print(json.dumps({"pid": os.getpid(), "comm": sys.argv[1], "tids": tids}))
 PY
-# other_kvmscope: whether a kvmscope-PID instance of a live process other
-# than $1 exists
+# other_kvmscope: whether a kvmscope-PID-... instance of a live process
+# other than $1 exists
 other_kvmscope() {
 	local d p
 	for d in "$T"/instances/kvmscope-*; do
 		[ -e "$d" ] || continue
-		p=${d##*-}
+		p=${d##*/kvmscope-}
+		p=${p%%-*}
 		[ "$p" != "$1" ] && kill -0 "$p" 2>/dev/null && return 0
 	done
 	return 1
@@ -65,18 +67,25 @@ while [ -z "$res" ] && [ $tries -lt 10 ]; do
 	"$ks" record -q -e sched:sched_switch -o "$dir/killed.dat" -d 30 2> "$dir/killed.err" &
 	rp=$!
 	for i in $(seq 100); do
-		[ -d "$T/instances/kvmscope-$rp" ] && break
+		compgen -G "$T/instances/kvmscope-$rp-*" > /dev/null && break
 		kill -0 $rp 2>/dev/null || break
 		sleep 0.05
 	done
-	sleep 1.5 # a poll of who is who
+	# a poll of who is who (each second); another kvmscope seen meanwhile
+	# makes this try void
+	other=0
+	for i in $(seq 15); do
+		sleep 0.1
+		other_kvmscope $rp && other=1
+	done
 	during=$(cat "$T/options/record-tgid")
 	kill -9 $rp
 	wait $rp 2>/dev/null
 	after=$(cat "$T/options/record-tgid")
 	# the killed run's instance (the next run would take it for stale)
-	rmdir "$T/instances/kvmscope-$rp" 2>/dev/null
-	other_kvmscope $rp && continue
+	rmdir "$T/instances/kvmscope-$rp"-* 2>/dev/null
+	other_kvmscope $rp && other=1
+	[ $other = 1 ] && continue
 	if [ "$during" = 0 ] && [ "$after" = 0 ]; then
 		res="ok"
 	else
