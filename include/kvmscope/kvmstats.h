@@ -162,7 +162,9 @@ struct ks_libvirt_opts {
 	 * results freed there): "libvirt URI: no answer to NAME within N ms" */
 	int timeout_ms;
 	/* every wait also ends, within 100 ms, once CTX's cancel function
-	 * says so (ks_ctx_set_cancel): "libvirt URI: interrupted".  With a
+	 * says so (ks_ctx_set_cancel): "libvirt URI: interrupted" (a close
+	 * is still waited for 500 ms, so that it is done with a daemon that
+	 * answers).  With a
 	 * context, at most 4 calls given up on run at a time: the next ones
 	 * fail at once until one ends */
 	struct ks_ctx *ctx;

@@ -22,7 +22,7 @@
  * call for ever), so each call that talks to it (open, the statistics,
  * the close) runs in a thread of its own while the caller waits at most
  * the deadline, and ends its wait within 100 ms once the context's cancel
- * function says so.  A call given up on keeps running: what it returns
+ * function says so (a close within 500 ms).  A call given up on keeps running: what it returns
  * later (a connection, records) is freed by its thread, which holds its
  * own reference to the connection (libvirt's connections are
  * thread-safe).  At most LV_MAX_HUNG such calls run per context: no
@@ -59,6 +59,7 @@
 #define LV_MAX_DOMAINS 16384  /* libvirt's own limit of a domain list */
 #define LV_MAX_STATS (1u << 18) /* statistics of one reading, all domains */
 #define LV_SLICE_NS 100000000L /* the cancel function is asked this often */
+#define LV_CLOSE_CANCEL_S 0.5 /* a close still waited for once cancelled */
 
 struct lv_fns {
 	__typeof__(virConnectOpenReadOnly) *open_ro;
@@ -316,6 +317,17 @@ static void *call_thread(void *arg)
 	return NULL;
 }
 
+/* Call C that never ran, with the caller's reference: the statistics'
+ * own reference to the connection is dropped (not the last: nothing is
+ * sent).  A close that cannot run leaves its connection open: closing
+ * here could block on the daemon. */
+static void call_unstarted(struct lv_call *c)
+{
+	if (c->op == LV_STATS && c->conn)
+		c->f.close(c->conn);
+	call_put(c);
+}
+
 static double mono_s(void);
 
 /* Run call C (one reference, the caller's, given to this function) in a
@@ -328,6 +340,7 @@ static int call_run(struct ks_libvirt *lv, struct lv_call *c, struct ks_error *e
 	double deadline = mono_s() + lv->timeout_ms / 1000.0;
 	pthread_attr_t attr;
 	sigset_t all, old;
+	bool close_cut = false;
 	pthread_t t;
 	int rc, n;
 
@@ -335,7 +348,7 @@ static int call_run(struct ks_libvirt *lv, struct lv_call *c, struct ks_error *e
 	snprintf(c->uri, sizeof(c->uri), "%s", lv->uri);
 	c->hung = hung_get(lv->hung);
 	if (lv->hung && (n = hung_add(lv->hung, 0)) >= LV_MAX_HUNG) {
-		call_put(c);
+		call_unstarted(c);
 		return ks_error_set(err, "libvirt %s: %d calls are still unanswered; none more until one "
 				    "ends", lv->uri, n);
 	}
@@ -353,7 +366,7 @@ static int call_run(struct ks_libvirt *lv, struct lv_call *c, struct ks_error *e
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		c->refs = 1;
-		call_put(c);
+		call_unstarted(c);
 		return ks_error_set(err, "libvirt %s: cannot start a thread: %s", lv->uri, strerror(rc));
 	}
 	pthread_mutex_lock(&c->lock);
@@ -368,8 +381,17 @@ static int call_run(struct ks_libvirt *lv, struct lv_call *c, struct ks_error *e
 		pthread_mutex_unlock(&c->lock);
 		cancelled = ks_ctx_cancelled(lv->ctx);
 		pthread_mutex_lock(&c->lock);
-		if (cancelled || c->done)
+		if (c->done)
 			break;
+		if (cancelled && c->op == LV_CLOSE && !close_cut) {
+			/* a daemon that answers closes at once: the
+			 * program that ends is not to leave it in flight */
+			close_cut = true;
+			if (deadline > now + LV_CLOSE_CANCEL_S)
+				deadline = now + LV_CLOSE_CANCEL_S;
+		} else if (cancelled && c->op != LV_CLOSE) {
+			break;
+		}
 		ns = (long)((deadline - now) * 1e9);
 		if (ns > LV_SLICE_NS)
 			ns = LV_SLICE_NS;
@@ -386,7 +408,7 @@ static int call_run(struct ks_libvirt *lv, struct lv_call *c, struct ks_error *e
 	c->abandoned = true;
 	hung_add(c->hung, 1);
 	pthread_mutex_unlock(&c->lock);
-	if (mono_s() < deadline)
+	if (mono_s() < deadline || close_cut)
 		ks_error_set(err, "libvirt %s: interrupted", lv->uri);
 	else
 		ks_error_set(err, "libvirt %s: no answer to %s within %d ms", lv->uri, lv_op_name[c->op],
