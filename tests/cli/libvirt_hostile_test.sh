@@ -43,11 +43,14 @@ peer() {
 	done
 	uri="qemu+unix:///system?socket=$sock"
 }
-now() { date +%s.%N; }
-# since T0: seconds elapsed
-since() { echo "$(now) - $1" | bc; }
-# le A B: A <= B (decimals)
-le() { [ "$(echo "$1 <= $2" | bc)" = 1 ]; }
+now() { date +%s%N; }
+# since T0: seconds elapsed (3 decimals)
+since() {
+	local ms=$((($(now) - $1) / 1000000))
+	printf '%d.%03d' $((ms / 1000)) $((ms % 1000))
+}
+# le A B: A <= B (seconds, 3 decimals; B whole)
+le() { [ "${1%.*}${1#*.}" -le $(($2 * 1000)) ]; }
 
 # ---- an open the daemon never answers: one line, status 1, in time
 peer silent
@@ -80,7 +83,7 @@ p=$!
 sleep 1
 t0=$(now)
 kill -TERM $p
-for i in $(seq 100); do kill -0 $p 2>/dev/null || break; sleep 0.05; done
+for i in $(seq 100); do kill -0 $p 2>/dev/null || break; sleep 0.02; done
 el=$(since "$t0")
 if kill -0 $p 2>/dev/null; then
 	kill -9 $p
@@ -145,7 +148,7 @@ c=$!
 sleep 0.4
 t0=$(now)
 kill -TERM $p 2>/dev/null
-for i in $(seq 100); do kill -0 $p 2>/dev/null || break; sleep 0.05; done
+for i in $(seq 100); do kill -0 $p 2>/dev/null || break; sleep 0.02; done
 el=$(since "$t0")
 if kill -0 $p 2>/dev/null; then
 	kill -9 $p
