@@ -16,8 +16,8 @@
 # when it is killed by SIGKILL (it takes the map from /proc, not from
 # saved_tgids): off before, off while it runs and after the kill.  Another
 # kvmscope of an older build tracing at the same time may turn it on: the
-# check is made only when no other kvmscope-PID-... instance lived
-# meanwhile (tried up to 10 times).
+# check is made only when no kvmscope-PID-... instance of another binary
+# lived meanwhile (tried up to 10 times).
 # Skips when tracefs is not writable (not root).
 set -u
 ks=$KVMSCOPE
@@ -47,14 +47,17 @@ for t in ts: t.join()
 print(json.dumps({"pid": os.getpid(), "comm": sys.argv[1], "tids": tids}))
 PY
 # other_kvmscope: whether a kvmscope-PID-... instance of a live process
-# other than $1 exists
+# other than $1 exists, not of this very binary (the tests beside this one
+# run it: it leaves the option alone)
+self=$(readlink -f "$ks")
 other_kvmscope() {
 	local d p
 	for d in "$T"/instances/kvmscope-*; do
 		[ -e "$d" ] || continue
 		p=${d##*/kvmscope-}
 		p=${p%%-*}
-		[ "$p" != "$1" ] && kill -0 "$p" 2>/dev/null && return 0
+		[ "$p" != "$1" ] && kill -0 "$p" 2>/dev/null &&
+			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" != "$self" ] && return 0
 	done
 	return 1
 }
