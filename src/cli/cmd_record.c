@@ -268,6 +268,50 @@ static void add_cmdlines(struct record_state *s)
 
 #define WHO_MAX_TIDS (1u << 20) /* threads sampled from /proc, at most */
 
+/* Earlier versions of record turned record-tgid on and said so in this
+ * file; the last of them to end turned it off, but one killed by SIGKILL
+ * left both behind. */
+#define OLD_TGID_MARK "/run/kvmscope-record-tgid"
+
+/* Whether a kvmscope other than this one (instance MINE) may trace: an
+ * instance whose owner is not provably gone. */
+static bool other_kvmscope(const char *mine)
+{
+	char **list = tracefs_instances(NULL), **i;
+	unsigned long long start, ns;
+	bool other = false;
+	int pid, end;
+
+	for (i = list; i && *i && !other; i++) {
+		struct ks_proc_id id;
+
+		if (strncmp(*i, "kvmscope-", 9) || !strcmp(*i, mine))
+			continue;
+		end = 0;
+		if (sscanf(*i, "kvmscope-%d-%llu-%llu%n", &pid, &start, &ns, &end) == 3 && end &&
+		    !(*i)[end]) {
+			id = (struct ks_proc_id){ .pid = pid, .start = start, .pidns = ns };
+			other = !ks_proc_id_dead(&id);
+		} else {
+			/* an older name, "kvmscope-PID" */
+			pid = atoi(*i + 9);
+			other = pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+		}
+	}
+	tracefs_list_free(list);
+	return other;
+}
+
+/* Put record-tgid back where an earlier version left it on, once no
+ * other kvmscope traces (one of those versions may need it still). */
+static void old_tgid_leftover(const char *mine)
+{
+	if (access(OLD_TGID_MARK, F_OK) || other_kvmscope(mine))
+		return;
+	tracefs_option_disable(NULL, TRACEFS_OPTION_RECORD_TGID);
+	unlink(OLD_TGID_MARK);
+}
+
 static void who_start(struct who *w, struct tep_handle *tep)
 {
 	ks_hmap_init(&w->tids, sizeof(struct who_tid));
@@ -644,6 +688,7 @@ int cmd_record(int argc, char **argv)
 	if (ks_live_start(s.live, &err) < 0)
 		die("%s", err.msg);
 	who_start(&s.who, ks_live_tep(s.live));
+	old_tgid_leftover(ks_live_instance_name(s.live));
 	s.start = now_s();
 	if (a.cmd)
 		start_child(&s, a.cmd);

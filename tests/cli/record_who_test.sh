@@ -17,7 +17,9 @@
 # saved_tgids): off before, off while it runs and after the kill.  Another
 # kvmscope of an older build tracing at the same time may turn it on: the
 # check is made only when no kvmscope-PID-... instance of another binary
-# lived meanwhile (tried up to 10 times).
+# lived meanwhile (tried up to 10 times).  What an earlier version of
+# record left (the option on, and /run/kvmscope-record-tgid saying that a
+# record turned it on) is put back by the next record.
 # Skips when tracefs is not writable (not root).
 set -u
 ks=$KVMSCOPE
@@ -46,9 +48,9 @@ for t in ts: t.start()
 for t in ts: t.join()
 print(json.dumps({"pid": os.getpid(), "comm": sys.argv[1], "tids": tids}))
 PY
-# other_kvmscope: whether a kvmscope-PID-... instance of a live process
-# other than $1 exists, not of this very binary (the tests beside this one
-# run it: it leaves the option alone)
+# other_kvmscope PID [any]: whether a kvmscope-PID-... instance of a live
+# process other than PID exists, not of this very binary (the tests beside
+# this one run it: it leaves the option alone) unless "any"
 self=$(readlink -f "$ks")
 other_kvmscope() {
 	local d p
@@ -57,11 +59,19 @@ other_kvmscope() {
 		p=${d##*/kvmscope-}
 		p=${p%%-*}
 		[ "$p" != "$1" ] && kill -0 "$p" 2>/dev/null &&
-			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" != "$self" ] && return 0
+			{ [ "${2:-}" = any ] || [ "$(readlink "/proc/$p/exe" 2>/dev/null)" != "$self" ]; } &&
+			return 0
 	done
 	return 1
 }
+# the machine as it was, at the end: the option and the marker
 opt=$(cat "$T/options/record-tgid")
+[ -e /run/kvmscope-record-tgid ] && mark0=1 || mark0=0
+restore() {
+	echo "$opt" > "$T/options/record-tgid"
+	if [ $mark0 = 1 ]; then : > /run/kvmscope-record-tgid; else rm -f /run/kvmscope-record-tgid; fi
+}
+trap restore EXIT
 res="" tries=0
 while [ -z "$res" ] && [ $tries -lt 10 ]; do
 	tries=$((tries + 1))
@@ -95,7 +105,32 @@ while [ -z "$res" ] && [ $tries -lt 10 ]; do
 		res="record-tgid was 0, $during while record ran, $after after its SIGKILL"
 	fi
 done
-echo "$opt" > "$T/options/record-tgid"
+# what an earlier version left on (record-tgid and its marker in /run):
+# put back by the next record, when no other kvmscope traces (record
+# cannot tell which version another one is)
+res2="" tries=0
+while [ -z "$res2" ] && [ $tries -lt 10 ]; do
+	tries=$((tries + 1))
+	if other_kvmscope none any; then sleep 1; continue; fi
+	echo 1 > "$T/options/record-tgid"
+	: > /run/kvmscope-record-tgid
+	"$ks" record -q -e sched:sched_switch -o "$dir/leftover.dat" -d 0.5 2> "$dir/leftover.err"
+	rc=$?
+	now=$(cat "$T/options/record-tgid")
+	[ -e /run/kvmscope-record-tgid ] && mark=left || mark=removed
+	other_kvmscope none any && continue
+	if [ $rc = 0 ] && [ "$now" = 0 ] && [ $mark = removed ]; then
+		res2=ok
+	else
+		res2="status $rc, record-tgid $now, marker $mark: $(head -1 "$dir/leftover.err")"
+	fi
+done
+restore
+case $res2 in
+ok) echo "ok record_who_old_leftover_put_back" ;;
+"") echo "skip record_who_old_leftover_put_back: another kvmscope traced all the time" ;;
+*) echo "not ok record_who_old_leftover_put_back: $res2" ;;
+esac
 case $res in
 ok) echo "ok record_who_sigkill_leaves_record_tgid" ;;
 "") echo "skip record_who_sigkill_leaves_record_tgid: another kvmscope traced all the time" ;;
