@@ -155,9 +155,28 @@ bool ks_libvirt_installed(struct ks_error *err);
 /* Open a read-only connection to URI (NULL: KS_LIBVIRT_URI).  Errors are
  * one line: "libvirt qemu:///system: Failed to connect socket to ...". */
 int ks_libvirt_open(struct ks_libvirt **out, const char *uri, struct ks_error *err);
+struct ks_libvirt_opts {
+	/* each call that talks to the daemon (this open, each
+	 * ks_libvirt_stats(), the close) must return within it; 0: 2000.
+	 * A call given up on is left to finish in a thread of its own (its
+	 * results freed there): "libvirt URI: no answer to NAME within N ms" */
+	int timeout_ms;
+	/* every wait also ends, within 100 ms, once CTX's cancel function
+	 * says so (ks_ctx_set_cancel): "libvirt URI: interrupted" (a close
+	 * is still waited for 500 ms, so that it is done with a daemon that
+	 * answers).  With a
+	 * context, at most 4 calls given up on run at a time: the next ones
+	 * fail at once until one ends */
+	struct ks_ctx *ctx;
+};
+/* The same with a deadline and a cancel (ks_libvirt_open(): 2000 ms, no
+ * context). */
+int ks_libvirt_open_opts(struct ks_libvirt **out, const char *uri, const struct ks_libvirt_opts *o,
+			 struct ks_error *err);
 /* The URI as given to ks_libvirt_open() (or the default). */
 const char *ks_libvirt_uri(const struct ks_libvirt *lv);
-/* The KVM statistics of every active (running or paused) domain: *OUT is
+/* The KVM statistics of every active (running or paused) domain (at most
+ * 16384 domains and 262144 statistics in all, else an error): *OUT is
  * a malloc'd array of *N entries (free each, then the array), source
  * "libvirt", name the domain's name, pid its QEMU process when the
  * connection is local (found by the -uuid of its command line; else -1).

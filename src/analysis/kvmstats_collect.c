@@ -80,7 +80,8 @@ int ks_kvmcol_open_libvirt(struct ks_kvmcol *c, struct ks_error *err)
 {
 	if (c->lv || !c->lv_uri)
 		return 0;
-	return ks_libvirt_open(&c->lv, c->lv_uri, err);
+	return ks_libvirt_open_opts(&c->lv, c->lv_uri, &(struct ks_libvirt_opts){
+		.timeout_ms = c->o.timeout_ms, .ctx = c->o.ctx }, err);
 }
 
 void ks_kvmcol_set_libvirt(struct ks_kvmcol *c, const char *uri)
@@ -215,7 +216,8 @@ static void read_libvirt(struct ks_kvmcol *c)
 	for (i = 0; i < c->nvms; i++)
 		c->vms[i].seen = false;
 	if (!c->lv)
-		rc = ks_libvirt_open(&c->lv, c->lv_uri, &err);
+		rc = ks_libvirt_open_opts(&c->lv, c->lv_uri, &(struct ks_libvirt_opts){
+			.timeout_ms = c->o.timeout_ms, .ctx = c->o.ctx }, &err);
 	if (rc == 0 && ks_libvirt_stats(c->lv, &d, &n, &err) < 0) {
 		ks_libvirt_close(c->lv);
 		c->lv = NULL;

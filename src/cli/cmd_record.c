@@ -11,15 +11,19 @@
  * until SIGINT/SIGTERM, or while a command given after "--" runs.  The
  * instance is removed on every exit path (live_signals.c's atexit registry).
  *
- * Who is who: tracefs keeps a thread -> process map while its top-level
- * option record-tgid is on (saved_tgids); record turns it on for the run
- * (and the last record back off if a record turned it on), reads the map
- * every second, names each process while it runs (its comm and QEMU's
- * -name from /proc/PID; again when it renames itself) and stores all in
- * the trace.dat's task map option
- * (kvmscope/vmident.h), so that stat names the VMs of a recording as top
- * names them live.
+ * Who is who: the thread -> process map comes from /proc, never from
+ * tracefs's option record-tgid (a global switch of the whole tracefs: a
+ * record killed by SIGKILL could not turn it back, and the host's own
+ * `trace` text would carry a TGID column from then on).  Each thread that
+ * an event names (common_pid) is looked up in /proc/TID/status when it is
+ * first seen, within a drain of its page, and every second the threads of
+ * every process in /proc are sampled, for those that end before their
+ * events are drained.  Each process is named while it runs (its comm and
+ * QEMU's -name from /proc/PID; again when it renames itself) and all is
+ * stored in the trace.dat's task map option (kvmscope/vmident.h), so that
+ * stat names the VMs of a recording as top names them live.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <signal.h>
@@ -72,11 +76,18 @@ struct record_args {
 	char **cmd;
 };
 
+/* What is known of one thread. */
+struct who_tid {
+	int32_t tgid;          /* -1: not known (yet) */
+	bool seen;             /* an event of the recording names it */
+};
+
 struct who {
-	struct ks_hmap tids;   /* tid -> int32_t tgid, from saved_tgids */
+	struct ks_hmap tids;   /* tid -> struct who_tid */
 	struct ks_vmident v;   /* the processes named so far */
-	bool restore_tgid;     /* record-tgid was off: turn it off at the end */
-	double last;           /* when saved_tgids was read */
+	struct tep_handle *tep; /* common_pid of the records */
+	int32_t last_tid;      /* the thread of the previous record looked at */
+	double last;           /* when /proc was sampled */
 };
 
 struct record_state {
@@ -255,22 +266,57 @@ static void add_cmdlines(struct record_state *s)
 /* ------------------------------------------------------------------ */
 /* who is who (see the top) */
 
-/* Says that a kvmscope record turned record-tgid on (not its user): the
- * last record to end turns it off, whichever record turned it on. */
-#define TGID_MARK "/run/kvmscope-record-tgid"
+#define WHO_MAX_TIDS (1u << 20) /* threads sampled from /proc, at most */
 
-static void who_start(struct who *w)
+/* Earlier versions of record turned record-tgid on and said so in this
+ * file; the last of them to end turned it off, but one killed by SIGKILL
+ * left both behind. */
+#define OLD_TGID_MARK "/run/kvmscope-record-tgid"
+
+/* Whether a kvmscope other than this one (instance MINE) may trace: an
+ * instance whose owner is not provably gone. */
+static bool other_kvmscope(const char *mine)
 {
-	FILE *f;
+	char **list = tracefs_instances(NULL), **i;
+	unsigned long long start, ns;
+	bool other = false;
+	int pid, end;
 
-	ks_hmap_init(&w->tids, sizeof(int32_t));
-	if (tracefs_option_is_enabled(NULL, TRACEFS_OPTION_RECORD_TGID)) {
-		w->restore_tgid = access(TGID_MARK, F_OK) == 0;
-	} else if (tracefs_option_enable(NULL, TRACEFS_OPTION_RECORD_TGID) == 0) {
-		w->restore_tgid = true;
-		if ((f = fopen(TGID_MARK, "w")))
-			fclose(f);
+	for (i = list; i && *i && !other; i++) {
+		struct ks_proc_id id;
+
+		if (strncmp(*i, "kvmscope-", 9) || !strcmp(*i, mine))
+			continue;
+		end = 0;
+		if (sscanf(*i, "kvmscope-%d-%llu-%llu%n", &pid, &start, &ns, &end) == 3 && end &&
+		    !(*i)[end]) {
+			id = (struct ks_proc_id){ .pid = pid, .start = start, .pidns = ns };
+			other = !ks_proc_id_dead(&id);
+		} else {
+			/* an older name, "kvmscope-PID" */
+			pid = atoi(*i + 9);
+			other = pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+		}
 	}
+	tracefs_list_free(list);
+	return other;
+}
+
+/* Put record-tgid back where an earlier version left it on, once no
+ * other kvmscope traces (one of those versions may need it still). */
+static void old_tgid_leftover(const char *mine)
+{
+	if (access(OLD_TGID_MARK, F_OK) || other_kvmscope(mine))
+		return;
+	tracefs_option_disable(NULL, TRACEFS_OPTION_RECORD_TGID);
+	unlink(OLD_TGID_MARK);
+}
+
+static void who_start(struct who *w, struct tep_handle *tep)
+{
+	ks_hmap_init(&w->tids, sizeof(struct who_tid));
+	w->tep = tep;
+	w->last_tid = -1;
 }
 
 /* Name process TGID while it runs, again when it renamed itself (prctl,
@@ -291,70 +337,105 @@ static void who_name(struct who *w, int32_t tgid)
 		die("out of memory");
 }
 
-/* Whether another kvmscope (an instance "kvmscope-PID" not ours, PID alive) traces:
- * a record of it may need record-tgid still. */
-static bool other_kvmscope(void)
+/* The process of thread TID from /proc/TID/status (a thread's directory
+ * is there though /proc lists only processes); -1 when it is gone. */
+static int32_t read_tgid(int32_t tid)
 {
-	char **list = tracefs_instances(NULL), **i;
-	char mine[32];
-	bool other = false;
+	char buf[512], *p, *end;
+	long v;
 
-	snprintf(mine, sizeof(mine), "kvmscope-%d", (int)getpid());
-	/* a dead run's instance (killed with SIGKILL) does not count */
-	for (i = list; i && *i; i++)
-		if (!strncmp(*i, "kvmscope-", 9) && strcmp(*i, mine) && atoi(*i + 9) > 0 &&
-		    (kill(atoi(*i + 9), 0) == 0 || errno == EPERM))
-			other = true;
-	tracefs_list_free(list);
-	return other;
+	if (ks_read_proc(tid, "status", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nTgid:")))
+		return -1;
+	v = strtol(p + 6, &end, 10);
+	return end != p + 6 && v > 0 && v <= INT32_MAX ? (int32_t)v : -1;
 }
 
+/* An event of thread TID was recorded. */
+static void who_saw(struct who *w, int32_t tid)
+{
+	struct who_tid *t;
+	bool created;
+
+	if (tid == w->last_tid)
+		return;
+	w->last_tid = tid;
+	if (tid <= 0) /* the idle task */
+		return;
+	t = ks_hmap_put(&w->tids, (uint64_t)tid, &created);
+	if (!t)
+		die("out of memory");
+	if (created)
+		t->tgid = -1;
+	if (!t->seen) { /* looked up once; a thread gone keeps its sampled process */
+		int32_t tgid = read_tgid(tid);
+
+		t->seen = true;
+		if (tgid > 0)
+			t->tgid = tgid;
+		if (t->tgid > 0)
+			who_name(w, t->tgid);
+	}
+}
+
+/* Every second: the threads of every process (kept for those of the
+ * recording that end before their events are drained), and each process
+ * of the recording named again (it may have renamed itself). */
 static void who_poll(struct who *w)
 {
-	int len = 0;
-	char *txt = tracefs_instance_file_read(NULL, "saved_tgids", &len), *p, *end;
-	long tid, tgid;
+	DIR *d = opendir("/proc"), *td;
+	struct dirent *de, *te;
+	struct who_tid *t;
+	size_t pos = 0;
+	uint64_t tid;
 	bool created;
-	int32_t *v;
+	char path[64];
 
-	for (p = txt; p && *p; p = end) {
-		tid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		tgid = strtol(end, &end, 10);
-		end += strcspn(end, "\n");
-		if (*end)
-			end++;
-		if (tid <= 0 || tgid <= 0 || tid > INT32_MAX || tgid > INT32_MAX)
+	while (d && (de = readdir(d))) {
+		int32_t pid = (int32_t)atoi(de->d_name);
+
+		if (pid <= 0)
 			continue;
-		v = ks_hmap_put(&w->tids, (uint64_t)tid, &created);
-		if (!v)
-			die("out of memory");
-		*v = (int32_t)tgid;
-		who_name(w, (int32_t)tgid);
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		if (!(td = opendir(path)))
+			continue;
+		while ((te = readdir(td))) {
+			int32_t id = (int32_t)atoi(te->d_name);
+
+			if (id <= 0 || (w->tids.len >= WHO_MAX_TIDS && !ks_hmap_get(&w->tids, (uint64_t)id)))
+				continue;
+			t = ks_hmap_put(&w->tids, (uint64_t)id, &created);
+			if (!t)
+				die("out of memory");
+			if (created)
+				t->seen = false;
+			t->tgid = pid; /* a tid reused by another process since: the latest */
+		}
+		closedir(td);
 	}
-	free(txt);
+	if (d)
+		closedir(d);
+	while ((t = ks_hmap_next(&w->tids, &pos, &tid)))
+		if (t->seen && t->tgid > 0)
+			who_name(w, t->tgid);
 	w->last = now_s();
 }
 
-/* The last look, record-tgid as it was, and the option into the file. */
+/* The last look, and the map of the threads of the recording into the
+ * file. */
 static void who_finish(struct who *w, struct ks_tdw *tdw)
 {
 	struct ks_error err;
 	size_t pos = 0, len = 0;
 	uint64_t tid;
-	int32_t *tgid;
+	struct who_tid *t;
 	char *txt;
 
-	who_poll(w);
-	/* the option is the whole tracefs's: left on while another kvmscope
-	 * traces (the last record turns it off, see TGID_MARK) */
-	if (w->restore_tgid && !other_kvmscope()) {
-		tracefs_option_disable(NULL, TRACEFS_OPTION_RECORD_TGID);
-		unlink(TGID_MARK);
-	}
-	while ((tgid = ks_hmap_next(&w->tids, &pos, &tid)))
-		if (ks_vmident_add_task(&w->v, (int32_t)tid, *tgid) < 0)
+	while ((t = ks_hmap_next(&w->tids, &pos, &tid)))
+		if (t->seen && t->tgid > 0)
+			who_name(w, t->tgid);
+	pos = 0;
+	while ((t = ks_hmap_next(&w->tids, &pos, &tid)))
+		if (t->seen && t->tgid > 0 && ks_vmident_add_task(&w->v, (int32_t)tid, t->tgid) < 0)
 			die("out of memory");
 	txt = ks_vmident_format(&w->v, &len);
 	if (!txt || len > UINT32_MAX)
@@ -422,8 +503,12 @@ static uint64_t count_events(struct record_state *s, uint64_t *missed)
 	kbuffer_load_subbuffer(s->kb, s->page);
 	m = kbuffer_missed_events(s->kb);
 	*missed = m > 0 ? (uint64_t)m : 0;
-	for (d = kbuffer_read_event(s->kb, &ts); d; d = kbuffer_next_event(s->kb, &ts))
+	for (d = kbuffer_read_event(s->kb, &ts); d; d = kbuffer_next_event(s->kb, &ts)) {
+		struct tep_record r = { .data = d, .size = kbuffer_event_size(s->kb) };
+
+		who_saw(&s->who, tep_data_pid(s->who.tep, &r));
 		n++;
+	}
 	return n;
 }
 
@@ -602,7 +687,8 @@ int cmd_record(int argc, char **argv)
 		die("out of memory");
 	if (ks_live_start(s.live, &err) < 0)
 		die("%s", err.msg);
-	who_start(&s.who);
+	who_start(&s.who, ks_live_tep(s.live));
+	old_tgid_leftover(ks_live_instance_name(s.live));
 	s.start = now_s();
 	if (a.cmd)
 		start_child(&s, a.cmd);

@@ -25,12 +25,13 @@ bool ks_ctx_formats_safe(struct ks_ctx *ctx, const struct ks_source_format *f, s
  * may take or release the same handle. */
 void ks_ctx_tep_put(struct ks_ctx *ctx, struct tep_handle *tep);
 
-/* Objects a reader builds once per context (read-only once built): the
- * one in SLOT, built by BUILD under CTX's lock on first use, freed by
- * DESTROY with the context.  NULL when CTX is NULL or BUILD failed (it is
+/* Objects a reader builds once per context (read-only once built, or
+ * guarded by a lock of their own): the one in SLOT, built by BUILD under
+ * CTX's lock on first use, freed by DESTROY with the context.  NULL when CTX is NULL or BUILD failed (it is
  * tried again next time). */
 enum ks_ctx_obj_slot {
 	KS_CTX_OBJ_TEXT_FORMATS, /* the ftrace text reader's built-in formats */
+	KS_CTX_OBJ_LIBVIRT_HUNG, /* libvirt's calls given up on, still running */
 	KS_CTX_OBJ_SLOTS
 };
 void *ks_ctx_obj(struct ks_ctx *ctx, enum ks_ctx_obj_slot slot, void *(*build)(void),

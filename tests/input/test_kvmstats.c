@@ -273,6 +273,9 @@ static void t_libvirt_params(void)
 		{ "vcpu.x.exits.sum", false, false, 1 },
 		{ "vcpu.1exits.sum", false, false, 1 },
 		{ "state.state", false, false, 1 },
+		/* a daemon's name that is no KVM statistic's */
+		{ "vm.ex\x1b[2Jits.sum", false, false, 1 },
+		{ "vcpu.0.a b.cur", false, false, 1 },
 	};
 	struct ks_kstats s = { 0 };
 	const struct ks_kstat *k;
