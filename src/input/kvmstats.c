@@ -294,13 +294,18 @@ static int parse_value(struct ks_kstat *k, struct json_object *v)
 		if (!k->buckets)
 			return -1;
 		k->nbuckets = (uint32_t)n;
+		/* QEMU lists a histogram last bucket first (its list is built
+		 * by prepending KVM's buckets, kept first bucket first): seen in
+		 * the nested lab, where QEMU's list equals KVM_GET_STATS_FD's
+		 * and the traced halts' buckets only reversed.  buckets[] is
+		 * KVM's order, as debugfs and the stats fd give it. */
 		for (i = 0; i < n; i++) {
 			struct json_object *b = json_object_array_get_idx(v, i);
 
 			if (json_object_get_type(b) != json_type_int)
 				return -1;
-			k->buckets[i] = json_object_get_uint64(b);
-			k->value += k->buckets[i];
+			k->buckets[n - 1 - i] = json_object_get_uint64(b);
+			k->value += k->buckets[n - 1 - i];
 		}
 		return 0;
 	default:

@@ -61,7 +61,8 @@ def metrics(rec, domain):
                 want[key(sample, domain=domain, vcpu=cpu, result=result)] = \
                     st[stat] / 1e9 if seconds else float(st[stat])
     for hist, ns, family, result in HISTS:
-        lists = [st[hist] for st in vc.values() if hist in st]
+        # QEMU lists a histogram last bucket first (kvmstats.c)
+        lists = [st[hist][::-1] for st in vc.values() if hist in st]
         if not lists:
             continue
         summed = [sum(col) for col in zip(*lists)]
@@ -129,7 +130,8 @@ def add_halts(rec, exits, polled, slept, failed, invalid, poll_ns, fail_ns, wait
                 st["value"] += add[st["name"]]
             elif st["name"] in hist:
                 ns, n = hist[st["name"]]
-                st["value"][min(ns.bit_length(), len(st["value"]) - 1)] += n
+                # QEMU's list is last bucket first
+                st["value"][len(st["value"]) - 1 - min(ns.bit_length(), len(st["value"]) - 1)] += n
     return out
 
 
