@@ -1241,6 +1241,87 @@ static void run_advance(struct run_heap *rh)
  * a k-way merge by (ip, ctx) sums each entry's records, then each entry
  * is resolved and counted into its row.  Rows per address are complete
  * when the address changes: they go to the top rows, the rest folded. */
+/* Open a cursor on every run and heap them by their first entry.
+ * false: out of memory. */
+static bool runs_open(struct ks_profile *p, struct run_cur *cur, struct run_heap *rh)
+{
+	size_t i;
+
+	if (!cur || !rh->h)
+		return false;
+	for (i = 0; i < p->nruns; i++) {
+		ks_rlog_cur_init(&cur[i].c, &p->runs[i]);
+		cur[i].r = ks_rlog_cur_next(&cur[i].c);
+		if (cur[i].r)
+			rh->h[rh->n++] = (uint32_t)i;
+	}
+	for (i = rh->n / 2 + 1; i-- > 0;)
+		run_sift_down(rh, i);
+	return true;
+}
+
+/* The next entry in key order, summed over every run that has it, with
+ * its context's VM, vCPU, mode and reason; false when the runs are done. */
+static bool runs_next(struct ks_profile *p, struct run_cur *cur, struct run_heap *rh,
+		      struct entry *e)
+{
+	struct erec key;
+	const struct ctx *cx;
+
+	if (!rh->n)
+		return false;
+	key = *cur[rh->h[0]].r;
+	cx = &p->ctxs[key.ctx];
+	*e = (struct entry){ .ip = key.ip };
+	while (rh->n && !erec_cmp(cur[rh->h[0]].r, &key)) {
+		const struct erec *r = cur[rh->h[0]].r;
+
+		e->count += r->count;
+		e->handled += r->handled;
+		e->time_ns += r->time_ns;
+		run_advance(rh);
+	}
+	e->vm = cx->vm;
+	e->vcpu = cx->vcpu;
+	e->mode = cx->mode;
+	e->reason = cx->reason;
+	return true;
+}
+
+/* The rows, sorted; per address, the kept top ones and an [other] row
+ * for what was folded.  false: out of memory. */
+static bool rows_finish(struct ks_profile *p, bool per_addr, struct rowset *rs,
+			struct toprows *top)
+{
+	size_t i;
+
+	if (per_addr) {
+		for (i = 0; i < rs->n; i++)
+			top_push(top, &rs->out[i]);
+		free(rs->out);
+		rs->out = top->h;
+		rs->n = top->n;
+		top->h = NULL;
+	}
+	if (rs->n)
+		qsort(rs->out, rs->n, sizeof(*rs->out), row_cmp);
+	p->folded_rows = top->folded;
+	if (top->folded) { /* the [other] row, last */
+		struct ks_profile_row *o = realloc(rs->out, (rs->n + 1) * sizeof(*o));
+
+		if (!o)
+			return false;
+		rs->out = o;
+		top->other.vm = -1;
+		top->other.vcpu = -1;
+		top->other.reason = RK_NONE;
+		top->other.sym = KS_SYM_OTHER;
+		top->other.dso = "";
+		rs->out[rs->n++] = top->other;
+	}
+	return true;
+}
+
 static size_t rows_from_runs(struct ks_profile *p, unsigned dims, bool exits,
 			     struct ks_profile_row **rows)
 {
@@ -1257,34 +1338,9 @@ static size_t rows_from_runs(struct ks_profile *p, unsigned dims, bool exits,
 	rowset_init(&rs, dims);
 	if (per_addr)
 		top.h = malloc(top.max * sizeof(*top.h));
-	if (!cur || !rh.h || (per_addr && !top.h))
+	if (!runs_open(p, cur, &rh) || (per_addr && !top.h))
 		goto fail;
-	for (i = 0; i < p->nruns; i++) {
-		ks_rlog_cur_init(&cur[i].c, &p->runs[i]);
-		cur[i].r = ks_rlog_cur_next(&cur[i].c);
-		if (cur[i].r)
-			rh.h[rh.n++] = (uint32_t)i;
-	}
-	for (i = rh.n / 2 + 1; i-- > 0;)
-		run_sift_down(&rh, i);
-	while (rh.n) {
-		struct erec key = *cur[rh.h[0]].r;
-		const struct ctx *cx = &p->ctxs[key.ctx];
-
-		e = (struct entry){ .ip = key.ip };
-		/* the same entry in every run that has it */
-		while (rh.n && !erec_cmp(cur[rh.h[0]].r, &key)) {
-			const struct erec *r = cur[rh.h[0]].r;
-
-			e.count += r->count;
-			e.handled += r->handled;
-			e.time_ns += r->time_ns;
-			run_advance(&rh);
-		}
-		e.vm = cx->vm;
-		e.vcpu = cx->vcpu;
-		e.mode = cx->mode;
-		e.reason = cx->reason;
+	while (runs_next(p, cur, &rh, &e)) {
 		if (!entry_wanted(p, &e, exits))
 			continue;
 		if (last.sym && last.ip == e.ip && last.vm == e.vm && last.mode == e.mode) {
@@ -1305,32 +1361,8 @@ static size_t rows_from_runs(struct ks_profile *p, unsigned dims, bool exits,
 		if (rs.oom)
 			goto fail;
 	}
-	if (ks_spill_error(&p->sp, NULL) < 0)
+	if (ks_spill_error(&p->sp, NULL) < 0 || !rows_finish(p, per_addr, &rs, &top))
 		goto fail;
-	if (per_addr) {
-		for (i = 0; i < rs.n; i++)
-			top_push(&top, &rs.out[i]);
-		free(rs.out);
-		rs.out = top.h;
-		rs.n = top.n;
-		top.h = NULL;
-	}
-	if (rs.n)
-		qsort(rs.out, rs.n, sizeof(*rs.out), row_cmp);
-	p->folded_rows = top.folded;
-	if (top.folded) { /* the [other] row, last */
-		struct ks_profile_row *o = realloc(rs.out, (rs.n + 1) * sizeof(*o));
-
-		if (!o)
-			goto fail;
-		rs.out = o;
-		top.other.vm = -1;
-		top.other.vcpu = -1;
-		top.other.reason = RK_NONE;
-		top.other.sym = KS_SYM_OTHER;
-		top.other.dso = "";
-		rs.out[rs.n++] = top.other;
-	}
 	n = rs.n;
 	*rows = rs.out;
 	rs.out = NULL;
