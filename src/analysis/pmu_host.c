@@ -1020,7 +1020,7 @@ int ks_pmu_host_scan(struct ks_pmu_host **out, const struct ks_pmu_host_opts *o_
 
 	*out = NULL;
 	if (!h)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	if (!o.sysfs_root)
 		o.sysfs_root = "/sys";
 	if (!o.proc_root)
@@ -1029,7 +1029,7 @@ int ks_pmu_host_scan(struct ks_pmu_host **out, const struct ks_pmu_host_opts *o_
 		o.dev_root = "/dev";
 	if (o.cpuid_file && access(o.cpuid_file, R_OK) != 0) {
 		free(h);
-		return ks_error_set(err, "%s: %s", o.cpuid_file, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: %s", o.cpuid_file, strerror(errno));
 	}
 	read_cpuid_caps(&o, &h->caps);
 	read_sysfs_pmus(o.sysfs_root, &h->caps);

@@ -204,17 +204,18 @@ static struct thread *thread_get(struct ks_profile *p, int32_t tid, const struct
 		ks_limit_hint(hint, sizeof(hint), "threads", p->max_threads);
 		p->failed = true;
 		if (rec && p->cfg.path)
-			ks_error_at(&p->error, p->cfg.path, rec->offset,
+			ks_error_code_at(&p->error, KS_E_LIMIT, p->cfg.path, rec->offset,
 				    "more distinct threads than the budget allows %s", hint);
 		else
-			ks_error_set(&p->error, "%s: more distinct threads than the budget allows %s",
-				     p->cfg.path ? p->cfg.path : "input", hint);
+			ks_error_code(&p->error, KS_E_LIMIT,
+				      "%s: more distinct threads than the budget allows %s",
+				      p->cfg.path ? p->cfg.path : "input", hint);
 		return NULL;
 	}
 	t = ks_hmap_put(&p->threads, (uint32_t)tid, &created);
 	if (!t) {
 		p->failed = true;
-		ks_error_set(&p->error, "out of memory");
+		ks_error_code(&p->error, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	t->used = true;
@@ -405,7 +406,7 @@ static int spill_entries(struct ks_profile *p)
 static void spill_failed(struct ks_profile *p)
 {
 	if (!p->failed && ks_spill_error(&p->sp, &p->error) == 0)
-		ks_error_set(&p->error, "out of memory");
+		ks_error_code(&p->error, KS_E_NOMEM, "out of memory");
 	p->failed = true;
 }
 
@@ -602,7 +603,7 @@ static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
 		char *end;
 
 		if (p->nsample_keys == KS_PROF_MAX_SAMPLE_EXITS)
-			return ks_error_set(err, "too many --sample-exits reasons");
+			return ks_error_code(err, KS_E_USAGE, "too many --sample-exits reasons");
 		for (a = 0; ks_arches[a]; a++)
 			if (ks_arch_exit_code(ks_arches[a], name, &k->sel, &k->code))
 				break;
@@ -611,7 +612,7 @@ static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
 		} else {
 			v = strtoull(name, &end, 0);
 			if (!*name || *end)
-				return ks_error_set(err, "unknown exit reason '%s'", name);
+				return ks_error_code(err, KS_E_USAGE, "unknown exit reason '%s'", name);
 			*k = (struct sample_key){ .arch = -1, .sel = -1, .code = v & 0xffffffffull };
 		}
 		p->nsample_keys++;
@@ -625,7 +626,7 @@ struct ks_profile *ks_profile_new(const struct ks_profile_config *cfg,
 	struct ks_profile *p = calloc(1, sizeof(*p));
 
 	if (!p) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	p->cfg = *cfg;
@@ -700,7 +701,7 @@ void ks_profile_free(struct ks_profile *p)
 static void out_of_memory(struct ks_profile *p)
 {
 	if (!p->failed)
-		ks_error_set(&p->error, "out of memory");
+		ks_error_code(&p->error, KS_E_NOMEM, "out of memory");
 	p->failed = true;
 }
 

@@ -119,11 +119,11 @@ int ks_timesync_use_timeshift(struct ks_timesync *ts, const struct ks_source_tim
 		struct vcpu_sync *v = vcpu_slot(ts, c);
 
 		if (!v)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		free(v->samples);
 		v->samples = malloc((tc->nr_samples ? tc->nr_samples : 1) * sizeof(*v->samples));
 		if (!v->samples)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		memcpy(v->samples, tc->samples, tc->nr_samples * sizeof(*v->samples));
 		v->nr_samples = tc->nr_samples;
 	}

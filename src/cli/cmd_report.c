@@ -735,8 +735,10 @@ static struct ks_profile *profile_input(struct report_args *a, struct ks_source 
 	a->cfg.limits = ks_source_limits(src);
 	a->cfg.path = ks_source_path(src);
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
-	if (!p)
+	if (!p && ks_error_kind(&err) == KS_E_USAGE)
 		usage_error("report", "%s", err.msg);
+	if (!p)
+		die("%s", err.msg);
 	if (ks_profile_set_guests(p, src, &err) < 0)
 		die("%s", err.msg);
 	cli_progress_init(&prog, "report", a->quiet, false);

@@ -1533,7 +1533,7 @@ static int text_next(struct ks_source *src, struct ks_record *rec, struct ks_err
 	for (;;) {
 		r = reader_next(&s->lr, &ln);
 		if (r < 0)
-			return ks_error_at(err, src->path, s->lr.offset, "cannot read: %s",
+			return ks_error_code_at(err, KS_E_IO, src->path, s->lr.offset, "cannot read: %s",
 					   strerror(errno));
 		if (r == 0)
 			return 0;
@@ -1541,13 +1541,13 @@ static int text_next(struct ks_source *src, struct ks_record *rec, struct ks_err
 		if (r == -2) {
 			char hint[96];
 
-			return ks_error_at(err, src->path, ln.offset,
+			return ks_error_code_at(err, KS_E_LIMIT, src->path, ln.offset,
 					   "more distinct threads than the budget allows %s",
 					   ks_limit_hint(hint, sizeof(hint), "threads",
 							 src->limits.threads));
 		}
 		if (r < 0)
-			return ks_error_at(err, src->path, ln.offset, "out of memory");
+			return ks_error_code_at(err, KS_E_NOMEM, src->path, ln.offset, "out of memory");
 		if (r > 0)
 			return 1;
 	}
@@ -1702,7 +1702,7 @@ static int choose_set(struct text_source *s, const char *name, const char *text,
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0) {
-				ks_error_set(err, "%s: cannot read: %s", s->base.path, strerror(errno));
+				ks_error_code(err, KS_E_IO, "%s: cannot read: %s", s->base.path, strerror(errno));
 				goto out;
 			}
 			have += (size_t)n;
@@ -1723,7 +1723,7 @@ static int choose_set(struct text_source *s, const char *name, const char *text,
 	r = 0;
 	goto out;
 nomem:
-	ks_error_set(err, "%s: out of memory", s->base.path);
+	ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 out:
 	free(buf);
 	free(c.line);
@@ -1820,10 +1820,10 @@ static int sniff(int fd, const char *path, struct ks_error *err)
 	int r;
 
 	if (!head)
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	n = pread(fd, head, SNIFF_BYTES, 0);
 	if (n < 0)
-		r = ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		r = ks_error_code(err, KS_E_IO, "%s: cannot read: %s", path, strerror(errno));
 	else
 		r = sniff_head(head, (size_t)n, n == SNIFF_BYTES, path, err);
 	free(head);
@@ -1837,7 +1837,7 @@ int ks_ftrace_text_check_head(const char *name, const void *head, size_t len, bo
 	int r;
 
 	if (!copy)
-		return ks_error_set(err, "%s: out of memory", name);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", name);
 	memcpy(copy, head, len);
 	r = sniff_head(copy, len, more, name, err);
 	free(copy);
@@ -1859,7 +1859,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return ks_error_set(err, "%s: out of memory", name);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", name);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
 	ks_source_apply_opts(&s->base, &(struct ks_source_opts){ .ctx = ctx });
@@ -1869,7 +1869,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	s->base.path = strdup(name);
 	s->lr.buf = reader_buffer(&s->lr, len);
 	if (!s->base.path || !s->lr.buf || ks_hmap_reserve(&s->comms, 1) < 0) {
-		ks_error_set(err, "%s: out of memory", name);
+		ks_error_code(err, KS_E_NOMEM, "%s: out of memory", name);
 		text_close(&s->base);
 		return -1;
 	}
@@ -1891,14 +1891,14 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	ks_source_apply_opts(&s->base, o);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
 	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
 	s->base.path = strdup(path);
 	if (s->lr.fd < 0) {
-		ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (!s->base.path)
@@ -1915,7 +1915,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	*out = &s->base;
 	return 0;
 nomem:
-	ks_error_set(err, "%s: out of memory", path);
+	ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 fail:
 	text_close(&s->base);
 	return -1;

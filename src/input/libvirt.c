@@ -158,7 +158,7 @@ int ks_libvirt_open(struct ks_libvirt **out, const char *uri, struct ks_error *e
 	*out = NULL;
 	lv = calloc(1, sizeof(*lv));
 	if (!lv)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	snprintf(lv->uri, sizeof(lv->uri), "%s", uri && *uri ? uri : KS_LIBVIRT_URI);
 	lv->dl = dlopen(LIBVIRT_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!lv->dl) {
@@ -411,5 +411,5 @@ oom:
 		ks_kstats_free(&v[i]);
 	free(v);
 	free(uuids);
-	return ks_error_set(err, "out of memory");
+	return ks_error_code(err, KS_E_NOMEM, "out of memory");
 }

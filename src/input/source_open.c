@@ -23,7 +23,7 @@ int ks_source_check_regular(const char *path, int fd, struct ks_error *err)
 	const char *kind;
 
 	if (fstat(fd, &st) < 0)
-		return ks_error_set(err, "%s: cannot stat: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot stat: %s", path, strerror(errno));
 	if (S_ISREG(st.st_mode))
 		return 0;
 	if (S_ISDIR(st.st_mode))
@@ -48,7 +48,7 @@ static int sniff(const char *path, char *head, size_t len, size_t *got, struct k
 	ssize_t n;
 
 	if (fd < 0)
-		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 	/* before reading: a pipe's first bytes would be gone for the reader */
 	if (ks_source_check_regular(path, fd, err) < 0) {
 		close(fd);
@@ -57,7 +57,7 @@ static int sniff(const char *path, char *head, size_t len, size_t *got, struct k
 	n = read(fd, head, len);
 	close(fd);
 	if (n < 0)
-		return ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot read: %s", path, strerror(errno));
 	*got = (size_t)n;
 	return 0;
 }

@@ -105,7 +105,7 @@ static int cursor_init(struct tracedat *td, struct cpu_cursor *c, struct ks_erro
 	ls = hps == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4;
 	c->kbuf = kbuffer_alloc(ls, td->meta.big_endian ? KBUFFER_ENDIAN_BIG : KBUFFER_ENDIAN_LITTLE);
 	if (!c->kbuf)
-		return ks_error_at(err, td->src.path, c->start, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, c->start, "out of memory");
 	c->next = c->start;
 	if (c->compressed && c->end > c->start) {
 		uint8_t b[4];
@@ -164,7 +164,7 @@ static int cursor_fill(struct tracedat *td, struct cpu_cursor *c, struct ks_erro
 		c->buf_charge = (size_t)alloc;
 		c->buf = calloc(1, alloc);
 		if (!c->buf)
-			return ks_error_at(err, td->src.path, c->next, "out of memory");
+			return ks_error_code_at(err, KS_E_NOMEM, td->src.path, c->next, "out of memory");
 		if (td_pread_at(td, c->buf, n, c->next, "CPU data", err) < 0)
 			return -1;
 		c->buf_off = c->next;
@@ -298,7 +298,7 @@ static int start_cursors(struct tracedat *td, struct ks_error *err)
 	td->started = true;
 	td->heap = calloc(td->nr_cpus ? td->nr_cpus : 1, sizeof(*td->heap));
 	if (!td->heap)
-		return ks_error_at(err, td->src.path, 0, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, 0, "out of memory");
 	for (i = 0; i < td->nr_cpus; i++) {
 		if (cursor_init(td, &td->cpus[i], err) < 0 ||
 		    cursor_advance(td, &td->cpus[i], err) < 0)
@@ -650,7 +650,7 @@ static int index_regions(struct tracedat *td, struct ks_error *err)
 
 	td->by_start = calloc(td->nr_cpus ? td->nr_cpus : 1, sizeof(*td->by_start));
 	if (!td->by_start)
-		return ks_error_at(err, td->src.path, 0, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, 0, "out of memory");
 	for (i = 0; i < td->nr_cpus; i++)
 		if (td->cpus[i].end > td->cpus[i].start)
 			td->by_start[td->nr_by_start++] = i;
@@ -786,7 +786,7 @@ static int load_latency_v7(struct tracedat *td, struct ks_error *err)
 		grown = realloc(td->latency_text, td->latency_len + len + 1);
 		if (!grown) {
 			free(chunk);
-			return ks_error_at(err, td->src.path, off, "out of memory");
+			return ks_error_code_at(err, KS_E_NOMEM, td->src.path, off, "out of memory");
 		}
 		td->latency_text = grown;
 		memcpy(grown + td->latency_len, chunk, len);
@@ -796,7 +796,7 @@ static int load_latency_v7(struct tracedat *td, struct ks_error *err)
 		td_mem_give(td, (uint64_t)len + 1);
 	}
 	if (!td->latency_text && !(td->latency_text = calloc(1, 1)))
-		return ks_error_at(err, td->src.path, off, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, off, "out of memory");
 	return 0;
 }
 
@@ -859,7 +859,7 @@ static int tracedat_parse(struct tracedat *td, struct ks_error *err)
 		return ks_error_at(err, td->src.path, 0, "missing or unusable header_page format");
 	td_fill_info(td);
 	if (td_fill_source_meta(td) < 0)
-		return ks_error_set(err, "%s: out of memory", td->src.path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", td->src.path);
 	load_formats(td);
 	if (td->latency && load_latency(td, err) < 0)
 		return -1;
@@ -875,7 +875,7 @@ int ks_tracedat_open(struct ks_source **out, const char *path, const struct ks_s
 	*out = NULL;
 	td = calloc(1, sizeof(*td));
 	if (!td)
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	td->open_flags = o ? o->flags : 0;
 	ks_source_apply_opts(&td->src, o);
 	td->fd = -1;
@@ -885,11 +885,11 @@ int ks_tracedat_open(struct ks_source **out, const char *path, const struct ks_s
 	td->src.tep = tep_alloc();
 	if (!td->src.path || !td->src.tep) {
 		tracedat_close(&td->src);
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	}
 	td->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (td->fd < 0 || fstat(td->fd, &st) < 0) {
-		ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 		tracedat_close(&td->src);
 		return -1;
 	}

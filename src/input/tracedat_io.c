@@ -45,7 +45,7 @@ int td_pread_at(struct tracedat *td, void *dst, uint64_t n, uint64_t off,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return ks_error_at(err, td->src.path, off + done, "cannot read %s: %s", what,
+			return ks_error_code_at(err, KS_E_IO, td->src.path, off + done, "cannot read %s: %s", what,
 					   r < 0 ? strerror(errno) : "unexpected end of file");
 		done += (uint64_t)r;
 	}
@@ -65,7 +65,7 @@ int td_mem_take(struct tracedat *td, uint64_t n, uint64_t at, struct ks_error *e
 		td->mem_held += n;
 		return 0;
 	}
-	return ks_error_at(err, td->src.path, at,
+	return ks_error_code_at(err, KS_E_LIMIT, td->src.path, at,
 			   "the file needs more than %llu MiB of decompressed data in memory at once %s",
 			   (unsigned long long)(lim >> 20), ks_limit_hint(hint, sizeof(hint), "memory", lim));
 }
@@ -86,7 +86,7 @@ int td_obj_take(struct tracedat *td, uint64_t n, uint64_t at, const char *what,
 		td->objects += n;
 		return 0;
 	}
-	return ks_error_at(err, td->src.path, at,
+	return ks_error_code_at(err, KS_E_LIMIT, td->src.path, at,
 			   "the file declares more than %llu metadata objects (at %s) %s",
 			   (unsigned long long)lim, what, ks_limit_hint(hint, sizeof(hint), "objects", lim));
 }
@@ -111,7 +111,7 @@ int td_grow(struct tracedat *td, void **p, uint32_t *cap, uint64_t n, size_t siz
 		return -1;
 	q = realloc(*p, want * size);
 	if (!q)
-		return ks_error_at(err, td->src.path, at, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 	*p = q;
 	*cap = (uint32_t)want;
 	return 0;
@@ -208,7 +208,7 @@ int td_rd_alloc(struct rd *r, uint64_t n, char **out, struct ks_error *err)
 		return -1;
 	buf = malloc(n + 1);
 	if (!buf)
-		return ks_error_at(err, r->td->src.path, td_rd_errpos(r), "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, r->td->src.path, td_rd_errpos(r), "out of memory");
 	if (td_rd_bytes(r, buf, n, err) < 0) {
 		free(buf);
 		td_mem_give(r->td, n + 1);
@@ -330,7 +330,7 @@ int td_load_compressed(struct tracedat *td, uint64_t at, uint64_t limit, uint32_
 		free(in);
 		free(buf);
 		td_mem_give(td, (uint64_t)usize + csize + 2);
-		return ks_error_at(err, td->src.path, at, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 	}
 	if (td_pread_at(td, in, csize, at + 8, "compressed block", err) < 0 ||
 	    td_decompress(td, in, csize, buf, usize, at, err) < 0) {
@@ -384,7 +384,7 @@ int td_section_header(struct tracedat *td, uint64_t off, const char *what, uint1
 
 	fresh = section_add(td, off);
 	if (fresh < 0)
-		return ks_error_at(err, td->src.path, off, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, off, "out of memory");
 	if (!fresh)
 		return ks_error_at(err, td->src.path, off,
 				   "the %s points at a section already read (a loop?)", what);
@@ -433,7 +433,7 @@ int td_load_section(struct tracedat *td, uint64_t off, const char *what, uint16_
 	*data = malloc(size ? size : 1);
 	if (!*data) {
 		td_mem_give(td, size + 1);
-		return ks_error_at(err, td->src.path, off, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, off, "out of memory");
 	}
 	if (td_pread_at(td, *data, size, off + 16, "section", err) < 0) {
 		free(*data);

@@ -16,7 +16,7 @@ static int keep_text(struct rd *r, enum ks_source_text_id id, char *buf, uint64_
 		     struct ks_error *err)
 {
 	if (ks_source_meta_set_text(&r->td->src.meta, id, buf, size, true) < 0)
-		return ks_error_at(err, r->td->src.path, td_rd_errpos(r), "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, r->td->src.path, td_rd_errpos(r), "out of memory");
 	return 0;
 }
 
@@ -74,7 +74,7 @@ static int parse_formats(struct rd *r, const char *sys, uint32_t count, struct k
 		 * does: its events then come out with event == NULL.  Its bytes
 		 * stay counted. */
 		if (ks_source_meta_add_format(&r->td->src.meta, sys, buf, size, true) < 0)
-			return ks_error_set(err, "%s: out of memory", r->td->src.path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", r->td->src.path);
 	}
 	return 0;
 }
@@ -171,11 +171,11 @@ static int load_kallsyms(void *arg, enum ks_source_text_id id, char **text, size
 
 	(void)id;
 	if (!buf)
-		return ks_error_at(err, td->src.path, at, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 	if (td->kallsyms.compressed) {
 		if (!(in = malloc(td->kallsyms.len ? td->kallsyms.len : 1))) {
 			free(buf);
-			return ks_error_at(err, td->src.path, at, "out of memory");
+			return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 		}
 		if (td_pread_at(td, in, td->kallsyms.len, td->kallsyms.off, "compressed block", err) < 0 ||
 		    td_decompress(td, in, (uint32_t)td->kallsyms.len, buf, td->kallsyms.ulen, at + 16,
@@ -218,11 +218,11 @@ static int defer_kallsyms_text(struct tracedat *td, struct ks_error *err)
 	    (!td->kallsyms.compressed && td->kallsyms.len == 0)) {
 		if (!(td->open_flags & KS_OPEN_NO_SYMBOLS) &&
 		    ks_source_meta_set_text(&td->src.meta, KS_TEXT_KALLSYMS, empty, 0, false) < 0)
-			return ks_error_set(err, "%s: out of memory", td->src.path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", td->src.path);
 		return 0;
 	}
 	if (ks_source_meta_defer_text(&td->src.meta, KS_TEXT_KALLSYMS, load_kallsyms, td) < 0)
-		return ks_error_set(err, "%s: out of memory", td->src.path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", td->src.path);
 	return 0;
 }
 
@@ -371,7 +371,7 @@ static int opt_guest(struct tracedat *td, const uint8_t *d, uint32_t size, uint6
 	if (!g->name || !g->vcpus) {
 		free(g->name);
 		free(g->vcpus);
-		return ks_error_at(err, td->src.path, at, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 	}
 	g->nr_vcpus = n;
 	for (i = 0; i < n; i++) {
@@ -408,7 +408,7 @@ static int opt_time_shift(struct tracedat *td, const uint8_t *d, uint32_t size, 
 		return -1;
 	m->tsync_cpus = calloc(ncpu ? ncpu : 1, sizeof(*m->tsync_cpus));
 	if (!m->tsync_cpus)
-		return ks_error_at(err, td->src.path, at, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 	m->tsync_nr_cpus = ncpu;
 	m->has_time_shift = true;
 	for (c = 0; c < ncpu; c++) {
@@ -424,7 +424,7 @@ static int opt_time_shift(struct tracedat *td, const uint8_t *d, uint32_t size, 
 					   "TimeShift option: %u samples of CPU %u do not fit", n, c);
 		tc->samples = calloc(n ? n : 1, sizeof(*tc->samples));
 		if (!tc->samples)
-			return ks_error_at(err, td->src.path, at, "out of memory");
+			return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 		tc->nr_samples = n;
 		for (i = 0; i < n; i++) {
 			tc->samples[i].time = td_get64(td, d + pos + i * 8);
@@ -467,7 +467,7 @@ static int add_buffer_name(struct tracedat *td, const char *name, uint64_t at, s
 	names = m->buffer_names;
 	names[m->nr_buffers] = strdup(name);
 	if (!names[m->nr_buffers])
-		return ks_error_at(err, td->src.path, at, "out of memory");
+		return ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 	m->nr_buffers++;
 	return 0;
 }
@@ -490,7 +490,7 @@ struct tdbuffer *td_add_tdbuffer(struct tracedat *td, const char *name, uint64_t
 	memset(b, 0, sizeof(*b));
 	b->name = strdup(name);
 	if (!b->name) {
-		ks_error_at(err, td->src.path, at, "out of memory");
+		ks_error_code_at(err, KS_E_NOMEM, td->src.path, at, "out of memory");
 		return NULL;
 	}
 	b->offset = offset;

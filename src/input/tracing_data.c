@@ -40,7 +40,7 @@ static int td_keep(struct td_cursor *c, enum ks_source_text_id id, const uint8_t
 		   uint64_t size)
 {
 	if (c->meta && ks_source_meta_set_text(c->meta, id, (char *)p, size, false) < 0)
-		return ks_error_set(c->err, "%s: out of memory", c->path);
+		return ks_error_code(c->err, KS_E_NOMEM, "%s: out of memory", c->path);
 	return 0;
 }
 
@@ -175,7 +175,7 @@ static int td_header_files(struct td_cursor *c, struct tep_handle *tep)
 	if (tep) {
 		text = td_strdup(p, size);
 		if (!text)
-			return ks_error_set(c->err, "%s: out of memory", c->path);
+			return ks_error_code(c->err, KS_E_NOMEM, "%s: out of memory", c->path);
 		if (tep_parse_header_page(tep, text, size, tep_get_long_size(tep)) == 0)
 			tep_set_long_size(tep, tep_get_header_page_size(tep));
 		free(text);
@@ -267,7 +267,7 @@ static int td_text(struct td_cursor *c, struct tep_handle *tep, uint64_t size,
 		return 0;
 	text = td_strdup(p, size);
 	if (!text)
-		return ks_error_set(c->err, "%s: out of memory", c->path);
+		return ks_error_code(c->err, KS_E_NOMEM, "%s: out of memory", c->path);
 	parse(tep, text);
 	free(text);
 	return 0;
@@ -310,7 +310,7 @@ static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_
 	/* with the texts kept, the formats and kallsyms wait until needed */
 	c.lazy = tep && meta;
 	if (tep && !c.lazy && !(c.formats = ks_guard_batch_new(ctx)))
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	if (td_preamble(&c, tep, &has_cmdlines) == 0 && td_header_files(&c, tep) == 0 &&
 	    td_events(&c) == 0 && td_tail(&c, tep, has_cmdlines) == 0) {
 		if (c.formats)

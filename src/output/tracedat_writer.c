@@ -119,7 +119,7 @@ static int set_compression(struct ks_tdw *w, const char *name, struct ks_error *
 		snprintf(w->comp_version, sizeof(w->comp_version), "%s", ZSTD_versionString());
 		w->zctx = ZSTD_createCCtx();
 		if (!w->zctx)
-			return ks_error_set(err, "%s: tdw_out of memory", w->path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: tdw_out of memory", w->path);
 	} else if (!strcmp(name, "zlib")) {
 		w->comp = COMP_ZLIB;
 		snprintf(w->comp_version, sizeof(w->comp_version), "%s", zlibVersion());
@@ -176,7 +176,7 @@ static int copy_opts(struct ks_tdw *w, const struct ks_tdw_opts *o, struct ks_er
 	w->uname = o->uname ? strdup(o->uname) : NULL;
 	w->stream = o->stream;
 	if (!w->clock || !w->tmpdir || (o->uname && !w->uname))
-		return ks_error_set(err, "%s: tdw_out of memory", w->path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: tdw_out of memory", w->path);
 	return set_compression(w, o->compression, err);
 }
 
@@ -193,7 +193,7 @@ struct ks_tdw *ks_tdw_create_out(struct ks_outfile *of, const struct ks_tdw_opts
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->path = strdup(path))) {
 		free(w);
-		ks_error_set(err, "%s: tdw_out of memory", path);
+		ks_error_code(err, KS_E_NOMEM, "%s: tdw_out of memory", path);
 		ks_outfile_abort(of);
 		return NULL;
 	}

@@ -29,7 +29,7 @@ int ks_read_text_file(const char *path, size_t max, char **buf, size_t *len,
 
 	*buf = NULL;
 	if (!f)
-		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
 		return ks_error_set(err, "%s: is a directory", path);
@@ -54,7 +54,7 @@ int ks_read_text_file(const char *path, size_t max, char **buf, size_t *len,
 	}
 	if (!b) {
 		fclose(f);
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	}
 	if (ferror(f)) {
 		int e = errno;
@@ -138,7 +138,7 @@ int ks_kallsyms_parse(struct ks_symtab *t, const char *text, size_t len, const c
 		if (type == 'a' || type == 'A' || name[0] == '$')
 			continue;
 		if (ks_symtab_add(t, addr, 0, name, mod) < 0)
-			return ks_error_set(err, "%s: out of memory", path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 		added++;
 	}
 	if (!added)
@@ -176,7 +176,7 @@ int ks_modules_parse(struct ks_symtab *t, const char *text, size_t len, const ch
 			continue;
 		snprintf(dso, sizeof(dso), "[%s]", name);
 		if (ks_symtab_add_map(t, addr, addr + size, dso) < 0)
-			return ks_error_set(err, "%s: out of memory", path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 		added++;
 	}
 	if (!added)

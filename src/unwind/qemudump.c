@@ -123,7 +123,7 @@ static int add_note(struct ks_qemudump *d, const char *name, const GElf_Nhdr *nh
 	} else if (!strcmp(name, "VMCOREINFO") && !d->vmcoreinfo && nh->n_descsz < VMCOREINFO_MAX) {
 		d->vmcoreinfo = strndup((const char *)desc, nh->n_descsz);
 		if (!d->vmcoreinfo)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -171,7 +171,7 @@ static int read_phdrs(struct ks_qemudump *d, const char *path, struct ks_error *
 	}
 	d->segs = calloc(n ? n : 1, sizeof(*d->segs));
 	if (!d->segs)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(d->elf, (int)i, &ph))
@@ -197,7 +197,7 @@ struct ks_qemudump *ks_qemudump_open_mem(const uint8_t *data, size_t len, const 
 	GElf_Ehdr eh;
 
 	if (!d) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	d->data = data;
