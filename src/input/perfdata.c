@@ -42,6 +42,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "util/byteorder.h"
 #include "ctx_impl.h"
 #include "lazy_events.h"
 #include "source_impl.h"
@@ -300,29 +301,9 @@ struct pd_source {
  * instance for each order, so that no read tests the order at run time. */
 #define HOT static inline __attribute__((always_inline))
 
-HOT uint64_t ld64(const uint8_t *p, bool swap)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return swap ? __builtin_bswap64(v) : v;
-}
-
-HOT uint32_t ld32(const uint8_t *p, bool swap)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return swap ? __builtin_bswap32(v) : v;
-}
-
-HOT uint16_t ld16(const uint8_t *p, bool swap)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return swap ? __builtin_bswap16(v) : v;
-}
+HOT uint64_t ld64(const uint8_t *p, bool swap) { return ks_load64(p, swap); }
+HOT uint32_t ld32(const uint8_t *p, bool swap) { return ks_load32(p, swap); }
+HOT uint16_t ld16(const uint8_t *p, bool swap) { return ks_load16(p, swap); }
 
 static inline uint64_t rd64(const struct pd_source *s, const uint8_t *p)
 {

@@ -4,6 +4,7 @@
  * the run's memory budget, the metadata reader (struct rd over the file or
  * a loaded block), decompression and v7 sections (tracedat_impl.h).
  */
+#include "util/byteorder.h"
 #include "tracedat_impl.h"
 
 /* ------------------------------------------------------------------ */
@@ -11,23 +12,17 @@
 
 uint16_t td_get16(const struct tracedat *td, const void *p)
 {
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return td->swap ? __builtin_bswap16(v) : v;
+	return ks_load16(p, td->swap);
 }
 
 uint32_t td_get32(const struct tracedat *td, const void *p)
 {
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return td->swap ? __builtin_bswap32(v) : v;
+	return ks_load32(p, td->swap);
 }
 
 uint64_t td_get64(const struct tracedat *td, const void *p)
 {
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return td->swap ? __builtin_bswap64(v) : v;
+	return ks_load64(p, td->swap);
 }
 
 int td_pread_at(struct tracedat *td, void *dst, uint64_t n, uint64_t off,

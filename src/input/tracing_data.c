@@ -12,6 +12,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "util/byteorder.h"
 #include "ctx_impl.h"
 #include "kvmscope/limits.h"
 #include "format_guard.h"
@@ -60,9 +61,7 @@ static int td_u32(struct td_cursor *c, uint32_t *v, const char *what)
 
 	if (!td_have(c, 4))
 		return td_fail(c, what);
-	memcpy(&x, c->buf + c->pos, 4);
-	if (c->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-		x = __builtin_bswap32(x);
+	x = ks_load32(c->buf + c->pos, ks_swap_for(c->big_endian));
 	*v = x;
 	c->pos += 4;
 	return 0;
@@ -74,9 +73,7 @@ static int td_u64(struct td_cursor *c, uint64_t *v, const char *what)
 
 	if (!td_have(c, 8))
 		return td_fail(c, what);
-	memcpy(&x, c->buf + c->pos, 8);
-	if (c->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-		x = __builtin_bswap64(x);
+	x = ks_load64(c->buf + c->pos, ks_swap_for(c->big_endian));
 	*v = x;
 	c->pos += 8;
 	return 0;
