@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "arch/arch.h"
 #include "kvmscope/host.h"
 #include "kvmscope/field.h"
@@ -1451,41 +1452,18 @@ void ks_profile_totals(const struct ks_profile *p, struct ks_profile_totals *t)
 
 /* ---- folded stacks ---- */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static int sb_add(struct strbuf *b, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-		char *ns = realloc(b->s, cap);
-
-		if (!ns)
-			return -1;
-		b->s = ns;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n + 1);
-	b->len += n;
-	return 0;
-}
-
-/* Folded frames have no ';' nor spaces problems: ';' in names becomes ':'. */
-static void add_frame(struct strbuf *b, const char *name, bool kernel)
+/* Folded frames have no ';' nor spaces problems: ';' in names becomes ':'.
+ * -1: out of memory. */
+static int add_frame(struct ks_buf *b, const char *name, bool kernel)
 {
 	size_t start = b->len, i;
 
-	sb_add(b, ";");
-	sb_add(b, name);
+	if (ks_buf_adds(b, ";") < 0 || ks_buf_adds(b, name) < 0)
+		return -1;
 	for (i = start + 1; i < b->len; i++)
-		if (b->s[i] == ';')
-			b->s[i] = ':';
-	if (kernel)
-		sb_add(b, "_[k]");
+		if (b->p[i] == ';')
+			b->p[i] = ':';
+	return kernel ? ks_buf_adds(b, "_[k]") : 0;
 }
 
 struct folded_line {
@@ -1547,20 +1525,20 @@ static void folded_count(struct folded_set *fs, const char *stack, uint64_t coun
 }
 
 /* The folded line of the stack (VM, FRAMES[0..N) leaf first, UMASK) into B. */
-static int fold_stack(const struct ks_profile *p, struct strbuf *b, int32_t vm,
+static int fold_stack(const struct ks_profile *p, struct ks_buf *b, int32_t vm,
 		      const uint64_t *frames, uint32_t n, uint64_t umask)
 {
 	const char *name = ks_profile_vm_name(p, vm);
 	char vmname[160];
 	uint32_t k;
 
-	b->len = 0;
+	ks_buf_reset(b);
 	/* the VM's display name (host.h); ';' separates frames */
 	ks_vm_label(vmname, sizeof(vmname), vm, name);
 	for (k = 0; vmname[k]; k++)
 		if (vmname[k] == ';')
 			vmname[k] = '_';
-	if (sb_add(b, vmname) < 0)
+	if (ks_buf_adds(b, vmname) < 0)
 		return -1;
 	for (k = n; k-- > 0;) {
 		bool user = (umask >> k) & 1;
@@ -1571,9 +1549,10 @@ static int fold_stack(const struct ks_profile *p, struct strbuf *b, int32_t vm,
 			&sym, &off);
 		if (user && !strcmp(sym, KS_SYM_UNKNOWN))
 			sym = KS_DSO_GUEST_USER;
-		add_frame(b, sym, !user);
+		if (add_frame(b, sym, !user) < 0)
+			return -1;
 	}
-	return b->s ? 0 : -1;
+	return 0;
 }
 
 static int folded_cmp(const void *a, const void *b)
@@ -1587,7 +1566,7 @@ static int folded_cmp(const void *a, const void *b)
  * stackcollapse scripts write them. */
 int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 {
-	struct strbuf b = { 0 };
+	struct ks_buf b = KS_BUF_INIT;
 	struct folded_set fs = { 0 };
 	uint64_t frames[KS_PROF_MAX_FRAMES];
 	size_t i;
@@ -1614,7 +1593,7 @@ int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 				frames[k] = *w;
 			if (k < n || fold_stack(p, &b, vm, frames, n, umask) < 0)
 				break;
-			folded_count(&fs, b.s, count);
+			folded_count(&fs, b.p, count);
 		}
 		ks_rlog_cur_free(&c);
 		if (ks_spill_error(&p->sp, NULL) < 0)
@@ -1626,7 +1605,7 @@ int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 		if (fold_stack(p, &b, s->vm, s->frames, s->nframes, s->user_mask) < 0)
 			rc = -1;
 		else
-			folded_count(&fs, b.s, s->count);
+			folded_count(&fs, b.p, s->count);
 	}
 	if (fs.oom)
 		rc = -1;
@@ -1638,6 +1617,6 @@ int ks_profile_folded(struct ks_profile *p, ks_folded_fn fn, void *ctx)
 		free(fs.lines[i].stack);
 	free(fs.lines);
 	ks_hmap_free(&fs.h);
-	free(b.s);
+	ks_buf_free(&b);
 	return rc;
 }

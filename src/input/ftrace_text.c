@@ -33,6 +33,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "util/buf.h"
 #include "arch/arch.h"
 #include "arch/x86.h"
 #include "ctx_impl.h"
@@ -808,37 +809,6 @@ static int parse_fields(struct text_source *s, const struct text_event *te, cons
 /* ------------------------------------------------------------------ */
 /* Building the tep handle                                              */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static int sb_add(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sb_add(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return -1;
-		if (b->s && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return 0;
-		}
-		size_t cap = (b->cap + (size_t)n + 1) * 2;
-		char *s = realloc(b->s, cap);
-
-		if (!s)
-			return -1;
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
 static int payload_size(struct tep_event *ev, uint32_t *size)
 {
 	struct tep_format_field **fields = tep_event_fields(ev);
@@ -891,17 +861,17 @@ static bool take_parser(struct text_event *te)
 static int add_event(struct tep_handle *tep, struct text_event *te,
 		     const struct ks_event_format *format, int id)
 {
-	struct strbuf b = { 0 };
+	struct ks_buf b = KS_BUF_INIT;
 	char *body = ks_event_format_body(format);
 	int r = -1;
 
 	memset(te, 0, sizeof(*te));
 	te->system = format->system;
 	te->name = format->name;
-	if (!body || sb_add(&b, "name: %s\nID: %d\nformat:\n%s%s", te->name, id, COMMON_FIELDS,
+	if (!body || ks_buf_addf(&b, "name: %s\nID: %d\nformat:\n%s%s", te->name, id, COMMON_FIELDS,
 			    body) < 0)
 		goto out;
-	if (tep_parse_format(tep, &te->ev, b.s, b.len, te->system) != 0 || !te->ev ||
+	if (tep_parse_format(tep, &te->ev, b.p, b.len, te->system) != 0 || !te->ev ||
 	    payload_size(te->ev, &te->size) < 0)
 		goto out;
 	if (!take_parser(te) && (te->plan = ks_plan_compile(te->ev)) != NULL &&
@@ -912,7 +882,7 @@ static int add_event(struct tep_handle *tep, struct text_event *te,
 	r = te->parse || te->plan ? 0 : 1;
 out:
 	free(body);
-	free(b.s);
+	ks_buf_free(&b);
 	return r;
 }
 

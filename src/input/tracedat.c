@@ -642,7 +642,7 @@ static int cmp_start(const void *a, const void *b, void *cursors)
 
 /* The data regions of all CPUs of all buffers sorted by offset: no two may
  * overlap (a file naming one region for many CPUs would make the reader
- * td_decompress it once per CPU).  With instances, it is the index
+ * decompress it once per CPU).  With instances, it is the index
  * ks_tracedat_record_buffer() searches. */
 static int index_regions(struct tracedat *td, struct ks_error *err)
 {

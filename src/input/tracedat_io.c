@@ -401,7 +401,7 @@ int td_section_header(struct tracedat *td, uint64_t off, const char *what, uint1
 /* Load a v7 section at OFF (header + payload, decompressed) into memory.
  * Each section is loaded once (a second time is an error naming WHAT),
  * and all of them together hold at most MAX_SECTION bytes: a small file
- * cannot make the reader parse or td_decompress far more than it holds. */
+ * cannot make the reader parse or decompress far more than it holds. */
 int td_load_section(struct tracedat *td, uint64_t off, const char *what, uint16_t *id,
 			uint8_t **data, uint64_t *len, struct ks_error *err)
 {

@@ -24,46 +24,12 @@
 #include "tracedat_writer_impl.h"
 
 /* ------------------------------------------------------------------ */
-/* growable buffers */
+/* buffers */
 
-int tdw_buf_reserve(struct buf *b, size_t more)
-{
-	size_t cap = b->cap ? b->cap : 256;
-	uint8_t *p;
-
-	if (b->len + more <= b->cap)
-		return 0;
-	while (cap < b->len + more)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		return -1;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-int tdw_buf_add(struct buf *b, const void *data, size_t len)
-{
-	if (tdw_buf_reserve(b, len) < 0)
-		return -1;
-	if (len)
-		memcpy(b->p + b->len, data, len);
-	b->len += len;
-	return 0;
-}
-
-
-void tdw_buf_free(struct buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
-static int buf_set(struct buf *b, const char *text, size_t len)
+static int buf_set(struct ks_buf *b, const char *text, size_t len)
 {
 	b->len = 0;
-	return tdw_buf_add(b, text, len);
+	return ks_buf_add(b, text, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -119,7 +85,7 @@ static int set_compression(struct ks_tdw *w, const char *name, struct ks_error *
 		snprintf(w->comp_version, sizeof(w->comp_version), "%s", ZSTD_versionString());
 		w->zctx = ZSTD_createCCtx();
 		if (!w->zctx)
-			return ks_error_code(err, KS_E_NOMEM, "%s: tdw_out of memory", w->path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", w->path);
 	} else if (!strcmp(name, "zlib")) {
 		w->comp = COMP_ZLIB;
 		snprintf(w->comp_version, sizeof(w->comp_version), "%s", zlibVersion());
@@ -176,7 +142,7 @@ static int copy_opts(struct ks_tdw *w, const struct ks_tdw_opts *o, struct ks_er
 	w->uname = o->uname ? strdup(o->uname) : NULL;
 	w->stream = o->stream;
 	if (!w->clock || !w->tmpdir || (o->uname && !w->uname))
-		return ks_error_code(err, KS_E_NOMEM, "%s: tdw_out of memory", w->path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", w->path);
 	return set_compression(w, o->compression, err);
 }
 
@@ -193,7 +159,7 @@ struct ks_tdw *ks_tdw_create_out(struct ks_outfile *of, const struct ks_tdw_opts
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->path = strdup(path))) {
 		free(w);
-		ks_error_code(err, KS_E_NOMEM, "%s: tdw_out of memory", path);
+		ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 		ks_outfile_abort(of);
 		return NULL;
 	}
@@ -222,13 +188,13 @@ struct ks_tdw *ks_tdw_create(const char *path, const struct ks_tdw_opts *o, stru
 /* ------------------------------------------------------------------ */
 /* metadata */
 
-static int set_text(struct ks_tdw *w, struct buf *b, const char *text, size_t len,
+static int set_text(struct ks_tdw *w, struct ks_buf *b, const char *text, size_t len,
 		    struct ks_error *err)
 {
 	if (check_meta(w, err) < 0)
 		return -1;
 	if (buf_set(b, text, len) < 0)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	return 0;
 }
 
@@ -271,24 +237,24 @@ int ks_tdw_add_cmdline(struct ks_tdw *w, int32_t pid, const char *comm, struct k
 	if (check_meta(w, err) < 0)
 		return -1;
 	n = snprintf(line, sizeof(line), "%d %.31s\n", pid, comm ? comm : "<...>");
-	if (tdw_buf_add(&w->cmdlines, line, (size_t)n) < 0)
-		return tdw_fail(w, err, "tdw_out of memory");
+	if (ks_buf_add(&w->cmdlines, line, (size_t)n) < 0)
+		return tdw_fail(w, err, "out of memory");
 	return 0;
 }
 
 int ks_tdw_add_ftrace_format(struct ks_tdw *w, const char *text, size_t len, struct ks_error *err)
 {
-	struct buf *n;
+	struct ks_buf *n;
 
 	if (check_meta(w, err) < 0)
 		return -1;
 	n = realloc(w->ftrace, (w->nr_ftrace + 1) * sizeof(*n));
 	if (!n)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	w->ftrace = n;
 	memset(&n[w->nr_ftrace], 0, sizeof(*n));
-	if (tdw_buf_add(&n[w->nr_ftrace], text, len) < 0)
-		return tdw_fail(w, err, "tdw_out of memory");
+	if (ks_buf_add(&n[w->nr_ftrace], text, len) < 0)
+		return tdw_fail(w, err, "out of memory");
 	w->nr_ftrace++;
 	return 0;
 }
@@ -304,14 +270,14 @@ int ks_tdw_add_event_format(struct ks_tdw *w, const char *system, const char *te
 		return ks_tdw_add_ftrace_format(w, text, len, err);
 	n = realloc(w->events, (w->nr_events + 1) * sizeof(*n));
 	if (!n)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	w->events = n;
 	n += w->nr_events;
 	memset(n, 0, sizeof(*n));
 	n->system = strdup(system && *system ? system : "unknown");
 	w->nr_events++;
-	if (!n->system || tdw_buf_add(&n->text, text, len) < 0)
-		return tdw_fail(w, err, "tdw_out of memory");
+	if (!n->system || ks_buf_add(&n->text, text, len) < 0)
+		return tdw_fail(w, err, "out of memory");
 	return 0;
 }
 
@@ -324,8 +290,8 @@ int ks_tdw_add_option(struct ks_tdw *w, uint16_t id, const void *data, uint32_t 
 	    id == OPT_BUFFER)
 		return ks_error_set(err, "%s: option %u is written by the writer itself", w->path, id);
 	if (buf_u16(&w->options, id) < 0 || buf_u32(&w->options, size) < 0 ||
-	    tdw_buf_add(&w->options, data, size) < 0)
-		return tdw_fail(w, err, "tdw_out of memory");
+	    ks_buf_add(&w->options, data, size) < 0)
+		return tdw_fail(w, err, "out of memory");
 	return 0;
 }
 
@@ -339,12 +305,12 @@ int ks_tdw_add_instance(struct ks_tdw *w, const char *name, uint32_t *inst, stru
 		return ks_error_set(err, "%s: an instance needs a name (1 to 255 bytes)", w->path);
 	n = realloc(w->inst, (w->nr_inst + 1) * sizeof(*n));
 	if (!n)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	w->inst = n;
 	memset(&n[w->nr_inst], 0, sizeof(*n));
 	n[w->nr_inst].name = strdup(name);
 	if (!n[w->nr_inst].name)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	*inst = ++w->nr_inst;
 	return 0;
 }

@@ -20,7 +20,7 @@ int tdw_grow_streams(struct ks_tdw *w, uint32_t cpu, struct ks_error *err)
 		return 0;
 	n = realloc(w->cpus, count * sizeof(*n));
 	if (!n)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	memset(n + w->nr_streams, 0, (count - w->nr_streams) * sizeof(*n));
 	w->cpus = n;
 	w->nr_streams = count;
@@ -50,7 +50,7 @@ static int open_spool(struct ks_tdw *w, struct cpu_stream *c, struct ks_error *e
 	return 0;
 }
 
-static int stream_get(struct ks_tdw *w, uint32_t cpu, struct cpu_stream **tdw_out,
+static int stream_get(struct ks_tdw *w, uint32_t cpu, struct cpu_stream **out,
 		      struct ks_error *err)
 {
 	struct cpu_stream *c;
@@ -61,11 +61,11 @@ static int stream_get(struct ks_tdw *w, uint32_t cpu, struct cpu_stream **tdw_ou
 	if (!c->page) {
 		c->page = calloc(1, w->page_size);
 		if (!c->page)
-			return tdw_fail(w, err, "tdw_out of memory");
+			return tdw_fail(w, err, "out of memory");
 	}
 	if (!c->spool && open_spool(w, c, err) < 0)
 		return -1;
-	*tdw_out = c;
+	*out = c;
 	return 0;
 }
 

@@ -16,7 +16,7 @@ int tdw_out(struct ks_tdw *w, const void *p, size_t n, struct ks_error *err)
 	return 0;
 }
 
-int tdw_out_buf(struct ks_tdw *w, const struct buf *b, struct ks_error *err)
+int tdw_out_buf(struct ks_tdw *w, const struct ks_buf *b, struct ks_error *err)
 {
 	return tdw_out(w, b->p, b->len, err);
 }
@@ -76,14 +76,14 @@ static int out_align(struct ks_tdw *w, uint32_t align, struct ks_error *err)
 /* ------------------------------------------------------------------ */
 /* compression */
 
-static int compress_block(struct ks_tdw *w, const uint8_t *in, size_t len, struct buf *dst,
+static int compress_block(struct ks_tdw *w, const void *in, size_t len, struct ks_buf *dst,
 			  struct ks_error *err)
 {
 	size_t bound = w->comp == COMP_ZSTD ? ZSTD_compressBound(len) : compressBound(len);
 
 	dst->len = 0;
-	if (tdw_buf_reserve(dst, bound) < 0)
-		return tdw_fail(w, err, "tdw_out of memory");
+	if (ks_buf_reserve(dst, bound) < 0)
+		return tdw_fail(w, err, "out of memory");
 	if (w->comp == COMP_ZSTD) {
 		size_t r = ZSTD_compressCCtx(w->zctx, dst->p, bound, in, len, 3);
 		if (ZSTD_isError(r))
@@ -91,7 +91,7 @@ static int compress_block(struct ks_tdw *w, const uint8_t *in, size_t len, struc
 		dst->len = r;
 	} else {
 		uLongf n = (uLongf)bound;
-		if (compress2(dst->p, &n, in, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK)
+		if (compress2((Bytef *)dst->p, &n, in, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK)
 			return tdw_fail(w, err, "zlib compression failed");
 		dst->len = n;
 	}
@@ -101,25 +101,25 @@ static int compress_block(struct ks_tdw *w, const uint8_t *in, size_t len, struc
 /* ------------------------------------------------------------------ */
 /* metadata blocks (same bytes in v6 and in v7 sections) */
 
-static int block_headers(struct ks_tdw *w, struct buf *b)
+static int block_headers(struct ks_tdw *w, struct ks_buf *b)
 {
 	return buf_str(b, "header_page") | buf_u64(b, w->header_page.len) |
-	       tdw_buf_add(b, w->header_page.p, w->header_page.len) | buf_str(b, "header_event") |
-	       buf_u64(b, w->header_event.len) | tdw_buf_add(b, w->header_event.p, w->header_event.len);
+	       ks_buf_add(b, w->header_page.p, w->header_page.len) | buf_str(b, "header_event") |
+	       buf_u64(b, w->header_event.len) | ks_buf_add(b, w->header_event.p, w->header_event.len);
 }
 
-static int block_ftrace(struct ks_tdw *w, struct buf *b)
+static int block_ftrace(struct ks_tdw *w, struct ks_buf *b)
 {
 	int r = buf_u32(b, (uint32_t)w->nr_ftrace);
 	size_t i;
 
 	for (i = 0; i < w->nr_ftrace; i++)
-		r |= buf_u64(b, w->ftrace[i].len) | tdw_buf_add(b, w->ftrace[i].p, w->ftrace[i].len);
+		r |= buf_u64(b, w->ftrace[i].len) | ks_buf_add(b, w->ftrace[i].p, w->ftrace[i].len);
 	return r;
 }
 
 /* Systems in the order they were first seen, each with its events. */
-static int block_events(struct ks_tdw *w, struct buf *b)
+static int block_events(struct ks_tdw *w, struct ks_buf *b)
 {
 	uint32_t nsys = 0;
 	size_t i, j;
@@ -143,22 +143,22 @@ static int block_events(struct ks_tdw *w, struct buf *b)
 		for (j = i; j < w->nr_events; j++)
 			if (!strcmp(w->events[j].system, w->events[i].system))
 				r |= buf_u64(b, w->events[j].text.len) |
-				     tdw_buf_add(b, w->events[j].text.p, w->events[j].text.len);
+				     ks_buf_add(b, w->events[j].text.p, w->events[j].text.len);
 	}
 	return r;
 }
 
-static int block_text32(const struct buf *t, struct buf *b)
+static int block_text32(const struct ks_buf *t, struct ks_buf *b)
 {
-	return buf_u32(b, (uint32_t)t->len) | tdw_buf_add(b, t->p, t->len);
+	return buf_u32(b, (uint32_t)t->len) | ks_buf_add(b, t->p, t->len);
 }
 
-static int block_cmdlines(struct ks_tdw *w, struct buf *b)
+static int block_cmdlines(struct ks_tdw *w, struct ks_buf *b)
 {
-	return buf_u64(b, w->cmdlines.len) | tdw_buf_add(b, w->cmdlines.p, w->cmdlines.len);
+	return buf_u64(b, w->cmdlines.len) | ks_buf_add(b, w->cmdlines.p, w->cmdlines.len);
 }
 
-static int make_block(struct ks_tdw *w, int id, struct buf *b)
+static int make_block(struct ks_tdw *w, int id, struct ks_buf *b)
 {
 	b->len = 0;
 	switch (id) {
@@ -172,12 +172,12 @@ static int make_block(struct ks_tdw *w, int id, struct buf *b)
 }
 
 /* Common options of both versions (not BUFFER, not the v7 section offsets). */
-static int common_options(struct ks_tdw *w, struct buf *o)
+static int common_options(struct ks_tdw *w, struct ks_buf *o)
 {
 	char clock[80];
 	int r = 0, n = snprintf(clock, sizeof(clock), "[%s]\n", w->clock);
 
-	r |= buf_u16(o, OPT_TRACECLOCK) | buf_u32(o, (uint32_t)n + 1) | tdw_buf_add(o, clock, (size_t)n + 1);
+	r |= buf_u16(o, OPT_TRACECLOCK) | buf_u32(o, (uint32_t)n + 1) | ks_buf_add(o, clock, (size_t)n + 1);
 	if (w->uname)
 		r |= buf_u16(o, OPT_UNAME) | buf_u32(o, (uint32_t)strlen(w->uname) + 1) |
 		     buf_str(o, w->uname);
@@ -186,7 +186,7 @@ static int common_options(struct ks_tdw *w, struct buf *o)
 	if (w->has_tsc2nsec)
 		r |= buf_u16(o, OPT_TSC2NSEC) | buf_u32(o, 16) | buf_u32(o, w->tsc_mult) |
 		     buf_u32(o, w->tsc_shift) | buf_u64(o, w->tsc_offset);
-	r |= tdw_buf_add(o, w->options.p, w->options.len);
+	r |= ks_buf_add(o, w->options.p, w->options.len);
 	r |= buf_u16(o, OPT_CPUCOUNT) | buf_u32(o, 4) | buf_u32(o, w->nr_cpus);
 	return r;
 }
@@ -218,7 +218,7 @@ static int copy_spool(struct ks_tdw *w, struct cpu_stream *c, struct ks_error *e
 		return tdw_fail_errno(w, err, "cannot rewind a spool file");
 	tmp = malloc(1 << 20);
 	if (!tmp)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	while (left) {
 		size_t n = left > (1 << 20) ? (1 << 20) : (size_t)left;
 		if (fread(tmp, n, 1, c->spool) != 1) {
@@ -242,7 +242,7 @@ static int compress_spool(struct ks_tdw *w, struct cpu_stream *c, struct ks_erro
 	uint64_t left = c->nr_pages;
 	uint32_t count = (uint32_t)((c->nr_pages + w->chunk_pages - 1) / w->chunk_pages);
 	size_t chunk = (size_t)w->chunk_pages * w->page_size;
-	struct buf z = { 0 };
+	struct ks_buf z = { 0 };
 	uint8_t *tmp;
 	int r = 0;
 
@@ -250,7 +250,7 @@ static int compress_spool(struct ks_tdw *w, struct cpu_stream *c, struct ks_erro
 		return tdw_fail_errno(w, err, "cannot rewind a spool file");
 	tmp = malloc(chunk);
 	if (!tmp)
-		return tdw_fail(w, err, "tdw_out of memory");
+		return tdw_fail(w, err, "out of memory");
 	r = out_u32(w, count, err);
 	while (!r && left) {
 		uint64_t pages = left > w->chunk_pages ? w->chunk_pages : left;
@@ -263,7 +263,7 @@ static int compress_spool(struct ks_tdw *w, struct cpu_stream *c, struct ks_erro
 		left -= pages;
 	}
 	free(tmp);
-	tdw_buf_free(&z);
+	ks_buf_free(&z);
 	return r ? -1 : 0;
 }
 
@@ -301,28 +301,28 @@ static int write_v6_head(struct ks_tdw *w, struct ks_error *err)
 {
 	static const int ids[] = { OPT_HEADER_INFO, OPT_FTRACE_EVENTS, OPT_EVENT_FORMATS,
 				   OPT_KALLSYMS, OPT_PRINTK, OPT_CMDLINES };
-	struct buf b = { 0 };
+	struct ks_buf b = { 0 };
 	uint64_t pos = 0;
 	uint32_t i;
 	int r = 0;
 
 	for (i = 0; !r && i < sizeof(ids) / sizeof(ids[0]); i++) {
 		if (make_block(w, ids[i], &b))
-			r = tdw_fail(w, err, "tdw_out of memory");
+			r = tdw_fail(w, err, "out of memory");
 		else
 			r = tdw_out_buf(w, &b, err);
 	}
 	b.len = 0;
 	if (!r && common_options(w, &b))
-		r = tdw_fail(w, err, "tdw_out of memory");
+		r = tdw_fail(w, err, "out of memory");
 	for (i = 0; !r && i < w->nr_inst; i++) { /* offsets patched when known */
 		w->inst[i].opt_pos = b.len + 6;
 		if (buf_u16(&b, OPT_BUFFER) | buf_u32(&b, 8 + (uint32_t)strlen(w->inst[i].name) + 1) |
 		    buf_u64(&b, 0) | buf_str(&b, w->inst[i].name))
-			r = tdw_fail(w, err, "tdw_out of memory");
+			r = tdw_fail(w, err, "out of memory");
 	}
 	if (!r && buf_u16(&b, OPT_DONE))
-		r = tdw_fail(w, err, "tdw_out of memory");
+		r = tdw_fail(w, err, "out of memory");
 	if (!r)
 		r = out_u32(w, w->nr_cpus, err) | tdw_out(w, "options  ", 10, err) | out_tell(w, &pos, err);
 	for (i = 0; !r && i < w->nr_inst; i++)
@@ -331,7 +331,7 @@ static int write_v6_head(struct ks_tdw *w, struct ks_error *err)
 		r = tdw_out_buf(w, &b, err) | tdw_out(w, "latency  ", 10, err) | tdw_out_buf(w, &w->latency, err);
 	else if (!r)
 		r = tdw_out_buf(w, &b, err) | tdw_out(w, "flyrecord", 10, err);
-	tdw_buf_free(&b);
+	ks_buf_free(&b);
 	return r ? -1 : 0;
 }
 
@@ -411,10 +411,10 @@ static int section_header(struct ks_tdw *w, uint16_t id, bool compressed, const 
 
 /* One metadata section: header (description string DESC), then the block,
  * compressed if the file is. */
-static int write_section(struct ks_tdw *w, uint16_t id, uint32_t desc, const struct buf *b,
+static int write_section(struct ks_tdw *w, uint16_t id, uint32_t desc, const struct ks_buf *b,
 			 uint64_t *at, struct ks_error *err)
 {
-	struct buf z = { 0 };
+	struct ks_buf z = { 0 };
 	int r;
 
 	if (out_tell(w, at, err) < 0)
@@ -426,36 +426,36 @@ static int write_section(struct ks_tdw *w, uint16_t id, uint32_t desc, const str
 	r = section_header_id(w, id, true, desc, 8 + z.len, err) |
 	    out_u32(w, (uint32_t)z.len, err) | out_u32(w, (uint32_t)b->len, err) |
 	    tdw_out_buf(w, &z, err);
-	tdw_buf_free(&z);
+	ks_buf_free(&z);
 	return r;
 }
 
-static int write_meta_sections(struct ks_tdw *w, struct buf *opts, struct ks_error *err)
+static int write_meta_sections(struct ks_tdw *w, struct ks_buf *opts, struct ks_error *err)
 {
 	static const struct { int id; const char *desc; } secs[] = {
 		{ OPT_HEADER_INFO, "headers" }, { OPT_FTRACE_EVENTS, "ftrace events" },
 		{ OPT_EVENT_FORMATS, "events format" }, { OPT_KALLSYMS, "kallsyms" },
 		{ OPT_PRINTK, "printk" }, { OPT_CMDLINES, "command lines" },
 	};
-	struct buf b = { 0 };
+	struct ks_buf b = { 0 };
 	uint64_t at;
 	size_t i;
 	int r = 0;
 
 	for (i = 0; !r && i < sizeof(secs) / sizeof(secs[0]); i++) {
 		if (make_block(w, secs[i].id, &b))
-			r = tdw_fail(w, err, "tdw_out of memory");
+			r = tdw_fail(w, err, "out of memory");
 		else if (!(r = write_section(w, (uint16_t)secs[i].id, add_string(w, secs[i].desc),
 					     &b, &at, err)) &&
 			 (buf_u16(opts, (uint16_t)secs[i].id) | buf_u32(opts, 8) | buf_u64(opts, at)))
-			r = tdw_fail(w, err, "tdw_out of memory");
+			r = tdw_fail(w, err, "out of memory");
 	}
-	tdw_buf_free(&b);
+	ks_buf_free(&b);
 	return r ? -1 : 0;
 }
 
 /* An options section; *done_at receives where the DONE option's next offset is. */
-static int write_options_section(struct ks_tdw *w, const struct buf *opts, uint64_t *at,
+static int write_options_section(struct ks_tdw *w, const struct ks_buf *opts, uint64_t *at,
 				 uint64_t *done_at, struct ks_error *err)
 {
 	if (out_tell(w, at, err) < 0 ||
@@ -494,7 +494,7 @@ static int write_flyrecord(struct ks_tdw *w, uint64_t *at, struct ks_error *err)
 	return out_patch64(w, *at + 8, end - start, err);
 }
 
-static int buffer_option(struct ks_tdw *w, const char *name, uint64_t fly_at, struct buf *o)
+static int buffer_option(struct ks_tdw *w, const char *name, uint64_t fly_at, struct ks_buf *o)
 {
 	uint32_t i, ncpu = 0, size;
 	int r = 0;
@@ -512,7 +512,7 @@ static int buffer_option(struct ks_tdw *w, const char *name, uint64_t fly_at, st
 }
 
 /* Each instance's flyrecord section and its BUFFER option. */
-static int write_instances_v7(struct ks_tdw *w, struct buf *opts, struct ks_error *err)
+static int write_instances_v7(struct ks_tdw *w, struct ks_buf *opts, struct ks_error *err)
 {
 	uint32_t i;
 	uint64_t at = 0;
@@ -522,7 +522,7 @@ static int write_instances_v7(struct ks_tdw *w, struct buf *opts, struct ks_erro
 		tdw_swap_instance(w, i);
 		r = write_flyrecord(w, &at, err);
 		if (!r && buffer_option(w, w->inst[i - 1].name, at, opts))
-			r = tdw_fail(w, err, "tdw_out of memory");
+			r = tdw_fail(w, err, "out of memory");
 		tdw_swap_instance(w, i);
 	}
 	return r ? -1 : 0;
@@ -534,7 +534,7 @@ static int write_latency_v7(struct ks_tdw *w, uint64_t *at, struct ks_error *err
 	size_t chunk = (size_t)w->chunk_pages * w->page_size, pos;
 	uint32_t count = (uint32_t)((w->latency.len + chunk - 1) / chunk);
 	uint64_t end = 0;
-	struct buf z = { 0 };
+	struct ks_buf z = { 0 };
 	int r;
 
 	if (out_tell(w, at, err) < 0)
@@ -549,14 +549,14 @@ static int write_latency_v7(struct ks_tdw *w, uint64_t *at, struct ks_error *err
 			r = out_u32(w, (uint32_t)z.len, err) | out_u32(w, (uint32_t)n, err) |
 			    tdw_out_buf(w, &z, err);
 	}
-	tdw_buf_free(&z);
+	ks_buf_free(&z);
 	if (r || out_tell(w, &end, err) < 0)
 		return -1;
 	return out_patch64(w, *at + 8, end - *at - 16, err);
 }
 
 /* BUFFER_TEXT: offset of the latency section (patched later), name "", clock. */
-static int latency_option(struct ks_tdw *w, struct buf *o, size_t *offset_pos)
+static int latency_option(struct ks_tdw *w, struct ks_buf *o, size_t *offset_pos)
 {
 	*offset_pos = o->len + 6;
 	return buf_u16(o, OPT_BUFFER_TEXT) | buf_u32(o, 8 + 1 + (uint32_t)strlen(w->clock) + 1) |
@@ -567,23 +567,23 @@ static int latency_option(struct ks_tdw *w, struct buf *o, size_t *offset_pos)
  * where its DONE option's next offset is. */
 static int write_v7_head(struct ks_tdw *w, uint64_t *done_at, struct ks_error *err)
 {
-	struct buf opts = { 0 };
+	struct ks_buf opts = { 0 };
 	uint64_t first_at = 0, opts_at = 0;
 	int r = -1;
 
 	if (out_tell(w, &first_at, err) < 0 || out_u64(w, 0, err) < 0 ||
 	    write_meta_sections(w, &opts, err) < 0)
-		goto tdw_out;
+		goto out;
 	if (common_options(w, &opts)) {
-		tdw_fail(w, err, "tdw_out of memory");
-		goto tdw_out;
+		tdw_fail(w, err, "out of memory");
+		goto out;
 	}
 	if (write_options_section(w, &opts, &opts_at, done_at, err) < 0 ||
 	    out_patch64(w, first_at, opts_at, err) < 0)
-		goto tdw_out;
+		goto out;
 	r = 0;
-tdw_out:
-	tdw_buf_free(&opts);
+out:
+	ks_buf_free(&opts);
 	return r;
 }
 
@@ -593,21 +593,21 @@ tdw_out:
 static int write_v7_tail(struct ks_tdw *w, uint64_t done_at, uint64_t fly_at,
 			 struct ks_error *err)
 {
-	struct buf opts = { 0 }, strs = { 0 };
+	struct ks_buf opts = { 0 }, strs = { 0 };
 	uint64_t opts2_at = 0, done2_at = 0, str_at, lat_at = 0;
 	size_t lat_pos = 0;
 	uint32_t desc;
 	int r;
 
 	if (w->has_latency ? latency_option(w, &opts, &lat_pos) : buffer_option(w, "", fly_at, &opts)) {
-		tdw_fail(w, err, "tdw_out of memory");
-		goto tdw_fail;
+		tdw_fail(w, err, "out of memory");
+		goto fail;
 	}
 	if (!w->has_latency && write_instances_v7(w, &opts, err) < 0)
-		goto tdw_fail;
+		goto fail;
 	if (write_options_section(w, &opts, &opts2_at, &done2_at, err) < 0 ||
 	    out_patch64(w, done_at, opts2_at, err) < 0)
-		goto tdw_fail;
+		goto fail;
 	/* the strings section describes itself too */
 	desc = add_string(w, "strings");
 	if (w->has_latency)
@@ -621,11 +621,11 @@ static int write_v7_tail(struct ks_tdw *w, uint64_t done_at, uint64_t fly_at,
 		r = write_latency_v7(w, &lat_at, err) |
 		    out_patch64(w, opts2_at + 16 + lat_pos, lat_at, err);
 	(void)done2_at;
-	tdw_buf_free(&strs);
-	tdw_buf_free(&opts);
+	ks_buf_free(&strs);
+	ks_buf_free(&opts);
 	return r ? -1 : 0;
-tdw_fail:
-	tdw_buf_free(&opts);
+fail:
+	ks_buf_free(&opts);
 	return -1;
 }
 
@@ -665,7 +665,7 @@ static int stream_head(struct ks_tdw *w, struct ks_error *err)
 /* Compress the pages held for the CPU being written into one chunk. */
 static int stream_chunk(struct ks_tdw *w, struct ks_error *err)
 {
-	struct buf z = { 0 };
+	struct ks_buf z = { 0 };
 	int r;
 
 	if (!w->chunk.len)
@@ -674,7 +674,7 @@ static int stream_chunk(struct ks_tdw *w, struct ks_error *err)
 		return -1;
 	r = out_u32(w, (uint32_t)z.len, err) | out_u32(w, (uint32_t)w->chunk.len, err) |
 	    tdw_out_buf(w, &z, err);
-	tdw_buf_free(&z);
+	ks_buf_free(&z);
 	w->chunks++;
 	w->chunk.len = 0;
 	return r ? -1 : 0;
@@ -726,8 +726,8 @@ int tdw_stream_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t s
 	w->stats.pages++;
 	if (w->comp == COMP_NONE)
 		return tdw_out(w, page, size, err) < 0 ? -1 : out_zeros(w, left, err);
-	if (tdw_buf_add(&w->chunk, page, size) < 0 || tdw_buf_reserve(&w->chunk, left) < 0)
-		return tdw_fail(w, err, "tdw_out of memory");
+	if (ks_buf_add(&w->chunk, page, size) < 0 || ks_buf_reserve(&w->chunk, left) < 0)
+		return tdw_fail(w, err, "out of memory");
 	memset(w->chunk.p + w->chunk.len, 0, left);
 	w->chunk.len += left;
 	return c->nr_pages % w->chunk_pages ? 0 : stream_chunk(w, err);
@@ -783,23 +783,23 @@ static void free_all(struct ks_tdw *w)
 		free(w->inst[i].name);
 	}
 	free(w->inst);
-	tdw_buf_free(&w->latency);
+	ks_buf_free(&w->latency);
 	for (i = 0; i < w->nr_ftrace; i++)
-		tdw_buf_free(&w->ftrace[i]);
+		ks_buf_free(&w->ftrace[i]);
 	free(w->ftrace);
 	for (i = 0; i < w->nr_events; i++) {
 		free(w->events[i].system);
-		tdw_buf_free(&w->events[i].text);
+		ks_buf_free(&w->events[i].text);
 	}
 	free(w->events);
-	tdw_buf_free(&w->header_page);
-	tdw_buf_free(&w->header_event);
-	tdw_buf_free(&w->kallsyms);
-	tdw_buf_free(&w->printk);
-	tdw_buf_free(&w->cmdlines);
-	tdw_buf_free(&w->options);
-	tdw_buf_free(&w->strings);
-	tdw_buf_free(&w->chunk);
+	ks_buf_free(&w->header_page);
+	ks_buf_free(&w->header_event);
+	ks_buf_free(&w->kallsyms);
+	ks_buf_free(&w->printk);
+	ks_buf_free(&w->cmdlines);
+	ks_buf_free(&w->options);
+	ks_buf_free(&w->strings);
+	ks_buf_free(&w->chunk);
 	ZSTD_freeCCtx(w->zctx);
 	free(w->clock);
 	free(w->uname);
@@ -839,7 +839,7 @@ int ks_tdw_close(struct ks_tdw *w, struct ks_error *err)
 		r = w->version == 6 ? write_v6(w, err) : write_v7(w, err);
 done:
 	if (!r && w->failed)
-		r = tdw_fail(w, err, "tdw_out of memory");
+		r = tdw_fail(w, err, "out of memory");
 	if (r < 0) {
 		ks_tdw_abort(w);
 		return -1;

@@ -22,6 +22,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "util/buf.h"
 #include "kvmscope/outfile.h"
 #include "kvmscope/source.h"
 #include "kvmscope/tracedat_writer.h"
@@ -46,14 +47,9 @@ enum {
 
 enum compression { COMP_NONE, COMP_ZLIB, COMP_ZSTD };
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
 struct event_format {
 	char *system;
-	struct buf text;
+	struct ks_buf text;
 };
 
 #define OUT_BUF (1u << 20)    /* stdio buffer of the output */
@@ -93,9 +89,9 @@ struct ks_tdw {
 	uint32_t tsc_mult, tsc_shift;
 	uint64_t tsc_offset, trace_id;
 
-	struct buf header_page, header_event, kallsyms, printk, cmdlines, options, strings;
+	struct ks_buf header_page, header_event, kallsyms, printk, cmdlines, options, strings;
 	bool have_header_page, have_header_event;
-	struct buf *ftrace;
+	struct ks_buf *ftrace;
 	size_t nr_ftrace;
 	struct event_format *events;
 	size_t nr_events;
@@ -105,7 +101,7 @@ struct ks_tdw {
 	uint32_t nr_streams;
 	struct instance *inst;
 	uint32_t nr_inst;
-	struct buf latency;        /* latency layout: the text stored instead of pages */
+	struct ks_buf latency;        /* latency layout: the text stored instead of pages */
 	bool has_latency;
 	struct ks_tdw_stats stats;
 	ZSTD_CCtx *zctx;
@@ -118,17 +114,14 @@ struct ks_tdw {
 	uint64_t fly_at;           /* v7: the flyrecord section */
 	uint64_t count_at;         /* v7 compressed: the CPU's chunk count */
 	uint32_t chunks;           /* ... and its chunks so far */
-	struct buf chunk;          /* v7 compressed: pages not yet compressed */
+	struct ks_buf chunk;          /* v7 compressed: pages not yet compressed */
 };
 
 /* ---- tracedat_writer.c ---- */
-int tdw_buf_add(struct buf *b, const void *data, size_t len);
-static inline int buf_u16(struct buf *b, uint16_t v) { return tdw_buf_add(b, &v, 2); }
-static inline int buf_u32(struct buf *b, uint32_t v) { return tdw_buf_add(b, &v, 4); }
-static inline int buf_u64(struct buf *b, uint64_t v) { return tdw_buf_add(b, &v, 8); }
-static inline int buf_str(struct buf *b, const char *s) { return tdw_buf_add(b, s, strlen(s) + 1); }
-void tdw_buf_free(struct buf *b);
-int tdw_buf_reserve(struct buf *b, size_t more);
+static inline int buf_u16(struct ks_buf *b, uint16_t v) { return ks_buf_add(b, &v, 2); }
+static inline int buf_u32(struct ks_buf *b, uint32_t v) { return ks_buf_add(b, &v, 4); }
+static inline int buf_u64(struct ks_buf *b, uint64_t v) { return ks_buf_add(b, &v, 8); }
+static inline int buf_str(struct ks_buf *b, const char *s) { return ks_buf_add(b, s, strlen(s) + 1); }
 int tdw_check_usable(struct ks_tdw *w, struct ks_error *err);
 int tdw_default_headers(struct ks_tdw *w, struct ks_error *err);
 int tdw_fail(struct ks_tdw *w, struct ks_error *err, const char *what);
@@ -141,8 +134,8 @@ int tdw_grow_streams(struct ks_tdw *w, uint32_t cpu, struct ks_error *err);
 
 /* ---- tracedat_writer_file.c ---- */
 int tdw_out(struct ks_tdw *w, const void *p, size_t n, struct ks_error *err);
-int tdw_out_buf(struct ks_tdw *w, const struct buf *b, struct ks_error *err);
+int tdw_out_buf(struct ks_tdw *w, const struct ks_buf *b, struct ks_error *err);
 int tdw_stream_page(struct ks_tdw *w, uint32_t cpu, const void *page, uint32_t size,
-		    struct ks_error *err);;
+		    struct ks_error *err);
 
 #endif
