@@ -4,6 +4,7 @@
  * it in events/SYSTEM/NAME/format, rebuilt from libtraceevent's parse
  * (for inputs that carry no format text: perf.data) (tracedat_writer_impl.h).
  */
+#include "kvmscope/limits.h"
 #include "tracedat_writer_impl.h"
 
 /* ------------------------------------------------------------------ */
@@ -11,13 +12,11 @@
 
 static bool is_number(const char *s)
 {
-	char *end;
+	uint64_t u;
+	int64_t i;
+	size_t n = strlen(s);
 
-	if (!*s)
-		return false;
-	errno = 0;
-	(void)strtoull(s, &end, 0);
-	return *end == '\0' && !errno;
+	return ks_parse_u64(s, n, 0, &u) == 0 || ks_parse_i64(s, n, 0, &i) == 0;
 }
 
 /* libtraceevent keeps string tokens as written (escapes included), so they

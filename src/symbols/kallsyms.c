@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 
 #include "symbols/symtab.h"
@@ -164,6 +165,7 @@ int ks_modules_parse(struct ks_symtab *t, const char *text, size_t len, const ch
 {
 	char line[1024], name[256], dso[260];
 	unsigned long long size, addr;
+	uint64_t addr64;
 	size_t pos = 0, added = 0;
 
 	while (next_line(text, len, &pos, line, sizeof(line))) {
@@ -171,7 +173,9 @@ int ks_modules_parse(struct ks_symtab *t, const char *text, size_t len, const ch
 
 		if (sscanf(line, "%255s %llu", name, &size) != 2 || !p)
 			continue;
-		addr = strtoull(p + 1, NULL, 16);
+		if (ks_parse_u64(p + 1, strcspn(p + 1, " \t"), 16, &addr64) < 0)
+			continue;
+		addr = addr64;
 		if (!addr || addr + size < addr)
 			continue;
 		snprintf(dso, sizeof(dso), "[%s]", name);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kvmscope/limits.h"
 #include "kvmscope/guestsyms.h"
 #include "symbols/symtab.h"
 
@@ -33,7 +34,7 @@ static int load_vmlinux(struct ks_symtab *t, const char *path, uint64_t extra, s
 static int load_binary(struct ks_symtab *u, struct ks_codemap *code, const char *spec,
 		       struct ks_error *err)
 {
-	char path[4096], *colon, *end;
+	char path[4096], *colon;
 	uint64_t load, vaddr = 0, bias = 0;
 	const char *base;
 
@@ -41,8 +42,7 @@ static int load_binary(struct ks_symtab *u, struct ks_codemap *code, const char 
 	colon = strrchr(path, ':');
 	if (colon) {
 		*colon = 0;
-		load = strtoull(colon + 1, &end, 0);
-		if (*end)
+		if (ks_parse_u64(colon + 1, strlen(colon + 1), 0, &load) < 0)
 			return ks_error_set(err, "--guest-binary %s: bad load address", spec);
 		if (ks_elf_min_vaddr(path, &vaddr, err) < 0)
 			return -1;

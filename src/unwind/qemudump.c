@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kvmscope/limits.h"
 #include "kvmscope/qemudump.h"
 
 #define MAX_VCPUS 1024
@@ -304,9 +305,9 @@ int ks_qemudump_vmcoreinfo_u64(const struct ks_qemudump *d, const char *key, uin
 
 	for (const char *p = d->vmcoreinfo; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (!strncmp(p, key, kl) && p[kl] == '=') {
-			char *end;
-			*val = strtoull(p + kl + 1, &end, 16);
-			return end == p + kl + 1 ? -1 : 0;
+			const char *v = p + kl + 1;
+
+			return ks_parse_u64(v, strcspn(v, "\n"), 16, val);
 		}
 	}
 	return -1;
