@@ -118,7 +118,7 @@ struct ks_halt *ks_halt_new(const struct ks_source *src, struct ks_error *err)
 	struct ks_halt *h = calloc(1, sizeof(*h));
 
 	if (!h) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	h->host = ks_host_new(NULL, src, err);

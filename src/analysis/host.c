@@ -59,7 +59,7 @@ struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_source *
 		if (h)
 			ks_attr_guests_free(&h->guests);
 		free(h);
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	ks_attr_guests_procs(&h->guests, src);
@@ -112,9 +112,9 @@ int ks_host_error(const struct ks_host *h, struct ks_error *err)
 	if (!h->failed)
 		return 0;
 	if (h->over_budget)
-		return ks_error_set(err, "more distinct threads than the budget allows %s",
+		return ks_error_code(err, KS_E_LIMIT, "more distinct threads than the budget allows %s",
 				    ks_limit_hint(hint, sizeof(hint), "threads", h->max_threads));
-	return ks_error_set(err, "out of memory (host model)");
+	return ks_error_code(err, KS_E_NOMEM, "out of memory (host model)");
 }
 
 const struct ks_attr_guests *ks_host_guests(const struct ks_host *h)

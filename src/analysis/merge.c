@@ -133,7 +133,7 @@ static int map_vcpus(struct ks_merge *m, int gi, struct ks_error *err)
 	g->vcpu_tid = malloc((n ? n : 1) * sizeof(int32_t));
 	g->vcpu_vt = malloc((n ? n : 1) * sizeof(int32_t));
 	if (!g->vcpu_tid || !g->vcpu_vt)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (v = 0; v < n; v++)
 		g->vcpu_tid[v] = g->vcpu_vt[v] = -1;
 	for (v = 0; hg && v < hg->nr_vcpus; v++) {
@@ -143,7 +143,7 @@ static int map_vcpus(struct ks_merge *m, int gi, struct ks_error *err)
 		g->vcpu_tid[cpu] = (int32_t)hg->vcpus[v].host_tid;
 		g->vcpu_vt[cpu] = vthread_index(m, g->vcpu_tid[cpu], gi);
 		if (g->vcpu_vt[cpu] < 0)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -181,7 +181,7 @@ static int scan_tsc_offsets(struct ks_merge *m, struct ks_timesync *ts, struct k
 		if (ks_timesync_add_tsc_offset(ts, (uint32_t)ks_field_u64(&vcpu, &rec), rec.raw_ts,
 					       ks_field_u64(&prev, &rec),
 					       ks_field_u64(&next, &rec)) < 0) {
-			r = ks_error_set(err, "out of memory");
+			r = ks_error_code(err, KS_E_NOMEM, "out of memory");
 			break;
 		}
 	}
@@ -196,7 +196,7 @@ static int setup_sync(struct ks_merge *m, int gi, struct ks_error *err)
 
 	g->sync = ks_timesync_new();
 	if (!g->sync)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	if (m->opts.no_sync)
 		return 0;
 	if (ks_source_timeshift(g->src)) {
@@ -207,7 +207,7 @@ static int setup_sync(struct ks_merge *m, int gi, struct ks_error *err)
 	for (i = 0; i < m->opts.nr_offsets; i++)
 		if (ks_timesync_set_fixed_offset(g->sync, m->opts.offsets[i].vcpu,
 						 m->opts.offsets[i].offset) < 0)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	if (!m->opts.nr_offsets && scan_tsc_offsets(m, g->sync, err) < 0)
 		return -1;
 	/* the offsets are host TSC ticks: the host's conversion applies */
@@ -270,7 +270,7 @@ int ks_merge_open(struct ks_merge **out, const char *const *specs, int n,
 	for (i = 0; i < n; i++) {
 		if (split_spec(&m->in[i], specs[i]) < 0) {
 			ks_merge_close(m);
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		}
 		/* a guest's events are met in its records only (the host's
 		 * tep is asked by name: kvm_entry, kvm_exit, the architecture) */

@@ -469,7 +469,7 @@ int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
 		m->oom = true;
 	if (evict_vms(m) < 0) {
 		m->oom = true;
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	ks_vcpu_ctx_replay(&m->vctx, m->st);
 	return 0;
@@ -481,7 +481,7 @@ struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks
 	struct ks_metrics *m = calloc(1, sizeof(*m));
 
 	if (!m) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	if (cfg)
@@ -592,7 +592,7 @@ int ks_metrics_snapshot(const struct ks_metrics *cm, struct ks_metrics_snapshot 
 	const struct ks_stat_anomalies *a = ks_stat_anomalies(m->st);
 
 	if (m->oom)
-		return ks_error_set(err, "out of memory while counting exits");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory while counting exits");
 	note_arch(m);
 	if (copy_out((void **)&s->vms, &s->cap_vms, m->vms, m->nvms, sizeof(*m->vms)) < 0 ||
 	    copy_out((void **)&s->reasons, &s->cap_reasons, m->reasons, m->nreasons,
@@ -600,7 +600,7 @@ int ks_metrics_snapshot(const struct ks_metrics *cm, struct ks_metrics_snapshot 
 	    copy_out((void **)&s->series, &s->cap_series, m->series, m->nseries,
 		     sizeof(*m->series)) < 0 ||
 	    copy_out((void **)&s->hists, &s->cap_hists, m->hists, m->nhists, sizeof(*m->hists)) < 0)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	s->nvms = m->nvms;
 	s->nreasons = m->nreasons;
 	s->nseries = m->nseries;

@@ -30,6 +30,7 @@
 #include <cpuid.h>
 #endif
 
+#include "kvmscope/limits.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/pmu_host.h"
 #include "util/procfs.h"
@@ -111,6 +112,15 @@ void ks_cpuset_format(const struct ks_cpuset *s, char *buf, size_t len)
 }
 
 /* ---- small file helpers ---- */
+/* A whole decimal number from sysfs or procfs (int range), else DFLT. */
+static int read_int(const char *s, int dflt)
+{
+	int64_t v;
+
+	return ks_parse_i64(s, strlen(s), 10, &v) == 0 && v >= INT32_MIN && v <= INT32_MAX ? (int)v
+												 : dflt;
+}
+
 static void path_join(char *buf, size_t len, const char *root, const char *rel)
 {
 	snprintf(buf, len, "%s/%s", root, rel);
@@ -327,7 +337,7 @@ static void read_sysfs_pmus(const char *sys, struct ks_pmu_caps *c)
 			snprintf(c->pmu_name, sizeof(c->pmu_name), "%s", buf);
 		snprintf(rel, sizeof(rel), "bus/event_source/devices/%s/caps/branches", names[i]);
 		if (c->branches < 0 && read_line(sys, rel, buf, sizeof(buf)) == 0)
-			c->branches = atoi(buf);
+			c->branches = read_int(buf, -1);
 	}
 	if (c->branches > 0) {
 		c->lbr_depth = c->branches;
@@ -840,7 +850,7 @@ static void add_holder(struct ks_pmu_host *h, const char *proc, const char *pid,
 	struct ks_pmu_holder ho;
 
 	memset(&ho, 0, sizeof(ho));
-	ho.pid = atoi(pid);
+	ho.pid = read_int(pid, 0);
 	ho.nfds = nfds;
 	read_comm(proc, pid, ho.comm, sizeof(ho.comm));
 	printable_cmdline(argv, alen, ho.cmdline, sizeof(ho.cmdline));
@@ -859,7 +869,7 @@ static void add_vm(struct ks_pmu_host *h, const char *proc, const char *pid, con
 	struct ks_pmu_vm v;
 
 	memset(&v, 0, sizeof(v));
-	v.pid = atoi(pid);
+	v.pid = read_int(pid, 0);
 	v.pmu = -1;
 	v.pmu_why = "not QEMU: unknown";
 	ks_pmu_parse_qemu_cmdline(argv, alen, &v);
@@ -1020,7 +1030,7 @@ int ks_pmu_host_scan(struct ks_pmu_host **out, const struct ks_pmu_host_opts *o_
 
 	*out = NULL;
 	if (!h)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	if (!o.sysfs_root)
 		o.sysfs_root = "/sys";
 	if (!o.proc_root)
@@ -1029,14 +1039,14 @@ int ks_pmu_host_scan(struct ks_pmu_host **out, const struct ks_pmu_host_opts *o_
 		o.dev_root = "/dev";
 	if (o.cpuid_file && access(o.cpuid_file, R_OK) != 0) {
 		free(h);
-		return ks_error_set(err, "%s: %s", o.cpuid_file, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: %s", o.cpuid_file, strerror(errno));
 	}
 	read_cpuid_caps(&o, &h->caps);
 	read_sysfs_pmus(o.sysfs_root, &h->caps);
 	read_kvm(&o, &h->kvm);
 	h->nmi_watchdog = -1;
 	if (read_line(o.proc_root, "sys/kernel/nmi_watchdog", buf, sizeof(buf)) == 0)
-		h->nmi_watchdog = atoi(buf) ? 1 : 0;
+		h->nmi_watchdog = read_int(buf, -1) < 0 ? -1 : read_int(buf, -1) > 0;
 	if (read_line(o.sysfs_root, "devices/system/cpu/online", buf, sizeof(buf)) < 0 ||
 	    ks_cpuset_parse(&h->online, buf) < 0)
 		ks_cpuset_parse(&h->online, "0");

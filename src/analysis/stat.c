@@ -1420,7 +1420,7 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 
 	st = calloc(1, sizeof(*st));
 	if (!st) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	st->cfg = *cfg;
@@ -1432,7 +1432,7 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	if (ks_attr_guests_init(&st->guests, guests, nguests) < 0) {
 		ks_attr_guests_free(&st->guests);
 		free(st);
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	ks_attr_guests_procs(&st->guests, src);
@@ -1884,7 +1884,7 @@ int ks_stat_sort(const struct ks_stat *st, struct ks_stat_row **rows, size_t n, 
 								  sort_keys[k].mode;
 	items = calloc(n + 1, sizeof(*items));
 	if (!items)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (i = 0; i < n; i++) {
 		items[i].row = rows[i];
 		items[i].pos = i;

@@ -373,7 +373,7 @@ static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in
 	if (tl->nr_vcpus >= p->max_threads) {
 		char hint[96];
 
-		ks_error_at(&p->error, ks_source_path(ks_merge_source(tl->merge, in)), off,
+		ks_error_code_at(&p->error, KS_E_LIMIT, ks_source_path(ks_merge_source(tl->merge, in)), off,
 			    "more distinct vCPU threads than the budget allows %s",
 			    ks_limit_hint(hint, sizeof(hint), "threads", p->max_threads));
 		p->failed = true;
@@ -1087,7 +1087,7 @@ int ks_timeline_error(const struct ks_timeline *tl, struct ks_error *err)
 	if (tl->oom) {
 		if (ks_spill_error(&p->sp, err) < 0)
 			return -1;
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	if (ks_spill_error(&p->sp, err) < 0)
 		return -1;

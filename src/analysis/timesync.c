@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvmscope/limits.h"
 #include "kvmscope/timesync.h"
 
 struct vcpu_sync {
@@ -119,11 +120,11 @@ int ks_timesync_use_timeshift(struct ks_timesync *ts, const struct ks_source_tim
 		struct vcpu_sync *v = vcpu_slot(ts, c);
 
 		if (!v)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		free(v->samples);
 		v->samples = malloc((tc->nr_samples ? tc->nr_samples : 1) * sizeof(*v->samples));
 		if (!v->samples)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		memcpy(v->samples, tc->samples, tc->nr_samples * sizeof(*v->samples));
 		v->nr_samples = tc->nr_samples;
 	}
@@ -322,23 +323,19 @@ uint64_t ks_timesync_tsc2nsec(const struct ks_source_clock *clock, uint64_t raw)
 
 int ks_timesync_parse_offset_arg(const char *arg, uint32_t *vcpu, uint64_t *offset)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
+	int64_t neg;
 	const char *eq = strchr(arg, '=');
 
 	if (!eq || eq == arg)
 		return -1;
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end != eq || v >= 4096)
+	if (ks_parse_u64(arg, (size_t)(eq - arg), 10, &v) < 0 || v >= 4096)
 		return -1;
-	errno = 0;
+	if (eq[1] == '-' ? ks_parse_i64(eq + 1, strlen(eq + 1), 0, &neg) < 0
+			 : ks_parse_u64(eq + 1, strlen(eq + 1), 0, offset) < 0)
+		return -1;
 	if (eq[1] == '-')
-		*offset = (uint64_t)strtoll(eq + 1, &end, 0);
-	else
-		*offset = strtoull(eq + 1, &end, 0);
-	if (errno || end == eq + 1 || *end)
-		return -1;
+		*offset = (uint64_t)neg;
 	*vcpu = (uint32_t)v;
 	return 0;
 }

@@ -151,7 +151,7 @@ static void note_replaced(void *arg, struct ks_stat_row *const *rows, uint64_t b
 	for (lv = 0; lv < KS_TOP_LEVELS; lv++)
 		if (rows[lv] && add_span(t, &t->replaced[lv], (enum ks_top_level)lv, rows[lv],
 					 ts > begin ? ts - begin : 0) < 0 && !t->failed) {
-			ks_error_set(&t->error, "out of memory");
+			ks_error_code(&t->error, KS_E_NOMEM, "out of memory");
 			t->failed = true;
 		}
 }
@@ -186,7 +186,7 @@ static void ctx_note(struct ks_top *t, const struct ks_record *rec)
 	/* the stat engine counts the same threads: the budget only matters
 	 * across intervals, when it starts afresh */
 	if (ks_vcpu_ctx_note(&t->vctx, rec) == KS_VCTX_BUDGET && !t->failed) {
-		ks_error_at(&t->error, ks_source_path(t->src), rec->offset,
+		ks_error_code_at(&t->error, KS_E_LIMIT, ks_source_path(t->src), rec->offset,
 			    "more distinct threads than the budget allows %s",
 			    ks_limit_hint(hint, sizeof(hint), "threads", t->vctx.max_threads));
 		t->failed = true;
@@ -202,7 +202,7 @@ struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 	int i;
 
 	if (!t) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	t->src = src;
@@ -383,13 +383,13 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 	ks_hmap_init_wide(&t->open[lv], 4, sizeof(struct span));
 	ks_stat_open(t->cur, (int)lv, note_open, &oc);
 	if (oc.failed)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 
 	for (i = 0; i < n; i++) {
 		struct total_entry *e = total_of(tt, rows[i]);
 
 		if (!e)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		e->total += rows[i]->count;
 		e->seen = t->nintervals;
 	}
@@ -406,7 +406,7 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 	t->nrows[lv] = 0;
 	t->rows[lv] = calloc(m + 1, sizeof(struct ks_top_row));
 	if (!t->rows[lv])
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (i = 0; i < n; i++) {
 		struct ks_top_row *o = &t->rows[lv][i];
 		struct total_entry *e = total_of(tt, rows[i]);

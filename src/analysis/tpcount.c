@@ -53,7 +53,7 @@ struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *h
 	const struct ks_source_info *info = src ? ks_source_info(src) : NULL;
 
 	if (!c) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	ks_hmap_init(&c->evs, sizeof(struct ev_info));

@@ -29,6 +29,7 @@
 
 #include <event-parse.h>
 
+#include "kvmscope/limits.h"
 #include "cli.h"
 #include "options.h"
 #include "kvmscope/source.h"
@@ -327,17 +328,16 @@ static _Noreturn void refuse_empty(struct ks_tdw *w, const struct convert_args *
  * for a reused pid), or NULL. */
 static struct comm_slot *line_overridden(struct comm_map *comms, const char *line, size_t n)
 {
-	char buf[64], *end;
+	char buf[64];
 	const char *sp = memchr(line, ' ', n);
-	long pid;
+	int64_t pid;
 	uint32_t *i;
 
 	if (!sp || n >= sizeof(buf))
 		return NULL;
 	memcpy(buf, line, n);
 	buf[n] = 0;
-	pid = strtol(buf, &end, 10);
-	if (end != buf + (sp - line) || pid < 0 || pid > INT32_MAX ||
+	if (ks_parse_i64(buf, (size_t)(sp - line), 10, &pid) < 0 || pid < 0 || pid > INT32_MAX ||
 	    !(i = ks_hmap_get(&comms->index, (uint64_t)(uint32_t)pid)))
 		return NULL;
 	return comms->slots[*i].named && strcmp(comms->slots[*i].comm, buf + (sp - line) + 1)

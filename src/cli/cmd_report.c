@@ -715,31 +715,31 @@ static void hint_symbols(const struct report_args *a, struct ks_profile *p, uint
 		       user ? "; guest user code: --guest-binary PROGRAM:ADDRESS" : "");
 }
 
-static void run(struct report_args *a)
+/* The rows the answer prints: samples, and exits unless --no-exits. */
+struct report_rows {
+	struct ks_profile_row *rows, *ex;
+	size_t n, nex;
+	uint64_t folded, folded_ex;
+};
+
+/* Read the whole input into a profile, with every symbol source loaded. */
+static struct ks_profile *profile_input(struct report_args *a, struct ks_source *src,
+					struct loaded *l)
 {
-	struct ks_profile_row *rows = NULL, *ex = NULL;
-	struct ks_profile_totals t;
-	struct loaded l = { 0 };
-	struct ks_source *src;
 	struct ks_profile *p;
 	struct ks_record rec;
 	struct ks_error err;
-	size_t n, nex = 0;
-	uint64_t folded, folded_ex = 0;
-	const char *in[2 * MAX_LIST + 8];
 	struct ks_progress prog;
-	const int32_t *vms;
-	int r, i;
+	int r;
 
-	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
-	check_outputs(a, in);
-	load_or_die(cli_source_open(&src, a->input, 0, &a->limits, &err), &err);
 	apply_time_window(src, a->input, &a->time);
 	a->cfg.limits = ks_source_limits(src);
 	a->cfg.path = ks_source_path(src);
 	p = ks_profile_new(&a->cfg, ks_source_info(src), &err);
-	if (!p)
+	if (!p && ks_error_kind(&err) == KS_E_USAGE)
 		usage_error("report", "%s", err.msg);
+	if (!p)
+		die("%s", err.msg);
 	if (ks_profile_set_guests(p, src, &err) < 0)
 		die("%s", err.msg);
 	cli_progress_init(&prog, "report", a->quiet, false);
@@ -750,60 +750,99 @@ static void run(struct report_args *a)
 	ks_progress_end(&prog);
 	if (r < 0 || ks_profile_error(p, &err) < 0)
 		die("%s", err.msg);
-	setup_default_symbols(a, p, &l);
-	setup_guest_traces(a, p, &l, src);
+	setup_default_symbols(a, p, l);
+	setup_guest_traces(a, p, l, src);
 	if (a->mount)
-		setup_mount(a, p, &l);
-	ks_profile_totals(p, &t);
-	if (!t.samples)
-		explain_empty(a, &t);
+		setup_mount(a, p, l);
+	return p;
+}
+
+static void collect_rows(struct report_args *a, struct ks_profile *p,
+			 const struct ks_profile_totals *t, struct report_rows *rr)
+{
+	struct ks_error err;
+	const int32_t *vms;
+
 	/* several VMs: their kernels are not one profile */
 	if (!a->by_set && ks_profile_vms(p, &vms) > 1)
 		a->by |= KS_PROF_VM;
-	n = ks_profile_rows(p, sample_dims(a), false, &rows);
-	folded = ks_profile_rows_folded(p);
-	if (!a->no_exits && t.exits) {
-		nex = ks_profile_rows(p, a->by | KS_PROF_REASON |
-				      (a->offsets ? KS_PROF_ADDR : KS_PROF_SYM), true, &ex);
-		folded_ex = ks_profile_rows_folded(p);
+	rr->n = ks_profile_rows(p, sample_dims(a), false, &rr->rows);
+	rr->folded = ks_profile_rows_folded(p);
+	if (!a->no_exits && t->exits) {
+		rr->nex = ks_profile_rows(p, a->by | KS_PROF_REASON |
+					  (a->offsets ? KS_PROF_ADDR : KS_PROF_SYM), true, &rr->ex);
+		rr->folded_ex = ks_profile_rows_folded(p);
 	}
 	if (ks_profile_error(p, &err) < 0)
 		die("%s", err.msg);
-	if (folded || folded_ex)
+	if (rr->folded || rr->folded_ex)
 		warnx_("%s: more distinct guest addresses than the budget holds: %" PRIu64
 		       " rows of the fewest samples folded into one [other] row (raise it with "
-		       "--limit tables=SIZE)", a->input, folded + folded_ex);
+		       "--limit tables=SIZE)", a->input, rr->folded + rr->folded_ex);
+}
+
+static void print_text(const struct report_args *a, struct ks_profile *p,
+		       const struct report_rows *rr, const struct ks_profile_totals *t)
+{
+	printf("# Input: %s\n# Samples: %" PRIu64 " (PMU %" PRIu64 ", exit tracepoints %"
+	       PRIu64 "); host-mode samples skipped: %" PRIu64 "\n#\n", a->input,
+	       t->samples, t->pmu_samples, t->exit_samples, t->host_samples);
+	print_protected(p);
+	print_table(a, p, rr->rows, rr->n, t->samples);
+	if (rr->folded)
+		printf("# %" PRIu64 " rows of the fewest samples folded into [other] "
+		       "(--limit tables=SIZE)\n", rr->folded);
+	if (rr->nex)
+		print_exits(a, p, rr->ex, rr->nex);
+	if (rr->folded_ex)
+		printf("# %" PRIu64 " rows of the fewest exits folded into [other] "
+		       "(--limit tables=SIZE)\n", rr->folded_ex);
+}
+
+static void print_answer(const struct report_args *a, struct ks_profile *p,
+			 const struct report_rows *rr, const struct ks_profile_totals *t)
+{
 	if (a->format == OUT_JSON) {
-		print_json(p, a, rows, n, ex, nex, &t);
+		print_json(p, a, rr->rows, rr->n, rr->ex, rr->nex, t);
 	} else if (a->format == OUT_CSV) {
 		printf("table,vm,vcpu,reason,mode,dso,symbol,address,offset,samples,overhead_pct,"
 		       "handled,time_ns,vm_name\n");
-		for (size_t k = 0; k < n; k++)
-			csv_row(p, "samples", &rows[k], t.samples);
-		for (size_t k = 0; k < nex; k++)
-			csv_row(p, "exits", &ex[k], t.samples);
+		for (size_t k = 0; k < rr->n; k++)
+			csv_row(p, "samples", &rr->rows[k], t->samples);
+		for (size_t k = 0; k < rr->nex; k++)
+			csv_row(p, "exits", &rr->ex[k], t->samples);
 	} else if (!a->folded || strcmp(a->folded, "-")) {
-		printf("# Input: %s\n# Samples: %" PRIu64 " (PMU %" PRIu64 ", exit tracepoints %"
-		       PRIu64 "); host-mode samples skipped: %" PRIu64 "\n#\n", a->input,
-		       t.samples, t.pmu_samples, t.exit_samples, t.host_samples);
-		print_protected(p);
-		print_table(a, p, rows, n, t.samples);
-		if (folded)
-			printf("# %" PRIu64 " rows of the fewest samples folded into [other] "
-			       "(--limit tables=SIZE)\n", folded);
-		if (nex)
-			print_exits(a, p, ex, nex);
-		if (folded_ex)
-			printf("# %" PRIu64 " rows of the fewest exits folded into [other] "
-			       "(--limit tables=SIZE)\n", folded_ex);
+		print_text(a, p, rr, t);
 	}
+}
+
+static void run(struct report_args *a)
+{
+	struct report_rows rr = { 0 };
+	struct ks_profile_totals t;
+	struct loaded l = { 0 };
+	struct ks_source *src;
+	struct ks_profile *p;
+	struct ks_error err;
+	const char *in[2 * MAX_LIST + 8];
+	int i;
+
+	report_inputs(a, in, sizeof(in) / sizeof(in[0]));
+	check_outputs(a, in);
+	load_or_die(cli_source_open(&src, a->input, 0, &a->limits, &err), &err);
+	p = profile_input(a, src, &l);
+	ks_profile_totals(p, &t);
+	if (!t.samples)
+		explain_empty(a, &t);
+	collect_rows(a, p, &t, &rr);
+	print_answer(a, p, &rr, &t);
 	write_stacks(a, p, in);
 	/* after the answer, as a note; not after a failed write (its error,
 	 * at exit, is the one line then) */
 	if (t.samples && fflush(stdout) == 0 && !ferror(stdout))
 		hint_symbols(a, p, t.samples);
-	free(rows);
-	free(ex);
+	free(rr.rows);
+	free(rr.ex);
 	ks_profile_free(p);
 	for (i = 0; i < l.ntabs; i++)
 		ks_symtab_free(l.tabs[i]);

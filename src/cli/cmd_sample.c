@@ -227,7 +227,7 @@ static int unwind_vcpu(struct sampler *s, size_t i, struct ks_error *err)
 	ks_vmem_reset(&s->vm, r.cr3, r.cr4);
 	ks_unwind(&s->unw, &s->vm, &r, &st);
 	if (keep_stack(&s->run, (uint32_t)i, &st) < 0)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -624,7 +624,7 @@ static void outputs(struct sampler *s, const struct ks_guestsyms *gs)
  * stopped, which the run's exit status must say. */
 static int let_go(struct sampler *s)
 {
-	struct ks_error err = { "" };
+	struct ks_error err = { .msg = "" };
 	int rc;
 
 	ks_gdb_set_deadline(s->g, earlier(now_ns() + hold_budget(s), grace_end(s)));
@@ -676,7 +676,7 @@ int cmd_sample(int argc, char **argv)
 	static struct sampler s;
 	struct sample_args a;
 	struct ks_guestsyms gs;
-	struct ks_error err = { "" };
+	struct ks_error err = { .msg = "" };
 	int log_fd = -1, rc = 0;
 
 	parse_args(argc, argv, &a);

@@ -55,118 +55,134 @@ static void write_file(const char *path, const char *const *inputs, const struct
 	cli_output_commit(of);
 }
 
-int cmd_timeline(int argc, char **argv)
-{
+struct timeline_args {
 	struct merge_inputs in;
-	const char *json = NULL, *html = NULL, *pb = NULL;
-	long long max_ev = 100000;
-	struct time_window time = { 0 };
-	uint64_t win_start = 0, win_end = UINT64_MAX;
-	struct ks_census census;
-	struct ks_timeline *tl;
-	struct ks_merge *m;
+	const char *out[3];     /* --json, --html, --perfetto (write_file's kinds) */
+	long long max_ev;
+	struct time_window time;
+	bool quiet;
+	int first;              /* argv index of the first non-option */
+};
+
+/* Options; the outputs are checked before any input is read. */
+static void parse_args(struct timeline_args *a, int argc, char **argv)
+{
+	static const char *const names[3] = { "--json", "--html", "--perfetto" };
+	const struct opt opts[] = {
+		OPT_LIST('i', NULL, a->in.specs, &a->in.n, argc, "FILE[@NAME]",
+			 "an input; the first is the host (files may also be\n"
+			 "given without -i)"),
+		OPT_STRING(0, "json", &a->out[0], "FILE", "write Chrome/Perfetto trace-event JSON"),
+		OPT_STRING(0, "html", &a->out[1], "FILE",
+			   "write a self-contained HTML timeline viewer"),
+		OPT_STRING(0, "perfetto", &a->out[2], "FILE",
+			   "write a Perfetto protobuf trace (ui.perfetto.dev)"),
+		MERGE_INPUT_OPTS(&a->in),
+		OPT_INT(0, "max-guest-events", &a->max_ev, "N",
+			"guest instant events kept (default 100000)", 0, INT64_MAX),
+		OPT_TIME(&a->time),
+		OPT_FLAG('q', "quiet", &a->quiet, "no summary on stdout"),
+		OPT_END(),
+	};
+	int i, j;
+
+	a->first = parse_options(&timeline_cmd, opts, argc, argv);
+	for (i = a->first; i < argc; i++)
+		a->in.specs[a->in.n++] = argv[i];
+	a->in.specs[a->in.n] = NULL;
+	if (!a->in.n)
+		usage_error("timeline", "no input file");
+	for (i = 0; i < 3; i++)
+		if (a->out[i])
+			cli_output_check(a->out[i], a->in.specs, 0);
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++)
+			if (a->out[i] && a->out[j] && !strcmp(a->out[i], a->out[j]))
+				usage_error("timeline", "%s and %s name the same file '%s'",
+					    names[i], names[j], a->out[i]);
+	a->in.n -= argc - a->first;
+}
+
+/* Every record is fed, so that the states at the window's start are
+ * known; the outputs are cut to the window afterwards. */
+static void feed(struct ks_timeline *tl, struct ks_merge *m, const struct timeline_args *a,
+		 uint64_t win_start, uint64_t win_end, struct ks_progress *prog)
+{
 	struct ks_merge_rec r;
 	struct ks_error err;
-	bool quiet = false;
-	struct ks_progress prog;
-	char what[300];
-	int rc = 0, first, i, nops;
+	int rc = 0;
 
-	merge_inputs_init(&in, argc);
-	{
-		const struct opt opts[] = {
-			OPT_LIST('i', NULL, in.specs, &in.n, argc, "FILE[@NAME]",
-				 "an input; the first is the host (files may also be\n"
-				 "given without -i)"),
-			OPT_STRING(0, "json", &json, "FILE", "write Chrome/Perfetto trace-event JSON"),
-			OPT_STRING(0, "html", &html, "FILE",
-				   "write a self-contained HTML timeline viewer"),
-			OPT_STRING(0, "perfetto", &pb, "FILE",
-				   "write a Perfetto protobuf trace (ui.perfetto.dev)"),
-			MERGE_INPUT_OPTS(&in),
-			OPT_INT(0, "max-guest-events", &max_ev, "N",
-				"guest instant events kept (default 100000)", 0, INT64_MAX),
-			OPT_TIME(&time),
-			OPT_FLAG('q', "quiet", &quiet, "no summary on stdout"),
-			OPT_END(),
-		};
-
-		first = parse_options(&timeline_cmd, opts, argc, argv);
-	}
-	/* the outputs are checked before any input is read */
-	nops = argc - first;
-	for (i = first; i < argc; i++)
-		in.specs[in.n++] = argv[i];
-	in.specs[in.n] = NULL;
-	if (!in.n)
-		usage_error("timeline", "no input file");
-	if (json)
-		cli_output_check(json, in.specs, 0);
-	if (html)
-		cli_output_check(html, in.specs, 0);
-	if (pb)
-		cli_output_check(pb, in.specs, 0);
-	{
-		const char *outs[3] = { json, html, pb }, *names[3] = { "--json", "--html", "--perfetto" };
-
-		for (i = 0; i < 3; i++)
-			for (int j = i + 1; j < 3; j++)
-				if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
-					usage_error("timeline", "%s and %s name the same file '%s'",
-						    names[i], names[j], outs[i]);
-	}
-	in.n -= nops;
-	m = merge_inputs_open(&in, "timeline", first, argc, argv);
-	if (time.set)
-		resolve_time_window(in.specs[0], &time, &win_start, &win_end);
-	tl = ks_timeline_new(m);
-	if (!tl)
-		die("out of memory");
-	tl->max_gevents = (unsigned long long)max_ev;
-	if (time.set)
-		ks_timeline_set_window(tl, win_start, win_end);
-	cli_progress_init(&prog, "timeline", quiet, false);
-	/* every record is fed, so that the states at the window's start are
-	 * known; the outputs are cut to the window afterwards */
 	while (ks_timeline_error(tl, NULL) == 0 && (rc = ks_merge_next(m, &r, &err)) > 0) {
 		ks_timeline_feed(tl, &r);
-		if (ks_progress_due(&prog))
-			cli_progress_merge(&prog, m);
+		if (ks_progress_due(prog))
+			cli_progress_merge(prog, m);
 	}
-	ks_progress_end(&prog);
+	ks_progress_end(prog);
 	if (rc < 0 || ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
 	ks_timeline_finish(tl);
 	if (ks_timeline_error(tl, &err) < 0)
 		die("%s", err.msg);
-	if (time.set) {
+	if (a->time.set) {
 		ks_timeline_clip(tl, win_start, win_end);
 		if (ks_timeline_error(tl, &err) < 0)
 			die("%s", err.msg);
 	}
-	if (!tl->nr_vcpus) {
-		cli_census(in.specs[0], NULL, &census);
-		if (cli_note_no_kvm(in.specs[0], &census, "in the host trace"))
-			; /* an idle host: an empty timeline, not an error */
-		else if (!time.set)
-			die("%s: no vCPU thread found: no kvm_entry/kvm_exit events", in.specs[0]);
-		else
-			warnx_("%s: no vCPU activity in the time window", in.specs[0]);
-	}
-	if (!quiet)
+}
+
+/* No vCPU in the timeline: an idle host is an empty timeline; else say why. */
+static void check_vcpus(const struct ks_timeline *tl, const struct timeline_args *a)
+{
+	struct ks_census census;
+	const char *host = a->in.specs[0];
+
+	if (tl->nr_vcpus)
+		return;
+	cli_census(host, NULL, &census);
+	if (cli_note_no_kvm(host, &census, "in the host trace"))
+		return;
+	if (!a->time.set)
+		die("%s: no vCPU thread found: no kvm_entry/kvm_exit events", host);
+	warnx_("%s: no vCPU activity in the time window", host);
+}
+
+int cmd_timeline(int argc, char **argv)
+{
+	struct timeline_args a = { .max_ev = 100000 };
+	uint64_t win_start = 0, win_end = UINT64_MAX;
+	struct ks_timeline *tl;
+	struct ks_merge *m;
+	struct ks_progress prog;
+	char what[300];
+	int i;
+
+	merge_inputs_init(&a.in, argc);
+	parse_args(&a, argc, argv);
+	m = merge_inputs_open(&a.in, "timeline", a.first, argc, argv);
+	if (a.time.set)
+		resolve_time_window(a.in.specs[0], &a.time, &win_start, &win_end);
+	tl = ks_timeline_new(m);
+	if (!tl)
+		die("out of memory");
+	tl->max_gevents = (unsigned long long)a.max_ev;
+	if (a.time.set)
+		ks_timeline_set_window(tl, win_start, win_end);
+	cli_progress_init(&prog, "timeline", a.quiet, false);
+	feed(tl, m, &a, win_start, win_end, &prog);
+	check_vcpus(tl, &a);
+	if (!a.quiet)
 		ks_timeline_print_summary(tl, stdout);
 	for (i = 0; i < 3; i++) {
-		const char *path = i == 0 ? json : i == 1 ? html : pb;
-		if (!path)
+		if (!a.out[i])
 			continue;
-		snprintf(what, sizeof(what), "writing %s", path);
+		snprintf(what, sizeof(what), "writing %s", a.out[i]);
 		ks_progress_phase(&prog, what);
-		write_file(path, in.specs, tl, i);
+		write_file(a.out[i], a.in.specs, tl, i);
 	}
 	ks_progress_end(&prog);
 	ks_timeline_free(tl);
 	ks_merge_close(m);
-	merge_inputs_free(&in);
+	merge_inputs_free(&a.in);
 	/* standard output is checked at exit (main.c) */
 	return 0;
 }

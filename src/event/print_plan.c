@@ -30,6 +30,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "util/byteorder.h"
 #include "print_plan.h"
 
 enum step_kind {
@@ -131,25 +132,7 @@ static inline bool int_size(int n)
 /* tep_read_number(), without the call. */
 static inline uint64_t rd(const struct ks_plan *p, const uint8_t *ptr, int size)
 {
-	uint16_t v2;
-	uint32_t v4;
-	uint64_t v8;
-
-	switch (size) {
-	case 1:
-		return *ptr;
-	case 2:
-		memcpy(&v2, ptr, 2);
-		return p->swap ? __builtin_bswap16(v2) : v2;
-	case 4:
-		memcpy(&v4, ptr, 4);
-		return p->swap ? __builtin_bswap32(v4) : v4;
-	case 8:
-		memcpy(&v8, ptr, 8);
-		return p->swap ? __builtin_bswap64(v8) : v8;
-	default:
-		return 0;
-	}
+	return ks_load_n(ptr, size, p->swap);
 }
 
 static struct ks_plan *new_plan(struct tep_handle *tep)

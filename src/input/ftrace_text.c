@@ -34,6 +34,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "util/buf.h"
 #include "arch/arch.h"
 #include "arch/x86.h"
 #include "ctx_impl.h"
@@ -957,37 +958,6 @@ static int parse_fields(struct text_source *s, const struct text_event *te, cons
 /* ------------------------------------------------------------------ */
 /* Building the tep handle                                              */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static int sb_add(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sb_add(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return -1;
-		if (b->s && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return 0;
-		}
-		size_t cap = (b->cap + (size_t)n + 1) * 2;
-		char *s = realloc(b->s, cap);
-
-		if (!s)
-			return -1;
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
 static int payload_size(struct tep_event *ev, uint32_t *size)
 {
 	struct tep_format_field **fields = tep_event_fields(ev);
@@ -1043,17 +1013,17 @@ static bool take_parser(struct text_event *te)
 static int add_event(struct tep_handle *tep, struct text_event *te,
 		     const struct ks_event_format *format, int id)
 {
-	struct strbuf b = { 0 };
+	struct ks_buf b = KS_BUF_INIT;
 	char *body = ks_event_format_body(format);
 	int r = -1;
 
 	memset(te, 0, sizeof(*te));
 	te->system = format->system;
 	te->name = format->name;
-	if (!body || sb_add(&b, "name: %s\nID: %d\nformat:\n%s%s", te->name, id, COMMON_FIELDS,
+	if (!body || ks_buf_addf(&b, "name: %s\nID: %d\nformat:\n%s%s", te->name, id, COMMON_FIELDS,
 			    body) < 0)
 		goto out;
-	if (tep_parse_format(tep, &te->ev, b.s, b.len, te->system) != 0 || !te->ev ||
+	if (tep_parse_format(tep, &te->ev, b.p, b.len, te->system) != 0 || !te->ev ||
 	    payload_size(te->ev, &te->size) < 0)
 		goto out;
 	if (!take_parser(te) && (te->plan = ks_plan_compile(te->ev)) != NULL &&
@@ -1064,7 +1034,7 @@ static int add_event(struct tep_handle *tep, struct text_event *te,
 	r = te->parse || te->plan ? 0 : 1;
 out:
 	free(body);
-	free(b.s);
+	ks_buf_free(&b);
 	return r;
 }
 
@@ -1686,7 +1656,7 @@ static int text_next(struct ks_source *src, struct ks_record *rec, struct ks_err
 	for (;;) {
 		r = reader_next(&s->lr, &ln);
 		if (r < 0)
-			return ks_error_at(err, src->path, s->lr.offset, "cannot read: %s",
+			return ks_error_code_at(err, KS_E_IO, src->path, s->lr.offset, "cannot read: %s",
 					   strerror(errno));
 		if (r == 0)
 			return 0;
@@ -1694,13 +1664,13 @@ static int text_next(struct ks_source *src, struct ks_record *rec, struct ks_err
 		if (r == -2) {
 			char hint[96];
 
-			return ks_error_at(err, src->path, ln.offset,
+			return ks_error_code_at(err, KS_E_LIMIT, src->path, ln.offset,
 					   "more distinct threads than the budget allows %s",
 					   ks_limit_hint(hint, sizeof(hint), "threads",
 							 src->limits.threads));
 		}
 		if (r < 0)
-			return ks_error_at(err, src->path, ln.offset, "out of memory");
+			return ks_error_code_at(err, KS_E_NOMEM, src->path, ln.offset, "out of memory");
 		if (r > 0)
 			return 1;
 	}
@@ -1857,7 +1827,7 @@ static int choose_set(struct text_source *s, const char *name, const char *text,
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0) {
-				ks_error_set(err, "%s: cannot read: %s", s->base.path, strerror(errno));
+				ks_error_code(err, KS_E_IO, "%s: cannot read: %s", s->base.path, strerror(errno));
 				goto out;
 			}
 			have += (size_t)n;
@@ -1878,7 +1848,7 @@ static int choose_set(struct text_source *s, const char *name, const char *text,
 	r = 0;
 	goto out;
 nomem:
-	ks_error_set(err, "%s: out of memory", s->base.path);
+	ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 out:
 	free(buf);
 	free(c.line);
@@ -1975,10 +1945,10 @@ static int sniff(int fd, const char *path, struct ks_error *err)
 	int r;
 
 	if (!head)
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	n = pread(fd, head, SNIFF_BYTES, 0);
 	if (n < 0)
-		r = ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		r = ks_error_code(err, KS_E_IO, "%s: cannot read: %s", path, strerror(errno));
 	else
 		r = sniff_head(head, (size_t)n, n == SNIFF_BYTES, path, err);
 	free(head);
@@ -1992,7 +1962,7 @@ int ks_ftrace_text_check_head(const char *name, const void *head, size_t len, bo
 	int r;
 
 	if (!copy)
-		return ks_error_set(err, "%s: out of memory", name);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", name);
 	memcpy(copy, head, len);
 	r = sniff_head(copy, len, more, name, err);
 	free(copy);
@@ -2014,7 +1984,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return ks_error_set(err, "%s: out of memory", name);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", name);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
 	ks_hmap_init(&s->vcpus, sizeof(int32_t));
@@ -2025,7 +1995,7 @@ int ks_ftrace_text_open_mem(struct ks_source **out, const char *name, const char
 	s->base.path = strdup(name);
 	s->lr.buf = reader_buffer(&s->lr, len);
 	if (!s->base.path || !s->lr.buf || ks_hmap_reserve(&s->comms, 1) < 0) {
-		ks_error_set(err, "%s: out of memory", name);
+		ks_error_code(err, KS_E_NOMEM, "%s: out of memory", name);
 		text_close(&s->base);
 		return -1;
 	}
@@ -2047,7 +2017,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	ks_source_apply_opts(&s->base, o);
 	s->base.ops = &text_ops;
 	ks_hmap_init(&s->comms, sizeof(struct comm_entry));
@@ -2055,7 +2025,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	s->lr.fd = open(path, O_RDONLY | O_CLOEXEC);
 	s->base.path = strdup(path);
 	if (s->lr.fd < 0) {
-		ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (!s->base.path)
@@ -2072,7 +2042,7 @@ int ks_ftrace_text_open(struct ks_source **out, const char *path, const struct k
 	*out = &s->base;
 	return 0;
 nomem:
-	ks_error_set(err, "%s: out of memory", path);
+	ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 fail:
 	text_close(&s->base);
 	return -1;

@@ -324,7 +324,7 @@ static int parse_stats_obj(struct json_object *root, struct ks_kstats *out,
 
 	if (!json_object_object_get_ex(root, "return", &ret) ||
 	    json_object_get_type(ret) != json_type_array)
-		return ks_error_set(err, "query-stats reply: offset 0: no \"return\" list");
+		return ks_error_code(err, KS_E_PEER, "query-stats reply: offset 0: no \"return\" list");
 	n = json_object_array_length(ret);
 	for (i = 0; i < n; i++) {
 		struct json_object *res = json_object_array_get_idx(ret, i), *stats, *qom;
@@ -333,7 +333,7 @@ static int parse_stats_obj(struct json_object *root, struct ks_kstats *out,
 		if (json_object_get_type(res) != json_type_object ||
 		    !json_object_object_get_ex(res, "stats", &stats) ||
 		    json_object_get_type(stats) != json_type_array) {
-			return ks_error_set(err, "query-stats reply: offset 0: result %zu has no "
+			return ks_error_code(err, KS_E_PEER, "query-stats reply: offset 0: result %zu has no "
 					    "\"stats\" list", i);
 		}
 		if (json_object_object_get_ex(res, "qom-path", &qom)) {
@@ -351,14 +351,14 @@ static int parse_stats_obj(struct json_object *root, struct ks_kstats *out,
 			    !json_object_object_get_ex(st, "name", &name) ||
 			    json_object_get_type(name) != json_type_string ||
 			    !json_object_object_get_ex(st, "value", &value)) {
-				return ks_error_set(err, "query-stats reply: offset 0: statistic %zu of "
+				return ks_error_code(err, KS_E_PEER, "query-stats reply: offset 0: statistic %zu of "
 						    "result %zu has no name or value", j, i);
 			}
 			k = ks_kstats_add(out, json_object_get_string(name), vcpu);
 			if (!k)
-				return ks_error_set(err, "out of memory");
+				return ks_error_code(err, KS_E_NOMEM, "out of memory");
 			if (parse_value(k, value) < 0)
-				return ks_error_set(err, "query-stats reply: offset 0: statistic '%s' has a "
+				return ks_error_code(err, KS_E_PEER, "query-stats reply: offset 0: statistic '%s' has a "
 						    "value that is not a number, boolean or list of "
 						    "numbers", k->name);
 		}
@@ -375,11 +375,11 @@ int ks_qmp_parse_stats(const char *text, size_t len, struct ks_kstats *out,
 	int rc;
 
 	if (!tok)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	root = len > INT32_MAX ? NULL : json_tokener_parse_ex(tok, text, (int)len);
 	if (!root) {
 		enum json_tokener_error e = json_tokener_get_error(tok);
-		ks_error_set(err, "query-stats reply: offset %zu: %s",
+		ks_error_code(err, KS_E_PEER, "query-stats reply: offset %zu: %s",
 			     json_tokener_get_parse_end(tok),
 			     e == json_tokener_continue ? "unexpected end" : json_tokener_error_desc(e));
 		json_tokener_free(tok);
@@ -412,14 +412,14 @@ static int wait_fd(struct ks_qmp *q, short events, int64_t deadline, struct ks_e
 		int r;
 
 		if (ks_ctx_cancelled(q->ctx))
-			return ks_error_set(err, "%s: interrupted", q->path);
+			return ks_error_code(err, KS_E_CANCELLED, "%s: interrupted", q->path);
 		if (left <= 0)
 			return 0;
 		r = poll(&p, 1, left < 100 ? (int)left : 100);
 		if (r > 0)
 			return 1;
 		if (r < 0 && errno != EINTR)
-			return ks_error_set(err, "%s: %s", q->path, strerror(errno));
+			return ks_error_code(err, KS_E_IO, "%s: %s", q->path, strerror(errno));
 	}
 }
 
@@ -455,11 +455,11 @@ static int read_line(struct ks_qmp *q, int64_t deadline, char **line, size_t *le
 			char *nb;
 
 			if (ncap > QMP_MAX_LINE)
-				return ks_error_set(err, "%s: a QMP message longer than %u bytes", q->path,
+				return ks_error_code(err, KS_E_PEER, "%s: a QMP message longer than %u bytes", q->path,
 						    QMP_MAX_LINE);
 			nb = realloc(q->buf, ncap);
 			if (!nb)
-				return ks_error_set(err, "out of memory");
+				return ks_error_code(err, KS_E_NOMEM, "out of memory");
 			q->buf = nb;
 			q->cap = ncap;
 		}
@@ -469,14 +469,14 @@ static int read_line(struct ks_qmp *q, int64_t deadline, char **line, size_t *le
 			continue;
 		}
 		if (r == 0)
-			return ks_error_set(err, "%s: QEMU closed the QMP connection", q->path);
+			return ks_error_code(err, KS_E_PEER, "%s: QEMU closed the QMP connection", q->path);
 		if (errno != EINTR && errno != EAGAIN)
-			return ks_error_set(err, "%s: %s", q->path, strerror(errno));
+			return ks_error_code(err, KS_E_IO, "%s: %s", q->path, strerror(errno));
 		w = wait_fd(q, POLLIN, deadline, err);
 		if (w < 0)
 			return -1;
 		if (!w)
-			return ks_error_set(err, "%s: QMP did not answer within %d ms", q->path,
+			return ks_error_code(err, KS_E_PEER, "%s: QMP did not answer within %d ms", q->path,
 					    q->timeout_ms);
 	}
 }
@@ -500,12 +500,12 @@ static int send_all(struct ks_qmp *q, const char *s, int64_t deadline, struct ks
 			continue;
 		}
 		if (w < 0 && errno != EINTR && errno != EAGAIN)
-			return ks_error_set(err, "%s: %s", q->path, strerror(errno));
+			return ks_error_code(err, KS_E_IO, "%s: %s", q->path, strerror(errno));
 		r = wait_fd(q, POLLOUT, deadline, err);
 		if (r < 0)
 			return -1;
 		if (!r)
-			return ks_error_set(err, "%s: QMP did not take a command within %d ms", q->path,
+			return ks_error_code(err, KS_E_PEER, "%s: QMP did not take a command within %d ms", q->path,
 					    q->timeout_ms);
 	}
 	return 0;
@@ -530,7 +530,7 @@ static struct json_object *command(struct ks_qmp *q, const char *cmd, struct ks_
 		consume(q, len);
 		if (!o || json_object_get_type(o) != json_type_object) {
 			json_object_put(o);
-			ks_error_set(err, "%s: QMP sent a line that is not a JSON object", q->path);
+			ks_error_code(err, KS_E_PEER, "%s: QMP sent a line that is not a JSON object", q->path);
 			return NULL;
 		}
 		if (json_object_object_get_ex(o, "return", NULL))
@@ -542,7 +542,7 @@ static struct json_object *command(struct ks_qmp *q, const char *cmd, struct ks_
 
 			/* the peer's text: shown on terminals */
 			ks_term_escape(safe, sizeof(safe), desc[0] ? desc : "error");
-			ks_error_set(err, "%s: QMP: %s", q->path, safe);
+			ks_error_code(err, KS_E_PEER, "%s: QMP: %s", q->path, safe);
 			json_object_put(o);
 			return NULL;
 		}
@@ -559,7 +559,7 @@ int ks_qmp_command(struct ks_qmp *q, const char *cmd, char **reply, struct ks_er
 	json_object_object_get_ex(o, "return", &ret);
 	*reply = strdup(json_object_to_json_string_ext(ret, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
-	return *reply ? 0 : ks_error_set(err, "out of memory");
+	return *reply ? 0 : ks_error_code(err, KS_E_NOMEM, "out of memory");
 }
 
 static int open_fd(struct ks_qmp **out, int fd, const char *name, const struct ks_qmp_opts *o,
@@ -586,11 +586,11 @@ int ks_qmp_open_opts(struct ks_qmp **out, const char *path, const struct ks_qmp_
 		return ks_error_set(err, "%s: socket path too long", path);
 	if (o->check_owner) {
 		if (lstat(path, &st) < 0)
-			return ks_error_set(err, "%s: %s", path, strerror(errno));
+			return ks_error_code(err, KS_E_IO, "%s: %s", path, strerror(errno));
 		if (!S_ISSOCK(st.st_mode))
 			return ks_error_set(err, "%s: not a socket", path);
 		if (st.st_uid != o->owner)
-			return ks_error_set(err, "%s: not trusted: the socket belongs to uid %u, "
+			return ks_error_code(err, KS_E_PEER, "%s: not trusted: the socket belongs to uid %u, "
 					    "not to uid %u", path, (unsigned)st.st_uid, (unsigned)o->owner);
 	}
 	memcpy(sa.sun_path, path, strlen(path));
@@ -598,7 +598,7 @@ int ks_qmp_open_opts(struct ks_qmp **out, const char *path, const struct ks_qmp_
 	 * backlog full) cannot hold connect() */
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return ks_error_set(err, "%s: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: %s", path, strerror(errno));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 		int e = errno, soerr = 0;
@@ -610,11 +610,11 @@ int ks_qmp_open_opts(struct ks_qmp **out, const char *path, const struct ks_qmp_
 
 			if (ks_ctx_cancelled(o->ctx)) {
 				close(fd);
-				return ks_error_set(err, "%s: interrupted", path);
+				return ks_error_code(err, KS_E_CANCELLED, "%s: interrupted", path);
 			}
 			if (left <= 0) {
 				close(fd);
-				return ks_error_set(err, "%s: QMP did not accept the connection within %d ms",
+				return ks_error_code(err, KS_E_PEER, "%s: QMP did not accept the connection within %d ms",
 						    path, timeout_ms);
 			}
 			r = poll(&p, 1, left < 100 ? (int)left : 100);
@@ -656,7 +656,7 @@ static int open_fd(struct ks_qmp **out, int fd, const char *name, const struct k
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		close(fd);
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	q->fd = fd;
 	snprintf(q->path, sizeof(q->path), "%s", name);
@@ -670,12 +670,12 @@ static int open_fd(struct ks_qmp **out, int fd, const char *name, const struct k
 		q->uid = cred.uid;
 	}
 	if (opts->check_owner && q->uid != (int64_t)opts->owner) {
-		ks_error_set(err, "%s: not trusted: the process serving it runs as uid %lld, not "
+		ks_error_code(err, KS_E_PEER, "%s: not trusted: the process serving it runs as uid %lld, not "
 			     "as uid %u", q->path, (long long)q->uid, (unsigned)opts->owner);
 		goto fail;
 	}
 	if (opts->peer_pid > 0 && q->pid != opts->peer_pid) {
-		ks_error_set(err, "%s: not trusted: served by process %d, not by process %d",
+		ks_error_code(err, KS_E_PEER, "%s: not trusted: served by process %d, not by process %d",
 			     q->path, q->pid, opts->peer_pid);
 		goto fail;
 	}
@@ -685,7 +685,7 @@ static int open_fd(struct ks_qmp **out, int fd, const char *name, const struct k
 	consume(q, len);
 	if (!o || !json_object_object_get_ex(o, "QMP", NULL)) {
 		json_object_put(o);
-		ks_error_set(err, "%s: no QMP greeting (not a QMP socket?)", q->path);
+		ks_error_code(err, KS_E_PEER, "%s: no QMP greeting (not a QMP socket?)", q->path);
 		goto fail;
 	}
 	json_object_put(o);
@@ -776,7 +776,7 @@ static int load_meta(struct ks_qmp *q, struct ks_error *err)
 			sc = ks_kstats_add(&q->schemas, str_of(nm), vcpu ? 0 : -1);
 			if (!sc) {
 				json_object_put(o);
-				return ks_error_set(err, "out of memory");
+				return ks_error_code(err, KS_E_NOMEM, "out of memory");
 			}
 			sc->type = json_object_object_get_ex(s, "type", &ty) ?
 				   schema_type(str_of(ty)) : KS_KSTAT_CUMULATIVE;
@@ -934,7 +934,7 @@ int ks_kvm_debugfs_stats(const char *dir, struct ks_kstats **out, size_t *n, str
 	*out = NULL;
 	*n = 0;
 	if (!d)
-		return ks_error_set(err, "%s: %s", dir, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: %s", dir, strerror(errno));
 	while ((de = readdir(d))) {
 		int pid, fd, cpu;
 		char sub[512];

@@ -422,18 +422,18 @@ static struct lv_call *call_new(enum lv_op op, struct ks_error *err)
 	struct lv_call *c = calloc(1, sizeof(*c));
 
 	if (!c) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	if (pthread_mutex_init(&c->lock, NULL)) {
 		free(c);
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	if (pthread_cond_init(&c->cv, NULL)) {
 		pthread_mutex_destroy(&c->lock);
 		free(c);
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	c->refs = 1;
@@ -464,7 +464,7 @@ int ks_libvirt_open_opts(struct ks_libvirt **out, const char *uri, const struct 
 	*out = NULL;
 	lv = calloc(1, sizeof(*lv));
 	if (!lv)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	snprintf(lv->uri, sizeof(lv->uri), "%s", uri && *uri ? uri : KS_LIBVIRT_URI);
 	lv->timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : LV_TIMEOUT_MS;
 	lv->ctx = o ? o->ctx : NULL;
@@ -757,7 +757,7 @@ int ks_libvirt_stats(struct ks_libvirt *lv, struct ks_kstats **out, size_t *n,
 	*n = nv;
 	return 0;
 oom:
-	rc = ks_error_set(err, "out of memory");
+	rc = ks_error_code(err, KS_E_NOMEM, "out of memory");
 fail:
 	lv->f.stats_free(recs);
 	for (i = 0; v && i < nv; i++)

@@ -273,7 +273,7 @@ static int add_event(struct ks_live *l, const char *sys, const char *name, struc
 			return 0;
 	e = realloc(l->events, (l->nevents + 1) * sizeof(*e));
 	if (!e)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	l->events = e;
 	e = &e[l->nevents];
 	memset(e, 0, sizeof(*e));
@@ -281,7 +281,7 @@ static int add_event(struct ks_live *l, const char *sys, const char *name, struc
 	e->name = strdup(name);
 	l->nevents++;
 	if (!e->system || !e->name)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -368,7 +368,7 @@ static int select_events(struct ks_live *l, const struct ks_live_opts *o, const 
 static int write_file(struct ks_live *l, const char *file, const char *val, struct ks_error *err)
 {
 	if (tracefs_instance_file_write(l->inst, file, val) < 0)
-		return ks_error_set(err, "tracefs instance %s: cannot write '%s' to %s: %s",
+		return ks_error_code(err, KS_E_IO, "tracefs instance %s: cannot write '%s' to %s: %s",
 				    l->name, val, file, strerror(errno));
 	return 0;
 }
@@ -441,7 +441,7 @@ static int enable_events(struct ks_live *l, const struct ks_live_opts *o, struct
 							  o->filter) >= 0)
 			filtered++;
 		if (tracefs_event_file_write(l->inst, e->system, e->name, "enable", "1") < 0)
-			return ks_error_set(err, "cannot enable %s:%s: %s", e->system, e->name,
+			return ks_error_code(err, KS_E_IO, "cannot enable %s:%s: %s", e->system, e->name,
 					    strerror(errno));
 	}
 	if (o->filter && !filtered)
@@ -500,7 +500,7 @@ static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err
 	free(hp);
 	b = ks_guard_batch_new(ctx);
 	if (!b)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (i = 0; i < l->nevents; i++) {
 		const struct ks_live_event *e = &l->events[i];
 		uint64_t mem = KS_LIMIT_MEMORY_DEFAULT, fields;
@@ -518,7 +518,7 @@ static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err
 		room -= (int64_t)fields;
 		if (ks_guard_batch_add(b, e->format, e->format_len, e->system) < 0) {
 			ks_guard_batch_free(b);
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		}
 	}
 	ks_guard_batch_parse(b, l->tep);
@@ -536,7 +536,7 @@ static int open_cpus(struct ks_live *l, struct ks_error *err)
 	l->nr_cpus = (int)n;
 	l->cpus = calloc((size_t)n, sizeof(*l->cpus));
 	if (!l->cpus)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (cpu = 0; cpu < l->nr_cpus; cpu++) {
 		char file[64], *path;
 		struct live_cpu *c = &l->cpus[cpu];
@@ -624,7 +624,7 @@ static int setup(struct ks_live *l, const struct ks_live_opts *o, const char *td
 	}
 	l->inst = tracefs_instance_create(l->name);
 	if (!l->inst)
-		return ks_error_set(err, "cannot create tracefs instance %s: %s", l->name,
+		return ks_error_code(err, KS_E_IO, "cannot create tracefs instance %s: %s", l->name,
 				    strerror(errno));
 	if (track_add(l, err) < 0)
 		return -1;
@@ -654,11 +654,11 @@ int ks_live_create(struct ks_live **out, const struct ks_live_opts *o, struct ks
 		return ks_error_set(err, "tracefs is not mounted (mount -t tracefs nodev "
 				    "/sys/kernel/tracing) or not accessible");
 	if (access(tdir, W_OK) < 0)
-		return ks_error_set(err, "%s: %s (tracing needs root or CAP_SYS_ADMIN)", tdir,
+		return ks_error_code(err, KS_E_IO, "%s: %s (tracing needs root or CAP_SYS_ADMIN)", tdir,
 				    strerror(errno));
 	l = calloc(1, sizeof(*l));
 	if (!l)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	l->free_fd = -1;
 	l->track = o->track;
 	l->track_ctx = o->track_ctx;
@@ -757,7 +757,7 @@ int ks_live_read_page(struct ks_live *l, int cpu, void *buf, struct ks_error *er
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return 0;
-		return ks_error_set(err, "CPU %d: cannot read trace_pipe_raw: %s", cpu,
+		return ks_error_code(err, KS_E_IO, "CPU %d: cannot read trace_pipe_raw: %s", cpu,
 				    strerror(errno));
 	}
 	return n;
@@ -1158,7 +1158,7 @@ int ks_live_source_open(struct ks_source **out, struct ks_live *l, struct ks_err
 
 	*out = NULL;
 	if (!ls)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	ls->src.ops = &live_ops;
 	ls->src.limits = *ks_limits_or_default(NULL);
 	ls->l = l;
@@ -1179,5 +1179,5 @@ int ks_live_source_open(struct ks_source **out, struct ks_live *l, struct ks_err
 	return 0;
 oom:
 	live_close(&ls->src);
-	return ks_error_set(err, "out of memory");
+	return ks_error_code(err, KS_E_NOMEM, "out of memory");
 }

@@ -42,6 +42,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "util/byteorder.h"
 #include "ctx_impl.h"
 #include "lazy_events.h"
 #include "source_impl.h"
@@ -300,29 +301,9 @@ struct pd_source {
  * instance for each order, so that no read tests the order at run time. */
 #define HOT static inline __attribute__((always_inline))
 
-HOT uint64_t ld64(const uint8_t *p, bool swap)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return swap ? __builtin_bswap64(v) : v;
-}
-
-HOT uint32_t ld32(const uint8_t *p, bool swap)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return swap ? __builtin_bswap32(v) : v;
-}
-
-HOT uint16_t ld16(const uint8_t *p, bool swap)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return swap ? __builtin_bswap16(v) : v;
-}
+HOT uint64_t ld64(const uint8_t *p, bool swap) { return ks_load64(p, swap); }
+HOT uint32_t ld32(const uint8_t *p, bool swap) { return ks_load32(p, swap); }
+HOT uint16_t ld16(const uint8_t *p, bool swap) { return ks_load16(p, swap); }
 
 static inline uint64_t rd64(const struct pd_source *s, const uint8_t *p)
 {
@@ -432,7 +413,7 @@ static uint8_t *pread_alloc(struct pd_source *s, uint64_t off, uint64_t len,
 	uint8_t *p = malloc(len + 1);
 
 	if (!p) {
-		ks_error_set(err, "%s: out of memory", s->base.path);
+		ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 		return NULL;
 	}
 	p[len] = 0;
@@ -542,7 +523,7 @@ static int read_ids(struct pd_source *s, uint64_t off, uint64_t nr, uint16_t i,
 			return -1;
 		for (j = 0; j < n; j++)
 			if (idmap_put(&s->ids, rd64(s, chunk + 8 * j), i) < 0)
-				return ks_error_set(err, "%s: out of memory", s->base.path);
+				return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 		off += 8 * n;
 		nr -= n;
 	}
@@ -596,7 +577,7 @@ static int read_attrs(struct pd_source *s, uint64_t attr_size, struct ks_error *
 	s->nr_attrs = (uint32_t)(size / attr_size);
 	s->attrs = calloc(s->nr_attrs, sizeof(*s->attrs));
 	if (!s->attrs)
-		return ks_error_set(err, "%s: out of memory", s->base.path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 	raw = pread_alloc(s, off, size, err);
 	if (!raw)
 		return -1;
@@ -760,7 +741,7 @@ static int read_header(struct pd_source *s, struct ks_error *err)
 	got = s->file_size < HEADER_SIZE ? s->file_size : HEADER_SIZE;
 	s->hdr = calloc(1, HEADER_SIZE);
 	if (!s->hdr)
-		return ks_error_set(err, "%s: out of memory", s->base.path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 	if (pread_full(s, 0, s->hdr, got, err) < 0)
 		return -1;
 	h = s->hdr;
@@ -834,10 +815,10 @@ static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uin
 		return 0;
 	ks_limit_hint(hint, sizeof(hint), "memory", lim);
 	if (!s->rounds)
-		return ks_error_at(err, s->base.path, off,
+		return ks_error_code_at(err, KS_E_LIMIT, s->base.path, off,
 				   "no FINISHED_ROUND records: ordering the records by time "
 				   "would hold more than the memory budget %s", hint);
-	return ks_error_at(err, s->base.path, off,
+	return ks_error_code_at(err, KS_E_LIMIT, s->base.path, off,
 			   "a round between FINISHED_ROUND records holds more than the "
 			   "memory budget %s", hint);
 }
@@ -849,7 +830,7 @@ static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err
 		if (ordering_budget(s, s->q_cap ? s->q_cap * 2 : 4096, s->win_len, s->pos, err) < 0)
 			return -1;
 		if (queue_grow(s) < 0)
-			return ks_error_set(err, "%s: out of memory", s->base.path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 	}
 	return 0;
 }
@@ -893,11 +874,11 @@ static __attribute__((noinline)) int skipped_reserve(struct pd_source *s, uint64
 		return -1;
 	p = realloc(s->ph, cap * sizeof(*p));
 	if (!p)
-		return ks_error_set(err, "%s: out of memory", s->base.path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 	s->ph = p;
 	p = realloc(s->ph_tmp, cap * sizeof(*p));
 	if (!p)
-		return ks_error_set(err, "%s: out of memory", s->base.path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 	s->ph_tmp = p;
 	s->ph_cap = cap;
 	return 0;
@@ -1173,7 +1154,7 @@ static int window_reserve(struct pd_source *s, uint64_t need, struct ks_error *e
 		cap = left;
 	b = realloc(s->mem, cap);
 	if (!b)
-		return ks_error_set(err, "%s: out of memory (%llu MB window)", s->base.path,
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory (%llu MB window)", s->base.path,
 				    (unsigned long long)(cap >> 20));
 	s->mem = s->buf = b;
 	s->mem_cap = cap;
@@ -1649,7 +1630,7 @@ static int take_callchain(struct pd_source *s, const uint8_t **pp, const uint8_t
 			uint64_t *c = realloc(s->chain, nr * sizeof(*c));
 
 			if (!c)
-				return ks_error_set(err, "%s: out of memory", s->base.path);
+				return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
 			s->chain = c;
 			s->chain_cap = nr;
 		}
@@ -2758,9 +2739,9 @@ static int open_file(struct pd_source *s, struct ks_error *err)
 
 	s->fd = open(s->base.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->fd < 0)
-		return ks_error_set(err, "%s: cannot open: %s", s->base.path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot open: %s", s->base.path, strerror(errno));
 	if (fstat(s->fd, &st) < 0)
-		return ks_error_set(err, "%s: cannot stat: %s", s->base.path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot stat: %s", s->base.path, strerror(errno));
 	if (!S_ISREG(st.st_mode)) /* perf's pipe format is not read: it needs a file */
 		return ks_source_check_regular(s->base.path, s->fd, err);
 	if (st.st_size < 8)
@@ -2779,7 +2760,7 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_s
 
 	*out = NULL;
 	if (!s)
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	ks_source_apply_opts(&s->base, o);
 	ks_ctx_perfdata_windows(s->base.ctx, &s->map_min, &s->map_chunk);
 	if (!s->map_chunk)
@@ -2791,7 +2772,7 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_s
 	s->base.tep = tep_alloc();
 	if (!s->base.path || !s->base.tep) {
 		pd_close(&s->base);
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	}
 	if (open_file(s, err) < 0 || read_header(s, err) < 0) {
 		pd_close(&s->base);

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "util/byteorder.h"
 #include "ringpage.h"
 
 #define TYPE_PADDING 29
@@ -16,10 +17,7 @@
 
 static uint32_t rd32(const uint8_t *p, bool swap)
 {
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return swap ? __builtin_bswap32(v) : v;
+	return ks_load32(p, swap);
 }
 
 long ks_ringpage_count(const uint8_t *data, uint32_t commit, uint32_t data_size, bool big,

@@ -223,7 +223,7 @@ static void load_deferred(struct ks_source_meta *m, enum ks_source_text_id id)
 		m->text_deferred[id] = false;
 		if (m->load_text(m->load_arg, id, &text, &len, &e) < 0 ||
 		    (ks_source_meta_set_text(m, id, text, len, true) < 0 &&
-		     ks_error_set(&e, "out of memory loading a stored text") < 0)) {
+		     ks_error_code(&e, KS_E_NOMEM, "out of memory loading a stored text") < 0)) {
 			m->text_lost[id] = true;
 			if (!atomic_load_explicit(&m->text_failed, memory_order_relaxed)) {
 				m->text_err = e;
@@ -334,7 +334,7 @@ int ks_source_check_regular(const char *path, int fd, struct ks_error *err)
 	const char *kind;
 
 	if (fstat(fd, &st) < 0)
-		return ks_error_set(err, "%s: cannot stat: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot stat: %s", path, strerror(errno));
 	if (S_ISREG(st.st_mode))
 		return 0;
 	if (S_ISDIR(st.st_mode))

@@ -23,7 +23,7 @@ static int sniff(const char *path, char *head, size_t len, size_t *got, struct k
 	ssize_t n;
 
 	if (fd < 0)
-		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 	/* before reading: a pipe's first bytes would be gone for the reader */
 	if (ks_source_check_regular(path, fd, err) < 0) {
 		close(fd);
@@ -32,7 +32,7 @@ static int sniff(const char *path, char *head, size_t len, size_t *got, struct k
 	n = read(fd, head, len);
 	close(fd);
 	if (n < 0)
-		return ks_error_set(err, "%s: cannot read: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot read: %s", path, strerror(errno));
 	*got = (size_t)n;
 	return 0;
 }

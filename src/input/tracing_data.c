@@ -12,6 +12,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "util/byteorder.h"
 #include "ctx_impl.h"
 #include "kvmscope/limits.h"
 #include "format_guard.h"
@@ -40,7 +41,7 @@ static int td_keep(struct td_cursor *c, enum ks_source_text_id id, const uint8_t
 		   uint64_t size)
 {
 	if (c->meta && ks_source_meta_set_text(c->meta, id, (char *)p, size, false) < 0)
-		return ks_error_set(c->err, "%s: out of memory", c->path);
+		return ks_error_code(c->err, KS_E_NOMEM, "%s: out of memory", c->path);
 	return 0;
 }
 
@@ -60,9 +61,7 @@ static int td_u32(struct td_cursor *c, uint32_t *v, const char *what)
 
 	if (!td_have(c, 4))
 		return td_fail(c, what);
-	memcpy(&x, c->buf + c->pos, 4);
-	if (c->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-		x = __builtin_bswap32(x);
+	x = ks_load32(c->buf + c->pos, ks_swap_for(c->big_endian));
 	*v = x;
 	c->pos += 4;
 	return 0;
@@ -74,9 +73,7 @@ static int td_u64(struct td_cursor *c, uint64_t *v, const char *what)
 
 	if (!td_have(c, 8))
 		return td_fail(c, what);
-	memcpy(&x, c->buf + c->pos, 8);
-	if (c->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-		x = __builtin_bswap64(x);
+	x = ks_load64(c->buf + c->pos, ks_swap_for(c->big_endian));
 	*v = x;
 	c->pos += 8;
 	return 0;
@@ -175,7 +172,7 @@ static int td_header_files(struct td_cursor *c, struct tep_handle *tep)
 	if (tep) {
 		text = td_strdup(p, size);
 		if (!text)
-			return ks_error_set(c->err, "%s: out of memory", c->path);
+			return ks_error_code(c->err, KS_E_NOMEM, "%s: out of memory", c->path);
 		if (tep_parse_header_page(tep, text, size, tep_get_long_size(tep)) == 0)
 			tep_set_long_size(tep, tep_get_header_page_size(tep));
 		free(text);
@@ -267,7 +264,7 @@ static int td_text(struct td_cursor *c, struct tep_handle *tep, uint64_t size,
 		return 0;
 	text = td_strdup(p, size);
 	if (!text)
-		return ks_error_set(c->err, "%s: out of memory", c->path);
+		return ks_error_code(c->err, KS_E_NOMEM, "%s: out of memory", c->path);
 	parse(tep, text);
 	free(text);
 	return 0;
@@ -310,7 +307,7 @@ static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_
 	/* with the texts kept, the formats and kallsyms wait until needed */
 	c.lazy = tep && meta;
 	if (tep && !c.lazy && !(c.formats = ks_guard_batch_new(ctx)))
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	if (td_preamble(&c, tep, &has_cmdlines) == 0 && td_header_files(&c, tep) == 0 &&
 	    td_events(&c) == 0 && td_tail(&c, tep, has_cmdlines) == 0) {
 		if (c.formats)

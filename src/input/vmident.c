@@ -203,7 +203,7 @@ int ks_vmident_parse(struct ks_vmident *v, const char *path, uint64_t at, const 
 		r = parse_line(v, p, nl);
 		if (r) {
 			ks_vmident_free(v);
-			return r < 0 ? ks_error_at(err, path, at, "out of memory")
+			return r < 0 ? ks_error_code_at(err, KS_E_NOMEM, path, at, "out of memory")
 				     : ks_error_at(err, path, at + (uint64_t)(p - data),
 						   "task map option: malformed line");
 		}

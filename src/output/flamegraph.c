@@ -339,7 +339,7 @@ int ks_flame_write_svg(struct ks_flame *f, FILE *out, const char *title, struct 
 	legend(out, FG_PAD_SIDE + 400, "rgb(185,185,185)", "unknown");
 	fputs("</g>\n<g id=\"frames\">\n", out);
 	if (write_frames(out, f, maxdepth) < 0)
-		return ks_error_set(err, "out of memory writing the flame graph");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory writing the flame graph");
 	fprintf(out, "</g>\n<script><![CDATA[\nvar W=%d,PAD=%d;\n%s]]></script>\n</svg>\n",
 		FG_WIDTH, FG_PAD_SIDE, script_text);
 	if (ferror(out))

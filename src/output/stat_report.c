@@ -37,7 +37,7 @@ static int collect(const struct ks_stat *st, int vi, unsigned dims, const char *
 	v->n = n;
 	v->rows = malloc((n + 1) * sizeof(*v->rows));
 	if (!v->rows)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	memcpy(v->rows, rows, n * sizeof(*rows));
 	for (i = 0; i < n; i++) {
 		v->total_count += v->rows[i]->count;

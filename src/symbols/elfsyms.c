@@ -20,7 +20,7 @@ static int open_elf(const char *path, int *fd, Elf **elf, struct ks_error *err)
 	elf_version(EV_CURRENT);
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
-		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
 		if (*elf)
@@ -111,7 +111,7 @@ int ks_elf_symbols_load(struct ks_symtab *t, const char *path, uint64_t bias, co
 	elf_end(elf);
 	close(fd);
 	if (n < 0)
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	if (n == 0)
 		return ks_error_at(err, path, 0, "no function symbols (stripped?)");
 	return 0;
@@ -157,7 +157,7 @@ static int add_code_seg(struct ks_codemap *m, int fd, const GElf_Phdr *ph, uint6
 				   (unsigned long long)ph->p_filesz, KS_CODE_MAX >> 20);
 	bytes = malloc(ph->p_filesz ? ph->p_filesz : 1);
 	if (!bytes)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	got = pread(fd, bytes, ph->p_filesz, (off_t)ph->p_offset);
 	if (got < 0 || (uint64_t)got != ph->p_filesz) {
 		free(bytes);
@@ -166,7 +166,7 @@ static int add_code_seg(struct ks_codemap *m, int fd, const GElf_Phdr *ph, uint6
 	n = realloc(m->seg, (m->n + 1) * sizeof(*n));
 	if (!n) {
 		free(bytes);
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	m->seg = n;
 	sg = &m->seg[m->n++];

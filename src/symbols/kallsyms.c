@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 
 #include "symbols/symtab.h"
@@ -29,7 +30,7 @@ int ks_read_text_file(const char *path, size_t max, char **buf, size_t *len,
 
 	*buf = NULL;
 	if (!f)
-		return ks_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: cannot open: %s", path, strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
 		return ks_error_set(err, "%s: is a directory", path);
@@ -54,7 +55,7 @@ int ks_read_text_file(const char *path, size_t max, char **buf, size_t *len,
 	}
 	if (!b) {
 		fclose(f);
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	}
 	if (ferror(f)) {
 		int e = errno;
@@ -138,7 +139,7 @@ int ks_kallsyms_parse(struct ks_symtab *t, const char *text, size_t len, const c
 		if (type == 'a' || type == 'A' || name[0] == '$')
 			continue;
 		if (ks_symtab_add(t, addr, 0, name, mod) < 0)
-			return ks_error_set(err, "%s: out of memory", path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 		added++;
 	}
 	if (!added)
@@ -164,6 +165,7 @@ int ks_modules_parse(struct ks_symtab *t, const char *text, size_t len, const ch
 {
 	char line[1024], name[256], dso[260];
 	unsigned long long size, addr;
+	uint64_t addr64;
 	size_t pos = 0, added = 0;
 
 	while (next_line(text, len, &pos, line, sizeof(line))) {
@@ -171,12 +173,14 @@ int ks_modules_parse(struct ks_symtab *t, const char *text, size_t len, const ch
 
 		if (sscanf(line, "%255s %llu", name, &size) != 2 || !p)
 			continue;
-		addr = strtoull(p + 1, NULL, 16);
+		if (ks_parse_u64(p + 1, strcspn(p + 1, " \t"), 16, &addr64) < 0)
+			continue;
+		addr = addr64;
 		if (!addr || addr + size < addr)
 			continue;
 		snprintf(dso, sizeof(dso), "[%s]", name);
 		if (ks_symtab_add_map(t, addr, addr + size, dso) < 0)
-			return ks_error_set(err, "%s: out of memory", path);
+			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 		added++;
 	}
 	if (!added)

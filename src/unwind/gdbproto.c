@@ -171,14 +171,14 @@ struct ks_gdb *ks_gdb_connect(const char *hostport, int timeout_ms, struct ks_er
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
-		ks_error_set(err, "cannot connect to the gdbstub at %s: %s", hostport, strerror(errno));
+		ks_error_code(err, KS_E_IO, "cannot connect to the gdbstub at %s: %s", hostport, strerror(errno));
 		return NULL;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	g = ks_gdb_from_fd(fd, timeout_ms);
 	if (!g) {
 		close(fd);
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	return g;
 }
@@ -239,7 +239,7 @@ static int write_all(struct ks_gdb *g, const void *buf, size_t len, bool force,
 	if (!force && budget_over(g))
 		return expire(g, err);
 	if (g->log_fd >= 0 && write(g->log_fd, buf, len) != (ssize_t)len)
-		return ks_error_set(err, "cannot write the protocol log: %s", strerror(errno));
+		return ks_error_code(err, KS_E_IO, "cannot write the protocol log: %s", strerror(errno));
 	while (len) {
 		ssize_t w = send(g->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -267,7 +267,7 @@ static int write_all(struct ks_gdb *g, const void *buf, size_t len, bool force,
 				return expire(g, err);
 			return ks_error_set(err, "gdbstub: timed out sending");
 		}
-		return ks_error_set(err, "gdbstub: connection lost while sending: %s",
+		return ks_error_code(err, KS_E_IO, "gdbstub: connection lost while sending: %s",
 				    w < 0 ? strerror(errno) : "closed");
 	}
 	return 0;
@@ -347,7 +347,7 @@ static int rx_put(struct ks_gdb *g, char c, struct ks_error *err)
 			return ks_error_set(err, "gdbstub: reply longer than %u bytes", KS_GDB_MAX_REPLY);
 		n = realloc(g->rx, cap);
 		if (!n)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		g->rx = n;
 		g->rxcap = cap;
 	}
@@ -366,7 +366,7 @@ static int read_body(struct ks_gdb *g, int64_t deadline, uint8_t *sum, struct ks
 	if (!g->rx) { /* an empty reply still needs room for its NUL */
 		g->rx = malloc(4096);
 		if (!g->rx)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		g->rxcap = 4096;
 	}
 	for (;;) {
@@ -573,7 +573,7 @@ static int frame_packet(struct ks_gdb *g, const char *payload, size_t *out_len, 
 	if (need > g->txcap) {
 		char *t = realloc(g->tx, need);
 		if (!t)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		g->tx = t;
 		g->txcap = need;
 	}

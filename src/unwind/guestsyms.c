@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kvmscope/limits.h"
 #include "kvmscope/guestsyms.h"
 #include "symbols/symtab.h"
 
@@ -19,7 +20,7 @@ static int load_vmlinux(struct ks_symtab *t, const char *path, uint64_t extra, s
 	int rc;
 
 	if (!probe)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	rc = ks_elf_symbols_load(probe, path, 0, KS_DSO_KERNEL, &elf_stext, err);
 	ks_symtab_free(probe);
 	if (rc < 0)
@@ -33,7 +34,7 @@ static int load_vmlinux(struct ks_symtab *t, const char *path, uint64_t extra, s
 static int load_binary(struct ks_symtab *u, struct ks_codemap *code, const char *spec,
 		       struct ks_error *err)
 {
-	char path[4096], *colon, *end;
+	char path[4096], *colon;
 	uint64_t load, vaddr = 0, bias = 0;
 	const char *base;
 
@@ -41,8 +42,7 @@ static int load_binary(struct ks_symtab *u, struct ks_codemap *code, const char 
 	colon = strrchr(path, ':');
 	if (colon) {
 		*colon = 0;
-		load = strtoull(colon + 1, &end, 0);
-		if (*end)
+		if (ks_parse_u64(colon + 1, strlen(colon + 1), 0, &load) < 0)
 			return ks_error_set(err, "--guest-binary %s: bad load address", spec);
 		if (ks_elf_min_vaddr(path, &vaddr, err) < 0)
 			return -1;
@@ -62,7 +62,7 @@ int ks_guestsyms_load(struct ks_guestsyms *gs, const struct ks_guestsyms_opts *o
 	if (o->kallsyms || o->modules || o->vmlinux) {
 		gs->kernel = ks_symtab_new();
 		if (!gs->kernel)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		if (o->kallsyms && ks_kallsyms_load(gs->kernel, o->kallsyms, err) < 0)
 			return -1;
 		if (o->modules && ks_modules_load(gs->kernel, o->modules, err) < 0)
@@ -75,7 +75,7 @@ int ks_guestsyms_load(struct ks_guestsyms *gs, const struct ks_guestsyms_opts *o
 		gs->user = ks_symtab_new();
 		gs->user_code = calloc(1, sizeof(*gs->user_code));
 		if (!gs->user || !gs->user_code)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 		for (int i = 0; i < o->nbinaries; i++)
 			if (load_binary(gs->user, gs->user_code, o->binaries[i], err) < 0)
 				return -1;

@@ -114,7 +114,7 @@ int ks_orc_from_tables(struct ks_orc *o, const uint8_t *ip_tab, size_t ip_len, u
 	o->entries = malloc(orc_len);
 	if (!o->ips || !o->entries) {
 		ks_orc_free(o);
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	memcpy(o->entries, orc_tab, orc_len);
 	for (size_t i = 0; i < n; i++) {
@@ -129,7 +129,7 @@ int ks_orc_from_tables(struct ks_orc *o, const uint8_t *ip_tab, size_t ip_len, u
 	o->layout = layout;
 	if (!sorted && sort_tables(o) < 0) {
 		ks_orc_free(o);
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -176,7 +176,7 @@ int ks_orc_load(struct ks_orc *o, struct ks_vmem *v, uint64_t start_ip, uint64_t
 	o->entries = malloc(orc_len);
 	if (!o->ips || !o->entries) {
 		ks_orc_free(o);
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	for (uint64_t i = 0; i < n; i += IP_PIECE) {
 		uint64_t k = n - i < IP_PIECE ? n - i : IP_PIECE;
@@ -205,7 +205,7 @@ int ks_orc_load(struct ks_orc *o, struct ks_vmem *v, uint64_t start_ip, uint64_t
 	o->layout = layout;
 	if (!sorted && sort_tables(o) < 0) {
 		ks_orc_free(o);
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	return 0;
 }

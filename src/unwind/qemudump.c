@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kvmscope/limits.h"
 #include "kvmscope/qemudump.h"
 
 #define MAX_VCPUS 1024
@@ -123,7 +124,7 @@ static int add_note(struct ks_qemudump *d, const char *name, const GElf_Nhdr *nh
 	} else if (!strcmp(name, "VMCOREINFO") && !d->vmcoreinfo && nh->n_descsz < VMCOREINFO_MAX) {
 		d->vmcoreinfo = strndup((const char *)desc, nh->n_descsz);
 		if (!d->vmcoreinfo)
-			return ks_error_set(err, "out of memory");
+			return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -171,7 +172,7 @@ static int read_phdrs(struct ks_qemudump *d, const char *path, struct ks_error *
 	}
 	d->segs = calloc(n ? n : 1, sizeof(*d->segs));
 	if (!d->segs)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(d->elf, (int)i, &ph))
@@ -197,7 +198,7 @@ struct ks_qemudump *ks_qemudump_open_mem(const uint8_t *data, size_t len, const 
 	GElf_Ehdr eh;
 
 	if (!d) {
-		ks_error_set(err, "out of memory");
+		ks_error_code(err, KS_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	d->data = data;
@@ -304,9 +305,9 @@ int ks_qemudump_vmcoreinfo_u64(const struct ks_qemudump *d, const char *key, uin
 
 	for (const char *p = d->vmcoreinfo; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (!strncmp(p, key, kl) && p[kl] == '=') {
-			char *end;
-			*val = strtoull(p + kl + 1, &end, 16);
-			return end == p + kl + 1 ? -1 : 0;
+			const char *v = p + kl + 1;
+
+			return ks_parse_u64(v, strcspn(v, "\n"), 16, val);
 		}
 	}
 	return -1;

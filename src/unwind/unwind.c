@@ -200,11 +200,80 @@ static int read_iret(struct ks_vmem *v, uint64_t regs, uint64_t *ip, uint64_t *s
 enum step { STEP_KERNEL, STEP_USER, STEP_STOP };
 
 /* One ORC step: the caller's ip/sp/bp, or a switch to user mode. */
+/* The caller's ip, sp and cs from the frame E describes at CFA: a call
+ * (return address below the CFA) or saved registers (an interrupt or
+ * exception frame).  -1 with s->stop set. */
+static int orc_frame(const struct ks_orc_entry *e, struct ks_vmem *v, struct ks_stack *s,
+		     struct ustate *st, uint64_t cfa, uint64_t *ip, uint64_t *sp, uint64_t *cs)
+{
+	uint64_t regs;
+
+	switch (e->type) {
+	case KS_ORC_CALL:
+		if (cfa <= st->sp || cfa - st->sp > MAX_FRAME_SPAN) {
+			s->stop = KS_STOP_LOOP;
+			return -1;
+		}
+		if (ks_vmem_read_u64(v, cfa - 8, ip) < 0) {
+			s->stop = KS_STOP_BAD_READ;
+			return -1;
+		}
+		st->regs = 0;
+		st->full_regs = false;
+		st->signal = e->signal;
+		*sp = cfa;
+		*cs = 0x10;
+		return 0;
+	case KS_ORC_REGS:
+	case KS_ORC_REGS_PARTIAL:
+		regs = e->type == KS_ORC_REGS ? cfa : cfa - PTREGS_IP;
+		if (read_iret(v, regs, ip, sp, cs) < 0) {
+			s->stop = KS_STOP_BAD_READ;
+			return -1;
+		}
+		st->regs = regs;
+		st->full_regs = e->type == KS_ORC_REGS;
+		st->signal = true;
+		s->via_regs = true;
+		return 0;
+	default:
+		s->stop = KS_STOP_NO_ORC;
+		return -1;
+	}
+}
+
+/* The caller's frame pointer, where E says it was saved.  -1 with
+ * s->stop set. */
+static int orc_bp(const struct ks_orc_entry *e, struct ks_vmem *v, struct ks_stack *s,
+		  struct ustate *st, uint64_t cfa)
+{
+	uint64_t bp;
+
+	switch (e->bp_reg) {
+	case KS_ORC_REG_UNDEFINED:
+		if (st->regs && get_reg(v, st, PTREGS_BP, &bp) == 0)
+			st->bp = bp;
+		return 0;
+	case KS_ORC_REG_PREV_SP:
+		if (ks_vmem_read_u64(v, cfa + (int64_t)e->bp_offset, &st->bp) < 0)
+			break;
+		return 0;
+	case KS_ORC_REG_BP:
+		if (ks_vmem_read_u64(v, st->bp + (int64_t)e->bp_offset, &st->bp) < 0)
+			break;
+		return 0;
+	default:
+		return 0;
+	}
+	s->stop = KS_STOP_BAD_READ;
+	return -1;
+}
+
 static enum step orc_step(const struct ks_orc *orc, struct ks_vmem *v, struct ks_stack *s,
 			  struct ustate *st)
 {
 	struct ks_orc_entry e;
-	uint64_t cfa, ip, sp, cs = 0, bp;
+	uint64_t cfa, ip, sp, cs = 0;
 
 	if (!ks_orc_find(orc, st->signal ? st->ip : st->ip - 1, &e) || e.type == KS_ORC_UNDEFINED) {
 		s->stop = KS_STOP_NO_ORC;
@@ -218,60 +287,11 @@ static enum step orc_step(const struct ks_orc *orc, struct ks_vmem *v, struct ks
 		s->stop = KS_STOP_BAD_READ;
 		return STEP_STOP;
 	}
-	switch (e.type) {
-	case KS_ORC_CALL:
-		if (cfa <= st->sp || cfa - st->sp > MAX_FRAME_SPAN) {
-			s->stop = KS_STOP_LOOP;
-			return STEP_STOP;
-		}
-		if (ks_vmem_read_u64(v, cfa - 8, &ip) < 0) {
-			s->stop = KS_STOP_BAD_READ;
-			return STEP_STOP;
-		}
-		st->regs = 0;
-		st->full_regs = false;
-		st->signal = e.signal;
-		sp = cfa;
-		cs = 0x10;
-		break;
-	case KS_ORC_REGS:
-	case KS_ORC_REGS_PARTIAL: {
-		uint64_t regs = e.type == KS_ORC_REGS ? cfa : cfa - PTREGS_IP;
-		if (read_iret(v, regs, &ip, &sp, &cs) < 0) {
-			s->stop = KS_STOP_BAD_READ;
-			return STEP_STOP;
-		}
-		st->regs = regs;
-		st->full_regs = e.type == KS_ORC_REGS;
-		st->signal = true;
-		s->via_regs = true;
-		break;
-	}
-	default:
-		s->stop = KS_STOP_NO_ORC;
+	if (orc_frame(&e, v, s, st, cfa, &ip, &sp, &cs) < 0)
 		return STEP_STOP;
-	}
 	st->exact = false;
-	switch (e.bp_reg) {
-	case KS_ORC_REG_UNDEFINED:
-		if (st->regs && get_reg(v, st, PTREGS_BP, &bp) == 0)
-			st->bp = bp;
-		break;
-	case KS_ORC_REG_PREV_SP:
-		if (ks_vmem_read_u64(v, cfa + (int64_t)e.bp_offset, &st->bp) < 0) {
-			s->stop = KS_STOP_BAD_READ;
-			return STEP_STOP;
-		}
-		break;
-	case KS_ORC_REG_BP:
-		if (ks_vmem_read_u64(v, st->bp + (int64_t)e.bp_offset, &st->bp) < 0) {
-			s->stop = KS_STOP_BAD_READ;
-			return STEP_STOP;
-		}
-		break;
-	default:
-		break;
-	}
+	if (orc_bp(&e, v, s, st, cfa) < 0)
+		return STEP_STOP;
 	st->ip = ip;
 	st->sp = sp;
 	if (st->regs && (cs & 3) == 3) {

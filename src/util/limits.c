@@ -151,11 +151,13 @@ int ks_limits_parse(struct ks_limits *l, const char *spec, struct ks_error *err)
 				field = &l->tables, sized = true;
 		}
 		if (!field)
-			return ks_error_set(err, "'%.*s': expected memory=SIZE, tables=SIZE, objects=N or threads=N",
-					    (int)len, p);
+			return ks_error_code(err, KS_E_USAGE,
+					     "'%.*s': expected memory=SIZE, tables=SIZE, objects=N or "
+					     "threads=N", (int)len, p);
 		if (ks_parse_count(eq + 1, len - (size_t)(eq + 1 - p), sized, field) < 0 || !*field)
-			return ks_error_set(err, "'%.*s': expected a positive whole number%s",
-					    (int)len, p, sized ? " with an optional K, M or G" : "");
+			return ks_error_code(err, KS_E_USAGE,
+					     "'%.*s': expected a positive whole number%s", (int)len, p,
+					     sized ? " with an optional K, M or G" : "");
 		p += len;
 		if (*p == ',')
 			p++;

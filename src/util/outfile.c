@@ -114,14 +114,14 @@ static char *final_name(const char *path, struct ks_error *err)
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		r = realpath(path, NULL);
 		if (!r)
-			ks_error_set(err, "%s: a symbolic link to %s: %s", path,
+			ks_error_code(err, KS_E_IO, "%s: a symbolic link to %s: %s", path,
 				     errno == ENOENT ? "a missing file" : "a path that cannot be resolved",
 				     errno == ENOENT ? "name a regular file" : strerror(errno));
 		return r;
 	}
 	r = strdup(path);
 	if (!r)
-		ks_error_set(err, "%s: out of memory", path);
+		ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	return r;
 }
 
@@ -163,7 +163,7 @@ int ks_outfile_check(const char *path, const char *const *inputs, unsigned flags
 						    "name a regular file", path);
 			return 0; /* a new file; the directory is checked by open */
 		}
-		return ks_error_set(err, "%s: %s", path, strerror(errno));
+		return ks_error_code(err, KS_E_IO, "%s: %s", path, strerror(errno));
 	}
 	/* a FIFO nobody reads blocks open(2) for ever, and cannot be written
 	 * atomically: refused here, before any open (from stat alone) */
@@ -254,7 +254,7 @@ static int create_temp(struct ks_outfile *of, struct ks_error *err)
 	size = dlen + strlen(base) + strlen(owner) + 16;
 	of->temp = malloc(size);
 	if (!of->temp)
-		return ks_error_set(err, "%s: out of memory", of->path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", of->path);
 	for (tries = 0; tries < 100 && fd < 0; tries++) {
 		static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 		unsigned char rnd[6];
@@ -317,7 +317,7 @@ static int open_direct(struct ks_outfile *of, struct ks_error *err)
 	int fd = open(of->path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), fl;
 
 	if (fd < 0)
-		return ks_error_set(err, "%s: cannot open: %s", of->path,
+		return ks_error_code(err, KS_E_IO, "%s: cannot open: %s", of->path,
 				    errno == ENXIO ? "nothing reads from it" : strerror(errno));
 	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
 		int e = errno;
@@ -352,7 +352,7 @@ int ks_outfile_open(struct ks_outfile **out, const char *path, const char *const
 	of = calloc(1, sizeof(*of));
 	if (!of || !(of->path = strdup(path))) {
 		free(of);
-		return ks_error_set(err, "%s: out of memory", path);
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	}
 	of->flags = flags;
 	if (is_stdout(path)) {

@@ -37,7 +37,7 @@ int ks_spill_error(const struct ks_spill *sp, struct ks_error *err)
 	if (!sp->err)
 		return 0;
 	if (sp->err == ENOMEM)
-		return ks_error_set(err, "out of memory");
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	return ks_error_set(err, "cannot write a temporary file in %s: %s", tmp_dir(),
 			    strerror(sp->err));
 }

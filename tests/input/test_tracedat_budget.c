@@ -91,6 +91,7 @@ static void t_memory_counts_all_cpus(void)
 	KT_EXPECT(read_all(p, NULL, &n, &err) < 0);
 	KT_EXPECT(strstr(err.msg, "--limit memory=") != NULL);
 	KT_EXPECT(strstr(err.msg, "zstd-bomb-40cpus.dat: offset ") != NULL);
+	KT_EQ_STR(ks_errc_name(ks_error_kind(&err)), "limit"); /* a budget to raise */
 	/* a budget for K chunks of 64 MiB (plus 16 MiB of slack) stops at CPU K */
 	for (k = 0; k < 4; k++) {
 		ks_limits_default(&l);
@@ -141,6 +142,7 @@ static void t_objects_budget_and_linear_time(void)
 		return;
 	KT_EXPECT(read_all(p, NULL, &n, &err) < 0);
 	KT_EXPECT(strstr(err.msg, "(limit 1000000; raise it with --limit objects=VALUE)") != NULL);
+	KT_EQ_STR(ks_errc_name(ks_error_kind(&err)), "limit");
 	/* raised: 1M empty buffers (3M objects) open, in linear time (the
 	 * quadratic scan took minutes), and hold no records */
 	ks_limits_default(&l);
@@ -165,6 +167,7 @@ static void t_unfinished(void)
 		return;
 	KT_EXPECT(read_all(p, NULL, &n, &err) < 0);
 	KT_EXPECT(strstr(err.msg, "v7-offset0.dat: offset 29: truncated: ") != NULL);
+	KT_EQ_STR(ks_errc_name(ks_error_kind(&err)), "input"); /* a cut file: not a budget */
 	p = hostile("v7-unfinished-data.dat");
 	KT_REQUIRE(p);
 	KT_EXPECT(read_all(p, NULL, &n, &err) < 0);

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """include_layers.py ROOT ORDER [--diagram] - the include graph of ROOT/src.
 
-Nodes are modules: src/DIR/NAME.c with its src/DIR/NAME.h.  Each quoted
+Nodes are modules: src/DIR/NAME.c with its src/DIR/NAME.h; a module split
+into several files by job shares a private header src/DIR/NAME_impl.h, and
+the files NAME.c and NAME_*.c that include it, when no other file does, are
+that one module.  Each quoted
 #include of a .c or .h under ROOT/src or ROOT/include/kvmscope is resolved
 as the compiler does (the including file's directory, then include/, then
 src/) to a header, and the header to the modules that define what the
@@ -44,7 +47,27 @@ def main():
     files.sort()
     text = {f: read(root, f) for f in files}
 
+    # the rooms split into files: DIR/NAME_impl.h -> the files including it
+    # (a header only NAME.c and NAME_*.c include: source_impl.h, which
+    # every reader includes, is an interface, not a room)
+    room, outside = {}, set()
+    for f in files:
+        if f.startswith('src/') and f.endswith('.c'):
+            base = os.path.basename(f)[:-2]
+            for m in re.finditer(r'^\s*#\s*include\s+"(\w+)_impl\.h"', text[f], re.M):
+                name = os.path.join(os.path.dirname(f)[len('src/'):], m.group(1))
+                if base == m.group(1) or base.startswith(m.group(1) + '_'):
+                    room[f] = name
+                else:
+                    outside.add(name)
+    room = {f: r for f, r in room.items() if r not in outside}
+
     def module(f):
+        if f in room:
+            return room[f]
+        if f.startswith('src/') and f.endswith('_impl.h') and \
+                f[len('src/'):-len('_impl.h')] in room.values():
+            return f[len('src/'):-len('_impl.h')]
         return os.path.splitext(f[len('src/'):])[0] if f.startswith('src/') else None
 
     # functions defined (not static) in each module
@@ -88,7 +111,10 @@ def main():
                 continue          # generated (perfetto_trace.pb-c.h) or outside
             if decl.get(h):
                 if words is None:
-                    words = set(re.findall(r'\w+', text[f]))
+                    # names, not tags: struct ks_profile_totals is a type,
+                    # whatever function shares its name
+                    words = set(re.findall(r'(?<!struct )(?<!union )(?<!enum )\b(\w+)',
+                                           text[f]))
                 to = set().union(*[defs[n] for n in decl[h] & words]) or {home[h]}
             else:
                 to = {home[h]}
