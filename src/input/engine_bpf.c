@@ -468,6 +468,15 @@ static const struct ks_engine_ops bpf_ops = {
 
 /* ---- open ---- */
 
+/* tp_counts holds one entry per (process, event): room for max_procs
+ * processes each firing every kvm:* event (allocated as used). */
+static uint32_t tp_entries(const struct bpf_engine *b)
+{
+	uint64_t n = (uint64_t)b->max_procs * (b->ntp ? b->ntp : 1);
+
+	return n > (1u << 24) ? 1u << 24 : (uint32_t)n;
+}
+
 static int load(struct bpf_engine *b, const struct ks_engine_config *cfg,
 		const struct ks_engine_bpf_opts *o, struct ks_error *err)
 {
@@ -486,7 +495,7 @@ static int load(struct bpf_engine *b, const struct ks_engine_config *cfg,
 		s->rodata->bounds[i] = ks_metrics_bucket_ns[i];
 	if (bpf_map__set_max_entries(s->maps.pending, threads) < 0 ||
 	    bpf_map__set_max_entries(s->maps.series, b->max_series) < 0 ||
-	    bpf_map__set_max_entries(s->maps.tp_counts, b->max_procs) < 0)
+	    bpf_map__set_max_entries(s->maps.tp_counts, tp_entries(b)) < 0)
 		return ks_error_set(err, "BPF engine: cannot size its maps: %s", strerror(errno));
 	bpf_program__set_autoload(s->progs.ks_test_feed, o->test_prog);
 	/* programs that will not run are not loaded (nor verified) */
