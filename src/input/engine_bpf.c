@@ -157,7 +157,7 @@ static int attach(struct bpf_engine *b, struct bpf_program *prog, const char *sy
 	l = bpf_program__attach_tracepoint_opts(prog, sys, name, &o);
 	if (!l) {
 		int e = errno;
-		return ks_error_set(err, "BPF engine unavailable: cannot attach to %s:%s: %s%s; use --engine tracefs",
+		return ks_error_set(err, "BPF engine unavailable: cannot attach to %s:%s: %s%s",
 				    sys, name, strerror(e),
 				    cookie && e == EINVAL ? " (BPF cookies need Linux 5.15)" : "");
 	}
@@ -179,17 +179,17 @@ static int setup_exits(struct bpf_engine *b, struct tep_handle *tep, struct ks_e
 	struct tep_event *exit_ev, *entry_ev;
 
 	if (!m || !m->name)
-		return ks_error_set(err, "BPF engine unavailable: no architecture's exit event among the kernel's kvm:* tracepoints; use --engine tracefs");
+		return ks_error_set(err, "BPF engine unavailable: no architecture's exit event among the kernel's kvm:* tracepoints");
 	if (c->compose || m->cond_field || m->key2_field)
-		return ks_error_set(err, "BPF engine unavailable: %s exits are keyed in two steps, which the BPF program does not do; use --engine tracefs",
+		return ks_error_set(err, "BPF engine unavailable: %s exits are keyed in two steps, which the BPF program does not do",
 				    a->name);
 	exit_ev = event(tep, m->system, m->name);
 	entry_ev = event(tep, a->entry_system, a->entry_name);
 	if (!exit_ev || !entry_ev)
-		return ks_error_set(err, "BPF engine unavailable: no %s:%s or %s:%s tracepoint; use --engine tracefs",
+		return ks_error_set(err, "BPF engine unavailable: no %s:%s or %s:%s tracepoint",
 				    m->system, m->name, a->entry_system, a->entry_name);
 	if (set_field(&b->f_reason, exit_ev, m->key_field) < 0)
-		return ks_error_set(err, "BPF engine unavailable: %s:%s has no usable %s field; use --engine tracefs",
+		return ks_error_set(err, "BPF engine unavailable: %s:%s has no usable %s field",
 				    m->system, m->name, m->key_field ? m->key_field : "key");
 	set_field(&b->f_isa, exit_ev, a->isa_field);
 	set_field(&b->f_exit_vcpu, exit_ev, a->exit_vcpu_field);
@@ -516,9 +516,9 @@ static int load(struct bpf_engine *b, const struct ks_engine_config *cfg,
 		int e = -r;
 
 		if (e == EPERM || e == EACCES)
-			return ks_error_set(err, "BPF engine unavailable: the kernel refused to load its program (%s: not enough privilege, or locked down); use --engine tracefs",
+			return ks_error_set(err, "BPF engine unavailable: the kernel refused to load its program (%s: not enough privilege, or locked down)",
 					    strerror(e));
-		return ks_error_set(err, "BPF engine unavailable: cannot load its program: %s%s%s; use --engine tracefs",
+		return ks_error_set(err, "BPF engine unavailable: cannot load its program: %s%s%s",
 				    strerror(e), b->log[0] ? ": " : "",
 				    b->log[0] ? log_reason(b->log, why, sizeof(why)) : "");
 	}
@@ -539,9 +539,9 @@ int ks_engine_bpf_open_opts(struct ks_engine **out, const struct ks_engine_confi
 	if (!o)
 		o = &none;
 	if (!has_caps())
-		return ks_error_set(err, "BPF engine unavailable: not root (needs CAP_BPF and CAP_PERFMON); use --engine tracefs");
+		return ks_error_set(err, "BPF engine unavailable: not root (needs CAP_BPF and CAP_PERFMON)");
 	if (locked_down())
-		return ks_error_set(err, "BPF engine unavailable: the kernel is locked down (confidentiality: BPF may not read kernel memory); use --engine tracefs");
+		return ks_error_set(err, "BPF engine unavailable: the kernel is locked down (confidentiality: BPF may not read kernel memory)");
 	if (access("/sys/kernel/tracing/events/kvm", F_OK) < 0 &&
 	    access("/sys/kernel/debug/tracing/events/kvm", F_OK) < 0)
 		return ks_error_set(err, "BPF engine unavailable: no kvm:* tracepoints (is the kvm module loaded? is tracefs mounted?)");
@@ -562,7 +562,7 @@ int ks_engine_bpf_open_opts(struct ks_engine **out, const struct ks_engine_confi
 	}
 	tep = tracefs_local_events_system(NULL, systems);
 	if (!tep || !tep_get_events_count(tep)) {
-		ks_error_set(err, "BPF engine unavailable: cannot read the kvm:* tracepoints' formats from tracefs; use --engine tracefs");
+		ks_error_set(err, "BPF engine unavailable: cannot read the kvm:* tracepoints' formats from tracefs");
 		goto out;
 	}
 	b->arch = ks_arch_detect(tep);

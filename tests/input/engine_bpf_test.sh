@@ -13,7 +13,9 @@
 #    events from perf);
 #  - engine_bpf_sigkill: after kill -9 of the holder, none of its programs
 #    and links is in the kernel's lists any more, and nothing was pinned
-#    under /sys/fs/bpf.
+#    under /sys/fs/bpf;
+#  - engine_bpf_not_root: as user nobody, the engine refuses in one line
+#    that says why ("not root"), exit 1, nothing else printed.
 # Skipped with the engine's reason where BPF cannot load (not root...).
 set -u
 hold=$KS_BUILD/tools/engine-hold
@@ -21,7 +23,7 @@ t=$KS_TMP/engine_bpf
 rm -rf "$t"
 mkdir -p "$t"
 bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
-all="engine_bpf_attached engine_bpf_tp_counts_perf engine_bpf_sigkill"
+all="engine_bpf_attached engine_bpf_tp_counts_perf engine_bpf_sigkill engine_bpf_not_root"
 skip_all() { for n in $all; do echo "skip $n: $1"; done; exit 0; }
 
 [ -x "$hold" ] || { for n in $all; do echo "not ok $n: $hold not built"; done; exit 0; }
@@ -147,4 +149,23 @@ if start_hold c --tracepoints; then
 	fi
 else
 	echo "not ok engine_bpf_sigkill: the holder did not start: $(head -3 "$t/hold.c")"
+fi
+
+# ---- not root: one line saying why
+if ! command -v setpriv > /dev/null; then
+	echo "not ok engine_bpf_not_root: no setpriv (util-linux)"
+else
+	d=$(mktemp -d /tmp/engine_bpf.XXXXXX)
+	cp "$hold" "$d/engine-hold"
+	chmod 755 "$d" "$d/engine-hold"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$d/engine-hold" --tracepoints \
+		< /dev/null > "$t/nobody.out" 2> "$t/nobody.err"
+	rc=$?
+	rm -rf "$d"
+	if [ "$rc" = 1 ] && [ ! -s "$t/nobody.out" ] && [ "$(wc -l < "$t/nobody.err")" = 1 ] &&
+		grep -q "BPF engine unavailable: not root" "$t/nobody.err"; then
+		echo "ok engine_bpf_not_root ($(cat "$t/nobody.err"))"
+	else
+		echo "not ok engine_bpf_not_root: exit $rc, stderr '$(head -3 "$t/nobody.err")', stdout '$(head -3 "$t/nobody.out")'"
+	fi
 fi
