@@ -366,7 +366,8 @@ static int read_exits(struct bpf_engine *b, struct ks_engine_snapshot *s, struct
 				x->bucket[k] += cv->bucket[k];
 		}
 	}
-	qsort(s->exits, s->nexits, sizeof(*s->exits), cmp_exit);
+	if (s->nexits > 1)   /* exits is NULL while nothing was read */
+		qsort(s->exits, s->nexits, sizeof(*s->exits), cmp_exit);
 	return 0;
 }
 
@@ -394,7 +395,8 @@ static int read_tps(struct bpf_engine *b, struct ks_engine_snapshot *s, struct k
 		for (c = 0; c < b->ncpus; c++)
 			t->count += v[c];
 	}
-	qsort(s->tps, s->ntps, sizeof(*s->tps), cmp_tp);
+	if (s->ntps > 1)
+		qsort(s->tps, s->ntps, sizeof(*s->tps), cmp_tp);
 	return 0;
 }
 
