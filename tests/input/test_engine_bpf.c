@@ -16,6 +16,7 @@
  * Skipped (with the engine's reason) where BPF cannot load: not root, no
  * kvm:* tracepoints.  CI runs as root on a kernel with BPF: no allowed skip.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,11 +417,69 @@ out:
 	e->ops->close(e);
 }
 
+/* One series counted on two CPUs (a test run runs on the caller's CPU):
+ * the sums add up, min and max are over both, whichever CPU made it. */
+static void t_percpu(void)
+{
+	struct ks_engine_config cfg = KS_ENGINE_CONFIG_INIT;
+	struct ks_engine_snapshot s = { 0 };
+	cpu_set_t old, one;
+	int cpus[2], n = 0, c;
+	struct layout l;
+	struct ks_engine *e;
+
+	if (sched_getaffinity(0, sizeof(old), &old) < 0) {
+		kt_fail(__FILE__, __LINE__, "sched_getaffinity failed");
+		return;
+	}
+	for (c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &old))
+			cpus[n++] = c;
+	if (n < 2) {
+		kt_skip("one CPU only");
+		return;
+	}
+	if (!(e = open_test(&cfg, &l)))
+		return;
+	for (c = 0; c < 2; c++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpus[c], &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0) {
+			kt_fail(__FILE__, __LINE__, "sched_setaffinity to CPU %d failed", cpus[c]);
+			break;
+		}
+		/* CPU a: 400 and 900; CPU b: 2000 and 300000 */
+		if (!feed(e, &l, KS_BPF_EV_EXIT, 500, 501, T0, 0x7b, 2, 0) ||
+		    !feed(e, &l, KS_BPF_EV_ENTRY, 500, 501, T0 + (c ? 2000 : 400), 0, 0, 0) ||
+		    !feed(e, &l, KS_BPF_EV_EXIT, 500, 501, T0, 0x7b, 2, 0) ||
+		    !feed(e, &l, KS_BPF_EV_ENTRY, 500, 501, T0 + (c ? 300000 : 900), 0, 0, 0))
+			break;
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+	if (c == 2 && snap(e, &s)) {
+		KT_EQ_U64(s.nexits, 1);
+		if (s.nexits == 1) {
+			const struct ks_engine_exit *x = &s.exits[0];
+
+			KT_EQ_U64(x->count, 4);
+			KT_EQ_U64(x->sum_ns, 400 + 900 + 2000 + 300000);
+			KT_EQ_U64(x->min_ns, 400);
+			KT_EQ_U64(x->max_ns, 300000);
+			KT_EQ_U64(x->bucket[1], 1);   /* 400 */
+			KT_EQ_U64(x->bucket[2], 1);   /* 900 */
+			KT_EQ_U64(x->bucket[3], 1);   /* 2000 */
+			KT_EQ_U64(x->bucket[10], 1);  /* 300000: (250000, 500000] */
+		}
+	}
+	snap_free(&s);
+	e->ops->close(e);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_layout), KT_CASE(t_buckets), KT_CASE(t_keys), KT_CASE(t_sweep),
-		KT_CASE(t_pid_filter), KT_CASE(t_overflow),
+		KT_CASE(t_pid_filter), KT_CASE(t_overflow), KT_CASE(t_percpu),
 		{ 0 },
 	};
 	return kt_main(cases);

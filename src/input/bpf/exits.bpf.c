@@ -176,14 +176,16 @@ static __always_inline int do_nested(__u64 pid_tgid)
 	return 0;
 }
 
+/* Count NS in this CPU's copy V.  A copy with no count yet has min 0: the
+ * kernel zeroes the other CPUs' copies of an element one CPU created. */
 static __always_inline void add(struct ks_bpf_exit_val *v, __u64 ns, __u32 b)
 {
-	v->count++;
-	v->sum_ns += ns;
-	if (ns < v->min_ns)
+	if (!v->count || ns < v->min_ns)
 		v->min_ns = ns;
 	if (ns > v->max_ns)
 		v->max_ns = ns;
+	v->count++;
+	v->sum_ns += ns;
 	if (b <= KS_BPF_NBUCKETS)
 		v->bucket[b]++;
 }
@@ -223,15 +225,12 @@ static __always_inline int do_entry(const void *rec, __u64 pid_tgid, __u64 ts)
 		add(v, ns, b);
 		return 0;
 	}
-	nv.min_ns = ~0ULL;
 	add(&nv, ns, b);
 	err = bpf_map_update_elem(&series, &key, &nv, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* another CPU made it meanwhile: this CPU's copy is zero */
 		v = bpf_map_lookup_elem(&series, &key);
 		if (v) {
-			if (!v->count)
-				v->min_ns = ~0ULL;
 			add(v, ns, b);
 			return 0;
 		}
