@@ -74,6 +74,8 @@ struct bpf_engine {
 	int ncpus;
 	uint32_t max_series, max_procs;
 	void *vals;                     /* one lookup's per-CPU values */
+	void *bkeys, *bvals;            /* one batch's keys and values (map_each) */
+	bool batch_ok;                  /* the kernel has batched lookups */
 	char *log;                      /* the verifier's log of a failed load */
 	struct ks_bpf_field f_reason, f_isa, f_exit_vcpu, f_entry_vcpu;
 };
@@ -326,46 +328,124 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* Call FN on each element of the per-CPU hash FD (keys of KSZ bytes, VSZ
+ * bytes per CPU), which appends to the snapshot's array counted by *N: in
+ * batches of CHUNK (BPF_MAP_LOOKUP_BATCH: a few system calls for hundreds
+ * of series instead of two per series), else key by key: on a kernel
+ * without batches (before 5.6), or when one hash bucket holds more than
+ * CHUNK elements (ENOSPC; what was appended is dropped and read again). */
+#define CHUNK 64
+
+typedef int (*elem_fn)(struct bpf_engine *b, struct ks_engine_snapshot *s, const void *key,
+		       const void *vals, struct ks_error *err);
+
+static int map_each(struct bpf_engine *b, int fd, size_t ksz, size_t vsz, elem_fn fn,
+		    struct ks_engine_snapshot *s, size_t *n_out, struct ks_error *err)
+{
+	size_t stride = vsz * (size_t)b->ncpus, n0 = *n_out;
+	uint32_t token = 0, n, i;
+	bool first = true, done = false;
+	unsigned char key[32], next[32];
+	void *prev = NULL;
+
+	if (!b->bkeys && (!(b->bkeys = malloc(CHUNK * 32)) || !(b->bvals = malloc(CHUNK * stride))))
+		return ks_error_set(err, "BPF engine: out of memory");
+	while (b->batch_ok && !done) {
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+		int r;
+
+		n = CHUNK;
+		r = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, b->bkeys, b->bvals, &n, &o);
+		if (r < 0 && errno != ENOENT) {
+			if (errno == ENOSPC) {   /* a crowded bucket: this time key by key */
+				*n_out = n0;
+				break;
+			}
+			if (!first || (errno != EINVAL && errno != ENOTSUP && errno != EOPNOTSUPP))
+				return ks_error_set(err, "BPF engine: cannot read its maps: %s",
+						    strerror(errno));
+			b->batch_ok = false;   /* not supported: key by key from now on */
+			break;
+		}
+		done = r < 0;   /* ENOENT: the last batch */
+		first = false;
+		for (i = 0; i < n; i++)
+			if (fn(b, s, (unsigned char *)b->bkeys + i * ksz,
+			       (unsigned char *)b->bvals + i * stride, err) < 0)
+				return -1;
+	}
+	if (done)
+		return 0;
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, ksz);
+		prev = key;
+		if (bpf_map_lookup_elem(fd, key, b->bvals) == 0 && fn(b, s, key, b->bvals, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_exit(struct bpf_engine *b, struct ks_engine_snapshot *s, const void *k,
+		    const void *vals, struct ks_error *err)
+{
+	const struct ks_bpf_exit_key *key = k;
+	const struct ks_bpf_exit_val *v = vals;
+	struct ks_engine_exit *x;
+	int c, i;
+
+	if (grow((void **)&s->exits, &s->cap_exits, s->nexits + 1, sizeof(*s->exits)) < 0)
+		return ks_error_set(err, "BPF engine: out of memory");
+	x = &s->exits[s->nexits++];
+	memset(x, 0, sizeof(*x));
+	x->pid = key->pid;
+	x->tid = key->tid;
+	x->vcpu = key->vcpu;
+	x->isa = key->isa;
+	x->level = key->level;
+	x->reason = key->reason;
+	for (c = 0; c < b->ncpus; c++) {
+		const struct ks_bpf_exit_val *cv = &v[c];
+
+		if (!cv->count)
+			continue;
+		if (!x->count || cv->min_ns < x->min_ns)
+			x->min_ns = cv->min_ns;
+		if (cv->max_ns > x->max_ns)
+			x->max_ns = cv->max_ns;
+		x->count += cv->count;
+		x->sum_ns += cv->sum_ns;
+		for (i = 0; i <= KS_BPF_NBUCKETS; i++)
+			x->bucket[i] += cv->bucket[i];
+	}
+	return 0;
+}
+
+static int add_tp(struct bpf_engine *b, struct ks_engine_snapshot *s, const void *k,
+		  const void *vals, struct ks_error *err)
+{
+	const struct ks_bpf_tp_key *key = k;
+	const uint64_t *v = vals;
+	struct ks_engine_tp *t;
+	int c;
+
+	if (key->idx >= b->ntp)
+		return 0;
+	if (grow((void **)&s->tps, &s->cap_tps, s->ntps + 1, sizeof(*s->tps)) < 0)
+		return ks_error_set(err, "BPF engine: out of memory");
+	t = &s->tps[s->ntps++];
+	memset(t, 0, sizeof(*t));
+	t->pid = key->pid;
+	snprintf(t->name, sizeof(t->name), "%s", b->tp_names[key->idx]);
+	for (c = 0; c < b->ncpus; c++)
+		t->count += v[c];
+	return 0;
+}
+
 static int read_exits(struct bpf_engine *b, struct ks_engine_snapshot *s, struct ks_error *err)
 {
-	int fd = bpf_map__fd(b->skel->maps.series);
-	struct ks_bpf_exit_key key, next;
-	const struct ks_bpf_exit_val *v = b->vals;
-	void *prev = NULL;
-	int c, k;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct ks_engine_exit *x;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, b->vals) < 0)
-			continue;   /* not there any more (never deleted: cannot be) */
-		if (grow((void **)&s->exits, &s->cap_exits, s->nexits + 1, sizeof(*s->exits)) < 0)
-			return ks_error_set(err, "BPF engine: out of memory");
-		x = &s->exits[s->nexits++];
-		memset(x, 0, sizeof(*x));
-		x->pid = key.pid;
-		x->tid = key.tid;
-		x->vcpu = key.vcpu;
-		x->isa = key.isa;
-		x->level = key.level;
-		x->reason = key.reason;
-		for (c = 0; c < b->ncpus; c++) {
-			const struct ks_bpf_exit_val *cv = &v[c];
-
-			if (!cv->count)
-				continue;
-			if (!x->count || cv->min_ns < x->min_ns)
-				x->min_ns = cv->min_ns;
-			if (cv->max_ns > x->max_ns)
-				x->max_ns = cv->max_ns;
-			x->count += cv->count;
-			x->sum_ns += cv->sum_ns;
-			for (k = 0; k <= KS_BPF_NBUCKETS; k++)
-				x->bucket[k] += cv->bucket[k];
-		}
-	}
+	if (map_each(b, bpf_map__fd(b->skel->maps.series), sizeof(struct ks_bpf_exit_key),
+		     sizeof(struct ks_bpf_exit_val), add_exit, s, &s->nexits, err) < 0)
+		return -1;
 	if (s->nexits > 1)   /* exits is NULL while nothing was read */
 		qsort(s->exits, s->nexits, sizeof(*s->exits), cmp_exit);
 	return 0;
@@ -373,28 +453,9 @@ static int read_exits(struct bpf_engine *b, struct ks_engine_snapshot *s, struct
 
 static int read_tps(struct bpf_engine *b, struct ks_engine_snapshot *s, struct ks_error *err)
 {
-	int fd = bpf_map__fd(b->skel->maps.tp_counts);
-	struct ks_bpf_tp_key key, next;
-	const uint64_t *v = b->vals;
-	void *prev = NULL;
-	int c;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct ks_engine_tp *t;
-
-		key = next;
-		prev = &key;
-		if (key.idx >= b->ntp || bpf_map_lookup_elem(fd, &key, b->vals) < 0)
-			continue;
-		if (grow((void **)&s->tps, &s->cap_tps, s->ntps + 1, sizeof(*s->tps)) < 0)
-			return ks_error_set(err, "BPF engine: out of memory");
-		t = &s->tps[s->ntps++];
-		memset(t, 0, sizeof(*t));
-		t->pid = key.pid;
-		snprintf(t->name, sizeof(t->name), "%s", b->tp_names[key.idx]);
-		for (c = 0; c < b->ncpus; c++)
-			t->count += v[c];
-	}
+	if (map_each(b, bpf_map__fd(b->skel->maps.tp_counts), sizeof(struct ks_bpf_tp_key),
+		     sizeof(uint64_t), add_tp, s, &s->ntps, err) < 0)
+		return -1;
 	if (s->ntps > 1)
 		qsort(s->tps, s->ntps, sizeof(*s->tps), cmp_tp);
 	return 0;
@@ -457,6 +518,8 @@ static void bpf_close(struct ks_engine *e)
 		free(b->tp_names[i]);
 	free(b->tp_names);
 	free(b->vals);
+	free(b->bkeys);
+	free(b->bvals);
 	free(b->log);
 	free(b);
 }
@@ -550,6 +613,7 @@ int ks_engine_bpf_open_opts(struct ks_engine **out, const struct ks_engine_confi
 	if (!(b = calloc(1, sizeof(*b))))
 		return ks_error_set(err, "BPF engine: out of memory");
 	b->base.ops = &bpf_ops;
+	b->batch_ok = true;
 	b->max_series = cfg->max_series ? cfg->max_series : DEF_SERIES;
 	b->max_procs = cfg->max_procs ? cfg->max_procs : DEF_PROCS;
 	/* the per-CPU values of one lookup: the kernel's possible CPUs */
