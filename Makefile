@@ -180,7 +180,7 @@ $(BUILD)/obj/src/output/perfetto_pb.o $(BUILD)/obj/tests/output/test_perfetto_pb
 BPF_SRC = $(wildcard src/input/bpf/*.bpf.c)
 BPF_SKEL = $(BPF_SRC:src/input/bpf/%.bpf.c=$(BUILD)/gen/%.skel.h)
 BPF_CFLAGS = -target bpf -O2 -g -Wall -Werror -Isrc/input/bpf \
-	-I/usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)
+	-I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
 $(BUILD)/gen/%.bpf.o: src/input/bpf/%.bpf.c $(wildcard src/input/bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
