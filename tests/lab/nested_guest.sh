@@ -44,6 +44,12 @@ epid=$!
 # stopped (SIGSTOP) for 3 s while the VMM runs: it must lose events
 "$KVMSCOPE" record -e kvm:kvm_exit -f 'exit_reason == 114' -b 4 -o lost.dat 2> lost.err &
 lpid=$!
+# the library's BPF engine, held until hold.stop exists (ENGINE_HOLD in lab.env)
+if [ -n "${ENGINE_HOLD:-}" ]; then
+	cp $T/events/kvm/kvm_exit/format kvm_exit.format
+	{ until [ -e hold.stop ]; do sleep 0.2; done; } | "$ENGINE_HOLD" > hold.out 2> hold.err &
+	hpid=$!
+fi
 mkdir -p /tmp/prom
 cat > prom.yml <<'YML'
 global:
@@ -63,13 +69,9 @@ wait_for 'python3 "$LABCTL_DIR/nested_compare.py" promq "up" > prom.up 2>/dev/nu
 # recording (perf enables its events before it writes the header)
 wait_for '[ "$(ls $T/instances | wc -l)" -gt "$(wc -l < instances.before)" ] && [ -s perf.data ]' 60 ||
 	log "tools did not start: $(ls $T/instances) $(ls -l perf.data 2>&1)"
-# the BPF engine, held until hold.stop exists (ENGINE_HOLD in lab.env)
-if [ -n "${ENGINE_HOLD:-}" ]; then
-	cp $T/events/kvm/kvm_exit/format kvm_exit.format
-	{ until [ -e hold.stop ]; do sleep 0.2; done; } | "$ENGINE_HOLD" > hold.out 2> hold.err &
-	hpid=$!
-	wait_for 'grep -q "^ready" hold.out || ! kill -0 $hpid 2>/dev/null' 60
-fi
+# the BPF engine has attached (or given up)
+[ -n "${ENGINE_HOLD:-}" ] && { wait_for 'grep -q "^ready" hold.out || ! kill -0 $hpid 2>/dev/null' 60 ||
+	log "the BPF engine did not attach: $(head -2 hold.err)"; }
 sleep 2
 log "tools started: $(ls $T/instances | tr '\n' ' ')"
 # shellcheck disable=SC2086
