@@ -26,9 +26,9 @@
  *
  * The pending map is a plain hash of max_threads entries (a full one is
  * counted in overflow_threads); a vCPU thread that ended after an exit
- * would keep its entry, so every read removes the entries of threads
- * that no longer exist (/proc/PID/task/TID; thread ids are the init PID
- * namespace's, as the tracepoints see them).
+ * would keep its entry, so reads remove the entries of threads that no
+ * longer exist (/proc/PID/task/TID; thread ids are the init PID
+ * namespace's, as the tracepoints see them; sweep_pending says more).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +76,7 @@ struct bpf_engine {
 	void *vals;                     /* one lookup's per-CPU values */
 	void *bkeys, *bvals;            /* one batch's keys and values (map_each) */
 	bool batch_ok;                  /* the kernel has batched lookups */
+	uint64_t last_sweep;            /* CLOCK_MONOTONIC of sweep_pending's last walk */
 	char *log;                      /* the verifier's log of a failed load */
 	struct ks_bpf_field f_reason, f_isa, f_exit_vcpu, f_entry_vcpu;
 };
@@ -266,20 +267,40 @@ static bool thread_gone(int32_t pid, uint32_t tid)
 	return access(path, F_OK) < 0 && errno == ENOENT;
 }
 
-/* Remove the pending exits of threads that ended (see the top comment). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);   /* bpf_ktime_get_ns's clock */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Remove the pending exits of threads that ended (see the top comment),
+ * at most every SWEEP_NS (a walk of the map costs two system calls per
+ * vCPU thread), and only exits older than AGE_NS: where the thread ids
+ * are not this PID namespace's, every thread looks gone, and only an exit
+ * handled for longer than that (a paused VM's) is dropped, its entry
+ * then counted unpaired. */
+#define SWEEP_NS 10000000000ull
+#define AGE_NS 1000000000ull
+
 static void sweep_pending(struct bpf_engine *b)
 {
 	int fd = bpf_map__fd(b->skel->maps.pending);
 	uint32_t key, next, gone[64];
 	struct ks_bpf_pending p;
+	uint64_t now = now_ns();
 	size_t n = 0, i;
 	void *prev = NULL;
 
+	if (b->last_sweep && now - b->last_sweep < SWEEP_NS)
+		return;
+	b->last_sweep = now;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &p) == 0 && thread_gone(p.pid, key) &&
-		    n < sizeof(gone) / sizeof(gone[0]))
+		if (bpf_map_lookup_elem(fd, &key, &p) == 0 && p.ts + AGE_NS < now &&
+		    thread_gone(p.pid, key) && n < sizeof(gone) / sizeof(gone[0]))
 			gone[n++] = key;
 	}
 	for (i = 0; i < n; i++)
@@ -467,7 +488,6 @@ static int bpf_read(struct ks_engine *e, struct ks_engine_snapshot *s, struct ks
 	int fd = bpf_map__fd(b->skel->maps.stats);
 	uint64_t st[KS_BPF_NSTATS] = { 0 };
 	const uint64_t *v = b->vals;
-	struct timespec ts;
 	uint32_t i;
 	size_t k;
 	int c;
@@ -499,8 +519,7 @@ static int bpf_read(struct ks_engine *e, struct ks_engine_snapshot *s, struct ks
 	s->overflow_procs = st[KS_BPF_OVF_PROCS];
 	s->unpaired = st[KS_BPF_UNPAIRED];
 	s->lost = 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	s->ts_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	s->ts_ns = now_ns();
 	return 0;
 }
 

@@ -309,7 +309,7 @@ out:
 	e->ops->close(e);
 }
 
-/* A pending exit of a thread that ended is removed at the next read: its
+/* A pending exit of a thread that ended is removed at the first read: its
  * thread id reused by an entry later does not pair with it.  A live
  * thread's pending exit stays. */
 static void t_sweep(void)
@@ -327,10 +327,11 @@ static void t_sweep(void)
 		_exit(0);
 	KT_REQUIRE(child > 0);
 	waitpid(child, NULL, 0);
-	if (!feed(e, &l, KS_BPF_EV_EXIT, child, child, T0, 0x7b, 2, 0) ||
-	    !feed(e, &l, KS_BPF_EV_EXIT, me, tid, T0, 0x7c, 2, 0) || !snap(e, &s) ||
-	    !feed(e, &l, KS_BPF_EV_ENTRY, child, child, T0 + 10, 0, 0, 0) ||
-	    !feed(e, &l, KS_BPF_EV_ENTRY, me, tid, T0 + 10, 0, 0, 0) || !snap(e, &s))
+	/* at 1 us after boot: older than the sweep's minimum age (1 s) */
+	if (!feed(e, &l, KS_BPF_EV_EXIT, child, child, 1000, 0x7b, 2, 0) ||
+	    !feed(e, &l, KS_BPF_EV_EXIT, me, tid, 1000, 0x7c, 2, 0) || !snap(e, &s) ||
+	    !feed(e, &l, KS_BPF_EV_ENTRY, child, child, 1010, 0, 0, 0) ||
+	    !feed(e, &l, KS_BPF_EV_ENTRY, me, tid, 1010, 0, 0, 0) || !snap(e, &s))
 		goto out;
 	KT_EQ_U64(s.nexits, 1);
 	KT_EXPECT(find(&s, tid, 0x7c) != NULL);
