@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "cli.h"
 #include "kvmscope/limits.h"
 #include "util/hex.h"
@@ -196,6 +198,18 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	_exit(1);
 }
 
+/* libbpf prints its warnings to stderr unless told otherwise, and that
+ * hook is process-wide, so the program sets it, not the library: silent.
+ * The BPF engine's errors say why in one line of their own (the
+ * verifier's log is kept per program, engine_bpf.c). */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
@@ -207,6 +221,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
 	cli_check_stdout_at_exit();
+	libbpf_set_print(libbpf_quiet);
 
 	if (argc < 2) {
 		usage(stderr);
