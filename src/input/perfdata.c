@@ -225,12 +225,28 @@ struct pd_prefetch {
 #define MARK_MAIN 0
 #define MARK_FLUSH 1
 #define MARK_RUN 2
+/* MARK_SEG: a segment, a stretch of at least SEG_MIN queue entries in file
+ * order that is already in time order (a CPU's records of a round), sent
+ * as three frames instead of its entries: the head {MARK_SEG | its length
+ * as MARK_RUN_LEN, its first record's offset}, then {its first time, the
+ * file offset after its last record}, {its last time, 0}.  The main thread
+ * keeps it as a cursor into the file (struct pd_seg), not as entries. */
+#define MARK_SEG 3
+#define SEG_MIN 256
 #define MARK_KIND(f) ((f).ts & 3)
 #define MARK_RUN_LEN(f) (((f).ts >> 2) & 0x3fffffffu)
 #define MARK_RUN_SKIP(f) ((f).ts >> 32)
 #define RUN_MAX 0x3fffffffu /* entries a run's head can count */
 #define STRADDLE_MAX (64u << 10) /* a record's size is 16 bits */
 
+/* A pending segment: the cursor of a stretch of the file whose records are
+ * queue entries in time order.  off, ts, key: its next record's offset,
+ * time and queue key (pd_entry); end: the offset after its last record;
+ * last: its last record's time; rel: the mapped pages below it have been
+ * given back (seg_advance). */
+struct pd_seg {
+	uint64_t ts, off, key, end, last, rel;
+};
 
 struct pd_source {
 	struct ks_source base;
@@ -268,6 +284,17 @@ struct pd_source {
 	uint64_t ph_cap, ph_head, ph_n;
 	bool ph_sorted;
 	uint64_t next_flush, max_timestamp, q_max, last_flush;
+	/* Pending segments (MARK_SEG): a min-heap by (time, offset) of
+	 * cursors, each at its next record; those with a time up to seg_limit
+	 * are ready (set by a flush, 0 once the flush is delivered).
+	 * flush_any: the current flush has delivered a record (last_flush). */
+	struct pd_seg *seg;
+	uint32_t nseg, seg_cap;
+	uint64_t seg_limit;
+	bool flush_any;
+	uint64_t trimmed; /* mapped pages below this were given back (map_trim) */
+	uint64_t page;    /* the page size */
+	uint64_t seg_bad; /* a segment's record that changed under us, 0 = none */
 	bool finished;
 	uint64_t rounds;  /* FINISHED_ROUND records seen */
 
@@ -870,7 +897,14 @@ static __attribute__((noinline)) int queue_reserve(struct pd_source *s, uint64_t
 /* Whether perf's queue would be empty: no record pending in either part. */
 static inline bool queue_idle(const struct pd_source *s)
 {
-	return s->q_n == s->q_head && s->ph_n == s->ph_head;
+	return s->q_n == s->q_head && s->ph_n == s->ph_head && !s->nseg;
+}
+
+/* Whether records are ready for delivery: queued ones up to q_ready, or
+ * segments' up to seg_limit. */
+static inline bool queue_ready(const struct pd_source *s)
+{
+	return s->q_head < s->q_ready || (s->nseg && s->seg[0].ts <= s->seg_limit);
 }
 
 /* Room for N more samples of events not selected (and as much scratch). */
@@ -1085,6 +1119,10 @@ static void flush_queue(struct pd_source *s, bool final)
 		s->last_flush = s->q[hi - 1].ts;
 	if (skipped_last && (hi == s->q_head || skipped_last > s->last_flush))
 		s->last_flush = skipped_last;
+	/* the segments' records up to LIMIT are merged in as delivered
+	 * (next_batch), which moves last_flush on */
+	s->seg_limit = limit;
+	s->flush_any = hi > s->q_head || skipped_last;
 	if (!final)
 		s->next_flush = s->max_timestamp;
 }
@@ -1101,6 +1139,9 @@ static uint64_t pending_low(const struct pd_source *s, uint64_t off)
 		if (o < low)
 			low = o;
 	}
+	for (i = 0; i < s->nseg; i++)
+		if (s->seg[i].off < low)
+			low = s->seg[i].off;
 	return low;
 }
 
@@ -2250,6 +2291,53 @@ static void merge_split(const struct pd_entry *a, size_t na, const struct pd_ent
 	}
 }
 
+/* The entries F[i, j) as one run behind a MARK_RUN head at OUT[o] (see
+ * runs_build); returns the frames' end in OUT. */
+static size_t run_emit(struct pd_entry *f, size_t i, size_t j, struct pd_entry *out, size_t o)
+{
+	struct pd_entry *sorted;
+	size_t k, first_drop = 0, drops = 0, nskip = !!(f[i].key & KEY_SKIP), len = j - i;
+
+	/* where its time first goes back: a round's records are a sorted
+	 * stretch per CPU */
+	for (k = i + 1; k < j; k++) {
+		bool drop = f[k].ts < f[k - 1].ts;
+
+		if (drop && !drops)
+			first_drop = k;
+		drops += drop;
+		nskip += !!(f[k].key & KEY_SKIP);
+	}
+	out[o] = (struct pd_entry){ (uint64_t)nskip << 32 | (uint64_t)len << 2 | MARK_RUN,
+				    f[i].key & ~0xffffull };
+	if (!nskip) {
+		if (!drops) {
+			memcpy(out + o + 1, f + i, len * sizeof(*f));
+		} else if (drops == 1) {
+			merge(f + i, first_drop - i, f + first_drop, j - first_drop, out + o + 1);
+		} else {
+			sorted = sort_entries(f + i, out + o + 1, len);
+			if (sorted != out + o + 1)
+				memcpy(out + o + 1, sorted, len * sizeof(*sorted));
+		}
+	} else if (!drops) {
+		split_copy(f + i, len, nskip, out + o + 1);
+	} else if (drops == 1) {
+		merge_split(f + i, first_drop - i, f + first_drop, j - first_drop, nskip,
+			    out + o + 1);
+	} else {
+		/* sorted in one of the two, split into the other */
+		sorted = sort_entries(f + i, out + o + 1, len);
+		if (sorted == f + i) {
+			split_copy(f + i, len, nskip, out + o + 1);
+		} else {
+			split_copy(out + o + 1, len, nskip, f + i);
+			memcpy(out + o + 1, f + i, len * sizeof(*f));
+		}
+	}
+	return o + 1 + len;
+}
+
 /* The frames F[0, N) in runs: each run of queue entries between markers
  * sorted by time, stably, behind a MARK_RUN head, into pf->frames_tmp,
  * which then becomes pf->frames.  The queue gets a round as one sorted
@@ -2260,13 +2348,16 @@ static void merge_split(const struct pd_entry *a, size_t na, const struct pd_ent
  * depend on it (queue_run).  A run is a round's stretches of one CPU's
  * records each in time order: the scan that finds its end counts where
  * time goes back, so that a run of one or two stretches (one CPU or two)
- * is copied or merged at once, without sort_entries()' scans.  Returns
- * the number of frames, 0 when memory for them could not be had (the
- * main thread then frames the chunk). */
-static size_t runs_build(struct pd_prefetch *pf, size_t n)
+ * is copied or merged at once, without sort_entries()' scans.  A stretch
+ * in time order of SEG_MIN entries or more goes as a segment (MARK_SEG)
+ * instead: the main thread merges it from the file, so that a round's
+ * records need no memory of their own.  END: the file offset after the
+ * last frame's record.  Returns the number of frames, 0 when memory for
+ * them could not be had (the main thread then frames the chunk). */
+static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end)
 {
-	struct pd_entry *f = pf->frames, *out, *sorted;
-	size_t i, j, first_drop, drops, nskip, o = 0, cap = 2 * n + 1, c, len;
+	struct pd_entry *f = pf->frames, *out;
+	size_t i, j, k, e, piece, o = 0, cap = 2 * n + 1, c;
 
 	if (cap > pf->tmp_cap) { /* the frames and a head per run: a run per marker, one more */
 		out = realloc(pf->frames_tmp, cap * sizeof(*out));
@@ -2282,49 +2373,26 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n)
 			j = i + 1;
 			continue;
 		}
-		/* the run's end, and where its time first goes back: a
-		 * round's records are a sorted stretch per CPU */
-		first_drop = 0;
-		drops = 0;
-		nskip = !!(f[i].key & KEY_SKIP);
-		for (j = i + 1; j < n && j - i < RUN_MAX && (f[j].key & KEY_ATTR); j++) {
-			bool drop = f[j].ts < f[j - 1].ts;
-
-			if (drop && !drops)
-				first_drop = j;
-			drops += drop;
-			nskip += !!(f[j].key & KEY_SKIP);
+		for (j = i + 1; j < n && j - i < RUN_MAX && (f[j].key & KEY_ATTR); j++)
+			;
+		/* the run's stretches in time order: the long ones are
+		 * segments, the short ones between them runs */
+		for (piece = k = i; k < j; k = e) {
+			for (e = k + 1; e < j && f[e].ts >= f[e - 1].ts; e++)
+				;
+			if (e - k < SEG_MIN)
+				continue;
+			if (piece < k)
+				o = run_emit(f, piece, k, out, o);
+			out[o++] = (struct pd_entry){ (uint64_t)(e - k) << 2 | MARK_SEG,
+						      f[k].key & ~0xffffull };
+			out[o++] = (struct pd_entry){ f[k].ts,
+						      (e < n ? f[e].key >> 16 : end) << 16 };
+			out[o++] = (struct pd_entry){ f[e - 1].ts, 0 };
+			piece = e;
 		}
-		len = j - i;
-		out[o] = (struct pd_entry){ (uint64_t)nskip << 32 | (uint64_t)len << 2 | MARK_RUN,
-					    f[i].key & ~0xffffull };
-		if (!nskip) {
-			if (!drops) {
-				memcpy(out + o + 1, f + i, len * sizeof(*f));
-			} else if (drops == 1) {
-				merge(f + i, first_drop - i, f + first_drop, j - first_drop,
-				      out + o + 1);
-			} else {
-				sorted = sort_entries(f + i, out + o + 1, len);
-				if (sorted != out + o + 1)
-					memcpy(out + o + 1, sorted, len * sizeof(*sorted));
-			}
-		} else if (!drops) {
-			split_copy(f + i, len, nskip, out + o + 1);
-		} else if (drops == 1) {
-			merge_split(f + i, first_drop - i, f + first_drop, j - first_drop, nskip,
-				    out + o + 1);
-		} else {
-			/* sorted in one of the two, split into the other */
-			sorted = sort_entries(f + i, out + o + 1, len);
-			if (sorted == f + i) {
-				split_copy(f + i, len, nskip, out + o + 1);
-			} else {
-				split_copy(out + o + 1, len, nskip, f + i);
-				memcpy(out + o + 1, f + i, len * sizeof(*f));
-			}
-		}
-		o += 1 + len;
+		if (piece < j)
+			o = run_emit(f, piece, j, out, o);
 	}
 	pf->frames_tmp = pf->frames;
 	pf->frames = out;
@@ -2420,7 +2488,7 @@ HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
 		n++;
 		pos += len;
 	}
-	pf->nframes = runs_build(pf, n);
+	pf->nframes = runs_build(pf, n, pos);
 	pf->frames_end = pos;
 	pf->framed = pf->nframes > 0 || n == 0;
 }
@@ -2513,17 +2581,177 @@ static int queue_run(struct pd_source *s, struct ks_error *err)
 	return 0;
 }
 
+/* ---- segments ---- */
+
+/* Whether segment A's next record comes before B's: by time, then by file
+ * offset, the order of the stable sort of the entries as pushed. */
+static inline bool seg_before(const struct pd_seg *a, const struct pd_seg *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->off < b->off);
+}
+
+/* Restore the heap order of s->seg from I down. */
+static inline void seg_down(struct pd_source *s, uint32_t i)
+{
+	struct pd_seg *h = s->seg, x = h[i];
+	uint32_t n = s->nseg, c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && seg_before(&h[c + 1], &h[c]))
+			c++;
+		if (!seg_before(&h[c], &x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+static void seg_up(struct pd_source *s, uint32_t i)
+{
+	struct pd_seg *h = s->seg, x = h[i];
+
+	while (i && seg_before(&x, &h[(i - 1) / 2])) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+/* The time and queue key of the record at G's offset, as frame_record()
+ * made them; false if it has none (the file changed under us). */
+HOT bool seg_load(struct pd_source *s, struct pd_seg *g, bool swap)
+{
+	const uint8_t *rec = s->buf + (g->off - s->win_off);
+	uint32_t type = ld32(rec, swap), size = ld16(rec + 6, swap);
+	struct ks_error scratch;
+	uint64_t ts;
+	int attr;
+
+	if (size < 8 || size > g->end - g->off)
+		return false;
+	attr = record_attr(s, s->idc, type, rec, size, swap);
+	if (attr < 0 || record_ts(s, &s->attrs[attr], type, rec, size, g->off, &ts, &scratch,
+				  swap) < 0 || !ts || ts == UINT64_MAX)
+		return false;
+	g->ts = ts;
+	g->key = queue_key(s, g->off, type, attr);
+	return true;
+}
+
+#define TRIM_STEP (2ull << 20)
+#define TRIM_KEEP (2ull << 20)
+
+/* Give back the mapped pages of the file bytes [FROM, TO) (page-aligned
+ * inward): a pending record there faults its page in again from the page
+ * cache when it is decoded, so that the pages of pending rounds do not
+ * stay in memory (a round can be far larger than the budget). */
+static void map_trim(struct pd_source *s, uint64_t from, uint64_t to)
+{
+	uint64_t lo = (from + s->page - 1) & ~(s->page - 1), hi = to & ~(s->page - 1);
+
+	if (lo < s->map_off)
+		lo = s->map_off;
+	if (hi > lo)
+		madvise(s->map + (lo - s->map_off), hi - lo, MADV_DONTNEED);
+}
+
+/* Segment G's records before time T (at its start: it is sorted). */
+static uint64_t seg_count_before(struct pd_source *s, struct pd_seg g, uint64_t t, bool swap)
+{
+	uint64_t n = 0;
+
+	while (g.off < g.end && seg_load(s, &g, swap) && g.ts < t) {
+		n++;
+		g.off += ld16(s->buf + (g.off - s->win_off) + 6, swap);
+	}
+	return n;
+}
+
+/* Queue the segment whose MARK_SEG head is at s->fi, as queue_push() one
+ * by one would its entries (see queue_run): a cursor at its first record,
+ * or, when it continues the stretch of a pending one (cut where a chunk
+ * ended), that one made longer. */
+HOT int queue_seg(struct pd_source *s, struct ks_error *err, bool swap)
+{
+	const struct pd_entry *f = &s->frames[s->fi];
+	uint64_t n = MARK_RUN_LEN(f[0]), first = f[1].ts, last = f[2].ts;
+	struct pd_seg g = { .off = f[0].key >> 16, .end = f[1].key >> 16, .last = last };
+	bool idle = queue_idle(s);
+	struct pd_seg *h;
+	uint32_t i;
+
+	g.rel = g.off;
+	if (s->fi + 3 > s->nframes || !seg_load(s, &g, swap) || g.ts != first)
+		return ks_error_at(err, s->base.path, g.off, "record changed while being read");
+	if (first < s->last_flush)
+		s->base.stats.out_of_order += seg_count_before(s, g, s->last_flush, swap);
+	for (i = 0; i < s->nseg && s->seg[i].end != g.off; i++)
+		;
+	if (i < s->nseg && s->seg[i].last <= first) {
+		s->seg[i].end = g.end;
+		s->seg[i].last = last;
+	} else {
+		if (s->nseg == s->seg_cap) {
+			uint32_t cap = s->seg_cap ? 2 * s->seg_cap : 16;
+
+			if (ordering_budget(s, s->q_cap + cap * sizeof(*h) / sizeof(struct pd_entry),
+					    s->map ? 0 : s->win_len, g.off, err) < 0)
+				return -1;
+			h = realloc(s->seg, cap * sizeof(*h));
+			if (!h)
+				return ks_error_set(err, "%s: out of memory", s->base.path);
+			s->seg = h;
+			s->seg_cap = cap;
+		}
+		s->seg[s->nseg++] = g;
+		seg_up(s, s->nseg - 1);
+	}
+	if (idle || last >= s->q_max) {
+		s->q_max = last;
+		s->max_timestamp = last;
+	}
+	s->framed_ahead += n;
+	s->fi += 3;
+	s->pos = frames_pos(s, s->fi);
+	return 0;
+}
+
+/* The first segment's record delivered: move its cursor on, give back the
+ * mapped pages it has left behind, and restore the heap order. */
+HOT void seg_advance(struct pd_source *s, bool swap)
+{
+	struct pd_seg *g = &s->seg[0];
+
+	g->off += ld16(s->buf + (g->off - s->win_off) + 6, swap);
+	if (s->map && g->off - g->rel >= TRIM_STEP) {
+		map_trim(s, g->rel, g->off);
+		g->rel = g->off & ~(s->page - 1);
+	}
+	if (g->off < g->end && !seg_load(s, g, swap)) {
+		s->seg_bad = g->off;
+		g->off = g->end;
+	}
+	if (g->off >= g->end) {
+		if (s->map)
+			map_trim(s, g->rel, g->end);
+		s->seg[0] = s->seg[--s->nseg];
+	}
+	if (s->nseg > 1)
+		seg_down(s, 0);
+}
+
 /* Take the frames from s->pos on until one read_records() must read
  * itself, or a FINISHED_ROUND made records ready.  A marker before s->pos
  * is of a record read_records() read; any other frame not at s->pos (which
  * cannot happen) drops the frames, and read_records() frames them. */
-static int take_frames(struct pd_source *s, struct ks_error *err)
+HOT int take_frames(struct pd_source *s, struct ks_error *err, bool swap)
 {
-	while (s->fi < s->nframes && s->q_head == s->q_ready) {
+	while (s->fi < s->nframes && !queue_ready(s)) {
 		const struct pd_entry *f = &s->frames[s->fi];
 		uint64_t off = f->key >> 16;
 
-		if (off < s->pos && MARK_KIND(*f) != MARK_RUN) {
+		if (off < s->pos && MARK_KIND(*f) == MARK_MAIN) {
 			s->fi++;
 			continue;
 		}
@@ -2533,6 +2761,9 @@ static int take_frames(struct pd_source *s, struct ks_error *err)
 		}
 		if (MARK_KIND(*f) == MARK_RUN) {
 			if (queue_run(s, err) < 0)
+				return -1;
+		} else if (MARK_KIND(*f) == MARK_SEG) {
+			if (queue_seg(s, err, swap) < 0)
 				return -1;
 		} else if (MARK_KIND(*f) == MARK_FLUSH) {
 			s->pos = frames_pos(s, ++s->fi);
@@ -2549,16 +2780,17 @@ static int take_frames(struct pd_source *s, struct ks_error *err)
  * (a record delivered at once), 0 (queue ready or end), <0 on error. */
 HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *err, bool swap)
 {
-	while (s->q_head == s->q_ready) {
+	s->seg_limit = 0; /* the last flush is delivered */
+	while (!queue_ready(s)) {
 		uint64_t off = s->pos, len, ts;
 		const uint8_t *rec;
 		uint32_t type, size;
 		int attr, ret;
 
 		if (s->fi < s->nframes) {
-			if (take_frames(s, err) < 0)
+			if (take_frames(s, err, swap) < 0)
 				return -1;
-			if (s->q_head < s->q_ready)
+			if (queue_ready(s))
 				break;
 		}
 		queue_samples(s, swap);
@@ -2653,13 +2885,78 @@ static inline void prefetch_record(const struct pd_source *s, uint64_t off)
  * that happens only before the first record of a batch.  A record that
  * fails to decode is left queued, so the batch before it is delivered and
  * the next call reports the error. */
+/* next_batch() while segments are pending: the queue's ready entries and
+ * the segments' records up to s->seg_limit merged by (time, offset).
+ * Returns the records in RECS[0, *NP) on, or <0 on an error. */
+HOT int next_merged(struct pd_source *s, struct ks_record *recs, int max, int *np,
+		    struct ks_error *err, bool swap)
+{
+	int n = *np, ret = 0;
+
+	while (n < max) {
+		struct pd_seg *g = s->nseg && s->seg[0].ts <= s->seg_limit ? &s->seg[0] : NULL;
+		const struct pd_attr *a;
+		struct pd_entry e;
+		bool from_q = s->q_head < s->q_ready;
+
+		if (s->seg_bad) {
+			ret = ks_error_at(err, s->base.path, s->seg_bad, "record changed while being read");
+			break;
+		}
+		if (!g && !from_q)
+			break;
+		if (g && from_q) {
+			e = s->q[s->q_head];
+			if (e.ts < g->ts || (e.ts == g->ts && (e.key >> 16) < g->off))
+				g = NULL;
+		}
+		if (g) {
+			e = (struct pd_entry){ g->ts, g->key };
+			if (!s->flush_any || e.ts > s->last_flush)
+				s->last_flush = e.ts;
+			s->flush_any = true;
+		} else {
+			e = s->q[s->q_head++];
+		}
+		a = (e.key & KEY_ATTR) ? &s->attrs[(e.key & KEY_ATTR) - 1] : NULL;
+		if (e.key & KEY_SKIP) {
+			filter_sample(s, a);
+			ret = 0;
+		} else {
+			if (g)
+				__builtin_prefetch(s->buf + (g->off - s->win_off) + FRAME_PREFETCH);
+			ret = decode_record(s, e.key >> 16, a, &recs[n], err, swap);
+			if (ret < 0) {
+				if (!g)
+					s->q_head--;
+				break;
+			}
+		}
+		if (g)
+			seg_advance(s, swap);
+		if (ret && ends_batch(&recs[n++])) {
+			ret = 0;
+			break;
+		}
+		ret = 0;
+	}
+	*np = n;
+	return ret < 0 && !n ? ret : 0;
+}
+
 HOT int next_batch(struct pd_source *s, struct ks_record *recs, int max, struct ks_error *err,
 		   bool swap)
 {
 	int n = 0, ret;
 
 	for (;;) {
-		while (s->q_head < s->q_ready && n < max) {
+		if (s->nseg) {
+			if (next_merged(s, recs, max, &n, err, swap) < 0)
+				return -1;
+			if (n)
+				return n;
+		}
+		while (!s->nseg && s->q_head < s->q_ready && n < max) {
 			struct pd_entry e = s->q[s->q_head++];
 			uint64_t attr_bits = e.key & KEY_ATTR;
 			const struct pd_attr *a = attr_bits ? &s->attrs[attr_bits - 1] : NULL;
@@ -2736,6 +3033,7 @@ static void pd_close(struct ks_source *base)
 	free(s->tmp);
 	free(s->ph);
 	free(s->ph_tmp);
+	free(s->seg);
 	free(s->chain);
 	free(s->mem);
 	free(s->hdr);
@@ -2786,6 +3084,7 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_s
 		s->map_chunk = READ_SIZE;
 	s->fd = -1;
 	ks_hmap_init(&s->ids, sizeof(uint16_t));
+	s->page = (uint64_t)sysconf(_SC_PAGESIZE);
 	s->base.ops = &pd_ops;
 	s->base.path = strdup(path);
 	s->base.tep = tep_alloc();
