@@ -1530,6 +1530,10 @@ static void prefetch_stop(struct pd_prefetch *pf)
 }
 
 #define RELEASE_STEP (8ull << 20)
+/* map_trim(): pages given back in aligned blocks of TRIM_STEP, those of
+ * the last TRIM_KEEP bytes before the read position kept */
+#define TRIM_STEP (2ull << 20)
+#define TRIM_KEEP (4ull << 20)
 
 /* Give back the mapping's pages below LOW (no record from there on is
  * needed), in steps: peak memory stays a few chunks. */
@@ -1548,6 +1552,8 @@ static void map_release(struct pd_source *s, uint64_t low)
 	}
 	s->released = to;
 }
+
+static void map_trim(struct pd_source *s, uint64_t from, uint64_t to);
 
 /* The window of a mapped data section up to NEED_END at least: the chunk
  * the thread populated (and framed), or further by itself.  LOW: the lowest
@@ -1573,8 +1579,39 @@ static int map_fill(struct pd_source *s, uint64_t low, uint64_t need_end, struct
 		s->win_len = end - s->win_off;
 	}
 	map_release(s, low);
+	/* the pending records far behind (long rounds, in segments) are read
+	 * again when merged: their pages need not stay */
+	if (s->trimmed < low)
+		s->trimmed = low;
+	if (need_end > s->trimmed + TRIM_KEEP + TRIM_STEP) {
+		uint64_t to = (need_end - TRIM_KEEP) & ~(TRIM_STEP - 1);
+
+		map_trim(s, s->trimmed, to);
+		s->trimmed = to;
+	}
 	prefetch_next(s);
 	return 0;
+}
+
+/* Switch a read data section to the mapping: the window would have to
+ * hold more than a prefetch's tail (a round of more than TAIL_MAX bytes,
+ * whose reads would be copied and moved ever more), while the mapping
+ * holds any round, and map_trim() keeps its pages few.  False if it
+ * cannot be mapped. */
+static bool map_switch(struct pd_source *s)
+{
+	uint64_t end = s->win_off + s->win_len;
+
+	if (s->pf.posted)
+		prefetch_finish(&s->pf, false);
+	if (!map_data(s))
+		return false;
+	s->win_len = end - s->win_off;
+	s->pf.mapped = true;
+	free(s->pf.spare);
+	s->pf.spare = NULL;
+	s->pf.spare_cap = 0;
+	return true;
 }
 
 /* Refill so the window covers [OFF, OFF + N) (inside the data section),
@@ -1594,6 +1631,8 @@ static int window_fill(struct pd_source *s, uint64_t off, uint64_t n, struct ks_
 	ret = prefetch_take(s, low, off + n, err);
 	if (ret)
 		return ret < 0 ? -1 : 0;
+	if (s->pf.running && off + n - low > TAIL_MAX && map_switch(s))
+		return map_fill(s, low, off + n, err);
 	window_compact(s, low);
 	if (window_reserve(s, off + n - s->win_off, err) < 0)
 		return -1;
@@ -2639,9 +2678,6 @@ HOT bool seg_load(struct pd_source *s, struct pd_seg *g, bool swap)
 	return true;
 }
 
-#define TRIM_STEP (2ull << 20)
-#define TRIM_KEEP (2ull << 20)
-
 /* Give back the mapped pages of the file bytes [FROM, TO) (page-aligned
  * inward): a pending record there faults its page in again from the page
  * cache when it is decoded, so that the pages of pending rounds do not
@@ -2724,9 +2760,17 @@ HOT void seg_advance(struct pd_source *s, bool swap)
 	struct pd_seg *g = &s->seg[0];
 
 	g->off += ld16(s->buf + (g->off - s->win_off) + 6, swap);
-	if (s->map && g->off - g->rel >= TRIM_STEP) {
-		map_trim(s, g->rel, g->off);
-		g->rel = g->off & ~(s->page - 1);
+	/* not the block the cursor is in, nor the one before: a fault maps a
+	 * file's large folio, and its neighbours, at once (measured on kernel
+	 * 6.18: trimming up to the cursor's block kept about as much mapped
+	 * as not trimming) */
+	if (s->map && g->off - g->rel >= 2 * TRIM_STEP) {
+		uint64_t to = (g->off & ~(TRIM_STEP - 1)) - TRIM_STEP;
+
+		if (to > g->rel) {
+			map_trim(s, g->rel, to);
+			g->rel = to;
+		}
 	}
 	if (g->off < g->end && !seg_load(s, g, swap)) {
 		s->seg_bad = g->off;
