@@ -123,6 +123,10 @@ enum {
 #define PF_BUF (TAIL_MAX + READ_SIZE)
 #define HUGE_PAGE (2ull << 20)
 #define IDS_CHUNK 4096            /* attr ids read per pread */
+/* map_trim(): pages given back in aligned blocks of TRIM_STEP, those of
+ * the last TRIM_KEEP bytes before the read position kept */
+#define TRIM_STEP (2ull << 20)
+#define TRIM_KEEP (4ull << 20)
 
 struct pd_attr {
 	uint32_t type;
@@ -232,7 +236,7 @@ struct pd_prefetch {
  * file offset after its last record}, {its last time, 0}.  The main thread
  * keeps it as a cursor into the file (struct pd_seg), not as entries. */
 #define MARK_SEG 3
-#define SEG_MIN 256
+#define SEG_MIN 8192
 #define MARK_KIND(f) ((f).ts & 3)
 #define MARK_RUN_LEN(f) (((f).ts >> 2) & 0x3fffffffu)
 #define MARK_RUN_SKIP(f) ((f).ts >> 32)
@@ -850,6 +854,14 @@ static int queue_grow(struct pd_source *s)
  * ordering stays within limits.memory; else the error, at offset OFF.
  * perf queues every record until a FINISHED_ROUND (or the end): a file
  * without them (valid, but not written by perf record) is held whole. */
+/* The window's bytes held in memory: a mapped window's pages are given
+ * back behind the read position (map_trim) and the prefetch thread
+ * populates a chunk or two ahead. */
+static uint64_t window_held(const struct pd_source *s)
+{
+	return s->map ? TRIM_KEEP + 2 * s->map_chunk : s->win_len;
+}
+
 static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
 			   struct ks_error *err)
 {
@@ -873,7 +885,7 @@ static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uin
 static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err)
 {
 	while (s->q_cap < cap) {
-		if (ordering_budget(s, s->q_cap ? s->q_cap * 2 : 4096, s->win_len, s->pos, err) < 0)
+		if (ordering_budget(s, s->q_cap ? s->q_cap * 2 : 4096, window_held(s), s->pos, err) < 0)
 			return -1;
 		if (queue_grow(s) < 0)
 			return ks_error_set(err, "%s: out of memory", s->base.path);
@@ -923,7 +935,7 @@ static __attribute__((noinline)) int skipped_reserve(struct pd_source *s, uint64
 		;
 	if (cap == s->ph_cap)
 		return 0;
-	if (ordering_budget(s, s->q_cap + cap - s->ph_cap, s->win_len, s->pos, err) < 0)
+	if (ordering_budget(s, s->q_cap + cap - s->ph_cap, window_held(s), s->pos, err) < 0)
 		return -1;
 	p = realloc(s->ph, cap * sizeof(*p));
 	if (!p)
@@ -1530,10 +1542,6 @@ static void prefetch_stop(struct pd_prefetch *pf)
 }
 
 #define RELEASE_STEP (8ull << 20)
-/* map_trim(): pages given back in aligned blocks of TRIM_STEP, those of
- * the last TRIM_KEEP bytes before the read position kept */
-#define TRIM_STEP (2ull << 20)
-#define TRIM_KEEP (4ull << 20)
 
 /* Give back the mapping's pages below LOW (no record from there on is
  * needed), in steps: peak memory stays a few chunks. */
@@ -2732,7 +2740,7 @@ HOT int queue_seg(struct pd_source *s, struct ks_error *err, bool swap)
 			uint32_t cap = s->seg_cap ? 2 * s->seg_cap : 16;
 
 			if (ordering_budget(s, s->q_cap + cap * sizeof(*h) / sizeof(struct pd_entry),
-					    s->map ? 0 : s->win_len, g.off, err) < 0)
+					    window_held(s), g.off, err) < 0)
 				return -1;
 			h = realloc(s->seg, cap * sizeof(*h));
 			if (!h)
@@ -2776,11 +2784,8 @@ HOT void seg_advance(struct pd_source *s, bool swap)
 		s->seg_bad = g->off;
 		g->off = g->end;
 	}
-	if (g->off >= g->end) {
-		if (s->map)
-			map_trim(s, g->rel, g->end);
+	if (g->off >= g->end)
 		s->seg[0] = s->seg[--s->nseg];
-	}
 	if (s->nseg > 1)
 		seg_down(s, 0);
 }

@@ -1494,7 +1494,7 @@ static void t_mapped_chunks(void)
 		"--pairs 30000 --lost 3 --cpus 4 --unmatched --migrate",
 		/* long rounds: segments (see t_generated_window), but not in
 		 * chunks of 1000 and 4096 bytes, whose runs are shorter */
-		"--pairs 30000 --rounds --round-ns 40000000 --ooo --lost 3 --cpus 4 --unmatched "
+		"--pairs 30000 --rounds --round-ns 300000000 --ooo --lost 3 --cpus 2 --unmatched "
 		"--migrate",
 	};
 	static const uint64_t chunks[] = { 1000, 4096, 65543, 1 << 20, 0 };
@@ -1592,10 +1592,11 @@ static void t_generated_window(void)
 {
 	generated_vs_script("gen-big.data", "--pairs 40000 --rounds --ooo --lost 3 --cpus 4");
 	generated_vs_script("gen-noround.data", "--pairs 15000 --cpus 3");
-	/* rounds of about 3000 records a CPU: the thread frames each CPU's
-	 * stretch of a round as a segment, merged from the file */
-	generated_vs_script("gen-long-rounds.data", "--pairs 40000 --rounds --round-ns 40000000 "
-			    "--ooo --lost 3 --cpus 4 --migrate");
+	/* rounds of about 13,000 records a CPU: the thread frames a CPU's
+	 * stretch of a round (of SEG_MIN records in a chunk) as a segment,
+	 * merged from the file */
+	generated_vs_script("gen-long-rounds.data", "--pairs 40000 --rounds --round-ns 300000000 "
+			    "--ooo --lost 3 --cpus 2 --migrate");
 }
 
 int main(void)
