@@ -1601,11 +1601,11 @@ static int map_fill(struct pd_source *s, uint64_t low, uint64_t need_end, struct
 	return 0;
 }
 
-/* Switch a read data section to the mapping: the window would have to
- * hold more than a prefetch's tail (a round of more than TAIL_MAX bytes,
- * whose reads would be copied and moved ever more), while the mapping
- * holds any round, and map_trim() keeps its pages few.  False if it
- * cannot be mapped. */
+/* Switch a read data section (one map_cheap() found dearer to map) to
+ * the mapping: the window would have to hold more than a prefetch's tail
+ * (a round of more than TAIL_MAX bytes, whose reads would be copied and
+ * moved ever more), while the mapping holds any round, and map_trim()
+ * keeps its pages few.  False if it cannot be mapped. */
 static bool map_switch(struct pd_source *s)
 {
 	uint64_t end = s->win_off + s->win_len;
@@ -1639,7 +1639,8 @@ static int window_fill(struct pd_source *s, uint64_t off, uint64_t n, struct ks_
 	ret = prefetch_take(s, low, off + n, err);
 	if (ret)
 		return ret < 0 ? -1 : 0;
-	if (s->pf.running && off + n - low > TAIL_MAX && map_switch(s))
+	if (s->pf.running && off + n - low > TAIL_MAX &&
+	    s->data_end - s->data_off > s->map_min && map_switch(s))
 		return map_fill(s, low, off + n, err);
 	window_compact(s, low);
 	if (window_reserve(s, off + n - s->win_off, err) < 0)

@@ -1536,7 +1536,7 @@ static void t_mapped_chunks(void)
 			 * window grows by synchronous reads */
 			if (chunks[i])
 				KT_EXPECT(last_framed_ahead >= v.n * 8 / 10);
-			else if (k != 1)
+			else if (!k)
 				KT_EXPECT(last_framed_ahead >= v.n / 5);
 		}
 		ks_ctx_perfdata_tune(batch_ctx, KS_PD_MAP_MIN, 0);
