@@ -850,10 +850,6 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
-/* Whether holding a queue of QCAP entries and a window of WIN bytes for
- * ordering stays within limits.memory; else the error, at offset OFF.
- * perf queues every record until a FINISHED_ROUND (or the end): a file
- * without them (valid, but not written by perf record) is held whole. */
 /* The window's bytes held in memory: a mapped window's pages are given
  * back behind the read position (map_trim) and the prefetch thread
  * populates a chunk or two ahead. */
@@ -862,6 +858,10 @@ static uint64_t window_held(const struct pd_source *s)
 	return s->map ? TRIM_KEEP + 2 * s->map_chunk : s->win_len;
 }
 
+/* Whether holding a queue of QCAP entries and a window of WIN bytes for
+ * ordering stays within limits.memory; else the error, at offset OFF.
+ * perf queues every record until a FINISHED_ROUND (or the end): a file
+ * without them (valid, but not written by perf record) is held whole. */
 static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
 			   struct ks_error *err)
 {
@@ -2801,7 +2801,7 @@ HOT int take_frames(struct pd_source *s, struct ks_error *err, bool swap)
 		const struct pd_entry *f = &s->frames[s->fi];
 		uint64_t off = f->key >> 16;
 
-		if (off < s->pos && MARK_KIND(*f) == MARK_MAIN) {
+		if (off < s->pos && MARK_KIND(*f) != MARK_RUN && MARK_KIND(*f) != MARK_SEG) {
 			s->fi++;
 			continue;
 		}
