@@ -22,6 +22,14 @@
  * big tails, jumps and a failed thread start fall back to a plain read).
  * A refill happens only before the next record is decoded, so the pointers
  * of a delivered record stay valid until the next ks_source_next() call.
+ * Long rounds: a round's records are, per CPU, already in time order in
+ * the file; the prefetch thread sends such a stretch of SEG_MIN records or
+ * more as a segment, which the main thread keeps as a cursor into the file
+ * instead of queuing its records, and a flush merges the segments' records
+ * (a heap by time, then offset) with the queue's.  A round larger than a
+ * prefetch's tail switches a read data section to the mapping, whose pages
+ * behind the read position and behind each cursor are given back and
+ * fault in again when merged: memory does not grow with a round's size.
  *
  * Every header, record and sample field is read in the file's byte order
  * and converted to host order; tracepoint payloads are left as they are
