@@ -23,8 +23,8 @@
  * A refill happens only before the next record is decoded, so the pointers
  * of a delivered record stay valid until the next ks_source_next() call.
  * Long rounds: a round's records are, per CPU, already in time order in
- * the file; the prefetch thread sends such a stretch of SEG_MIN records or
- * more as a segment, which the main thread keeps as a cursor into the file
+ * the file; in a round larger than SEG_ROUND chunks, the prefetch thread
+ * sends such a stretch of SEG_MIN records or more as a segment, which the main thread keeps as a cursor into the file
  * instead of queuing its records, and a flush merges the segments' records
  * (a heap by time, then offset) with the queue's.  A round larger than a
  * prefetch's tail switches a read data section to the mapping, whose pages
@@ -131,10 +131,11 @@ enum {
 #define PF_BUF (TAIL_MAX + READ_SIZE)
 #define HUGE_PAGE (2ull << 20)
 #define IDS_CHUNK 4096            /* attr ids read per pread */
-/* map_trim(): pages given back in aligned blocks of TRIM_STEP, those of
- * the last TRIM_KEEP bytes before the read position kept */
+/* map_trim(): pages given back in aligned blocks of TRIM_STEP; those of
+ * the last TRIM_HOLD bytes before the read position are kept (the pending
+ * records of rounds up to about that size are then not faulted in again) */
 #define TRIM_STEP (2ull << 20)
-#define TRIM_KEEP (4ull << 20)
+#define TRIM_HOLD (8ull << 20)
 
 struct pd_attr {
 	uint32_t type;
@@ -223,6 +224,7 @@ struct pd_prefetch {
 	size_t nframes, frames_cap, tmp_cap;
 	uint64_t frames_from, frames_end;
 	uint8_t *straddle;           /* a record across the chunk's start */
+	uint64_t round_off;          /* the last FINISHED_ROUND framed (runs_build) */
 	struct pd_idcache idc[ID_CACHE];
 };
 
@@ -244,7 +246,15 @@ struct pd_prefetch {
  * file offset after its last record}, {its last time, 0}.  The main thread
  * keeps it as a cursor into the file (struct pd_seg), not as entries. */
 #define MARK_SEG 3
-#define SEG_MIN 8192
+/* Segments only where a round has grown past SEG_ROUND chunks (12 MB of
+ * the default 4 MB; an eighth of a memory budget below 96 MB), and for stretches of SEG_MIN records or more: the
+ * queue's entries cost the main thread less per record (their merge is
+ * done by the prefetch thread; the segments' by the main thread, record by
+ * record: 2 CPUs' stretches of 20k records, 0.078 s of CPU as entries for
+ * 1.2 M records, 0.11 s as segments), and a smaller round's entries take
+ * little memory. */
+#define SEG_ROUND 3
+#define SEG_MIN 64
 #define MARK_KIND(f) ((f).ts & 3)
 #define MARK_RUN_LEN(f) (((f).ts >> 2) & 0x3fffffffu)
 #define MARK_RUN_SKIP(f) ((f).ts >> 32)
@@ -858,12 +868,21 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
+/* The mapped bytes map_trim() keeps before the read position: TRIM_HOLD,
+ * less under a memory budget below 64 MB (an eighth of it, 4 MB at least). */
+static uint64_t trim_hold(const struct pd_source *s)
+{
+	uint64_t h = (s->base.limits.memory / 8) & ~(TRIM_STEP - 1);
+
+	return h > TRIM_HOLD ? TRIM_HOLD : h < 2 * TRIM_STEP ? 2 * TRIM_STEP : h;
+}
+
 /* The window's bytes held in memory: a mapped window's pages are given
  * back behind the read position (map_trim) and the prefetch thread
  * populates a chunk or two ahead. */
 static uint64_t window_held(const struct pd_source *s)
 {
-	return s->map ? TRIM_KEEP + 2 * s->map_chunk : s->win_len;
+	return s->map ? trim_hold(s) + 2 * s->map_chunk : s->win_len;
 }
 
 /* Whether holding a queue of QCAP entries and a window of WIN bytes for
@@ -1396,6 +1415,7 @@ static void prefetch_start(struct pd_source *s)
 	}
 	pf->fd = s->fd;
 	pf->src = s;
+	pf->round_off = s->data_off;
 	pf->straddle = malloc(STRADDLE_MAX);
 	if (pthread_mutex_init(&pf->lock, NULL))
 		goto no_thread;
@@ -1599,8 +1619,8 @@ static int map_fill(struct pd_source *s, uint64_t low, uint64_t need_end, struct
 	 * again when merged: their pages need not stay */
 	if (s->trimmed < low)
 		s->trimmed = low;
-	if (need_end > s->trimmed + TRIM_KEEP + TRIM_STEP) {
-		uint64_t to = (need_end - TRIM_KEEP) & ~(TRIM_STEP - 1);
+	if (need_end > s->trimmed + trim_hold(s) + TRIM_STEP) {
+		uint64_t to = (need_end - trim_hold(s)) & ~(TRIM_STEP - 1);
 
 		map_trim(s, s->trimmed, to);
 		s->trimmed = to;
@@ -2404,16 +2424,21 @@ static size_t run_emit(struct pd_entry *f, size_t i, size_t j, struct pd_entry *
  * depend on it (queue_run).  A run is a round's stretches of one CPU's
  * records each in time order: the scan that finds its end counts where
  * time goes back, so that a run of one or two stretches (one CPU or two)
- * is copied or merged at once, without sort_entries()' scans.  A stretch
- * in time order of SEG_MIN entries or more goes as a segment (MARK_SEG)
- * instead: the main thread merges it from the file, so that a round's
- * records need no memory of their own.  END: the file offset after the
+ * is copied or merged at once, without sort_entries()' scans.  In a round
+ * past SEG_ROUND chunks (from the last FINISHED_ROUND this thread framed),
+ * a stretch in time order of SEG_MIN entries or more goes as a segment
+ * (MARK_SEG) instead: the main thread merges it from the file, so that a
+ * long round's records need no memory of their own.  END: the file offset after the
  * last frame's record.  Returns the number of frames, 0 when memory for
  * them could not be had (the main thread then frames the chunk). */
 static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end)
 {
 	struct pd_entry *f = pf->frames, *out;
 	size_t i, j, k, e, piece, o = 0, cap = 2 * n + 1, c;
+	uint64_t big = SEG_ROUND * (pf->mapped ? pf->src->map_chunk : READ_SIZE);
+
+	if (big > pf->src->base.limits.memory / 8) /* a lowered budget */
+		big = pf->src->base.limits.memory / 8;
 
 	if (cap > pf->tmp_cap) { /* the frames and a head per run: a run per marker, one more */
 		out = realloc(pf->frames_tmp, cap * sizeof(*out));
@@ -2425,12 +2450,18 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end)
 	out = pf->frames_tmp;
 	for (i = 0; i < n; i = j) {
 		if (!(f[i].key & KEY_ATTR)) {
+			if (MARK_KIND(f[i]) == MARK_FLUSH)
+				pf->round_off = f[i].key >> 16;
 			out[o++] = f[i];
 			j = i + 1;
 			continue;
 		}
 		for (j = i + 1; j < n && j - i < RUN_MAX && (f[j].key & KEY_ATTR); j++)
 			;
+		if ((f[i].key >> 16) - pf->round_off < big) { /* a round still small */
+			o = run_emit(f, i, j, out, o);
+			continue;
+		}
 		/* the run's stretches in time order: the long ones are
 		 * segments, the short ones between them runs */
 		for (piece = k = i; k < j; k = e) {

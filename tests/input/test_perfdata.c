@@ -1492,8 +1492,11 @@ static void t_mapped_chunks(void)
 	static const char *const opts[] = {
 		"--pairs 30000 --rounds --ooo --lost 3 --cpus 4 --unmatched --migrate",
 		"--pairs 30000 --lost 3 --cpus 4 --unmatched --migrate",
-		/* long rounds: segments (see t_generated_window), but not in
-		 * chunks of 1000 and 4096 bytes, whose runs are shorter */
+		/* long rounds (3 MB): segments in chunks of 65543 bytes (a
+		 * round over 4 chunks), not in chunks of 1000 and 4096 bytes
+		 * (runs shorter than SEG_MIN) nor in larger ones (a round
+		 * under 4 chunks); the sorted file without rounds has them
+		 * in every chunk size but those two */
 		"--pairs 30000 --rounds --round-ns 300000000 --ooo --lost 3 --cpus 2 --unmatched "
 		"--migrate",
 	};
@@ -1592,9 +1595,10 @@ static void t_generated_window(void)
 {
 	generated_vs_script("gen-big.data", "--pairs 40000 --rounds --ooo --lost 3 --cpus 4");
 	generated_vs_script("gen-noround.data", "--pairs 15000 --cpus 3");
-	/* rounds of about 13,000 records a CPU: the thread frames a CPU's
-	 * stretch of a round (of SEG_MIN records in a chunk) as a segment,
-	 * merged from the file */
+	/* rounds of about 27,000 records (3 MB), 13,000 a CPU: queued as
+	 * entries, the window mapped and given back behind the read position
+	 * (t_mapped_chunks reads them as segments, stat_round_memory_test
+	 * rounds of a million records) */
 	generated_vs_script("gen-long-rounds.data", "--pairs 40000 --rounds --round-ns 300000000 "
 			    "--ooo --lost 3 --cpus 2 --migrate");
 }
