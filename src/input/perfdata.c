@@ -246,14 +246,16 @@ struct pd_prefetch {
  * file offset after its last record}, {its last time, 0}.  The main thread
  * keeps it as a cursor into the file (struct pd_seg), not as entries. */
 #define MARK_SEG 3
-/* Segments only where a round has grown past SEG_ROUND chunks (12 MB of
- * the default 4 MB; an eighth of a memory budget below 96 MB), and for stretches of SEG_MIN records or more: the
- * queue's entries cost the main thread less per record (their merge is
- * done by the prefetch thread; the segments' by the main thread, record by
- * record: 2 CPUs' stretches of 20k records, 0.078 s of CPU as entries for
- * 1.2 M records, 0.11 s as segments), and a smaller round's entries take
- * little memory. */
-#define SEG_ROUND 3
+/* Segments only where a round has grown past SEG_ROUND chunks (4 MB by
+ * default; an eighth of a memory budget below 32 MB), and for stretches
+ * of SEG_MIN records or more: the queue's entries cost the main thread
+ * less per record (their merge is done by the prefetch thread; the
+ * segments' by the main thread, record by record: 2 CPUs' stretches of
+ * 20k records, 0.078 s of CPU as entries for 1.2 M records, 0.11 s as
+ * segments), but in a long round the pages of its entries, faulted in
+ * again while it is merged, stay mapped until it is done (rounds of a
+ * million records: 65-71 MB peak with 12 MB of entries a round). */
+#define SEG_ROUND 1
 #define SEG_MIN 64
 #define MARK_KIND(f) ((f).ts & 3)
 #define MARK_RUN_LEN(f) (((f).ts >> 2) & 0x3fffffffu)

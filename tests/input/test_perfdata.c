@@ -1492,11 +1492,11 @@ static void t_mapped_chunks(void)
 	static const char *const opts[] = {
 		"--pairs 30000 --rounds --ooo --lost 3 --cpus 4 --unmatched --migrate",
 		"--pairs 30000 --lost 3 --cpus 4 --unmatched --migrate",
-		/* long rounds (3 MB): segments in chunks of 65543 bytes (a
-		 * round over 4 chunks), not in chunks of 1000 and 4096 bytes
-		 * (runs shorter than SEG_MIN) nor in larger ones (a round
-		 * under 4 chunks); the sorted file without rounds has them
-		 * in every chunk size but those two */
+		/* long rounds (3 MB): segments in chunks of 65543 bytes and
+		 * 1 MB (a round longer than a chunk), not in chunks of 1000
+		 * and 4096 bytes (runs shorter than SEG_MIN) nor in the
+		 * default 4 MB (read_all()'s entries); the sorted file
+		 * without rounds has them in chunks of 65543 bytes and more */
 		"--pairs 30000 --rounds --round-ns 300000000 --ooo --lost 3 --cpus 2 --unmatched "
 		"--migrate",
 	};
