@@ -13,7 +13,9 @@
 # >= 5x perf, <= 64 MB.  With $BENCH_PREVIOUS naming an older kvmscope
 # binary, that one runs in the same rounds and the cell also prints its time
 # over this one's (>= 1: no slower than the previous release; a cell more
-# than 10% slower misses).
+# than 10% slower misses), or "failed" where the previous one failed in a
+# round (exit status not 0, e.g. at its memory budget): its time then says
+# nothing, and the cell is judged on the other targets.
 #
 # A file holds $BENCH_LAYOUT_PAIRS exit/entry pairs (default 500,000: about
 # 1.2 M records, 130 MB), and at least 3 rounds of the cell's size.  The
@@ -59,7 +61,7 @@ cell() {
 		q=
 		[ -z "$prev" ] || q=$("$measure" -n 1 -- "$prev" stat --format perf -i "$1")
 		echo "$(echo "$p" | field wall_s) $(echo "$k" | field wall_s) $(echo "$k" | field maxrss_kb)" \
-		     "$(echo "$k" | field status) $(echo "$q" | field wall_s)"
+		     "$(echo "$k" | field status) $(echo "$q" | field wall_s) $(echo "$q" | field status)"
 	done)
 	echo "$rows" | gawk -v prev="$prev" '
 	function median(a,   n, s) {
@@ -68,12 +70,13 @@ cell() {
 	}
 	{ if (NR == 1 || $1 < bp) bp = $1; if (NR == 1 || $2 < bk) bk = $2
 	  if ($3 > rss) rss = $3; r[NR] = $1 / $2; if (prev != "") v[NR] = $5 / $2
-	  if ($4 != 0) failed = $4 }
+	  if ($4 != 0) failed = $4; if (prev != "" && $6 != 0) prev_failed = 1 }
 	END {
 		m = median(r)
 		printf "%7.3f %7.3f %6.2fx %9.1f", bp, bk, m, rss / 1024
-		if (prev != "") { mv = median(v); printf " %6.2fx", mv }
-		ok = m >= 5 && rss <= 65536 && (prev == "" || mv >= 0.9) && !failed
+		if (prev_failed) printf "  failed"
+		else if (prev != "") { mv = median(v); printf " %6.2fx", mv }
+		ok = m >= 5 && rss <= 65536 && (prev == "" || prev_failed || mv >= 0.9) && !failed
 		printf " %s\n", failed ? "MISSED (kvmscope exit " failed ")" : ok ? "met" : "MISSED"
 	}'
 }

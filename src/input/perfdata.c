@@ -22,6 +22,14 @@
  * big tails, jumps and a failed thread start fall back to a plain read).
  * A refill happens only before the next record is decoded, so the pointers
  * of a delivered record stay valid until the next ks_source_next() call.
+ * Long rounds: a round's records are, per CPU, already in time order in
+ * the file; in a round larger than SEG_ROUND chunks, the prefetch thread
+ * sends such a stretch of SEG_MIN records or more as a segment, which the main thread keeps as a cursor into the file
+ * instead of queuing its records, and a flush merges the segments' records
+ * (a heap by time, then offset) with the queue's.  A round larger than a
+ * prefetch's tail switches a read data section to the mapping, whose pages
+ * behind the read position and behind each cursor are given back and
+ * fault in again when merged: memory does not grow with a round's size.
  *
  * Every header, record and sample field is read in the file's byte order
  * and converted to host order; tracepoint payloads are left as they are
@@ -124,6 +132,11 @@ enum {
 #define PF_BUF (TAIL_MAX + READ_SIZE)
 #define HUGE_PAGE (2ull << 20)
 #define IDS_CHUNK 4096            /* attr ids read per pread */
+/* map_trim(): pages given back in aligned blocks of TRIM_STEP; those of
+ * the last TRIM_HOLD bytes before the read position are kept (the pending
+ * records of rounds up to about that size are then not faulted in again) */
+#define TRIM_STEP (2ull << 20)
+#define TRIM_HOLD (8ull << 20)
 
 struct pd_attr {
 	uint32_t type;
@@ -212,6 +225,7 @@ struct pd_prefetch {
 	size_t nframes, frames_cap, tmp_cap;
 	uint64_t frames_from, frames_end;
 	uint8_t *straddle;           /* a record across the chunk's start */
+	uint64_t round_off;          /* the last FINISHED_ROUND framed (runs_build) */
 	struct pd_idcache idc[ID_CACHE];
 };
 
@@ -226,12 +240,38 @@ struct pd_prefetch {
 #define MARK_MAIN 0
 #define MARK_FLUSH 1
 #define MARK_RUN 2
+/* MARK_SEG: a segment, a stretch of at least SEG_MIN queue entries in file
+ * order that is already in time order (a CPU's records of a round), sent
+ * as three frames instead of its entries: the head {MARK_SEG | its length
+ * as MARK_RUN_LEN, its first record's offset}, then {its first time, the
+ * file offset after its last record}, {its last time, 0}.  The main thread
+ * keeps it as a cursor into the file (struct pd_seg), not as entries. */
+#define MARK_SEG 3
+/* Segments only where a round has grown past SEG_ROUND chunks (4 MB by
+ * default; an eighth of a memory budget below 32 MB), and for stretches
+ * of SEG_MIN records or more: the queue's entries cost the main thread
+ * less per record (their merge is done by the prefetch thread; the
+ * segments' by the main thread, record by record: 2 CPUs' stretches of
+ * 20k records, 0.078 s of CPU as entries for 1.2 M records, 0.11 s as
+ * segments), but in a long round the pages of its entries, faulted in
+ * again while it is merged, stay mapped until it is done (rounds of a
+ * million records: 65-71 MB peak with 12 MB of entries a round). */
+#define SEG_ROUND 1
+#define SEG_MIN 64
 #define MARK_KIND(f) ((f).ts & 3)
 #define MARK_RUN_LEN(f) (((f).ts >> 2) & 0x3fffffffu)
 #define MARK_RUN_SKIP(f) ((f).ts >> 32)
 #define RUN_MAX 0x3fffffffu /* entries a run's head can count */
 #define STRADDLE_MAX (64u << 10) /* a record's size is 16 bits */
 
+/* A pending segment: the cursor of a stretch of the file whose records are
+ * queue entries in time order.  off, ts, key: its next record's offset,
+ * time and queue key (pd_entry); end: the offset after its last record;
+ * last: its last record's time; rel: the mapped pages below it have been
+ * given back (seg_advance). */
+struct pd_seg {
+	uint64_t ts, off, key, end, last, rel;
+};
 
 struct pd_source {
 	struct ks_source base;
@@ -269,6 +309,17 @@ struct pd_source {
 	uint64_t ph_cap, ph_head, ph_n;
 	bool ph_sorted;
 	uint64_t next_flush, max_timestamp, q_max, last_flush;
+	/* Pending segments (MARK_SEG): a min-heap by (time, offset) of
+	 * cursors, each at its next record; those with a time up to seg_limit
+	 * are ready (set by a flush, 0 once the flush is delivered).
+	 * flush_any: the current flush has delivered a record (last_flush). */
+	struct pd_seg *seg;
+	uint32_t nseg, seg_cap;
+	uint64_t seg_limit;
+	bool flush_any;
+	uint64_t trimmed; /* mapped pages below this were given back (map_trim) */
+	uint64_t page;    /* the page size */
+	uint64_t seg_bad; /* a segment's record that changed under us, 0 = none */
 	bool finished;
 	uint64_t rounds;  /* FINISHED_ROUND records seen */
 
@@ -800,6 +851,23 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
+/* The mapped bytes map_trim() keeps before the read position: TRIM_HOLD,
+ * less under a memory budget below 64 MB (an eighth of it, 4 MB at least). */
+static uint64_t trim_hold(const struct pd_source *s)
+{
+	uint64_t h = (s->base.limits.memory / 8) & ~(TRIM_STEP - 1);
+
+	return h > TRIM_HOLD ? TRIM_HOLD : h < 2 * TRIM_STEP ? 2 * TRIM_STEP : h;
+}
+
+/* The window's bytes held in memory: a mapped window's pages are given
+ * back behind the read position (map_trim) and the prefetch thread
+ * populates a chunk or two ahead. */
+static uint64_t window_held(const struct pd_source *s)
+{
+	return s->map ? trim_hold(s) + 2 * s->map_chunk : s->win_len;
+}
+
 /* Whether holding a queue of QCAP entries and a window of WIN bytes for
  * ordering stays within limits.memory; else the error, at offset OFF.
  * perf queues every record until a FINISHED_ROUND (or the end): a file
@@ -827,7 +895,7 @@ static int ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uin
 static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err)
 {
 	while (s->q_cap < cap) {
-		if (ordering_budget(s, s->q_cap ? s->q_cap * 2 : 4096, s->win_len, s->pos, err) < 0)
+		if (ordering_budget(s, s->q_cap ? s->q_cap * 2 : 4096, window_held(s), s->pos, err) < 0)
 			return -1;
 		if (queue_grow(s) < 0)
 			return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
@@ -851,7 +919,14 @@ static __attribute__((noinline)) int queue_reserve(struct pd_source *s, uint64_t
 /* Whether perf's queue would be empty: no record pending in either part. */
 static inline bool queue_idle(const struct pd_source *s)
 {
-	return s->q_n == s->q_head && s->ph_n == s->ph_head;
+	return s->q_n == s->q_head && s->ph_n == s->ph_head && !s->nseg;
+}
+
+/* Whether records are ready for delivery: queued ones up to q_ready, or
+ * segments' up to seg_limit. */
+static inline bool queue_ready(const struct pd_source *s)
+{
+	return s->q_head < s->q_ready || (s->nseg && s->seg[0].ts <= s->seg_limit);
 }
 
 /* Room for N more samples of events not selected (and as much scratch). */
@@ -870,7 +945,7 @@ static __attribute__((noinline)) int skipped_reserve(struct pd_source *s, uint64
 		;
 	if (cap == s->ph_cap)
 		return 0;
-	if (ordering_budget(s, s->q_cap + cap - s->ph_cap, s->win_len, s->pos, err) < 0)
+	if (ordering_budget(s, s->q_cap + cap - s->ph_cap, window_held(s), s->pos, err) < 0)
 		return -1;
 	p = realloc(s->ph, cap * sizeof(*p));
 	if (!p)
@@ -1066,6 +1141,10 @@ static void flush_queue(struct pd_source *s, bool final)
 		s->last_flush = s->q[hi - 1].ts;
 	if (skipped_last && (hi == s->q_head || skipped_last > s->last_flush))
 		s->last_flush = skipped_last;
+	/* the segments' records up to LIMIT are merged in as delivered
+	 * (next_batch), which moves last_flush on */
+	s->seg_limit = limit;
+	s->flush_any = hi > s->q_head || skipped_last;
 	if (!final)
 		s->next_flush = s->max_timestamp;
 }
@@ -1082,6 +1161,9 @@ static uint64_t pending_low(const struct pd_source *s, uint64_t off)
 		if (o < low)
 			low = o;
 	}
+	for (i = 0; i < s->nseg; i++)
+		if (s->seg[i].off < low)
+			low = s->seg[i].off;
 	return low;
 }
 
@@ -1316,6 +1398,7 @@ static void prefetch_start(struct pd_source *s)
 	}
 	pf->fd = s->fd;
 	pf->src = s;
+	pf->round_off = s->data_off;
 	pf->straddle = malloc(STRADDLE_MAX);
 	if (pthread_mutex_init(&pf->lock, NULL))
 		goto no_thread;
@@ -1489,6 +1572,8 @@ static void map_release(struct pd_source *s, uint64_t low)
 	s->released = to;
 }
 
+static void map_trim(struct pd_source *s, uint64_t from, uint64_t to);
+
 /* The window of a mapped data section up to NEED_END at least: the chunk
  * the thread populated (and framed), or further by itself.  LOW: the lowest
  * file offset still needed. */
@@ -1513,8 +1598,39 @@ static int map_fill(struct pd_source *s, uint64_t low, uint64_t need_end, struct
 		s->win_len = end - s->win_off;
 	}
 	map_release(s, low);
+	/* the pending records far behind (long rounds, in segments) are read
+	 * again when merged: their pages need not stay */
+	if (s->trimmed < low)
+		s->trimmed = low;
+	if (need_end > s->trimmed + trim_hold(s) + TRIM_STEP) {
+		uint64_t to = (need_end - trim_hold(s)) & ~(TRIM_STEP - 1);
+
+		map_trim(s, s->trimmed, to);
+		s->trimmed = to;
+	}
 	prefetch_next(s);
 	return 0;
+}
+
+/* Switch a read data section (one map_cheap() found dearer to map) to
+ * the mapping: the window would have to hold more than a prefetch's tail
+ * (a round of more than TAIL_MAX bytes, whose reads would be copied and
+ * moved ever more), while the mapping holds any round, and map_trim()
+ * keeps its pages few.  False if it cannot be mapped. */
+static bool map_switch(struct pd_source *s)
+{
+	uint64_t end = s->win_off + s->win_len;
+
+	if (s->pf.posted)
+		prefetch_finish(&s->pf, false);
+	if (!map_data(s))
+		return false;
+	s->win_len = end - s->win_off;
+	s->pf.mapped = true;
+	free(s->pf.spare);
+	s->pf.spare = NULL;
+	s->pf.spare_cap = 0;
+	return true;
 }
 
 /* Refill so the window covers [OFF, OFF + N) (inside the data section),
@@ -1534,6 +1650,9 @@ static int window_fill(struct pd_source *s, uint64_t off, uint64_t n, struct ks_
 	ret = prefetch_take(s, low, off + n, err);
 	if (ret)
 		return ret < 0 ? -1 : 0;
+	if (s->pf.running && off + n - low > TAIL_MAX &&
+	    s->data_end - s->data_off > s->map_min && map_switch(s))
+		return map_fill(s, low, off + n, err);
 	window_compact(s, low);
 	if (window_reserve(s, off + n - s->win_off, err) < 0)
 		return -1;
@@ -2231,6 +2350,53 @@ static void merge_split(const struct pd_entry *a, size_t na, const struct pd_ent
 	}
 }
 
+/* The entries F[i, j) as one run behind a MARK_RUN head at OUT[o] (see
+ * runs_build); returns the frames' end in OUT. */
+static size_t run_emit(struct pd_entry *f, size_t i, size_t j, struct pd_entry *out, size_t o)
+{
+	struct pd_entry *sorted;
+	size_t k, first_drop = 0, drops = 0, nskip = !!(f[i].key & KEY_SKIP), len = j - i;
+
+	/* where its time first goes back: a round's records are a sorted
+	 * stretch per CPU */
+	for (k = i + 1; k < j; k++) {
+		bool drop = f[k].ts < f[k - 1].ts;
+
+		if (drop && !drops)
+			first_drop = k;
+		drops += drop;
+		nskip += !!(f[k].key & KEY_SKIP);
+	}
+	out[o] = (struct pd_entry){ (uint64_t)nskip << 32 | (uint64_t)len << 2 | MARK_RUN,
+				    f[i].key & ~0xffffull };
+	if (!nskip) {
+		if (!drops) {
+			memcpy(out + o + 1, f + i, len * sizeof(*f));
+		} else if (drops == 1) {
+			merge(f + i, first_drop - i, f + first_drop, j - first_drop, out + o + 1);
+		} else {
+			sorted = sort_entries(f + i, out + o + 1, len);
+			if (sorted != out + o + 1)
+				memcpy(out + o + 1, sorted, len * sizeof(*sorted));
+		}
+	} else if (!drops) {
+		split_copy(f + i, len, nskip, out + o + 1);
+	} else if (drops == 1) {
+		merge_split(f + i, first_drop - i, f + first_drop, j - first_drop, nskip,
+			    out + o + 1);
+	} else {
+		/* sorted in one of the two, split into the other */
+		sorted = sort_entries(f + i, out + o + 1, len);
+		if (sorted == f + i) {
+			split_copy(f + i, len, nskip, out + o + 1);
+		} else {
+			split_copy(out + o + 1, len, nskip, f + i);
+			memcpy(out + o + 1, f + i, len * sizeof(*f));
+		}
+	}
+	return o + 1 + len;
+}
+
 /* The frames F[0, N) in runs: each run of queue entries between markers
  * sorted by time, stably, behind a MARK_RUN head, into pf->frames_tmp,
  * which then becomes pf->frames.  The queue gets a round as one sorted
@@ -2241,13 +2407,21 @@ static void merge_split(const struct pd_entry *a, size_t na, const struct pd_ent
  * depend on it (queue_run).  A run is a round's stretches of one CPU's
  * records each in time order: the scan that finds its end counts where
  * time goes back, so that a run of one or two stretches (one CPU or two)
- * is copied or merged at once, without sort_entries()' scans.  Returns
- * the number of frames, 0 when memory for them could not be had (the
- * main thread then frames the chunk). */
-static size_t runs_build(struct pd_prefetch *pf, size_t n)
+ * is copied or merged at once, without sort_entries()' scans.  In a round
+ * past SEG_ROUND chunks (from the last FINISHED_ROUND this thread framed),
+ * a stretch in time order of SEG_MIN entries or more goes as a segment
+ * (MARK_SEG) instead: the main thread merges it from the file, so that a
+ * long round's records need no memory of their own.  END: the file offset after the
+ * last frame's record.  Returns the number of frames, 0 when memory for
+ * them could not be had (the main thread then frames the chunk). */
+static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end)
 {
-	struct pd_entry *f = pf->frames, *out, *sorted;
-	size_t i, j, first_drop, drops, nskip, o = 0, cap = 2 * n + 1, c, len;
+	struct pd_entry *f = pf->frames, *out;
+	size_t i, j, k, e, piece, o = 0, cap = 2 * n + 1, c;
+	uint64_t big = SEG_ROUND * (pf->mapped ? pf->src->map_chunk : READ_SIZE);
+
+	if (big > pf->src->base.limits.memory / 8) /* a lowered budget */
+		big = pf->src->base.limits.memory / 8;
 
 	if (cap > pf->tmp_cap) { /* the frames and a head per run: a run per marker, one more */
 		out = realloc(pf->frames_tmp, cap * sizeof(*out));
@@ -2259,53 +2433,36 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n)
 	out = pf->frames_tmp;
 	for (i = 0; i < n; i = j) {
 		if (!(f[i].key & KEY_ATTR)) {
+			if (MARK_KIND(f[i]) == MARK_FLUSH)
+				pf->round_off = f[i].key >> 16;
 			out[o++] = f[i];
 			j = i + 1;
 			continue;
 		}
-		/* the run's end, and where its time first goes back: a
-		 * round's records are a sorted stretch per CPU */
-		first_drop = 0;
-		drops = 0;
-		nskip = !!(f[i].key & KEY_SKIP);
-		for (j = i + 1; j < n && j - i < RUN_MAX && (f[j].key & KEY_ATTR); j++) {
-			bool drop = f[j].ts < f[j - 1].ts;
-
-			if (drop && !drops)
-				first_drop = j;
-			drops += drop;
-			nskip += !!(f[j].key & KEY_SKIP);
+		for (j = i + 1; j < n && j - i < RUN_MAX && (f[j].key & KEY_ATTR); j++)
+			;
+		if ((f[i].key >> 16) - pf->round_off < big) { /* a round still small */
+			o = run_emit(f, i, j, out, o);
+			continue;
 		}
-		len = j - i;
-		out[o] = (struct pd_entry){ (uint64_t)nskip << 32 | (uint64_t)len << 2 | MARK_RUN,
-					    f[i].key & ~0xffffull };
-		if (!nskip) {
-			if (!drops) {
-				memcpy(out + o + 1, f + i, len * sizeof(*f));
-			} else if (drops == 1) {
-				merge(f + i, first_drop - i, f + first_drop, j - first_drop,
-				      out + o + 1);
-			} else {
-				sorted = sort_entries(f + i, out + o + 1, len);
-				if (sorted != out + o + 1)
-					memcpy(out + o + 1, sorted, len * sizeof(*sorted));
-			}
-		} else if (!drops) {
-			split_copy(f + i, len, nskip, out + o + 1);
-		} else if (drops == 1) {
-			merge_split(f + i, first_drop - i, f + first_drop, j - first_drop, nskip,
-				    out + o + 1);
-		} else {
-			/* sorted in one of the two, split into the other */
-			sorted = sort_entries(f + i, out + o + 1, len);
-			if (sorted == f + i) {
-				split_copy(f + i, len, nskip, out + o + 1);
-			} else {
-				split_copy(out + o + 1, len, nskip, f + i);
-				memcpy(out + o + 1, f + i, len * sizeof(*f));
-			}
+		/* the run's stretches in time order: the long ones are
+		 * segments, the short ones between them runs */
+		for (piece = k = i; k < j; k = e) {
+			for (e = k + 1; e < j && f[e].ts >= f[e - 1].ts; e++)
+				;
+			if (e - k < SEG_MIN)
+				continue;
+			if (piece < k)
+				o = run_emit(f, piece, k, out, o);
+			out[o++] = (struct pd_entry){ (uint64_t)(e - k) << 2 | MARK_SEG,
+						      f[k].key & ~0xffffull };
+			out[o++] = (struct pd_entry){ f[k].ts,
+						      (e < n ? f[e].key >> 16 : end) << 16 };
+			out[o++] = (struct pd_entry){ f[e - 1].ts, 0 };
+			piece = e;
 		}
-		o += 1 + len;
+		if (piece < j)
+			o = run_emit(f, piece, j, out, o);
 	}
 	pf->frames_tmp = pf->frames;
 	pf->frames = out;
@@ -2401,7 +2558,7 @@ HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
 		n++;
 		pos += len;
 	}
-	pf->nframes = runs_build(pf, n);
+	pf->nframes = runs_build(pf, n, pos);
 	pf->frames_end = pos;
 	pf->framed = pf->nframes > 0 || n == 0;
 }
@@ -2494,17 +2651,179 @@ static int queue_run(struct pd_source *s, struct ks_error *err)
 	return 0;
 }
 
+/* ---- segments ---- */
+
+/* Whether segment A's next record comes before B's: by time, then by file
+ * offset, the order of the stable sort of the entries as pushed. */
+static inline bool seg_before(const struct pd_seg *a, const struct pd_seg *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->off < b->off);
+}
+
+/* Restore the heap order of s->seg from I down. */
+static inline void seg_down(struct pd_source *s, uint32_t i)
+{
+	struct pd_seg *h = s->seg, x = h[i];
+	uint32_t n = s->nseg, c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && seg_before(&h[c + 1], &h[c]))
+			c++;
+		if (!seg_before(&h[c], &x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+static void seg_up(struct pd_source *s, uint32_t i)
+{
+	struct pd_seg *h = s->seg, x = h[i];
+
+	while (i && seg_before(&x, &h[(i - 1) / 2])) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+/* The time and queue key of the record at G's offset, as frame_record()
+ * made them; false if it has none (the file changed under us). */
+HOT bool seg_load(struct pd_source *s, struct pd_seg *g, bool swap)
+{
+	const uint8_t *rec = s->buf + (g->off - s->win_off);
+	uint32_t type = ld32(rec, swap), size = ld16(rec + 6, swap);
+	struct ks_error scratch;
+	uint64_t ts;
+	int attr;
+
+	if (size < 8 || size > g->end - g->off)
+		return false;
+	attr = record_attr(s, s->idc, type, rec, size, swap);
+	if (attr < 0 || record_ts(s, &s->attrs[attr], type, rec, size, g->off, &ts, &scratch,
+				  swap) < 0 || !ts || ts == UINT64_MAX)
+		return false;
+	g->ts = ts;
+	g->key = queue_key(s, g->off, type, attr);
+	return true;
+}
+
+/* Give back the mapped pages of the file bytes [FROM, TO) (page-aligned
+ * inward): a pending record there faults its page in again from the page
+ * cache when it is decoded, so that the pages of pending rounds do not
+ * stay in memory (a round can be far larger than the budget). */
+static void map_trim(struct pd_source *s, uint64_t from, uint64_t to)
+{
+	uint64_t lo = (from + s->page - 1) & ~(s->page - 1), hi = to & ~(s->page - 1);
+
+	if (lo < s->map_off)
+		lo = s->map_off;
+	if (hi > lo)
+		madvise(s->map + (lo - s->map_off), hi - lo, MADV_DONTNEED);
+}
+
+/* Segment G's records before time T (at its start: it is sorted). */
+static uint64_t seg_count_before(struct pd_source *s, struct pd_seg g, uint64_t t, bool swap)
+{
+	uint64_t n = 0;
+
+	while (g.off < g.end && seg_load(s, &g, swap) && g.ts < t) {
+		n++;
+		g.off += ld16(s->buf + (g.off - s->win_off) + 6, swap);
+	}
+	return n;
+}
+
+/* Queue the segment whose MARK_SEG head is at s->fi, as queue_push() one
+ * by one would its entries (see queue_run): a cursor at its first record,
+ * or, when it continues the stretch of a pending one (cut where a chunk
+ * ended), that one made longer. */
+HOT int queue_seg(struct pd_source *s, struct ks_error *err, bool swap)
+{
+	const struct pd_entry *f = &s->frames[s->fi];
+	uint64_t n = MARK_RUN_LEN(f[0]), first = f[1].ts, last = f[2].ts;
+	struct pd_seg g = { .off = f[0].key >> 16, .end = f[1].key >> 16, .last = last };
+	bool idle = queue_idle(s);
+	struct pd_seg *h;
+	uint32_t i;
+
+	g.rel = g.off;
+	if (s->fi + 3 > s->nframes || !seg_load(s, &g, swap) || g.ts != first)
+		return ks_error_at(err, s->base.path, g.off, "record changed while being read");
+	if (first < s->last_flush)
+		s->base.stats.out_of_order += seg_count_before(s, g, s->last_flush, swap);
+	for (i = 0; i < s->nseg && s->seg[i].end != g.off; i++)
+		;
+	if (i < s->nseg && s->seg[i].last <= first) {
+		s->seg[i].end = g.end;
+		s->seg[i].last = last;
+	} else {
+		if (s->nseg == s->seg_cap) {
+			uint32_t cap = s->seg_cap ? 2 * s->seg_cap : 16;
+
+			if (ordering_budget(s, s->q_cap + cap * sizeof(*h) / sizeof(struct pd_entry),
+					    window_held(s), g.off, err) < 0)
+				return -1;
+			h = realloc(s->seg, cap * sizeof(*h));
+			if (!h)
+				return ks_error_set(err, "%s: out of memory", s->base.path);
+			s->seg = h;
+			s->seg_cap = cap;
+		}
+		s->seg[s->nseg++] = g;
+		seg_up(s, s->nseg - 1);
+	}
+	if (idle || last >= s->q_max) {
+		s->q_max = last;
+		s->max_timestamp = last;
+	}
+	s->framed_ahead += n;
+	s->fi += 3;
+	s->pos = frames_pos(s, s->fi);
+	return 0;
+}
+
+/* The first segment's record delivered: move its cursor on, give back the
+ * mapped pages it has left behind, and restore the heap order. */
+HOT void seg_advance(struct pd_source *s, bool swap)
+{
+	struct pd_seg *g = &s->seg[0];
+
+	g->off += ld16(s->buf + (g->off - s->win_off) + 6, swap);
+	/* not the block the cursor is in, nor the one before: a fault maps a
+	 * file's large folio, and its neighbours, at once (measured on kernel
+	 * 6.18: trimming up to the cursor's block kept about as much mapped
+	 * as not trimming) */
+	if (s->map && g->off - g->rel >= 2 * TRIM_STEP) {
+		uint64_t to = (g->off & ~(TRIM_STEP - 1)) - TRIM_STEP;
+
+		if (to > g->rel) {
+			map_trim(s, g->rel, to);
+			g->rel = to;
+		}
+	}
+	if (g->off < g->end && !seg_load(s, g, swap)) {
+		s->seg_bad = g->off;
+		g->off = g->end;
+	}
+	if (g->off >= g->end)
+		s->seg[0] = s->seg[--s->nseg];
+	if (s->nseg > 1)
+		seg_down(s, 0);
+}
+
 /* Take the frames from s->pos on until one read_records() must read
  * itself, or a FINISHED_ROUND made records ready.  A marker before s->pos
  * is of a record read_records() read; any other frame not at s->pos (which
  * cannot happen) drops the frames, and read_records() frames them. */
-static int take_frames(struct pd_source *s, struct ks_error *err)
+HOT int take_frames(struct pd_source *s, struct ks_error *err, bool swap)
 {
-	while (s->fi < s->nframes && s->q_head == s->q_ready) {
+	while (s->fi < s->nframes && !queue_ready(s)) {
 		const struct pd_entry *f = &s->frames[s->fi];
 		uint64_t off = f->key >> 16;
 
-		if (off < s->pos && MARK_KIND(*f) != MARK_RUN) {
+		if (off < s->pos && MARK_KIND(*f) != MARK_RUN && MARK_KIND(*f) != MARK_SEG) {
 			s->fi++;
 			continue;
 		}
@@ -2514,6 +2833,9 @@ static int take_frames(struct pd_source *s, struct ks_error *err)
 		}
 		if (MARK_KIND(*f) == MARK_RUN) {
 			if (queue_run(s, err) < 0)
+				return -1;
+		} else if (MARK_KIND(*f) == MARK_SEG) {
+			if (queue_seg(s, err, swap) < 0)
 				return -1;
 		} else if (MARK_KIND(*f) == MARK_FLUSH) {
 			s->pos = frames_pos(s, ++s->fi);
@@ -2530,16 +2852,17 @@ static int take_frames(struct pd_source *s, struct ks_error *err)
  * (a record delivered at once), 0 (queue ready or end), <0 on error. */
 HOT int read_records(struct pd_source *s, struct ks_record *r, struct ks_error *err, bool swap)
 {
-	while (s->q_head == s->q_ready) {
+	s->seg_limit = 0; /* the last flush is delivered */
+	while (!queue_ready(s)) {
 		uint64_t off = s->pos, len, ts;
 		const uint8_t *rec;
 		uint32_t type, size;
 		int attr, ret;
 
 		if (s->fi < s->nframes) {
-			if (take_frames(s, err) < 0)
+			if (take_frames(s, err, swap) < 0)
 				return -1;
-			if (s->q_head < s->q_ready)
+			if (queue_ready(s))
 				break;
 		}
 		queue_samples(s, swap);
@@ -2634,13 +2957,78 @@ static inline void prefetch_record(const struct pd_source *s, uint64_t off)
  * that happens only before the first record of a batch.  A record that
  * fails to decode is left queued, so the batch before it is delivered and
  * the next call reports the error. */
+/* next_batch() while segments are pending: the queue's ready entries and
+ * the segments' records up to s->seg_limit merged by (time, offset).
+ * Returns the records in RECS[0, *NP) on, or <0 on an error. */
+HOT int next_merged(struct pd_source *s, struct ks_record *recs, int max, int *np,
+		    struct ks_error *err, bool swap)
+{
+	int n = *np, ret = 0;
+
+	while (n < max) {
+		struct pd_seg *g = s->nseg && s->seg[0].ts <= s->seg_limit ? &s->seg[0] : NULL;
+		const struct pd_attr *a;
+		struct pd_entry e;
+		bool from_q = s->q_head < s->q_ready;
+
+		if (s->seg_bad) {
+			ret = ks_error_at(err, s->base.path, s->seg_bad, "record changed while being read");
+			break;
+		}
+		if (!g && !from_q)
+			break;
+		if (g && from_q) {
+			e = s->q[s->q_head];
+			if (e.ts < g->ts || (e.ts == g->ts && (e.key >> 16) < g->off))
+				g = NULL;
+		}
+		if (g) {
+			e = (struct pd_entry){ g->ts, g->key };
+			if (!s->flush_any || e.ts > s->last_flush)
+				s->last_flush = e.ts;
+			s->flush_any = true;
+		} else {
+			e = s->q[s->q_head++];
+		}
+		a = (e.key & KEY_ATTR) ? &s->attrs[(e.key & KEY_ATTR) - 1] : NULL;
+		if (e.key & KEY_SKIP) {
+			filter_sample(s, a);
+			ret = 0;
+		} else {
+			if (g)
+				__builtin_prefetch(s->buf + (g->off - s->win_off) + FRAME_PREFETCH);
+			ret = decode_record(s, e.key >> 16, a, &recs[n], err, swap);
+			if (ret < 0) {
+				if (!g)
+					s->q_head--;
+				break;
+			}
+		}
+		if (g)
+			seg_advance(s, swap);
+		if (ret && ends_batch(&recs[n++])) {
+			ret = 0;
+			break;
+		}
+		ret = 0;
+	}
+	*np = n;
+	return ret < 0 && !n ? ret : 0;
+}
+
 HOT int next_batch(struct pd_source *s, struct ks_record *recs, int max, struct ks_error *err,
 		   bool swap)
 {
 	int n = 0, ret;
 
 	for (;;) {
-		while (s->q_head < s->q_ready && n < max) {
+		if (s->nseg) {
+			if (next_merged(s, recs, max, &n, err, swap) < 0)
+				return -1;
+			if (n)
+				return n;
+		}
+		while (!s->nseg && s->q_head < s->q_ready && n < max) {
 			struct pd_entry e = s->q[s->q_head++];
 			uint64_t attr_bits = e.key & KEY_ATTR;
 			const struct pd_attr *a = attr_bits ? &s->attrs[attr_bits - 1] : NULL;
@@ -2717,6 +3105,7 @@ static void pd_close(struct ks_source *base)
 	free(s->tmp);
 	free(s->ph);
 	free(s->ph_tmp);
+	free(s->seg);
 	free(s->chain);
 	free(s->mem);
 	free(s->hdr);
@@ -2767,6 +3156,7 @@ int ks_perfdata_open(struct ks_source **out, const char *path, const struct ks_s
 		s->map_chunk = READ_SIZE;
 	s->fd = -1;
 	ks_hmap_init(&s->ids, sizeof(uint16_t));
+	s->page = (uint64_t)sysconf(_SC_PAGESIZE);
 	s->base.ops = &pd_ops;
 	s->base.path = strdup(path);
 	s->base.tep = tep_alloc();
