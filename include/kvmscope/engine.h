@@ -39,6 +39,7 @@
 
 struct ks_engine;
 struct ks_host;
+struct ks_live;
 
 enum ks_engine_kind {
 	KS_ENGINE_AUTO = 0,     /* BPF where it loads, else tracefs (why says why) */
@@ -55,10 +56,12 @@ struct ks_engine_config {
 	bool tracepoints;       /* count every kvm:* event per process */
 	int32_t pid;            /* only this process (0 = all) */
 	/* tracefs engine: the caller's host model, fed every record (NULL:
-	 * the engine keeps its own); its instance hooks (ks_live_opts.track). */
+	 * the engine keeps its own); its instance hooks (ks_live_opts.track,
+	 * live.h: the caller removes the instance on the exits it sees). */
 	struct ks_host *host;
-	void (*track)(void *ctx, const char *instance, bool created);
+	int (*track)(void *ctx, struct ks_live *l, const char *dir, bool add);
 	void *track_ctx;
+	uint32_t buffer_kb;     /* tracefs per-CPU ring buffer; 0 = 4096 */
 };
 
 #define KS_ENGINE_CONFIG_INIT { .kind = KS_ENGINE_AUTO, .exits = true }
@@ -66,7 +69,10 @@ struct ks_engine_config {
 struct ks_engine_exit {
 	int32_t pid, tid;       /* process (VM) and thread */
 	int32_t vcpu;           /* vCPU id (the event's vcpu_id, or the host model's); -1 unknown */
-	uint16_t isa;           /* the architecture table's ISA id (arch.h) */
+	uint16_t isa;           /* x86: the exit's table, KS_ISA_VMX / KS_ISA_SVM
+				 * (arch.h); other architectures: the vmexit
+				 * class's name table of the reason (arm64: 0
+				 * exception type, 1 EC) */
 	uint8_t level;          /* 1: the VM's own exit; 2: an exit of its nested (L2) guest */
 	uint64_t reason;        /* exit code as the stat engine keys it */
 	uint64_t count, sum_ns, min_ns, max_ns;
@@ -111,6 +117,15 @@ void ks_engine_wait(struct ks_engine *e, int extra_fd, int timeout_ms, bool *ext
 int ks_engine_read(struct ks_engine *e, struct ks_engine_snapshot *snap, struct ks_error *err);
 void ks_engine_snapshot_free(struct ks_engine_snapshot *snap);
 void ks_engine_close(struct ks_engine *e);
+
+/* The name of an exit series' reason as the architecture's tables name it
+ * (ARCH: the snapshot's arch; "" when unknown: x86), and whether it
+ * halts the vCPU (HALTS may be NULL). */
+void ks_engine_reason_name(const char *arch, const struct ks_engine_exit *x, char *buf,
+			   size_t len, bool *halts);
+/* The bucket of a handling time NS: the first bound of
+ * ks_metrics_bucket_ns >= NS, or KS_METRICS_NBUCKETS (the +Inf one). */
+unsigned ks_engine_bucket_of(uint64_t ns);
 
 /* The backends (ks_engine_open calls them). */
 int ks_engine_bpf_open(struct ks_engine **out, const struct ks_engine_config *cfg,

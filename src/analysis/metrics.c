@@ -27,6 +27,7 @@
 #include "util/hashmap.h"
 #include "util/text.h"
 #include "vcpu_ctx.h"
+#include "kvmscope/engine.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
@@ -285,18 +286,10 @@ static int make_other(struct ks_metrics *m)
 	return m->other_series == NONE ? -1 : 0;
 }
 
+/* the live engines' rule (engine.h), so that both count alike */
 static unsigned bucket_of(uint64_t ns)
 {
-	unsigned lo = 0, hi = KS_METRICS_NBUCKETS; /* first bound >= ns, or NBUCKETS */
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-		if (ks_metrics_bucket_ns[mid] >= ns)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+	return ks_engine_bucket_of(ns);
 }
 
 static void count_in(struct ks_metrics_series *s, struct ks_metrics_hist *h, uint64_t ns)

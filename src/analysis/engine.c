@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * engine.c - the live engine's dispatcher (see engine.h): AUTO tries the
+ * BPF engine and falls back on the tracefs engine with one line saying
+ * why; every other call goes through the backend's ops.
+ *
+ * It lives in src/analysis, not src/input, because the tracefs backend
+ * pairs exits with the stat engine (analysis/stat.c) and the dispatcher
+ * opens it: arrows only point down (the BPF backend, which needs no
+ * analysis, is in src/input).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "input/engine_impl.h"
+#include "kvmscope/engine.h"
+
+#ifndef HAVE_BPF
+/* A build without libbpf / clang / bpftool: the BPF engine is not there. */
+int ks_engine_bpf_open(struct ks_engine **out, const struct ks_engine_config *cfg,
+		       struct ks_error *err)
+{
+	(void)cfg;
+	*out = NULL;
+	return ks_error_set(err, "BPF engine not built (no libbpf, clang or bpftool at build time)");
+}
+#endif
+
+int ks_engine_open(struct ks_engine **out, const struct ks_engine_config *cfg, char *why,
+		   size_t whylen, struct ks_error *err)
+{
+	struct ks_error berr;
+
+	*out = NULL;
+	if (why && whylen)
+		why[0] = '\0';
+	switch (cfg->kind) {
+	case KS_ENGINE_BPF:
+		return ks_engine_bpf_open(out, cfg, err);
+	case KS_ENGINE_TRACEFS:
+		return ks_engine_tracefs_open(out, cfg, err);
+	case KS_ENGINE_AUTO:
+		break;
+	default:
+		return ks_error_set(err, "unknown engine kind %d", (int)cfg->kind);
+	}
+	if (ks_engine_bpf_open(out, cfg, &berr) == 0)
+		return 0;
+	*out = NULL;
+	if (ks_engine_tracefs_open(out, cfg, err) < 0) {
+		/* both failed: say both, the tracefs reason last */
+		char tmsg[sizeof(err->msg)];
+
+		snprintf(tmsg, sizeof(tmsg), "%s", err->msg);
+		return ks_error_set(err, "no live engine: BPF: %s; tracefs: %s", berr.msg, tmsg);
+	}
+	if (why && whylen)
+		snprintf(why, whylen, "BPF engine unavailable: %s; using tracefs", berr.msg);
+	return 0;
+}
+
+const char *ks_engine_name(const struct ks_engine *e)
+{
+	return e ? e->ops->name : "none";
+}
+
+void ks_engine_wait(struct ks_engine *e, int extra_fd, int timeout_ms, bool *extra_ready)
+{
+	e->ops->wait(e, extra_fd, timeout_ms, extra_ready);
+}
+
+int ks_engine_read(struct ks_engine *e, struct ks_engine_snapshot *snap, struct ks_error *err)
+{
+	return e->ops->read(e, snap, err);
+}
+
+void ks_engine_snapshot_free(struct ks_engine_snapshot *snap)
+{
+	if (!snap)
+		return;
+	free(snap->exits);
+	free(snap->tps);
+	memset(snap, 0, sizeof(*snap));
+}
+
+void ks_engine_close(struct ks_engine *e)
+{
+	if (e)
+		e->ops->close(e);
+}
+
+unsigned ks_engine_bucket_of(uint64_t ns)
+{
+	unsigned lo = 0, hi = KS_METRICS_NBUCKETS; /* first bound >= ns, or NBUCKETS */
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (ks_metrics_bucket_ns[mid] >= ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+void ks_engine_reason_name(const char *arch_name, const struct ks_engine_exit *x, char *buf,
+			   size_t len, bool *halts)
+{
+	const struct ks_arch *arch = ks_arch_by_name(arch_name && arch_name[0] ? arch_name : "x86");
+	const struct ks_event_class *c = arch ? ks_arch_class(arch, "vmexit") : NULL;
+	struct ks_key_ctx ctx = { 0 };
+
+	if (halts)
+		*halts = false;
+	if (!c || !c->key_name) {
+		snprintf(buf, len, "%llu", (unsigned long long)x->reason);
+		return;
+	}
+	if (arch->isa_field) {
+		ctx.isa = x->isa ? x->isa : KS_ISA_VMX;
+		ctx.table = 0;
+	} else {
+		ctx.table = x->isa;
+	}
+	c->key_name(&ctx, x->reason, 0, false, buf, len);
+	if (halts)
+		*halts = ks_arch_exit_halts(arch, &ctx, x->reason);
+}
