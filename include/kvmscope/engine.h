@@ -127,6 +127,12 @@ void ks_engine_reason_name(const char *arch, const struct ks_engine_exit *x, cha
  * ks_metrics_bucket_ns >= NS, or KS_METRICS_NBUCKETS (the +Inf one). */
 unsigned ks_engine_bucket_of(uint64_t ns);
 
+/* Every exit series of SNAP added to ST's rows (stat.h,
+ * ks_stat_add_aggregate): `stat --live` prints the engine's answer with
+ * the stat report.  ST's filters (vCPU, pids) apply. */
+struct ks_stat;
+void ks_engine_to_stat(const struct ks_engine_snapshot *snap, struct ks_stat *st);
+
 /* The backends (ks_engine_open calls them). */
 int ks_engine_bpf_open(struct ks_engine **out, const struct ks_engine_config *cfg,
 		       struct ks_error *err);

@@ -16,6 +16,7 @@
 #include "arch/arch.h"
 #include "input/engine_impl.h"
 #include "kvmscope/engine.h"
+#include "kvmscope/stat.h"
 
 #ifndef HAVE_BPF
 /* A build without libbpf / clang / bpftool: the BPF engine is not there. */
@@ -127,4 +128,25 @@ void ks_engine_reason_name(const char *arch_name, const struct ks_engine_exit *x
 	c->key_name(&ctx, x->reason, 0, false, buf, len);
 	if (halts)
 		*halts = ks_arch_exit_halts(arch, &ctx, x->reason);
+}
+
+void ks_engine_to_stat(const struct ks_engine_snapshot *snap, struct ks_stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nexits; i++) {
+		const struct ks_engine_exit *x = &snap->exits[i];
+		const struct ks_arch *arch = ks_arch_by_name(snap->arch[0] ? snap->arch : "x86");
+		bool x86 = arch && arch->isa_field;
+		struct ks_stat_aggregate a = {
+			.vm = x->pid, .vcpu = x->vcpu, .tid = x->tid,
+			.table = x86 ? 0 : x->isa, .isa = x86 ? x->isa : 0,
+			.key = x->reason, .count = x->count, .sum_ns = x->sum_ns,
+			.min_ns = x->min_ns, .max_ns = x->max_ns,
+			.buckets = x->bucket, .bounds = ks_metrics_bucket_ns,
+			.nbuckets = KS_METRICS_NBUCKETS + 1,
+		};
+
+		ks_stat_add_aggregate(st, &a);
+	}
 }
