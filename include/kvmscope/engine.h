@@ -127,6 +127,13 @@ void ks_engine_reason_name(const char *arch, const struct ks_engine_exit *x, cha
  * ks_metrics_bucket_ns >= NS, or KS_METRICS_NBUCKETS (the +Inf one). */
 unsigned ks_engine_bucket_of(uint64_t ns);
 
+/* What happened between two cumulative snapshots (PREV NULL: since the
+ * start): the series and counts that grew, by how much (min and max stay
+ * CUR's, over the whole run), and the growth of the overflow, lost and
+ * unpaired counters.  OUT's buffers are reused.  0 or -1 with err set. */
+int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engine_snapshot *cur,
+		    struct ks_engine_snapshot *out, struct ks_error *err);
+
 /* Every exit series of SNAP added to ST's rows (stat.h,
  * ks_stat_add_aggregate): `stat --live` prints the engine's answer with
  * the stat report.  ST's filters (vCPU, pids) apply. */
