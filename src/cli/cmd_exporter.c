@@ -1228,8 +1228,9 @@ static void live_engine(struct exporter *x)
 		if (ks_engine_read(x->eng, cur, &err) < 0 ||
 		    ks_engine_delta(prev, cur, &x->edelta, &err) < 0)
 			die("%s", err.msg);
-		for (i = 0; i < x->edelta.nexits; i++)
-			events += x->edelta.exits[i].count;
+		/* the events counted: every kvm:* tracepoint */
+		for (i = 0; i < x->edelta.ntps; i++)
+			events += x->edelta.tps[i].count;
 		pthread_mutex_lock(&x->lock);
 		ks_metrics_add_engine(x->m, &x->edelta, events);
 		x->overruns = cur->lost;
@@ -1319,6 +1320,7 @@ int cmd_exporter(int argc, char **argv)
 
 			ec.kind = (enum ks_engine_kind)a.engine;
 			ec.exits = true;
+			ec.tracepoints = true; /* kvmscope_events_total */
 			ec.max_series = a.max_series ? (uint32_t)a.max_series : 65536;
 			ec.max_procs = a.max_vms ? (uint32_t)a.max_vms : 1024;
 			if (a.npids == 1)
