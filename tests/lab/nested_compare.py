@@ -14,6 +14,14 @@
       the controlled reasons (io, cpuid, msr, hlt) of one vCPU's report
       against the VMM's own counts for it (io: but the last, see below).
 
+  nested_compare.py live A.json B.json NAME-A NAME-B PERFDIR VMM.json
+      stat --live --json --by vm,vcpu,reason of two engines over the same
+      exits: equal counts per (VM, vCPU, reason), each equal to perf kvm
+      stat report of the same window per VM and vCPU
+      (PERFDIR/record-eq-perf-vmV-vcpuC.perf, the VMs' pids from VMM.json).
+  nested_compare.py hist A.metrics B.metrics NAME-A NAME-B
+      the exporters of two engines over the same exits: identical
+      kvmscope_(halt_)exit_duration_seconds bucket and count samples.
   nested_compare.py promq QUERY | qmp SOCK CMD... | kvmstats | expoqmp |
       names | prom: the guest's Prometheus and QMP clients, and the checks of
       top --kvmstats, exporter --qmp, VM names and Prometheus (see each).
@@ -357,8 +365,80 @@ def lost(rec_err, stats, kept, vmm_js):
     return 0
 
 
+def live_rows(path):
+    doc = json.load(open(path))
+    views = {v["by"]: v["rows"] for v in doc["views"]}
+    rows = {}
+    for r in views["vm,vcpu,reason"]:
+        k = (r["vm"], r["vcpu"], r["key"])
+        rows[k] = rows.get(k, 0) + r["samples"]
+    return rows, doc.get("input", "")
+
+
+def live(a_js, b_js, na, nb, perfdir, vmm_js):
+    ta, ia = live_rows(a_js)
+    tb, ib = live_rows(b_js)
+    plant(ta)
+    rc = 0
+    if ta != tb:
+        diff = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
+        print("%s != %s: %s" % (na, nb, " ".join(
+            "%s/%s/%s %s/%s" % (k + (ta.get(k, 0), tb.get(k, 0))) for k in diff[:8])))
+        rc = 1
+    perf = {}
+    doc = json.load(open(vmm_js))
+    for v, vm in enumerate(doc["vms"]):
+        for c in range(len(vm["vcpus"])):
+            for reason, n in table(os.path.join(
+                    perfdir, "record-eq-perf-vm%d-vcpu%d.perf" % (v, c))).items():
+                perf[(vm["pid"], c, reason)] = n
+    if not perf:
+        print("no perf rows")
+        return 1
+    for name, t in ((na, ta), (nb, tb)):
+        if t != perf:
+            diff = sorted(k for k in set(t) | set(perf) if t.get(k) != perf.get(k))
+            print("%s != perf: %s" % (name, " ".join(
+                "%s/%s/%s %s/%s" % (k + (t.get(k, 0), perf.get(k, 0))) for k in diff[:8])))
+            rc = 1
+    if rc == 0:
+        print("%d exits in %d (VM, vCPU, reason) rows equal in %s, %s and perf" % (
+            sum(ta.values()), len(ta), ia, ib))
+    return rc
+
+
+def hist_samples(path):
+    rx = re.compile(r'^(kvmscope_(?:halt_)?exit_duration_seconds_(?:bucket|count))'
+                    r'\{([^}]*)\} (\S+)$')
+    got = {}
+    for line in open(path):
+        m = rx.match(line.strip())
+        if m:
+            got[(m.group(1), m.group(2))] = int(float(m.group(3)))
+    return got
+
+
+def hist(a_m, b_m, na, nb):
+    ta, tb = plant(hist_samples(a_m)), hist_samples(b_m)
+    counts = sum(v for (n, _), v in tb.items() if n.endswith("_count"))
+    if not tb or not counts:
+        print("%s has no histogram samples" % nb)
+        return 1
+    if ta != tb:
+        diff = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
+        print("%s != %s in %d of %d samples: %s" % (na, nb, len(diff), len(tb), " ".join(
+            "%s{%s} %s/%s" % (k + (ta.get(k), tb.get(k))) for k in diff[:6])))
+        return 1
+    print("%d histogram samples (%d exits) identical" % (len(tb), counts))
+    return 0
+
+
 def main():
     a = sys.argv[1:]
+    if len(a) == 7 and a[0] == "live":
+        return live(*a[1:])
+    if len(a) == 5 and a[0] == "hist":
+        return hist(*a[1:])
     if len(a) == 5 and a[0] == "counts":
         return counts(*a[1:])
     if len(a) == 5 and a[0] == "vmm":

@@ -24,6 +24,9 @@
 #  - two QEMU -accel kvm (with and without -name X,debug-threads=on): top
 #    --kvmstats --qmp and exporter --qmp == QEMU's own query-stats; stat of a
 #    recording names both VMs as top does live;
+#  - stat --live --engine bpf and --engine tracefs over the same exits:
+#    counts per (VM, vCPU, reason) equal each other and perf's; the two
+#    engines' exporters: identical histogram buckets;
 #  - a planted difference (KS_LAB_PLANT=1: one exit dropped) fails the
 #    comparison: the check can fail.
 set -u
@@ -156,6 +159,21 @@ if why=$(python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.
 	ok "prometheus-eq-perf ($why)"
 else nok prometheus-eq-perf "$why $(tail -2 "$o/prom.err" "$o/expo.err" 2>/dev/null | tr '\n' ' ')"; fi
 
+# 5b. the live engines over the same exits: stat --live of BPF and of
+# tracefs == perf per (VM, vCPU, reason); their exporters' histograms
+# identical bucket for bucket
+for eng in bpf tracefs; do
+	rc=$(cat "$o/live-$eng.rc" 2>/dev/null)
+	if [ "$rc" = 0 ]; then ok "stat-live-$eng-ran"
+	else nok "stat-live-$eng-ran" "exit $rc: $(head -2 "$o/live-$eng.err" 2>/dev/null | tr '\n' ' ')"; fi
+done
+if why=$(python3 "$CMP" live "$o/live-bpf.json" "$o/live-tracefs.json" bpf tracefs "$o" "$o/vmm.json" 2>&1); then
+	ok "stat-live-engines-eq-perf ($why)"
+else nok stat-live-engines-eq-perf "$why"; fi
+if why=$(python3 "$CMP" hist "$o/expo-bpf.metrics" "$o/expo-tracefs.metrics" bpf tracefs 2>&1); then
+	ok "engines-histograms-identical ($why)"
+else nok engines-histograms-identical "$why $(head -c 200 "$o/expo-bpf.err" "$o/expo-tracefs.err")"; fi
+
 # 6. two QEMU -accel kvm: top --kvmstats --qmp and exporter --qmp == QEMU's
 # own query-stats (paused); stat --by vm of a recording names them as top
 # does live and keeps each one's threads together (without debug-threads
@@ -186,13 +204,16 @@ if why=$(python3 "$CMP" lost "$o/lost.err" "$o/lost.stats" "$o/lost.kept" "$o/vm
 else nok lost-events-counted "$why"; fi
 
 # 8. the comparison can fail: one exit dropped
-p1=passed p2=passed p3=passed p4=passed p5=passed
+p1=passed p2=passed p3=passed p4=passed p5=passed p6=passed p7=passed
+KS_LAB_PLANT=1 python3 "$CMP" live "$o/live-bpf.json" "$o/live-tracefs.json" bpf tracefs "$o" "$o/vmm.json" > "$o/plant6" 2>&1 || p6=failed
+KS_LAB_PLANT=1 python3 "$CMP" hist "$o/expo-bpf.metrics" "$o/expo-tracefs.metrics" bpf tracefs > "$o/plant7" 2>&1 || p7=failed
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
 KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
 KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" > "$o/plant4" 2>&1 || p4=failed
 KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" > "$o/plant5" || p5=failed
-if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ] && [ $p5 = failed ]; then
+if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ] && [ $p5 = failed ] &&
+   [ $p6 = failed ] && [ $p7 = failed ]; then
 	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4") / $(head -1 "$o/plant5"))"
-else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4, top --csv vs stat $p5"; fi
+else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4, top --csv vs stat $p5, live engines vs perf $p6, engines' histograms $p7"; fi
 exit 0
