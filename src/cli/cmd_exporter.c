@@ -200,7 +200,7 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 			    "sample is then 0: increase() covers the whole replay)", 0, 86400000),
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these host processes (VMs)",
 			     take_pids),
-		OPT_CHOICE(0, "engine", &a->engine, "E",
+		OPT_CHOICE(0, "engine", &a->engine, "auto|bpf|tracefs",
 			   "live: auto (default: bpf where it loads, else\n"
 			   "tracefs), bpf or tracefs", cli_engine_names),
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "PATH",

@@ -200,7 +200,7 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			 "over -d SECS or until SIGINT; no file is written"),
 		OPT_SECONDS('d', "duration", &a->duration, "--live: stop after SECS seconds",
 			    10, 86400000),
-		OPT_CHOICE(0, "engine", &a->engine, "E",
+		OPT_CHOICE(0, "engine", &a->engine, "auto|bpf|tracefs",
 			   "--live: auto (default: bpf where it loads, else\n"
 			   "tracefs), bpf or tracefs", cli_engine_names),
 		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),

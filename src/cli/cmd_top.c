@@ -292,7 +292,7 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 			 "(globs allowed; repeat)"),
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these processes (set_event_pid)",
 			     take_pids),
-		OPT_CHOICE(0, "engine", &a->engine, "E",
+		OPT_CHOICE(0, "engine", &a->engine, "auto|bpf|tracefs",
 			   "live: auto (default: bpf where it loads, else\n"
 			   "tracefs), bpf or tracefs", cli_engine_names),
 		OPT_LIMIT(&a->limits),
