@@ -59,7 +59,8 @@ else
 			sleep 1.5
 			read -r cv wv < <(run_vmm) || exit 1
 			sleep 1.2 # the last interval closes
-			kill -INT "$tpid"
+			# time(1) ignores SIGINT while it waits: the signal goes to top
+			kill -INT $(pgrep -P "$tpid") 2>/dev/null
 			wait "$tpid"
 			pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vms"][0]["pid"])' \
 				"$tmp/vmm.json")
