@@ -8,10 +8,17 @@
  * (ks_engine_bucket_of, the rule the BPF engine applies in the kernel);
  * every event counted per (process, event) as tpcount.c counts them.
  *
+ * A long run renews the stat engine every ROTATE_RECORDS records, as the
+ * exporter's metrics do (metrics.c): each vCPU thread's last entry and the
+ * KVM events after it are fed to the new one first, so an exit pending
+ * then is counted once, and the state of threads that are gone goes.
+ *
  * It is in src/analysis because it needs the stat engine's pairing and the
- * host model (which vCPU a thread runs where the event names none); the
+ * attribution of threads to VMs and vCPUs (the events' vcpu_id, else thread names...); the
  * BPF engine (src/input) needs neither: it pairs in the kernel.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,21 +29,24 @@
 #include "arch/arch.h"
 #include "input/engine_impl.h"
 #include "kvmscope/engine.h"
-#include "kvmscope/host.h"
 #include "kvmscope/live.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
 #include "util/hashmap.h"
+#include "vcpu_ctx.h"
 
 #define NONE UINT32_MAX
+#define ROTATE_RECORDS 16777216
 
 struct tfs_engine {
 	struct ks_engine base;          /* first: engine_impl.h */
 	struct ks_engine_config cfg;
 	struct ks_live *live;
 	struct ks_source *src;
-	struct ks_host *host, *own_host;
 	struct ks_stat *st;
+	struct ks_vcpu_ctx vctx;        /* each vCPU's events since its entry */
+	uint64_t since_rotation;
+	uint64_t unpaired_before;       /* of the stat engines renewed */
 	struct ks_engine_exit *exits;
 	size_t nexits, cap_exits;
 	struct ks_hmap series;          /* (pid, tid), (vcpu, isa, level), reason -> index */
@@ -184,6 +194,46 @@ static void count_tp(struct tfs_engine *t, const struct ks_record *rec)
 	tp->count = 1;
 }
 
+static struct ks_stat *new_stat(struct tfs_engine *t, struct ks_error *err)
+{
+	struct ks_stat_config sc = KS_STAT_CONFIG_INIT;
+
+	sc.views[0] = KS_DIM_VM | KS_DIM_VCPU | KS_DIM_KEY;
+	sc.views[1] = 0;
+	sc.no_histograms = true;
+	sc.no_begin_counts = true;
+	sc.host = t->cfg.host; /* NULL: the engine's own attribution */
+	sc.observe = on_exit_measured;
+	sc.observe_ctx = t;
+	sc.observe_min_ns = 0;
+	return ks_stat_new_source(&sc, t->src, err);
+}
+
+/* A thread that is gone need not be kept (kill 0: ESRCH). */
+static bool thread_alive(void *arg, int32_t tid)
+{
+	(void)arg;
+	return tid > 0 && (kill(tid, 0) == 0 || errno == EPERM);
+}
+
+static void rotate(struct tfs_engine *t)
+{
+	struct ks_error err;
+	struct ks_stat *st = new_stat(t, &err);
+
+	if (!st) {
+		t->oom++;
+		return;
+	}
+	t->unpaired_before += ks_stat_anomalies(t->st)->end_without_begin;
+	ks_stat_free(t->st);
+	t->st = st;
+	t->since_rotation = 0;
+	if (ks_vcpu_ctx_prune(&t->vctx, thread_alive, NULL) < 0)
+		t->oom++;
+	ks_vcpu_ctx_replay(&t->vctx, t->st);
+}
+
 static void drain(struct tfs_engine *t)
 {
 	struct ks_record rec;
@@ -196,9 +246,13 @@ static void drain(struct tfs_engine *t)
 			t->lost_records += rec.lost ? rec.lost : 1;
 			continue;
 		}
-		ks_host_observe(t->host, &rec);
-		if (t->cfg.exits)
+		if (t->cfg.exits) {
 			ks_stat_add(t->st, &rec);
+			if (ks_vcpu_ctx_note(&t->vctx, &rec) == KS_VCTX_NOMEM)
+				t->oom++;
+			if (++t->since_rotation >= ROTATE_RECORDS)
+				rotate(t);
+		}
 		if (t->cfg.tracepoints && rec.type == KS_REC_EVENT && rec.event)
 			count_tp(t, &rec);
 	}
@@ -266,7 +320,7 @@ static int tfs_read(struct ks_engine *e, struct ks_engine_snapshot *s, struct ks
 	klost = ks_live_kernel_lost(t->live);
 	s->lost = klost > t->lost_records ? klost : t->lost_records;
 	a = ks_stat_anomalies(t->st);
-	s->unpaired = a->end_without_begin;
+	s->unpaired = t->unpaired_before + a->end_without_begin;
 	s->ts_ns = mono_ns();
 	return 0;
 }
@@ -276,7 +330,7 @@ static void tfs_close(struct ks_engine *e)
 	struct tfs_engine *t = (struct tfs_engine *)e;
 
 	ks_stat_free(t->st);
-	ks_host_free(t->own_host);
+	ks_vcpu_ctx_free(&t->vctx);
 	if (t->src)
 		ks_source_close(t->src);
 	ks_live_destroy(t->live);
@@ -300,7 +354,6 @@ int ks_engine_tracefs_open(struct ks_engine **out, const struct ks_engine_config
 {
 	static const char *const all_kvm[] = { "kvm:*" };
 	struct ks_live_opts o = KS_LIVE_OPTS_INIT;
-	struct ks_stat_config sc = KS_STAT_CONFIG_INIT;
 	struct tfs_engine *t;
 
 	*out = NULL;
@@ -316,6 +369,7 @@ int ks_engine_tracefs_open(struct ks_engine **out, const struct ks_engine_config
 	ks_hmap_init_wide(&t->series, 3, sizeof(uint32_t));
 	ks_hmap_init_wide(&t->tp_map, 2, sizeof(uint32_t));
 	ks_hmap_init(&t->procs, 1);
+	ks_vcpu_ctx_init(&t->vctx, NULL, 0);
 	/* the tracepoint view wants every kvm:* event (they include the
 	 * exit and entry events of x86); else the architecture's KVM set */
 	if (cfg->tracepoints) {
@@ -334,25 +388,10 @@ int ks_engine_tracefs_open(struct ks_engine **out, const struct ks_engine_config
 		goto fail;
 	if (ks_live_source_open(&t->src, t->live, err) < 0)
 		goto fail;
-	t->host = cfg->host;
-	if (!t->host) {
-		t->own_host = ks_host_new(NULL, t->src, err);
-		if (!t->own_host)
-			goto fail;
-		ks_host_set_limits(t->own_host, ks_source_limits(t->src));
-		t->host = t->own_host;
-	}
-	sc.views[0] = KS_DIM_VM | KS_DIM_VCPU | KS_DIM_KEY;
-	sc.views[1] = 0;
-	sc.no_histograms = true;
-	sc.no_begin_counts = true;
-	sc.host = t->host;
-	sc.observe = on_exit_measured;
-	sc.observe_ctx = t;
-	sc.observe_min_ns = 0;
-	t->st = ks_stat_new_source(&sc, t->src, err);
+	t->st = new_stat(t, err);
 	if (!t->st)
 		goto fail;
+	t->vctx.arch = ks_arch_by_name(ks_stat_arch_name(t->st));
 	note_isa(t);
 	if (ks_live_start(t->live, err) < 0)
 		goto fail;
