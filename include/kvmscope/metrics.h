@@ -123,8 +123,9 @@ void ks_metrics_free(struct ks_metrics *m);
 /* Metrics fed by a live engine (engine.h) instead of records: each
  * ks_metrics_add_engine() adds what the engine counted since the last
  * call (ks_engine_delta()) and EVENTS to the records count; VMs, series,
- * histograms, caps and folding as above.  ks_metrics_add() and the
- * rotation do not apply. */
+ * histograms, caps and folding as above; every 240 calls the VMs that
+ * are gone (vm_alive) and had no exit since are dropped, as at a
+ * rotation.  ks_metrics_add() and the rotation do not apply. */
 struct ks_engine_snapshot;
 struct ks_metrics *ks_metrics_new_engine(const struct ks_metrics_config *cfg,
 					 struct ks_error *err);

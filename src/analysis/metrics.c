@@ -112,6 +112,7 @@ struct ks_metrics {
 	uint64_t records, lost, folded, last_ts;
 	uint64_t anomalies[3];      /* of earlier stat engines (restarts) */
 	char arch[16], isa[16];
+	uint64_t engine_adds;       /* ks_metrics_add_engine() calls */
 	bool oom;
 };
 
@@ -679,6 +680,10 @@ static uint32_t engine_reason(struct ks_metrics *m, const char *arch,
 	return i;
 }
 
+/* Deltas between two evictions of the VMs that are gone (a live exporter
+ * adds one every 250 ms: about a minute). */
+#define ENGINE_EVICT_EVERY 240
+
 void ks_metrics_add_engine(struct ks_metrics *m, const struct ks_engine_snapshot *delta,
 			   uint64_t events)
 {
@@ -735,6 +740,9 @@ void ks_metrics_add_engine(struct ks_metrics *m, const struct ks_engine_snapshot
 		if (vm != NONE && vm < m->cap_active)
 			m->vm_active[vm] = true;
 	}
+	/* now and then, as a rotation would: the VMs gone and idle since */
+	if (++m->engine_adds % ENGINE_EVICT_EVERY == 0 && evict_vms(m) < 0)
+		m->oom = true;
 }
 
 void ks_metrics_free(struct ks_metrics *m)
