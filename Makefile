@@ -60,6 +60,13 @@ PROTOC_C ?= protoc-c
 # linked, it and the TLS libraries it needs cost every command ~1 ms.
 PKGS_HEADERS = libvirt libmicrohttpd
 deb_libvirt = libvirt-dev
+# The BPF engine (src/input/engine_bpf.c): libbpf loads the program of
+# src/input/bpf/*.bpf.c, compiled by clang for the BPF target and embedded
+# as a bpftool-generated skeleton ($(BUILD)/gen/NAME.skel.h).
+PKGS += libbpf
+deb_libbpf = libbpf-dev
+CLANG ?= clang
+BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
 WERROR ?= -Werror
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
@@ -163,6 +170,24 @@ $(BUILD)/obj/gen/perfetto_trace.pb-c.o: $(BUILD)/gen/perfetto_trace.pb-c.c
 $(BUILD)/obj/src/output/perfetto_pb.o $(BUILD)/obj/tests/output/test_perfetto_pb.o: \
 	$(BUILD)/gen/perfetto_trace.pb-c.h
 $(BUILD)/obj/src/output/perfetto_pb.o $(BUILD)/obj/tests/output/test_perfetto_pb.o: \
+	KS_CFLAGS += -I$(BUILD)/gen
+
+# The BPF engine's program: src/input/bpf/NAME.bpf.c (not in LIB_SRC, which
+# takes src/input/*.c only) -> $(BUILD)/gen/NAME.bpf.o (clang, BPF target;
+# -g for the BTF libbpf needs) -> $(BUILD)/gen/NAME.skel.h (bpftool), which
+# engine_bpf.c includes.  The uapi headers (linux/bpf.h) need the host's
+# multiarch include directory, which clang -target bpf does not search.
+BPF_SRC = $(wildcard src/input/bpf/*.bpf.c)
+BPF_SKEL = $(BPF_SRC:src/input/bpf/%.bpf.c=$(BUILD)/gen/%.skel.h)
+BPF_CFLAGS = -target bpf -O2 -g -Wall -Werror -Isrc/input/bpf \
+	-I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+$(BUILD)/gen/%.bpf.o: src/input/bpf/%.bpf.c $(wildcard src/input/bpf/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+$(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name ks_$*_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/input/engine_bpf.o $(BUILD)/obj/tests/input/test_engine_bpf.o: $(BPF_SKEL)
+$(BUILD)/obj/src/input/engine_bpf.o $(BUILD)/obj/tests/input/test_engine_bpf.o: \
 	KS_CFLAGS += -I$(BUILD)/gen
 
 # main.c is rebuilt when the version changes (the file is rewritten only then).

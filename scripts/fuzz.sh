@@ -18,9 +18,9 @@ cd "$root"
 out=${FUZZ_OUT:-build-fuzz}
 shared=${KS_SHARED:-$root/../shared}
 CC=${FUZZ_CC:-clang}
-flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$out/gen $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf json-c libprotobuf-c)"
+flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$out/gen $(pkg-config --cflags libtraceevent libtracefs libzstd zlib libelf json-c libprotobuf-c libbpf)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf json-c libprotobuf-c) -lm -lpthread"
+libs="$(pkg-config --libs libtraceevent libtracefs libzstd zlib libelf json-c libprotobuf-c libbpf) -lm -lpthread"
 mkdir -p "$out/obj" "$out/gen"
 # the Perfetto protobuf messages (src/output/perfetto_pb.c), as the Makefile makes them
 if [ ! -f "$out/gen/perfetto_trace.pb-c.c" ] ||
@@ -37,10 +37,14 @@ stale() {
 	done
 	return 1
 }
+# the BPF engine's program skeletons (engine_bpf.c includes them), as the
+# Makefile makes them; the BPF programs themselves are not host code
+# shellcheck disable=SC2046
+make --no-print-directory -s BUILD="$out" $(find src -name '*.bpf.c' | sed "s|.*/\(.*\)\.bpf\.c|$out/gen/\1.skel.h|")
 objs=()
 # the library, and the command line's format probe (a helper process that
 # parses event formats first; the targets set it, as kvmscope's main does)
-for src in $(find src -name '*.c' ! -path 'src/cli/*' | sort) src/cli/format_probe.c "$out/gen/perfetto_trace.pb-c.c"; do
+for src in $(find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/cli/*' | sort) src/cli/format_probe.c "$out/gen/perfetto_trace.pb-c.c"; do
 	o="$out/obj/$(echo "$src" | tr / _).o"
 	if stale "$o"; then
 		$CC $flags $san -fsanitize=fuzzer-no-link -MMD -MF "$o.d" -c "$src" -o "$o"

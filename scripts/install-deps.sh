@@ -14,14 +14,16 @@
 #            libzstd-dev zlib1g-dev libelf-dev libncurses-dev libjson-c-dev
 #            libprotobuf-c-dev protobuf-c-compiler (Perfetto output),
 #            libmicrohttpd-dev (exporter; loaded when it starts), libvirt-dev
-#            (headers; libvirt.so.0 is loaded when a connection is opened)
+#            (headers; libvirt.so.0 is loaded when a connection is opened),
+#            libbpf-dev + bpftool + clang (the BPF engine: clang compiles its
+#            program, bpftool embeds it as a skeleton, libbpf loads it)
 #   Run:     linux-perf (scripts/demo.sh records a template with perf kvm stat
 #            record and shows perf kvm stat report beside kvmscope stat)
 # Test set:
 #   Oracles: trace-cmd (trace-cmd report), prometheus (server and promtool),
 #            gdb, jq, bc, python3 + python3-yaml (checkers; tests/run.sh runs
 #            Debian's python3), gawk, curl
-#   Tests:   clang + libclang-rt-14-dev (fuzz targets), man-db + groff-base
+#   Tests:   libclang-rt-14-dev (fuzz targets, with the demo set's clang), man-db + groff-base
 #            (man page check), zstd, gzip, tmux, time, socat, chromium +
 #            fonts-dejavu-core (headless screenshots of SVG/HTML output),
 #            linux-source-6.1 (kernel headers, unpacked into
@@ -62,9 +64,9 @@ R=${KS_DEPS_ROOT:-}
 
 PKGS_DEMO="gcc libc6-dev make pkg-config libtraceevent-dev libtracefs-dev libzstd-dev \
 zlib1g-dev libelf-dev libncurses-dev libjson-c-dev libprotobuf-c-dev protobuf-c-compiler \
-libmicrohttpd-dev libvirt-dev linux-perf"
+libmicrohttpd-dev libvirt-dev linux-perf libbpf-dev bpftool clang"
 PKGS_TEST="trace-cmd prometheus gdb jq bc python3 python3-yaml gawk curl \
-clang libclang-rt-14-dev man-db groff-base zstd gzip tmux time socat chromium fonts-dejavu-core \
+libclang-rt-14-dev man-db groff-base zstd gzip tmux time socat chromium fonts-dejavu-core \
 linux-source-6.1 libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-user-static \
 busybox-static cpio kmod \
 dpkg-dev debhelper lintian fakeroot bash-completion zsh"

@@ -19,17 +19,6 @@
 #include "kvmscope/stat.h"
 #include "util/hashmap.h"
 
-#ifndef HAVE_BPF
-/* A build without libbpf / clang / bpftool: the BPF engine is not there. */
-int ks_engine_bpf_open(struct ks_engine **out, const struct ks_engine_config *cfg,
-		       struct ks_error *err)
-{
-	(void)cfg;
-	*out = NULL;
-	return ks_error_set(err, "BPF engine not built (no libbpf, clang or bpftool at build time)");
-}
-#endif
-
 int ks_engine_open(struct ks_engine **out, const struct ks_engine_config *cfg, char *why,
 		   size_t whylen, struct ks_error *err)
 {

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "cli.h"
 #include "format_probe.h"
 #include "kvmscope/ctx.h"
@@ -299,6 +301,18 @@ static int run(const struct command *c, int argc, char **argv)
 	return r;
 }
 
+/* libbpf prints its warnings to stderr unless told otherwise, and that
+ * hook is process-wide, so the program sets it, not the library: silent.
+ * The BPF engine's errors say why in one line of their own (the
+ * verifier's log is kept per program, engine_bpf.c). */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
@@ -310,6 +324,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
 	atexit(check_stdout);
+	libbpf_set_print(libbpf_quiet);
 
 	if (argc < 2) {
 		usage(stderr);

@@ -23,6 +23,12 @@
       the exporters of two engines over the same exits: identical
       kvmscope_(halt_)exit_duration_seconds counts; how many buckets are
       identical is reported (see hist()).
+  nested_compare.py bpf HOLD.out REPORT.txt PID VCPU KVM_EXIT.format
+      tools/engine-hold's exit series of process PID, vCPU VCPU (all
+      threads and levels), named with the exit-reason tables of the
+      kernel's kvm_exit format, against one perf kvm stat report; and each
+      series' histogram buckets add up to its count.
+
   nested_compare.py promq QUERY | qmp SOCK CMD... | kvmstats | expoqmp |
       names | prom: the guest's Prometheus and QMP clients, and the checks of
       top --kvmstats, exporter --qmp, VM names and Prometheus (see each).
@@ -92,6 +98,52 @@ def vmm(report, js, vm, vcpu):
     print("vm%s vcpu%s: %s%s" % (vm, vcpu, " ".join(
         "%s=%d" % (r, want[k]) for k, r in sorted(VMM_REASONS.items())),
         " (watchdog kicks %d)" % own["kicks"] if own.get("kicks") else ""))
+    return 0
+
+
+SYM = re.compile(r"__print_symbolic\((.*?)\)\s*(?:,|:)", re.S)
+PAIR = re.compile(r"\{\s*(-?(?:0x[0-9a-fA-F]+|\d+)(?:\s*\+\s*\d+)?)\s*,\s*\"([^\"]*)\"\s*\}")
+
+
+def exit_names(fmt_path):
+    """isa -> {code: name} from kvm_exit's print fmt: the VMX table (isa
+    1, keyed by exit_reason & 0xffff) comes first, the SVM one second."""
+    text = open(fmt_path).read()
+    fmt = text[text.index("print fmt:"):]
+    tables = []
+    for m in SYM.finditer(fmt):
+        t = {}
+        for code, name in PAIR.findall(m.group(1)):
+            v = sum(int(p.strip(), 0) for p in code.split("+"))
+            t[v & 0xffffffff] = name
+        tables.append(t)
+    return {1: tables[0], 2: tables[1]} if len(tables) >= 2 else {}
+
+
+def bpf(hold, report, pid, vcpu, fmt_path):
+    names = exit_names(fmt_path)
+    rows, bad = {}, []
+    for line in open(hold):
+        f = line.split()
+        if not f or f[0] != "exit" or f[1] != pid or f[3] != vcpu:
+            continue
+        isa, reason, count = int(f[4]), int(f[6]), int(f[7])
+        code = reason & 0xffff if isa == 1 else reason
+        name = names.get(isa, {}).get(code, "UNKNOWN(%#x)" % code)
+        rows[name] = rows.get(name, 0) + count
+        if sum(int(x) for x in f[11:]) != count:
+            bad.append("%s: buckets add up to %d, count %d" % (name, sum(int(x) for x in f[11:]), count))
+    rows = plant(rows)
+    want = table(report)
+    if not want:
+        print("the perf report has no rows")
+        return 1
+    if rows != want or bad:
+        diff = sorted(k for k in set(rows) | set(want) if rows.get(k) != want.get(k))
+        print("bpf != perf: %s %s" % (" ".join(
+            "%s %s/%s" % (k, rows.get(k, 0), want.get(k, 0)) for k in diff), " ".join(bad)))
+        return 1
+    print("%d exits: %s" % (sum(rows.values()), show(rows)))
     return 0
 
 
@@ -474,6 +526,8 @@ def main():
         return lost(*a[1:])
     if len(a) == 5 and a[0] == "prom":
         return prom(*a[1:])
+    if len(a) == 6 and a[0] == "bpf":
+        return bpf(*a[1:])
     sys.stderr.write(__doc__)
     return 2
 

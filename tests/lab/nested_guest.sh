@@ -6,9 +6,9 @@
 #
 # A. One window, every tool at once over the same exits: kvmscope record,
 # perf kvm stat record -a, kvmscope top --json, kvmscope exporter scraped
-# by a real Prometheus; then minivmm runs; then each tool is stopped.
-# stat --live and an exporter of each live engine (bpf, tracefs) run over
-# the same window too.
+# by a real Prometheus, the library's BPF engine (tools/engine-hold); then
+# minivmm runs; then each tool is stopped.  stat --live and an exporter of
+# each live engine (bpf, tracefs) run over the same window too.
 # B. Two QEMU -accel kvm (SeaBIOS, no disk), one with -name
 # nestvm,debug-threads=on, one with -name plainvm only, under kvmscope
 # record and top; each paused in turn while top --kvmstats --qmp, the
@@ -55,6 +55,12 @@ etpid=$!
 # stopped (SIGSTOP) for 3 s while the VMM runs: it must lose events
 "$KVMSCOPE" record -e kvm:kvm_exit -f 'exit_reason == 114' -b 4 -o lost.dat 2> lost.err &
 lpid=$!
+# the library's BPF engine, held until hold.stop exists (ENGINE_HOLD in lab.env)
+if [ -n "${ENGINE_HOLD:-}" ]; then
+	cp $T/events/kvm/kvm_exit/format kvm_exit.format
+	{ until [ -e hold.stop ]; do sleep 0.2; done; } | "$ENGINE_HOLD" > hold.out 2> hold.err &
+	hpid=$!
+fi
 mkdir -p /tmp/prom
 cat > prom.yml <<'YML'
 global:
@@ -74,6 +80,9 @@ wait_for 'python3 "$LABCTL_DIR/nested_compare.py" promq "up" > prom.up 2>/dev/nu
 # recording (perf enables its events before it writes the header)
 wait_for '[ "$(ls $T/instances | wc -l)" -gt "$(wc -l < instances.before)" ] && [ -s perf.data ]' 60 ||
 	log "tools did not start: $(ls $T/instances) $(ls -l perf.data 2>&1)"
+# the BPF engine has attached (or given up)
+[ -n "${ENGINE_HOLD:-}" ] && { wait_for 'grep -q "^ready" hold.out || ! kill -0 $hpid 2>/dev/null' 60 ||
+	log "the BPF engine did not attach: $(head -2 hold.err)"; }
 sleep 2
 log "tools started: $(ls $T/instances | tr '\n' ' ')"
 # shellcheck disable=SC2086
@@ -87,6 +96,10 @@ wait "$vpid"
 echo $? > vmm.rc
 log "vmm done (exit $(cat vmm.rc))"
 sleep 3
+if [ -n "${ENGINE_HOLD:-}" ]; then
+	touch hold.stop
+	wait "$hpid"; echo $? > hold.rc
+fi
 # what tracefs says the small-buffer record's instance lost, per CPU
 # (instances are named kvmscope-PID-STARTTIME-PIDNS: the one of this pid)
 cat $T/instances/kvmscope-$lpid-*/per_cpu/cpu*/stats > lost.stats 2>&1

@@ -24,6 +24,9 @@
 #  - two QEMU -accel kvm (with and without -name X,debug-threads=on): top
 #    --kvmstats --qmp and exporter --qmp == QEMU's own query-stats; stat of a
 #    recording names both VMs as top does live;
+#  - the library's BPF engine (tools/engine-hold, in the guest's Debian 6.1
+#    kernel) over the same window: its exit counts per VM, vCPU and reason
+#    == perf kvm stat report's, and each series' buckets add up to its count;
 #  - stat --live --engine bpf and --engine tracefs over the same exits:
 #    counts per (VM, vCPU, reason) equal each other and perf's; the two
 #    engines' exporters: identical histogram counts (buckets reported);
@@ -72,6 +75,7 @@ ks_report() { # FILE ARGS...
 VMS=2 VCPUS=2 LOOPS=${KS_LAB_LOOPS:-300}
 NESTED_ENV="KVMSCOPE=$KVMSCOPE
 VMM=$VMM
+ENGINE_HOLD=$KS_BUILD/tools/engine-hold
 VMM_ARGS='--vms $VMS --vcpus $VCPUS --loops $LOOPS'
 LABCTL_DIR=$root/tests/lab
 LAB_QEMU=${KS_LAB_QEMU:-1}"
@@ -118,6 +122,12 @@ for v in $(seq 0 $((VMS - 1))); do
 		if why=$(python3 "$CMP" vmm "$o/record-eq-perf-vm$v-vcpu$c.perf" "$o/vmm.json" "$v" "$c"); then
 			ok "perf-eq-vmm ($why)"
 		else nok "perf-eq-vmm" "$why"; fi
+		if [ "$(cat "$o/hold.rc" 2>/dev/null)" != 0 ]; then
+			nok "bpf-eq-perf-vm$v-vcpu$c" "the BPF engine did not run: $(head -c 300 "$o/hold.err" 2>/dev/null)"
+		elif why=$(python3 "$CMP" bpf "$o/hold.out" "$o/record-eq-perf-vm$v-vcpu$c.perf" "$pid" "$c" \
+			"$o/kvm_exit.format"); then
+			ok "bpf-eq-perf-vm$v-vcpu$c ($why)"
+		else nok "bpf-eq-perf-vm$v-vcpu$c" "$why"; fi
 	done
 done
 
@@ -205,16 +215,19 @@ if why=$(python3 "$CMP" lost "$o/lost.err" "$o/lost.stats" "$o/lost.kept" "$o/vm
 else nok lost-events-counted "$why"; fi
 
 # 8. the comparison can fail: one exit dropped
-p1=passed p2=passed p3=passed p4=passed p5=passed p6=passed p7=passed
-KS_LAB_PLANT=1 python3 "$CMP" live "$o/live-bpf.json" "$o/live-tracefs.json" bpf tracefs "$o" "$o/vmm.json" > "$o/plant6" 2>&1 || p6=failed
-KS_LAB_PLANT=1 python3 "$CMP" hist "$o/expo-bpf.metrics" "$o/expo-tracefs.metrics" bpf tracefs > "$o/plant7" 2>&1 || p7=failed
+p1=passed p2=passed p3=passed p4=passed p5=passed p6=passed p7=passed p8=passed
+KS_LAB_PLANT=1 python3 "$CMP" live "$o/live-bpf.json" "$o/live-tracefs.json" bpf tracefs "$o" "$o/vmm.json" > "$o/plant7" 2>&1 || p7=failed
+KS_LAB_PLANT=1 python3 "$CMP" hist "$o/expo-bpf.metrics" "$o/expo-tracefs.metrics" bpf tracefs > "$o/plant8" 2>&1 || p8=failed
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
 KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
 KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" > "$o/plant4" 2>&1 || p4=failed
 KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" > "$o/plant5" || p5=failed
-if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ] && [ $p5 = failed ] &&
-   [ $p6 = failed ] && [ $p7 = failed ]; then
-	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4") / $(head -1 "$o/plant5"))"
-else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4, top --csv vs stat $p5, live engines vs perf $p6, engines' histograms $p7"; fi
+pid0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vms"][0]["pid"])' "$o/vmm.json" 2>/dev/null)
+KS_LAB_PLANT=1 python3 "$CMP" bpf "$o/hold.out" "$o/record-eq-perf-vm0-vcpu0.perf" "${pid0:-0}" 0 \
+	"$o/kvm_exit.format" > "$o/plant6" || p6=failed
+if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ] && [ $p5 = failed ] && [ $p6 = failed ] &&
+   [ $p7 = failed ] && [ $p8 = failed ]; then
+	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4") / $(head -1 "$o/plant5") / $(head -1 "$o/plant6") / $(head -1 "$o/plant7") / $(head -1 "$o/plant8"))"
+else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4, top --csv vs stat $p5, BPF engine vs perf $p6, live engines vs perf $p7, engines' histograms $p8"; fi
 exit 0
