@@ -19,6 +19,8 @@
 #include "kvmscope/stat.h"
 #include "util/hashmap.h"
 
+#define BPF_PREFIX "BPF engine unavailable: "
+
 int ks_engine_open(struct ks_engine **out, const struct ks_engine_config *cfg, char *why,
 		   size_t whylen, struct ks_error *err)
 {
@@ -40,6 +42,9 @@ int ks_engine_open(struct ks_engine **out, const struct ks_engine_config *cfg, c
 	if (ks_engine_bpf_open(out, cfg, &berr) == 0)
 		return 0;
 	*out = NULL;
+	/* the reason alone, whether or not the backend says what failed */
+	if (!strncmp(berr.msg, BPF_PREFIX, strlen(BPF_PREFIX)))
+		memmove(berr.msg, berr.msg + strlen(BPF_PREFIX), strlen(berr.msg + strlen(BPF_PREFIX)) + 1);
 	if (ks_engine_tracefs_open(out, cfg, err) < 0) {
 		/* both failed: say both, the tracefs reason last */
 		char tmsg[sizeof(err->msg)];
@@ -48,7 +53,7 @@ int ks_engine_open(struct ks_engine **out, const struct ks_engine_config *cfg, c
 		return ks_error_set(err, "no live engine: BPF: %s; tracefs: %s", berr.msg, tmsg);
 	}
 	if (why && whylen)
-		snprintf(why, whylen, "BPF engine unavailable: %s; using tracefs", berr.msg);
+		snprintf(why, whylen, BPF_PREFIX "%s; using tracefs", berr.msg);
 	return 0;
 }
 

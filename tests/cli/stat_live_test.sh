@@ -60,7 +60,8 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if d["input"] == "live (tracefs engine)" and d["input_format"] == "live" else 1)
 PY
 	j=$?
-	grep -qx 'kvmscope: stat: BPF engine unavailable: .*; using tracefs' "$dir/auto.err"
+	grep -qx 'kvmscope: stat: BPF engine unavailable: .*; using tracefs' "$dir/auto.err" &&
+		! grep -q 'unavailable: .*unavailable' "$dir/auto.err"
 	check stat_live_auto_falls_back $(( rc || j || $? || $(wc -l < "$dir/auto.err") != 1 )) \
 		"status $rc, JSON ok $j, stderr: $(head -2 "$dir/auto.err" | tr '\n' ' ')"
 	setpriv --bounding-set "$drop" --inh-caps "$drop" "$ks" stat --live --engine bpf -d 0.2 \
