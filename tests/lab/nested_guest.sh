@@ -42,13 +42,12 @@ cpid=$!
 "$KVMSCOPE" exporter --listen 127.0.0.1:9843 > expo.out 2> expo.err &
 epid=$!
 # the live engines (engine.h) over the same window: stat --live of each,
-# and an exporter of each for the histograms (the exporter above is AUTO's)
+# and an exporter of the tracefs engine for the histograms (the exporter
+# above is AUTO's: BPF where it loads, as its engine_info says)
 for eng in bpf tracefs; do
 	"$KVMSCOPE" stat --live --engine $eng --json --by vm,vcpu,reason > live-$eng.json 2> live-$eng.err &
 	eval "slpid_$eng=\$!"
 done
-"$KVMSCOPE" exporter --engine bpf --listen 127.0.0.1:9846 > /dev/null 2> expo-bpf.err &
-ebpid=$!
 "$KVMSCOPE" exporter --engine tracefs --listen 127.0.0.1:9847 > /dev/null 2> expo-tracefs.err &
 etpid=$!
 # a second record of the cpuid exits only, into a 4 KB buffer per CPU,
@@ -113,16 +112,12 @@ python3 "$LABCTL_DIR/nested_compare.py" promq \
 	'sum by (domain) (last_over_time(kvmscope_halt_exit_duration_seconds_count[5m]))' > prom.halts 2>> prom.err
 curl -s http://127.0.0.1:9843/metrics > expo.metrics 2>/dev/null ||
 	python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9843/metrics").read().decode(), end="")' > expo.metrics
-for eng in bpf tracefs; do
-	port=9846; [ $eng = tracefs ] && port=9847
-	python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode(), end="")' \
-		"http://127.0.0.1:$port/metrics" > expo-$eng.metrics 2>> expo-$eng.err
-done
+python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode(), end="")' \
+	"http://127.0.0.1:9847/metrics" > expo-tracefs.metrics 2>> expo-tracefs.err
 # shellcheck disable=SC2154
-kill -INT "$slpid_bpf" "$slpid_tracefs" "$ebpid" "$etpid"
+kill -INT "$slpid_bpf" "$slpid_tracefs" "$etpid"
 wait "$slpid_bpf"; echo $? > live-bpf.rc
 wait "$slpid_tracefs"; echo $? > live-tracefs.rc
-wait "$ebpid"; echo $? > expo-bpf.rc
 wait "$etpid"; echo $? > expo-tracefs.rc
 kill -INT "$tpid" "$cpid" "$ppid" "$rpid" "$epid"
 kill "$prpid"
