@@ -1470,7 +1470,7 @@ static void engine_interval(struct top_state *s, uint64_t end_ns)
 	size_t i;
 
 	if (ks_engine_read(s->eng, now, &err) < 0 ||
-	    ks_engine_delta(s->interval || prev->ts_ns ? prev : NULL, now, &s->delta, &err) < 0) {
+	    ks_engine_delta(prev, now, &s->delta, &err) < 0) {
 		screen_end();
 		die("%s", err.msg);
 	}
