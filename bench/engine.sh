@@ -11,9 +11,11 @@
 #     its kvm_exit/kvm_entry never fire).  The cost counted is top's own CPU
 #     plus what the VMM's CPU grew by over an untraced run of the same loops
 #     (the probes and the ring buffer run in the VMM's threads), against
-#     the untraced run of the same round; on a busy machine that part is
-#     noisy (it can come out below zero), so top's own CPU per million
-#     events is printed too.  Goal: BPF at least 5x cheaper (total).  ENGINE_LOOPS (default 400000) loops per run,
+#     the untraced run of the same round.  top's CPU is taken while the
+#     VMM runs (its start, loading the program or making the instance, is
+#     not per event).  Goal: BPF at least 5x cheaper; the ratio is printed
+#     for top's CPU (a) and with the VMM's extra CPU (a'), which on a busy
+#     machine is noisy (it can come out below zero).  ENGINE_LOOPS (default 400000) loops per run,
 #     ENGINE_ROUNDS (default 3) rounds, the median taken.
 # (b) in the nested lab (tests/lab/nested.sh, a real KVM under TCG): the
 #     minimal VMM's exits per second untraced, under stat --live --engine
@@ -30,6 +32,9 @@ tmp=$(mktemp -d /tmp/kvmscope-bench-engine.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 [ -x "$ks" ] && [ -x "$vmm" ] || { echo "bench engine: build first (make tests)"; exit 1; }
+
+# cpu_ns PID: the CPU time of every thread of PID so far (schedstat, ns)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { print n + 0 }'; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "nan" }'; }
 
@@ -55,14 +60,16 @@ else
 		read -r c0 w0 < <(run_vmm) || exit 1
 		echo "untraced $c0 $w0 $r" >> "$tmp/rows"
 		for eng in $engines; do
-			/usr/bin/time -f "%U %S" -o "$tmp/top.time" "$ks" top -t -b -d 1 --engine "$eng" \
-				> "$tmp/top.txt" 2> "$tmp/top.err" &
+			"$ks" top -t -b -d 1 --engine "$eng" > "$tmp/top.txt" 2> "$tmp/top.err" &
 			tpid=$!
 			sleep 1.5
+			# top's CPU while the VMM runs (not its start: loading and
+			# attaching the program, creating the instance)
+			t0=$(cpu_ns "$tpid")
 			read -r cv wv < <(run_vmm) || exit 1
 			sleep 1.2 # the last interval closes
-			# time(1) ignores SIGINT while it waits: the signal goes to top
-			kill -INT $(pgrep -P "$tpid") 2>/dev/null
+			t1=$(cpu_ns "$tpid")
+			kill -INT "$tpid"
 			wait "$tpid"
 			pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vms"][0]["pid"])' \
 				"$tmp/vmm.json")
@@ -72,14 +79,14 @@ else
 				/^[^ ]/ { split($1, v, "("); cur = v[1] }
 				/^[^ ]/ && cur == pid { n += $2 }
 				END { print n + 0, lost + 0 }' "$tmp/top.txt")
-			tc=$(awk '{ printf "%.3f", $1 + $2 }' "$tmp/top.time")
+			tc=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')
 			echo "$eng $cv $wv $tc $ev $r" >> "$tmp/rows"
 		done
 	done
 	c0=$(awk '$1 == "untraced" { print $2 }' "$tmp/rows" | median)
 	w0=$(awk '$1 == "untraced" { print $3 }' "$tmp/rows" | median)
 	printf "%-9s %10s %10s %12s %12s %14s %14s\n" engine "vmm CPU s" "wall s" "top CPU s" \
-		"events" "top s/M ev" "total s/M ev"
+		"events" "top s/M ev" "+vmm s/M ev"
 	printf "%-9s %10s %10s\n" untraced "$c0" "$w0"
 	for eng in $engines; do
 		# the VMM's extra CPU against the untraced run of the same round
@@ -96,13 +103,16 @@ else
 		tot=$(awk '{ print $8 }' "$tmp/$eng.rows" | median)
 		printf "%-9s %10s %10s %12s %12s %14s %14s%s\n" "$eng" "$cv" "$wv" "$tc" "$ev" "$per" \
 			"$tot" "$([ "$lost" != 0 ] && echo "  (lost $lost)")"
-		eval "tot_$eng=$tot"
+		eval "tot_$eng=$tot top_$eng=$per"
 	done
 	if [ "$engines" = "bpf tracefs" ]; then
 		# shellcheck disable=SC2154
-		ratio=$(awk -v b="$tot_bpf" -v t="$tot_tracefs" 'BEGIN { printf "%.1f", b > 0 ? t / b : 0 }')
+		ratio=$(awk -v b="$top_bpf" -v t="$top_tracefs" 'BEGIN { printf "%.1f", (b > 0 ? t / b : 0) }')
 		met=$(awk -v r="$ratio" 'BEGIN { print (r >= 5) ? "met" : "MISSED" }')
-		echo "ratio (a): tracefs / bpf CPU per million kvm:* events = ${ratio}x (goal >= 5x: $met)"
+		echo "ratio (a): tracefs / bpf, top's CPU per million kvm:* events = ${ratio}x (goal >= 5x: $met)"
+		ratio=$(awk -v b="$tot_bpf" -v t="$tot_tracefs" 'BEGIN { printf "%.1f", (b > 0 ? t / b : 0) }')
+		met=$(awk -v r="$ratio" 'BEGIN { print (r >= 5) ? "met" : "MISSED" }')
+		echo "ratio (a'): tracefs / bpf, top's CPU + the VMM's extra CPU (noisy) = ${ratio}x (goal >= 5x: $met)"
 	else
 		echo "ratio (a): not measured (no BPF engine)"
 	fi
