@@ -22,13 +22,18 @@
 # Scratch files go to $BENCH_DIR (default /tmp/kvmscope-bench).
 # BENCH_ONLY=stat runs this one only; BENCH_ONLY=layouts only the matrix
 # of perf.data layouts (bench/layouts.sh), which the full run ends with;
-# BENCH_ONLY=memory the memory table of bench/memory.sh only.
+# BENCH_ONLY=memory the memory table of bench/memory.sh only;
+# BENCH_ONLY=engine the live engines' ratios (bench/engine.sh) only.
 set -eu
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 if [ "${BENCH_ONLY:-}" = layouts ]; then
 	exec bash bench/layouts.sh "$build"
+fi
+# BENCH_ONLY=engine: the live engines' two ratios alone (bench/engine.sh)
+if [ "${BENCH_ONLY:-}" = engine ]; then
+	exec bash bench/engine.sh "$build"
 fi
 # BENCH_ONLY=memory: the memory table alone (bench/memory.sh)
 if [ "${BENCH_ONLY:-}" = memory ]; then
@@ -148,7 +153,7 @@ echo "stat targets missed: $missed"
 
 # The other benchmarks, each against its peer tool (they skip what is missing).
 [ "${BENCH_ONLY:-}" != stat ] || exit 0
-for b in tracedat merge report timeline live sample exporter memory layouts; do
+for b in tracedat merge report timeline live sample exporter engine memory layouts; do
 	if [ -x "bench/$b.sh" ] || [ -f "bench/$b.sh" ]; then
 		echo
 		echo "== bench/$b.sh"

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 		       x->isa, x->level, (unsigned long long)x->reason,
 		       (unsigned long long)x->count, (unsigned long long)x->sum_ns,
 		       (unsigned long long)x->min_ns, (unsigned long long)x->max_ns);
-		for (k = 0; k <= KS_METRICS_NBUCKETS; k++)
+		for (k = 0; k <= KS_LAT_NBUCKETS; k++)
 			printf(" %llu", (unsigned long long)x->bucket[k]);
 		printf("\n");
 	}

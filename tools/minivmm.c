@@ -3,7 +3,7 @@
  * minivmm.c - a minimal VMM on /dev/kvm: the nested lab's workload whose
  * exits are known exactly from its own code (tests/lab/nested_test.sh).
  *
- *   minivmm [--vms N] [--vcpus N] [--loops N] [--ticks N] [--move N]
+ *   minivmm [--vms N] [--vcpus N] [--loops N] [--ticks N] [--move N] [--io-only]
  *
  * Each VM is its own process (named "minivmm-vmV", so the VM is the
  * process), with the in-kernel irqchip and one thread per vCPU (named
@@ -58,7 +58,10 @@
 /* The guest: copied to CODE_GPA, entered in 32-bit flat protected mode
  * with esi = loops and edi = timer ticks. */
 extern const unsigned char guest_start[], guest_irq[], guest_spurious[],
-	guest_bad[], guest_end[];
+	guest_bad[], guest_io[], guest_end[];
+/* --io-only: each loop is the `out 0xe9` alone (a steady load of exits to
+ * user space, for a KVM that cannot run the whole loop: a software one) */
+static int io_only;
 __asm__(".pushsection .rodata\n"
 	".code32\n"
 	"guest_start:\n"
@@ -91,6 +94,13 @@ __asm__(".pushsection .rodata\n"
 	"guest_bad:\n"
 	"	outb %al, $0xeb\n"
 	"	jmp guest_bad\n"
+	"guest_io:\n"				/* --io-only: the out loop alone */
+	"1:	outb %al, $0xe9\n"
+	"	decl %esi\n"
+	"	jnz 1b\n"
+	"	outb %al, $0xe8\n"
+	"2:	hlt\n"
+	"	jmp 2b\n"
 	"guest_end:\n"
 	".code64\n"
 	".popsection\n");
@@ -214,8 +224,8 @@ static void *vcpu_thread(void *arg)
 		case KVM_EXIT_IO:
 			o->io++;
 			if (r->io.port == PORT_DONE) {
-				o->cpuid = o->hlt = c->loops;
-				o->msr = 2 * c->loops;
+				o->cpuid = o->hlt = io_only ? 0 : c->loops;
+				o->msr = io_only ? 0 : 2 * c->loops;
 				read_halt_stats(c->fd, o);
 				return NULL;
 			}
@@ -395,7 +405,7 @@ static int run_vm(int vm, int nvcpu, unsigned long loops, unsigned long ticks,
 		if (ioctl(c->fd, KVM_SET_SREGS, &sr) < 0)
 			return die("KVM_SET_SREGS");
 		memset(&rg, 0, sizeof(rg));
-		rg.rip = CODE_GPA;
+		rg.rip = CODE_GPA + (io_only ? (uint64_t)(guest_io - guest_start) : 0);
 		rg.rflags = 2;
 		rg.rsp = STACK_GPA + (uint64_t)(i + 1) * 0x1000;
 		rg.rsi = loops;
@@ -461,8 +471,11 @@ int main(int argc, char **argv)
 			ticks = num_arg(argv[i], v, 0xffffffffu);
 		else if (!strcmp(argv[i], "--move"))
 			move = num_arg(argv[i], v, 1ul << 30);
-		else {
-			fprintf(stderr, "usage: minivmm [--vms N] [--vcpus N] [--loops N] [--ticks N] [--move N]\n");
+		else if (!strcmp(argv[i], "--io-only")) {
+			io_only = 1;
+			continue;
+		} else {
+			fprintf(stderr, "usage: minivmm [--vms N] [--vcpus N] [--loops N] [--ticks N] [--move N] [--io-only]\n");
 			return 2;
 		}
 		i++;

@@ -10,7 +10,7 @@
  * engine pairs kvm_exit -> kvm_entry (stat.h, vmexit class), and keeps
  * cumulative series keyed by (process, thread, vCPU, ISA, level, reason):
  * count, total, min, max and a histogram with the exporter's buckets
- * (ks_metrics_bucket_ns, metrics.h: bucket[i] counts handling times
+ * (ks_lat_bucket_ns, metrics.h: bucket[i] counts handling times
  * <= bound i and > bound i-1; the last one the rest).  With
  * cfg.tracepoints it also counts every kvm:* event per process (kvm_stat's
  * tracepoint view).  What does not fit the configured sizes is counted in
@@ -34,65 +34,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine_types.h"
 #include "error.h"
-#include "metrics.h"
 
 struct ks_engine;
 struct ks_host;
-
-enum ks_engine_kind {
-	KS_ENGINE_AUTO = 0,     /* BPF where it loads, else tracefs (why says why) */
-	KS_ENGINE_BPF,
-	KS_ENGINE_TRACEFS,
-};
-
-struct ks_engine_config {
-	enum ks_engine_kind kind;
-	uint32_t max_threads;   /* pending exits (vCPU threads); 0 = 16384 */
-	uint32_t max_series;    /* exit series; 0 = 65536 */
-	uint32_t max_procs;     /* processes in the tracepoint counts; 0 = 1024 */
-	bool exits;             /* pair exits (top, exporter, stat --live) */
-	bool tracepoints;       /* count every kvm:* event per process */
-	int32_t pid;            /* only this process (0 = all) */
-	/* tracefs engine: the caller's host model, fed every record (NULL:
-	 * the engine keeps its own); its instance hooks (ks_live_opts.track). */
-	struct ks_host *host;
-	void (*track)(void *ctx, const char *instance, bool created);
-	void *track_ctx;
-};
-
-#define KS_ENGINE_CONFIG_INIT { .kind = KS_ENGINE_AUTO, .exits = true }
-
-struct ks_engine_exit {
-	int32_t pid, tid;       /* process (VM) and thread */
-	int32_t vcpu;           /* vCPU id (the event's vcpu_id, or the host model's); -1 unknown */
-	uint16_t isa;           /* the architecture table's ISA id (arch.h) */
-	uint8_t level;          /* 1: the VM's own exit; 2: an exit of its nested (L2) guest */
-	uint64_t reason;        /* exit code as the stat engine keys it */
-	uint64_t count, sum_ns, min_ns, max_ns;
-	uint64_t bucket[KS_METRICS_NBUCKETS + 1];
-};
-
-struct ks_engine_tp {
-	int32_t pid;            /* process */
-	char name[64];          /* event name in system kvm: "kvm_exit" */
-	uint64_t count;
-};
-
-struct ks_engine_snapshot {
-	char engine[16];            /* "bpf" or "tracefs" */
-	char arch[16], isa[16];     /* "x86", "SVM" ("" while unknown) */
-	struct ks_engine_exit *exits;
-	size_t nexits, cap_exits;
-	struct ks_engine_tp *tps;
-	size_t ntps, cap_tps;
-	uint64_t overflow_threads;  /* exits not kept: the pending map was full */
-	uint64_t overflow_series;   /* exits not counted: the series map was full */
-	uint64_t overflow_procs;    /* events not counted: the process map was full */
-	uint64_t lost;              /* events the kernel dropped (tracefs); 0 for bpf */
-	uint64_t unpaired;          /* entries without a pending exit */
-	uint64_t ts_ns;             /* CLOCK_MONOTONIC of the read */
-};
+struct ks_live;
 
 /* Open the engine cfg->kind names.  AUTO tries BPF and, where it cannot
  * load, opens tracefs and writes into WHY one line a user can act on
@@ -109,13 +56,12 @@ void ks_engine_wait(struct ks_engine *e, int extra_fd, int timeout_ms, bool *ext
 /* Cumulative counts since open.  SNAP is zeroed the first time; its
  * buffers are reused.  0 or -1 with err set. */
 int ks_engine_read(struct ks_engine *e, struct ks_engine_snapshot *snap, struct ks_error *err);
-void ks_engine_snapshot_free(struct ks_engine_snapshot *snap);
 void ks_engine_close(struct ks_engine *e);
 
-/* The backends (ks_engine_open calls them). */
-int ks_engine_bpf_open(struct ks_engine **out, const struct ks_engine_config *cfg,
-		       struct ks_error *err);
-int ks_engine_tracefs_open(struct ks_engine **out, const struct ks_engine_config *cfg,
-			   struct ks_error *err);
+/* Every exit series of SNAP added to ST's rows (stat.h,
+ * ks_stat_add_aggregate): `stat --live` prints the engine's answer with
+ * the stat report.  ST's filters (vCPU, pids) apply. */
+struct ks_stat;
+void ks_engine_to_stat(const struct ks_engine_snapshot *snap, struct ks_stat *st);
 
 #endif

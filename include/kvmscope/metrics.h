@@ -33,15 +33,12 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "latency.h"
 #include "record.h"
 
 struct ks_source;
 struct ks_metrics;
 
-/* Upper bounds (ns) of the histogram buckets: 1, 2.5, 5 per decade from
- * 250 ns to 10 s; a last bucket (+Inf) takes the rest. */
-#define KS_METRICS_NBUCKETS 24
-extern const uint64_t ks_metrics_bucket_ns[KS_METRICS_NBUCKETS];
 
 struct ks_metrics_config {
 	uint32_t max_vms;        /* 0 = 1024 */
@@ -80,7 +77,7 @@ struct ks_metrics_hist {
 	bool halt;               /* a reason the architecture's table says halts
 				  * (x86 HLT, arm64 WFx, s390 wait state, loongarch IDLE) */
 	uint64_t count, sum_ns;
-	uint64_t bucket[KS_METRICS_NBUCKETS + 1]; /* per bucket, not cumulative */
+	uint64_t bucket[KS_LAT_NBUCKETS + 1]; /* per bucket, not cumulative */
 };
 
 struct ks_metrics_snapshot {
@@ -119,6 +116,18 @@ int ks_metrics_snapshot(const struct ks_metrics *m, struct ks_metrics_snapshot *
 			struct ks_error *err);
 void ks_metrics_snapshot_free(struct ks_metrics_snapshot *snap);
 void ks_metrics_free(struct ks_metrics *m);
+
+/* Metrics fed by a live engine (engine.h) instead of records: each
+ * ks_metrics_add_engine() adds what the engine counted since the last
+ * call (ks_engine_delta()) and EVENTS to the records count; VMs, series,
+ * histograms, caps and folding as above; every 240 calls the VMs that
+ * are gone (vm_alive) and had no exit since are dropped, as at a
+ * rotation.  ks_metrics_add() and the rotation do not apply. */
+struct ks_engine_snapshot;
+struct ks_metrics *ks_metrics_new_engine(const struct ks_metrics_config *cfg,
+					 struct ks_error *err);
+void ks_metrics_add_engine(struct ks_metrics *m, const struct ks_engine_snapshot *delta,
+			   uint64_t events);
 
 
 #endif

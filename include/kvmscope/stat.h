@@ -166,6 +166,21 @@ int ks_stat_select(struct ks_stat *st, struct ks_source *src);
 /* The same for N records (from ks_source_next_batch). */
 void ks_stat_add_batch(struct ks_stat *st, const struct ks_record *recs, size_t n);
 void ks_stat_free(struct ks_stat *st);
+/* Occurrences measured elsewhere (a live engine's series, engine.h),
+ * added to every view's rows as if ks_stat_add() had measured them: COUNT
+ * occurrences of KEY (name table TABLE; ISA: the x86 exit table, 0 =
+ * unknown) on thread TID of VM, vCPU VCPU.  Their histogram is BUCKETS
+ * (NBUCKETS: counts of values <= BOUNDS[i], the last one the rest),
+ * each counted at its bound; the rows' deviation is unknown (0). */
+struct ks_stat_aggregate {
+	int32_t vm, vcpu, tid, table;
+	int isa;
+	uint64_t key;
+	uint64_t count, sum_ns, min_ns, max_ns;
+	const uint64_t *buckets, *bounds;
+	unsigned nbuckets;
+};
+void ks_stat_add_aggregate(struct ks_stat *st, const struct ks_stat_aggregate *a);
 /* 0 while the engine counts; -1 with ERR filled once it stopped: more
  * distinct threads than limits.threads ("FILE: offset N: ..."), or out of
  * memory.  Records added after that are ignored; check it after the last. */

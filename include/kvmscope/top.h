@@ -113,6 +113,20 @@ typedef void (*ks_top_observe_fn)(void *ctx, const struct ks_stat *st,
 int ks_top_observe(struct ks_top *t, ks_top_observe_fn fn, void *ctx, uint64_t min_ns,
 		   struct ks_error *err);
 
+/* A top fed by a live engine (engine.h) instead of records: each interval
+ * is closed with ks_top_engine_interval(), given what the engine counted
+ * in it (ks_engine_delta()), its end (CLOCK_MONOTONIC), length and the
+ * events it saw; the rows,
+ * totals and ks_top_* getters are then those of a record-fed top, except
+ * that an exit's time counts whole in the interval where it ends (the
+ * engines keep no open exits' start), and p99 is the upper bound of the
+ * engine's histogram bucket (ks_lat_bucket_ns). */
+struct ks_engine_snapshot;
+struct ks_top *ks_top_new_engine(const struct ks_host *host, struct ks_error *err);
+int ks_top_engine_interval(struct ks_top *t, const struct ks_engine_snapshot *delta,
+			   uint64_t end_ns, uint64_t interval_ns, uint64_t events,
+			   struct ks_error *err);
+
 void ks_top_free(struct ks_top *t);
 
 #endif

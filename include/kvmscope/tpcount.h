@@ -43,6 +43,12 @@ struct ks_tpcount_row {
 struct ks_tpcount *ks_tpcount_new(struct ks_source *src, const struct ks_host *host,
 				  struct ks_error *err);
 void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec);
+/* Counts of a live engine (engine.h) added to the open interval: DELTA is
+ * what it counted since the last call (ks_engine_delta()), per process
+ * and event; the kvm_exit(REASON) children are its paired exits.  For a
+ * C made with no source (ks_tpcount_new(NULL, NULL, ...)). */
+struct ks_engine_snapshot;
+void ks_tpcount_add_engine(struct ks_tpcount *c, const struct ks_engine_snapshot *delta);
 /* Close the interval: its counts become the rows' count. */
 void ks_tpcount_interval(struct ks_tpcount *c);
 /* The rows (owned by C; event rows before their children are not

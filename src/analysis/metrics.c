@@ -27,20 +27,10 @@
 #include "util/hashmap.h"
 #include "util/text.h"
 #include "vcpu_ctx.h"
+#include "kvmscope/engine.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
-
-const uint64_t ks_metrics_bucket_ns[KS_METRICS_NBUCKETS] = {
-	250, 500, 1000,
-	2500, 5000, 10000,
-	25000, 50000, 100000,
-	250000, 500000, 1000000,
-	2500000, 5000000, 10000000,
-	25000000, 50000000, 100000000,
-	250000000, 500000000, 1000000000,
-	2500000000ull, 5000000000ull, 10000000000ull,
-};
 
 #define NONE UINT32_MAX
 #define VCPU_OTHER (-2)
@@ -111,6 +101,7 @@ struct ks_metrics {
 	uint64_t records, lost, folded, last_ts;
 	uint64_t anomalies[3];      /* of earlier stat engines (restarts) */
 	char arch[16], isa[16];
+	uint64_t engine_adds;       /* ks_metrics_add_engine() calls */
 	bool oom;
 };
 
@@ -160,7 +151,7 @@ static void vm_domain(struct ks_metrics *m, int32_t pid, char *out, size_t len)
 	}
 	if (m->cfg.vm_name && !m->cfg.vm_name(m->cfg.vm_name_ctx, pid, name, sizeof(name)))
 		name[0] = 0;
-	if (!name[0] && !m->cfg.vm_name && (g = ks_stat_vm_name(m->st, pid))) {
+	if (!name[0] && !m->cfg.vm_name && m->st && (g = ks_stat_vm_name(m->st, pid))) {
 		/* a guest name (trace.dat GUEST option), not the process's
 		 * name (its COMM, e.g. "qemu-system-x86") */
 		const char *comm = ks_stat_comm(m->st, pid);
@@ -285,27 +276,13 @@ static int make_other(struct ks_metrics *m)
 	return m->other_series == NONE ? -1 : 0;
 }
 
-static unsigned bucket_of(uint64_t ns)
-{
-	unsigned lo = 0, hi = KS_METRICS_NBUCKETS; /* first bound >= ns, or NBUCKETS */
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-		if (ks_metrics_bucket_ns[mid] >= ns)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
 static void count_in(struct ks_metrics_series *s, struct ks_metrics_hist *h, uint64_t ns)
 {
 	s->count++;
 	s->total_ns += ns;
 	h->count++;
 	h->sum_ns += ns;
-	h->bucket[bucket_of(ns)]++;
+	h->bucket[ks_lat_bucket_of(ns)]++; /* the live engines' rule too */
 }
 
 static void on_exit_measured(void *ctx, const struct ks_stat_row *row, uint64_t ns)
@@ -361,7 +338,12 @@ static struct ks_stat *new_stat(struct ks_metrics *m, struct ks_source *src, str
 
 static void note_arch(struct ks_metrics *m)
 {
-	const char *isa = ks_stat_isa_name(m->st), *arch = ks_stat_arch_name(m->st);
+	const char *isa, *arch;
+
+	if (!m->st)
+		return; /* fed by a live engine: its snapshots say */
+	isa = ks_stat_isa_name(m->st);
+	arch = ks_stat_arch_name(m->st);
 
 	if (arch)
 		snprintf(m->arch, sizeof(m->arch), "%s", arch);
@@ -589,7 +571,8 @@ int ks_metrics_snapshot(const struct ks_metrics *cm, struct ks_metrics_snapshot 
 			struct ks_error *err)
 {
 	struct ks_metrics *m = (struct ks_metrics *)cm;
-	const struct ks_stat_anomalies *a = ks_stat_anomalies(m->st);
+	static const struct ks_stat_anomalies none;
+	const struct ks_stat_anomalies *a = m->st ? ks_stat_anomalies(m->st) : &none;
 
 	if (m->oom)
 		return ks_error_code(err, KS_E_NOMEM, "out of memory while counting exits");
@@ -628,11 +611,129 @@ void ks_metrics_snapshot_free(struct ks_metrics_snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* ------------------------------------------------------------------ */
+/* fed by a live engine (engine.h) */
+
+struct ks_metrics *ks_metrics_new_engine(const struct ks_metrics_config *cfg,
+					 struct ks_error *err)
+{
+	struct ks_metrics *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
+	if (cfg)
+		m->cfg = *cfg;
+	if (!m->cfg.max_vms)
+		m->cfg.max_vms = 1024;
+	if (!m->cfg.max_series)
+		m->cfg.max_series = 65536;
+	if (!m->cfg.max_histograms)
+		m->cfg.max_histograms = 16384;
+	m->cfg.rotate_records = 0;
+	m->other_vm = m->other_reason = m->other_series = m->other_hist = NONE;
+	ks_vcpu_ctx_init(&m->vctx, NULL, 0);
+	ks_hmap_init(&m->vm_map, sizeof(uint32_t));
+	ks_hmap_init_wide(&m->reason_map, 2, sizeof(uint32_t));
+	ks_hmap_init_wide(&m->series_map, 2, sizeof(uint32_t));
+	ks_hmap_init(&m->hist_map, sizeof(uint32_t));
+	return m;
+}
+
+/* The reason of engine series X, by its code and table (ISA). */
+static uint32_t engine_reason(struct ks_metrics *m, const char *arch,
+			      const struct ks_engine_exit *x)
+{
+	uint64_t key[2] = { x->reason, (uint64_t)x->isa << 32 };
+	uint32_t i = map_get(&m->reason_map, key);
+	char name[64];
+	bool halts;
+
+	if (i != NONE)
+		return i;
+	if (m->nreasons >= MAX_REASONS)
+		return NONE;
+	ks_engine_reason_name(arch, x, name, sizeof(name), &halts);
+	i = add_reason(m, name, halts);
+	if (i == NONE || map_put(&m->reason_map, key, i) < 0) {
+		m->oom = true;
+		return NONE;
+	}
+	return i;
+}
+
+/* Deltas between two evictions of the VMs that are gone (a live exporter
+ * adds one every 250 ms: about a minute). */
+#define ENGINE_EVICT_EVERY 240
+
+void ks_metrics_add_engine(struct ks_metrics *m, const struct ks_engine_snapshot *delta,
+			   uint64_t events)
+{
+	size_t i;
+	unsigned b;
+
+	if (delta->arch[0])
+		snprintf(m->arch, sizeof(m->arch), "%s", delta->arch);
+	if (delta->isa[0])
+		snprintf(m->isa, sizeof(m->isa), "%s", delta->isa);
+	m->records += events;
+	m->lost += delta->lost;
+	for (i = 0; i < delta->nexits; i++) {
+		const struct ks_engine_exit *x = &delta->exits[i];
+		uint32_t vm = vm_index(m, x->pid), reason = NONE, si = NONE, hi = NONE;
+		struct ks_metrics_series *s;
+		struct ks_metrics_hist *h;
+
+		if (vm != NONE)
+			reason = engine_reason(m, delta->arch, x);
+		if (reason != NONE) {
+			uint64_t skey[2] = { PAIR_KEY(vm, reason), (uint64_t)(uint32_t)x->vcpu };
+
+			si = map_get(&m->series_map, skey);
+			if (si == NONE && m->nseries < m->cfg.max_series) {
+				si = new_series(m, vm, x->vcpu, reason);
+				if (si != NONE && map_put(&m->series_map, skey, si) < 0)
+					m->oom = true;
+			}
+			hi = map_get(&m->hist_map, skey);
+			if (hi == NONE && m->nhists < m->cfg.max_histograms) {
+				hi = new_hist(m, vm, reason);
+				if (hi != NONE && map_put(&m->hist_map, skey, hi) < 0)
+					m->oom = true;
+			}
+		}
+		if (si == NONE || hi == NONE) {
+			if (make_other(m) < 0) {
+				m->oom = true;
+				return;
+			}
+			si = m->other_series;
+			hi = m->other_hist;
+			m->folded += x->count;
+		}
+		s = &m->series[si];
+		h = &m->hists[hi];
+		s->count += x->count;
+		s->total_ns += x->sum_ns;
+		h->count += x->count;
+		h->sum_ns += x->sum_ns;
+		for (b = 0; b <= KS_LAT_NBUCKETS; b++)
+			h->bucket[b] += x->bucket[b];
+		if (vm != NONE && vm < m->cap_active)
+			m->vm_active[vm] = true;
+	}
+	/* now and then, as a rotation would: the VMs gone and idle since */
+	if (++m->engine_adds % ENGINE_EVICT_EVERY == 0 && evict_vms(m) < 0)
+		m->oom = true;
+}
+
 void ks_metrics_free(struct ks_metrics *m)
 {
 	if (!m)
 		return;
-	ks_stat_free(m->st);
+	if (m->st)
+		ks_stat_free(m->st);
 	free(m->vms);
 	free(m->reasons);
 	free(m->halt);

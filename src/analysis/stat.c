@@ -1346,6 +1346,79 @@ void ks_stat_add_batch(struct ks_stat *st, const struct ks_record *recs, size_t 
 		add_record(st, &recs[i]);
 }
 
+/* N values of about V in R's histogram (ks_stat_add_aggregate). */
+static bool hist_add_n(struct ks_stat_row *r, uint64_t v, uint64_t n)
+{
+	unsigned chunk, idx;
+
+	if (v < 128) {
+		chunk = 0;
+		idx = (unsigned)v;
+	} else {
+		unsigned e = 63 - (unsigned)__builtin_clzll(v);
+
+		chunk = e - 6;
+		idx = (unsigned)(v >> (e - 7)) & 127;
+	}
+	if (!r->hist[chunk] && !(r->hist[chunk] = calloc(128, sizeof(uint32_t))))
+		return false;
+	r->hist[chunk][idx] += (uint32_t)(n > UINT32_MAX - r->hist[chunk][idx] ?
+					  UINT32_MAX - r->hist[chunk][idx] : n);
+	return true;
+}
+
+void ks_stat_add_aggregate(struct ks_stat *st, const struct ks_stat_aggregate *a)
+{
+	struct thread t = { .tid = a->tid, .vm = a->vm, .vcpu = a->vcpu };
+	int vi;
+
+	if (st->failed || !a->count)
+		return;
+	if (st->cfg.vcpu >= 0 && a->vcpu != st->cfg.vcpu)
+		return;
+	if (!pid_selected(st, a->vm))
+		return;
+	if (st->key_ctx.isa == KS_ISA_UNKNOWN && st->arch->isa_field && a->isa)
+		st->key_ctx.isa = a->isa;
+	for (vi = 0; vi < st->nviews; vi++) {
+		struct view *v = &st->views[vi];
+		struct ks_stat_row *r = hash_find_create_row(st, v, &t, a->key, 0, a->table);
+		unsigned b;
+
+		if (r == &st->spare_row)
+			return;
+		r->count += a->count;
+		r->total_ns += a->sum_ns;
+		/* no sum of squares: the mean is exact, the deviation unknown
+		 * (n stays below 2: ks_stat_row_stddev_pct() says 0, as perf
+		 * does for one sample) */
+		r->n = 1;
+		r->mean = (double)r->total_ns / (double)r->count;
+		if (a->min_ns < r->min_ns)
+			r->min_ns = a->min_ns;
+		if (a->max_ns > r->max_ns)
+			r->max_ns = a->max_ns;
+		if (st->cfg.no_histograms)
+			continue;
+		/* each bucket's values at its upper bound (within min..max) */
+		for (b = 0; b < a->nbuckets; b++) {
+			uint64_t at = b < a->nbuckets - 1 ? a->bounds[b] : a->max_ns;
+
+			if (!a->buckets[b])
+				continue;
+			if (at > a->max_ns)
+				at = a->max_ns;
+			if (at < a->min_ns)
+				at = a->min_ns;
+			if (!hist_add_n(r, at, a->buckets[b])) {
+				stat_fail(st, NULL, "%s", "out of memory");
+				return;
+			}
+		}
+	}
+	st->anomalies.keyed_ends += a->count;
+}
+
 int ks_stat_error(const struct ks_stat *st, struct ks_error *err)
 {
 	if (!st->failed)

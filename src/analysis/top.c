@@ -34,6 +34,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/engine.h"
 #include "kvmscope/host.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/source.h"
@@ -80,6 +81,7 @@ struct ks_top {
 	uint64_t start_ns, last_ns, first_ts;
 	uint64_t interval_ns, records, lost, cur_records, cur_lost;
 	char arch_name[32];
+	bool engine;                  /* fed by a live engine (ks_top_new_engine) */
 	bool failed;
 	struct ks_error error;
 	/* ks_top_observe(): the caller's observer of slow exits */
@@ -222,6 +224,77 @@ struct ks_top *ks_top_new(struct ks_source *src, const struct ks_host *host,
 	t->vctx.arch = ks_arch_by_name(ks_stat_arch_name(t->cur));
 	set_arch_name(t);
 	return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* fed by a live engine (engine.h): each interval's stat engine takes the
+ * engine's exits of the interval as aggregates (ks_engine_to_stat), and
+ * the rows, totals and time shares are collected as for records; an exit
+ * counts in the interval where it ends, all its time there. */
+
+struct ks_top *ks_top_new_engine(const struct ks_host *host, struct ks_error *err)
+{
+	struct ks_top *t = calloc(1, sizeof(*t));
+	int i;
+
+	if (!t) {
+		ks_error_set(err, "out of memory");
+		return NULL;
+	}
+	t->host = host;
+	t->engine = true;
+	ks_vcpu_ctx_init(&t->vctx, NULL, 0);
+	for (i = 0; i < KS_TOP_LEVELS; i++) {
+		ks_hmap_init_wide(&t->totals[i].index, 4, sizeof(uint32_t));
+		ks_hmap_init_wide(&t->carry[i], 4, sizeof(struct span));
+		ks_hmap_init_wide(&t->open[i], 4, sizeof(struct span));
+		ks_hmap_init_wide(&t->replaced[i], 4, sizeof(struct span));
+	}
+	return t;
+}
+
+static int collect(struct ks_top *t, struct ks_error *err);
+
+int ks_top_engine_interval(struct ks_top *t, const struct ks_engine_snapshot *delta,
+			   uint64_t end_ns, uint64_t interval_ns, uint64_t events,
+			   struct ks_error *err)
+{
+	struct ks_stat_config cfg = KS_STAT_CONFIG_INIT;
+	struct ks_source_info info = { .format = "live" };
+	struct ks_stat *st;
+	int i;
+
+	cfg.host = t->host;
+	cfg.no_begin_counts = true;
+	cfg.arch = ks_arch_named_or_default(delta->arch)->name;
+	for (i = 0; i < KS_TOP_LEVELS; i++)
+		cfg.views[i] = top_views[i];
+	if (KS_TOP_LEVELS < KS_STAT_MAX_VIEWS)
+		cfg.views[KS_TOP_LEVELS % KS_STAT_MAX_VIEWS] = 0;
+	st = ks_stat_new(&cfg, &info, err);
+	if (!st)
+		return -1;
+	ks_engine_to_stat(delta, st);
+	if (ks_stat_error(st, err) < 0) {
+		ks_stat_free(st);
+		return -1;
+	}
+	/* the last interval's engine names its rows until the next one */
+	ks_stat_free(t->cur);
+	t->cur = st;
+	t->interval_ns = interval_ns;
+	t->records = events;
+	t->lost = delta->lost;
+	t->end_ns = end_ns;
+	if (!t->first_ts)
+		t->first_ts = end_ns - interval_ns;
+	if (collect(t, err) < 0)
+		return -1;
+	if (delta->isa[0])
+		snprintf(t->arch_name, sizeof(t->arch_name), "%s %s", cfg.arch, delta->isa);
+	else if (!t->arch_name[0])
+		snprintf(t->arch_name, sizeof(t->arch_name), "%s", cfg.arch);
+	return 0;
 }
 
 void ks_top_add(struct ks_top *t, const struct ks_record *rec)

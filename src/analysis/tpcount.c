@@ -14,6 +14,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/engine.h"
 #include "kvmscope/field.h"
 #include "kvmscope/host.h"
 #include "kvmscope/source.h"
@@ -235,6 +236,77 @@ void ks_tpcount_add(struct ks_tpcount *c, const struct ks_record *rec)
 	}
 	if (ch >= 0)
 		c->cur[ch]++;
+}
+
+/* The pseudo event of a count a live engine names (engine mode has no
+ * event formats): its index among the names met, from 1, and its name. */
+static struct ev_info *named_event(struct ks_tpcount *c, const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+	struct ev_info *e;
+	bool created;
+	const char *p;
+
+	for (p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	/* a hash collision of two names: the next slot */
+	while ((e = ks_hmap_get(&c->evs, h)) && strcmp(e->name, name))
+		h++;
+	if (e)
+		return e;
+	e = ks_hmap_put(&c->evs, h, &created);
+	if (!e)
+		return NULL;
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->idx = (uint32_t)ks_hmap_len(&c->evs);
+	return e;
+}
+
+void ks_tpcount_add_engine(struct ks_tpcount *c, const struct ks_engine_snapshot *delta)
+{
+	const struct ks_arch *arch = ks_arch_named_or_default(delta->arch);
+	const struct ks_event_class *exits = arch ? ks_arch_class(arch, "vmexit") : NULL;
+	const char *exit_ev = exits ? exits->begin[0].name : NULL;
+	uint64_t id[ROW_ID_WORDS];
+	struct ev_info *e;
+	char name[64], reason[48];
+	size_t i;
+	long r, ch;
+
+	for (i = 0; i < delta->ntps; i++) {
+		const struct ks_engine_tp *tp = &delta->tps[i];
+
+		if (!(e = named_event(c, tp->name)))
+			return;
+		row_id(id, tp->pid, e, 0, false);
+		r = row_get(c, id);
+		if (r < 0 && (r = row_new(c, id, tp->pid, false, 0, e->name)) < 0)
+			return;
+		c->cur[r] += tp->count;
+	}
+	/* kvm_exit(REASON) under the exit event's row: the exits the engine
+	 * paired (an exit still pending at the interval's end counts in the
+	 * next one) */
+	for (i = 0; exit_ev && i < delta->nexits; i++) {
+		const struct ks_engine_exit *x = &delta->exits[i];
+
+		if (!(e = named_event(c, exit_ev)))
+			return;
+		row_id(id, x->pid, e, 0, false);
+		r = row_get(c, id);
+		if (r < 0 && (r = row_new(c, id, x->pid, false, 0, e->name)) < 0)
+			return;
+		row_id(id, x->pid, e, x->reason ^ (uint64_t)x->isa << 48, true);
+		ch = row_get(c, id);
+		if (ch < 0) {
+			ks_engine_reason_name(delta->arch, x, reason, sizeof(reason), NULL);
+			snprintf(name, sizeof(name), "%.14s(%s)", exit_ev, reason);
+			ch = row_new(c, id, x->pid, true, (uint32_t)r, name);
+		}
+		if (ch >= 0)
+			c->cur[ch] += x->count;
+	}
 }
 
 void ks_tpcount_interval(struct ks_tpcount *c)

@@ -77,12 +77,17 @@ const struct ks_arch *ks_arch_resolve(const char *name, const char *machine, con
 	else if ((a = ks_arch_detect(tep)))
 		said = "events";
 	else {
-		a = ks_arches[0]; /* x86, first of the list */
+		a = ks_arch_named_or_default(NULL);
 		said = "default";
 	}
 	if (why)
 		*why = said;
 	return a;
+}
+
+const struct ks_arch *ks_arch_named_or_default(const char *name)
+{
+	return name && name[0] ? ks_arch_by_name(name) : ks_arches[0]; /* x86, first of the list */
 }
 
 const struct ks_arch *ks_arch_by_name(const char *name)

@@ -303,6 +303,9 @@ const struct ks_arch *ks_arch_resolve(const char *name, const char *machine, con
 				      bool machine_from_events, struct tep_handle *tep,
 				      const char **why);
 const struct ks_arch *ks_arch_by_name(const char *name);
+/* NAME's architecture, or the default one (x86, as ks_arch_resolve) when
+ * NAME is NULL or "" (a live snapshot before its first exit). */
+const struct ks_arch *ks_arch_named_or_default(const char *name);
 /* The architecture whose events libtraceevent's kvm plugin prints
  * (tep_kvm_plugin); NULL if none. */
 const struct ks_arch *ks_arch_tep_kvm_plugin(void);

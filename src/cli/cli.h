@@ -185,4 +185,12 @@ void cli_live_catch_signals(void);
 bool cli_live_interrupted(void);
 int cli_live_signal(void);         /* the signal that arrived, 0 = none */
 
+/* The live engines (engine_opt.c): --engine's choices ("auto", "bpf",
+ * "tracefs": the order of enum ks_engine_kind), and the engine CFG names
+ * opened, or die(); AUTO's fallback is said in one line on stderr. */
+struct ks_engine;
+struct ks_engine_config;
+extern const char *const cli_engine_names[];
+struct ks_engine *cli_engine_open(const char *cmd, struct ks_engine_config *cfg);
+
 #endif

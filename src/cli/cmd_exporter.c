@@ -37,6 +37,8 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/engine.h"
+#include "kvmscope/kvmstats.h"
 #include "kvmscope/kvmstats_expo.h"
 #include "kvmscope/live.h"
 #include "kvmscope/metrics.h"
@@ -81,6 +83,7 @@ struct exporter_args {
 	const char *libvirt;  /* --libvirt's URI; NULL: not given */
 	long long max_conns, max_per_addr;
 	double head_timeout;
+	int engine;           /* --engine: enum ks_engine_kind */
 };
 
 /* What the HTTP thread and the ingestion loop share. */
@@ -91,6 +94,11 @@ struct exporter {
 	uint64_t overruns;               /* under lock: kernel ring-buffer losses */
 	double events_per_s;             /* under lock */
 	bool replay, replay_done;        /* under lock */
+	/* live through an engine (engine.h); NULL: records (replay, -p) */
+	struct ks_engine *eng;
+	struct ks_engine_snapshot esnap[2], edelta;
+	int ecur;
+	uint64_t overflow[3];            /* under lock: series, threads, procs */
 	/* the HTTP threads': what formats a scrape, under format_lock (one
 	 * at a time) */
 	pthread_mutex_t format_lock;
@@ -189,6 +197,9 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 			    "sample is then 0: increase() covers the whole replay)", 0, 86400000),
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these host processes (VMs)",
 			     take_pids),
+		OPT_CHOICE(0, "engine", &a->engine, "auto|bpf|tracefs",
+			   "live: auto (default: bpf where it loads, else\n"
+			   "tracefs), bpf or tracefs", cli_engine_names),
 		OPT_LIST(0, "qmp", a->qmp, &a->nqmp, MAX_QMP, "PATH",
 			 "also export KVM's statistics of the QEMU with this QMP\n"
 			 "socket (query-stats, QEMU 7.1 or later); repeatable"),
@@ -243,6 +254,11 @@ static void parse_args(struct exporter_args *a, int argc, char **argv)
 	} else if (a->npids) {
 		usage_error("exporter", "--pid is for live tracing, not with -i");
 	}
+	if (a->input && option_given(opts, "engine"))
+		usage_error("exporter", "--engine is for live tracing, not with -i");
+	if (a->engine != KS_ENGINE_AUTO && a->npids > 1)
+		usage_error("exporter", "several --pid need the exporter's own tracefs reader: "
+			    "not with --engine");
 	if (option_given(opts, "speed") && a->rate)
 		usage_error("exporter", "--speed and --rate cannot be used together");
 	if (!a->listen)
@@ -311,6 +327,26 @@ static void health(struct ks_expo *e, struct exporter *x, uint64_t overruns, dou
 	ks_expo_family(e, "kvmscope_scrape_duration_seconds", KS_EXPO_GAUGE,
 		       "Time the previous scrape took to snapshot and format the metrics.", "seconds");
 	ks_expo_sample(e, "kvmscope_scrape_duration_seconds", NULL, x->last_scrape_s);
+	if (x->eng) {
+		static const char *const maps[3] = { "series", "threads", "procs" };
+		const char *lbl[3] = { "engine", ks_engine_name(x->eng), NULL };
+		uint64_t over[3];
+
+		pthread_mutex_lock(&x->lock);
+		memcpy(over, x->overflow, sizeof(over));
+		pthread_mutex_unlock(&x->lock);
+
+		ks_expo_family(e, "kvmscope_engine_info", KS_EXPO_GAUGE,
+			       "The live engine in use (bpf: in-kernel pairing; tracefs).", NULL);
+		ks_expo_sample_u64(e, "kvmscope_engine_info", lbl, 1);
+		ks_expo_family(e, "kvmscope_engine_overflow", KS_EXPO_COUNTER,
+			       "Events the live engine could not count: its map was full.", NULL);
+		for (int i = 0; i < 3; i++) {
+			lbl[0] = "map";
+			lbl[1] = maps[i];
+			ks_expo_sample_u64(e, "kvmscope_engine_overflow_total", lbl, over[i]);
+		}
+	}
 	if (replay) {
 		ks_expo_family(e, "kvmscope_replay_finished", KS_EXPO_GAUGE,
 			       "1 once the replayed input was read to its end.", NULL);
@@ -1011,6 +1047,43 @@ static void live(struct exporter *x, struct ks_source *src, struct ks_live *l)
 	}
 }
 
+/* Live through the engine: its counts since the last reading into the
+ * metrics every quarter of a second (a scrape sees them that fresh). */
+static void live_engine(struct exporter *x)
+{
+	struct rate_clock rc = { now_s(), 0 };
+	uint64_t total = 0;
+	struct ks_error err;
+	double next = now_s();
+
+	while (!cli_live_interrupted()) {
+		struct ks_engine_snapshot *prev = &x->esnap[x->ecur], *cur = &x->esnap[!x->ecur];
+		uint64_t events = 0;
+		size_t i;
+
+		ks_engine_wait(x->eng, -1, 100, NULL);
+		if (now_s() < next)
+			continue;
+		next = now_s() + 0.25;
+		if (ks_engine_read(x->eng, cur, &err) < 0 ||
+		    ks_engine_delta(prev, cur, &x->edelta, &err) < 0)
+			die("%s", err.msg);
+		/* the events counted: every kvm:* tracepoint */
+		for (i = 0; i < x->edelta.ntps; i++)
+			events += x->edelta.tps[i].count;
+		pthread_mutex_lock(&x->lock);
+		ks_metrics_add_engine(x->m, &x->edelta, events);
+		x->overruns = cur->lost;
+		x->overflow[0] = cur->overflow_series;
+		x->overflow[1] = cur->overflow_threads;
+		x->overflow[2] = cur->overflow_procs;
+		pthread_mutex_unlock(&x->lock);
+		x->ecur = !x->ecur;
+		total += events;
+		tick(x, &rc, NULL, total);
+	}
+}
+
 static struct ks_live *open_live(struct exporter_args *a, struct ks_source **src)
 {
 	struct ks_live_opts o = KS_LIVE_OPTS_INIT;
@@ -1066,14 +1139,29 @@ int cmd_exporter(int argc, char **argv)
 			die("%s", err.msg);
 		x.replay = true;
 	} else {
-		l = open_live(&a, &src);
 		cfg.vm_name = qemu_name;
 		cfg.vm_alive = vm_alive;
 		cfg.rotate_records = 16777216;
+		if (a.npids > 1) {
+			l = open_live(&a, &src);
+		} else {
+			struct ks_engine_config ec = KS_ENGINE_CONFIG_INIT;
+
+			ec.kind = (enum ks_engine_kind)a.engine;
+			ec.exits = true;
+			ec.tracepoints = true; /* kvmscope_events_total */
+			ec.max_series = a.max_series ? (uint32_t)a.max_series : 65536;
+			ec.max_procs = a.max_vms ? (uint32_t)a.max_vms : 1024;
+			if (a.npids == 1)
+				ec.pid = a.pids[0];
+			x.eng = cli_engine_open("exporter", &ec);
+			if (ks_engine_read(x.eng, &x.esnap[0], &err) < 0)
+				die("%s", err.msg);
+		}
 	}
 	if (a.rotate)
 		cfg.rotate_records = (uint64_t)a.rotate;
-	x.m = ks_metrics_new(&cfg, src, &err);
+	x.m = x.eng ? ks_metrics_new_engine(&cfg, &err) : ks_metrics_new(&cfg, src, &err);
 	if (!x.m)
 		die("%s", err.msg);
 	d = start_http(&x);
@@ -1081,6 +1169,8 @@ int cmd_exporter(int argc, char **argv)
 	t0 = now_s();
 	if (a.input)
 		replay(&x, src);
+	else if (x.eng)
+		live_engine(&x);
 	else
 		live(&x, src, l);
 	stop_http(&x, d);
@@ -1096,10 +1186,14 @@ int cmd_exporter(int argc, char **argv)
 	ks_metrics_snapshot_free(&x.snap);
 	ks_kvmcol_free(x.col);
 	ks_metrics_free(x.m);
-	if (!a.input) {
+	if (!a.input && !x.eng) {
 		ks_source_close(src);
 		ks_live_destroy(l);
 	}
+	ks_engine_close(x.eng);
+	ks_engine_snapshot_free(&x.esnap[0]);
+	ks_engine_snapshot_free(&x.esnap[1]);
+	ks_engine_snapshot_free(&x.edelta);
 	pthread_mutex_destroy(&x.lock);
 	pthread_mutex_destroy(&x.format_lock);
 	pthread_mutex_destroy(&x.http_lock);

@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
 
 #include "cli.h"
 #include "options.h"
 #include "arch/arch.h"
 #include "kvmscope/attribution.h"
 #include "kvmscope/census.h"
+#include "kvmscope/engine.h"
 #include "kvmscope/guestsyms.h"
 #include "kvmscope/heatmap.h"
 #include "kvmscope/heatmap_report.h"
@@ -65,6 +68,9 @@ struct stat_args {
 	bool quiet;
 	const char *guest_kallsyms;    /* --guest-kallsyms: names for the log */
 	double poll_budget;        /* --event halt: % of the VM's vCPU time */
+	bool live;                 /* --live: this host, through a live engine */
+	double duration;           /* --live -d SECS (0: until SIGINT) */
+	int engine;                /* --engine: enum ks_engine_kind */
 };
 
 /* What the engine's observer feeds (cfg.observe): the slow-exit log and
@@ -135,6 +141,8 @@ static void wrap(char *text, size_t width)
 	}
 }
 
+static void check_live(const struct stat_args *a, const struct opt *opts, bool more);
+
 static void parse_args(struct stat_args *a, int argc, char **argv)
 {
 	char event_help[256], names[160], arch_help[256];
@@ -187,6 +195,14 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			     "--event halt: the share of a VM's vCPU time polling\n"
 			     "may cost in the recommended halt_poll_ns (default 10)",
 			     take_budget),
+		OPT_FLAG(0, "live", &a->live,
+			 "this host's exits, live (perf kvm stat live): the table\n"
+			 "over -d SECS or until SIGINT; no file is written"),
+		OPT_SECONDS('d', "duration", &a->duration, "--live: stop after SECS seconds",
+			    10, 86400000),
+		OPT_CHOICE(0, "engine", &a->engine, "auto|bpf|tracefs",
+			   "--live: auto (default: bpf where it loads, else\n"
+			   "tracefs), bpf or tracefs", cli_engine_names),
 		OPT_SET(0, "json", &a->format, 1, "JSON (integer nanoseconds)", "format"),
 		OPT_SET(0, "csv", &a->format, 2, "CSV", "format"),
 		{ .type = OPT_T_CHOICE, .long_name = "format", .value = &a->format, .argh = "FMT",
@@ -199,6 +215,8 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 
 	if (first < argc && !strcmp(argv[first], "report"))
 		first++;
+	if (a->live)
+		check_live(a, opts, first < argc);
 	if (first < argc && !a->input)
 		a->input = argv[first++];
 	else if (first < argc && a->input)
@@ -226,6 +244,8 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 		usage_error("stat", "--event halt prints its own view per VM and vCPU (table or "
 			    "--json); --by, --hist, --measure, -k, --csv and --format perf do not "
 			    "apply");
+	if (!a->live && (option_given(opts, "duration") || option_given(opts, "engine")))
+		usage_error("stat", "-d and --engine go with --live");
 	if (option_given(opts, "poll-budget") &&
 	    (!a->cfg.event_class || strcmp(a->cfg.event_class, "halt")))
 		usage_error("stat", "--poll-budget goes with --event halt");
@@ -243,6 +263,28 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			    a->heatmap_svg);
 	/* the slow lines and the report as one stream of JSON Lines */
 	a->report.compact = a->than.set && a->report.format == KS_STAT_JSON;
+}
+
+/* --live: what applies to an engine's aggregates (no events of its own:
+ * no slow-exit log, heatmap, other class or perf's byte-exact layout). */
+static void check_live(const struct stat_args *a, const struct opt *opts, bool more)
+{
+	static const char *const offline[] = { "input", "measure", "than", "guest-kallsyms",
+					       "heatmap", "heatmap-json", "heatmap-text",
+					       "poll-budget", "hist", "time", NULL };
+	int i;
+
+	if (more)
+		usage_error("stat", "--live reads this host, not a file");
+	for (i = 0; offline[i]; i++)
+		if (option_given(opts, offline[i]))
+			usage_error("stat", "--%s is for a recording, not with --live", offline[i]);
+	if (a->format == 3)
+		usage_error("stat", "--format perf is perf's report of a recording; with --live "
+			    "use table, json or csv");
+	if (a->cfg.event_class && strcmp(a->cfg.event_class, "vmexit"))
+		usage_error("stat", "--live counts exits (vmexit), not --event %s",
+			    a->cfg.event_class);
 }
 
 /* Write the heatmap to PATH (SVG or JSON), replaced only when complete. */
@@ -439,6 +481,86 @@ static int stat_halt(struct stat_args *a)
 	return 0;
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --live: the engine counts for -d SECS (or until SIGINT), then its
+ * cumulative series become the stat engine's rows and the usual report. */
+static int stat_live(struct stat_args *a)
+{
+	struct ks_engine_config ec = KS_ENGINE_CONFIG_INIT;
+	struct ks_engine_snapshot snap = { 0 };
+	struct ks_source_info info = { .format = "live" };
+	struct ks_source_stats stats = { 0 };
+	struct ks_engine *e;
+	struct ks_error err;
+	struct ks_stat *st;
+	struct utsname u;
+	char label[64];
+	double end;
+	int i;
+
+	ec.kind = (enum ks_engine_kind)a->engine;
+	ec.exits = true;
+	ec.max_series = a->limits.threads > 65536 ? (uint32_t)a->limits.threads : 65536;
+	if (a->cfg.npids == 1)
+		ec.pid = a->cfg.pids[0];
+	cli_live_catch_signals();
+	e = cli_engine_open("stat", &ec);
+	end = a->duration > 0 ? mono_s() + a->duration : 0;
+	while (!cli_live_interrupted()) {
+		double left = end > 0 ? end - mono_s() : 1;
+
+		if (left <= 0)
+			break;
+		ks_engine_wait(e, -1, left > 0.1 ? 100 : (int)(left * 1000) + 1, NULL);
+	}
+	if (ks_engine_read(e, &snap, &err) < 0)
+		die("%s", err.msg);
+	ks_engine_close(e);
+	if (snap.arch[0])
+		a->cfg.arch = snap.arch;
+	else if (uname(&u) == 0)
+		snprintf(info.arch, sizeof(info.arch), "%.31s", u.machine);
+	a->cfg.no_begin_counts = true;
+	for (i = 0; i < a->nby; i++)
+		a->cfg.views[i] = parse_dims(a->by[i]);
+	if (!a->nby)
+		a->cfg.views[0] = KS_DIM_KEY;
+	st = ks_stat_new(&a->cfg, &info, &err);
+	if (!st)
+		die("%s", err.msg);
+	ks_engine_to_stat(&snap, st);
+	if (ks_stat_error(st, &err) < 0)
+		die("%s", err.msg);
+	/* what the engine could not count is said, never dropped silently */
+	if (snap.lost)
+		warnx_("stat --live: the kernel lost %llu events (%s engine): counts are low",
+		       (unsigned long long)snap.lost, snap.engine);
+	if (snap.overflow_series || snap.overflow_threads)
+		warnx_("stat --live: %llu exits not counted: the %s engine's maps were full "
+		       "(series %llu, threads %llu)",
+		       (unsigned long long)(snap.overflow_series + snap.overflow_threads),
+		       snap.engine, (unsigned long long)snap.overflow_series,
+		       (unsigned long long)snap.overflow_threads);
+	stats.lost_events = snap.lost;
+	snprintf(label, sizeof(label), "live (%s engine)", snap.engine);
+	a->report.input = label;
+	a->report.vcpu = a->cfg.vcpu;
+	a->report.src_info = &info;
+	a->report.src_stats = &stats;
+	if (ks_stat_report(stdout, st, &a->report, &err) < 0)
+		die("%s", err.msg);
+	ks_stat_free(st);
+	ks_engine_snapshot_free(&snap);
+	return 0;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args a = { .cfg = KS_STAT_CONFIG_INIT, .vcpu = -1 };
@@ -457,6 +579,8 @@ int cmd_stat(int argc, char **argv)
 	ks_limits_default(&a.limits);
 	a.poll_budget = 10;
 	parse_args(&a, argc, argv);
+	if (a.live)
+		return stat_live(&a);
 	setup(&a);
 	if (a.cfg.event_class && !strcmp(a.cfg.event_class, "halt"))
 		return stat_halt(&a);

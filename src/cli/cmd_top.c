@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/engine.h"
 #include "kvmscope/host.h"
 #include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
@@ -99,6 +100,7 @@ struct top_args {
 	const char *libvirt;  /* --libvirt's URI; NULL: not given */
 	const char *fields, *guest;
 	struct duration_arg than;  /* --than: the slow-exit log */
+	int engine;                /* --engine: enum ks_engine_kind */
 };
 
 /* One line of a view: a label (indented by depth) and its cells. */
@@ -147,6 +149,12 @@ struct top_state {
 	struct ks_host *host;      /* threads -> VM, vCPU: one model for the run */
 	struct ks_source *src;
 	struct ks_live *live_h;
+	/* live: the engine (engine.h) and its cumulative snapshots, the
+	 * last one read (snap[cur]) and the one before; NULL: records */
+	struct ks_engine *eng;
+	struct ks_engine_snapshot snap[2], delta;
+	int cur;
+	char live_what[40];        /* "live (bpf engine)" */
 	bool live, screen, quit, paused, children, need_draw, tracing;
 	long interval;
 	uint64_t end_ns;           /* trace time of the last closed interval's end */
@@ -284,6 +292,9 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 			 "(globs allowed; repeat)"),
 		OPT_CALLBACK('p', "pid", a, "PID[,PID]", "live: only these processes (set_event_pid)",
 			     take_pids),
+		OPT_CHOICE(0, "engine", &a->engine, "auto|bpf|tracefs",
+			   "live: auto (default: bpf where it loads, else\n"
+			   "tracefs), bpf or tracefs", cli_engine_names),
 		OPT_LIMIT(&a->limits),
 		OPT_TIME(&a->time),
 		OPT_END(),
@@ -302,6 +313,11 @@ static void parse_args(int argc, char **argv, struct top_args *a)
 	cli_check_pids(a->pids, a->npids);
 	if (a->input && (a->nevents || a->npids))
 		usage_error("top", "-e and --pid are for live tracing, not with -i");
+	if (a->input && option_given(opts, "engine"))
+		usage_error("top", "--engine is for live tracing, not with -i");
+	if (a->engine != KS_ENGINE_AUTO && (a->nevents || a->than.set || a->npids > 1))
+		usage_error("top", "-e, --than and several --pid need every event, which only "
+			    "top's own tracefs reader gives: not with --engine");
 	if (a->input && (STATS_VIEW(a->view) || a->nqmp || a->libvirt || a->debugfs))
 		usage_error("top", "the kvmstats and halt views read running VMs, not a file (-i)");
 	if (a->once) {
@@ -710,6 +726,22 @@ static const char *empty_text(const struct top_state *s)
 /* ------------------------------------------------------------------ */
 /* the title */
 
+/* ", overflow N (maps full), " when the engine could not count
+ * everything in the interval, else ""; static storage. */
+static const char *overflow_text(const struct top_state *s)
+{
+	static char buf[64];
+	uint64_t n;
+
+	if (!s->eng)
+		return "";
+	n = s->delta.overflow_series + s->delta.overflow_threads + s->delta.overflow_procs;
+	if (!n)
+		return "";
+	snprintf(buf, sizeof(buf), "overflow %llu (maps full), ", (unsigned long long)n);
+	return buf;
+}
+
 static void title(const struct top_state *s, char *buf, size_t len)
 {
 	double secs;
@@ -726,10 +758,10 @@ static void title(const struct top_state *s, char *buf, size_t len)
 	secs = (double)ks_top_interval_ns(s->top) / 1e9;
 	recs = ks_top_interval_records(s->top);
 	snprintf(buf, len, "kvmscope top - %s, interval %ld: %.2f s, %llu events (%.0f/s), lost %llu, "
-		 "%s%s [sort: %s]",
-		 s->live ? "live" : ks_source_path(s->src), s->interval, secs,
+		 "%s%s%s [sort: %s]",
+		 s->live ? s->live_what : ks_source_path(s->src), s->interval, secs,
 		 (unsigned long long)recs, secs > 0 ? (double)recs / secs : 0.0,
-		 (unsigned long long)ks_top_interval_lost(s->top),
+		 (unsigned long long)ks_top_interval_lost(s->top), overflow_text(s),
 		 s->a->view == VIEW_EXITS ? "exits by " : "events per VM",
 		 s->a->view == VIEW_EXITS ? ks_top_arch(s->top) : "",
 		 s->a->view == VIEW_EXITS ? sort_columns[s->a->sort] : "vm, count");
@@ -738,7 +770,8 @@ static void title(const struct top_state *s, char *buf, size_t len)
 /* The screen's title: the same facts, most important first, short. */
 static void screen_title(const struct top_state *s, char *buf, size_t len)
 {
-	const char *what = s->live ? "live" : ks_source_path(s->src), *slash = strrchr(what, '/');
+	const char *what = s->live ? s->live_what : ks_source_path(s->src);
+	const char *slash = s->live ? NULL : strrchr(what, '/');
 	double secs;
 	uint64_t recs;
 	int n;
@@ -759,10 +792,10 @@ static void screen_title(const struct top_state *s, char *buf, size_t len)
 	}
 	secs = (double)ks_top_interval_ns(s->top) / 1e9;
 	recs = ks_top_interval_records(s->top);
-	snprintf(buf + n, len - (size_t)n, " | %s | #%ld %.2fs | %.0f ev/s | lost %llu | %s%s",
+	snprintf(buf + n, len - (size_t)n, " | %s | #%ld %.2fs | %.0f ev/s | lost %llu | %s%s%s",
 		 s->a->view == VIEW_EXITS ? "exits" : "tracepoints", s->interval, secs,
 		 secs > 0 ? (double)recs / secs : 0.0,
-		 (unsigned long long)ks_top_interval_lost(s->top),
+		 (unsigned long long)ks_top_interval_lost(s->top), overflow_text(s),
 		 s->a->view == VIEW_EXITS ? ks_top_arch(s->top) : "",
 		 s->a->view == VIEW_EXITS ? "" : "by VM");
 	if (s->a->view == VIEW_EXITS)
@@ -981,6 +1014,11 @@ static void print_json(struct top_state *s)
 		ks_json_kv_u64(&j, "events", ks_top_interval_records(s->top));
 		ks_json_kv_u64(&j, "lost", ks_top_interval_lost(s->top));
 		ks_json_kv_string(&j, "arch", ks_top_arch(s->top));
+		if (s->eng) {
+			ks_json_kv_string(&j, "engine", ks_engine_name(s->eng));
+			ks_json_kv_u64(&j, "overflow", s->delta.overflow_series +
+				       s->delta.overflow_threads + s->delta.overflow_procs);
+		}
 	} else {
 		ks_json_kv_double(&j, "interval_s", s->last_secs);
 	}
@@ -1227,12 +1265,43 @@ static void read_kvmstats(struct top_state *s)
 /* ------------------------------------------------------------------ */
 /* intervals */
 
+/* The engine's counts since the last interval into the views. */
+static void engine_interval(struct top_state *s, uint64_t end_ns)
+{
+	struct ks_engine_snapshot *prev = &s->snap[s->cur], *now = &s->snap[!s->cur];
+	uint64_t events = 0, interval;
+	struct ks_error err;
+	size_t i;
+
+	if (ks_engine_read(s->eng, now, &err) < 0 ||
+	    ks_engine_delta(prev, now, &s->delta, &err) < 0) {
+		screen_end();
+		die("%s", err.msg);
+	}
+	interval = prev->ts_ns && now->ts_ns > prev->ts_ns ? now->ts_ns - prev->ts_ns :
+		   (uint64_t)(s->a->delay * 1e9);
+	if (s->a->view == VIEW_TRACEPOINTS)
+		for (i = 0; i < s->delta.ntps; i++)
+			events += s->delta.tps[i].count;
+	else
+		for (i = 0; i < s->delta.nexits; i++)
+			events += s->delta.exits[i].count;
+	if (ks_top_engine_interval(s->top, &s->delta, end_ns, interval, events, &err) < 0) {
+		screen_end();
+		die("%s", err.msg);
+	}
+	ks_tpcount_add_engine(s->tp, &s->delta);
+	s->cur = !s->cur;
+}
+
 static void close_interval(struct top_state *s, uint64_t end_ns)
 {
 	struct ks_error err;
 	double t = now_s();
 
-	if (s->top && ks_top_interval(s->top, end_ns, &err) < 0) {
+	if (s->eng)
+		engine_interval(s, end_ns);
+	else if (s->top && ks_top_interval(s->top, end_ns, &err) < 0) {
 		screen_end();
 		die("%s", err.msg);
 	}
@@ -1427,9 +1496,12 @@ static void sleep_until(struct top_state *s, double t, struct ks_live *live)
 
 	while (!s->quit && !cli_live_interrupted() && (left = t - now_s()) > 0) {
 		int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
-		ks_live_wait(live, s->screen ? 0 : -1, ms, &ready);
+		if (s->eng)
+			ks_engine_wait(s->eng, s->screen ? 0 : -1, ms, &ready);
+		else
+			ks_live_wait(live, s->screen ? 0 : -1, ms, &ready);
 		handle_keys(s);
-		if (live)
+		if (live || s->eng)
 			return; /* the caller drains the buffers */
 	}
 }
@@ -1538,7 +1610,7 @@ static void live_loop(struct top_state *s, struct ks_live *l)
 				next = now_s() + s->a->delay;
 			continue;
 		}
-		if (l)
+		if (l || s->eng)
 			sleep_until(s, next, l);
 		else
 			sleep_until(s, now_s() + 0.1 < next ? now_s() + 0.1 : next, NULL);
@@ -1572,10 +1644,32 @@ static struct ks_live *open_live(struct top_state *s)
 	return l;
 }
 
+/* Live exits and tracepoint counts through a live engine (engine.h):
+ * every kvm:* event is counted too where the view may change to the
+ * tracepoints (on the screen) or starts there. */
+static void open_engine(struct top_state *s)
+{
+	struct ks_engine_config ec = KS_ENGINE_CONFIG_INIT;
+	struct ks_error err;
+
+	ec.kind = (enum ks_engine_kind)s->a->engine;
+	ec.exits = true;
+	ec.tracepoints = s->a->view == VIEW_TRACEPOINTS ||
+			 (!s->a->batch && !s->a->csv && !s->a->json);
+	ec.max_series = s->a->limits.threads > 65536 ? (uint32_t)s->a->limits.threads : 65536;
+	if (s->a->npids == 1)
+		ec.pid = s->a->pids[0];
+	s->eng = cli_engine_open("top", &ec);
+	snprintf(s->live_what, sizeof(s->live_what), "live (%s engine)", ks_engine_name(s->eng));
+	/* the start: the first interval's counts are those after it */
+	if (ks_engine_read(s->eng, &s->snap[0], &err) < 0)
+		die("%s", err.msg);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct top_args a = { 0 };
-	struct top_state s = { .a = &a, .children = true };
+	struct top_state s = { .a = &a, .children = true, .live_what = "live" };
 	struct ks_live *l = NULL;
 	struct ks_error err;
 
@@ -1603,11 +1697,23 @@ int cmd_top(int argc, char **argv)
 		s.live = true;
 		/* the kvmstats view alone needs no tracing (nor root for tracefs) */
 		if (!STATS_VIEW(a.view) || a.nevents) {
-			l = open_live(&s);
+			if (a.nevents || a.than.set || a.npids > 1)
+				l = open_live(&s);
+			else
+				open_engine(&s);
 			s.tracing = true;
 		}
 	}
-	if (s.src) {
+	if (s.eng) {
+		/* a model that observes nothing: names come from /proc (vm_name) */
+		s.host = ks_host_new(NULL, NULL, &err);
+		if (!s.host)
+			die("%s", err.msg);
+		s.top = ks_top_new_engine(NULL, &err);
+		s.tp = s.top ? ks_tpcount_new(NULL, NULL, &err) : NULL;
+		if (!s.top || !s.tp)
+			die("%s", err.msg);
+	} else if (s.src) {
 		s.host = ks_host_new(NULL, s.src, &err);
 		if (!s.host)
 			die("%s", err.msg);
@@ -1638,6 +1744,10 @@ int cmd_top(int argc, char **argv)
 		ks_source_close(s.src);
 	ks_live_destroy(l);
 	ks_kvmcol_free(s.col);
+	ks_engine_close(s.eng);
+	ks_engine_snapshot_free(&s.snap[0]);
+	ks_engine_snapshot_free(&s.snap[1]);
+	ks_engine_snapshot_free(&s.delta);
 	free(s.rows);
 	if (s.have_re)
 		regfree(&s.re);

@@ -8,7 +8,7 @@
  * are the exit (the vmexit class's begin event), the entry and the nested
  * markers (the child events of the "nested" class), and which fields hold
  * the reason, the ISA and the vCPU; their offsets, sizes and signs and the
- * histogram's bounds (ks_metrics_bucket_ns) go into the program's .rodata
+ * histogram's bounds (ks_lat_bucket_ns) go into the program's .rodata
  * before the load, so that one object runs on every kernel whatever the
  * record layout (exits.bpf.c's top comment says more).  Map sizes come
  * from the config; whatever does not fit is counted in the overflow
@@ -51,9 +51,9 @@
 #include "engine_impl.h"
 #include "exits.skel.h"
 #include "kvmscope/field.h"
-#include "kvmscope/metrics.h"
+#include "kvmscope/latency.h"
 
-_Static_assert(KS_BPF_NBUCKETS == KS_METRICS_NBUCKETS, "exits_bpf.h's bucket count");
+_Static_assert(KS_BPF_NBUCKETS == KS_LAT_NBUCKETS, "exits_bpf.h's bucket count");
 _Static_assert(sizeof(((struct ks_bpf_exit_val *)0)->bucket) ==
 	       sizeof(((struct ks_engine_exit *)0)->bucket), "bucket arrays");
 
@@ -576,7 +576,7 @@ static int load(struct bpf_engine *b, const struct ks_engine_config *cfg,
 	s->rodata->f_exit_vcpu = b->f_exit_vcpu;
 	s->rodata->f_entry_vcpu = b->f_entry_vcpu;
 	for (i = 0; i < KS_BPF_NBUCKETS; i++)
-		s->rodata->bounds[i] = ks_metrics_bucket_ns[i];
+		s->rodata->bounds[i] = ks_lat_bucket_ns[i];
 	if (bpf_map__set_max_entries(s->maps.pending, threads) < 0 ||
 	    bpf_map__set_max_entries(s->maps.series, b->max_series) < 0 ||
 	    bpf_map__set_max_entries(s->maps.tp_counts, tp_entries(b)) < 0)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kvmscope/engine.h"
+#include "kvmscope/engine_types.h"
 #include "bpf/exits_bpf.h"
 
 struct ks_engine_bpf_opts {

@@ -6,7 +6,7 @@
 #ifndef KVMSCOPE_ENGINE_IMPL_H
 #define KVMSCOPE_ENGINE_IMPL_H
 
-#include "kvmscope/engine.h"
+#include "kvmscope/engine_types.h"
 
 struct ks_engine_ops {
 	const char *name;   /* "bpf", "tracefs" */
@@ -18,5 +18,12 @@ struct ks_engine_ops {
 struct ks_engine {
 	const struct ks_engine_ops *ops;
 };
+
+/* The backends (ks_engine_open, engine.h, calls them): src/input/engine_bpf.c
+ * and src/analysis/engine_tracefs.c.  -1 with err saying why. */
+int ks_engine_bpf_open(struct ks_engine **out, const struct ks_engine_config *cfg,
+		       struct ks_error *err);
+int ks_engine_tracefs_open(struct ks_engine **out, const struct ks_engine_config *cfg,
+			   struct ks_error *err);
 
 #endif

@@ -336,12 +336,12 @@ static void hist_family(struct ks_expo *e, const struct ks_metrics_snapshot *s,
 			const struct label_cache *c, const char *isa_label, bool halt)
 {
 	const char *name = halt ? "kvmscope_halt_exit_duration_seconds" : "kvmscope_exit_duration_seconds";
-	char le[KS_METRICS_NBUCKETS][24];
+	char le[KS_LAT_NBUCKETS][24];
 	size_t i, nl = strlen(name);
 	int b;
 
-	for (b = 0; b < KS_METRICS_NBUCKETS; b++)
-		snprintf(le[b], sizeof(le[b]), "%g", (double)ks_metrics_bucket_ns[b] / 1e9);
+	for (b = 0; b < KS_LAT_NBUCKETS; b++)
+		snprintf(le[b], sizeof(le[b]), "%g", (double)ks_lat_bucket_ns[b] / 1e9);
 	ks_expo_family(e, name, KS_EXPO_HISTOGRAM,
 		       halt ? "Time from a halt-type exit (HLT, WFx) to the next entry of its vCPU thread."
 			    : "Time from an exit to the next entry of its vCPU thread (exit handling).",
@@ -351,11 +351,11 @@ static void hist_family(struct ks_expo *e, const struct ks_metrics_snapshot *s,
 		uint64_t cum = 0;
 		if (h->halt != halt)
 			continue;
-		for (b = 0; b <= KS_METRICS_NBUCKETS; b++) {
+		for (b = 0; b <= KS_LAT_NBUCKETS; b++) {
 			cum += h->bucket[b];
 			hist_series(e, name, nl, "_bucket", c, h, isa_label);
 			put(e, ",le=\"", 5);
-			puts_(e, b < KS_METRICS_NBUCKETS ? le[b] : "+Inf");
+			puts_(e, b < KS_LAT_NBUCKETS ? le[b] : "+Inf");
 			put(e, "\"} ", 3);
 			put_u64(e, cum);
 			put(e, "\n", 1);

@@ -245,10 +245,12 @@ else
 	pids+=("$qpid")
 	n=0
 	inst=no
-	if start_exporter "$dir/live.err"; then
+	# the tracefs engine: its private instance, gone on SIGTERM
+	if start_exporter "$dir/live.err" --engine tracefs; then
 		compgen -G "$T/instances/kvmscope-$EPID-*" >/dev/null && inst=yes
 		for i in $(seq 100); do
-			n=$(curl -sf "http://127.0.0.1:$PORT/metrics" | sed -n 's/^kvmscope_events_total //p')
+			curl -sf "http://127.0.0.1:$PORT/metrics" -o "$dir/live.prom"
+			n=$(sed -n 's/^kvmscope_events_total //p' "$dir/live.prom")
 			[ "${n:-0}" -gt 0 ] && break
 			sleep 0.1
 		done
@@ -257,7 +259,8 @@ else
 		rc=$?
 	fi
 	stop "$qpid"
-	if [ "${n:-0}" -gt 0 ] && [ "$inst" = yes ] && [ "${rc:-1}" = 0 ] && ! compgen -G "$T/instances/kvmscope-$EPID-*" >/dev/null; then
+	if [ "${n:-0}" -gt 0 ] && [ "$inst" = yes ] && [ "${rc:-1}" = 0 ] && ! compgen -G "$T/instances/kvmscope-$EPID-*" >/dev/null &&
+	   grep -qx 'kvmscope_engine_info{engine="tracefs"} 1' "$dir/live.prom"; then
 		echo "ok exporter_live ($n KVM events read; instance removed on SIGTERM, status 0)"
 	else
 		echo "not ok exporter_live: events '$n', instance during run: $inst, status ${rc:-?}, $(head -2 "$dir/live.err" | tr '\n' ' ')"

@@ -161,10 +161,10 @@ static unsigned expected_bucket(uint64_t ns)
 {
 	unsigned i;
 
-	for (i = 0; i < KS_METRICS_NBUCKETS; i++)
-		if (ns <= ks_metrics_bucket_ns[i])
+	for (i = 0; i < KS_LAT_NBUCKETS; i++)
+		if (ns <= ks_lat_bucket_ns[i])
 			return i;
-	return KS_METRICS_NBUCKETS;
+	return KS_LAT_NBUCKETS;
 }
 
 /* The loader found the fields where the format files put them. */
@@ -195,7 +195,7 @@ static void t_buckets(void)
 {
 	struct ks_engine_config cfg = KS_ENGINE_CONFIG_INIT;
 	struct ks_engine_snapshot s = { 0 };
-	uint64_t ns[3 * KS_METRICS_NBUCKETS + 2];
+	uint64_t ns[3 * KS_LAT_NBUCKETS + 2];
 	struct layout l;
 	struct ks_engine *e = open_test(&cfg, &l);
 	size_t n = 0, i;
@@ -203,13 +203,13 @@ static void t_buckets(void)
 
 	if (!e)
 		return;
-	for (i = 0; i < KS_METRICS_NBUCKETS; i++) {
-		ns[n++] = ks_metrics_bucket_ns[i] - 1;
-		ns[n++] = ks_metrics_bucket_ns[i];
-		ns[n++] = ks_metrics_bucket_ns[i] + 1;
+	for (i = 0; i < KS_LAT_NBUCKETS; i++) {
+		ns[n++] = ks_lat_bucket_ns[i] - 1;
+		ns[n++] = ks_lat_bucket_ns[i];
+		ns[n++] = ks_lat_bucket_ns[i] + 1;
 	}
 	ns[n++] = 0;
-	ns[n++] = 3 * ks_metrics_bucket_ns[KS_METRICS_NBUCKETS - 1];
+	ns[n++] = 3 * ks_lat_bucket_ns[KS_LAT_NBUCKETS - 1];
 	for (i = 0; i < n; i++) {
 		int32_t tid = (int32_t)(1000 + i);
 
@@ -229,7 +229,7 @@ static void t_buckets(void)
 		KT_EQ_U64(x->sum_ns, ns[i]);
 		KT_EQ_U64(x->min_ns, ns[i]);
 		KT_EQ_U64(x->max_ns, ns[i]);
-		for (b = 0; b <= KS_METRICS_NBUCKETS; b++)
+		for (b = 0; b <= KS_LAT_NBUCKETS; b++)
 			total += x->bucket[b];
 		KT_EQ_U64(total, 1);
 		if (x->bucket[expected_bucket(ns[i])] != 1)

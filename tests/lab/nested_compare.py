@@ -14,6 +14,15 @@
       the controlled reasons (io, cpuid, msr, hlt) of one vCPU's report
       against the VMM's own counts for it (io: but the last, see below).
 
+  nested_compare.py live A.json B.json NAME-A NAME-B PERFDIR VMM.json
+      stat --live --json --by vm,vcpu,reason of two engines over the same
+      exits: equal counts per (VM, vCPU, reason), each equal to perf kvm
+      stat report of the same window per VM and vCPU
+      (PERFDIR/record-eq-perf-vmV-vcpuC.perf, the VMs' pids from VMM.json).
+  nested_compare.py hist A.metrics B.metrics NAME-A NAME-B
+      the exporters of two engines over the same exits: identical
+      kvmscope_(halt_)exit_duration_seconds counts; how many buckets are
+      identical is reported (see hist()).
   nested_compare.py bpf HOLD.out REPORT.txt PID VCPU KVM_EXIT.format
       tools/engine-hold's exit series of process PID, vCPU VCPU (all
       threads and levels), named with the exit-reason tables of the
@@ -409,8 +418,92 @@ def lost(rec_err, stats, kept, vmm_js):
     return 0
 
 
+def live_rows(path):
+    doc = json.load(open(path))
+    views = {v["by"]: v["rows"] for v in doc["views"]}
+    rows = {}
+    for r in views["vm,vcpu,reason"]:
+        k = (r["vm"], r["vcpu"], r["key"])
+        rows[k] = rows.get(k, 0) + r["samples"]
+    return rows, doc.get("input", "")
+
+
+def live(a_js, b_js, na, nb, perfdir, vmm_js):
+    ta, ia = live_rows(a_js)
+    tb, ib = live_rows(b_js)
+    plant(ta)
+    rc = 0
+    if ta != tb:
+        diff = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
+        print("%s != %s: %s" % (na, nb, " ".join(
+            "%s/%s/%s %s/%s" % (k + (ta.get(k, 0), tb.get(k, 0))) for k in diff[:8])))
+        rc = 1
+    perf = {}
+    doc = json.load(open(vmm_js))
+    for v, vm in enumerate(doc["vms"]):
+        for c in range(len(vm["vcpus"])):
+            for reason, n in table(os.path.join(
+                    perfdir, "record-eq-perf-vm%d-vcpu%d.perf" % (v, c))).items():
+                perf[(vm["pid"], c, reason)] = n
+    if not perf:
+        print("no perf rows")
+        return 1
+    for name, t in ((na, ta), (nb, tb)):
+        if t != perf:
+            diff = sorted(k for k in set(t) | set(perf) if t.get(k) != perf.get(k))
+            print("%s != perf: %s" % (name, " ".join(
+                "%s/%s/%s %s/%s" % (k + (t.get(k, 0), perf.get(k, 0))) for k in diff[:8])))
+            rc = 1
+    if rc == 0:
+        print("%d exits in %d (VM, vCPU, reason) rows equal in %s, %s and perf" % (
+            sum(ta.values()), len(ta), ia, ib))
+    return rc
+
+
+def hist_samples(path):
+    rx = re.compile(r'^(kvmscope_(?:halt_)?exit_duration_seconds_(?:bucket|count))'
+                    r'\{([^}]*)\} (\S+)$')
+    got = {}
+    for line in open(path):
+        m = rx.match(line.strip())
+        if m:
+            got[(m.group(1), m.group(2))] = int(float(m.group(3)))
+    return got
+
+
+def hist(a_m, b_m, na, nb):
+    """Exits per histogram (its _count) identical; the buckets compared and
+    reported, not required equal: each engine times an exit with its own
+    probe on the same tracepoints, and under TCG the probes' own cost moves
+    exits near a bound across it (two tracefs instances side by side
+    differ as much)."""
+    ta, tb = hist_samples(a_m), hist_samples(b_m)
+    ca = {k: v for k, v in ta.items() if k[0].endswith("_count")}
+    cb = {k: v for k, v in tb.items() if k[0].endswith("_count")}
+    plant(ca)
+    if not cb or not sum(cb.values()):
+        print("%s has no histogram samples" % nb)
+        return 1
+    if ca != cb:
+        diff = sorted(k for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
+        print("%s != %s: %s" % (na, nb, " ".join(
+            "%s{%s} %s/%s" % (k + (ca.get(k), cb.get(k))) for k in diff[:6])))
+        return 1
+    bk = [k for k in set(ta) | set(tb) if k[0].endswith("_bucket")]
+    moved = [abs(ta.get(k, 0) - tb.get(k, 0)) for k in bk if ta.get(k, 0) != tb.get(k, 0)]
+    print("%d histograms, %d exits: counts identical; %d of %d buckets identical%s" % (
+        len(cb), sum(cb.values()), len(bk) - len(moved), len(bk),
+        " (the others by at most %d exits: each engine's own probe timing)" % max(moved)
+        if moved else ""))
+    return 0
+
+
 def main():
     a = sys.argv[1:]
+    if len(a) == 7 and a[0] == "live":
+        return live(*a[1:])
+    if len(a) == 5 and a[0] == "hist":
+        return hist(*a[1:])
     if len(a) == 5 and a[0] == "counts":
         return counts(*a[1:])
     if len(a) == 5 and a[0] == "vmm":

@@ -7,7 +7,8 @@
 # A. One window, every tool at once over the same exits: kvmscope record,
 # perf kvm stat record -a, kvmscope top --json, kvmscope exporter scraped
 # by a real Prometheus, the library's BPF engine (tools/engine-hold); then
-# minivmm runs; then each tool is stopped.
+# minivmm runs; then each tool is stopped.  stat --live and an exporter of
+# each live engine (bpf, tracefs) run over the same window too.
 # B. Two QEMU -accel kvm (SeaBIOS, no disk), one with -name
 # nestvm,debug-threads=on, one with -name plainvm only, under kvmscope
 # record and top; each paused in turn while top --kvmstats --qmp, the
@@ -40,6 +41,15 @@ tpid=$!
 cpid=$!
 "$KVMSCOPE" exporter --listen 127.0.0.1:9843 > expo.out 2> expo.err &
 epid=$!
+# the live engines (engine.h) over the same window: stat --live of each,
+# and an exporter of the tracefs engine for the histograms (the exporter
+# above is AUTO's: BPF where it loads, as its engine_info says)
+for eng in bpf tracefs; do
+	"$KVMSCOPE" stat --live --engine $eng --json --by vm,vcpu,reason > live-$eng.json 2> live-$eng.err &
+	eval "slpid_$eng=\$!"
+done
+"$KVMSCOPE" exporter --engine tracefs --listen 127.0.0.1:9847 > /dev/null 2> expo-tracefs.err &
+etpid=$!
 # a second record of the cpuid exits only, into a 4 KB buffer per CPU,
 # stopped (SIGSTOP) for 3 s while the VMM runs: it must lose events
 "$KVMSCOPE" record -e kvm:kvm_exit -f 'exit_reason == 114' -b 4 -o lost.dat 2> lost.err &
@@ -102,6 +112,13 @@ python3 "$LABCTL_DIR/nested_compare.py" promq \
 	'sum by (domain) (last_over_time(kvmscope_halt_exit_duration_seconds_count[5m]))' > prom.halts 2>> prom.err
 curl -s http://127.0.0.1:9843/metrics > expo.metrics 2>/dev/null ||
 	python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9843/metrics").read().decode(), end="")' > expo.metrics
+python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode(), end="")' \
+	"http://127.0.0.1:9847/metrics" > expo-tracefs.metrics 2>> expo-tracefs.err
+# shellcheck disable=SC2154
+kill -INT "$slpid_bpf" "$slpid_tracefs" "$etpid"
+wait "$slpid_bpf"; echo $? > live-bpf.rc
+wait "$slpid_tracefs"; echo $? > live-tracefs.rc
+wait "$etpid"; echo $? > expo-tracefs.rc
 kill -INT "$tpid" "$cpid" "$ppid" "$rpid" "$epid"
 kill "$prpid"
 wait "$rpid"; echo $? > rec.rc

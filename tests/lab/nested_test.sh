@@ -27,6 +27,9 @@
 #  - the library's BPF engine (tools/engine-hold, in the guest's Debian 6.1
 #    kernel) over the same window: its exit counts per VM, vCPU and reason
 #    == perf kvm stat report's, and each series' buckets add up to its count;
+#  - stat --live --engine bpf and --engine tracefs over the same exits:
+#    counts per (VM, vCPU, reason) equal each other and perf's; the two
+#    engines' exporters: identical histogram counts (buckets reported);
 #  - a planted difference (KS_LAB_PLANT=1: one exit dropped) fails the
 #    comparison: the check can fail.
 set -u
@@ -166,6 +169,25 @@ if why=$(python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.
 	ok "prometheus-eq-perf ($why)"
 else nok prometheus-eq-perf "$why $(tail -2 "$o/prom.err" "$o/expo.err" 2>/dev/null | tr '\n' ' ')"; fi
 
+# 5b. the live engines over the same exits: stat --live of BPF and of
+# tracefs == perf per (VM, vCPU, reason); their exporters' histograms
+# count the same exits (the buckets' agreement is reported: each engine
+# times an exit with its own probe)
+for eng in bpf tracefs; do
+	rc=$(cat "$o/live-$eng.rc" 2>/dev/null)
+	if [ "$rc" = 0 ]; then ok "stat-live-$eng-ran"
+	else nok "stat-live-$eng-ran" "exit $rc: $(head -2 "$o/live-$eng.err" 2>/dev/null | tr '\n' ' ')"; fi
+done
+if why=$(python3 "$CMP" live "$o/live-bpf.json" "$o/live-tracefs.json" bpf tracefs "$o" "$o/vmm.json" 2>&1); then
+	ok "stat-live-engines-eq-perf ($why)"
+else nok stat-live-engines-eq-perf "$why"; fi
+# the guest's AUTO exporter (expo.metrics) is the BPF engine's where it loads
+if ! grep -qx 'kvmscope_engine_info{engine="bpf"} 1' "$o/expo.metrics"; then
+	nok engines-histogram-counts-identical "the exporter did not run the BPF engine: $(grep engine_info "$o/expo.metrics") $(head -c 200 "$o/expo.err")"
+elif why=$(python3 "$CMP" hist "$o/expo.metrics" "$o/expo-tracefs.metrics" bpf tracefs 2>&1); then
+	ok "engines-histogram-counts-identical ($why)"
+else nok engines-histogram-counts-identical "$why $(head -c 200 "$o/expo.err" "$o/expo-tracefs.err")"; fi
+
 # 6. two QEMU -accel kvm: top --kvmstats --qmp and exporter --qmp == QEMU's
 # own query-stats (paused); stat --by vm of a recording names them as top
 # does live and keeps each one's threads together (without debug-threads
@@ -196,7 +218,9 @@ if why=$(python3 "$CMP" lost "$o/lost.err" "$o/lost.stats" "$o/lost.kept" "$o/vm
 else nok lost-events-counted "$why"; fi
 
 # 8. the comparison can fail: one exit dropped
-p1=passed p2=passed p3=passed p4=passed p5=passed p6=passed
+p1=passed p2=passed p3=passed p4=passed p5=passed p6=passed p7=passed p8=passed
+KS_LAB_PLANT=1 python3 "$CMP" live "$o/live-bpf.json" "$o/live-tracefs.json" bpf tracefs "$o" "$o/vmm.json" > "$o/plant7" 2>&1 || p7=failed
+KS_LAB_PLANT=1 python3 "$CMP" hist "$o/expo.metrics" "$o/expo-tracefs.metrics" bpf tracefs > "$o/plant8" 2>&1 || p8=failed
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
 KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
@@ -205,7 +229,8 @@ KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" > "$o/plant5" |
 pid0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vms"][0]["pid"])' "$o/vmm.json" 2>/dev/null)
 KS_LAB_PLANT=1 python3 "$CMP" bpf "$o/hold.out" "$o/record-eq-perf-vm0-vcpu0.perf" "${pid0:-0}" 0 \
 	"$o/kvm_exit.format" > "$o/plant6" || p6=failed
-if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ] && [ $p5 = failed ] && [ $p6 = failed ]; then
-	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4") / $(head -1 "$o/plant5") / $(head -1 "$o/plant6"))"
-else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4, top --csv vs stat $p5, BPF engine vs perf $p6"; fi
+if [ $p1 = failed ] && [ $p2 = failed ] && [ $p3 = failed ] && [ $p4 = failed ] && [ $p5 = failed ] && [ $p6 = failed ] &&
+   [ $p7 = failed ] && [ $p8 = failed ]; then
+	ok "planted-difference-fails ($(cat "$o/plant1") / $(cat "$o/plant2") / $(head -1 "$o/plant3") / $(head -1 "$o/plant4") / $(head -1 "$o/plant5") / $(head -1 "$o/plant6") / $(head -1 "$o/plant7") / $(head -1 "$o/plant8"))"
+else nok planted-difference-fails "one exit dropped: record vs perf $p1, record vs VMM $p2, top vs stat $p3, prometheus vs perf $p4, top --csv vs stat $p5, BPF engine vs perf $p6, live engines vs perf $p7, engines' histograms $p8"; fi
 exit 0

@@ -54,9 +54,11 @@ def main():
     for f in files:
         if f.startswith('src/') and f.endswith('.c'):
             base = os.path.basename(f)[:-2]
-            for m in re.finditer(r'^\s*#\s*include\s+"(\w+)_impl\.h"', text[f], re.M):
-                name = os.path.join(os.path.dirname(f)[len('src/'):], m.group(1))
-                if base == m.group(1) or base.startswith(m.group(1) + '_'):
+            here = os.path.dirname(f)[len('src/'):]
+            for m in re.finditer(r'^\s*#\s*include\s+"((?:\w+/)?)(\w+)_impl\.h"', text[f], re.M):
+                name = os.path.join(m.group(1).rstrip('/') or here, m.group(2))
+                if os.path.dirname(name) == here and \
+                        (base == m.group(2) or base.startswith(m.group(2) + '_')):
                     room[f] = name
                 else:
                     outside.add(name)

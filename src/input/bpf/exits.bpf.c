@@ -47,7 +47,7 @@ const volatile struct ks_bpf_field f_exit_reason = { 0 };
 const volatile struct ks_bpf_field f_exit_isa = { 0 };
 const volatile struct ks_bpf_field f_exit_vcpu = { 0 };
 const volatile struct ks_bpf_field f_entry_vcpu = { 0 };
-/* ks_metrics_bucket_ns (metrics.h) */
+/* ks_lat_bucket_ns (metrics.h) */
 const volatile __u64 bounds[KS_BPF_NBUCKETS] = { 0 };
 
 /* ---- maps (max_entries set by the loader from the engine's config) ---- */

@@ -13,7 +13,7 @@
 
 #include <linux/types.h>
 
-/* ks_metrics_bucket_ns's count (metrics.h); checked against it at build
+/* ks_lat_bucket_ns's count (metrics.h); checked against it at build
  * time in engine_bpf.c. */
 #define KS_BPF_NBUCKETS 24
 
