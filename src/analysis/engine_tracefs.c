@@ -32,6 +32,7 @@
 #include "kvmscope/live.h"
 #include "kvmscope/source.h"
 #include "kvmscope/stat.h"
+#include "util/buf.h"
 #include "util/hashmap.h"
 #include "vcpu_ctx.h"
 
@@ -61,21 +62,10 @@ struct tfs_engine {
 	bool failed;
 };
 
+/* ks_grow() (util/buf.h) as an expression: the array, or NULL. */
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return p;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(p, ncap * size);
-	if (!n)
-		return NULL;
-	*cap = ncap;
-	return n;
+	return ks_grow(&p, cap, need, size) < 0 ? NULL : p;
 }
 
 static void note_isa(struct tfs_engine *t)

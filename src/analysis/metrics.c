@@ -24,6 +24,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "util/buf.h"
 #include "util/hashmap.h"
 #include "util/text.h"
 #include "vcpu_ctx.h"
@@ -60,22 +61,10 @@ static int map_put(struct ks_hmap *h, const uint64_t *key, uint32_t idx)
 #define VM_KEY(pid) { (uint64_t)(int64_t)(pid) }
 #define PAIR_KEY(vm, reason) ((uint64_t)(vm) << 32 | (reason))
 
-/* A growable array of N elements of SIZE. */
+/* ks_grow() (util/buf.h) as an expression: the array, or NULL. */
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return p;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(p, ncap * size);
-	if (!n)
-		return NULL;
-	*cap = ncap;
-	return n;
+	return ks_grow(&p, cap, need, size) < 0 ? NULL : p;
 }
 
 struct ks_metrics {

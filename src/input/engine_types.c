@@ -10,6 +10,7 @@
 
 #include "arch/arch.h"
 #include "kvmscope/engine_types.h"
+#include "util/buf.h"
 #include "util/hashmap.h"
 
 void ks_engine_snapshot_free(struct ks_engine_snapshot *snap)
@@ -66,17 +67,10 @@ static void tp_id(const struct ks_engine_tp *t, uint64_t id[2])
 	id[1] = h;
 }
 
+/* ks_grow() (util/buf.h) as an expression: the array, or NULL. */
 static void *grow_to(void *p, size_t *cap, size_t need, size_t size)
 {
-	void *n;
-
-	if (need <= *cap)
-		return p;
-	n = realloc(p, need * size);
-	if (!n)
-		return NULL;
-	*cap = need;
-	return n;
+	return ks_grow(&p, cap, need, size) < 0 ? NULL : p;
 }
 
 int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engine_snapshot *cur,
