@@ -340,22 +340,28 @@ fi
 # starts meanwhile (the suite runs tests side by side) removes a dead
 # owner's instance: then the kill is tried again, up to 5 times, and an
 # instance seen still tracing fails at once.
-inst=$(compgen -G "$T/instances/kvmscope-$pid*" | head -1)
+# seen: the instance's tracing_on and buffer_size_kb (empty when gone)
+seen() {
+	inst=$(compgen -G "$T/instances/kvmscope-$1-*" | head -1)
+	on=$(cat "$inst/tracing_on" 2>/dev/null)
+	kb=$(cat "$inst/buffer_size_kb" 2>/dev/null)
+}
+seen $pid
 tries=1
-while [ -z "$inst" ] && [ $tries -lt 5 ]; do
+while { [ -z "$on" ] || [ -z "$kb" ]; } && [ $tries -lt 5 ]; do
 	tries=$((tries + 1))
 	"$ks" record -q -e sched:sched_switch -e 'timer:*' -o "$dir/kill2.dat" 2>/dev/null &
 	kpid=$!
 	sleep 1
 	kill -9 $kpid
 	wait $kpid 2>/dev/null
-	inst=$(compgen -G "$T/instances/kvmscope-$kpid*" | head -1)
+	seen $kpid
 done
 rm -f "$dir/kill2.dat" "$dir"/.kill2.dat.*
-if [ -n "$inst" ] && [ "$(cat "$inst/tracing_on")" = 0 ] && [ "$(cat "$inst/buffer_size_kb")" -lt 64 ]; then
+if [ "$on" = 0 ] && [ -n "$kb" ] && [ "$kb" -lt 64 ]; then
 	echo "ok record_sigkill_stops_tracing (try $tries)"
 else
-	echo "not ok record_sigkill_stops_tracing: ${inst:-no instance in $tries tries}: tracing_on $(cat "$inst/tracing_on" 2>/dev/null), buffer_size_kb $(cat "$inst/buffer_size_kb" 2>/dev/null)"
+	echo "not ok record_sigkill_stops_tracing: ${inst:-no instance} in $tries tries: tracing_on '$on', buffer_size_kb '$kb'"
 fi
 # a temporary file names its owner; the next run writing to the same
 # directory removes a killed run's (it stayed for ever)
