@@ -135,6 +135,8 @@ struct vcpu_ctx {
 	unsigned long loops, move;
 	struct vcpu_counts *out;
 	unsigned long progress;	/* KVM_RUN returns, read by the watchdog */
+	unsigned long loops_done; /* the guest's `out 0xe9` (one a loop) */
+	int vmfd;
 	int done;
 	char err[160];
 };
@@ -223,6 +225,7 @@ static void *vcpu_thread(void *arg)
 		switch (r->exit_reason) {
 		case KVM_EXIT_IO:
 			o->io++;
+			__atomic_fetch_add(&c->loops_done, 1, __ATOMIC_RELAXED);
 			if (r->io.port == PORT_DONE) {
 				o->cpuid = o->hlt = io_only ? 0 : c->loops;
 				o->msr = io_only ? 0 : 2 * c->loops;
@@ -274,11 +277,15 @@ static void on_kick(int sig)
 /* Watchdog: a vCPU whose KVM_RUN has not returned for 5 s (a halt whose
  * wakeup was lost: seen once under a heavily loaded TCG) is sent SIGUSR1,
  * which makes KVM_RUN return (EINTR, counted in other_returns) and enter
- * again; after 60 s without progress the VM fails. */
+ * again; after 60 s without progress the VM fails.  A vCPU whose guest has
+ * not looped for 5 s although KVM_RUN returns (the kicks: its timer's
+ * interrupt is lost, not pending, in the nested lab's TCG-emulated SVM)
+ * also gets the timer's vector again as an MSI to its LAPIC, so that the
+ * halt ends as the timer would have ended it (counted in kicks). */
 static int watch(struct vcpu_ctx *ctx, pthread_t *th, int n)
 {
-	unsigned long last[MAX_VCPUS] = { 0 };
-	int still[MAX_VCPUS] = { 0 }, i, running;
+	unsigned long last[MAX_VCPUS] = { 0 }, last_loops[MAX_VCPUS] = { 0 };
+	int still[MAX_VCPUS] = { 0 }, stuck[MAX_VCPUS] = { 0 }, i, running;
 
 	for (;;) {
 		sleep(1);
@@ -289,8 +296,21 @@ static int watch(struct vcpu_ctx *ctx, pthread_t *th, int n)
 			if (__atomic_load_n(&ctx[i].done, __ATOMIC_ACQUIRE))
 				continue;
 			running++;
+			unsigned long lp = __atomic_load_n(&ctx[i].loops_done, __ATOMIC_RELAXED);
+
 			still[i] = p == last[i] ? still[i] + 1 : 0;
 			last[i] = p;
+			stuck[i] = lp == last_loops[i] ? stuck[i] + 1 : 0;
+			last_loops[i] = lp;
+			if (!io_only && stuck[i] && stuck[i] % 5 == 0) {
+				struct kvm_msi msi = {
+					.address_lo = 0xfee00000u | (uint32_t)i << 12,
+					.data = 0x40,
+				};
+
+				if (ioctl(ctx[i].vmfd, KVM_SIGNAL_MSI, &msi) >= 0)
+					ctx[i].out->kicks++;
+			}
 			if (still[i] >= 60) {
 				fprintf(stderr, "minivmm: vm%d vcpu%d: no exit in 60 s\n",
 					ctx[i].vm, i);
@@ -386,6 +406,7 @@ static int run_vm(int vm, int nvcpu, unsigned long loops, unsigned long ticks,
 		c->loops = loops;
 		c->move = move;
 		c->out = &vc->vcpu[i];
+		c->vmfd = vmfd;
 		c->fd = ioctl(vmfd, KVM_CREATE_VCPU, i);
 		if (c->fd < 0)
 			return die("KVM_CREATE_VCPU");
