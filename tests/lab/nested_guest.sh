@@ -82,7 +82,16 @@ wait_for '[ "$(ls $T/instances | wc -l)" -gt "$(wc -l < instances.before)" ] && 
 # the BPF engine has attached (or given up)
 [ -n "${ENGINE_HOLD:-}" ] && { wait_for 'grep -q "^ready" hold.out || ! kill -0 $hpid 2>/dev/null' 60 ||
 	log "the BPF engine did not attach: $(head -2 hold.err)"; }
-sleep 2
+# the two tops read their engine (BPF by default: loading its programs
+# takes seconds under TCG, and no tracefs instance says it is done): each
+# has printed an interval; the exporters answer with their engine
+wait_for '[ -s top.csv ] && [ -s top.json ]' 90 || log "top did not start: $(head -2 top.err)"
+for port in 9843 9847; do
+	wait_for "python3 -c 'import urllib.request,sys; sys.exit(b\"kvmscope_engine_info\" not in urllib.request.urlopen(\"http://127.0.0.1:$port/metrics\").read())' 2>/dev/null" 90 ||
+		log "exporter $port has no engine: $(tail -1 expo.err)"
+done
+# stat --live says nothing until it ends: the same time as the others
+sleep 5
 log "tools started: $(ls $T/instances | tr '\n' ' ')"
 # shellcheck disable=SC2086
 "$VMM" $VMM_ARGS > vmm.json 2> vmm.err &
