@@ -252,11 +252,20 @@ def vcpu_compare(label, tid, v, r, d, source, check):
     check(all(sum(raw_w[k:]) >= sum(kvm_w[k:]) for k in range(nb)),
           "%s: halt_wait_hist has more slept halts above some bucket than the raw events" % label)
     if d["halt_successful_poll"] == r["polled"]:
-        check(d["halt_poll_success_ns"] == r["polled_ns"],
-              "%s: every unslept halt polled, yet halt_poll_success_ns %d != %d" % (
+        # KVM counts a polled halt's polling (poll_end - start), the event
+        # its whole length (cur - start): equal when a wake-up ends the
+        # poll, longer when the poll window ran out and the block that
+        # follows returned at once (a wake-up just then: not waited, so
+        # still a successful poll).  So: never shorter, and each halt in
+        # the same log2 bucket or the next.
+        nb = len(d["halt_poll_success_hist"])
+        raw_p, kvm_p = log2_of(r["polled_log2"], nb), d["halt_poll_success_hist"]
+        check(d["halt_poll_success_ns"] <= r["polled_ns"],
+              "%s: every unslept halt polled, yet halt_poll_success_ns %d > the halts' %d" % (
                   label, d["halt_poll_success_ns"], r["polled_ns"]))
-        check(d["halt_poll_success_hist"] == log2_of(r["polled_log2"], len(d["halt_poll_success_hist"])),
-              "%s: halt_poll_success_hist differs from the polled halts' log2 histogram" % label)
+        check(all(sum(kvm_p[:k + 1]) >= sum(raw_p[:k + 1]) >= sum(kvm_p[:k]) for k in range(nb)),
+              "%s: halt_poll_success_hist and the polled halts' log2 histogram differ by more "
+              "than a bucket" % label)
 
 
 def plant(vs):
