@@ -446,8 +446,9 @@ int ks_metrics_rotate(struct ks_metrics *m, struct ks_error *err)
 	return 0;
 }
 
-struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks_source *src,
-				  struct ks_error *err)
+/* A metrics table with CFG's caps (defaults for 0) and no input yet. */
+static struct ks_metrics *metrics_alloc(const struct ks_metrics_config *cfg,
+					struct ks_error *err)
 {
 	struct ks_metrics *m = calloc(1, sizeof(*m));
 
@@ -469,6 +470,16 @@ struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks
 	ks_hmap_init_wide(&m->reason_map, 2, sizeof(uint32_t));
 	ks_hmap_init_wide(&m->series_map, 2, sizeof(uint32_t));
 	ks_hmap_init(&m->hist_map, sizeof(uint32_t));
+	return m;
+}
+
+struct ks_metrics *ks_metrics_new(const struct ks_metrics_config *cfg, struct ks_source *src,
+				  struct ks_error *err)
+{
+	struct ks_metrics *m = metrics_alloc(cfg, err);
+
+	if (!m)
+		return NULL;
 	m->src = src;
 	m->st = new_stat(m, src, err);
 	if (!m->st) {
@@ -606,27 +617,10 @@ void ks_metrics_snapshot_free(struct ks_metrics_snapshot *s)
 struct ks_metrics *ks_metrics_new_engine(const struct ks_metrics_config *cfg,
 					 struct ks_error *err)
 {
-	struct ks_metrics *m = calloc(1, sizeof(*m));
+	struct ks_metrics *m = metrics_alloc(cfg, err);
 
-	if (!m) {
-		ks_error_set(err, "out of memory");
-		return NULL;
-	}
-	if (cfg)
-		m->cfg = *cfg;
-	if (!m->cfg.max_vms)
-		m->cfg.max_vms = 1024;
-	if (!m->cfg.max_series)
-		m->cfg.max_series = 65536;
-	if (!m->cfg.max_histograms)
-		m->cfg.max_histograms = 16384;
-	m->cfg.rotate_records = 0;
-	m->other_vm = m->other_reason = m->other_series = m->other_hist = NONE;
-	ks_vcpu_ctx_init(&m->vctx, NULL, 0);
-	ks_hmap_init(&m->vm_map, sizeof(uint32_t));
-	ks_hmap_init_wide(&m->reason_map, 2, sizeof(uint32_t));
-	ks_hmap_init_wide(&m->series_map, 2, sizeof(uint32_t));
-	ks_hmap_init(&m->hist_map, sizeof(uint32_t));
+	if (m)
+		m->cfg.rotate_records = 0;
 	return m;
 }
 
