@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kvmscope/unwind.h"
+#include "kvmscope/orc.h"
 
 #define ORC_ENTRY_SIZE 6
 #define ORC_MAX_ENTRIES KS_ORC_MAX_ENTRIES

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "kvmscope/unwind.h"
+#include "kvmscope/vmem.h"
 
 #define PTE_PRESENT 1ull
 #define PTE_PS (1ull << 7)
