@@ -443,6 +443,8 @@ HOT int next_merged(struct pd_source *s, struct ks_record *recs, int max, int *n
 		} else {
 			if (g)
 				__builtin_prefetch(s->buf + (g->off - s->win_off) + FRAME_PREFETCH);
+			else if (s->q_head + PREFETCH_AHEAD < s->q_ready)
+				prefetch_record(s, s->q[s->q_head + PREFETCH_AHEAD].key >> 16);
 			ret = decode_record(s, e.key >> 16, a, &recs[n], err, swap);
 			if (ret < 0) {
 				if (!g)
