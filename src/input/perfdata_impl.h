@@ -277,6 +277,11 @@ struct pd_source {
 	struct pd_entry *q, *tmp;
 	uint64_t q_cap, q_head, q_ready, q_n;
 	bool q_sorted;
+	/* q_low: the lowest file offset of q[q_head, q_n) (UINT64_MAX if
+	 * none), kept as entries are queued; known while q_low_ok, which a
+	 * flush that makes entries ready clears (pending_low() scans again) */
+	uint64_t q_low;
+	bool q_low_ok;
 	/* The queued samples of events not selected (KEY_SKIP), where the
 	 * prefetch thread's runs put them: they are never delivered, so
 	 * they take part in the ordering (the queue's maximum time, the

@@ -188,6 +188,8 @@ HOT int queue_push(struct pd_source *s, uint64_t ts, uint64_t key, struct ks_err
 		return -1;
 	s->q[s->q_n++] = (struct pd_entry){ ts, key };
 	s->q_sorted = false;
+	if ((key >> 16) < s->q_low)
+		s->q_low = key >> 16;
 	/* perf sets max_timestamp only when the event goes to the queue's tail. */
 	if (empty || ts >= s->q_max) {
 		s->max_timestamp = ts;
@@ -225,8 +227,12 @@ static inline void qtail_push(struct qtail *t, struct pd_entry e)
 
 static inline void qtail_store(const struct qtail *t, struct pd_source *s)
 {
-	if (t->n != s->q_n)
+	if (t->n != s->q_n) {
 		s->q_sorted = false;
+		/* queued in file order: the first is the lowest */
+		if ((s->q[s->q_n].key >> 16) < s->q_low)
+			s->q_low = s->q[s->q_n].key >> 16;
+	}
 	s->q_n = t->n;
 	s->q_max = t->q_max;
 	s->max_timestamp = t->max_ts;

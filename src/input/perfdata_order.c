@@ -264,6 +264,8 @@ void pd_flush_queue(struct pd_source *s, bool final)
 	limit = final ? UINT64_MAX : s->next_flush;
 	hi = limit ? bound(s->q, s->q_head, s->q_n, limit, true) : s->q_head;
 	s->q_ready = hi;
+	if (hi > s->q_head) /* delivered next: the lowest offset may go */
+		s->q_low_ok = false;
 	/* the last record delivered: the later of the two parts' last */
 	skipped_last = flush_skipped(s, limit);
 	if (hi > s->q_head)
@@ -286,6 +288,23 @@ static inline uint64_t count_before(const struct pd_entry *f, uint64_t n, uint64
 	while (i < n && f[i].ts < t)
 		i++;
 	return i;
+}
+
+/* The lowest file offset of a run's queued entries F[0, N) into s->q_low:
+ * HEAD, its first record's (a run's records are in file order), unless
+ * samples of events not selected (NSKIP of them, gone to s->ph) were
+ * among them. */
+static void run_low(struct pd_source *s, const struct pd_entry *f, uint64_t n, uint64_t nskip,
+		    uint64_t head)
+{
+	uint64_t low = head, i;
+
+	if (nskip && s->q_low_ok)
+		for (low = UINT64_MAX, i = 0; i < n; i++)
+			if ((f[i].key >> 16) < low)
+				low = f[i].key >> 16;
+	if (low < s->q_low)
+		s->q_low = low;
 }
 
 /* Queue the run whose MARK_RUN head is at s->fi, as queue_push() one by
@@ -345,6 +364,8 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 		s->q_max = run_max;
 		s->max_timestamp = run_max;
 	}
+	if (nk)
+		run_low(s, f, nk, nskip, s->frames[s->fi].key >> 16);
 	s->q_n += nk;
 	s->framed_ahead += n;
 	s->fi += 1 + n;

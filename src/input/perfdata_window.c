@@ -31,16 +31,26 @@ uint64_t pd_window_held(const struct pd_source *s)
 	return s->map ? trim_hold(s) + 2 * s->map_chunk : s->win_len;
 }
 
-/* The lowest file offset still needed: OFF or a queued record's. */
-static uint64_t pending_low(const struct pd_source *s, uint64_t off)
+/* The lowest file offset still needed: OFF or a queued record's.  The
+ * queue's lowest is scanned for only after a flush has delivered entries
+ * (a round's queue is scanned once, not at each refill: 5% of the main
+ * thread in rounds of 100k records); entries queued since then lower it
+ * as they come (s->q_low). */
+static uint64_t pending_low(struct pd_source *s, uint64_t off)
 {
 	uint64_t low = off, i, o;
 
-	for (i = s->q_head; i < s->q_n; i++) {
-		o = s->q[i].key >> 16;
-		if (o < low)
-			low = o;
+	if (!s->q_low_ok) {
+		s->q_low = UINT64_MAX;
+		for (i = s->q_head; i < s->q_n; i++) {
+			o = s->q[i].key >> 16;
+			if (o < s->q_low)
+				s->q_low = o;
+		}
+		s->q_low_ok = true;
 	}
+	if (s->q_low < low)
+		low = s->q_low;
 	for (i = 0; i < s->nseg; i++)
 		if (s->seg[i].off < low)
 			low = s->seg[i].off;
