@@ -220,16 +220,18 @@ struct pd_prefetch {
  * file offset after its last record}, {its last time, 0}.  The main thread
  * keeps it as a cursor into the file (struct pd_seg), not as entries. */
 #define MARK_SEG 3
-/* Segments only where a round has grown past SEG_ROUND chunks (4 MB by
- * default; an eighth of a memory budget below 32 MB), and for stretches
- * of SEG_MIN records or more: the queue's entries cost the main thread
- * less per record (their merge is done by the prefetch thread; the
- * segments' by the main thread, record by record: 2 CPUs' stretches of
- * 20k records, 0.078 s of CPU as entries for 1.2 M records, 0.11 s as
- * segments), but in a long round the pages of its entries, faulted in
- * again while it is merged, stay mapped until it is done (rounds of a
- * million records: 65-71 MB peak with 12 MB of entries a round). */
-#define SEG_ROUND 1
+/* Segments only where a round has grown past SEG_ROUND chunks (16 MB by
+ * default: rounds of 100k records are entries; an eighth of a memory
+ * budget below 128 MB), and for stretches of SEG_MIN records or more: the
+ * queue's entries cost the main thread less per record (their merge is
+ * done by the prefetch thread; the segments' by the main thread, record
+ * by record: 2 CPUs' stretches of 20k records, 0.078 s of CPU as entries
+ * for 1.2 M records, 0.11 s as segments).  In a longer round the pages of
+ * its entries fault in again while it is merged; next_merged() gives them
+ * back (retrim_pending), else they would stay until the round is done
+ * (rounds of a million records: 61 MB peak with 16 MB of entries a round,
+ * 42 MB with). */
+#define SEG_ROUND 4
 #define SEG_MIN 64
 #define MARK_KIND(f) ((f).ts & 3)
 #define MARK_RUN_LEN(f) (((f).ts >> 2) & 0x3fffffffu)
@@ -302,6 +304,7 @@ struct pd_source {
 	uint64_t seg_limit;
 	bool flush_any;
 	uint64_t trimmed; /* mapped pages below this were given back (pd_map_trim) */
+	uint32_t merges;  /* next_merged() calls since the last retrim_pending() */
 	uint64_t page;    /* the page size */
 	uint64_t seg_bad; /* a segment's record that changed under us, 0 = none */
 	bool finished;

@@ -404,6 +404,23 @@ HOT void prefetch_record(const struct pd_source *s, uint64_t off)
 	__builtin_prefetch(p + 64);
 }
 
+/* A long round's queued records far behind the read position are decoded
+ * from pages given back when they were read (map_fill), which fault in
+ * again and would stay until the round is done (a round's first
+ * SEG_ROUND chunks are entries, not segments: 16 MB more at rounds of a
+ * million records).  While segments are merged, those pages are given
+ * back again every RETRIM_MERGES batches (about 16k records); a pending
+ * record there faults its page in once more.  Called before a batch is
+ * decoded: the records of the last one may be let go. */
+#define RETRIM_MERGES 256
+
+static __attribute__((noinline)) void retrim_pending(struct pd_source *s)
+{
+	s->merges = 0;
+	if (s->trimmed > s->released)
+		pd_map_trim(s, s->released, s->trimmed);
+}
+
 /* Up to MAX records into RECS.  The queue's ready records are decoded in
  * place from the window, which moves only when more of the file is read:
  * that happens only before the first record of a batch.  A record that
@@ -416,6 +433,9 @@ HOT int next_merged(struct pd_source *s, struct ks_record *recs, int max, int *n
 		    struct ks_error *err, bool swap)
 {
 	int n = *np, ret = 0;
+
+	if (s->map && ++s->merges >= RETRIM_MERGES)
+		retrim_pending(s);
 
 	while (n < max) {
 		struct pd_seg *g = s->nseg && s->seg[0].ts <= s->seg_limit ? &s->seg[0] : NULL;
