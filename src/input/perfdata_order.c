@@ -322,21 +322,22 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 	uint64_t nk = n - nskip, run_max, pending = s->q_n - s->q_head;
 	const struct pd_entry *fs = f + nk;
 	bool idle = queue_idle(s), sorted = s->q_sorted || !pending;
-	struct pd_entry *t;
+	struct pd_entry *q;
+	uint64_t first;
 
 	if (!nk) {
 		/* only samples of events not selected: the queue is as it was */
 	} else if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
-		/* into the scratch array's start (no entry is ready: the
-		 * frames are taken only then) */
-		if (queue_grow_to(s, pending + nk, err) < 0)
+		/* in place: the queue's entries up to the run's first time
+		 * stay, the later ones are merged with the run behind them
+		 * (no entry is ready: the frames are taken only then) */
+		if (pd_queue_reserve(s, nk, err) < 0)
 			return -1;
-		pd_merge(s->q + s->q_head, pending, f, nk, s->tmp);
-		t = s->q;
-		s->q = s->tmp;
-		s->tmp = t;
-		s->q_head = s->q_ready = 0;
-		s->q_n = pending;
+		q = s->q + s->q_head;
+		first = bound(q, 0, pending, f[0].ts, true);
+		memcpy(s->tmp, q + first, (pending - first) * sizeof(*q));
+		pd_merge(s->tmp, pending - first, f, nk, q + first);
+		s->q_ready = s->q_head;
 		s->q_sorted = true;
 	} else {
 		if (pd_queue_reserve(s, nk, err) < 0)
