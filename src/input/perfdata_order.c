@@ -323,7 +323,7 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 	const struct pd_entry *fs = f + nk;
 	bool idle = queue_idle(s), sorted = s->q_sorted || !pending;
 	struct pd_entry *q;
-	uint64_t first;
+	uint64_t first, held;
 
 	if (!nk) {
 		/* only samples of events not selected: the queue is as it was */
@@ -348,11 +348,18 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 	if (nskip) {
 		if (s->ph_cap - s->ph_n < nskip && skipped_reserve(s, nskip, err) < 0)
 			return -1;
-		if (s->ph_n == s->ph_head)
+		q = s->ph + s->ph_head;
+		held = s->ph_n - s->ph_head;
+		if (!held)
 			s->ph_sorted = true;
-		else if (s->ph[s->ph_n - 1].ts > fs[0].ts)
-			s->ph_sorted = false;
-		memcpy(s->ph + s->ph_n, fs, nskip * sizeof(*fs));
+		if (s->ph_sorted && held && q[held - 1].ts > fs[0].ts) {
+			/* in place, as the queue's part: the flush need not sort */
+			first = bound(q, 0, held, fs[0].ts, true);
+			memcpy(s->ph_tmp, q + first, (held - first) * sizeof(*q));
+			pd_merge(s->ph_tmp, held - first, fs, nskip, q + first);
+		} else {
+			memcpy(s->ph + s->ph_n, fs, nskip * sizeof(*fs));
+		}
 		s->ph_n += nskip;
 	}
 	s->base.stats.out_of_order += count_before(f, nk, s->last_flush) +
