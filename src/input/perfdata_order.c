@@ -167,6 +167,29 @@ void pd_merge(const struct pd_entry *a, uint64_t na, const struct pd_entry *b, u
 	memcpy(po, pb, (size_t)(b + nb - pb) * sizeof(*b));
 }
 
+/* Stable merge of the sorted A[0, NA) and B[0, NB) into A[0, NA + NB) (A
+ * has room for NB more), from the back: A's entries up to B's first time
+ * are not touched, the later ones move behind as B's come between them
+ * (ties: A first, as merge()).  A run of a round merged into the queue
+ * moves only what it overlaps, without a copy of it. */
+static void merge_back(struct pd_entry *a, uint64_t na, const struct pd_entry *b, uint64_t nb)
+{
+	struct pd_entry *pa = a + na, *po = a + na + nb;
+	const struct pd_entry *pb = b + nb;
+
+	while (pa > a && pb > b) {
+		/* branch-free as merge(): from A when its last is later */
+		uintptr_t from_a = pa[-1].ts > pb[-1].ts, pick = -from_a;
+		uintptr_t src = (uintptr_t)(pb - 1) ^
+				(((uintptr_t)(pb - 1) ^ (uintptr_t)(pa - 1)) & pick);
+
+		*--po = *(const struct pd_entry *)src;
+		pa -= from_a;
+		pb -= from_a ^ 1;
+	}
+	memcpy(a, b, (size_t)(pb - b) * sizeof(*b));
+}
+
 /* One pass of a natural merge sort: merge the pairs of sorted runs of
  * src[0, n) into dst[0, n).  Returns how many runs src had. */
 static uint64_t merge_pass(const struct pd_entry *src, uint64_t n, struct pd_entry *dst)
@@ -322,21 +345,16 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 	uint64_t nk = n - nskip, run_max, pending = s->q_n - s->q_head;
 	const struct pd_entry *fs = f + nk;
 	bool idle = queue_idle(s), sorted = s->q_sorted || !pending;
-	struct pd_entry *q;
-	uint64_t first, held;
+	uint64_t held;
 
 	if (!nk) {
 		/* only samples of events not selected: the queue is as it was */
 	} else if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
-		/* in place: the queue's entries up to the run's first time
-		 * stay, the later ones are merged with the run behind them
-		 * (no entry is ready: the frames are taken only then) */
+		/* in place (no entry is ready: the frames are taken only
+		 * then) */
 		if (pd_queue_reserve(s, nk, err) < 0)
 			return -1;
-		q = s->q + s->q_head;
-		first = bound(q, 0, pending, f[0].ts, true);
-		memcpy(s->tmp, q + first, (pending - first) * sizeof(*q));
-		pd_merge(s->tmp, pending - first, f, nk, q + first);
+		merge_back(s->q + s->q_head, pending, f, nk);
 		s->q_ready = s->q_head;
 		s->q_sorted = true;
 	} else {
@@ -348,15 +366,12 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 	if (nskip) {
 		if (s->ph_cap - s->ph_n < nskip && skipped_reserve(s, nskip, err) < 0)
 			return -1;
-		q = s->ph + s->ph_head;
 		held = s->ph_n - s->ph_head;
 		if (!held)
 			s->ph_sorted = true;
-		if (s->ph_sorted && held && q[held - 1].ts > fs[0].ts) {
+		if (s->ph_sorted && held && s->ph[s->ph_n - 1].ts > fs[0].ts) {
 			/* in place, as the queue's part: the flush need not sort */
-			first = bound(q, 0, held, fs[0].ts, true);
-			memcpy(s->ph_tmp, q + first, (held - first) * sizeof(*q));
-			pd_merge(s->ph_tmp, held - first, fs, nskip, q + first);
+			merge_back(s->ph + s->ph_head, held, fs, nskip);
 		} else {
 			memcpy(s->ph + s->ph_n, fs, nskip * sizeof(*fs));
 		}
