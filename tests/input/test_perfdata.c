@@ -1492,10 +1492,10 @@ static void t_mapped_chunks(void)
 	static const char *const opts[] = {
 		"--pairs 30000 --rounds --ooo --lost 3 --cpus 4 --unmatched --migrate",
 		"--pairs 30000 --lost 3 --cpus 4 --unmatched --migrate",
-		/* long rounds (3 MB): segments in chunks of 65543 bytes and
-		 * 1 MB (a round longer than a chunk), not in chunks of 1000
-		 * and 4096 bytes (runs shorter than SEG_MIN) nor in the
-		 * default 4 MB (read_all()'s entries); the sorted file
+		/* long rounds (3 MB): segments in chunks of 65543 bytes (a
+		 * round longer than SEG_ROUND chunks), not in chunks of 1000
+		 * and 4096 bytes (runs shorter than SEG_MIN) nor in 1 MB and
+		 * the default 4 MB (read_all()'s entries); the sorted file
 		 * without rounds has them in chunks of 65543 bytes and more */
 		"--pairs 30000 --rounds --round-ns 300000000 --ooo --lost 3 --cpus 2 --unmatched "
 		"--migrate",
