@@ -30,6 +30,7 @@
 #include <event-parse.h>
 
 #include "arch/arch.h"
+#include "atom.h"
 #include "util/byteorder.h"
 #include "print_plan.h"
 
@@ -364,7 +365,7 @@ static long long flag_value(const char *v)
 	};
 
 	if (isdigit((unsigned char)v[0]))
-		return (long long)strtoull(v, NULL, 0);
+		return (long long)ks_atom_value(v);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(names[i].name, v))
 			return names[i].value;
@@ -456,7 +457,7 @@ static struct expr *compile_expr(struct tep_event *ev, struct tep_print_arg *arg
 		if (!arg->atom.atom || !isdigit((unsigned char)arg->atom.atom[0]) ||
 		    !(e = new_expr(EX_CONST)))
 			return NULL;
-		e->val = strtoull(arg->atom.atom, NULL, 0);
+		e->val = ks_atom_value(arg->atom.atom);
 		return e;
 	case TEP_PRINT_FIELD:
 		if (!(f = int_field(ev, arg)) || !(e = new_expr(EX_FIELD)))

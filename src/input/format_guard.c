@@ -13,6 +13,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "event/atom.h"
 #include "ctx_impl.h"
 #include "format_guard.h"
 #include "kvmscope/format_probe.h"
@@ -205,12 +206,12 @@ static bool divisions_safe(const struct tep_print_arg *arg, int depth)
 		case TEP_PRINT_OP:
 			if (arg->op.op && (!strcmp(arg->op.op, "/") || !strcmp(arg->op.op, "%"))) {
 				const struct tep_print_arg *r = arg->op.right;
-				unsigned long long v;
+				uint64_t v;
 
 				if (!r || r->type != TEP_PRINT_ATOM || !r->atom.atom)
 					return false;
-				v = strtoull(r->atom.atom, NULL, 0);
-				if (v == 0 || v == ULLONG_MAX)
+				v = ks_atom_value(r->atom.atom);
+				if (v == 0 || v == UINT64_MAX)
 					return false;
 			}
 			if (!divisions_safe(arg->op.left, depth + 1) ||

@@ -114,6 +114,20 @@ static char *td_strdup(const uint8_t *p, uint64_t size)
 	return s;
 }
 
+/* Whether saved cmdlines end the block: from version 0.6 on ("0.6";
+ * trace.dat v6 writes "6").  The number is the version's digits, '.' and
+ * digits (what strtod() read of it before: a damaged version may differ
+ * only past that). */
+static bool td_has_cmdlines(const char *version)
+{
+	size_t n = strspn(version, "0123456789");
+	double v;
+
+	if (n && version[n] == '.')
+		n += 1 + strspn(version + n + 1, "0123456789");
+	return n && ks_parse_seconds(version, n, &v) == 0 && v >= 0.6;
+}
+
 static int td_preamble(struct td_cursor *c, struct tep_handle *tep, bool *has_cmdlines)
 {
 	const char *version = "";
@@ -126,7 +140,7 @@ static int td_preamble(struct td_cursor *c, struct tep_handle *tep, bool *has_cm
 	c->pos = 10;
 	if (td_string(c, &version, "unterminated version string") < 0)
 		return -1;
-	*has_cmdlines = strtod(version, NULL) >= 0.6;
+	*has_cmdlines = td_has_cmdlines(version);
 	if (td_take(c, 2, &p, "truncated after the version") < 0)
 		return -1;
 	endian = p[0];
