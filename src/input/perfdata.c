@@ -52,7 +52,7 @@
 
 #include "util/byteorder.h"
 #include "ctx_impl.h"
-#include "lazy_events.h"
+#include "event/lazy_events.h"
 #include "source_impl.h"
 #include "tracing_data.h"
 #include "util/hashmap.h"
