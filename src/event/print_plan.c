@@ -135,10 +135,14 @@ static void learn_printk(struct ks_plan *p, const uint8_t *data, int size, const
 
 void ks_plan_learn(struct ks_plan *p, const uint8_t *data, int size, const char *text, size_t len)
 {
-	if (p->handler)
+	/* what the plan waits for: a handler's first text, a printk
+	 * string, or the name of a kvm_exit reason */
+	if (p->handler) {
 		ks_plan_learn_handler(p, data, size, text, len);
-	else if (p->printk_step >= 0 && p->state >= 0)
-		learn_printk(p, data, size, text, len);
-	else if (p->printk_step < 0 && p->kvm)
+	} else if (p->printk_step >= 0) {
+		if (p->state >= 0)
+			learn_printk(p, data, size, text, len);
+	} else if (p->kvm) {
 		ks_plan_learn_kvm(p, data, size, text, len);
+	}
 }
