@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_print_plan.c - libFuzzer target for the compiled print formats
- * (src/event/print_plan.c), differential against libtraceevent.
+ * (src/event/print_plan*.c), differential against libtraceevent.
  *
  * The input is a print format, a NUL, then a record: the format follows a
  * fixed field list (every field kind the plan knows; or, when the format
