@@ -23,15 +23,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "source.h"
+#include "event_format.h"
 
 struct tep_handle;
 
-/* True when libtraceevent parses all N formats (each through
- * ks_format_parse_checked into a fresh tep) without crashing.  ARG is what
- * ks_format_probe_set() was given.  Inputs opened on several threads with
- * one context may call it from those threads at once. */
-typedef bool (*ks_format_probe_fn)(void *arg, const struct ks_source_format *f, size_t n);
+/* The probe's type, ks_format_probe_fn, is in event_format.h. */
 
 /* Set CTX's probe (FN NULL: none, the cheap checks only; CTX NULL: nothing
  * to do).  Set it before opening inputs with CTX and leave it. */

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "event_format.h"
 #include "record.h"
 
 struct ks_source;
@@ -168,11 +169,7 @@ size_t ks_source_formats_parsed(const struct ks_source *src);
  * convert) holds exactly what the original held.  Every pointer stays valid
  * as long as the source; texts are NUL-terminated after LEN bytes.
  */
-struct ks_source_format {
-	const char *system;      /* "ftrace" for ftrace's own formats */
-	const char *text;
-	size_t len;
-};
+/* struct ks_source_format, the text of one format: event_format.h */
 
 enum ks_source_text_id {
 	KS_TEXT_HEADER_PAGE,

@@ -11,10 +11,10 @@
  *
  * Only formats whose text is provably the same as libtraceevent 1.7's
  * pretty printer compile (and the handlers of some plugins, checked against
- * the handler's own text: see print_plan.c); a record the plan cannot
- * format (a field beyond the record, a string without its end) makes
- * ks_plan_run fail, leaving the buffer as it was, so that the caller prints
- * it through the library.
+ * the handler's own text: see print_plan_kvm.c, print_plan_plugins.c); a
+ * record the plan cannot format (a field beyond the record, a string
+ * without its end) makes ks_plan_run fail, leaving the buffer as it was, so
+ * that the caller prints it through the library.
  */
 #ifndef KVMSCOPE_PRINT_PLAN_H
 #define KVMSCOPE_PRINT_PLAN_H

@@ -48,7 +48,7 @@
 
 #include "ringpage.h"
 #include "arch/arch.h"
-#include "format_guard.h"
+#include "source_events.h"
 #include "kvmscope/limits.h"
 #include "kvmscope/live.h"
 #include "source_impl.h"
@@ -498,7 +498,7 @@ static int build_tep(struct ks_live *l, struct ks_ctx *ctx, struct ks_error *err
 		return ks_error_set(err, "cannot parse tracefs events/header_page");
 	}
 	free(hp);
-	b = ks_guard_batch_new(ctx);
+	b = ks_guard_batch_new(ks_ctx_guard_probe(ctx));
 	if (!b)
 		return ks_error_code(err, KS_E_NOMEM, "out of memory");
 	for (i = 0; i < l->nevents; i++) {

@@ -50,7 +50,7 @@
 #include <traceevent/event-parse.h>
 
 #include "ctx_impl.h"
-#include "lazy_events.h"
+#include "event/lazy_events.h"
 #include "perfdata_impl.h"
 
 /* Read LEN bytes at file offset OFF of FD into DST (any thread).  Returns

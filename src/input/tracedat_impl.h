@@ -32,8 +32,7 @@
 #include "kvmscope/tracedat.h"
 #include "kvmscope/vmident.h"
 #include "ctx_impl.h"
-#include "format_guard.h"
-#include "lazy_events.h"
+#include "source_events.h" /* the event layer: format guard, deferred formats */
 #include "ftrace_text.h"
 #include "source_impl.h"
 #include "util/hashmap.h"

@@ -15,8 +15,7 @@
 #include "util/byteorder.h"
 #include "ctx_impl.h"
 #include "kvmscope/limits.h"
-#include "format_guard.h"
-#include "lazy_events.h"
+#include "source_events.h"
 #include "source_impl.h"
 #include "tracing_data.h"
 
@@ -33,7 +32,7 @@ struct td_cursor {
 	bool lazy;                      /* formats and kallsyms deferred: kept in meta */
 	struct ks_source_meta *meta;    /* where the texts are kept, or NULL */
 	uint64_t memory;                /* the run's memory budget (limits.memory) */
-	uint64_t fields;                /* fields of the formats so far (format_guard.h) */
+	uint64_t fields;                /* fields of the formats so far (event/format_guard.h) */
 };
 
 /* Keep TEXT (SIZE bytes) as the source's text ID, if texts are kept. */
@@ -114,6 +113,20 @@ static char *td_strdup(const uint8_t *p, uint64_t size)
 	return s;
 }
 
+/* Whether saved cmdlines end the block: from version 0.6 on ("0.6";
+ * trace.dat v6 writes "6").  The number is the version's digits, '.' and
+ * digits (what strtod() read of it before: a damaged version may differ
+ * only past that). */
+static bool td_has_cmdlines(const char *version)
+{
+	size_t n = strspn(version, "0123456789");
+	double v;
+
+	if (n && version[n] == '.')
+		n += 1 + strspn(version + n + 1, "0123456789");
+	return n && ks_parse_seconds(version, n, &v) == 0 && v >= 0.6;
+}
+
 static int td_preamble(struct td_cursor *c, struct tep_handle *tep, bool *has_cmdlines)
 {
 	const char *version = "";
@@ -126,7 +139,7 @@ static int td_preamble(struct td_cursor *c, struct tep_handle *tep, bool *has_cm
 	c->pos = 10;
 	if (td_string(c, &version, "unterminated version string") < 0)
 		return -1;
-	*has_cmdlines = strtod(version, NULL) >= 0.6;
+	*has_cmdlines = td_has_cmdlines(version);
 	if (td_take(c, 2, &p, "truncated after the version") < 0)
 		return -1;
 	endian = p[0];
@@ -206,7 +219,7 @@ static int td_formats(struct td_cursor *c, const char *sys,
 		if (td_take(c, size, &p, "event format runs past the end") < 0)
 			return -1;
 		/* what libtraceevent will keep of the formats, counted from
-		 * their text before anything parses them (format_guard.h) */
+		 * their text before anything parses them (event/format_guard.h) */
 		room = c->memory / KS_FORMAT_FIELD_COST;
 		room = room > c->fields ? room - c->fields : 0;
 		if (ks_guard_format_budget((const char *)p, size, room, c->memory, c->path, at, &n,
@@ -306,15 +319,15 @@ static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_
 
 	/* with the texts kept, the formats and kallsyms wait until needed */
 	c.lazy = tep && meta;
-	if (tep && !c.lazy && !(c.formats = ks_guard_batch_new(ctx)))
+	if (tep && !c.lazy && !(c.formats = ks_guard_batch_new(ks_ctx_guard_probe(ctx))))
 		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", path);
 	if (td_preamble(&c, tep, &has_cmdlines) == 0 && td_header_files(&c, tep) == 0 &&
 	    td_events(&c) == 0 && td_tail(&c, tep, has_cmdlines) == 0) {
 		if (c.formats)
 			ks_guard_batch_parse(c.formats, tep);
 		else if (c.lazy)
-			*lazy = ks_lazy_attach(ctx, tep, meta->formats, meta->nr_formats, meta,
-					       true);
+			*lazy = ks_source_lazy_attach(ctx, tep, meta->formats, meta->nr_formats,
+						      meta, true);
 		if (consumed)
 			*consumed = c.pos;
 		ret = 0;
@@ -337,7 +350,7 @@ int ks_tracing_data_parse(struct ks_ctx *ctx, struct tep_handle *tep, const uint
 	return ks_tracing_data_parse_len(ctx, tep, buf, len, path, file_offset, NULL, err);
 }
 
-/* The tep grows as events are looked up (lazy_events.h): it is the
+/* The tep grows as events are looked up (event/lazy_events.h): it is the
  * source's own, never shared through the context. */
 int ks_tracing_data_load(struct ks_ctx *ctx, struct tep_handle **tep, struct ks_source_meta *meta,
 			 const uint8_t *buf, uint64_t len, const char *path, uint64_t file_offset,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fuzz_print_plan.c - libFuzzer target for the compiled print formats
- * (src/event/print_plan.c), differential against libtraceevent.
+ * (src/event/print_plan*.c), differential against libtraceevent.
  *
  * The input is a print format, a NUL, then a record: the format follows a
  * fixed field list (every field kind the plan knows; or, when the format
@@ -13,7 +13,7 @@
  * helper process parses first: libtraceevent's crashes while parsing a
  * damaged print fmt, such as a division by zero it folds, are contained;
  * the textual checks alone, all a library user without a probe has, are
- * tested in tests/input/test_format_guard.c); when a plan compiles and formats the record, its text
+ * tested in tests/event/test_format_guard.c); when a plan compiles and formats the record, its text
  * must equal tep_print_event(TEP_PRINT_INFO)'s, else the target aborts (a
  * plan that asks to learn, ks_plan_run() > 0, is given the library's text
  * and run again); the handle knows a few kernel functions and printk
@@ -32,7 +32,7 @@
 #include <traceevent/trace-seq.h>
 
 #include "fuzz_input.h"
-#include "input/format_guard.h"
+#include "input/source_events.h"
 #include "event/print_plan.h"
 
 #define HEAD "name: demo\nID: 7\nformat:\n" \
@@ -173,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tep_register_function(tep, "func_b", 0x1040, "mod");
 	tep_register_print_string(tep, "\"Start context switch\"", 0x1000);
 	tep_register_print_string(tep, "\"End\"", 0x1048);
-	ks_guard_parse_event(fuzz_ctx(), tep, text, hlen + flen + 1, system);
+	ks_guard_parse_event(ks_ctx_guard_probe(fuzz_ctx()), tep, text, hlen + flen + 1, system);
 	if (plugin_shape)
 		plugins = tep_load_plugins(tep);
 	/* the comms are looked up before the first record, as dump does */

@@ -1163,6 +1163,47 @@ static void t_tracing_data_fields(void)
 	free(blk);
 }
 
+/* Saved cmdlines end a tracing data block from version 0.6 on, as perf
+ * reads it (trace-event-read.c: atof(version) >= 0.6; trace.dat v6 writes
+ * "6"): the block of each version, followed by 8 bytes (a cmdlines size
+ * of 0), is that long or 8 bytes shorter. */
+static void t_tracing_data_version(void)
+{
+	static const char *const versions[] = { "0.5", "0.6", "6", "7", "0.10", "0.59", "1.", "0" };
+
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		uint8_t b[256];
+		size_t n = 0, vlen = strlen(versions[i]) + 1;
+		struct tep_handle *tep = tep_alloc();
+		struct ks_error err;
+		uint64_t used = 0, v64 = 0;
+		uint32_t v32 = 4096;
+
+		KT_REQUIRE(tep);
+#define PUT(p, k) (memcpy(b + n, (p), (k)), n += (k))
+		PUT("\027\010\104tracing", 10);
+		PUT(versions[i], vlen);
+		PUT("\0\010", 2);
+		PUT(&v32, 4);
+		PUT("header_page", 12);
+		PUT(&v64, 8);
+		PUT("header_event", 13);
+		PUT(&v64, 8);
+		v32 = 0;
+		PUT(&v32, 4); /* ftrace formats */
+		PUT(&v32, 4); /* systems */
+		PUT(&v32, 4); /* kallsyms */
+		PUT(&v32, 4); /* printk formats */
+		PUT(&v64, 8); /* saved cmdlines, if the version has them */
+#undef PUT
+		KT_EQ_INT(ks_tracing_data_parse_len(NULL, tep, b, n, "td", 0, &used, &err), 0);
+		if (used != (atof(versions[i]) >= 0.6 ? n : n - 8))
+			kt_fail(__FILE__, __LINE__, "version \"%s\": %llu bytes of %zu", versions[i],
+				(unsigned long long)used, n);
+		tep_free(tep);
+	}
+}
+
 /* ---- error classes ---- */
 
 static void write_bytes(const char *path, const void *p, size_t n)
@@ -1617,6 +1658,7 @@ int main(void)
 		KT_CASE(t_swapped_callchains),
 		KT_CASE(t_tracing_data_block),
 		KT_CASE(t_tracing_data_fields),
+		KT_CASE(t_tracing_data_version),
 		KT_CASE(t_errors_header),
 		KT_CASE(t_errors_records),
 		KT_CASE(t_mutations),

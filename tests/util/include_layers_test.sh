@@ -11,7 +11,8 @@
 #   unwind    guest stacks (used by cli and output; uses symbols)
 #   symbols   ELF and kallsyms symbol tables (used by analysis and unwind)
 #   input     the readers (perf.data, trace.dat, ftrace text, live)
-#   event     event formats: compiled print formats (print_plan)
+#   event     event formats: the format guard, deferred formats (lazy
+#             lookup), compiled print formats (print_plan)
 #   arch      the only place that knows an architecture: tables
 #   util      hash tables, fields, errors, limits, files
 # tests/util/include_layers.py computes the include graph (quoted

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_lazy_events.c - a recording's event formats and kallsyms are parsed
- * when first needed (src/input/lazy_events.h): opening a trace.dat parses
+ * when first needed (src/event/lazy_events.h, src/input/source_events.c): opening a trace.dat parses
  * one format and those of the systems the architecture tables name (kvm),
  * reading it parses the formats of the events it has, a lookup by name
  * through the source parses that event, plugin handlers registered before an
@@ -17,7 +17,7 @@
 
 #include "../lib/ktest.h"
 #include "input/kallsyms_text.h"
-#include "input/lazy_events.h"
+#include "event/lazy_events.h"
 #include "kvmscope/ctx.h"
 #include "kvmscope/source.h"
 
@@ -304,7 +304,7 @@ static void t_unindexable_parsed_at_once(void)
 			KT_REQUIRE(f[i].text);
 			f[i].len = strlen(f[i].text);
 		}
-		struct ks_lazy *l = ks_lazy_attach(NULL, tep, f, 3, NULL, true);
+		struct ks_lazy *l = ks_lazy_attach(KS_GUARD_NO_PROBE, tep, f, 3, NULL, true);
 
 		KT_REQUIRE(l);
 		KT_EQ_U64(ks_lazy_formats_parsed(l, tep), cases[c].parsed_at_attach);

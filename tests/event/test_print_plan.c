@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * test_print_plan.c - compiled print formats (src/event/print_plan.c) print
+ * test_print_plan.c - compiled print formats (src/event/print_plan*.c) print
  * exactly what libtraceevent's pretty printer prints: formats with every
  * step kind, and formats the plan must leave to the library, each run on
  * pseudo-random records (including ones cut short) and compared with

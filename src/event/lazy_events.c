@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * lazy_events.c - deferred event formats and kallsyms (see .h).
+ * lazy_events.c - deferred event formats (see .h).
  *
  * The state belongs to its source (ks_source.lazy): lookups by id and by
  * name go through the source.  Consumers that hold only a tep handle look
@@ -18,10 +18,9 @@
 #include <traceevent/event-parse.h>
 
 #include "arch/arch.h"
+#include "kvmscope/source.h"
 #include "format_guard.h"
-#include "kallsyms_text.h"
 #include "lazy_events.h"
-#include "source_impl.h"
 
 struct lazy_fmt {
 	int id;
@@ -32,7 +31,7 @@ struct lazy_fmt {
 
 struct ks_lazy {
 	struct tep_handle *tep;
-	struct ks_ctx *ctx;
+	struct ks_guard_probe probe;
 	pthread_mutex_t lock;
 	const struct ks_source_format *f;
 	size_t n;
@@ -40,10 +39,7 @@ struct ks_lazy {
 	bool *parsed;              /* by format index */
 	size_t nr_parsed;
 	int id_end;
-	struct ks_source_meta *meta; /* its kallsyms text (NULL: none) */
-	struct ks_ksym_table *table; /* the parsed kallsyms, on first lookup */
-	struct tep_handle *syms;   /* ... or (a text of another shape) these */
-	bool syms_tried;
+	struct ks_lazy_syms syms;  /* the reader's resolver (resolve NULL: none) */
 };
 
 /* "name: NAME\nID: N\n" at the start of TEXT, NAME a run of the
@@ -95,7 +91,7 @@ static void parse_idx(struct ks_lazy *l, uint32_t i)
 		return;
 	l->parsed[i] = true;
 	l->nr_parsed++;
-	ks_guard_parse_event(l->ctx, l->tep, l->f[i].text, l->f[i].len, l->f[i].system);
+	ks_guard_parse_event(l->probe, l->tep, l->f[i].text, l->f[i].len, l->f[i].system);
 }
 
 /* Everything not parsed yet, together: one question to the probe. */
@@ -106,7 +102,7 @@ static void parse_rest(struct ks_lazy *l)
 
 	if (l->nr_parsed == l->n)
 		return;
-	b = ks_guard_batch_new(l->ctx);
+	b = ks_guard_batch_new(l->probe);
 	for (i = 0; b && i < l->n; i++)
 		if (!l->parsed[i] && ks_guard_batch_add(b, l->f[i].text, l->f[i].len,
 							l->f[i].system) < 0)
@@ -126,7 +122,7 @@ static void parse_rest(struct ks_lazy *l)
  * question to the probe).  AT[i]: format i is one of them. */
 static void parse_at_attach(struct ks_lazy *l, bool *at, bool names)
 {
-	struct ks_guard_batch *b = ks_guard_batch_new(l->ctx);
+	struct ks_guard_batch *b = ks_guard_batch_new(l->probe);
 	const char *sys = NULL;
 	bool named = false;
 	size_t i;
@@ -181,13 +177,12 @@ static bool build_index(struct ks_lazy *l)
 	return true;
 }
 
-static char *resolve(void *priv, unsigned long long *addrp, char **modp);
-
-/* Without memory for an index: every format now, as before. */
-static void parse_now(struct ks_ctx *ctx, struct tep_handle *tep, const struct ks_source_format *f,
-		      size_t n)
+/* Without memory for an index: every format now, as before (SYMS is
+ * done with: the resolver is not set). */
+static void parse_now(struct ks_guard_probe probe, struct tep_handle *tep,
+		      const struct ks_source_format *f, size_t n, const struct ks_lazy_syms *syms)
 {
-	struct ks_guard_batch *b = ks_guard_batch_new(ctx);
+	struct ks_guard_batch *b = ks_guard_batch_new(probe);
 	size_t i;
 
 	for (i = 0; b && i < n; i++)
@@ -199,36 +194,38 @@ static void parse_now(struct ks_ctx *ctx, struct tep_handle *tep, const struct k
 		ks_guard_batch_free(b);
 		b = NULL;
 		for (i = 0; i < n; i++)
-			ks_guard_parse_event(ctx, tep, f[i].text, f[i].len, f[i].system);
+			ks_guard_parse_event(probe, tep, f[i].text, f[i].len, f[i].system);
 	}
 	ks_guard_batch_free(b);
+	if (syms && syms->done)
+		syms->done(syms->priv);
 }
 
-struct ks_lazy *ks_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
-			       const struct ks_source_format *f, size_t n, struct ks_source_meta *syms,
-			       bool names)
+struct ks_lazy *ks_lazy_attach(struct ks_guard_probe probe, struct tep_handle *tep,
+			       const struct ks_source_format *f, size_t n,
+			       const struct ks_lazy_syms *syms, bool names)
 {
 	struct ks_lazy *l = calloc(1, sizeof(*l));
 	size_t i;
 
 	if (!l || pthread_mutex_init(&l->lock, NULL)) {
 		free(l);
-		parse_now(ctx, tep, f, n);
+		parse_now(probe, tep, f, n, syms);
 		return NULL;
 	}
 	l->tep = tep;
-	l->ctx = ctx;
+	l->probe = probe;
 	l->f = f;
 	l->n = n;
 	if (!(l->parsed = calloc(n ? n : 1, sizeof(*l->parsed)))) {
 		pthread_mutex_destroy(&l->lock);
 		free(l);
-		parse_now(ctx, tep, f, n);
+		parse_now(probe, tep, f, n, syms);
 		return NULL;
 	}
-	if (syms && ks_source_meta_has_text(syms, KS_TEXT_KALLSYMS)) {
-		l->meta = syms;
-		tep_set_function_resolver(tep, resolve, l);
+	if (syms && syms->resolve) {
+		l->syms = *syms;
+		tep_set_function_resolver(tep, syms->resolve, syms->priv);
 	}
 	if (!build_index(l)) {
 		free(l->by_id);
@@ -266,11 +263,10 @@ void ks_lazy_detach(struct ks_lazy *l)
 {
 	if (!l)
 		return;
-	if (l->meta)
+	if (l->syms.resolve)
 		tep_reset_function_resolver(l->tep);
-	ks_ksym_table_free(l->table);
-	if (l->syms)
-		tep_free(l->syms);
+	if (l->syms.done)
+		l->syms.done(l->syms.priv);
 	pthread_mutex_destroy(&l->lock);
 	free(l->by_id);
 	free(l->parsed);
@@ -363,58 +359,4 @@ size_t ks_lazy_formats_parsed(struct ks_lazy *l, struct tep_handle *tep)
 struct tep_event *ks_tep_event(struct tep_handle *tep, const char *system, const char *name)
 {
 	return tep && name ? tep_find_event_by_name(tep, system, name) : NULL;
-}
-
-struct tep_event *ks_source_event(struct ks_source *src, const char *system, const char *name)
-{
-	return src ? ks_lazy_event(src->lazy, src->tep, system, name) : NULL;
-}
-
-struct tep_event *ks_source_event_by_id(struct ks_source *src, int id)
-{
-	return src ? ks_lazy_event_by_id(src->lazy, src->tep, id) : NULL;
-}
-
-void ks_source_parse_all(struct ks_source *src)
-{
-	if (src)
-		ks_lazy_parse_all(src->lazy);
-}
-
-size_t ks_source_formats_parsed(const struct ks_source *src)
-{
-	return src ? ks_lazy_formats_parsed(src->lazy, src->tep) : 0;
-}
-
-/* ---- kallsyms ----
- *
- * The symbols go into a table of their own (ks_ksym_table_new(): the
- * array libtraceevent would build, searched as it searches it) or, for a
- * text in a shape that parse does not know, into a handle of their own as
- * before (the same tep_register_function() calls); the resolver answers
- * from it: the same function and start address as when they were
- * registered on the source's handle. */
-static char *resolve(void *priv, unsigned long long *addrp, char **modp)
-{
-	struct ks_lazy *l = priv;
-	const char *name = NULL;
-
-	(void)modp;
-	pthread_mutex_lock(&l->lock);
-	if (!l->syms_tried) {
-		/* a text left in the file is read now (a failure is the
-		 * source's error: its next read returns it) */
-		const char *text = ks_source_meta_text(l->meta, KS_TEXT_KALLSYMS, NULL);
-
-		l->syms_tried = true;
-		if (text && *text && !(l->table = ks_ksym_table_new(text)) &&
-		    (l->syms = tep_alloc()))
-			ks_parse_kallsyms(l->syms, text);
-	}
-	if (l->table)
-		name = ks_ksym_table_find(l->table, *addrp, addrp);
-	else if (l->syms && (name = tep_find_function(l->syms, *addrp)))
-		*addrp = tep_find_function_address(l->syms, *addrp);
-	pthread_mutex_unlock(&l->lock);
-	return (char *)name;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_format_guard.c - damaged metadata that crashes libtraceevent 1.7 is
- * defused by src/input/format_guard.c, and good metadata passes unchanged.
+ * defused by src/event/format_guard.c, and good metadata passes unchanged.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,11 +18,10 @@
 /* the command line's probe (a helper process), which the library has not:
  * compiled in here, as the test programs link the library only */
 #include "cli/format_probe.c"
-#include "input/format_guard.h"
-#include "kvmscope/ctx.h"
+#include "event/format_guard.h"
 
-/* The context with the command line's probe, made by main(). */
-static struct ks_ctx *probing;
+/* The command line's probe, as a reader hands it to the guard. */
+static const struct ks_guard_probe probing = { .fn = cli_format_probe };
 
 static const char good[] =
 	"name: demo\nID: 7\nformat:\n"
@@ -283,9 +282,9 @@ static void t_no_probe_checks(void)
 	struct tep_handle *tep = tep_alloc();
 
 	KT_REQUIRE(dot && spaced && tep);
-	KT_EQ_INT(ks_guard_parse_event(NULL, tep, dot, strlen(dot), "demo"), 0);
+	KT_EQ_INT(ks_guard_parse_event(KS_GUARD_NO_PROBE, tep, dot, strlen(dot), "demo"), 0);
 	KT_EQ_STR(printed(tep), ""); /* its print fmt dropped, its fields kept */
-	KT_EQ_INT(ks_guard_parse_event(NULL, tep, spaced, strlen(spaced), "demo"), -1);
+	KT_EQ_INT(ks_guard_parse_event(KS_GUARD_NO_PROBE, tep, spaced, strlen(spaced), "demo"), -1);
 	tep_free(tep);
 	free(dot);
 	free(spaced);
@@ -314,7 +313,7 @@ static void t_division_checked(void)
 	int probe;
 
 	for (probe = 0; probe < 2; probe++) {
-		struct ks_ctx *ctx = probe ? probing : NULL;
+		struct ks_guard_probe pr = probe ? probing : KS_GUARD_NO_PROBE;
 
 		for (i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
 			char expr[96];
@@ -323,7 +322,7 @@ static void t_division_checked(void)
 
 			snprintf(expr, sizeof(expr), unsafe[i], 0);
 			text = with("REC->prev_state, REC->comm", expr);
-			KT_EQ_INT(ks_guard_parse_event(ctx, tep, text, strlen(text), "demo"), 0);
+			KT_EQ_INT(ks_guard_parse_event(pr, tep, text, strlen(text), "demo"), 0);
 			KT_EQ_STR(printed(tep), ""); /* dropped: no SIGFPE */
 			tep_free(tep);
 			free(text);
@@ -394,13 +393,5 @@ int main(void)
 		{ 0 },
 	};
 
-	int r;
-
-	probing = ks_ctx_new();
-	if (!probing)
-		return 1;
-	ks_format_probe_set(probing, cli_format_probe, NULL);
-	r = kt_main(cases);
-	ks_ctx_free(probing);
-	return r;
+	return kt_main(cases);
 }

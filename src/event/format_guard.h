@@ -7,6 +7,8 @@
  * without its ':' makes it read out of bounds or crash.  Traces come from
  * other machines and may be damaged, so every reader passes event formats and
  * printk formats through these wrappers instead of calling tep_* directly.
+ * The guard is part of the event layer (src/event): it asks the program's
+ * probe through what the reader hands it, never through the reader.
  */
 #ifndef KVMSCOPE_FORMAT_GUARD_H
 #define KVMSCOPE_FORMAT_GUARD_H
@@ -16,17 +18,28 @@
 #include <stdint.h>
 
 #include "kvmscope/error.h"
+#include "kvmscope/event_format.h"
 
-struct ks_ctx;
+struct tep_event;
 struct tep_handle;
+
+/* The program's probe (kvmscope/format_probe.h) as the guard asks it: FN
+ * with ARG; FN NULL: none, the guard's own checks only.  The guard knows no
+ * library context: a reader passes its context's (ks_ctx_guard_probe(),
+ * src/input/source_events.h). */
+struct ks_guard_probe {
+	ks_format_probe_fn fn;
+	void *arg;
+};
+#define KS_GUARD_NO_PROBE ((struct ks_guard_probe){ .fn = NULL, .arg = NULL })
 
 /* tep_parse_event() on a checked copy of BUF: a print fmt that references a
  * missing field or has unbalanced quotes/parentheses is replaced by an empty
- * one (the fields still decode; only the printed text is lost); CTX's probe
- * (kvmscope/format_probe.h; CTX NULL: none) is asked before.  Returns what
- * tep_parse_event returns, or -1 when BUF is not a format at all. */
-int ks_guard_parse_event(struct ks_ctx *ctx, struct tep_handle *tep, const char *buf, size_t size,
-			 const char *sys);
+ * one (the fields still decode; only the printed text is lost); PROBE is
+ * asked before.  Returns what tep_parse_event returns, or -1 when BUF is
+ * not a format at all. */
+int ks_guard_parse_event(struct ks_guard_probe probe, struct tep_handle *tep, const char *buf,
+			 size_t size, const char *sys);
 
 /* Whether printing EV cannot divide by zero: every division in its parsed
  * print fmt is by a number other than 0 and -1.  ks_guard_parse_event()
@@ -35,12 +48,11 @@ int ks_guard_parse_event(struct ks_ctx *ctx, struct tep_handle *tep, const char 
 bool ks_guard_divisions_safe(const struct tep_event *ev);
 
 /* Formats collected while a file's metadata is read and parsed together:
- * the probe of CTX (the context the file is opened with; NULL: none) is
- * asked about them all at once (a damaged file falls back to one question
- * per format), so a file with thousands of formats costs the probe one
- * round. */
+ * PROBE (that of the context the file is opened with) is asked about them
+ * all at once (a damaged file falls back to one question per format), so a
+ * file with thousands of formats costs the probe one round. */
 struct ks_guard_batch;
-struct ks_guard_batch *ks_guard_batch_new(struct ks_ctx *ctx);
+struct ks_guard_batch *ks_guard_batch_new(struct ks_guard_probe probe);
 /* Copies BUF.  Returns 0 or -1 (out of memory). */
 int ks_guard_batch_add(struct ks_guard_batch *b, const char *buf, size_t size, const char *sys);
 /* Parse every collected format into TEP (those that would crash it are

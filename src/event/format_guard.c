@@ -13,7 +13,7 @@
 
 #include <traceevent/event-parse.h>
 
-#include "ctx_impl.h"
+#include "atom.h"
 #include "format_guard.h"
 #include "kvmscope/format_probe.h"
 
@@ -205,12 +205,12 @@ static bool divisions_safe(const struct tep_print_arg *arg, int depth)
 		case TEP_PRINT_OP:
 			if (arg->op.op && (!strcmp(arg->op.op, "/") || !strcmp(arg->op.op, "%"))) {
 				const struct tep_print_arg *r = arg->op.right;
-				unsigned long long v;
+				uint64_t v;
 
 				if (!r || r->type != TEP_PRINT_ATOM || !r->atom.atom)
 					return false;
-				v = strtoull(r->atom.atom, NULL, 0);
-				if (v == 0 || v == ULLONG_MAX)
+				v = ks_atom_value(r->atom.atom);
+				if (v == 0 || v == UINT64_MAX)
 					return false;
 			}
 			if (!divisions_safe(arg->op.left, depth + 1) ||
@@ -285,18 +285,23 @@ static int parse_one(struct tep_handle *tep, const char *buf, size_t size, const
  * cannot prove the parser safe.  Finding out safely takes a process that
  * may die, which a library does not start: the program sets a probe in the
  * context it opens inputs with (ks_format_probe_set; kvmscope's command line
- * forks a checking process, src/cli/format_probe.c).  Without one, the
- * checks above have to do. */
-static bool parses_safely(struct ks_ctx *ctx, const char *buf, size_t size, const char *sys)
+ * forks a checking process, src/cli/format_probe.c), and the reader hands
+ * it here.  Without one, the checks above have to do. */
+static bool formats_safe(struct ks_guard_probe pr, const struct fmt_ref *f, size_t n)
+{
+	return !pr.fn || pr.fn(pr.arg, f, n);
+}
+
+static bool parses_safely(struct ks_guard_probe pr, const char *buf, size_t size, const char *sys)
 {
 	struct fmt_ref f = { .system = sys, .text = buf, .len = size };
 
-	return ks_ctx_formats_safe(ctx, &f, 1);
+	return formats_safe(pr, &f, 1);
 }
 
-/* PROBE: ask CTX's probe (if it has one) before tep_parse_event. */
-static int guarded_parse(struct ks_ctx *ctx, struct tep_handle *tep, const char *buf, size_t size,
-			 const char *sys, bool probe)
+/* PROBE: ask PR (if it is one) before tep_parse_event. */
+static int guarded_parse(struct ks_guard_probe pr, struct tep_handle *tep, const char *buf,
+			 size_t size, const char *sys, bool probe)
 {
 	static const char empty_fmt[] = "print fmt: \"\"\n";
 	struct names nm = { .n = 0 };
@@ -325,7 +330,7 @@ static int guarded_parse(struct ks_ctx *ctx, struct tep_handle *tep, const char 
 		p = eol + (eol < end);
 	}
 	if ((!fmt || print_fmt_ok(fmt + 10, end, &nm)) &&
-	    (!probe || parses_safely(ctx, buf, size, sys)))
+	    (!probe || parses_safely(pr, buf, size, sys)))
 		return parse_one(tep, buf, size, sys);
 	if (!fmt)
 		return -1; /* no print fmt to drop: its fields kill the parser */
@@ -336,37 +341,37 @@ static int guarded_parse(struct ks_ctx *ctx, struct tep_handle *tep, const char 
 		return -1;
 	memcpy(copy, buf, keep);
 	memcpy(copy + keep, empty_fmt, sizeof(empty_fmt));
-	ret = !probe || parses_safely(ctx, copy, keep + sizeof(empty_fmt) - 1, sys) ?
+	ret = !probe || parses_safely(pr, copy, keep + sizeof(empty_fmt) - 1, sys) ?
 	      tep_parse_event(tep, copy, keep + sizeof(empty_fmt) - 1, sys) : -1;
 	free(copy);
 	return ret;
 }
 
-int ks_guard_parse_event(struct ks_ctx *ctx, struct tep_handle *tep, const char *buf, size_t size,
-			 const char *sys)
+int ks_guard_parse_event(struct ks_guard_probe probe, struct tep_handle *tep, const char *buf,
+			 size_t size, const char *sys)
 {
-	return guarded_parse(ctx, tep, buf, size, sys, true);
+	return guarded_parse(probe, tep, buf, size, sys, true);
 }
 
 int ks_format_parse_checked(struct tep_handle *tep, const char *text, size_t len,
 			    const char *system)
 {
-	return guarded_parse(NULL, tep, text, len, system, false);
+	return guarded_parse(KS_GUARD_NO_PROBE, tep, text, len, system, false);
 }
 
 
 struct ks_guard_batch {
-	struct ks_ctx *ctx;
+	struct ks_guard_probe probe;
 	struct fmt_ref *f; /* text and sys owned */
 	size_t n, cap;
 };
 
-struct ks_guard_batch *ks_guard_batch_new(struct ks_ctx *ctx)
+struct ks_guard_batch *ks_guard_batch_new(struct ks_guard_probe probe)
 {
 	struct ks_guard_batch *b = calloc(1, sizeof(*b));
 
 	if (b)
-		b->ctx = ctx;
+		b->probe = probe;
 	return b;
 }
 
@@ -407,10 +412,10 @@ static void batch_clear(struct ks_guard_batch *b)
 void ks_guard_batch_parse(struct ks_guard_batch *b, struct tep_handle *tep)
 {
 	/* all of B's formats through the cheap checks in one request */
-	bool safe = b->n && ks_ctx_formats_safe(b->ctx, b->f, b->n);
+	bool safe = b->n && formats_safe(b->probe, b->f, b->n);
 
 	for (size_t i = 0; i < b->n; i++)
-		guarded_parse(b->ctx, tep, b->f[i].text, b->f[i].len, b->f[i].system, !safe);
+		guarded_parse(b->probe, tep, b->f[i].text, b->f[i].len, b->f[i].system, !safe);
 	batch_clear(b);
 }
 
