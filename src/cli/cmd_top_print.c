@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * cmd_top_print.c - kvmscope top without a screen: each interval as plain text
+ * (--batch: a title, the column heads, the rows), as CSV lines (--csv) or
+ * as one JSON document per line (--json), and the exits slower than
+ * --than, written as they end or kept for the screen's bottom lines.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_top_impl.h"
+#include "kvmscope/host.h"
+#include "kvmscope/host_json.h"
+#include "kvmscope/json.h"
+#include "kvmscope/source.h"
+#include "output/csv.h"
+#include "util/text.h"
+
+/* An exit slower than --than (ks_top_observe): printed (batch, JSON
+ * Lines), or kept for the screen's bottom lines. */
+void top_slow_exit(void *ctx, const struct ks_stat *st, const struct ks_stat_occurrence *occ)
+{
+	struct top_state *s = ctx;
+	FILE *f;
+
+	s->slow.st = st;
+	if (!s->screen) {
+		ks_slow_log_add(&s->slow, occ);
+		s->slow_printed = !s->a->json;
+		return;
+	}
+	if (s->nslow == SLOW_KEPT) {
+		memmove(s->slow_lines[0], s->slow_lines[1], sizeof(s->slow_lines[0]) * (SLOW_KEPT - 1));
+		s->nslow--;
+	}
+	f = fmemopen(s->slow_lines[s->nslow], sizeof(s->slow_lines[0]), "w");
+	if (!f)
+		return;
+	s->slow.out = f;
+	s->slow.no_heading = true;
+	ks_slow_log_add(&s->slow, occ);
+	fclose(f);
+	s->slow_lines[s->nslow][strcspn(s->slow_lines[s->nslow], "\n")] = '\0';
+	if (s->slow_lines[s->nslow][0])
+		s->nslow++;
+}
+
+/* ------------------------------------------------------------------ */
+/* the title */
+
+/* ", overflow N (maps full), " when the engine could not count
+ * everything in the interval, else ""; static storage. */
+const char *top_overflow_text(const struct top_state *s)
+{
+	static char buf[64];
+	uint64_t n;
+
+	if (!s->eng)
+		return "";
+	n = s->delta.overflow_series + s->delta.overflow_threads + s->delta.overflow_procs;
+	if (!n)
+		return "";
+	snprintf(buf, sizeof(buf), "overflow %llu (maps full), ", (unsigned long long)n);
+	return buf;
+}
+
+static void title(const struct top_state *s, char *buf, size_t len)
+{
+	double secs;
+	uint64_t recs;
+
+	if (STATS_VIEW(s->a->view) || !s->top) {
+		size_t nvms = top_stats_vms_shown(s);
+
+		snprintf(buf, len, "kvmscope top - %s, interval %ld: %.2f s, %zu VMs [sort: %s]",
+			 top_view_names[s->a->view], s->interval, s->last_secs, nvms,
+			 s->a->view == VIEW_HALT ? "found" : "delta/s, value");
+		return;
+	}
+	secs = (double)ks_top_interval_ns(s->top) / 1e9;
+	recs = ks_top_interval_records(s->top);
+	snprintf(buf, len, "kvmscope top - %s, interval %ld: %.2f s, %llu events (%.0f/s), lost %llu, "
+		 "%s%s%s [sort: %s]",
+		 s->live ? s->live_what : ks_source_path(s->src), s->interval, secs,
+		 (unsigned long long)recs, secs > 0 ? (double)recs / secs : 0.0,
+		 (unsigned long long)ks_top_interval_lost(s->top), top_overflow_text(s),
+		 s->a->view == VIEW_EXITS ? "exits by " : "events per VM",
+		 s->a->view == VIEW_EXITS ? ks_top_arch(s->top) : "",
+		 s->a->view == VIEW_EXITS ? top_sort_columns[s->a->sort] : "vm, count");
+}
+
+/* A column's title as a CSV / JSON field name: lower case, '/' as '_'
+ * ("EXITS/s" -> "exits_s"), into BUF. */
+static const char *field_name(const char *title, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", title);
+	for (size_t k = 0; buf[k]; k++)
+		buf[k] = buf[k] == '/' ? '_' : (char)(buf[k] | 0x20);
+	return buf;
+}
+
+/* batch text and CSV */
+
+void top_print_text(struct top_state *s)
+{
+	const struct view_cols *vc = &top_view_cols[s->a->view];
+	char t[512];
+	size_t i;
+	int c;
+
+	top_build_rows(s);
+	title(s, t, sizeof(t));
+	if (s->slow_printed)
+		putchar('\n');
+	s->slow_printed = false;
+	printf("%s\n", t);
+	printf("%-*s", vc->label_width, vc->label_title);
+	for (c = 0; c < vc->ncols; c++)
+		printf(" %*s", vc->cols[c].width, vc->cols[c].title);
+	putchar('\n');
+	if (!s->nrows)
+		printf("%s\n", top_empty_text(s));
+	for (i = 0; i < s->nrows; i++) {
+		char label[128];
+
+		snprintf(label, sizeof(label), "%*s%s", s->rows[i].depth * 2, "", s->rows[i].label);
+		for (c = 0; c < vc->ncols && !s->rows[i].cell[c][0]; c++)
+			;
+		if (c == vc->ncols) { /* a message (a VM's error): whole */
+			printf("%s\n", label);
+			continue;
+		}
+		printf("%-*.*s", vc->label_width, vc->label_width, label);
+		for (c = 0; c < vc->ncols; c++)
+			printf(" %*s", vc->cols[c].width, s->rows[i].cell[c]);
+		putchar('\n');
+	}
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* The name the VM row of VM has ("" if none): every row level shows it. */
+static const char *vm_row_name(const struct top_state *s, int32_t vm)
+{
+	const struct ks_top_row *rows;
+	size_t n = ks_top_rows(s->top, KS_TOP_VM, &rows), i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].vm == vm)
+			return rows[i].name;
+	return "";
+}
+
+static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char *level)
+{
+	size_t n, i;
+	struct ks_top_row *rows = top_sorted_copy(s, lv, &n);
+	double end = (double)(s->end_ns - ks_top_first_ts(s->top)) / 1e9;
+	char label[128], safe[256];
+
+	for (i = 0; i < n; i++) {
+		const struct ks_top_row *r = &rows[i];
+		bool reason = lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON;
+
+		const char *known = reason ? vm_row_name(s, r->vm) : r->name;
+
+		if (!top_vm_wanted(s, r->vm, known) || (reason && !top_name_wanted(s, r->name)))
+			continue;
+		printf("%ld,%.6f,%s,%d,", s->interval, end, level, r->vm);
+		top_vm_label(s, r->vm, known, label, sizeof(label));
+		ks_csv_field(stdout, label);
+		printf(",%d,", r->vcpu);
+		ks_csv_field(stdout, reason ? ks_term_escape(safe, sizeof(safe), r->name) : "");
+		printf(",%llu,%.3f,%.4f,%llu,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
+		       (unsigned long long)r->p99_ns, (unsigned long long)r->total);
+	}
+	free(rows);
+}
+
+void top_print_csv(struct top_state *s)
+{
+	const struct view_cols *vc = &top_view_cols[s->a->view];
+	size_t i;
+	int c;
+
+	if (s->a->view == VIEW_EXITS) {
+		if (s->interval == 1)
+			printf("interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,p99_ns,"
+			       "total\n");
+		csv_exit_rows(s, KS_TOP_VM, "vm");
+		csv_exit_rows(s, KS_TOP_VCPU, "vcpu");
+		csv_exit_rows(s, KS_TOP_REASON, "reason");
+		csv_exit_rows(s, KS_TOP_VCPU_REASON, "vcpu_reason");
+		fflush(stdout);
+		return;
+	}
+	/* the other views: their rows; depth 0 = VM, the label path joins */
+	if (s->interval == 1) {
+		printf("interval,vm,depth,name");
+		for (c = 0; c < vc->ncols; c++) {
+			char low[24];
+
+			printf(",%s", field_name(vc->cols[c].title, low, sizeof(low)));
+		}
+		putchar('\n');
+	}
+	top_build_rows(s);
+	for (i = 0; i < s->nrows; i++) {
+		printf("%ld,%d,%d,", s->interval, s->rows[i].vm, s->rows[i].depth);
+		ks_csv_field(stdout, s->rows[i].label);
+		for (c = 0; c < vc->ncols; c++)
+			printf(",%s", s->rows[i].cell[c]);
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+/* JSON: the CSV's rows as objects, one document per interval and line,
+ * with the host model's "threads" (the shape of every command's). */
+static void json_vm(struct ks_json *j, const struct top_state *s, int32_t vm)
+{
+	char name[64];
+
+	top_vm_name(s, vm, s->host ? ks_host_vm_name(s->host, vm) : NULL, name, sizeof(name));
+	ks_json_kv_i64(j, "vm", vm);
+	ks_json_key(j, "vm_name");
+	if (name[0])
+		ks_json_string(j, name);
+	else
+		ks_json_null(j);
+}
+
+static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_level lv,
+			   const char *level)
+{
+	size_t n, i;
+	struct ks_top_row *rows = top_sorted_copy(s, lv, &n);
+
+	for (i = 0; i < n; i++) {
+		const struct ks_top_row *r = &rows[i];
+		bool reason = lv == KS_TOP_REASON || lv == KS_TOP_VCPU_REASON;
+
+		if (!top_vm_wanted(s, r->vm, r->name) || (reason && !top_name_wanted(s, r->name)))
+			continue;
+		ks_json_begin_object(j);
+		ks_json_kv_string(j, "level", level);
+		json_vm(j, s, r->vm);
+		ks_json_kv_i64(j, "vcpu", r->vcpu);
+		ks_json_key(j, "reason");
+		if (reason)
+			ks_json_string(j, r->name);
+		else
+			ks_json_null(j);
+		ks_json_kv_u64(j, "exits", r->count);
+		ks_json_kv_double(j, "exits_per_s", r->rate);
+		ks_json_kv_double(j, "time_pct", r->time_pct);
+		ks_json_kv_u64(j, "time_ns", r->time_ns);
+		ks_json_kv_u64(j, "p99_ns", r->p99_ns);
+		ks_json_kv_u64(j, "total", r->total);
+		ks_json_end_object(j);
+	}
+	free(rows);
+}
+
+/* A cell of the other views: a number, true/false, or null when empty. */
+static void json_cell(struct ks_json *j, const char *key, const char *cell)
+{
+	char *end;
+	double v = strtod(cell, &end);
+
+	ks_json_key(j, key);
+	if (!strcmp(cell, "true") || !strcmp(cell, "false"))
+		ks_json_bool(j, cell[0] == 't');
+	else if (end != cell && !*end)
+		ks_json_double(j, v);
+	else
+		ks_json_null(j);
+}
+
+void top_print_json(struct top_state *s)
+{
+	const struct view_cols *vc = &top_view_cols[s->a->view];
+	struct ks_json j;
+	size_t i;
+	int c;
+
+	ks_json_init(&j, stdout, false);
+	ks_json_begin_object(&j);
+	ks_json_kv_i64(&j, "interval", s->interval);
+	ks_json_kv_string(&j, "view", top_view_names[s->a->view]);
+	ks_json_key(&j, "input");
+	if (s->live)
+		ks_json_null(&j);
+	else
+		ks_json_string(&j, ks_source_path(s->src));
+	if (s->top) {
+		ks_json_kv_u64(&j, "end_ns", s->end_ns - ks_top_first_ts(s->top));
+		ks_json_kv_u64(&j, "interval_ns", ks_top_interval_ns(s->top));
+		ks_json_kv_u64(&j, "events", ks_top_interval_records(s->top));
+		ks_json_kv_u64(&j, "lost", ks_top_interval_lost(s->top));
+		ks_json_kv_string(&j, "arch", ks_top_arch(s->top));
+		if (s->eng) {
+			ks_json_kv_string(&j, "engine", ks_engine_name(s->eng));
+			ks_json_kv_u64(&j, "overflow", s->delta.overflow_series +
+				       s->delta.overflow_threads + s->delta.overflow_procs);
+		}
+	} else {
+		ks_json_kv_double(&j, "interval_s", s->last_secs);
+	}
+	ks_json_key(&j, "rows");
+	ks_json_begin_array(&j);
+	if (s->a->view == VIEW_EXITS && s->top) {
+		json_exit_rows(&j, s, KS_TOP_VM, "vm");
+		json_exit_rows(&j, s, KS_TOP_VCPU, "vcpu");
+		json_exit_rows(&j, s, KS_TOP_REASON, "reason");
+		json_exit_rows(&j, s, KS_TOP_VCPU_REASON, "vcpu_reason");
+	} else if (s->a->view != VIEW_EXITS) {
+		top_build_rows(s);
+		for (i = 0; i < s->nrows; i++) {
+			ks_json_begin_object(&j);
+			json_vm(&j, s, s->rows[i].vm);
+			ks_json_kv_i64(&j, "depth", s->rows[i].depth);
+			ks_json_kv_string(&j, "name", s->rows[i].label);
+			for (c = 0; c < vc->ncols; c++) {
+				char low[24];
+
+				json_cell(&j, field_name(vc->cols[c].title, low, sizeof(low)),
+					  s->rows[i].cell[c]);
+			}
+			ks_json_end_object(&j);
+		}
+	}
+	ks_json_end_array(&j);
+	if (s->host) {
+		ks_host_json_threads(s->host, &j);
+	} else {
+		ks_json_key(&j, "threads");
+		ks_json_begin_array(&j);
+		ks_json_end_array(&j);
+	}
+	ks_json_end_object(&j);
+	ks_json_finish(&j);
+	fflush(stdout);
+}
