@@ -89,90 +89,136 @@ static void open_engine(struct top_state *s)
 		die("%s", err.msg);
 }
 
+/* -f and -g: the filters the screen's f and g keys change later. */
+static void set_filters(struct top_state *s)
+{
+	if (s->a->fields)
+		top_set_filter(s, s->a->fields);
+	if (s->status[0])
+		usage_error("top", "-f: %s", s->status);
+	if (s->a->guest)
+		snprintf(s->guest, sizeof(s->guest), "%s", s->a->guest);
+}
+
+/* A libvirt that --libvirt names but that cannot be reached is an
+ * error at once; later failures show as a row, and it reconnects. */
+static void check_libvirt(struct top_state *s)
+{
+	struct ks_error err;
+
+	if (!s->a->libvirt)
+		return;
+	top_kvmcol_setup(s);
+	if (ks_kvmcol_open_libvirt(s->col, &err) < 0)
+		die("%s", err.msg);
+}
+
+/* What the run reads: the input (-i), or live the tracefs instance
+ * (returned) or engine; nothing for a statistics view alone. */
+static struct ks_live *open_reading(struct top_state *s)
+{
+	const struct top_args *a = s->a;
+	struct ks_live *l = NULL;
+	struct ks_error err;
+
+	if (a->input) {
+		if (cli_source_open(&s->src, a->input, KS_OPEN_NO_SYMBOLS, &a->limits, &err) < 0)
+			die("%s", err.msg);
+		apply_time_window(s->src, a->input, &a->time);
+		s->tracing = true;
+		return NULL;
+	}
+	s->live = true;
+	/* the kvmstats view alone needs no tracing (nor root for tracefs) */
+	if (!STATS_VIEW(a->view) || a->nevents) {
+		if (a->nevents || a->than.set || a->npids > 1)
+			l = open_live(s);
+		else
+			open_engine(s);
+		s->tracing = true;
+	}
+	return l;
+}
+
+/* The models of a live engine's counts: one that observes nothing
+ * (names come from /proc: top_vm_name). */
+static void new_engine_models(struct top_state *s)
+{
+	struct ks_error err;
+
+	s->host = ks_host_new(NULL, NULL, &err);
+	if (!s->host)
+		die("%s", err.msg);
+	s->top = ks_top_new_engine(NULL, &err);
+	s->tp = s->top ? ks_tpcount_new(NULL, NULL, &err) : NULL;
+	if (!s->top || !s->tp)
+		die("%s", err.msg);
+}
+
+/* The models of records (a replay, or the tracefs instance), and
+ * --than's observer of slow exits. */
+static void new_record_models(struct top_state *s)
+{
+	const struct top_args *a = s->a;
+	struct ks_error err;
+
+	s->host = ks_host_new(NULL, s->src, &err);
+	if (!s->host)
+		die("%s", err.msg);
+	ks_host_set_limits(s->host, ks_source_limits(s->src));
+	s->top = ks_top_new(s->src, s->host, &err);
+	if (!s->top)
+		die("%s", err.msg);
+	s->tp = ks_tpcount_new(s->src, s->host, &err);
+	if (!s->tp)
+		die("%s", err.msg);
+	if (a->than.set) {
+		s->slow = (struct ks_slow_log){ .out = stdout, .than_ns = a->than.ns,
+						.than_text = a->than.text, .json = a->json };
+		if (ks_top_observe(s->top, top_slow_exit, s, a->than.ns + 1, &err) < 0)
+			die("%s", err.msg);
+	}
+}
+
+static void free_state(struct top_state *s, struct ks_live *l)
+{
+	ks_top_free(s->top);
+	ks_tpcount_free(s->tp);
+	ks_host_free(s->host);
+	if (s->src)
+		ks_source_close(s->src);
+	ks_live_destroy(l);
+	ks_kvmcol_free(s->col);
+	ks_engine_close(s->eng);
+	ks_engine_snapshot_free(&s->snap[0]);
+	ks_engine_snapshot_free(&s->snap[1]);
+	ks_engine_snapshot_free(&s->delta);
+	free(s->rows);
+	if (s->have_re)
+		regfree(&s->re);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct top_args a = { 0 };
 	struct top_state s = { .a = &a, .children = true, .live_what = "live" };
-	struct ks_live *l = NULL;
-	struct ks_error err;
+	struct ks_live *l;
 
 	top_parse_args(argc, argv, &a);
-	if (a.fields)
-		top_set_filter(&s, a.fields);
-	if (s.status[0])
-		usage_error("top", "-f: %s", s.status);
-	if (a.guest)
-		snprintf(s.guest, sizeof(s.guest), "%s", a.guest);
-	/* a libvirt that --libvirt names but that cannot be reached is an
-	 * error at once; later failures show as a row, and it reconnects */
-	if (a.libvirt) {
-		top_kvmcol_setup(&s);
-		if (ks_kvmcol_open_libvirt(s.col, &err) < 0)
-			die("%s", err.msg);
-	}
+	set_filters(&s);
+	check_libvirt(&s);
 	cli_live_catch_signals();
-	if (a.input) {
-		if (cli_source_open(&s.src, a.input, KS_OPEN_NO_SYMBOLS, &a.limits, &err) < 0)
-			die("%s", err.msg);
-		apply_time_window(s.src, a.input, &a.time);
-		s.tracing = true;
-	} else {
-		s.live = true;
-		/* the kvmstats view alone needs no tracing (nor root for tracefs) */
-		if (!STATS_VIEW(a.view) || a.nevents) {
-			if (a.nevents || a.than.set || a.npids > 1)
-				l = open_live(&s);
-			else
-				open_engine(&s);
-			s.tracing = true;
-		}
-	}
-	if (s.eng) {
-		/* a model that observes nothing: names come from /proc (vm_name) */
-		s.host = ks_host_new(NULL, NULL, &err);
-		if (!s.host)
-			die("%s", err.msg);
-		s.top = ks_top_new_engine(NULL, &err);
-		s.tp = s.top ? ks_tpcount_new(NULL, NULL, &err) : NULL;
-		if (!s.top || !s.tp)
-			die("%s", err.msg);
-	} else if (s.src) {
-		s.host = ks_host_new(NULL, s.src, &err);
-		if (!s.host)
-			die("%s", err.msg);
-		ks_host_set_limits(s.host, ks_source_limits(s.src));
-		s.top = ks_top_new(s.src, s.host, &err);
-		if (!s.top)
-			die("%s", err.msg);
-		s.tp = ks_tpcount_new(s.src, s.host, &err);
-		if (!s.tp)
-			die("%s", err.msg);
-		if (a.than.set) {
-			s.slow = (struct ks_slow_log){ .out = stdout, .than_ns = a.than.ns,
-						       .than_text = a.than.text, .json = a.json };
-			if (ks_top_observe(s.top, top_slow_exit, &s, a.than.ns + 1, &err) < 0)
-				die("%s", err.msg);
-		}
-	}
+	l = open_reading(&s);
+	if (s.eng)
+		new_engine_models(&s);
+	else if (s.src)
+		new_record_models(&s);
 	top_setup_screen(&s);
 	if (s.live)
 		top_live_loop(&s, l);
 	else
 		top_replay(&s);
 	top_screen_end();
-	ks_top_free(s.top);
-	ks_tpcount_free(s.tp);
-	ks_host_free(s.host);
-	if (s.src)
-		ks_source_close(s.src);
-	ks_live_destroy(l);
-	ks_kvmcol_free(s.col);
-	ks_engine_close(s.eng);
-	ks_engine_snapshot_free(&s.snap[0]);
-	ks_engine_snapshot_free(&s.snap[1]);
-	ks_engine_snapshot_free(&s.delta);
-	free(s.rows);
-	if (s.have_re)
-		regfree(&s.re);
+	free_state(&s, l);
 	return 0;
 }

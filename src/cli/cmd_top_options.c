@@ -48,6 +48,45 @@ static const char *take_libvirt(const char *arg, void *value)
 	return NULL;
 }
 
+/* What a replay (-i) takes and what live tracing or the statistics
+ * views take: an option of the other kind is a usage error. */
+static void check_sources(const struct opt *opts, const struct top_args *a)
+{
+	if (a->fast && !a->input)
+		usage_error("top", "--fast needs -i FILE");
+	if (!a->input && a->time.set)
+		usage_error("top", "--time is for a replay (-i FILE)");
+	cli_check_pids(a->pids, a->npids);
+	if (a->input && (a->nevents || a->npids))
+		usage_error("top", "-e and --pid are for live tracing, not with -i");
+	if (a->input && option_given(opts, "engine"))
+		usage_error("top", "--engine is for live tracing, not with -i");
+	if (a->engine != KS_ENGINE_AUTO && (a->nevents || a->than.set || a->npids > 1))
+		usage_error("top", "-e, --than and several --pid need every event, which only "
+			    "top's own tracefs reader gives: not with --engine");
+	if (a->input && (STATS_VIEW(a->view) || a->nqmp || a->libvirt || a->debugfs))
+		usage_error("top", "the kvmstats and halt views read running VMs, not a file (-i)");
+}
+
+/* -1 (kvm_stat's: one interval, batch text unless CSV or JSON), where
+ * --than's lines can go, and the view: the statistics options given
+ * alone mean the kvmstats view. */
+static void settle_output(const struct opt *opts, struct top_args *a)
+{
+	if (a->once) {
+		a->batch = !a->csv && !a->json;
+		a->iterations = 1;
+	}
+	if (a->than.set && a->csv)
+		usage_error("top", "--than lists exits between the tables or JSON, not with --csv");
+	if (a->than.set && STATS_VIEW(a->view))
+		usage_error("top", "--than needs traced exits, not the %s view", top_view_names[a->view]);
+	if ((a->nqmp || a->libvirt || a->debugfs) && !option_given(opts, "view") &&
+	    !option_given(opts, "tracepoints") && !option_given(opts, "halt"))
+		a->view = VIEW_KVMSTATS;
+}
+
+/* The option table; the rules between options after it. */
 void top_parse_args(int argc, char **argv, struct top_args *a)
 {
 	const struct opt opts[] = {
@@ -110,29 +149,6 @@ void top_parse_args(int argc, char **argv, struct top_args *a)
 	first = parse_options(&top_cmd, opts, argc, argv);
 	if (first < argc)
 		usage_error("top", "unexpected argument '%s'", argv[first]);
-	if (a->fast && !a->input)
-		usage_error("top", "--fast needs -i FILE");
-	if (!a->input && a->time.set)
-		usage_error("top", "--time is for a replay (-i FILE)");
-	cli_check_pids(a->pids, a->npids);
-	if (a->input && (a->nevents || a->npids))
-		usage_error("top", "-e and --pid are for live tracing, not with -i");
-	if (a->input && option_given(opts, "engine"))
-		usage_error("top", "--engine is for live tracing, not with -i");
-	if (a->engine != KS_ENGINE_AUTO && (a->nevents || a->than.set || a->npids > 1))
-		usage_error("top", "-e, --than and several --pid need every event, which only "
-			    "top's own tracefs reader gives: not with --engine");
-	if (a->input && (STATS_VIEW(a->view) || a->nqmp || a->libvirt || a->debugfs))
-		usage_error("top", "the kvmstats and halt views read running VMs, not a file (-i)");
-	if (a->once) {
-		a->batch = !a->csv && !a->json;
-		a->iterations = 1;
-	}
-	if (a->than.set && a->csv)
-		usage_error("top", "--than lists exits between the tables or JSON, not with --csv");
-	if (a->than.set && STATS_VIEW(a->view))
-		usage_error("top", "--than needs traced exits, not the %s view", top_view_names[a->view]);
-	if ((a->nqmp || a->libvirt || a->debugfs) && !option_given(opts, "view") &&
-	    !option_given(opts, "tracepoints") && !option_given(opts, "halt"))
-		a->view = VIEW_KVMSTATS;
+	check_sources(opts, a);
+	settle_output(opts, a);
 }
