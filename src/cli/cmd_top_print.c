@@ -13,6 +13,7 @@
 #include "kvmscope/host.h"
 #include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 #include "output/csv.h"
 #include "util/text.h"
@@ -263,17 +264,19 @@ static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_l
 	free(rows);
 }
 
-/* A cell of the other views: a number, true/false, or null when empty. */
+/* A cell of the other views: a number, true/false, or null when empty
+ * ("-": no figure yet).  A number's digits go through the checked
+ * parser; a sign is taken for a rate that would go down. */
 static void json_cell(struct ks_json *j, const char *key, const char *cell)
 {
-	char *end;
-	double v = strtod(cell, &end);
+	bool neg = cell[0] == '-';
+	double v;
 
 	ks_json_key(j, key);
 	if (!strcmp(cell, "true") || !strcmp(cell, "false"))
 		ks_json_bool(j, cell[0] == 't');
-	else if (end != cell && !*end)
-		ks_json_double(j, v);
+	else if (ks_parse_seconds(cell + neg, strlen(cell + neg), &v) == 0)
+		ks_json_double(j, neg ? -v : v);
 	else
 		ks_json_null(j);
 }
