@@ -93,7 +93,6 @@ struct top_state {
 	struct ks_tpcount *tp;
 	struct ks_host *host;      /* threads -> VM, vCPU: one model for the run */
 	struct ks_source *src;
-	struct ks_live *live_h;
 	/* live: the engine (engine.h) and its cumulative snapshots, the
 	 * last one read (snap[cur]) and the one before; NULL: records */
 	struct ks_engine *eng;
@@ -115,7 +114,6 @@ struct top_state {
 	struct drow *rows;
 	size_t nrows, cap;
 	struct ks_kvmcol *col;     /* the VMs of the statistics views */
-	char events_note[80];
 	/* --than: written as they come, or on the screen the last SLOW_KEPT */
 	struct ks_slow_log slow;
 	char slow_lines[SLOW_KEPT][200];

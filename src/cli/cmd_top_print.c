@@ -281,36 +281,63 @@ static void json_cell(struct ks_json *j, const char *key, const char *cell)
 		ks_json_null(j);
 }
 
-void top_print_json(struct top_state *s)
+/* The document's facts about the interval: its number, view, input,
+ * and the trace's times and counts (or the statistics' interval). */
+static void json_interval(struct ks_json *j, const struct top_state *s)
+{
+	ks_json_kv_i64(j, "interval", s->interval);
+	ks_json_kv_string(j, "view", top_view_names[s->a->view]);
+	ks_json_key(j, "input");
+	if (s->live)
+		ks_json_null(j);
+	else
+		ks_json_string(j, ks_source_path(s->src));
+	if (!s->top) {
+		ks_json_kv_double(j, "interval_s", s->last_secs);
+		return;
+	}
+	ks_json_kv_u64(j, "end_ns", s->end_ns - ks_top_first_ts(s->top));
+	ks_json_kv_u64(j, "interval_ns", ks_top_interval_ns(s->top));
+	ks_json_kv_u64(j, "events", ks_top_interval_records(s->top));
+	ks_json_kv_u64(j, "lost", ks_top_interval_lost(s->top));
+	ks_json_kv_string(j, "arch", ks_top_arch(s->top));
+	if (s->eng) {
+		ks_json_kv_string(j, "engine", ks_engine_name(s->eng));
+		ks_json_kv_u64(j, "overflow", s->delta.overflow_series +
+			       s->delta.overflow_threads + s->delta.overflow_procs);
+	}
+}
+
+/* The rows of a view other than the exits: as the CSV's. */
+static void json_view_rows(struct ks_json *j, struct top_state *s)
 {
 	const struct view_cols *vc = &top_view_cols[s->a->view];
-	struct ks_json j;
 	size_t i;
 	int c;
 
+	top_build_rows(s);
+	for (i = 0; i < s->nrows; i++) {
+		ks_json_begin_object(j);
+		json_vm(j, s, s->rows[i].vm);
+		ks_json_kv_i64(j, "depth", s->rows[i].depth);
+		ks_json_kv_string(j, "name", s->rows[i].label);
+		for (c = 0; c < vc->ncols; c++) {
+			char low[24];
+
+			json_cell(j, field_name(vc->cols[c].title, low, sizeof(low)),
+				  s->rows[i].cell[c]);
+		}
+		ks_json_end_object(j);
+	}
+}
+
+void top_print_json(struct top_state *s)
+{
+	struct ks_json j;
+
 	ks_json_init(&j, stdout, false);
 	ks_json_begin_object(&j);
-	ks_json_kv_i64(&j, "interval", s->interval);
-	ks_json_kv_string(&j, "view", top_view_names[s->a->view]);
-	ks_json_key(&j, "input");
-	if (s->live)
-		ks_json_null(&j);
-	else
-		ks_json_string(&j, ks_source_path(s->src));
-	if (s->top) {
-		ks_json_kv_u64(&j, "end_ns", s->end_ns - ks_top_first_ts(s->top));
-		ks_json_kv_u64(&j, "interval_ns", ks_top_interval_ns(s->top));
-		ks_json_kv_u64(&j, "events", ks_top_interval_records(s->top));
-		ks_json_kv_u64(&j, "lost", ks_top_interval_lost(s->top));
-		ks_json_kv_string(&j, "arch", ks_top_arch(s->top));
-		if (s->eng) {
-			ks_json_kv_string(&j, "engine", ks_engine_name(s->eng));
-			ks_json_kv_u64(&j, "overflow", s->delta.overflow_series +
-				       s->delta.overflow_threads + s->delta.overflow_procs);
-		}
-	} else {
-		ks_json_kv_double(&j, "interval_s", s->last_secs);
-	}
+	json_interval(&j, s);
 	ks_json_key(&j, "rows");
 	ks_json_begin_array(&j);
 	if (s->a->view == VIEW_EXITS && s->top) {
@@ -319,20 +346,7 @@ void top_print_json(struct top_state *s)
 		json_exit_rows(&j, s, KS_TOP_REASON, "reason");
 		json_exit_rows(&j, s, KS_TOP_VCPU_REASON, "vcpu_reason");
 	} else if (s->a->view != VIEW_EXITS) {
-		top_build_rows(s);
-		for (i = 0; i < s->nrows; i++) {
-			ks_json_begin_object(&j);
-			json_vm(&j, s, s->rows[i].vm);
-			ks_json_kv_i64(&j, "depth", s->rows[i].depth);
-			ks_json_kv_string(&j, "name", s->rows[i].label);
-			for (c = 0; c < vc->ncols; c++) {
-				char low[24];
-
-				json_cell(&j, field_name(vc->cols[c].title, low, sizeof(low)),
-					  s->rows[i].cell[c]);
-			}
-			ks_json_end_object(&j);
-		}
+		json_view_rows(&j, s);
 	}
 	ks_json_end_array(&j);
 	if (s->host) {

@@ -143,22 +143,21 @@ static const char *const help_lines[] = {
 	"press any key to go back",
 };
 
-void top_draw_screen(struct top_state *s)
+static void draw_help(void)
 {
-	const struct view_cols *vc = &top_view_cols[s->a->view];
-	bool show[MAX_COLS];
-	char t[512], hdr[MAX_COLS][24], foot[256];
-	int lw = fit_columns(vc, COLS, show), body, y, c;
 	size_t i;
 
-	erase();
-	if (s->help) {
-		for (i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && (int)i < LINES; i++)
-			put_clipped((int)i, 0, help_lines[i]);
-		refresh();
-		return;
-	}
-	top_build_rows(s);
+	for (i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && (int)i < LINES; i++)
+		put_clipped((int)i, 0, help_lines[i]);
+}
+
+/* The title line (reversed) and the column heads (bold). */
+static void draw_heads(const struct top_state *s, const struct view_cols *vc,
+		       const bool show[MAX_COLS], int lw)
+{
+	char t[512], hdr[MAX_COLS][24];
+	int c;
+
 	screen_title(s, t, sizeof(t));
 	if (s->paused)
 		strncat(t, " [paused]", sizeof(t) - strlen(t) - 1);
@@ -171,21 +170,36 @@ void top_draw_screen(struct top_state *s)
 	attron(A_BOLD);
 	draw_line(1, vc, show, lw, vc->label_title, hdr);
 	attroff(A_BOLD);
-	body = LINES - 3;
-	/* --than: the last slow exits above the footer */
-	if (s->nslow) {
-		int k, n = (int)s->nslow;
+}
 
-		if (n > LINES / 3)
-			n = LINES / 3;
-		body -= n + 1;
-		snprintf(t, sizeof(t), "Exits slower than %s, the latest last:", s->a->than.text);
-		attron(A_BOLD);
-		put_clipped(LINES - 2 - n, 0, t);
-		attroff(A_BOLD);
-		for (k = 0; k < n; k++)
-			put_clipped(LINES - 1 - n + k, 0, s->slow_lines[s->nslow - (unsigned)n + (unsigned)k]);
-	}
+/* --than: the last slow exits above the footer (at most a third of the
+ * screen); the lines they take from the table's body. */
+static int draw_slow_exits(const struct top_state *s)
+{
+	char t[512];
+	int k, n = (int)s->nslow;
+
+	if (!s->nslow)
+		return 0;
+	if (n > LINES / 3)
+		n = LINES / 3;
+	snprintf(t, sizeof(t), "Exits slower than %s, the latest last:", s->a->than.text);
+	attron(A_BOLD);
+	put_clipped(LINES - 2 - n, 0, t);
+	attroff(A_BOLD);
+	for (k = 0; k < n; k++)
+		put_clipped(LINES - 1 - n + k, 0, s->slow_lines[s->nslow - (unsigned)n + (unsigned)k]);
+	return n + 1;
+}
+
+/* The rows from s->scroll (kept in range) in BODY lines from line 2;
+ * the VM rows bold. */
+static void draw_rows(struct top_state *s, const struct view_cols *vc, const bool show[MAX_COLS],
+		      int lw, int body)
+{
+	size_t i;
+	int y;
+
 	if (s->scroll > (int)s->nrows - body)
 		s->scroll = (int)s->nrows - body;
 	if (s->scroll < 0)
@@ -202,6 +216,13 @@ void top_draw_screen(struct top_state *s)
 		if (!s->rows[i].depth)
 			attroff(A_BOLD);
 	}
+}
+
+/* The bottom line (reversed): the status, else the view and filters. */
+static void draw_footer(const struct top_state *s, int body)
+{
+	char foot[256];
+
 	if (s->status[0])
 		snprintf(foot, sizeof(foot), "%s", s->status);
 	else
@@ -214,6 +235,26 @@ void top_draw_screen(struct top_state *s)
 	mvhline(LINES - 1, 0, ' ', COLS);
 	put_clipped(LINES - 1, 0, foot);
 	attroff(A_REVERSE);
+}
+
+/* The whole screen, or the help page. */
+void top_draw_screen(struct top_state *s)
+{
+	const struct view_cols *vc = &top_view_cols[s->a->view];
+	bool show[MAX_COLS];
+	int lw = fit_columns(vc, COLS, show), body;
+
+	erase();
+	if (s->help) {
+		draw_help();
+		refresh();
+		return;
+	}
+	top_build_rows(s);
+	draw_heads(s, vc, show, lw);
+	body = LINES - 3 - draw_slow_exits(s);
+	draw_rows(s, vc, show, lw, body);
+	draw_footer(s, body);
 	refresh();
 }
 
