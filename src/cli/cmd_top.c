@@ -16,15 +16,17 @@
  * On a terminal the screen is ncurses (alternate screen, redrawn on
  * resize; a line never wraps: columns are dropped by priority as the
  * width narrows); --batch prints plain text per interval, --csv CSV.
- * Every view is first built as a list of display rows (struct drow) that
- * the screen, the text and the CSV printers share.
+ * Every view is first built as a list of display rows (struct
+ * ks_top_line, top_report.h) that the screen, the text, the CSV and the
+ * JSON printers share.
  *
  * This file opens what the run reads (the input, the live tracefs
  * instance or engine, the models) and runs the loop; the jobs are in
  * cmd_top_options.c (the command line), cmd_top_rows.c (the rows of each
- * view), cmd_top_print.c (batch text, CSV, JSON), cmd_top_screen.c and
- * cmd_top_keys.c (the ncurses screen and its keys) and cmd_top_loop.c
- * (the intervals), which share cmd_top_impl.h.
+ * view), cmd_top_print.c (batch text, CSV, JSON, laid out by
+ * output/top_report.c), cmd_top_screen.c and cmd_top_keys.c (the ncurses
+ * screen and its keys) and cmd_top_loop.c (the intervals), which share
+ * cmd_top_impl.h.
  */
 #include <stdio.h>
 #include <stdlib.h>

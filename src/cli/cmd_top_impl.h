@@ -20,13 +20,13 @@
 #include "kvmscope/limits.h"
 #include "kvmscope/slow_log.h"
 #include "kvmscope/top.h"
+#include "kvmscope/top_report.h"
 #include "options.h"
 
 #define MAX_EVENTS 64
 #define MAX_PIDS 256
 #define MAX_QMP 64
 #define SLOW_KEPT 16 /* --than lines kept for the screen */
-#define MAX_COLS 5
 
 enum view { VIEW_EXITS, VIEW_TRACEPOINTS, VIEW_KVMSTATS, VIEW_HALT, NR_VIEWS };
 /* the views' names (--view), NULL-terminated */
@@ -56,29 +56,8 @@ struct top_args {
 	int engine;                /* --engine: enum ks_engine_kind */
 };
 
-/* One line of a view: a label (indented by depth) and its cells. */
-struct drow {
-	int depth;
-	int32_t vm;
-	char label[96];
-	char cell[MAX_COLS][24];
-};
-
-struct col {
-	const char *title;
-	int width;     /* cell width (right-aligned) in batch text */
-	int prio;      /* lower = kept longer as the screen narrows */
-	int swidth;    /* on the screen, narrower */
-};
-
-struct view_cols {
-	const char *label_title;
-	int label_width;   /* batch text */
-	int ncols;
-	struct col cols[MAX_COLS];
-};
 /* Each view's columns (cmd_top_rows.c). */
-extern const struct view_cols top_view_cols[NR_VIEWS];
+extern const struct ks_top_cols top_view_cols[NR_VIEWS];
 
 struct ks_host;
 struct ks_kvmcol;
@@ -111,7 +90,7 @@ struct top_state {
 	char status[160];
 	int scroll;
 	bool help;
-	struct drow *rows;
+	struct ks_top_line *rows;
 	size_t nrows, cap;
 	struct ks_kvmcol *col;     /* the VMs of the statistics views */
 	/* --than: written as they come, or on the screen the last SLOW_KEPT */

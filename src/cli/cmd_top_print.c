@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * cmd_top_print.c - kvmscope top without a screen: each interval as plain text
- * (--batch: a title, the column heads, the rows), as CSV lines (--csv) or
- * as one JSON document per line (--json), and the exits slower than
- * --than, written as they end or kept for the screen's bottom lines.
+ * cmd_top_print.c - kvmscope top without a screen: each interval as plain
+ * text (--batch: a title, the column heads, the rows), as CSV lines
+ * (--csv) or as one JSON document per line (--json), and the exits slower
+ * than --than, written as they end or kept for the screen's bottom lines.
+ * Here the titles, and which rows with which names (the filters); their
+ * layout is output/top_report.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +15,8 @@
 #include "kvmscope/host.h"
 #include "kvmscope/host_json.h"
 #include "kvmscope/json.h"
-#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
-#include "output/csv.h"
+#include "kvmscope/top_report.h"
 #include "util/text.h"
 
 /* An exit slower than --than (ks_top_observe): printed (batch, JSON
@@ -91,53 +92,19 @@ static void title(const struct top_state *s, char *buf, size_t len)
 		 s->a->view == VIEW_EXITS ? top_sort_columns[s->a->sort] : "vm, count");
 }
 
-/* A column's title as a CSV / JSON field name: lower case, '/' as '_'
- * ("EXITS/s" -> "exits_s"), into BUF. */
-static const char *field_name(const char *title, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", title);
-	for (size_t k = 0; buf[k]; k++)
-		buf[k] = buf[k] == '/' ? '_' : (char)(buf[k] | 0x20);
-	return buf;
-}
-
 /* batch text and CSV */
 
 void top_print_text(struct top_state *s)
 {
-	const struct view_cols *vc = &top_view_cols[s->a->view];
 	char t[512];
-	size_t i;
-	int c;
 
 	top_build_rows(s);
 	title(s, t, sizeof(t));
 	if (s->slow_printed)
 		putchar('\n');
 	s->slow_printed = false;
-	printf("%s\n", t);
-	printf("%-*s", vc->label_width, vc->label_title);
-	for (c = 0; c < vc->ncols; c++)
-		printf(" %*s", vc->cols[c].width, vc->cols[c].title);
-	putchar('\n');
-	if (!s->nrows)
-		printf("%s\n", top_empty_text(s));
-	for (i = 0; i < s->nrows; i++) {
-		char label[128];
-
-		snprintf(label, sizeof(label), "%*s%s", s->rows[i].depth * 2, "", s->rows[i].label);
-		for (c = 0; c < vc->ncols && !s->rows[i].cell[c][0]; c++)
-			;
-		if (c == vc->ncols) { /* a message (a VM's error): whole */
-			printf("%s\n", label);
-			continue;
-		}
-		printf("%-*.*s", vc->label_width, vc->label_width, label);
-		for (c = 0; c < vc->ncols; c++)
-			printf(" %*s", vc->cols[c].width, s->rows[i].cell[c]);
-		putchar('\n');
-	}
-	putchar('\n');
+	ks_top_report_text(stdout, t, &top_view_cols[s->a->view], s->rows, s->nrows,
+			   top_empty_text(s));
 	fflush(stdout);
 }
 
@@ -168,27 +135,20 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 
 		if (!top_vm_wanted(s, r->vm, known) || (reason && !top_name_wanted(s, r->name)))
 			continue;
-		printf("%ld,%.6f,%s,%d,", s->interval, end, level, r->vm);
 		top_vm_label(s, r->vm, known, label, sizeof(label));
-		ks_csv_field(stdout, label);
-		printf(",%d,", r->vcpu);
-		ks_csv_field(stdout, reason ? ks_term_escape(safe, sizeof(safe), r->name) : "");
-		printf(",%llu,%.3f,%.4f,%llu,%llu\n", (unsigned long long)r->count, r->rate, r->time_pct,
-		       (unsigned long long)r->p99_ns, (unsigned long long)r->total);
+		ks_top_report_csv_exit(stdout, s->interval, end, level, r, label,
+				       reason ? ks_term_escape(safe, sizeof(safe), r->name) : "");
 	}
 	free(rows);
 }
 
 void top_print_csv(struct top_state *s)
 {
-	const struct view_cols *vc = &top_view_cols[s->a->view];
-	size_t i;
-	int c;
+	const struct ks_top_cols *vc = &top_view_cols[s->a->view];
 
 	if (s->a->view == VIEW_EXITS) {
 		if (s->interval == 1)
-			printf("interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,p99_ns,"
-			       "total\n");
+			ks_top_report_csv_exit_head(stdout);
 		csv_exit_rows(s, KS_TOP_VM, "vm");
 		csv_exit_rows(s, KS_TOP_VCPU, "vcpu");
 		csv_exit_rows(s, KS_TOP_REASON, "reason");
@@ -196,40 +156,22 @@ void top_print_csv(struct top_state *s)
 		fflush(stdout);
 		return;
 	}
-	/* the other views: their rows; depth 0 = VM, the label path joins */
-	if (s->interval == 1) {
-		printf("interval,vm,depth,name");
-		for (c = 0; c < vc->ncols; c++) {
-			char low[24];
-
-			printf(",%s", field_name(vc->cols[c].title, low, sizeof(low)));
-		}
-		putchar('\n');
-	}
+	/* the other views: their rows */
+	if (s->interval == 1)
+		ks_top_report_csv_head(stdout, vc);
 	top_build_rows(s);
-	for (i = 0; i < s->nrows; i++) {
-		printf("%ld,%d,%d,", s->interval, s->rows[i].vm, s->rows[i].depth);
-		ks_csv_field(stdout, s->rows[i].label);
-		for (c = 0; c < vc->ncols; c++)
-			printf(",%s", s->rows[i].cell[c]);
-		putchar('\n');
-	}
+	ks_top_report_csv_lines(stdout, s->interval, vc, s->rows, s->nrows);
 	fflush(stdout);
 }
 
 /* JSON: the CSV's rows as objects, one document per interval and line,
  * with the host model's "threads" (the shape of every command's). */
-static void json_vm(struct ks_json *j, const struct top_state *s, int32_t vm)
-{
-	char name[64];
 
-	top_vm_name(s, vm, s->host ? ks_host_vm_name(s->host, vm) : NULL, name, sizeof(name));
-	ks_json_kv_i64(j, "vm", vm);
-	ks_json_key(j, "vm_name");
-	if (name[0])
-		ks_json_string(j, name);
-	else
-		ks_json_null(j);
+/* VM's name for JSON ("" when unknown). */
+static const char *json_vm_name(const struct top_state *s, int32_t vm, char *name, size_t len)
+{
+	top_vm_name(s, vm, s->host ? ks_host_vm_name(s->host, vm) : NULL, name, len);
+	return name;
 }
 
 static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_level lv,
@@ -237,6 +179,7 @@ static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_l
 {
 	size_t n, i;
 	struct ks_top_row *rows = top_sorted_copy(s, lv, &n);
+	char name[64];
 
 	for (i = 0; i < n; i++) {
 		const struct ks_top_row *r = &rows[i];
@@ -244,41 +187,10 @@ static void json_exit_rows(struct ks_json *j, struct top_state *s, enum ks_top_l
 
 		if (!top_vm_wanted(s, r->vm, r->name) || (reason && !top_name_wanted(s, r->name)))
 			continue;
-		ks_json_begin_object(j);
-		ks_json_kv_string(j, "level", level);
-		json_vm(j, s, r->vm);
-		ks_json_kv_i64(j, "vcpu", r->vcpu);
-		ks_json_key(j, "reason");
-		if (reason)
-			ks_json_string(j, r->name);
-		else
-			ks_json_null(j);
-		ks_json_kv_u64(j, "exits", r->count);
-		ks_json_kv_double(j, "exits_per_s", r->rate);
-		ks_json_kv_double(j, "time_pct", r->time_pct);
-		ks_json_kv_u64(j, "time_ns", r->time_ns);
-		ks_json_kv_u64(j, "p99_ns", r->p99_ns);
-		ks_json_kv_u64(j, "total", r->total);
-		ks_json_end_object(j);
+		ks_top_report_json_exit(j, level, r, json_vm_name(s, r->vm, name, sizeof(name)),
+					reason);
 	}
 	free(rows);
-}
-
-/* A cell of the other views: a number, true/false, or null when empty
- * ("-": no figure yet).  A number's digits go through the checked
- * parser; a sign is taken for a rate that would go down. */
-static void json_cell(struct ks_json *j, const char *key, const char *cell)
-{
-	bool neg = cell[0] == '-';
-	double v;
-
-	ks_json_key(j, key);
-	if (!strcmp(cell, "true") || !strcmp(cell, "false"))
-		ks_json_bool(j, cell[0] == 't');
-	else if (ks_parse_seconds(cell + neg, strlen(cell + neg), &v) == 0)
-		ks_json_double(j, neg ? -v : v);
-	else
-		ks_json_null(j);
 }
 
 /* The document's facts about the interval: its number, view, input,
@@ -311,24 +223,13 @@ static void json_interval(struct ks_json *j, const struct top_state *s)
 /* The rows of a view other than the exits: as the CSV's. */
 static void json_view_rows(struct ks_json *j, struct top_state *s)
 {
-	const struct view_cols *vc = &top_view_cols[s->a->view];
+	char name[64];
 	size_t i;
-	int c;
 
 	top_build_rows(s);
-	for (i = 0; i < s->nrows; i++) {
-		ks_json_begin_object(j);
-		json_vm(j, s, s->rows[i].vm);
-		ks_json_kv_i64(j, "depth", s->rows[i].depth);
-		ks_json_kv_string(j, "name", s->rows[i].label);
-		for (c = 0; c < vc->ncols; c++) {
-			char low[24];
-
-			json_cell(j, field_name(vc->cols[c].title, low, sizeof(low)),
-				  s->rows[i].cell[c]);
-		}
-		ks_json_end_object(j);
-	}
+	for (i = 0; i < s->nrows; i++)
+		ks_top_report_json_line(j, &top_view_cols[s->a->view], &s->rows[i],
+					json_vm_name(s, s->rows[i].vm, name, sizeof(name)));
 }
 
 void top_print_json(struct top_state *s)

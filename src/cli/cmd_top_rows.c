@@ -2,7 +2,7 @@
 /*
  * cmd_top_rows.c - the row model of kvmscope top: the views and their
  * columns, the VM filters (g, p, f) and names, and each view built as a list of
- * display rows (struct drow: a label indented by depth, and its cells
+ * display rows (struct ks_top_line: a label indented by depth, and its cells
  * already formatted) that the screen, the text, the CSV and the JSON
  * printers share.  Sorting is the exit rows' (top.h) and the tracepoint
  * counts' (VM, then count).
@@ -24,7 +24,7 @@
 const char *const top_view_names[] = { "exits", "tracepoints", "kvmstats", "halt", NULL };
 const char *const top_sort_columns[] = { "exits", "time", "p99", "name", NULL };
 
-const struct view_cols top_view_cols[NR_VIEWS] = {
+const struct ks_top_cols top_view_cols[NR_VIEWS] = {
 	/* TOTAL (since the start or r) is kept the longest after EXITS: it is
 	 * kvm_stat's first column and the one figure not of the interval
 	 * (EXITS/s is EXITS over the interval's length in the title) */
@@ -123,13 +123,13 @@ void top_set_filter(struct top_state *s, const char *re)
 /* ------------------------------------------------------------------ */
 /* building the rows of a view */
 
-static struct drow *add_row(struct top_state *s, int depth, int32_t vm, const char *label)
+static struct ks_top_line *add_row(struct top_state *s, int depth, int32_t vm, const char *label)
 {
-	struct drow *r;
+	struct ks_top_line *r;
 
 	if (s->nrows == s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 256;
-		struct drow *n = realloc(s->rows, ncap * sizeof(*n));
+		struct ks_top_line *n = realloc(s->rows, ncap * sizeof(*n));
 
 		if (!n)
 			die("out of memory");
@@ -146,7 +146,7 @@ static struct drow *add_row(struct top_state *s, int depth, int32_t vm, const ch
 	return r;
 }
 
-static void exit_cells(struct drow *d, const struct ks_top_row *r)
+static void exit_cells(struct ks_top_line *d, const struct ks_top_row *r)
 {
 	snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)r->count);
 	snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f", r->rate);
@@ -241,7 +241,7 @@ static int tp_cmp(const void *a, const void *b)
 	return strcmp(x->r->name, y->r->name);
 }
 
-static void tp_cells(struct drow *d, uint64_t count, uint64_t total, double secs)
+static void tp_cells(struct ks_top_line *d, uint64_t count, uint64_t total, double secs)
 {
 	snprintf(d->cell[0], sizeof(d->cell[0]), "%llu", (unsigned long long)count);
 	snprintf(d->cell[1], sizeof(d->cell[1]), "%.1f", secs > 0 ? (double)count / secs : 0.0);
@@ -269,7 +269,7 @@ static void build_tracepoints(struct top_state *s)
 	qsort(v, n, sizeof(*v), tp_cmp);
 	for (i = 0; i < n; i = j) {
 		uint64_t count = 0, total = 0;
-		struct drow *vmrow;
+		struct ks_top_line *vmrow;
 
 		for (j = i; j < n && v[j].r->vm == v[i].r->vm; j++)
 			if (!v[j].r->child && top_name_wanted(s, v[j].r->name)) {
@@ -301,10 +301,10 @@ static void build_tracepoints(struct top_state *s)
 
 /* The VM row of a statistics view, its error row below when it failed;
  * NULL when the filters hide it or it failed. */
-static struct drow *stats_vm_row(struct top_state *s, const struct ks_kvmcol_vm *vm)
+static struct ks_top_line *stats_vm_row(struct top_state *s, const struct ks_kvmcol_vm *vm)
 {
 	char label[96];
-	struct drow *d;
+	struct ks_top_line *d;
 
 	if (vm->duplicate || !top_vm_wanted(s, vm->pid, vm->name[0] ? vm->name : NULL))
 		return NULL;
@@ -353,7 +353,7 @@ static void build_kvmstats(struct top_state *s)
 
 	for (i = 0; i < nvms; i++) {
 		struct ks_kstat_row *rows;
-		struct drow *d = stats_vm_row(s, &vms[i]);
+		struct ks_top_line *d = stats_vm_row(s, &vms[i]);
 
 		if (!d)
 			continue;
@@ -379,7 +379,7 @@ static void build_kvmstats(struct top_state *s)
 }
 
 /* halt: the interval's rates and the halts since the base (r). */
-static void halt_cells(struct drow *d, const struct ks_khalt *now, const struct ks_khalt *prev,
+static void halt_cells(struct ks_top_line *d, const struct ks_khalt *now, const struct ks_khalt *prev,
 		       const struct ks_khalt *base, double secs)
 {
 	struct ks_khalt_rates r, t;
@@ -405,7 +405,7 @@ static void build_halt(struct top_state *s)
 		struct ks_khalt *now = NULL, *prev = NULL, *base = NULL;
 		size_t nn = 0, np = 0, nb = 0;
 		double secs = vm->t_now - vm->t_prev;
-		struct drow *d = stats_vm_row(s, vm);
+		struct ks_top_line *d = stats_vm_row(s, vm);
 
 		if (!d)
 			continue;

@@ -4,8 +4,8 @@
  * heads, the rows of the view (scrolled), the latest --than exits and a
  * footer (or the status line), redrawn whole each interval and after a
  * key.  A line never wraps: the columns are dropped by priority as the
- * width narrows (struct col's prio), the rest is clipped.  The help page
- * and the prompt of the keys that take a value are here too.
+ * width narrows (struct ks_top_col's prio), the rest is clipped.  The
+ * help page and the prompt of the keys that take a value are here too.
  */
 #include <curses.h>
 #include <stdio.h>
@@ -83,13 +83,13 @@ static void screen_title(const struct top_state *s, char *buf, size_t len)
 }
 
 /* Which columns fit in WIDTH next to a label of at least MIN_LABEL. */
-static int fit_columns(const struct view_cols *vc, int width, bool show[MAX_COLS])
+static int fit_columns(const struct ks_top_cols *vc, int width, bool show[KS_TOP_MAX_COLS])
 {
 	int used = 16, c, p;
 
 	for (c = 0; c < vc->ncols; c++)
 		show[c] = false;
-	for (p = 0; p < MAX_COLS; p++)
+	for (p = 0; p < KS_TOP_MAX_COLS; p++)
 		for (c = 0; c < vc->ncols; c++)
 			if (vc->cols[c].prio == p && used + vc->cols[c].swidth + 1 <= width) {
 				show[c] = true;
@@ -109,7 +109,7 @@ static void put_clipped(int y, int x, const char *str)
 	mvaddnstr(y, x, str, room);
 }
 
-static void draw_line(int y, const struct view_cols *vc, const bool show[MAX_COLS], int lw,
+static void draw_line(int y, const struct ks_top_cols *vc, const bool show[KS_TOP_MAX_COLS], int lw,
 		      const char *label, char cells[][24])
 {
 	char buf[512];
@@ -152,10 +152,10 @@ static void draw_help(void)
 }
 
 /* The title line (reversed) and the column heads (bold). */
-static void draw_heads(const struct top_state *s, const struct view_cols *vc,
-		       const bool show[MAX_COLS], int lw)
+static void draw_heads(const struct top_state *s, const struct ks_top_cols *vc,
+		       const bool show[KS_TOP_MAX_COLS], int lw)
 {
-	char t[512], hdr[MAX_COLS][24];
+	char t[512], hdr[KS_TOP_MAX_COLS][24];
 	int c;
 
 	screen_title(s, t, sizeof(t));
@@ -194,7 +194,7 @@ static int draw_slow_exits(const struct top_state *s)
 
 /* The rows from s->scroll (kept in range) in BODY lines from line 2;
  * the VM rows bold. */
-static void draw_rows(struct top_state *s, const struct view_cols *vc, const bool show[MAX_COLS],
+static void draw_rows(struct top_state *s, const struct ks_top_cols *vc, const bool show[KS_TOP_MAX_COLS],
 		      int lw, int body)
 {
 	size_t i;
@@ -240,8 +240,8 @@ static void draw_footer(const struct top_state *s, int body)
 /* The whole screen, or the help page. */
 void top_draw_screen(struct top_state *s)
 {
-	const struct view_cols *vc = &top_view_cols[s->a->view];
-	bool show[MAX_COLS];
+	const struct ks_top_cols *vc = &top_view_cols[s->a->view];
+	bool show[KS_TOP_MAX_COLS];
 	int lw = fit_columns(vc, COLS, show), body;
 
 	erase();
