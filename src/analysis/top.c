@@ -436,27 +436,29 @@ static void set_time(struct ks_top *t, struct ks_top_row *o)
 				       ((double)t->interval_ns * o->nr_vcpus) : 0;
 }
 
-/* The rows of level LV: the interval's (added to their totals), then the
- * rows without exits in it whose total is not zero, then those whose only
- * exit spans the interval. */
-static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error *err)
+/* A row's vCPUs: one at the vCPU levels, else its VM's. */
+static uint32_t row_vcpus(const struct ks_top *t, enum ks_top_level lv, int32_t vm)
 {
-	double secs = (double)t->interval_ns / 1e9;
-	struct totals *tt = &t->totals[lv];
-	struct ks_stat_row **rows;
+	return lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 : vm_vcpus(t, vm);
+}
+
+/* The exits of level LV open at the boundary being closed, into
+ * t->open[LV] (their time before it). */
+static int note_open_spans(struct ks_top *t, enum ks_top_level lv, struct ks_error *err)
+{
 	struct open_ctx oc = { .t = t, .lv = lv };
-	size_t n = ks_stat_rows(t->cur, (int)lv, &rows), m = n, i, j, pos;
-	int k;
-	const uint64_t *id;
-	struct span *sp;
-	uint64_t key[4];
-	struct ks_hmap swap;
 
 	ks_hmap_free(&t->open[lv]);
 	ks_hmap_init_wide(&t->open[lv], 4, sizeof(struct span));
 	ks_stat_open(t->cur, (int)lv, note_open, &oc);
-	if (oc.failed)
-		return ks_error_code(err, KS_E_NOMEM, "out of memory");
+	return oc.failed ? ks_error_code(err, KS_E_NOMEM, "out of memory") : 0;
+}
+
+/* The interval's N ROWS added to their totals (and marked seen). */
+static int add_totals(struct ks_top *t, struct totals *tt, struct ks_stat_row **rows, size_t n,
+		      struct ks_error *err)
+{
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		struct total_entry *e = total_of(tt, rows[i]);
@@ -466,27 +468,42 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 		e->total += rows[i]->count;
 		e->seen = t->nintervals;
 	}
+	return 0;
+}
+
+/* At most how many rows level LV lists besides the interval's N: the
+ * totals without exits in it, and the spans not listed otherwise. */
+static size_t rows_bound(struct ks_top *t, enum ks_top_level lv, size_t n)
+{
+	const struct totals *tt = &t->totals[lv];
+	const uint64_t *id;
+	size_t m = n, j, pos = 0;
+
 	for (j = 0; j < tt->n; j++)
 		if (tt->v[j].seen != t->nintervals && tt->v[j].total)
 			m++;
-	pos = 0;
-	while ((sp = ks_hmap_next_wide(&t->open[lv], &pos, &id)))
-		m++; /* at most: those not listed otherwise */
-	pos = 0;
-	while ((sp = ks_hmap_next_wide(&t->replaced[lv], &pos, &id)))
+	while (ks_hmap_next_wide(&t->open[lv], &pos, &id))
 		m++;
-	free(t->rows[lv]);
-	t->nrows[lv] = 0;
-	t->rows[lv] = calloc(m + 1, sizeof(struct ks_top_row));
-	if (!t->rows[lv])
-		return ks_error_code(err, KS_E_NOMEM, "out of memory");
+	pos = 0;
+	while (ks_hmap_next_wide(&t->replaced[lv], &pos, &id))
+		m++;
+	return m;
+}
+
+/* The interval's N ROWS of level LV as listed rows, with their totals. */
+static void list_interval_rows(struct ks_top *t, enum ks_top_level lv,
+			       struct ks_stat_row **rows, size_t n)
+{
+	double secs = (double)t->interval_ns / 1e9;
+	uint64_t key[4];
+	size_t i;
+
 	for (i = 0; i < n; i++) {
 		struct ks_top_row *o = &t->rows[lv][i];
-		struct total_entry *e = total_of(tt, rows[i]);
+		struct total_entry *e = total_of(&t->totals[lv], rows[i]);
 
 		fill_row(t, lv, rows[i], o);
-		o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
-			      vm_vcpus(t, o->vm);
+		o->nr_vcpus = row_vcpus(t, lv, o->vm);
 		o->rate = secs > 0 ? (double)o->count / secs : 0;
 		total_key(rows[i], key);
 		o->time_ns = time_inside(t, lv, key, o->total_ns);
@@ -494,6 +511,15 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 		o->total = e->total;
 		e->row = *o;
 	}
+}
+
+/* The rows of level LV without exits in the interval whose total is not
+ * zero, listed from row I on; the next free row. */
+static size_t list_idle_totals(struct ks_top *t, enum ks_top_level lv, size_t i)
+{
+	const struct totals *tt = &t->totals[lv];
+	size_t j;
+
 	for (j = 0; j < tt->n; j++) {
 		const struct total_entry *e = &tt->v[j];
 		struct ks_top_row *o;
@@ -509,14 +535,24 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 		snprintf(o->name, sizeof(o->name), "%s", e->row.name);
 		if ((lv == KS_TOP_VM || lv == KS_TOP_VCPU) && (vmname = vm_name_of(t, o->vm)))
 			snprintf(o->name, sizeof(o->name), "%s", vmname);
-		o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
-			      vm_vcpus(t, o->vm);
+		o->nr_vcpus = row_vcpus(t, lv, o->vm);
 		o->total = e->total;
 		o->time_ns = time_inside(t, lv, e->key, 0);
 		set_time(t, o);
 	}
-	/* an exit open across the whole interval or replaced in it, of a row
-	 * without any exit measured yet */
+	return i;
+}
+
+/* An exit open across the whole interval or replaced in it, of a row
+ * without any exit measured yet, listed from row I on; the next free
+ * row. */
+static size_t list_span_rows(struct ks_top *t, enum ks_top_level lv, size_t i)
+{
+	const uint64_t *id;
+	struct span *sp;
+	size_t pos;
+	int k;
+
 	for (k = 0; k < 2; k++) {
 		struct ks_hmap *map = k ? &t->replaced[lv] : &t->open[lv];
 
@@ -528,13 +564,33 @@ static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error
 				continue;
 			o = &t->rows[lv][i++];
 			*o = sp->row;
-			o->nr_vcpus = lv == KS_TOP_VCPU || lv == KS_TOP_VCPU_REASON ? 1 :
-				      vm_vcpus(t, o->vm);
+			o->nr_vcpus = row_vcpus(t, lv, o->vm);
 			o->time_ns = time_inside(t, lv, id, 0);
 			set_time(t, o);
 		}
 	}
-	t->nrows[lv] = i;
+	return i;
+}
+
+/* The rows of level LV: the interval's (added to their totals), then the
+ * rows without exits in it whose total is not zero, then those whose only
+ * exit spans the interval. */
+static int collect_level(struct ks_top *t, enum ks_top_level lv, struct ks_error *err)
+{
+	struct ks_stat_row **rows;
+	size_t n = ks_stat_rows(t->cur, (int)lv, &rows), i;
+	struct ks_hmap swap;
+
+	if (note_open_spans(t, lv, err) < 0 || add_totals(t, &t->totals[lv], rows, n, err) < 0)
+		return -1;
+	free(t->rows[lv]);
+	t->nrows[lv] = 0;
+	t->rows[lv] = calloc(rows_bound(t, lv, n) + 1, sizeof(struct ks_top_row));
+	if (!t->rows[lv])
+		return ks_error_code(err, KS_E_NOMEM, "out of memory");
+	list_interval_rows(t, lv, rows, n);
+	i = list_idle_totals(t, lv, n);
+	t->nrows[lv] = list_span_rows(t, lv, i);
 	ks_hmap_free(&t->replaced[lv]);
 	ks_hmap_init_wide(&t->replaced[lv], 4, sizeof(struct span));
 	/* what is open now is carried into the next interval */

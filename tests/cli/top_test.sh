@@ -237,6 +237,17 @@ else
 	wait_for 'VM / vCPU / REASON' && echo "ok top_tmux_help_leaves" || echo "not ok top_tmux_help_leaves"
 	tm send-keys -t $s o
 	wait_for 'sort time' && echo "ok top_tmux_sort_key" || echo "not ok top_tmux_sort_key: $(cap | head -1)"
+	# E, T, P: sort by exits, time, p99 (whatever the order was)
+	for k in P:p99 T:time E:exits; do
+		tm send-keys -t $s ${k%%:*}
+		wait_for "sort ${k#*:}" && echo "ok top_tmux_sort_${k%%:*}_key" ||
+			echo "not ok top_tmux_sort_${k%%:*}_key: $(cap | head -1)"
+	done
+	# a value the s key does not take: said in the status line, kept
+	tm send-keys -t $s s
+	wait_for 'interval in seconds' && tm send-keys -t $s 1x Enter
+	wait_for "the interval is 0.01 to 86400 s, not '1x'" && echo "ok top_tmux_interval_key_refuses" ||
+		echo "not ok top_tmux_interval_key_refuses: $(cap | tail -1)"
 	tm send-keys -t $s s
 	wait_for 'interval in seconds' && tm send-keys -t $s 0.7 Enter
 	wait_for '#[0-9]* 0.7[0-9]s' && echo "ok top_tmux_interval_key" || echo "not ok top_tmux_interval_key: $(cap | head -1)"
