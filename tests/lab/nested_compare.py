@@ -245,33 +245,9 @@ def promq(query):
 def qmp(sock, *cmds):
     """QMP commands in order on SOCK: stats (tests/cli/qmp_stats.py's
     view, printed as JSON), or any command without arguments."""
-    import socket
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
     import qmp_stats
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock)
-    f = s.makefile("rw")
-    f.readline()
-
-    def cmd(c, a=None):
-        m = {"execute": c}
-        if a:
-            m["arguments"] = a
-        f.write(json.dumps(m) + "\n")
-        f.flush()
-        while True:
-            r = json.loads(f.readline())
-            if "return" in r:
-                return r["return"]
-            if "error" in r:
-                raise SystemExit("QMP error: %s" % r["error"])
-    cmd("qmp_capabilities")
-    for c in cmds:
-        if c == "stats":
-            print(json.dumps({k: str(v) for k, (v, _) in qmp_stats.stats(cmd).items()}))
-        else:
-            cmd(c)
-    return 0
+    return qmp_stats.run(sock, cmds)
 
 
 def stable_stats(before, after):
