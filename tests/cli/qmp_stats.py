@@ -10,6 +10,10 @@ and vCPU.
         connection closed mid-reply raises QmpError.
     stats(mon) -> {"NAME VCPU": (value, target)}   (VCPU -1: the VM's)
     flat(mon) -> {"NAME VCPU": str(value)}, as the tests print it
+    top_view(path) -> [(VM row's words, {"NAME VCPU": value shown})]: the
+        VMs of `kvmscope top --kvmstats -b -v`'s output PATH, in the keys
+        of stats() (a statistic's row is the VM's, its "vcpu N" rows
+        below it each vCPU's)
 
 MON may also be libvirt's monitor passthrough (any callable of the same
 form).  A histogram (a list) counts as its sum, a boolean as "true"/
@@ -76,6 +80,25 @@ def stats(mon):
 
 def flat(mon):
     return {k: str(v) for k, (v, _) in stats(mon).items()}
+
+
+def top_view(path):
+    vms, name = [], None
+    for line in open(path):
+        if not line.strip() or line.startswith("kvmscope top") or line.startswith("VM /"):
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        f = line.split()
+        if depth == 0:
+            vms.append((f, {}))
+        elif not vms:
+            continue
+        elif depth == 1:
+            name = f[0]
+            vms[-1][1]["%s -1" % name] = f[1] if len(f) > 1 else line.strip()
+        elif depth == 2 and f[0] == "vcpu":
+            vms[-1][1]["%s %s" % (name, f[1])] = f[2]
+    return vms
 
 
 def run(sock, cmds):

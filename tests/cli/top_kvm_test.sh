@@ -56,22 +56,14 @@ qmp "$sock" stats > "$dir/before.json"
 "$ks" top --kvmstats --qmp "$sock" -b -n 1 -v > "$dir/kvmstats.txt" 2>"$dir/err"
 rc=$?
 qmp "$sock" stats > "$dir/after.json"
-res=$(python3 - "$dir/before.json" "$dir/after.json" "$dir/kvmstats.txt" "$qpid" <<'PY'
+res=$(PYTHONPATH="$(dirname "$0")" python3 - "$dir/before.json" "$dir/after.json" "$dir/kvmstats.txt" "$qpid" <<'PY'
 import json, sys
+import qmp_stats
 before, after = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-shown, vm, name = {}, None, None
-for line in open(sys.argv[3]):
-    if not line.strip() or line.startswith("kvmscope top") or line.startswith("VM /"):
-        continue
-    depth = (len(line) - len(line.lstrip(" "))) // 2
-    f = line.split()
-    if depth == 0:
-        vm = f[0]
-    elif depth == 1:
-        name = f[0]
-        shown["%s -1" % name] = f[1]
-    elif depth == 2 and f[0] == "vcpu":
-        shown["%s %s" % (name, f[1])] = f[2]
+shown, vm = {}, None
+for words, stats in qmp_stats.top_view(sys.argv[3]):
+    vm = words[0]
+    shown.update(stats)
 if not vm or not vm.startswith(sys.argv[4] + "(kstest)"):
     print("no row of VM %s(kstest) (first VM row: %s)" % (sys.argv[4], vm)); sys.exit()
 stable = [k for k in before if before[k] == after.get(k)]

@@ -53,6 +53,10 @@ import os
 import re
 import sys
 
+# the tests' one QMP client
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import qmp_stats  # noqa: E402
+
 LINE = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s+(\w+):\s+(.*)$")
 WAKEUP = re.compile(r"^(wait|poll) time (\d+) ns, polling (valid|invalid)$")
 POLLNS = re.compile(r"^vcpu (\d+): halt_poll_ns (\d+) \((grow|shrink) (\d+)\)$")
@@ -60,8 +64,6 @@ POLLNS = re.compile(r"^vcpu (\d+): halt_poll_ns (\d+) \((grow|shrink) (\d+)\)$")
 
 def qmp(sock, *cmds):
     """the QMP commands CMDS in order on SOCK (tests/cli/qmp_stats.py)"""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-    import qmp_stats
     return qmp_stats.run(sock, cmds)
 
 
