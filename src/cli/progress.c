@@ -7,25 +7,22 @@
  * the output.  The position is the inputs' (ks_source_position).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/source.h"
 
 void cli_progress_init(struct ks_progress *p, const char *cmd, bool quiet, bool streams)
 {
 	const char *d = getenv("KVMSCOPE_PROGRESS_DELAY");
-	double delay = 1.0;
-	char *end;
+	double delay = 1.0, v;
 	bool on = !quiet && isatty(STDERR_FILENO) && !(streams && isatty(STDOUT_FILENO));
 
 	/* tests lower the second to see the line on a small input */
-	if (d && *d) {
-		double v = strtod(d, &end);
-
-		if (!*end && v >= 0 && v < 3600)
-			delay = v;
-	}
+	if (d && ks_parse_seconds(d, strlen(d), &v) == 0 && v < 3600)
+		delay = v;
 	ks_progress_init(p, on ? stderr : NULL, cmd, delay);
 }
 
