@@ -70,6 +70,15 @@ int ks_parse_i64(const char *s, size_t len, int base, int64_t *out);
 /* ... and of seconds: LEN bytes of S as a finite decimal number that
  * starts with a digit ("1.5", "2e3"; no sign).  0, or -1. */
 int ks_parse_seconds(const char *s, size_t len, double *out);
+/* ... and of other real numbers: LEN bytes of S as a finite decimal
+ * number with an optional sign ("-1.5", ".5", "2e3"; no space, no hex, no
+ * inf or nan).  0, or -1. */
+int ks_parse_double(const char *s, size_t len, double *out);
+/* ... and of a number that starts a longer text ("123-4", "ffff T name"):
+ * the digits of BASE (10 or 16; no sign, space or 0x prefix) at the start
+ * of the LEN bytes of S.  Returns how many bytes it took: 0 when S does
+ * not start with a digit or the number does not fit. */
+size_t ks_parse_u64_prefix(const char *s, size_t len, int base, uint64_t *out);
 
 /* The message tail every "over the budget" error ends with, for NAME:
  * "(limit N; raise it with --limit NAME=VALUE)" written into BUF. */

@@ -42,18 +42,18 @@ int ks_cpuset_parse(struct ks_cpuset *s, const char *list)
 
 	memset(s, 0, sizeof(*s));
 	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b;
+		uint64_t a, b;
+		size_t n = ks_parse_u64_prefix(p, strlen(p), 10, &a);
 
-		if (end == p || a < 0)
+		if (!n)
 			return -1;
 		b = a;
-		p = end;
+		p += n;
 		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a)
+			n = ks_parse_u64_prefix(p + 1, strlen(p + 1), 10, &b);
+			if (!n || b < a)
 				return -1;
-			p = end;
+			p += 1 + n;
 		}
 		for (; a <= b && a < KS_PMU_MAX_CPUS; a++)
 			s->bits[a / 64] |= 1ULL << (a % 64);

@@ -432,8 +432,7 @@ static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
 	for (i = 0; i < p->cfg.nsample_exits; i++) {
 		const char *name = p->cfg.sample_exits[i];
 		struct sample_key *k = &p->sample_keys[p->nsample_keys];
-		unsigned long long v;
-		char *end;
+		uint64_t v;
 
 		if (p->nsample_keys == KS_PROF_MAX_SAMPLE_EXITS)
 			return ks_error_code(err, KS_E_USAGE, "too many --sample-exits reasons");
@@ -443,10 +442,10 @@ static int parse_sample_exits(struct ks_profile *p, struct ks_error *err)
 		if (ks_arches[a]) {
 			k->arch = a + 1;
 		} else {
-			v = strtoull(name, &end, 0);
-			if (!*name || *end)
+			/* exit codes are 32 bits in every architecture */
+			if (ks_parse_u64(name, strlen(name), 0, &v) < 0 || v > UINT32_MAX)
 				return ks_error_code(err, KS_E_USAGE, "unknown exit reason '%s'", name);
-			*k = (struct sample_key){ .arch = -1, .sel = -1, .code = v & 0xffffffffull };
+			*k = (struct sample_key){ .arch = -1, .sel = -1, .code = v };
 		}
 		p->nsample_keys++;
 	}

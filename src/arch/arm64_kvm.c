@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "arch.h"
+#include "kvmscope/limits.h"
 
 #define ARM_EXCEPTION_IRQ 0
 #define ARM_EXCEPTION_EL1_SERROR 1
@@ -169,13 +170,11 @@ static const char *const arm64_machines[] = { "aarch64", "arm64", "armv8", NULL 
 /* "EC_0xNN": report's name of an exit by its raw esr_ec. */
 static bool arm64_exit_code(const char *name, int32_t *sel, uint64_t *code)
 {
-	char *end;
-
-	if (strncmp(name, "EC_", 3) || !name[3])
+	if (strncmp(name, "EC_", 3) || ks_parse_u64(name + 3, strlen(name + 3), 0, code) < 0 ||
+	    *code > UINT32_MAX)
 		return false;
-	*code = strtoull(name + 3, &end, 0) & 0xffffffffull;
 	*sel = 0;
-	return !*end;
+	return true;
 }
 
 /* WFI/WFE traps: ESR_ELx_EC_WFx 0x01 (arch/arm64/include/asm/esr.h). */

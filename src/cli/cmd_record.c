@@ -42,6 +42,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "kvmscope/limits.h"
 #include "kvmscope/live.h"
 #include "kvmscope/tracedat_writer.h"
 #include "kvmscope/vmident.h"
@@ -341,13 +342,13 @@ static void who_name(struct who *w, int32_t tgid)
  * is there though /proc lists only processes); -1 when it is gone. */
 static int32_t read_tgid(int32_t tid)
 {
-	char buf[512], *p, *end;
-	long v;
+	char buf[512], *p;
+	uint64_t v;
 
 	if (ks_read_proc(tid, "status", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nTgid:")))
 		return -1;
-	v = strtol(p + 6, &end, 10);
-	return end != p + 6 && v > 0 && v <= INT32_MAX ? (int32_t)v : -1;
+	p += 6 + strspn(p + 6, " \t");
+	return ks_parse_u64_prefix(p, strlen(p), 10, &v) && v > 0 && v <= INT32_MAX ? (int32_t)v : -1;
 }
 
 /* An event of thread TID was recorded. */

@@ -27,21 +27,16 @@ static bool seen[MAX_OPTS];
 
 int parse_whole(const char *s, long long min, long long max, long long *out)
 {
-	char *end;
-	long long v;
+	int64_t v;
 	int base = 10;
 
 	if (!s || !*s)
 		return -1;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		base = 16;
-	if (base == 16 && !s[2])
+	if (*s == '+' || (*s == '-' && min >= 0))
 		return -1;
-	if (*s == ' ' || *s == '+' || (*s == '-' && min >= 0))
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, base);
-	if (errno || *end || v < min || v > max)
+	if (ks_parse_i64(s, strlen(s), base, &v) < 0 || v < min || v > max)
 		return -1;
 	*out = v;
 	return 0;
@@ -195,17 +190,10 @@ int parse_pid_list(const char *s, int32_t *pids, int max, int *n)
 
 static int parse_u64_value(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+	if (!s || !*s)
 		return -1;
-	errno = 0;
-	v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
+	return ks_parse_u64(s, strlen(s), (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10,
+			    out);
 }
 
 static const char *opt_label(const struct opt *o, char *buf, size_t size)
@@ -271,12 +259,9 @@ static void apply(const struct opt_cmd *cmd, const struct opt *o, const char *ar
 		*(uint64_t *)o->value = u;
 		break;
 	case OPT_T_SECONDS: {
-		char *end;
 		double d;
 
-		errno = 0;
-		d = strtod(arg, &end);
-		if (!*arg || *end || errno || !isfinite(d) || d * 1000 < (double)o->min ||
+		if (ks_parse_double(arg, strlen(arg), &d) < 0 || d * 1000 < (double)o->min ||
 		    d * 1000 > (double)o->max)
 			usage_error(cmd->name, "%s takes seconds from %g to %g, not '%s'", name,
 				    (double)o->min / 1000, (double)o->max / 1000, arg);
@@ -512,20 +497,16 @@ int parse_duration_ns(const char *s, uint64_t *ns)
 	static const struct { const char *unit; double mult; } units[] = {
 		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
 	};
-	char *end;
+	size_t i, len = s ? strlen(s) : 0, ulen;
 	double v;
-	size_t i;
 
-	if (!s || !*s || !(*s >= '0' && *s <= '9'))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s)
-		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit))
+	/* the longest unit the text ends with, then the number before it */
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		ulen = strlen(units[i].unit);
+		if (ulen < len && !strcmp(s + len - ulen, units[i].unit))
 			break;
-	if (i == sizeof(units) / sizeof(units[0]))
+	}
+	if (i == sizeof(units) / sizeof(units[0]) || ks_parse_seconds(s, len - ulen, &v) < 0)
 		return -1;
 	v *= units[i].mult;
 	if (!(v >= 0) || v >= 9.2e18)

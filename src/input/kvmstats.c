@@ -31,6 +31,7 @@
 
 #include "kvmscope/ctx.h"
 #include "kvmscope/kvmstats.h"
+#include "kvmscope/limits.h"
 #include "util/hashmap.h"
 #include "util/text.h"
 
@@ -874,7 +875,7 @@ static int read_dir_stats(const char *dir, int32_t vcpu, struct ks_kstats *s)
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		char path[512], buf[4096], *p, *end;
+		char path[512], buf[4096], *p;
 		struct ks_kstat *k;
 		FILE *f;
 		size_t n;
@@ -890,17 +891,17 @@ static int read_dir_stats(const char *dir, int32_t vcpu, struct ks_kstats *s)
 		n = fread(buf, 1, sizeof(buf) - 1, f);
 		fclose(f);
 		buf[n] = 0;
-		for (p = buf; nv < 256; p = end) {
-			unsigned long long v;
-			while (*p == ' ' || *p == '\n' || *p == '\t')
-				p++;
-			if (!*p)
+		/* numbers apart by space; a file with anything else (a sign, a
+		 * number cut short or too big) has no value, not a wrong one */
+		for (p = buf; nv < 256; p += n) {
+			p += strspn(p, " \n\t");
+			n = strcspn(p, " \n\t");
+			if (!n)
 				break;
-			errno = 0;
-			v = strtoull(p, &end, 10);
-			if (end == p || errno)
+			if (ks_parse_u64(p, n, 10, &vals[nv++]) < 0) {
+				nv = 0;
 				break;
-			vals[nv++] = v;
+			}
 		}
 		if (!nv)
 			continue;

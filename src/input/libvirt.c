@@ -49,6 +49,7 @@
 
 #include "ctx_impl.h"
 #include "kvmscope/kvmstats.h"
+#include "kvmscope/limits.h"
 #include "util/procfs.h"
 #include "util/text.h"
 
@@ -543,13 +544,13 @@ int ks_libvirt_add_param(struct ks_kstats *s, const char *field, bool is_bool, u
 	if (!strncmp(field, "vm.", 3)) {
 		name = field + 3;
 	} else if (!strncmp(field, "vcpu.", 5) && isdigit((unsigned char)field[5])) {
-		char *end;
-		long v = strtol(field + 5, &end, 10);
+		uint64_t v = 0;
+		size_t n = ks_parse_u64_prefix(field + 5, strlen(field + 5), 10, &v);
 
-		if (*end != '.' || v < 0 || v > INT32_MAX)
+		if (field[5 + n] != '.' || v > INT32_MAX)
 			return 0;
 		vcpu = (int32_t)v;
-		name = end + 1;
+		name = field + 5 + n + 1;
 	} else {
 		return 0;
 	}

@@ -91,12 +91,11 @@ static bool next_line(const char *text, size_t len, size_t *pos, char *line, siz
 /* "ffffffff81000000 T _stext [mod]" -> addr, type, name, module (or NULL). */
 static bool parse_kallsyms_line(char *line, uint64_t *addr, char *type, char **name, char **mod)
 {
-	char *p = line, *end;
+	size_t n = ks_parse_u64_prefix(line, strlen(line), 16, addr);
+	char *p = line + n;
 
-	*addr = strtoull(p, &end, 16);
-	if (end == p || !isspace((unsigned char)*end))
+	if (!n || !isspace((unsigned char)*p))
 		return false;
-	p = end;
 	while (*p == ' ' || *p == '\t')
 		p++;
 	if (!*p || !isspace((unsigned char)p[1]))

@@ -51,6 +51,33 @@ int ks_parse_seconds(const char *s, size_t len, double *out)
 	return *end || errno || !isfinite(*out) ? -1 : 0;
 }
 
+int ks_parse_double(const char *s, size_t len, double *out)
+{
+	size_t i, at = len && (s[0] == '-' || s[0] == '+');
+	char buf[64], *end;
+
+	/* strtod() would also take space, hex, "inf" and "nan" */
+	if (at >= len || len >= sizeof(buf) || !(isdigit((unsigned char)s[at]) || s[at] == '.'))
+		return -1;
+	for (i = at; i < len; i++)
+		if (!isdigit((unsigned char)s[i]) && (!s[i] || !strchr(".eE+-", s[i])))
+			return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	*out = strtod(buf, &end);
+	return *end || errno || !isfinite(*out) ? -1 : 0;
+}
+
+size_t ks_parse_u64_prefix(const char *s, size_t len, int base, uint64_t *out)
+{
+	size_t n = 0;
+
+	while (n < len && (base == 16 ? isxdigit((unsigned char)s[n]) : isdigit((unsigned char)s[n])))
+		n++;
+	return n && ks_parse_u64(s, n, base, out) == 0 ? n : 0;
+}
+
 /* LEN bytes of S into BUF as a token that starts with a letter or digit
  * (SIGN: or a '-' or '+' before one); 0 or -1. */
 static int int_token(const char *s, size_t len, bool sign, char *buf, size_t size)

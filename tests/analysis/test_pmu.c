@@ -270,6 +270,12 @@ static void t_cpuset(void)
 	KT_EXPECT(!ks_cpuset_intersects(&a, &b));
 	KT_EQ_INT(ks_cpuset_parse(&b, "9-8"), -1);
 	KT_EQ_INT(ks_cpuset_parse(&b, "x"), -1);
+	/* strtol() took these: space, a sign, a number too big for a long */
+	KT_EQ_INT(ks_cpuset_parse(&b, " 1"), -1);
+	KT_EQ_INT(ks_cpuset_parse(&b, "+1"), -1);
+	KT_EQ_INT(ks_cpuset_parse(&b, "1-+3"), -1);
+	KT_EQ_INT(ks_cpuset_parse(&b, "1- 3"), -1);
+	KT_EQ_INT(ks_cpuset_parse(&b, "0-99999999999999999999"), -1);
 }
 
 static void perf_argv(const char *const *args, char *buf, size_t *len)

@@ -32,34 +32,17 @@ ks=$KVMSCOPE
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$KS_TMP/exporter-hostile
 mkdir -p "$dir"
-pids=()
+# start_exporter, stop, series_of_threads...
+. "$here/../lib/peers.sh"
+peers_start
 cleanup() {
-	local p
 	exec 7>&- 8>&- 2>/dev/null
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	peers_stop
 }
 trap cleanup EXIT
 san=0
 case ${KS_BUILD:-} in *-san) san=1 ;; esac
 
-# start_exporter LOG ARGS...: sets EPID, PORT
-start_exporter() {
-	local log=$1 i
-	shift
-	"$ks" exporter --listen 127.0.0.1:0 "$@" 2>"$log" &
-	EPID=$!
-	pids+=("$EPID")
-	PORT=
-	for i in $(seq 100); do
-		PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/metrics/\1/p' "$log")
-		[ -n "$PORT" ] && return 0
-		kill -0 "$EPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # scrape_ms OUT: one scrape by the real scraper; prints "CODE MS"
 scrape_ms() {
@@ -84,20 +67,7 @@ hostile() {
 }
 
 # ---- a replay with ~4000 series: 256 threads x 16 reasons
-python3 - "$dir/series.txt" <<'PY'
-import sys
-reasons = ["EXTERNAL_INTERRUPT", "HLT", "IO_INSTRUCTION", "MSR_READ", "MSR_WRITE", "EPT_VIOLATION",
-           "EPT_MISCONFIG", "CPUID", "PAUSE_INSTRUCTION", "PREEMPTION_TIMER", "INTERRUPT_WINDOW",
-           "CR_ACCESS", "APIC_WRITE", "EOI_INDUCED", "VMCALL", "EXCEPTION_NMI"]
-ts = 1000000
-with open(sys.argv[1], "w") as out:
-    for r in reasons:
-        for t in range(256):
-            for ev in ("kvm_exit: reason %s rip 0xffffffff81000010 info 0 0" % r,
-                       "kvm_entry: vcpu %d, rip 0xffffffff81000010" % (t % 4)):
-                out.write("    CPU 0/KVM-%d [001] %d.%06d: %s\n" % (1000 + t, ts // 1000000, ts % 1000000, ev))
-                ts += 1
-PY
+series_of_threads "$dir/series.txt" 256
 
 # ---- non-reading clients: the bytes in flight do not grow with them
 if start_exporter "$dir/nonread.err" -i "$dir/series.txt" --speed max; then

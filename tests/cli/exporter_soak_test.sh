@@ -31,38 +31,23 @@ mkdir -p "$dir"
 if ! command -v prometheus >/dev/null; then
 	echo "skip exporter_soak_hostile: prometheus is not installed (scripts/install-deps.sh)"; exit 0
 fi
-pids=()
+# start_prometheus, wait_metrics, series_of_threads...
+. "$here/../lib/peers.sh"
+peers_start
 cleanup() {
-	local p
 	exec 7>&- 2>/dev/null
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	peers_stop
 }
 trap cleanup EXIT
 san=0
 case ${KS_BUILD:-} in *-san) san=1 ;; esac
 
-python3 - "$dir/series.txt" <<'PY'
-import sys
-reasons = ["EXTERNAL_INTERRUPT", "HLT", "IO_INSTRUCTION", "MSR_READ", "MSR_WRITE", "EPT_VIOLATION",
-           "EPT_MISCONFIG", "CPUID", "PAUSE_INSTRUCTION", "PREEMPTION_TIMER", "INTERRUPT_WINDOW",
-           "CR_ACCESS", "APIC_WRITE", "EOI_INDUCED", "VMCALL", "EXCEPTION_NMI"]
-ts = 1000000
-with open(sys.argv[1], "w") as out:
-    for r in reasons:
-        for t in range(64):
-            for ev in ("kvm_exit: reason %s rip 0xffffffff81000010 info 0 0" % r,
-                       "kvm_entry: vcpu %d, rip 0xffffffff81000010" % (t % 4)):
-                out.write("    CPU 0/KVM-%d [001] %d.%06d: %s\n" % (1000 + t, ts // 1000000, ts % 1000000, ev))
-                ts += 1
-PY
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+series_of_threads "$dir/series.txt" 64
 eport=$(free_port)
-pport=$(free_port)
 "$ks" exporter --listen "127.0.0.1:$eport" -i "$dir/series.txt" --rate 5000 --loop 100000 2>"$dir/exporter.err" &
 EPID=$!
 pids+=("$EPID")
-for i in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$eport/metrics" && break; sleep 0.1; done
+wait_metrics "$eport"
 specs=()
 for a in 2 3 4; do specs+=("slowloris:8@127.0.0.$a"); done
 for a in 5 6 7; do specs+=("idle:8@127.0.0.$a"); done
@@ -74,19 +59,7 @@ hp=$!
 pids+=("$hp")
 exec 7>"$dir/fifo"
 for i in $(seq 50); do grep -q '^connected' "$dir/hostile.out" && break; sleep 0.1; done
-cat > "$dir/prometheus.yml" <<EOF2
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: kvmscope
-    static_configs:
-      - targets: ['127.0.0.1:$eport']
-EOF2
-prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
-	--web.listen-address="127.0.0.1:$pport" >"$dir/prometheus.log" 2>&1 7>&- &
-pids+=($!)
-purl="http://127.0.0.1:$pport"
+start_prometheus "$dir" "$eport" 1s
 q() { # EXPR [TIME]: the first result's value, or ""
 	curl -sfG "$purl/api/v1/query" --data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"} |
 		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null

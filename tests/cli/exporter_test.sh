@@ -34,31 +34,9 @@ data=$KS_SHARED/data/hip24
 dir=$KS_TMP/exporter
 check="python3 $(dirname "$0")/exporter_check.py"
 mkdir -p "$dir"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
-
-# start_exporter LOG ARGS...: run it on a free loopback port; sets EPID, PORT.
-start_exporter() {
-	local log=$1 i
-	shift
-	: > "$log"
-	"$ks" exporter --listen 127.0.0.1:0 "$@" 2>"$log" &
-	EPID=$!
-	pids+=("$EPID")
-	PORT=
-	for i in $(seq 100); do
-		PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/metrics/\1/p' "$log")
-		[ -n "$PORT" ] && return 0
-		kill -0 "$EPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+# start_exporter, start_prometheus, stop...
+. "$(dirname "$0")/../lib/peers.sh"
+peers_start
 
 # wait_replay: until the exporter says its replay is finished (at most 60 s).
 wait_replay() {
@@ -71,7 +49,6 @@ wait_replay() {
 	return 1
 }
 
-stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 # ---- usage errors
 "$ks" exporter --speed 2 >/dev/null 2>&1; r1=$?
@@ -177,24 +154,13 @@ fi
 
 # ---- KVM statistics of a real QEMU through QMP query-stats
 qmp_exits() { # SOCKET: "vcpu exits" lines from our own QMP client (vcpu: cpu-index)
-	python3 - "$1" <<'EOF2'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-f = s.makefile('rw')
-def cmd(c):
-    f.write(json.dumps(c) + '\n'); f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if 'return' in r or 'error' in r:
-            return r
-json.loads(f.readline())
-cmd({'execute': 'qmp_capabilities'})
+	PYTHONPATH="$(dirname "$0")" python3 - "$1" <<'EOF2'
+import sys
+import qmp_stats
+mon = qmp_stats.connect(sys.argv[1], 5)
 # query-stats lists the vCPUs in no fixed order (QEMU 7.2: the last first)
-index = {c['qom-path']: c['cpu-index'] for c in cmd({'execute': 'query-cpus-fast'})['return']}
-r = cmd({'execute': 'query-stats', 'arguments': {'target': 'vcpu'}})
-for v in sorted(r['return'], key=lambda v: index[v['qom-path']]):
+index = {c['qom-path']: c['cpu-index'] for c in mon('query-cpus-fast')}
+for v in sorted(mon('query-stats', {'target': 'vcpu'}), key=lambda v: index[v['qom-path']]):
     for st in v['stats']:
         if st['name'] == 'exits':
             print(index[v['qom-path']], st['value'])
@@ -268,7 +234,6 @@ else
 fi
 
 # ---- a real Prometheus server
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 in=$data/host-2vcpu-22k.trace.dat
 if ! command -v prometheus >/dev/null; then
 	echo "skip exporter_prometheus: prometheus is not installed (scripts/install-deps.sh)"
@@ -276,27 +241,10 @@ elif [ ! -f "$in" ]; then
 	echo "skip exporter_prometheus: $in is absent"
 else
 	eport=$(free_port)
-	pport=$(free_port)
-	cat > "$dir/prometheus.yml" <<EOF
-global:
-  scrape_interval: 200ms
-  scrape_timeout: 200ms
-scrape_configs:
-  - job_name: kvmscope
-    static_configs:
-      - targets: ['127.0.0.1:$eport']
-EOF
-	prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
-		--web.listen-address="127.0.0.1:$pport" >"$dir/prometheus.log" 2>&1 &
-	ppid=$!
-	pids+=("$ppid")
+	start_prometheus "$dir" "$eport" 200ms
 	# Prometheus takes a few seconds to start scraping a target: wait until
 	# it has tried (the exporter is not there yet), then start the replay
-	purl="http://127.0.0.1:$pport"
-	for i in $(seq 150); do
-		curl -sf "$purl/api/v1/targets" | grep -q '"lastError":"[^"]' && break
-		sleep 0.2
-	done
+	prometheus_tried
 	"$ks" exporter --listen "127.0.0.1:$eport" -i "$in" --rate 20000 --hold 2 \
 		2>"$dir/prom-exporter.err" &
 	EPID=$!
@@ -328,7 +276,7 @@ EOF
 			echo "not ok exporter_prometheus_scraped: $ups scrapes"
 	fi
 	stop "$EPID"
-	stop "$ppid"
+	stop "$PROM_PID"
 fi
 
 # ---- soak: 1 M events/s, a scrape every 100 ms

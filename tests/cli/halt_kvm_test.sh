@@ -21,13 +21,9 @@ ks=$KVMSCOPE
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$KS_TMP/halt-kvm
 mkdir -p "$dir"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
+# wait_socket, start_prometheus, wait_metrics...
+. "$here/../lib/peers.sh"
+peers_start
 
 have() { command -v "$1" >/dev/null 2>&1; }
 if [ ! -c /dev/kvm ] || [ ! -w /dev/kvm ]; then
@@ -40,28 +36,14 @@ done
 # record SOCKET OUT [CMD]: our own QMP client runs CMD (stop), then writes
 # the replies that halt_oracle.py reads
 record() {
-	python3 - "$@" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(20)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-f.readline()
-def cmd(c, a=None):
-    m = {"execute": c}
-    if a: m["arguments"] = a
-    f.write(json.dumps(m) + "\n"); f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "return" in r: return r["return"]
-        if "error" in r: sys.exit("QMP error: %s" % r["error"])
-cmd("qmp_capabilities")
-for c in sys.argv[3:]:
-    cmd(c)
-json.dump({"query-cpus-fast": cmd("query-cpus-fast"),
-           "query-stats-schemas": cmd("query-stats-schemas"),
-           "query-stats": {t: cmd("query-stats", {"target": t}) for t in ("vm", "vcpu")}},
-          open(sys.argv[2], "w"))
+	PYTHONPATH=$here python3 - "$@" <<'PY'
+import json, sys
+import halt_oracle, qmp_stats
+try:
+    rec = halt_oracle.record(sys.argv[1], cmds=sys.argv[3:])
+except qmp_stats.QmpError as e:
+    sys.exit(str(e))
+json.dump(rec, open(sys.argv[2], "w"))
 PY
 }
 
@@ -70,8 +52,7 @@ qemu-system-x86_64 -accel kvm -nodefaults -display none -m 64 -smp 2 -name guest
 	-qmp unix:$sock,server=on,wait=off 2>"$dir/qemu.err" &
 qpid=$!
 pids+=($qpid)
-for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-if [ ! -S "$sock" ] || ! kill -0 "$qpid" 2>/dev/null; then
+if ! wait_socket "$sock" "$qpid"; then
 	echo "not ok halt_kvm_qemu: QEMU -accel kvm did not start: $(head -1 "$dir/qemu.err")"
 	exit 0
 fi
@@ -81,37 +62,21 @@ if ! record "$sock" "$dir/before.json" stop 2>"$dir/qmp.err"; then
 	exit 0
 fi
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 eport=$(free_port)
-pport=$(free_port)
-cat > "$dir/prometheus.yml" <<EOF
-global:
-  scrape_interval: 200ms
-  scrape_timeout: 200ms
-scrape_configs:
-  - job_name: kvmscope
-    static_configs:
-      - targets: ['127.0.0.1:$eport']
-EOF
-prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
-	--web.listen-address="127.0.0.1:$pport" >"$dir/prometheus.log" 2>&1 &
-pids+=($!)
+start_prometheus "$dir" "$eport" 200ms
 printf '    CPU 0/KVM-1000 [001] 1.000001: kvm_exit: reason HLT rip 0x1 info 0 0\n    CPU 0/KVM-1000 [001] 1.000002: kvm_entry: vcpu 0, rip 0x1\n' > "$dir/series.txt"
 "$ks" exporter --listen "127.0.0.1:$eport" -i "$dir/series.txt" --speed max --qmp "$sock" \
 	2>"$dir/exporter.err" &
 epid=$!
 pids+=($epid)
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$eport/metrics" -o "$dir/scrape.prom" && break
-	sleep 0.1
-done
+wait_metrics "$eport" "$dir/scrape.prom"
 if promtool check metrics < "$dir/scrape.prom" > "$dir/promtool.out" 2>&1 && [ ! -s "$dir/promtool.out" ] &&
    grep -q '^kvmscope_halt_exits_total{' "$dir/scrape.prom"; then
 	echo "ok halt_kvm_promtool_check_metrics ($(grep -c . "$dir/scrape.prom") lines)"
 else
 	echo "not ok halt_kvm_promtool_check_metrics: $(head -3 "$dir/promtool.out" | tr '\n' '|') $(head -1 "$dir/exporter.err")"
 fi
-res=$(PYTHONPATH=$here python3 - "http://127.0.0.1:$pport" "$dir/before.json" <<'PY'
+res=$(PYTHONPATH=$here python3 - "$purl" "$dir/before.json" <<'PY'
 import json, sys, time, urllib.parse, urllib.request
 import halt_oracle
 purl = sys.argv[1]

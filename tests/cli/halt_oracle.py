@@ -14,12 +14,13 @@ A recording REC is the JSON of tests/fixtures/qmp/: {"query-cpus-fast":
     parse_scrape(text) -> the same for the kvmscope_halt_* samples of a scrape
     compare(want, got) -> [differences]
     add_halts(rec, ...) -> a later recording: REC plus halts of known sizes
-    record(socket path) -> a recording read by our own QMP client
+    record(socket path, cmds=()) -> a recording read by our own QMP client
+        (qmp_stats.py) after the commands CMDS
 """
 import copy
-import json
 import re
-import socket
+
+import qmp_stats
 
 COUNTERS = [  # KVM statistic, sample, result label, in seconds
     ("halt_exits", "kvmscope_halt_exits_total", None, False),
@@ -135,28 +136,14 @@ def add_halts(rec, exits, polled, slept, failed, invalid, poll_ns, fail_ns, wait
     return out
 
 
-def record(path, timeout=20):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(timeout)
-    s.connect(path)
-    f = s.makefile("rw")
-    f.readline()
-
-    def cmd(c, a=None):
-        m = {"execute": c}
-        if a:
-            m["arguments"] = a
-        f.write(json.dumps(m) + "\n")
-        f.flush()
-        while True:
-            r = json.loads(f.readline())
-            if "return" in r:
-                return r["return"]
-            if "error" in r:
-                raise RuntimeError("QMP error: %s" % r["error"])
-    cmd("qmp_capabilities")
-    rec = {"query-cpus-fast": cmd("query-cpus-fast"),
-           "query-stats-schemas": cmd("query-stats-schemas"),
-           "query-stats": {t: cmd("query-stats", {"target": t}) for t in ("vm", "vcpu")}}
-    s.close()
+def record(path, timeout=20, cmds=()):
+    """the recording of QEMU's QMP socket PATH, read by our own QMP client
+    (qmp_stats.py) after the commands CMDS (e.g. "stop")"""
+    mon = qmp_stats.connect(path, timeout)
+    for c in cmds:
+        mon(c)
+    rec = {"query-cpus-fast": mon("query-cpus-fast"),
+           "query-stats-schemas": mon("query-stats-schemas"),
+           "query-stats": {t: mon("query-stats", {"target": t}) for t in ("vm", "vcpu")}}
+    mon.close()
     return rec

@@ -37,13 +37,9 @@ dash=$root/share/kvmscope/kvmscope-dashboard.json
 in=$KS_SHARED/data/hip24/host-2vcpu-22k.trace.dat
 dir=$KS_TMP/promql
 mkdir -p "$dir"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
+# start_prometheus, prometheus_tried...
+. "$(dirname "$0")/../lib/peers.sh"
+peers_start
 
 if ! command -v prometheus >/dev/null; then
 	echo "skip promql_live: prometheus is not installed (scripts/install-deps.sh)"
@@ -53,32 +49,12 @@ elif [ ! -f "$in" ]; then
 	exit 0
 fi
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 eport=$(free_port)
-pport=$(free_port)
-cat > "$dir/prometheus.yml" <<EOF
-global:
-  scrape_interval: 200ms
-  scrape_timeout: 200ms
-  evaluation_interval: 200ms
-rule_files:
-  - $rules
-scrape_configs:
-  - job_name: kvmscope
-    static_configs:
-      - targets: ['127.0.0.1:$eport']
-EOF
-prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
-	--web.listen-address="127.0.0.1:$pport" >"$dir/prometheus.log" 2>&1 &
-pids+=("$!")
-purl="http://127.0.0.1:$pport"
+start_prometheus "$dir" "$eport" 200ms "$rules"
 # Prometheus scrapes a target a moment after it starts: wait until it has
 # tried (the exporter is not there yet), so that the replay below is
 # scraped from its start
-for i in $(seq 150); do
-	curl -sf "$purl/api/v1/targets" | grep -q '"lastError":"[^"]' && break
-	sleep 0.2
-done
+prometheus_tried
 # The replay: the series at zero for 1 s, then the recording's 45,543
 # events at 20,000 a second: about ten scrapes of the exits growing.
 "$ks" exporter --listen "127.0.0.1:$eport" -i "$in" --rate 20000 --hold 1 \

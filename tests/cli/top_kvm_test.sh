@@ -34,41 +34,17 @@ if ! have qemu-system-x86_64 || ! have python3; then
 fi
 
 # qmp SOCKET CMD...: run QMP commands (cont, stop, stats, sleep:SECS) in order.
-qmp() {
-	PYTHONPATH="$(dirname "$0")" python3 - "$@" <<'PY'
-import json, socket, sys, time
-import qmp_stats
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-f.readline()
-def cmd(c, a=None):
-    m = {"execute": c}
-    if a: m["arguments"] = a
-    f.write(json.dumps(m) + "\n"); f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "return" in r: return r["return"]
-        if "error" in r: sys.exit("QMP error: %s" % r["error"])
-cmd("qmp_capabilities")
-for c in sys.argv[2:]:
-    if c.startswith("sleep:"):
-        time.sleep(float(c[6:]))
-    elif c == "stats":
-        print(json.dumps({k: str(v) for k, (v, _) in qmp_stats.stats(cmd).items()}))
-    else:
-        cmd(c)
-PY
-}
+qmp() { python3 "$(dirname "$0")/qmp_stats.py" "$@"; }
+# peers_start, wait_socket
+. "$(dirname "$0")/../lib/peers.sh"
 
 sock=$dir/qmp.sock
 qemu-system-x86_64 -accel kvm -nodefaults -display none -m 64 -S -name kstest \
 	-qmp unix:$sock,server=on,wait=off 2>"$dir/qemu.err" &
 qpid=$!
-cleanup() { kill "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null; }
-trap cleanup EXIT
-for i in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
-if [ ! -S "$sock" ] || ! kill -0 "$qpid" 2>/dev/null; then
+peers_start
+pids+=("$qpid")
+if ! wait_socket "$sock" "$qpid"; then
 	echo "not ok top_kvm_qemu: QEMU -accel kvm did not start: $(head -1 "$dir/qemu.err")"
 	exit 0
 fi
@@ -80,22 +56,14 @@ qmp "$sock" stats > "$dir/before.json"
 "$ks" top --kvmstats --qmp "$sock" -b -n 1 -v > "$dir/kvmstats.txt" 2>"$dir/err"
 rc=$?
 qmp "$sock" stats > "$dir/after.json"
-res=$(python3 - "$dir/before.json" "$dir/after.json" "$dir/kvmstats.txt" "$qpid" <<'PY'
+res=$(PYTHONPATH="$(dirname "$0")" python3 - "$dir/before.json" "$dir/after.json" "$dir/kvmstats.txt" "$qpid" <<'PY'
 import json, sys
+import qmp_stats
 before, after = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-shown, vm, name = {}, None, None
-for line in open(sys.argv[3]):
-    if not line.strip() or line.startswith("kvmscope top") or line.startswith("VM /"):
-        continue
-    depth = (len(line) - len(line.lstrip(" "))) // 2
-    f = line.split()
-    if depth == 0:
-        vm = f[0]
-    elif depth == 1:
-        name = f[0]
-        shown["%s -1" % name] = f[1]
-    elif depth == 2 and f[0] == "vcpu":
-        shown["%s %s" % (name, f[1])] = f[2]
+shown, vm = {}, None
+for words, stats in qmp_stats.top_view(sys.argv[3]):
+    vm = words[0]
+    shown.update(stats)
 if not vm or not vm.startswith(sys.argv[4] + "(kstest)"):
     print("no row of VM %s(kstest) (first VM row: %s)" % (sys.argv[4], vm)); sys.exit()
 stable = [k for k in before if before[k] == after.get(k)]

@@ -19,20 +19,14 @@ ks=$KVMSCOPE
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$KS_TMP/top-peers
 mkdir -p "$dir"
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-}
-trap cleanup EXIT
+# peers_start, wait_socket
+. "$here/../lib/peers.sh"
+peers_start
 
 peer() { # SOCKET ARGS...
-	local s=$1 i
 	python3 "$here/fake_qmp.py" "$@" &
 	pids+=($!)
-	for i in $(seq 50); do [ -S "$s" ] && return 0; sleep 0.1; done
-	return 1
+	wait_socket "$1"
 }
 
 # ---- linear time

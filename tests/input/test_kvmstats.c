@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/ktest.h"
@@ -273,6 +274,8 @@ static void t_libvirt_params(void)
 		{ "vm..sum", false, false, 1 },
 		{ "vcpu.x.exits.sum", false, false, 1 },
 		{ "vcpu.1exits.sum", false, false, 1 },
+		{ "vcpu.2147483648.exits.sum", false, false, 1 },
+		{ "vcpu.18446744073709551617.exits.sum", false, false, 1 },
 		{ "state.state", false, false, 1 },
 		/* a daemon's name that is no KVM statistic's */
 		{ "vm.ex\x1b[2Jits.sum", false, false, 1 },
@@ -306,6 +309,60 @@ static void t_libvirt_params(void)
 	KT_REQUIRE((k = ks_kstats_find(&s, "max_mmu_rmap_size", -1)));
 	KT_EXPECT(k->value == 3 && k->type == KS_KSTAT_PEAK);
 	ks_kstats_free(&s);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* debugfs as KVM writes it (one number, or a histogram's numbers apart by
+ * space); a file with anything else has no value: strtoull() made 12 of
+ * "12abc", 2^64-5 of "-5" and 2^64-1 of 2^64. */
+static void t_debugfs(void)
+{
+	char dir[512], vm[600], vcpu[700];
+	const struct ks_kstat *k;
+	struct ks_kstats *v;
+	struct ks_error err;
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s/debugfs-kvm", kt_tmpdir());
+	snprintf(vm, sizeof(vm), "%s/4242-11", dir);
+	snprintf(vcpu, sizeof(vcpu), "%s/vcpu1", vm);
+	mkdir(dir, 0700);
+	mkdir(vm, 0700);
+	mkdir(vcpu, 0700);
+	put(vm, "remote_tlb_flush", "42\n");
+	put(vm, "halt_poll_success_hist", "1 2 3\n");
+	put(vm, "cut", "12abc\n");
+	put(vm, "signed", "-5\n");
+	put(vm, "wide", "18446744073709551616\n");
+	put(vm, "hist_cut", "1 2x 3\n");
+	put(vcpu, "exits", "7\n");
+	KT_REQUIRE(ks_kvm_debugfs_stats(dir, &v, &n, &err) == 0);
+	KT_REQUIRE(n == 1);
+	KT_EQ_INT(v[0].pid, 4242);
+	KT_REQUIRE((k = ks_kstats_find(&v[0], "remote_tlb_flush", -1)));
+	KT_EQ_U64(k->value, 42);
+	KT_REQUIRE((k = ks_kstats_find(&v[0], "halt_poll_success_hist", -1)));
+	KT_EXPECT(k->type == KS_KSTAT_HIST && k->nbuckets == 3 && k->value == 6);
+	KT_REQUIRE((k = ks_kstats_find(&v[0], "exits", 1)));
+	KT_EQ_U64(k->value, 7);
+	KT_EXPECT(!ks_kstats_find(&v[0], "cut", -1));
+	KT_EXPECT(!ks_kstats_find(&v[0], "signed", -1));
+	KT_EXPECT(!ks_kstats_find(&v[0], "wide", -1));
+	KT_EXPECT(!ks_kstats_find(&v[0], "hist_cut", -1));
+	ks_kstats_free(&v[0]);
+	free(v);
 }
 
 /* A connection through libvirt.so.0 to its in-process test driver: its
@@ -393,6 +450,7 @@ int main(void)
 	static const struct kt_case cases[] = {
 		KT_CASE(t_replies), KT_CASE(t_broken), KT_CASE(t_session), KT_CASE(t_session_broken),
 		KT_CASE(t_libvirt_params), KT_CASE(t_libvirt_connection), KT_CASE(t_index),
+		KT_CASE(t_debugfs),
 		{ 0 },
 	};
 	return kt_main(cases);

@@ -53,51 +53,18 @@ import os
 import re
 import sys
 
+# the tests' one QMP client
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import qmp_stats  # noqa: E402
+
 LINE = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s+(\w+):\s+(.*)$")
 WAKEUP = re.compile(r"^(wait|poll) time (\d+) ns, polling (valid|invalid)$")
 POLLNS = re.compile(r"^vcpu (\d+): halt_poll_ns (\d+) \((grow|shrink) (\d+)\)$")
 
 
 def qmp(sock, *cmds):
-    import socket
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock)
-    f = s.makefile("rw")
-    f.readline()
-
-    def cmd(c, a=None):
-        m = {"execute": c}
-        if a:
-            m["arguments"] = a
-        f.write(json.dumps(m) + "\n")
-        f.flush()
-        while True:
-            line = f.readline()
-            if not line:
-                raise SystemExit("QMP: connection closed")
-            r = json.loads(line)
-            if "return" in r:
-                return r["return"]
-            if "error" in r:
-                raise SystemExit("QMP error: %s" % r["error"])
-    cmd("qmp_capabilities")
-    for c in cmds:
-        if c.startswith("stats="):
-            doc = {"cpus": cmd("query-cpus-fast"),
-                   "vm": cmd("query-stats", {"target": "vm"}),
-                   "vcpu": cmd("query-stats", {"target": "vcpu"}),
-                   "status": cmd("query-status")}
-            with open(c[6:], "w") as out:
-                json.dump(doc, out, indent=1)
-        elif c == "quit":
-            try:
-                cmd(c)
-            except SystemExit:
-                pass
-        else:
-            cmd(c)
-    return 0
+    """the QMP commands CMDS in order on SOCK (tests/cli/qmp_stats.py)"""
+    return qmp_stats.run(sock, cmds)
 
 
 def vcpu_stats(path):

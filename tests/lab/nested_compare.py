@@ -41,6 +41,10 @@ import os
 import re
 import sys
 
+# the tests' one QMP client and view of KVM's statistics
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+import qmp_stats  # noqa: E402
+
 ROW = re.compile(r"^\s*(.+?)\s+(\d+)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+us\s")
 # perf's SVM names of the exits minivmm makes on purpose
 VMM_REASONS = {"io": "io", "cpuid": "cpuid", "msr": "msr", "hlt": "hlt"}
@@ -245,33 +249,7 @@ def promq(query):
 def qmp(sock, *cmds):
     """QMP commands in order on SOCK: stats (tests/cli/qmp_stats.py's
     view, printed as JSON), or any command without arguments."""
-    import socket
-    import qmp_stats
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock)
-    f = s.makefile("rw")
-    f.readline()
-
-    def cmd(c, a=None):
-        m = {"execute": c}
-        if a:
-            m["arguments"] = a
-        f.write(json.dumps(m) + "\n")
-        f.flush()
-        while True:
-            r = json.loads(f.readline())
-            if "return" in r:
-                return r["return"]
-            if "error" in r:
-                raise SystemExit("QMP error: %s" % r["error"])
-    cmd("qmp_capabilities")
-    for c in cmds:
-        if c == "stats":
-            print(json.dumps({k: str(v) for k, (v, _) in qmp_stats.stats(cmd).items()}))
-        else:
-            cmd(c)
-    return 0
+    return qmp_stats.run(sock, cmds)
 
 
 def stable_stats(before, after):
@@ -283,19 +261,10 @@ def kvmstats(top_txt, before, after, pid, name):
     """top --kvmstats --qmp -b -v of a paused QEMU == query-stats (the
     values equal in reads before and after it)."""
     stable, allv = stable_stats(before, after)
-    shown, vm, stat = {}, None, None
-    for line in open(top_txt):
-        if not line.strip() or line.startswith("kvmscope top") or line.startswith("VM /"):
-            continue
-        depth = (len(line) - len(line.lstrip(" "))) // 2
-        f = line.split()
-        if depth == 0:
-            vm = f[0]
-        elif depth == 1:
-            stat = f[0]
-            shown["%s -1" % stat] = f[1]
-        elif depth == 2 and f[0] == "vcpu":
-            shown["%s %s" % (stat, f[1])] = f[2]
+    shown, vm = {}, None
+    for words, stats in qmp_stats.top_view(top_txt):
+        vm = words[0]
+        shown.update(stats)
     if vm != "%s(%s)" % (pid, name):
         print("VM row %r, want %s(%s)" % (vm, pid, name))
         return 1

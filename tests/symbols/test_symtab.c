@@ -164,6 +164,12 @@ static void t_bad_inputs(void)
 	KT_REQUIRE(t);
 	KT_EXPECT(ks_kallsyms_parse(t, "", 0, "k", &err) < 0);
 	KT_EXPECT(ks_kallsyms_parse(t, "zz\n\n", 4, "k", &err) < 0);
+	/* strtoull() took a sign (wrapping), space, 0x and 2^64 (as 2^64-1):
+	 * no address of /proc/kallsyms, no symbol */
+	KT_EXPECT(ks_kallsyms_parse(t, "-1 T wrapped\n", 13, "k", &err) < 0);
+	KT_EXPECT(ks_kallsyms_parse(t, " 1000 T spaced\n", 15, "k", &err) < 0);
+	KT_EXPECT(ks_kallsyms_parse(t, "0x1000 T prefixed\n", 18, "k", &err) < 0);
+	KT_EXPECT(ks_kallsyms_parse(t, "10000000000000000 T big\n", 24, "k", &err) < 0);
 	KT_EXPECT(ks_kallsyms_load(t, "/nonexistent/kallsyms", &err) < 0);
 	ks_symtab_finish(t);
 	KT_EQ_U64(ks_symtab_count(t), 0);
