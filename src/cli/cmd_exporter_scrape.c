@@ -156,10 +156,9 @@ static void kvm_stat_metrics(struct ks_expo *e, struct exporter *x)
  * A body lives until the last connection sending it lets it go (MHD calls
  * exporter_body_release() when it destroys the response).  At most
  * MAX_BODIES bodies live at once (the latest per format and those still
- * being sent): when
- * clients that do not read hold older ones, a scrape gets the latest body
- * even if stale, so that the bytes in flight stay within MAX_BODIES
- * snapshots however many clients there are. */
+ * being sent): when clients that do not read hold older ones, a scrape
+ * gets the latest body even if stale, so that the bytes in flight stay
+ * within MAX_BODIES snapshots however many clients there are. */
 #define BODY_FRESH_S 1.0
 #define MAX_BODIES 3
 
@@ -255,7 +254,6 @@ static struct body *body_format(struct exporter *x, enum ks_expo_format f, unsig
 	pthread_mutex_unlock(&x->http_lock);
 	return b;
 }
-
 
 struct body *exporter_body_get(struct exporter *x, enum ks_expo_format f, unsigned *status,
 			       char *errmsg, size_t errlen)
