@@ -57,8 +57,9 @@ PROTOC_C ?= protoc-c
 # libvirt (src/input/libvirt.c): its headers only, at build time; the
 # library, libvirt.so.0, is loaded when a connection is opened, so that
 # kvmscope runs on hosts without libvirt.  libmicrohttpd likewise: the
-# exporter loads libmicrohttpd.so.12 when it starts (src/cli/cmd_exporter.c);
-# linked, it and the TLS libraries it needs cost every command ~1 ms.
+# exporter loads libmicrohttpd.so.12 when it starts
+# (src/cli/cmd_exporter_http.c); linked, it and the TLS libraries it needs
+# cost every command ~1 ms.
 PKGS_HEADERS = libvirt libmicrohttpd
 deb_libvirt = libvirt-dev
 # The BPF engine (src/input/engine_bpf.c): libbpf loads the program of

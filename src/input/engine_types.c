@@ -73,23 +73,21 @@ static void *grow_to(void *p, size_t *cap, size_t need, size_t size)
 	return ks_grow(&p, cap, need, size) < 0 ? NULL : p;
 }
 
-int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engine_snapshot *cur,
-		    struct ks_engine_snapshot *out, struct ks_error *err)
+/* PREV's exits by exit_id() into PX, its tracepoint counts by tp_id()
+ * into PT (each to its index).  -1 when out of memory. */
+static int index_prev(const struct ks_engine_snapshot *prev, struct ks_hmap *px,
+		      struct ks_hmap *pt)
 {
-	struct ks_hmap px, pt;
-	size_t i, n;
-	int rc = 0;
+	size_t i;
 
-	ks_hmap_init_wide(&px, 3, sizeof(uint32_t));
-	ks_hmap_init_wide(&pt, 2, sizeof(uint32_t));
 	for (i = 0; prev && i < prev->nexits; i++) {
 		uint64_t id[3];
 		bool created;
 		uint32_t *ix;
 
 		exit_id(&prev->exits[i], id);
-		if (!(ix = ks_hmap_put_wide(&px, id, &created)))
-			goto oom;
+		if (!(ix = ks_hmap_put_wide(px, id, &created)))
+			return -1;
 		*ix = (uint32_t)i;
 	}
 	for (i = 0; prev && i < prev->ntps; i++) {
@@ -98,15 +96,20 @@ int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engin
 		uint32_t *ix;
 
 		tp_id(&prev->tps[i], id);
-		if (!(ix = ks_hmap_put_wide(&pt, id, &created)))
-			goto oom;
+		if (!(ix = ks_hmap_put_wide(pt, id, &created)))
+			return -1;
 		*ix = (uint32_t)i;
 	}
-	out->exits = grow_to(out->exits, &out->cap_exits, cur->nexits ? cur->nexits : 1,
-			     sizeof(*out->exits));
-	out->tps = grow_to(out->tps, &out->cap_tps, cur->ntps ? cur->ntps : 1, sizeof(*out->tps));
-	if (!out->exits || !out->tps)
-		goto oom;
+	return 0;
+}
+
+/* The exits of CUR that moved since PREV (indexed in PX), minus PREV's
+ * counts, into OUT->exits (room for all of CUR's). */
+static void delta_exits(const struct ks_engine_snapshot *prev, const struct ks_engine_snapshot *cur,
+			const struct ks_hmap *px, struct ks_engine_snapshot *out)
+{
+	size_t i, n;
+
 	for (i = n = 0; i < cur->nexits; i++) {
 		const struct ks_engine_exit *c = &cur->exits[i], *p = NULL;
 		struct ks_engine_exit *d = &out->exits[n];
@@ -115,7 +118,7 @@ int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engin
 		unsigned b;
 
 		exit_id(c, id);
-		if ((ix = ks_hmap_get_wide(&px, id)))
+		if ((ix = ks_hmap_get_wide(px, id)))
 			p = &prev->exits[*ix];
 		/* a count that went down: the series was renewed; all new */
 		if (p && p->count > c->count)
@@ -133,13 +136,21 @@ int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engin
 		n++;
 	}
 	out->nexits = n;
+}
+
+/* ... and the tracepoint counts (indexed in PT) into OUT->tps. */
+static void delta_tps(const struct ks_engine_snapshot *prev, const struct ks_engine_snapshot *cur,
+		      const struct ks_hmap *pt, struct ks_engine_snapshot *out)
+{
+	size_t i, n;
+
 	for (i = n = 0; i < cur->ntps; i++) {
 		const struct ks_engine_tp *c = &cur->tps[i], *p = NULL;
 		uint64_t id[2];
 		uint32_t *ix;
 
 		tp_id(c, id);
-		if ((ix = ks_hmap_get_wide(&pt, id)) &&
+		if ((ix = ks_hmap_get_wide(pt, id)) &&
 		    !strncmp(prev->tps[*ix].name, c->name, sizeof(c->name)))
 			p = &prev->tps[*ix];
 		if (p && p->count > c->count)
@@ -152,6 +163,25 @@ int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engin
 		n++;
 	}
 	out->ntps = n;
+}
+
+int ks_engine_delta(const struct ks_engine_snapshot *prev, const struct ks_engine_snapshot *cur,
+		    struct ks_engine_snapshot *out, struct ks_error *err)
+{
+	struct ks_hmap px, pt;
+	int rc = 0;
+
+	ks_hmap_init_wide(&px, 3, sizeof(uint32_t));
+	ks_hmap_init_wide(&pt, 2, sizeof(uint32_t));
+	if (index_prev(prev, &px, &pt) < 0)
+		goto oom;
+	out->exits = grow_to(out->exits, &out->cap_exits, cur->nexits ? cur->nexits : 1,
+			     sizeof(*out->exits));
+	out->tps = grow_to(out->tps, &out->cap_tps, cur->ntps ? cur->ntps : 1, sizeof(*out->tps));
+	if (!out->exits || !out->tps)
+		goto oom;
+	delta_exits(prev, cur, &px, out);
+	delta_tps(prev, cur, &pt, out);
 	memcpy(out->engine, cur->engine, sizeof(out->engine));
 	memcpy(out->arch, cur->arch, sizeof(out->arch));
 	memcpy(out->isa, cur->isa, sizeof(out->isa));

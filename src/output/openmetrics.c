@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kvmscope/limits.h"
 #include "kvmscope/metrics.h"
 #include "kvmscope/openmetrics.h"
 #include "util/text.h"
@@ -59,8 +60,9 @@ static void accept_item(const char *s, size_t n, char *type, size_t tlen, char *
 			i++;
 		}
 		val[v] = 0;
-		if (!strcmp(key, "q"))
-			*q = strtod(val, NULL);
+		/* a q that is not a number takes the element out (q 0) */
+		if (!strcmp(key, "q") && ks_parse_seconds(val, strlen(val), q) < 0)
+			*q = 0;
 		else if (!strcmp(key, "version"))
 			snprintf(ver, vlen, "%s", val);
 	}
@@ -371,43 +373,50 @@ static void hist_family(struct ks_expo *e, const struct ks_metrics_snapshot *s,
 	}
 }
 
-void ks_expo_metrics(struct ks_expo *e, const struct ks_metrics_snapshot *s)
+/* C's label texts: every VM's domain and every reason, escaped once.
+ * -1 when out of memory. */
+static int label_cache_init(struct label_cache *c, const struct ks_metrics_snapshot *s,
+			    enum ks_expo_format f)
 {
-	struct label_cache c;
-	char isa_label[48];
-	const char *lbl[5];
 	size_t i;
 
-	memset(&c, 0, sizeof(c));
-	ks_expo_init(&c.tmp, e->format);
-	c.vm_off = calloc(s->nvms + 1, sizeof(size_t));
-	c.reason_off = calloc(s->nreasons + 1, sizeof(size_t));
-	if (!c.vm_off || !c.reason_off) {
-		e->oom = true;
-		goto out;
-	}
+	memset(c, 0, sizeof(*c));
+	ks_expo_init(&c->tmp, f);
+	c->vm_off = calloc(s->nvms + 1, sizeof(size_t));
+	c->reason_off = calloc(s->nreasons + 1, sizeof(size_t));
+	if (!c->vm_off || !c->reason_off)
+		return -1;
 	for (i = 0; i < s->nvms; i++) {
-		c.vm_off[i] = c.tmp.len;
-		put_escaped(&c.tmp, s->vms[i].domain);
-		put(&c.tmp, "", 1);
+		c->vm_off[i] = c->tmp.len;
+		put_escaped(&c->tmp, s->vms[i].domain);
+		put(&c->tmp, "", 1);
 	}
 	for (i = 0; i < s->nreasons; i++) {
-		c.reason_off[i] = c.tmp.len;
-		put_escaped(&c.tmp, s->reasons[i]);
-		put(&c.tmp, "", 1);
+		c->reason_off[i] = c->tmp.len;
+		put_escaped(&c->tmp, s->reasons[i]);
+		put(&c->tmp, "", 1);
 	}
-	if (c.tmp.oom) {
-		e->oom = true;
-		goto out;
-	}
-	/* ",isa=\"VMX\"" (names from our tables: nothing to escape) */
-	snprintf(isa_label, sizeof(isa_label), "\",isa=\"%s\"", s->isa[0] ? s->isa : "unknown");
+	return c->tmp.oom ? -1 : 0;
+}
+
+static void label_cache_free(struct label_cache *c)
+{
+	free(c->vm_off);
+	free(c->reason_off);
+	ks_expo_free(&c->tmp);
+}
+
+/* The counters per (VM, vCPU, reason): exits, and time in exits. */
+static void series_families(struct ks_expo *e, const struct ks_metrics_snapshot *s,
+			    const struct label_cache *c, const char *isa_label)
+{
+	size_t i;
 
 	ks_expo_family(e, "kvmscope_exits", KS_EXPO_COUNTER,
 		       "Exits measured (exit to next entry), per VM, vCPU and exit reason.", NULL);
 	for (i = 0; i < s->nseries; i++) {
 		puts_(e, "kvmscope_exits_total");
-		put_series_labels(e, &c, &s->series[i], isa_label);
+		put_series_labels(e, c, &s->series[i], isa_label);
 		put(e, "} ", 2);
 		put_u64(e, s->series[i].count);
 		put(e, "\n", 1);
@@ -416,13 +425,17 @@ void ks_expo_metrics(struct ks_expo *e, const struct ks_metrics_snapshot *s)
 		       "Time in exits (exit to next entry), per VM, vCPU and exit reason.", "seconds");
 	for (i = 0; i < s->nseries; i++) {
 		puts_(e, "kvmscope_exit_time_seconds_total");
-		put_series_labels(e, &c, &s->series[i], isa_label);
+		put_series_labels(e, c, &s->series[i], isa_label);
 		put(e, "} ", 2);
 		put_seconds(e, s->series[i].total_ns);
 		put(e, "\n", 1);
 	}
-	hist_family(e, s, &c, isa_label, false);
-	hist_family(e, s, &c, isa_label, true);
+}
+
+static void domain_info_family(struct ks_expo *e, const struct ks_metrics_snapshot *s)
+{
+	const char *lbl[5];
+	size_t i;
 
 	ks_expo_family(e, "kvmscope_domain_info", KS_EXPO_GAUGE,
 		       "Host process (pid) of each domain label value; always 1.", NULL);
@@ -436,6 +449,14 @@ void ks_expo_metrics(struct ks_expo *e, const struct ks_metrics_snapshot *s)
 		lbl[4] = NULL;
 		ks_expo_sample_u64(e, "kvmscope_domain_info", lbl, 1);
 	}
+}
+
+/* What was not measured: events lost, exits folded under "other", events
+ * left unpaired. */
+static void unmeasured_families(struct ks_expo *e, const struct ks_metrics_snapshot *s)
+{
+	const char *lbl[3];
+
 	ks_expo_family(e, "kvmscope_lost_events", KS_EXPO_COUNTER,
 		       "Events the input reported lost (LOST records, missed events).", NULL);
 	ks_expo_sample_u64(e, "kvmscope_lost_events_total", NULL, s->lost_events);
@@ -453,8 +474,24 @@ void ks_expo_metrics(struct ks_expo *e, const struct ks_metrics_snapshot *s)
 	ks_expo_sample_u64(e, "kvmscope_unpaired_events_total", lbl, s->begin_replaced);
 	lbl[1] = "end_before_begin";
 	ks_expo_sample_u64(e, "kvmscope_unpaired_events_total", lbl, s->end_before_begin);
-out:
-	free(c.vm_off);
-	free(c.reason_off);
-	ks_expo_free(&c.tmp);
+}
+
+void ks_expo_metrics(struct ks_expo *e, const struct ks_metrics_snapshot *s)
+{
+	struct label_cache c;
+	char isa_label[48];
+
+	if (label_cache_init(&c, s, e->format) < 0) {
+		e->oom = true;
+		label_cache_free(&c);
+		return;
+	}
+	/* ",isa=\"VMX\"" (names from our tables: nothing to escape) */
+	snprintf(isa_label, sizeof(isa_label), "\",isa=\"%s\"", s->isa[0] ? s->isa : "unknown");
+	series_families(e, s, &c, isa_label);
+	hist_family(e, s, &c, isa_label, false);
+	hist_family(e, s, &c, isa_label, true);
+	domain_info_family(e, s);
+	unmeasured_families(e, s);
+	label_cache_free(&c);
 }

@@ -56,6 +56,16 @@ wait_replay() {
 "$ks" exporter -i x --speed 2 --rate 5 >/dev/null 2>&1; r3=$?
 [ "$r1$r2$r3" = 222 ] && echo "ok exporter_usage_errors_exit_2" ||
 	echo "not ok exporter_usage_errors_exit_2: got $r1 $r2 $r3"
+# --speed is a factor the checked number parser reads whole: no space,
+# sign or trailing text (a usage error naming --speed, before the input
+# is opened)
+bad=
+for v in ' 2' '+2' '2x' '0.0001' 'nan'; do
+	"$ks" exporter -i "$dir/no-such-file" --speed "$v" >/dev/null 2>"$dir/speed.err"; r=$?
+	{ [ $r = 2 ] && grep -q -- "--speed takes a factor" "$dir/speed.err"; } || bad="$bad '$v':$r"
+done
+[ -z "$bad" ] && echo "ok exporter_speed_checked" ||
+	echo "not ok exporter_speed_checked: accepted or other error:$bad"
 
 # ---- replay: /metrics equals stat
 inputs=()
