@@ -517,6 +517,48 @@ static inline bool vcpu_field_same(const struct ks_field *f, const struct thread
 	return !ok || v == t->attr.field_vcpu;
 }
 
+/* begin_event() of a LANE_BEGIN role's KEY on a plain engine (st->plain):
+ * the one row from the view's direct index where the key has it. */
+ALWAYS_INLINE void plain_begin(struct ks_stat *st, struct thread *t, const struct event_role *r,
+			       const struct ks_record *rec, uint64_t key)
+{
+	struct ks_stat_row *row = NULL;
+
+	if (t->start && t->keyed)
+		st->anomalies.begin_replaced++;
+	if (r->lane_by_key && key < DIRECT_KEYS)
+		row = st->views[0].direct[key];
+	if (!row)
+		row = thread_row(st, 0, t, (struct key_val){ true, key, 0, r->lane_table });
+	t->pending[0] = row;
+	t->start = rec->ts;
+	t->keyed = true;
+	t->skipped_begin = false;
+}
+
+/* end_event() of a LANE_END role (no key of its own) on a plain engine. */
+ALWAYS_INLINE void plain_end(struct ks_stat *st, struct thread *t, const struct event_role *r,
+			     const struct ks_record *rec)
+{
+	uint64_t begin = t->start, ts = rec->ts;
+	struct ks_stat_row *row = t->pending[0];
+
+	if (!begin || !t->keyed || !row) {
+		end_event(st, t, r, rec, (struct key_val){ .table = r->lane_table });
+		return;
+	}
+	t->start = 0;
+	t->keyed = false;
+	if (ts < begin) {
+		st->anomalies.end_before_begin++;
+		return;
+	}
+	st->anomalies.keyed_ends++;
+	if (!row_add(row, ts - begin, !st->cfg.no_histograms))
+		stat_fail(st, NULL, "%s", "out of memory");
+	t->pending[0] = NULL;
+}
+
 /* handle_event() for an event of a LANE_BEGIN or LANE_END role whose
  * thread is known and stays as it is (same process, same vCPU): nearly
  * every event of a recording.  False when it is not such an event, and
@@ -535,7 +577,16 @@ ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
 			(r->is_entry && !vcpu_field_same(&r->entry_vcpu, t, rec))))
 		return false;
 	t->attr.events++;
-	if (r->lane == LANE_BEGIN) {
+	if (st->plain && r->lane == LANE_BEGIN) {
+		pick_isa(st, r, rec);
+		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec),
+				      .table = r->count_table };
+		if (r->lane_count)
+			count_key(st, k);
+		plain_begin(st, t, r, rec, k.key);
+	} else if (st->plain) {
+		plain_end(st, t, r, rec);
+	} else if (r->lane == LANE_BEGIN) {
 		pick_isa(st, r, rec);
 		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec) };
 		if (r->count >= 0 && !st->cfg.no_begin_counts) {

@@ -62,6 +62,11 @@ struct event_role {
 	int begin, end, child;         /* index of the matching rule, -1 = none */
 	int count;                     /* index into the class's (exit) begin rules */
 	int lane;                      /* LANE_*: the short path it may take */
+	/* the lane's name tables (of its begin or end rule, and of the
+	 * counted begin rule), whether it counts begins, and whether its
+	 * key alone finds its row (key_alone()) */
+	int32_t lane_table, count_table;
+	bool lane_count, lane_by_key;
 	struct rule_fields bf, ef, cf, nf;
 	/* cfg.observe only: the guest address of a begin or end event, and
 	 * an event keyed by another class of the architecture (kvm_mmio's
@@ -168,6 +173,9 @@ struct ks_stat {
 	struct ks_stat_row spare_row;  /* what rows that could not be made count into
 					* (never reported: the engine has failed) */
 	bool failed;
+	/* one view, by key alone (a direct index), and no hook: lane_event()
+	 * takes its plain steps (kvmscope stat --format perf, the table) */
+	bool plain;
 	struct ks_error error;
 
 	struct ks_hmap comms;          /* tid -> struct comm */

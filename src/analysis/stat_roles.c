@@ -163,6 +163,14 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 	r->active = r->is_entry || r->is_load || r->is_put || r->begin >= 0 || r->end >= 0 ||
 		    r->child >= 0 || r->count >= 0;
 	r->lane = lane_of(st, r);
+	if (r->lane == LANE_BEGIN) {
+		r->lane_table = st->begin_rules[r->begin].table;
+		r->lane_count = r->count >= 0 && !st->cfg.no_begin_counts;
+		r->count_table = r->lane_count ? st->cls->begin[r->count].table : 0;
+		r->lane_by_key = !r->lane_table || st->cfg.perf_compat;
+	} else if (r->lane == LANE_END) {
+		r->lane_table = st->end_rules[r->end].table;
+	}
 	if (st->cfg.observe)
 		init_observe_role(st, r, ev);
 }

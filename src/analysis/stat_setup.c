@@ -137,6 +137,8 @@ static struct ks_stat *stat_new(const struct ks_stat_config *cfg, const struct k
 	st->thread_size = sizeof(struct thread) + ncache * sizeof(st->spare_thread->rows[0]);
 	st->spare_thread = stat_calloc(st, 1, st->thread_size);
 	st->max_threads = ks_limits_or_default(cfg->limits)->threads;
+	st->plain = st->nviews == 1 && st->views[0].direct && !cfg->observe &&
+		    !cfg->on_occurrence && !cfg->on_replaced;
 	if (st->failed) {
 		if (err)
 			*err = st->error;
