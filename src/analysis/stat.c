@@ -503,9 +503,33 @@ static __attribute__((noinline)) void handle_event(struct ks_stat *st, struct ev
 	}
 }
 
+/* ks_field_read() of a lane's field F, U32 when the role found it a 4-byte
+ * unsigned field in host order: then one load after the bounds check. */
+ALWAYS_INLINE uint64_t lane_read(const struct ks_field *f, bool u32, const struct ks_record *rec,
+				 bool *ok)
+{
+	uint32_t v;
+
+	if (u32 && (uint64_t)f->offset + 4 <= rec->size) {
+		memcpy(&v, (const unsigned char *)rec->data + f->offset, 4);
+		*ok = true;
+		return v;
+	}
+	return ks_field_read(f, rec->data, rec->size, ok);
+}
+
+/* The key of a LANE_BEGIN record (0 when its payload is too short, as
+ * ks_field_u64() says). */
+ALWAYS_INLINE uint64_t lane_key(const struct event_role *r, const struct ks_record *rec)
+{
+	bool ok;
+
+	return lane_read(&r->bf.key, r->key_u32, rec, &ok);
+}
+
 /* Whether the vCPU field F of REC (if the event has it) leaves the thread's
  * vCPU as it is: track_vcpu() would then change nothing. */
-static inline bool vcpu_field_same(const struct ks_field *f, const struct thread *t,
+static inline bool vcpu_field_same(const struct ks_field *f, bool u32, const struct thread *t,
 				   const struct ks_record *rec)
 {
 	bool ok;
@@ -513,7 +537,7 @@ static inline bool vcpu_field_same(const struct ks_field *f, const struct thread
 
 	if (!f->present)
 		return true;
-	v = (int32_t)ks_field_read(f, rec->data, rec->size, &ok);
+	v = (int32_t)lane_read(f, u32, rec, &ok);
 	return !ok || v == t->attr.field_vcpu;
 }
 
@@ -573,13 +597,14 @@ ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
 	if (!t->known || !t->attr.events ||
 	    (rec->pid >= 0 && (compat ? t->vm : t->attr.tgid) != rec->pid))
 		return false;
-	if (!compat && (!vcpu_field_same(&r->exit_vcpu, t, rec) ||
-			(r->is_entry && !vcpu_field_same(&r->entry_vcpu, t, rec))))
+	if (!compat && (!vcpu_field_same(&r->exit_vcpu, r->exit_vcpu_u32, t, rec) ||
+			(r->entry_vcpu_own &&
+			 !vcpu_field_same(&r->entry_vcpu, r->entry_vcpu_u32, t, rec))))
 		return false;
 	t->attr.events++;
 	if (st->plain && r->lane == LANE_BEGIN) {
 		pick_isa(st, r, rec);
-		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec),
+		k = (struct key_val){ .has = true, .key = lane_key(r, rec),
 				      .table = r->count_table };
 		if (r->lane_count)
 			count_key(st, k);
@@ -588,7 +613,7 @@ ALWAYS_INLINE bool lane_event(struct ks_stat *st, const struct event_role *r,
 		plain_end(st, t, r, rec);
 	} else if (r->lane == LANE_BEGIN) {
 		pick_isa(st, r, rec);
-		k = (struct key_val){ .has = true, .key = ks_field_u64(&r->bf.key, rec) };
+		k = (struct key_val){ .has = true, .key = lane_key(r, rec) };
 		if (r->count >= 0 && !st->cfg.no_begin_counts) {
 			k.table = st->cls->begin[r->count].table;
 			count_key(st, k);

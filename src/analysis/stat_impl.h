@@ -67,6 +67,11 @@ struct event_role {
 	 * key alone finds its row (key_alone()) */
 	int32_t lane_table, count_table;
 	bool lane_count, lane_by_key;
+	/* lane_read(): which of the lane's fields are 4-byte unsigned in
+	 * host order (most are), read without ks_field_read()'s cases; and
+	 * whether an entry's vCPU field is another than the exit_vcpu one
+	 * (the lane reads a field it has already compared once only) */
+	bool key_u32, exit_vcpu_u32, entry_vcpu_u32, entry_vcpu_own;
 	struct rule_fields bf, ef, cf, nf;
 	/* cfg.observe only: the guest address of a begin or end event, and
 	 * an event keyed by another class of the architecture (kvm_mmio's

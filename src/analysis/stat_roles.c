@@ -80,6 +80,13 @@ static bool same_field(const struct ks_field *a, const struct ks_field *b)
 	       a->is_signed == b->is_signed && a->swap == b->swap;
 }
 
+/* Whether F reads 4 bytes unsigned, in host order (stat.c's lane_read). */
+static bool plain_u32(const struct ks_field *f)
+{
+	return f->present && f->offset >= 0 && f->size == 4 && !f->is_signed && !f->swap;
+}
+
+/* The short path of role R (enum LANE_*, stat_impl.h). */
 static int lane_of(const struct ks_stat *st, const struct event_role *r)
 {
 	bool counted = r->count >= 0 && !st->cfg.no_begin_counts;
@@ -163,6 +170,11 @@ static void init_role(struct ks_stat *st, struct event_role *r, struct tep_event
 	r->active = r->is_entry || r->is_load || r->is_put || r->begin >= 0 || r->end >= 0 ||
 		    r->child >= 0 || r->count >= 0;
 	r->lane = lane_of(st, r);
+	r->key_u32 = plain_u32(&r->bf.key);
+	r->exit_vcpu_u32 = plain_u32(&r->exit_vcpu);
+	r->entry_vcpu_u32 = plain_u32(&r->entry_vcpu);
+	r->entry_vcpu_own = r->is_entry && r->entry_vcpu.present &&
+			    !same_field(&r->entry_vcpu, &r->exit_vcpu);
 	if (r->lane == LANE_BEGIN) {
 		r->lane_table = st->begin_rules[r->begin].table;
 		r->lane_count = r->count >= 0 && !st->cfg.no_begin_counts;
