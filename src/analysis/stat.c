@@ -24,7 +24,11 @@
  * The hot path is: event-role lookup by tep_event pointer, thread lookup
  * by tid (direct-mapped caches in front of src/util/hashmap.c tables),
  * field reads at resolved offsets, row lookup (a direct index by key, or
- * the thread's row cache, in front of the view's ks_hmap of rows).
+ * the thread's row cache, in front of the view's ks_hmap of rows).  Nearly
+ * every record takes a lane (lane_event): an exit or entry of a thread
+ * whose process and vCPU stay as they are; on a plain engine (one view by
+ * key, no hook: --format perf, the default table) its plain steps
+ * (plain_begin, plain_end).
  *
  * Distinct threads count against the run's budget (limits.threads): past
  * it, the engine stops with an error naming the file and the record's
