@@ -116,10 +116,9 @@ static const char *take_pids(const char *arg, void *value)
 
 static const char *take_budget(const char *arg, void *value)
 {
-	char *end;
-	double v = strtod(arg, &end);
+	double v;
 
-	if (end == arg || *end || !(v >= 0 && v <= 100))
+	if (ks_parse_seconds(arg, strlen(arg), &v) < 0 || !(v >= 0 && v <= 100))
 		return "takes a percentage from 0 to 100";
 	*(double *)value = v;
 	return NULL;
@@ -143,27 +142,118 @@ static void wrap(char *text, size_t width)
 
 static void check_live(const struct stat_args *a, const struct opt *opts, bool more);
 
-static void parse_args(struct stat_args *a, int argc, char **argv)
+/* --help's texts of --event and --arch, from src/arch's tables. */
+struct stat_help {
+	char event[256], arch[256];
+};
+
+static void help_texts(struct stat_help *h)
 {
-	char event_help[256], names[160], arch_help[256];
+	char names[160];
 
 	/* the architectures and their classes, from the table (src/arch) */
-	ks_arch_event_help(event_help, sizeof(event_help));
+	ks_arch_event_help(h->event, sizeof(h->event));
 	/* halt polling is KVM's generic code, on every architecture */
-	strncat(event_help, "; any: halt (halt polling)",
-		sizeof(event_help) - strlen(event_help) - 1);
-	wrap(event_help, 56);
+	strncat(h->event, "; any: halt (halt polling)", sizeof(h->event) - strlen(h->event) - 1);
+	wrap(h->event, 56);
 	ks_arch_name_list(names, sizeof(names));
-	snprintf(arch_help, sizeof(arch_help), "%s (default: from the input's header or events)",
+	snprintf(h->arch, sizeof(h->arch), "%s (default: from the input's header or events)",
 		 names);
-	wrap(arch_help, 56);
+	wrap(h->arch, 56);
+}
+
+/* The operands after the options: "report" (perf's spelling), then at
+ * most one input file. */
+static void take_operands(struct stat_args *a, const struct opt *opts, int first, int argc,
+			  char **argv)
+{
+	if (first < argc && !strcmp(argv[first], "report"))
+		first++;
+	if (a->live)
+		check_live(a, opts, first < argc);
+	if (first < argc && !a->input)
+		a->input = argv[first++];
+	else if (first < argc && a->input)
+		usage_error("stat", "takes one input file ('%s' and '%s' were given)", a->input,
+			    argv[first]);
+	if (first < argc)
+		usage_error("stat", "unexpected argument '%s'", argv[first]);
+}
+
+/* The engine's configuration and the report's options from the parsed
+ * values. */
+static void take_values(struct stat_args *a, const struct opt *opts)
+{
+	if (a->report.sort_key && !ks_stat_sort_key_valid(a->report.sort_key))
+		usage_error("stat", "--key takes sample, time, mean_t, max_t, min_t, ev_name or "
+			    "p99, not '%s'", a->report.sort_key);
+	a->cfg.vcpu = (int)a->vcpu;
+	a->cfg.measure = a->measure == 1 ? KS_MEASURE_RUN : KS_MEASURE_HANDLING;
+	a->report.format = format_values[a->format];
+	a->report.hist = a->hist;
+	a->measure_set = option_given(opts, "measure");
+}
+
+/* Options an output format (or --event halt's view) has no place for. */
+static void check_format(const struct stat_args *a)
+{
+	enum ks_stat_format f = a->report.format;
+
+	if (f == KS_STAT_PERF && a->nby)
+		usage_error("stat", "--format perf prints perf's one table by reason; --by cannot "
+			    "be used with it");
+	if (a->hist && (f == KS_STAT_PERF || f == KS_STAT_CSV))
+		usage_error("stat", "--hist adds histograms to the table and JSON outputs, not to %s",
+			    f == KS_STAT_CSV ? "CSV" : "--format perf");
+	if (a->cfg.event_class && !strcmp(a->cfg.event_class, "halt") &&
+	    (a->nby || a->hist || f == KS_STAT_PERF || f == KS_STAT_CSV || a->measure_set ||
+	     a->report.sort_key))
+		usage_error("stat", "--event halt prints its own view per VM and vCPU (table or "
+			    "--json); --by, --hist, --measure, -k, --csv and --format perf do not "
+			    "apply");
+}
+
+/* Options that go with another one. */
+static void check_pairs(const struct stat_args *a, const struct opt *opts)
+{
+	if (!a->live && (option_given(opts, "duration") || option_given(opts, "engine")))
+		usage_error("stat", "-d and --engine go with --live");
+	if (option_given(opts, "poll-budget") &&
+	    (!a->cfg.event_class || strcmp(a->cfg.event_class, "halt")))
+		usage_error("stat", "--poll-budget goes with --event halt");
+	if (a->guest_kallsyms && !a->than.set)
+		usage_error("stat", "--guest-kallsyms names the addresses of the --than log; give "
+			    "--than too");
+}
+
+/* Where the slow-exit log and the heatmap can go. */
+static void check_observers(const struct stat_args *a)
+{
+	enum ks_stat_format f = a->report.format;
+
+	if (a->than.set && (f == KS_STAT_PERF || f == KS_STAT_CSV))
+		usage_error("stat", "--than logs exits before the table or JSON, not with %s",
+			    f == KS_STAT_CSV ? "CSV" : "--format perf");
+	if (a->heatmap_text && f != KS_STAT_TABLE)
+		usage_error("stat", "--heatmap-text prints after the table; use --heatmap-json "
+			    "with other formats");
+	if (a->heatmap_svg && a->heatmap_json && !strcmp(a->heatmap_svg, a->heatmap_json))
+		usage_error("stat", "--heatmap and --heatmap-json name the same file '%s'",
+			    a->heatmap_svg);
+}
+
+static void parse_args(struct stat_args *a, int argc, char **argv)
+{
+	struct stat_help h;
+
+	help_texts(&h);
 	const struct opt opts[] = {
 		OPT_INPUT('i', "input", &a->input, "input file",
 			  "for a host and a guest recording use 'kvmscope merge' or 'kvmscope report -i HOST -i GUEST'"),
-		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS", event_help),
+		OPT_STRING(0, "event", &a->cfg.event_class, "CLASS", h.event),
 		OPT_CHOICE(0, "measure", &a->measure, "M",
 			   "handling (default: exit -> entry) or run (entry -> exit)", measure_names),
-		OPT_STRING(0, "arch", &a->cfg.arch, "ARCH", arch_help),
+		OPT_STRING(0, "arch", &a->cfg.arch, "ARCH", h.arch),
 		OPT_LIST(0, "by", a->by, &a->nby, KS_STAT_MAX_VIEWS, "DIMS",
 			 "rows by reason (default), vcpu, vm, or a comma list such\n"
 			 "as vm,vcpu,reason; repeat for several tables (max 4)"),
@@ -211,56 +301,12 @@ static void parse_args(struct stat_args *a, int argc, char **argv)
 			  "of perf 6.1's 'perf kvm stat report' (on stdout)" },
 		OPT_END(),
 	};
-	int first = parse_options(&stat_cmd, opts, argc, argv);
 
-	if (first < argc && !strcmp(argv[first], "report"))
-		first++;
-	if (a->live)
-		check_live(a, opts, first < argc);
-	if (first < argc && !a->input)
-		a->input = argv[first++];
-	else if (first < argc && a->input)
-		usage_error("stat", "takes one input file ('%s' and '%s' were given)", a->input,
-			    argv[first]);
-	if (first < argc)
-		usage_error("stat", "unexpected argument '%s'", argv[first]);
-	if (a->report.sort_key && !ks_stat_sort_key_valid(a->report.sort_key))
-		usage_error("stat", "--key takes sample, time, mean_t, max_t, min_t, ev_name or "
-			    "p99, not '%s'", a->report.sort_key);
-	a->cfg.vcpu = (int)a->vcpu;
-	a->cfg.measure = a->measure == 1 ? KS_MEASURE_RUN : KS_MEASURE_HANDLING;
-	a->report.format = format_values[a->format];
-	a->report.hist = a->hist;
-	if (a->report.format == KS_STAT_PERF && a->nby)
-		usage_error("stat", "--format perf prints perf's one table by reason; --by cannot "
-			    "be used with it");
-	if (a->hist && (a->report.format == KS_STAT_PERF || a->report.format == KS_STAT_CSV))
-		usage_error("stat", "--hist adds histograms to the table and JSON outputs, not to %s",
-			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
-	a->measure_set = option_given(opts, "measure");
-	if (a->cfg.event_class && !strcmp(a->cfg.event_class, "halt") &&
-	    (a->nby || a->hist || a->report.format == KS_STAT_PERF ||
-	     a->report.format == KS_STAT_CSV || a->measure_set || a->report.sort_key))
-		usage_error("stat", "--event halt prints its own view per VM and vCPU (table or "
-			    "--json); --by, --hist, --measure, -k, --csv and --format perf do not "
-			    "apply");
-	if (!a->live && (option_given(opts, "duration") || option_given(opts, "engine")))
-		usage_error("stat", "-d and --engine go with --live");
-	if (option_given(opts, "poll-budget") &&
-	    (!a->cfg.event_class || strcmp(a->cfg.event_class, "halt")))
-		usage_error("stat", "--poll-budget goes with --event halt");
-	if (a->guest_kallsyms && !a->than.set)
-		usage_error("stat", "--guest-kallsyms names the addresses of the --than log; give "
-			    "--than too");
-	if (a->than.set && (a->report.format == KS_STAT_PERF || a->report.format == KS_STAT_CSV))
-		usage_error("stat", "--than logs exits before the table or JSON, not with %s",
-			    a->report.format == KS_STAT_CSV ? "CSV" : "--format perf");
-	if (a->heatmap_text && a->report.format != KS_STAT_TABLE)
-		usage_error("stat", "--heatmap-text prints after the table; use --heatmap-json "
-			    "with other formats");
-	if (a->heatmap_svg && a->heatmap_json && !strcmp(a->heatmap_svg, a->heatmap_json))
-		usage_error("stat", "--heatmap and --heatmap-json name the same file '%s'",
-			    a->heatmap_svg);
+	take_operands(a, opts, parse_options(&stat_cmd, opts, argc, argv), argc, argv);
+	take_values(a, opts);
+	check_format(a);
+	check_pairs(a, opts);
+	check_observers(a);
 	/* the slow lines and the report as one stream of JSON Lines */
 	a->report.compact = a->than.set && a->report.format == KS_STAT_JSON;
 }
@@ -561,19 +607,111 @@ static int stat_live(struct stat_args *a)
 	return 0;
 }
 
+/* --than and the heatmaps: the engine's observer (cfg.observe) fed by
+ * OBS, into LOG (names from GSYMS) and OBS->hm.  Their output files are
+ * checked before the input is read. */
+static void setup_observers(struct stat_args *a, struct observers *obs, struct ks_slow_log *log,
+			    struct ks_guestsyms *gsyms)
+{
+	const char *inputs[2] = { a->input, NULL };
+	struct ks_error err;
+
+	if (a->heatmap_svg)
+		cli_output_check(a->heatmap_svg, inputs, 0);
+	if (a->heatmap_json)
+		cli_output_check(a->heatmap_json, inputs, 0);
+	if (a->guest_kallsyms) {
+		struct ks_guestsyms_opts go = { .kallsyms = a->guest_kallsyms };
+
+		if (ks_guestsyms_load(gsyms, &go, &err) < 0)
+			die("%s", err.msg);
+		log->guest_syms = gsyms;
+	}
+	if (a->than.set) {
+		log->than_ns = a->than.ns;
+		log->than_text = a->than.text;
+		log->json = a->report.format == KS_STAT_JSON;
+		obs->log = log;
+	}
+	if (a->heatmap_svg || a->heatmap_json || a->heatmap_text) {
+		obs->hm = ks_heatmap_new();
+		if (!obs->hm)
+			die("out of memory");
+	}
+	if (obs->log || obs->hm) {
+		a->cfg.observe = observe;
+		a->cfg.observe_ctx = obs;
+		/* the log wants more than the threshold; the heatmap all */
+		a->cfg.observe_min_ns = obs->hm ? 0 : a->than.ns + 1;
+	}
+}
+
+/* Every record of SRC through ST, and L1 (the nested companion) if any. */
+static void count_records(const struct stat_args *a, struct ks_source *src, struct ks_stat *st,
+			  struct ks_stat *l1)
+{
+	static struct ks_record recs[STAT_BATCH];
+	struct ks_progress prog;
+	struct ks_error err;
+	int r;
+
+	cli_progress_init(&prog, "stat", a->quiet, a->than.set);
+	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0) {
+		ks_stat_add_batch(st, recs, (size_t)r);
+		if (l1)
+			ks_stat_add_batch(l1, recs, (size_t)r);
+		cli_progress(&prog, src);
+	}
+	ks_progress_end(&prog);
+	if (r < 0 || ks_stat_error(st, &err) < 0 || (l1 && ks_stat_error(l1, &err) < 0))
+		die("%s", err.msg);
+}
+
+/* The report of ST (with L1 beside it) on stdout, after the notes on what
+ * the input could not tell and the slow-exit log's end; then the heatmaps. */
+static void print_results(struct stat_args *a, struct ks_source *src, const struct ks_stat *st,
+			  const struct ks_stat *l1, const struct observers *obs,
+			  struct ks_slow_log *log)
+{
+	struct ks_error err;
+
+	a->report.companion = l1;
+	a->report.companion_key = "l1_handling";
+	a->report.companion_title = "L1's handling of reflected L2 exits (kvm_nested_vmexit_inject -> "
+				    "L1's next kvm_nested_vmenter, L1's own exits included)";
+	if (obs->hm_full)
+		die("%s: the heatmap has more than %d rows; ask for fewer (--by, --vcpu, --pid)",
+		    a->input, KS_HEATMAP_MAX_SERIES);
+	if (empty_answer(st))
+		explain_empty(a, st);
+	else
+		note_dims(a, st);
+	if (obs->log)
+		ks_slow_log_end(log);
+	a->report.src_info = ks_source_info(src);
+	a->report.src_stats = ks_source_stats(src);
+	if (ks_stat_report(stdout, st, &a->report, &err) < 0)
+		die("%s", err.msg);
+	if (a->heatmap_text) {
+		fputc('\n', stdout);
+		if (ks_heatmap_print_text(stdout, obs->hm, st) < 0)
+			die("out of memory");
+	}
+	if (a->heatmap_svg)
+		write_heatmap(a->heatmap_svg, a->input, obs->hm, st, false);
+	if (a->heatmap_json)
+		write_heatmap(a->heatmap_json, a->input, obs->hm, st, true);
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args a = { .cfg = KS_STAT_CONFIG_INIT, .vcpu = -1 };
 	struct ks_source *src;
-	static struct ks_record recs[STAT_BATCH];
 	struct ks_error err;
 	struct ks_stat *st, *l1;
 	struct ks_slow_log log = { .out = stdout };
 	struct observers obs = { 0 };
-	struct ks_progress prog;
 	struct ks_guestsyms gsyms = { 0 };
-	const char *inputs[2] = { NULL, NULL };
-	int r;
 
 	a.cfg.views[0] = 0;
 	ks_limits_default(&a.limits);
@@ -584,35 +722,7 @@ int cmd_stat(int argc, char **argv)
 	setup(&a);
 	if (a.cfg.event_class && !strcmp(a.cfg.event_class, "halt"))
 		return stat_halt(&a);
-	inputs[0] = a.input;
-	if (a.heatmap_svg)
-		cli_output_check(a.heatmap_svg, inputs, 0);
-	if (a.heatmap_json)
-		cli_output_check(a.heatmap_json, inputs, 0);
-	if (a.guest_kallsyms) {
-		struct ks_guestsyms_opts go = { .kallsyms = a.guest_kallsyms };
-
-		if (ks_guestsyms_load(&gsyms, &go, &err) < 0)
-			die("%s", err.msg);
-		log.guest_syms = &gsyms;
-	}
-	if (a.than.set) {
-		log.than_ns = a.than.ns;
-		log.than_text = a.than.text;
-		log.json = a.report.format == KS_STAT_JSON;
-		obs.log = &log;
-	}
-	if (a.heatmap_svg || a.heatmap_json || a.heatmap_text) {
-		obs.hm = ks_heatmap_new();
-		if (!obs.hm)
-			die("out of memory");
-	}
-	if (obs.log || obs.hm) {
-		a.cfg.observe = observe;
-		a.cfg.observe_ctx = &obs;
-		/* the log wants more than the threshold; the heatmap all */
-		a.cfg.observe_min_ns = obs.hm ? 0 : a.than.ns + 1;
-	}
+	setup_observers(&a, &obs, &log, &gsyms);
 	if (ks_source_open_opts(&src, a.input,
 				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS, .limits = &a.limits,
 							  .ctx = cli_ctx(), .arch = a.cfg.arch },
@@ -626,42 +736,8 @@ int cmd_stat(int argc, char **argv)
 	l1 = nested_companion(&a, src);
 	if (!l1)
 		ks_stat_select(st, src); /* fewer records to decode; optional */
-	cli_progress_init(&prog, "stat", a.quiet, a.than.set);
-	while ((r = ks_source_next_batch(src, recs, STAT_BATCH, &err)) > 0) {
-		ks_stat_add_batch(st, recs, (size_t)r);
-		if (l1)
-			ks_stat_add_batch(l1, recs, (size_t)r);
-		cli_progress(&prog, src);
-	}
-	ks_progress_end(&prog);
-	if (r < 0 || ks_stat_error(st, &err) < 0 || (l1 && ks_stat_error(l1, &err) < 0))
-		die("%s", err.msg);
-	a.report.companion = l1;
-	a.report.companion_key = "l1_handling";
-	a.report.companion_title = "L1's handling of reflected L2 exits (kvm_nested_vmexit_inject -> "
-				   "L1's next kvm_nested_vmenter, L1's own exits included)";
-	if (obs.hm_full)
-		die("%s: the heatmap has more than %d rows; ask for fewer (--by, --vcpu, --pid)",
-		    a.input, KS_HEATMAP_MAX_SERIES);
-	if (empty_answer(st))
-		explain_empty(&a, st);
-	else
-		note_dims(&a, st);
-	if (obs.log)
-		ks_slow_log_end(&log);
-	a.report.src_info = ks_source_info(src);
-	a.report.src_stats = ks_source_stats(src);
-	if (ks_stat_report(stdout, st, &a.report, &err) < 0)
-		die("%s", err.msg);
-	if (a.heatmap_text) {
-		fputc('\n', stdout);
-		if (ks_heatmap_print_text(stdout, obs.hm, st) < 0)
-			die("out of memory");
-	}
-	if (a.heatmap_svg)
-		write_heatmap(a.heatmap_svg, a.input, obs.hm, st, false);
-	if (a.heatmap_json)
-		write_heatmap(a.heatmap_json, a.input, obs.hm, st, true);
+	count_records(&a, src, st, l1);
+	print_results(&a, src, st, l1, &obs, &log);
 	ks_heatmap_free(obs.hm);
 	ks_guestsyms_free(&gsyms);
 	ks_stat_free(l1);

@@ -25,6 +25,16 @@ check cli_unknown_command $(( rc != 2 )) "exit status $rc, expected 2"
 "$ks" stat --by nonsense -i /dev/null 2>"$dir/err.txt"; rc=$?
 check cli_usage_error $(( rc != 2 )) "exit status $rc for a bad --by"
 
+# --poll-budget's number goes through the checked parser: no space, sign
+# or bare point that strtod() would have taken, exit 2 with the option's line
+bad=""
+for v in ' 5' '+5' '.5' '5 ' '' 'nan' '101'; do
+	"$ks" stat --event halt --poll-budget "$v" -i /dev/null 2>"$dir/err.txt"; rc=$?
+	[ $rc = 2 ] && grep -q -- '--poll-budget takes a percentage from 0 to 100' "$dir/err.txt" ||
+		bad="$bad '$v': status $rc;"
+done
+check cli_poll_budget_checked $(( ${#bad} != 0 )) "accepted or misreported:$bad"
+
 w=$(man --warnings -l man/kvmscope-stat.1 2>&1 >/dev/null)
 check man_page_renders $(( ${#w} != 0 )) "man warnings: $w"
 man -l man/kvmscope-stat.1 2>/dev/null | grep -q 'DIFFERENCES FROM PERF'
