@@ -159,6 +159,7 @@ struct ks_stat {
 	struct thread *thread_cache[THREAD_SLOTS];
 	const struct ks_arch *arch;
 	struct tep_handle *tep;      /* the source's (its saved cmdlines), or NULL */
+	const struct ks_source *src; /* asked for its saved cmdlines first (NULL: none) */
 	const char *arch_source;
 	const struct ks_event_class *cls;
 	ks_key_compose_fn compose;  /* cls's, or its perf_compose in perf_compat */
@@ -537,12 +538,13 @@ static inline struct thread *thread_of(struct ks_stat *st, const struct ks_recor
 
 /* Names the input's saved cmdlines know (trace.dat), for threads without
  * a COMM record. */
-static void comm_from_tep(struct thread *t, const struct tep_event *ev)
+static void comm_from_tep(const struct ks_stat *st, struct thread *t, const struct tep_event *ev)
 {
 	const char *name;
 
 	if (t->attr.comm[0] || t->reused || !ev || !ev->tep)
 		return;
+	ks_source_tep_comms(st->src); /* parsed on this first lookup */
 	name = tep_data_comm_from_pid(ev->tep, t->tid);
 	if (name && strcmp(name, "<...>") && strcmp(name, "<idle>"))
 		ks_attr_set_comm(&t->attr, name);
@@ -1155,7 +1157,7 @@ static struct thread *event_thread(struct ks_stat *st, const struct ks_record *r
 		fresh = true;
 	}
 	if (fresh) {
-		comm_from_tep(t, rec->event);
+		comm_from_tep(st, t, rec->event);
 		update_attribution(st, t);
 	}
 	return t;
@@ -1558,6 +1560,7 @@ struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_s
 	if (st) {
 		st->path = ks_source_path(src);
 		st->tep = ks_source_tep(src);
+		st->src = src;
 	}
 	return st;
 }
@@ -1766,7 +1769,7 @@ const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm)
 	 * kvmscope's tgids option): its saved cmdline; perf names by COMM
 	 * records only */
 	if (!name && vm > 0 && st->tep && !st->cfg.perf_compat &&
-	    tep_is_pid_registered(st->tep, vm)) {
+	    tep_is_pid_registered(ks_source_tep_comms(st->src), vm)) {
 		name = tep_data_comm_from_pid(st->tep, vm);
 		if (name && !strcmp(name, "<...>"))
 			name = NULL;

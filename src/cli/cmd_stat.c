@@ -614,7 +614,9 @@ int cmd_stat(int argc, char **argv)
 		a.cfg.observe_min_ns = obs.hm ? 0 : a.than.ns + 1;
 	}
 	if (ks_source_open_opts(&src, a.input,
-				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS, .limits = &a.limits,
+				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS |
+								    KS_OPEN_COMMS_WHEN_ASKED,
+							  .limits = &a.limits,
 							  .ctx = cli_ctx(), .arch = a.cfg.arch },
 				&err) < 0)
 		die("%s", err.msg);
