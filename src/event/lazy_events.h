@@ -12,6 +12,8 @@
  * the first time a record or a consumer needs them.  The symbols are the
  * reader's: it hands a function resolver that reads them when first asked
  * (struct ks_lazy_syms), which lives as long as the deferred formats.
+ * Its saved cmdlines (thousands of "PID COMM" lines) too: registered on
+ * the handle when ks_lazy_comms() first asks.
  */
 #ifndef KVMSCOPE_LAZY_EVENTS_H
 #define KVMSCOPE_LAZY_EVENTS_H
