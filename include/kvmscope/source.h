@@ -70,6 +70,10 @@ enum {
 				 * architecture's systems (kvm...) are parsed when
 				 * first needed, like all others (faster open of a
 				 * trace.dat; dump) */
+	KS_OPEN_COMMS_WHEN_ASKED = 4, /* the caller asks the tep for comms only
+				 * through ks_source_tep_comms(): a recording's
+				 * saved cmdlines (thousands of lines) are parsed
+				 * on its first call, not at open (stat) */
 };
 /* How to open an input; zero (or a NULL pointer to it) is the defaults. */
 struct ks_ctx;
@@ -128,6 +132,12 @@ const char *ks_source_path(const struct ks_source *src);
 /* The run's budgets the source was opened with (never NULL). */
 const struct ks_limits *ks_source_limits(const struct ks_source *src);
 struct tep_handle *ks_source_tep(const struct ks_source *src);
+/* The same handle with the recording's saved cmdlines registered (a
+ * source opened with KS_OPEN_COMMS_WHEN_ASKED parses a perf.data's or
+ * trace.dat v6's on this first call; others did at open): what a consumer
+ * of the handle's comms (tep_data_comm_from_pid(), tep_is_pid_registered(),
+ * TEP_PRINT_COMM, tep_register_comm()...) asks for. */
+struct tep_handle *ks_source_tep_comms(const struct ks_source *src);
 const struct ks_source_info *ks_source_info(const struct ks_source *src);
 const struct ks_source_stats *ks_source_stats(const struct ks_source *src);
 /* How far reading has come, for a progress line: *DONE of *TOTAL bytes

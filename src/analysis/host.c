@@ -64,7 +64,7 @@ struct ks_host *ks_host_new(const struct ks_arch *arch, const struct ks_source *
 	}
 	ks_attr_guests_procs(&h->guests, src);
 	h->arch = arch;
-	h->tep = src ? ks_source_tep(src) : NULL;
+	h->tep = src ? ks_source_tep_comms(src) : NULL;
 	if (src) {
 		const struct ks_source_info *i = ks_source_info(src);
 

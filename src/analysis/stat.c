@@ -449,7 +449,7 @@ static struct thread *event_thread(struct ks_stat *st, const struct ks_record *r
 		fresh = true;
 	}
 	if (fresh) {
-		stat_comm_from_tep(t, rec->event);
+		stat_comm_from_tep(st, t, rec->event);
 		stat_update_attribution(st, t);
 	}
 	return t;

@@ -147,6 +147,7 @@ struct ks_stat {
 	struct thread *thread_cache[THREAD_SLOTS];
 	const struct ks_arch *arch;
 	struct tep_handle *tep;      /* the source's (its saved cmdlines), or NULL */
+	const struct ks_source *src; /* asked for its saved cmdlines first (NULL: none) */
 	const char *arch_source;
 	const struct ks_event_class *cls;
 	ks_key_compose_fn compose;  /* cls's, or its perf_compose in perf_compat */
@@ -249,7 +250,7 @@ struct event_role *stat_role_lookup(struct ks_stat *st, struct tep_event *ev);
 struct thread *stat_thread_lookup(struct ks_stat *st, int32_t tid, const struct ks_record *rec,
 				  struct thread **slot);
 struct thread *stat_thread_find(const struct ks_stat *st, int32_t tid);
-void stat_comm_from_tep(struct thread *t, const struct tep_event *ev);
+void stat_comm_from_tep(const struct ks_stat *st, struct thread *t, const struct tep_event *ev);
 void stat_update_attribution(struct ks_stat *st, struct thread *t);
 void stat_add_other(struct ks_stat *st, const struct ks_record *rec);
 

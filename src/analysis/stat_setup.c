@@ -166,6 +166,7 @@ struct ks_stat *ks_stat_new_source(const struct ks_stat_config *cfg, struct ks_s
 	if (st) {
 		st->path = ks_source_path(src);
 		st->tep = ks_source_tep(src);
+		st->src = src;
 	}
 	return st;
 }

@@ -73,7 +73,7 @@ const char *ks_stat_vm_name(const struct ks_stat *st, int32_t vm)
 	 * kvmscope's tgids option): its saved cmdline; perf names by COMM
 	 * records only */
 	if (!name && vm > 0 && st->tep && !st->cfg.perf_compat &&
-	    tep_is_pid_registered(st->tep, vm)) {
+	    tep_is_pid_registered(ks_source_tep_comms(st->src), vm)) {
 		name = tep_data_comm_from_pid(st->tep, vm);
 		if (name && !strcmp(name, "<...>"))
 			name = NULL;

@@ -95,12 +95,13 @@ spare:
 
 /* Names the input's saved cmdlines know (trace.dat), for threads without
  * a COMM record. */
-void stat_comm_from_tep(struct thread *t, const struct tep_event *ev)
+void stat_comm_from_tep(const struct ks_stat *st, struct thread *t, const struct tep_event *ev)
 {
 	const char *name;
 
 	if (t->attr.comm[0] || t->reused || !ev || !ev->tep)
 		return;
+	ks_source_tep_comms(st->src); /* parsed on this first lookup */
 	name = tep_data_comm_from_pid(ev->tep, t->tid);
 	if (name && strcmp(name, "<...>") && strcmp(name, "<idle>"))
 		ks_attr_set_comm(&t->attr, name);

@@ -360,7 +360,7 @@ static uint32_t vm_for(struct ks_timeline *tl, int guest, int64_t key)
 static int add_vcpu(struct ks_timeline *tl, int32_t tid, int64_t vcpu_id, int in, uint64_t off)
 {
 	struct tl_priv *p = tl->priv;
-	struct tep_handle *tep = ks_source_tep(ks_merge_source(tl->merge, 0));
+	struct tep_handle *tep = ks_source_tep_comms(ks_merge_source(tl->merge, 0));
 	const struct ks_attr_thread *a;
 	struct ks_tl_vcpu *v;
 	const char *comm;

@@ -427,7 +427,7 @@ static void write_tgids(struct ks_tdw *w, struct ks_source *src, const struct co
  * tep knows of each task seen. */
 static void write_cmdlines(struct ks_tdw *w, struct ks_source *src, struct comm_map *comms)
 {
-	struct tep_handle *tep = ks_source_tep(src);
+	struct tep_handle *tep = ks_source_tep_comms(src);
 	size_t i, len;
 	const char *stored = ks_source_text(src, KS_TEXT_CMDLINES, &len);
 	struct ks_error err;

@@ -32,6 +32,10 @@
 #include "kvmscope/stat_report.h"
 
 #define STAT_BATCH 64 /* records per ks_source_next_batch() */
+/* How stat opens its input: no kernel symbols, and the saved cmdlines
+ * parsed only when a thread is named by them (stat asks through
+ * ks_source_tep_comms()) */
+#define STAT_OPEN (KS_OPEN_NO_SYMBOLS | KS_OPEN_COMMS_WHEN_ASKED)
 
 static const struct opt_cmd stat_cmd = {
 	.name = "stat",
@@ -724,7 +728,7 @@ int cmd_stat(int argc, char **argv)
 		return stat_halt(&a);
 	setup_observers(&a, &obs, &log, &gsyms);
 	if (ks_source_open_opts(&src, a.input,
-				&(struct ks_source_opts){ .flags = KS_OPEN_NO_SYMBOLS, .limits = &a.limits,
+				&(struct ks_source_opts){ .flags = STAT_OPEN, .limits = &a.limits,
 							  .ctx = cli_ctx(), .arch = a.cfg.arch },
 				&err) < 0)
 		die("%s", err.msg);

@@ -158,7 +158,9 @@ void cli_census(const char *path, const char *arch, struct ks_census *c)
 	struct ks_source *src;
 	struct ks_error err;
 
-	if (cli_source_open(&src, path, KS_OPEN_NO_SYMBOLS, NULL, &err) < 0 ||
+	/* the census names no task */
+	if (cli_source_open(&src, path, KS_OPEN_NO_SYMBOLS | KS_OPEN_COMMS_WHEN_ASKED, NULL,
+			    &err) < 0 ||
 	    ks_census(src, arch, c, &err) < 0)
 		die("%s", err.msg);
 	ks_source_close(src);

@@ -40,6 +40,7 @@ struct ks_lazy {
 	size_t nr_parsed;
 	int id_end;
 	struct ks_lazy_syms syms;  /* the reader's resolver (resolve NULL: none) */
+	bool comms_done;           /* syms.comms was called */
 };
 
 /* "name: NAME\nID: N\n" at the start of TEXT, NAME a run of the
@@ -197,6 +198,8 @@ static void parse_now(struct ks_guard_probe probe, struct tep_handle *tep,
 			ks_guard_parse_event(probe, tep, f[i].text, f[i].len, f[i].system);
 	}
 	ks_guard_batch_free(b);
+	if (syms && syms->comms)
+		syms->comms(syms->priv, tep);
 	if (syms && syms->done)
 		syms->done(syms->priv);
 }
@@ -223,10 +226,10 @@ struct ks_lazy *ks_lazy_attach(struct ks_guard_probe probe, struct tep_handle *t
 		parse_now(probe, tep, f, n, syms);
 		return NULL;
 	}
-	if (syms && syms->resolve) {
+	if (syms)
 		l->syms = *syms;
+	if (syms && syms->resolve)
 		tep_set_function_resolver(tep, syms->resolve, syms->priv);
-	}
 	if (!build_index(l)) {
 		free(l->by_id);
 		l->by_id = NULL;
@@ -257,6 +260,18 @@ struct ks_lazy *ks_lazy_attach(struct ks_guard_probe probe, struct tep_handle *t
 			break;
 	}
 	return l;
+}
+
+void ks_lazy_comms(struct ks_lazy *l)
+{
+	if (!l || !l->syms.comms)
+		return;
+	pthread_mutex_lock(&l->lock);
+	if (!l->comms_done) {
+		l->comms_done = true;
+		l->syms.comms(l->syms.priv, l->tep);
+	}
+	pthread_mutex_unlock(&l->lock);
 }
 
 void ks_lazy_detach(struct ks_lazy *l)

@@ -12,6 +12,8 @@
  * the first time a record or a consumer needs them.  The symbols are the
  * reader's: it hands a function resolver that reads them when first asked
  * (struct ks_lazy_syms), which lives as long as the deferred formats.
+ * Its saved cmdlines (thousands of "PID COMM" lines) too: registered on
+ * the handle when ks_lazy_comms() first asks.
  */
 #ifndef KVMSCOPE_LAZY_EVENTS_H
 #define KVMSCOPE_LAZY_EVENTS_H
@@ -35,6 +37,10 @@ struct ks_lazy_syms {
 	char *(*resolve)(void *priv, unsigned long long *addrp, char **modp);
 	void *priv;
 	void (*done)(void *priv);
+	/* The recording's saved cmdlines, registered on TEP by COMMS(PRIV,
+	 * TEP) once, when ks_lazy_comms() first asks (NULL: none deferred;
+	 * RESOLVE may then be NULL too: no symbols). */
+	void (*comms)(void *priv, struct tep_handle *tep);
 };
 
 /* Defer the N formats F of TEP (the texts must stay until
@@ -48,10 +54,16 @@ struct ks_lazy_syms {
  * (ks_arch_names_system(): what ks_tep_event() may be asked for; a source
  * opened with KS_OPEN_EVENTS_BY_RECORD is asked for none).  Returns the
  * state, which the source keeps (ks_source.lazy), or NULL when out of
- * memory (everything was then parsed now, and SYMS is done with). */
+ * memory (everything was then parsed now, SYMS's cmdlines registered,
+ * and SYMS is done with). */
 struct ks_lazy *ks_lazy_attach(struct ks_guard_probe probe, struct tep_handle *tep,
 			       const struct ks_source_format *f, size_t n,
 			       const struct ks_lazy_syms *syms, bool names);
+/* The saved cmdlines of L's SYMS registered on its handle (parsed now if
+ * not yet; L NULL: nothing).  Every consumer of the handle's comms
+ * (tep_data_comm_from_pid(), tep_register_comm()...) asks first, so they
+ * all see the pid table they saw when it was filled at open. */
+void ks_lazy_comms(struct ks_lazy *l);
 /* Forget L (NULL: nothing); call before its texts or handle are freed. */
 void ks_lazy_detach(struct ks_lazy *l);
 /* One more than the largest event id of the formats, parsed or not (L

@@ -70,6 +70,20 @@ static char *resolve(void *priv, unsigned long long *addrp, char **modp)
 	return (char *)name;
 }
 
+/* The saved cmdlines deferred at open, into TEP as they were then (the
+ * same tep_parse_saved_cmdlines() call on the same text). */
+static void comms(void *priv, struct tep_handle *tep)
+{
+	struct lazy_ksyms *k = priv;
+	const char *text;
+
+	pthread_mutex_lock(&k->lock);
+	text = ks_source_meta_text(k->meta, KS_TEXT_CMDLINES, NULL);
+	if (text && *text)
+		tep_parse_saved_cmdlines(tep, text);
+	pthread_mutex_unlock(&k->lock);
+}
+
 static void ksyms_done(void *priv)
 {
 	struct lazy_ksyms *k = priv;
@@ -83,12 +97,15 @@ static void ksyms_done(void *priv)
 
 struct ks_lazy *ks_source_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
 				      const struct ks_source_format *f, size_t n,
-				      struct ks_source_meta *syms, bool names)
+				      struct ks_source_meta *syms, bool names, bool cmdlines)
 {
-	struct ks_lazy_syms hook = { .resolve = resolve, .done = ksyms_done };
+	bool ksyms = syms && ks_source_meta_has_text(syms, KS_TEXT_KALLSYMS);
+	bool cmds = cmdlines && syms && ks_source_meta_has_text(syms, KS_TEXT_CMDLINES);
+	struct ks_lazy_syms hook = { .resolve = ksyms ? resolve : NULL, .done = ksyms_done,
+				     .comms = cmds ? comms : NULL };
 	struct lazy_ksyms *k = NULL;
 
-	if (syms && ks_source_meta_has_text(syms, KS_TEXT_KALLSYMS)) {
+	if (ksyms || cmds) {
 		k = calloc(1, sizeof(*k));
 		if (k && pthread_mutex_init(&k->lock, NULL)) {
 			free(k);
@@ -99,8 +116,22 @@ struct ks_lazy *ks_source_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep
 	}
 	hook.priv = k;
 	/* without memory for the symbols' state: no symbols, as when the
-	 * deferred formats had none */
+	 * deferred formats had none; the cmdlines now, as before */
+	if (!k && cmds) {
+		const char *text = ks_source_meta_text(syms, KS_TEXT_CMDLINES, NULL);
+
+		if (text && *text)
+			tep_parse_saved_cmdlines(tep, text);
+	}
 	return ks_lazy_attach(ks_ctx_guard_probe(ctx), tep, f, n, k ? &hook : NULL, names);
+}
+
+struct tep_handle *ks_source_tep_comms(const struct ks_source *src)
+{
+	if (!src)
+		return NULL;
+	ks_lazy_comms(src->lazy);
+	return src->tep;
 }
 
 /* ---- the source's lookups (kvmscope/source.h) ---- */

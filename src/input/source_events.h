@@ -31,10 +31,12 @@ struct ks_guard_probe ks_ctx_guard_probe(struct ks_ctx *ctx);
 
 /* ks_lazy_attach() with CTX's probe, and the kallsyms text of SYMS (NULL:
  * none; it stays as long) read (ks_source_meta_text) and parsed on the
- * first symbol lookup.  NULL when out of memory (everything but the
+ * first symbol lookup; with CMDLINES, its saved cmdlines text (not parsed
+ * yet) registered on TEP when first asked (ks_lazy_comms(),
+ * ks_source_tep_comms()).  NULL when out of memory (everything but the
  * kallsyms was then parsed now). */
 struct ks_lazy *ks_source_lazy_attach(struct ks_ctx *ctx, struct tep_handle *tep,
 				      const struct ks_source_format *f, size_t n,
-				      struct ks_source_meta *syms, bool names);
+				      struct ks_source_meta *syms, bool names, bool cmdlines);
 
 #endif

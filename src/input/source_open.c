@@ -60,6 +60,16 @@ int ks_source_open(struct ks_source **out, const char *path, struct ks_error *er
 	return ks_source_open_opts(out, path, NULL, err);
 }
 
+/* RC of opening *OUT with O: the saved cmdlines a reader deferred are
+ * registered now unless O says every comm lookup goes through
+ * ks_source_tep_comms() (KS_OPEN_COMMS_WHEN_ASKED). */
+static int opened(int rc, struct ks_source *const *out, const struct ks_source_opts *o)
+{
+	if (rc == 0 && !(o && (o->flags & KS_OPEN_COMMS_WHEN_ASKED)))
+		ks_source_tep_comms(*out);
+	return rc;
+}
+
 int ks_source_open_opts(struct ks_source **out, const char *path, const struct ks_source_opts *o,
 			struct ks_error *err)
 {
@@ -71,9 +81,9 @@ int ks_source_open_opts(struct ks_source **out, const char *path, const struct k
 		return -1;
 	if (got >= 8 && (memcmp(head, KS_PERF_MAGIC, 8) == 0 ||
 			 memcmp(head, KS_PERF_MAGIC_SWAPPED, 8) == 0))
-		return ks_perfdata_open(out, path, o, err);
+		return opened(ks_perfdata_open(out, path, o, err), out, o);
 	if (got >= 10 && memcmp(head, KS_TRACEDAT_MAGIC, 10) == 0)
-		return ks_tracedat_open(out, path, o, err);
+		return opened(ks_tracedat_open(out, path, o, err), out, o);
 	if (got == 0)
 		return ks_error_at(err, path, 0, "the file is empty");
 	return ks_ftrace_text_open(out, path, o, err);

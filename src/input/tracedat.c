@@ -837,7 +837,7 @@ static void load_formats(struct tracedat *td)
 	tep_set_cpus(td->src.tep, (int)td->src.info.nr_cpus);
 	td->src.lazy = ks_source_lazy_attach(td->src.ctx, td->src.tep, td->src.meta.formats,
 				      td->src.meta.nr_formats, &td->src.meta,
-				      !(td->open_flags & KS_OPEN_EVENTS_BY_RECORD));
+				      !(td->open_flags & KS_OPEN_EVENTS_BY_RECORD), false);
 }
 
 static int tracedat_parse(struct tracedat *td, struct ks_error *err)

@@ -29,7 +29,8 @@ struct td_cursor {
 	struct ks_error *err;
 	struct ks_guard_batch *formats; /* parsed together at the end; NULL: no tep,
 					 * or deferred (lazy) */
-	bool lazy;                      /* formats and kallsyms deferred: kept in meta */
+	bool lazy;                      /* formats, kallsyms and cmdlines deferred: kept
+					 * in meta */
 	struct ks_source_meta *meta;    /* where the texts are kept, or NULL */
 	uint64_t memory;                /* the run's memory budget (limits.memory) */
 	uint64_t fields;                /* fields of the formats so far (event/format_guard.h) */
@@ -273,7 +274,9 @@ static int td_text(struct td_cursor *c, struct tep_handle *tep, uint64_t size,
 
 	if (td_take(c, size, &p, what) < 0 || td_keep(c, id, p, size) < 0)
 		return -1;
-	if (size == 0 || !tep || (c->lazy && id == KS_TEXT_KALLSYMS))
+	/* kept texts wait: the kallsyms for a symbol lookup, the saved
+	 * cmdlines (thousands of lines) for a comm lookup */
+	if (size == 0 || !tep || (c->lazy && (id == KS_TEXT_KALLSYMS || id == KS_TEXT_CMDLINES)))
 		return 0;
 	text = td_strdup(p, size);
 	if (!text)
@@ -327,7 +330,7 @@ static int td_walk(struct ks_ctx *ctx, struct tep_handle *tep, struct ks_source_
 			ks_guard_batch_parse(c.formats, tep);
 		else if (c.lazy)
 			*lazy = ks_source_lazy_attach(ctx, tep, meta->formats, meta->nr_formats,
-						      meta, true);
+						      meta, true, true);
 		if (consumed)
 			*consumed = c.pos;
 		ret = 0;

@@ -43,8 +43,8 @@ int ks_tracing_data_parse_len(struct ks_ctx *ctx, struct tep_handle *tep, const 
 
 /* The block into *TEP (a fresh handle, the source's own), its texts kept
  * in META as stored (ks_source_formats(), ks_source_text()): the event
- * formats and kallsyms are attached to the handle unparsed and parsed when
- * first needed (event/lazy_events.h: the state into *LAZY; the caller calls
+ * formats, kallsyms and saved cmdlines are attached to the handle unparsed
+ * and parsed when first needed (the cmdlines: ks_source_tep_comms()) (event/lazy_events.h: the state into *LAZY; the caller calls
  * ks_lazy_detach() before freeing META), the rest is parsed now.  The
  * formats' fields are counted against LIM's memory budget (NULL: the
  * defaults; ks_tracing_data_parse*() use the defaults too).  Returns 0 or

@@ -82,7 +82,7 @@ struct ks_dump *ks_dump_new(struct ks_source *src, const struct ks_dump_opts *op
 	if (!d)
 		return NULL;
 	d->src = src;
-	d->tep = ks_source_tep(src);
+	d->tep = ks_source_tep_comms(src);
 	forget_comms(d);
 	if (d->tep && !(opts && opts->no_plugins))
 		d->plugins = tep_load_plugins(d->tep);

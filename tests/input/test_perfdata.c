@@ -1644,6 +1644,74 @@ static void t_generated_window(void)
 			    "--ooo --lost 3 --cpus 2 --migrate");
 }
 
+/* ---- saved cmdlines: registered at open, or on the first ask ---- */
+
+/* The first pid of TEXT's "PID COMM" lines that appears on one line only,
+ * its comm into COMM; 0: none. */
+static int unique_cmdline(const char *text, char *comm, size_t len)
+{
+	const char *l;
+
+	for (l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		char pat[32];
+		int pid, n = 0, hits = 0;
+		const char *m;
+
+		if (sscanf(l, "%d %n", &pid, &n) != 1 || pid <= 0 || !n)
+			continue;
+		snprintf(pat, sizeof(pat), "%d ", pid);
+		for (m = text; (m = strstr(m, pat)); m++)
+			if (m == text || m[-1] == '\n')
+				hits++;
+		if (hits == 1) {
+			size_t c = strcspn(l + n, "\n");
+
+			snprintf(comm, len, "%.*s", (int)c, l + n);
+			return pid;
+		}
+	}
+	return 0;
+}
+
+/* A perf.data's saved cmdlines: a plain open registers them on the tep
+ * before it returns (every command that asks the tep for a comm sees
+ * them); KS_OPEN_COMMS_WHEN_ASKED (stat) leaves the thousands of lines
+ * unparsed until ks_source_tep_comms(), which registers the same ones. */
+static void t_saved_cmdlines_when_asked(void)
+{
+	const char *f = record("kvm.data", "kvm stat record -a -o @ sleep 0.2");
+	struct ks_source *eager, *lazy;
+	struct ks_error err;
+	const char *text;
+	char comm[64];
+	int pid;
+
+	if (!f) {
+		kt_skip("perf kvm stat record is not available here");
+		return;
+	}
+	KT_REQUIRE(ks_source_open_opts(&eager, f, NULL, &err) == 0);
+	KT_REQUIRE(ks_source_open_opts(&lazy, f,
+				       &(struct ks_source_opts){ .flags = KS_OPEN_COMMS_WHEN_ASKED },
+				       &err) == 0);
+	text = ks_source_text(eager, KS_TEXT_CMDLINES, NULL);
+	KT_REQUIRE(text);
+	pid = unique_cmdline(text, comm, sizeof(comm));
+	KT_REQUIRE(pid > 0);
+	KT_EXPECT(tep_is_pid_registered(ks_source_tep(eager), pid));
+	KT_EQ_STR(tep_data_comm_from_pid(ks_source_tep(eager), pid), comm);
+	KT_EXPECT(!tep_is_pid_registered(ks_source_tep(lazy), pid));
+	KT_EXPECT(ks_source_tep_comms(lazy) == ks_source_tep(lazy));
+	KT_EXPECT(tep_is_pid_registered(ks_source_tep(lazy), pid));
+	KT_EQ_STR(tep_data_comm_from_pid(ks_source_tep(lazy), pid), comm);
+	/* once: a comm registered after the ask is not overwritten */
+	KT_EXPECT(tep_override_comm(ks_source_tep(lazy), "renamed", pid) == 0);
+	ks_source_tep_comms(lazy);
+	KT_EQ_STR(tep_data_comm_from_pid(ks_source_tep(lazy), pid), "renamed");
+	ks_source_close(lazy);
+	ks_source_close(eager);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
@@ -1666,6 +1734,7 @@ int main(void)
 		KT_CASE(t_generated_window),
 		KT_CASE(t_batches_and_selection),
 		KT_CASE(t_mapped_chunks),
+		KT_CASE(t_saved_cmdlines_when_asked),
 		{ 0 },
 	};
 	int r;
