@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "text_layout.h"
 #include "x86.h"
 #include "x86_msr.h"
 
@@ -457,6 +458,170 @@ static const struct ks_event_format x86_formats[] = {
 
 #undef F
 
+/* ---- text layouts (the ftrace text reader's) ----
+ * How the kernel's text, and trace-cmd's kvm plugin's (which prints
+ * kvm_exit without a vCPU and its info as "info %llx %llx"), read back into
+ * the fields of x86_formats.  Exit reasons are named by both ISAs' tables
+ * (x86_exit_code); an unnamed one is a number, which is SVM's above VMX's
+ * basic reasons (below 0x100: VMGEXIT 0x403, NPF 0x400). */
+
+static const struct ks_code_name x86_exit_suffixes[] = {
+	{ KS_X86_VMX_FAILED_VMENTRY, " FAILED_VMENTRY" },
+};
+
+static const struct ks_text_sel x86_unnamed_exits[] = {
+	{ .min = 0x100, .sel = KS_ISA_SVM },
+	{ .min = 0, .sel = KS_ISA_VMX },
+};
+
+static const struct ks_text_exit x86_text_exit = {
+	.suffixes = x86_exit_suffixes,
+	.nsuffixes = N_OF(x86_exit_suffixes),
+	.unnamed = x86_unnamed_exits,
+};
+
+#define EXIT_ROW(f, k, s) \
+	{ .field = f, .kind = KS_TEXT_EXIT, .key = k, .stop = s, .exit = &x86_text_exit }
+#define SEL_ROW { .field = "isa", .kind = KS_TEXT_EXIT_SEL }
+#define OPT_ROW(f, k) { .field = f, .key = k, .flags = KS_TEXT_OPTIONAL }
+#define HEX_ROW(f, k) { .field = f, .key = k, .base = 16 }
+
+/* "vcpu %u reason %s rip 0x%lx info1 0x%016llx info2 0x%016llx intr_info
+ * 0x%08x error_code 0x%08x"; the plugin's "reason %s rip 0x%lx info %llx
+ * %llx" */
+static const struct ks_text_field kvm_exit_plugin_text[] = {
+	EXIT_ROW("exit_reason", "reason ", " rip "),
+	{ .field = "guest_rip", .key = "rip " },
+	SEL_ROW,
+	HEX_ROW("info1", "info "),
+	{ .field = "info2", .base = 16, .flags = KS_TEXT_FOLLOWS },
+	OPT_ROW("intr_info", "intr_info "),
+	OPT_ROW("error_code", "error_code "),
+	{ .field = "vcpu_id", .key = "vcpu ", .base = 10, .flags = KS_TEXT_VCPU_GET },
+	{ .field = NULL },
+};
+
+static const struct ks_text_field kvm_exit_text[] = {
+	EXIT_ROW("exit_reason", "reason ", " rip "),
+	{ .field = "guest_rip", .key = "rip " },
+	SEL_ROW,
+	OPT_ROW("info1", "info1 "),
+	OPT_ROW("info2", "info2 "),
+	OPT_ROW("intr_info", "intr_info "),
+	OPT_ROW("error_code", "error_code "),
+	{ .field = "vcpu_id", .key = "vcpu ", .base = 10, .flags = KS_TEXT_VCPU_GET },
+	{ .field = NULL },
+};
+
+/* "reason: %s ext_inf1: 0x%016llx ext_inf2: 0x%016llx ext_int: 0x%08x
+ * ext_int_err: 0x%08x"; the plugin's "reason %s info1 %llx info2 %llx
+ * int_info %llx int_info_err %llx" */
+static const struct ks_text_field kvm_nested_vmexit_inject_text[] = {
+	EXIT_ROW("exit_code", "reason: ", " ext_inf1"),
+	HEX_ROW("exit_info1", "ext_inf1: "),
+	HEX_ROW("exit_info2", "ext_inf2: "),
+	HEX_ROW("exit_int_info", "ext_int: "),
+	HEX_ROW("exit_int_info_err", "ext_int_err: "),
+	SEL_ROW,
+	{ .field = NULL },
+};
+
+static const struct ks_text_field kvm_nested_vmexit_inject_plugin_text[] = {
+	EXIT_ROW("exit_code", "reason ", " info1 "),
+	HEX_ROW("exit_info1", "info1 "),
+	HEX_ROW("exit_info2", "info2 "),
+	HEX_ROW("exit_int_info", "int_info "),
+	HEX_ROW("exit_int_info_err", "int_info_err "),
+	SEL_ROW,
+	{ .field = NULL },
+};
+
+/* "rip: 0x.. vmcs|vmcb: 0x.. nested_rip: 0x.. int_ctl: 0x.. event_inj: 0x..
+ * nested_ept|nested_npt=y|n LABEL: 0x.." (the label of the last, which
+ * libtraceevent gets wrong, is not read) */
+static const char *const yes_words[] = { "n", "y", NULL };
+#define VMENTER_TEXT(vmc, tdp, isa) \
+	HEX_ROW("rip", "rip: "), \
+	HEX_ROW("vmcb", vmc), \
+	HEX_ROW("nested_rip", "nested_rip: "), \
+	HEX_ROW("int_ctl", "int_ctl: "), \
+	HEX_ROW("event_inj", "event_inj: "), \
+	{ .field = "tdp_enabled", .kind = KS_TEXT_WORD, .key = tdp, .words = yes_words }, \
+	{ .field = "guest_pgd", .key = ":", .base = 16, .flags = KS_TEXT_LAST }, \
+	{ .field = "isa", .kind = KS_TEXT_CONST, .value = isa }, \
+	{ .field = NULL }
+
+static const struct ks_text_field kvm_nested_vmenter_vmx_text[] = {
+	VMENTER_TEXT("vmcs: ", "nested_ept=", KS_ISA_VMX),
+};
+
+static const struct ks_text_field kvm_nested_vmenter_svm_text[] = {
+	VMENTER_TEXT("vmcb: ", "nested_npt=", KS_ISA_SVM),
+};
+
+/* "vcpu 0, rip 0x...[immediate exit]" or the plugin's "vcpu 0 rip 0x..." */
+static const struct ks_text_field kvm_entry_text[] = {
+	{ .field = "vcpu_id", .key = "vcpu ", .base = 10, .flags = KS_TEXT_VCPU_SET },
+	{ .field = "rip", .key = "rip " },
+	{ .field = "immediate_exit", .kind = KS_TEXT_FLAG, .key = "[immediate exit]" },
+	{ .field = NULL },
+};
+
+/* "pio_read|pio_write at 0x%x size %d count %d val 0x%x" */
+static const char *const pio_words[] = { "pio_read ", "pio_write ", NULL };
+static const struct ks_text_field kvm_pio_text[] = {
+	{ .field = "rw", .kind = KS_TEXT_WORD, .words = pio_words },
+	{ .field = "port", .key = "at " },
+	{ .field = "size", .key = "size ", .base = 10 },
+	{ .field = "count", .key = "count ", .base = 10 },
+	OPT_ROW("val", "val "),
+	{ .field = NULL },
+};
+
+/* "msr_write 6e0 = 0x2aa2a8403b1c[ (#GP)]" */
+static const char *const msr_words[] = { "msr_read ", "msr_write ", NULL };
+static const struct ks_text_field kvm_msr_text[] = {
+	{ .field = "write", .kind = KS_TEXT_WORD, .words = msr_words },
+	{ .field = "ecx", .base = 16, .flags = KS_TEXT_FOLLOWS },
+	{ .field = "data", .key = " = ", .flags = KS_TEXT_FOLLOWS },
+	{ .field = "exception", .kind = KS_TEXT_FLAG, .key = "(#GP)" },
+	{ .field = NULL },
+};
+
+/* "vcpu=%u prev=%llu next=%llu" */
+static const struct ks_text_field kvm_write_tsc_offset_text[] = {
+	{ .field = "vcpu_id", .key = "vcpu=", .base = 10 },
+	{ .field = "previous_tsc_offset", .key = "prev=", .base = 10 },
+	{ .field = "next_tsc_offset", .key = "next=", .base = 10 },
+	{ .field = NULL },
+};
+
+static const struct ks_text_layout x86_text_layouts[] = {
+	{ .system = "kvm", .name = "kvm_exit", .when = "info ", .fields = kvm_exit_plugin_text },
+	{ .system = "kvm", .name = "kvm_exit", .fields = kvm_exit_text },
+	{ .system = "kvm", .name = "kvm_entry", .fields = kvm_entry_text },
+	{ .system = "kvm", .name = "kvm_nested_vmexit", .when = "info ",
+	  .fields = kvm_exit_plugin_text },
+	{ .system = "kvm", .name = "kvm_nested_vmexit", .fields = kvm_exit_text },
+	{ .system = "kvm", .name = "kvm_nested_vmexit_inject", .when = "reason: ",
+	  .fields = kvm_nested_vmexit_inject_text },
+	{ .system = "kvm", .name = "kvm_nested_vmexit_inject",
+	  .fields = kvm_nested_vmexit_inject_plugin_text },
+	{ .system = "kvm", .name = "kvm_nested_vmenter", .when = "vmcs: ",
+	  .fields = kvm_nested_vmenter_vmx_text },
+	{ .system = "kvm", .name = "kvm_nested_vmenter", .fields = kvm_nested_vmenter_svm_text },
+	{ .system = "kvm", .name = "kvm_pio", .fields = kvm_pio_text },
+	{ .system = "kvm", .name = "kvm_msr", .fields = kvm_msr_text },
+	{ .system = "kvm", .name = "kvm_write_tsc_offset", .fields = kvm_write_tsc_offset_text },
+	{ .name = NULL },
+};
+
+#undef EXIT_ROW
+#undef SEL_ROW
+#undef OPT_ROW
+#undef HEX_ROW
+#undef VMENTER_TEXT
+
 /* Guest TSC offsets, for the time sync of guest traces. */
 static const char *const x86_extra_events[] = { "kvm:kvm_write_tsc_offset", NULL };
 
@@ -484,6 +649,7 @@ const struct ks_arch ks_arch_x86 = {
 	.exit_code = x86_exit_code,
 	.tep_kvm_plugin = true,
 	.formats = x86_formats,
+	.text_layouts = x86_text_layouts,
 	.live = {
 		.extra_events = x86_extra_events,
 		.trace_clock = "x86-tsc",

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * ftrace_text_fields.c - the printed fields of an ftrace text event line
- * back into the binary payload of its built-in format.  An event gets the
- * first decoder of text_parsers[] of its name whose fields its format has
- * (the events whose text trace-cmd's plugins or ternaries shape), else its
- * print fmt read backwards (ks_plan_scan).
+ * back into the binary payload of its built-in format.  An event is read
+ * by the first of these that fits it (its format has the fields):
+ *   - a decoder of its own here (the scheduler's events and
+ *     kvm_userspace_exit: names, ternaries, trace-cmd plugin forms),
+ *   - its text layout: rows of "the number after KEY", "one of these
+ *     words" (src/arch/text_layout.h), the generic events' below, an
+ *     architecture's beside its formats (struct ks_arch text_layouts),
+ *   - else its print fmt read backwards (ks_plan_scan).
+ * A decoder or layout fills one value per field (struct text_vals), which
+ * store_vals() writes into the payload at the format's offsets.
  *
  * Part of the reader in ftrace_text.c (see ftrace_text_impl.h).
  */
@@ -12,12 +18,12 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "arch/x86.h"
+#include "arch/text_layout.h"
 #include "event/print_plan.h"
 #include "ftrace_text_impl.h"
 
 /* ------------------------------------------------------------------ */
-/* Keys and payload slots                                               */
+/* Keys and values                                                      */
 
 /* The value after "KEY" where KEY starts the string or follows a space
  * (KEY includes its separator, e.g. "rip " or "pid="); NULL if absent. */
@@ -34,16 +40,26 @@ static const char *find_key(const char *f, const char *key)
 	return NULL;
 }
 
-static int key_u64(const char *f, const char *key, int base, uint64_t *v)
-{
-	return parse_u64(find_key(f, key), base, v, NULL);
-}
-
 static int key_i64(const char *f, const char *key, int64_t *v)
 {
 	const char *p = find_key(f, key);
 
 	return p ? parse_i64(p, v, NULL) : -1;
+}
+
+/* Value I as a signed number (the bits of u[I]: signed and unsigned
+ * variants of one type may alias). */
+static int64_t *val_i64(struct text_vals *v, int i)
+{
+	return (int64_t *)&v->u[i];
+}
+
+/* Value I is the string S[0, LEN) (a char[N] field). */
+static void val_str(struct text_vals *v, int i, const char *s, size_t len)
+{
+	v->strs |= 1u << i;
+	v->str[i] = s;
+	v->len[i] = len;
 }
 
 static void put_u(uint8_t *p, const struct slot *sl, uint64_t v)
@@ -66,355 +82,19 @@ static void put_str(uint8_t *p, const struct slot *sl, const char *s, size_t len
 	memcpy(p + sl->offset, s, n);
 }
 
+/* The values V of TE's fields into the payload P. */
+static void store_vals(uint8_t *p, const struct text_event *te, const struct text_vals *v)
+{
+	for (int i = 0; i < te->nslots; i++) {
+		if (v->strs & (1u << i))
+			put_str(p, &te->slots[i], v->str[i], v->len[i]);
+		else
+			put_u(p, &te->slots[i], v->u[i]);
+	}
+}
+
 /* ------------------------------------------------------------------ */
-/* Field parsers, one per built-in event                                */
-
-enum { EXIT_REASON, EXIT_RIP, EXIT_ISA, EXIT_INFO1, EXIT_INFO2, EXIT_INTR, EXIT_ERR, EXIT_VCPU };
-static const char *const kvm_exit_names[] = { "exit_reason", "guest_rip", "isa", "info1",
-	"info2", "intr_info", "error_code", "vcpu_id", NULL };
-
-static int lookup_reason(struct text_source *s, const char *name, int *isa, uint64_t *code)
-{
-	struct reason_cache_entry *c;
-	int32_t sel;
-
-	for (size_t i = 0; i < s->nr_reasons; i++) {
-		if (strcmp(s->reasons[i].name, name) == 0) {
-			*isa = s->reasons[i].isa;
-			*code = s->reasons[i].code;
-			return 0;
-		}
-	}
-	/* the names of the tables of the architecture whose exits these are */
-	if (!ks_arch_exit_code(ks_arch_tep_kvm_plugin(), name, &sel, code))
-		return -1;
-	*isa = sel;
-	c = &s->reasons[s->nr_reasons < REASON_CACHE ? s->nr_reasons++ : REASON_CACHE - 1];
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->isa = *isa;
-	c->code = *code;
-	return 0;
-}
-
-/* "KEY NAME[ FAILED_VMENTRY]STOP..." -> isa, code (kvm_exit: "reason ",
- * " rip ") */
-static int parse_exit_reason(struct text_source *s, const char *f, const char *key,
-			     const char *stop, int *isa, uint64_t *code)
-{
-	const char *r = find_key(f, key), *e;
-	char name[40];
-	size_t len;
-	uint64_t flags = 0;
-
-	if (!r)
-		return -1;
-	e = strstr(r, stop);
-	len = e ? (size_t)(e - r) : strlen(r);
-	while (len && r[len - 1] == ' ')
-		len--;
-	if (len >= 15 && memcmp(r + len - 15, " FAILED_VMENTRY", 15) == 0) {
-		flags = KS_X86_VMX_FAILED_VMENTRY;
-		len -= 15;
-	}
-	if (len == 0 || len >= sizeof(name))
-		return -1;
-	memcpy(name, r, len);
-	name[len] = '\0';
-	if (lookup_reason(s, name, isa, code) == 0) {
-		*code |= flags;
-		return 0;
-	}
-	/* an unnamed code is printed as a number, by trace-cmd's kvm plugin
-	 * as "UNKNOWN (N)"; VMX's basic exit reasons are below 0x100, so a
-	 * larger one is SVM's (VMGEXIT, NPF) */
-	if (!strncmp(name, "UNKNOWN (", 9) && name[len - 1] == ')') {
-		name[len - 1] = '\0';
-		if (parse_u64(name + 9, 10, code, &e) < 0 || *e)
-			return -1;
-	} else if (parse_u64(name, 0, code, &e) < 0 || *e) {
-		return -1;
-	}
-	*isa = s->last_isa ? s->last_isa
-	     : *code > 0xff ? KS_ISA_SVM : ks_x86_isa_or_default(0);
-	*code |= flags;
-	return 0;
-}
-
-static int parse_kvm_exit(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
-{
-	uint64_t code, rip, vcpu = 0, info1 = 0, info2 = 0, intr = 0, err = 0;
-	const char *info;
-	int isa;
-
-	if (parse_exit_reason(s, f, "reason ", " rip ", &isa, &code) < 0 ||
-	    key_u64(f, "rip ", 0, &rip) < 0)
-		return -1;
-	if (key_u64(f, "vcpu ", 10, &vcpu) < 0) {
-		const int32_t *v = ks_hmap_get(&s->vcpus, (uint32_t)s->cur_tid);
-
-		vcpu = v ? (uint64_t)*v : 0;
-	}
-	info = find_key(f, "info ");
-	if (info) {
-		const char *e;
-
-		/* trace-cmd's kvm plugin: "info %llx %llx" */
-		if (parse_u64(info, 16, &info1, &e) < 0 ||
-		    parse_u64(skip_spaces(e), 16, &info2, NULL) < 0)
-			return -1;
-	} else {
-		key_u64(f, "info1 ", 0, &info1);
-		key_u64(f, "info2 ", 0, &info2);
-	}
-	key_u64(f, "intr_info ", 0, &intr);
-	key_u64(f, "error_code ", 0, &err);
-	s->last_isa = isa;
-	put_u(p, &sl[EXIT_REASON], code);
-	put_u(p, &sl[EXIT_RIP], rip);
-	put_u(p, &sl[EXIT_ISA], (uint64_t)isa);
-	put_u(p, &sl[EXIT_INFO1], info1);
-	put_u(p, &sl[EXIT_INFO2], info2);
-	put_u(p, &sl[EXIT_INTR], intr);
-	put_u(p, &sl[EXIT_ERR], err);
-	put_u(p, &sl[EXIT_VCPU], vcpu);
-	return 0;
-}
-
-static const char *const kvm_nested_vmexit_inject_names[] = { "exit_code", "exit_info1",
-	"exit_info2", "exit_int_info", "exit_int_info_err", "isa", NULL };
-
-/* "reason: NAME ext_inf1: 0x.. ext_inf2: 0x.. ext_int: 0x.. ext_int_err: 0x.."
- * or trace-cmd's kvm plugin: "reason NAME info1 %llx info2 %llx int_info
- * %llx int_info_err %llx" */
-static int parse_kvm_nested_vmexit_inject(struct text_source *s, const char *f, uint8_t *p,
-					  const struct slot *sl)
-{
-	bool plugin = find_key(f, "reason: ") == NULL;
-	uint64_t code, v[4];
-	int isa;
-
-	if (parse_exit_reason(s, f, plugin ? "reason " : "reason: ", plugin ? " info1 " : " ext_inf1",
-			      &isa, &code) < 0 ||
-	    key_u64(f, plugin ? "info1 " : "ext_inf1: ", 16, &v[0]) < 0 ||
-	    key_u64(f, plugin ? "info2 " : "ext_inf2: ", 16, &v[1]) < 0 ||
-	    key_u64(f, plugin ? "int_info " : "ext_int: ", 16, &v[2]) < 0 ||
-	    key_u64(f, plugin ? "int_info_err " : "ext_int_err: ", 16, &v[3]) < 0)
-		return -1;
-	s->last_isa = isa;
-	put_u(p, &sl[0], code);
-	for (int i = 0; i < 4; i++)
-		put_u(p, &sl[i + 1], v[i]);
-	put_u(p, &sl[5], (uint64_t)isa);
-	return 0;
-}
-
-static const char *const kvm_nested_vmenter_names[] = { "rip", "vmcb", "nested_rip", "int_ctl",
-	"event_inj", "tdp_enabled", "guest_pgd", "isa", NULL };
-
-/* "rip: 0x.. vmcs|vmcb: 0x.. nested_rip: 0x.. int_ctl: 0x.. event_inj: 0x..
- * nested_ept|nested_npt=y|n LABEL: 0x.." (the label of the last, which
- * libtraceevent gets wrong, is not read) */
-static int parse_kvm_nested_vmenter(struct text_source *s, const char *f, uint8_t *p,
-				    const struct slot *sl)
-{
-	bool vmx = find_key(f, "vmcs: ") != NULL;
-	const char *tdp = find_key(f, vmx ? "nested_ept=" : "nested_npt="), *last;
-	uint64_t v[5], pgd;
-
-	(void)s;
-	if (key_u64(f, "rip: ", 16, &v[0]) < 0 || key_u64(f, vmx ? "vmcs: " : "vmcb: ", 16, &v[1]) < 0 ||
-	    key_u64(f, "nested_rip: ", 16, &v[2]) < 0 || key_u64(f, "int_ctl: ", 16, &v[3]) < 0 ||
-	    key_u64(f, "event_inj: ", 16, &v[4]) < 0 || !tdp || (*tdp != 'y' && *tdp != 'n') ||
-	    !(last = strrchr(tdp, ':')) || parse_u64(skip_spaces(last + 1), 16, &pgd, NULL) < 0)
-		return -1;
-	for (int i = 0; i < 5; i++)
-		put_u(p, &sl[i], v[i]);
-	put_u(p, &sl[5], *tdp == 'y');
-	put_u(p, &sl[6], pgd);
-	put_u(p, &sl[7], vmx ? KS_ISA_VMX : KS_ISA_SVM);
-	return 0;
-}
-
-static const char *const kvm_vcpu_wakeup_names[] = { "ns", "waited", "valid", NULL };
-
-/* "wait|poll time %lld ns, polling valid|invalid" */
-static int parse_kvm_vcpu_wakeup(struct text_source *s, const char *f, uint8_t *p,
-				 const struct slot *sl)
-{
-	bool waited = !strncmp(f, "wait time ", 10);
-	const char *v = find_key(f, "polling ");
-	int64_t ns;
-
-	(void)s;
-	if ((!waited && strncmp(f, "poll time ", 10)) || parse_i64(f + 10, &ns, NULL) < 0 || !v ||
-	    (strncmp(v, "valid", 5) && strncmp(v, "invalid", 7)))
-		return -1;
-	put_u(p, &sl[0], (uint64_t)ns);
-	put_u(p, &sl[1], waited);
-	put_u(p, &sl[2], *v == 'v');
-	return 0;
-}
-
-static const char *const kvm_halt_poll_ns_names[] = { "grow", "vcpu_id", "new", "old", NULL };
-
-/* "vcpu %u: halt_poll_ns %u (grow|shrink %u)" */
-static int parse_kvm_halt_poll_ns(struct text_source *s, const char *f, uint8_t *p,
-				  const struct slot *sl)
-{
-	uint64_t vcpu, nw, old;
-	const char *g = find_key(f, "(grow "), *k = find_key(f, "(shrink ");
-
-	(void)s;
-	if (key_u64(f, "vcpu ", 10, &vcpu) < 0 || key_u64(f, "halt_poll_ns ", 10, &nw) < 0 ||
-	    (!g && !k) || parse_u64(g ? g : k, 10, &old, NULL) < 0)
-		return -1;
-	put_u(p, &sl[0], g != NULL);
-	put_u(p, &sl[1], vcpu);
-	put_u(p, &sl[2], nw);
-	put_u(p, &sl[3], old);
-	return 0;
-}
-
-static const char *const kvm_entry_names[] = { "vcpu_id", "rip", "immediate_exit", NULL };
-
-/* "vcpu 0, rip 0x...[immediate exit]" or trace-cmd's "vcpu 0 rip 0x..." */
-static int parse_kvm_entry(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
-{
-	uint64_t vcpu, rip;
-	int32_t *v;
-	bool created;
-
-	if (key_u64(f, "vcpu ", 10, &vcpu) < 0 || key_u64(f, "rip ", 0, &rip) < 0)
-		return -1;
-	/* remembered for the thread's kvm_exit lines (past limits.threads
-	 * threads, which the reader then refuses anyway, not) */
-	v = ks_hmap_get(&s->vcpus, (uint32_t)s->cur_tid);
-	if (!v && ks_hmap_len(&s->vcpus) < s->base.limits.threads)
-		v = ks_hmap_put(&s->vcpus, (uint32_t)s->cur_tid, &created);
-	if (v)
-		*v = (int32_t)vcpu;
-	put_u(p, &sl[0], vcpu);
-	put_u(p, &sl[1], rip);
-	put_u(p, &sl[2], strstr(f, "[immediate exit]") != NULL);
-	return 0;
-}
-
-static const char *const kvm_mmio_names[] = { "type", "len", "gpa", "val", NULL };
-
-static int parse_kvm_mmio(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
-{
-	static const char *const types[] = { "unsatisfied-read ", "read ", "write " };
-	const char *t = find_key(f, "mmio ");
-	uint64_t len, gpa, val, type = 3;
-
-	(void)s;
-	if (!t)
-		return -1;
-	for (uint64_t i = 0; i < 3; i++)
-		if (strncmp(t, types[i], strlen(types[i])) == 0)
-			type = i;
-	if (type == 3 && parse_u64(t, 0, &type, NULL) < 0)
-		return -1;
-	if (key_u64(f, "len ", 10, &len) < 0 || key_u64(f, "gpa ", 0, &gpa) < 0 ||
-	    key_u64(f, "val ", 0, &val) < 0)
-		return -1;
-	put_u(p, &sl[0], type);
-	put_u(p, &sl[1], len);
-	put_u(p, &sl[2], gpa);
-	put_u(p, &sl[3], val);
-	return 0;
-}
-
-static const char *const kvm_pio_names[] = { "rw", "port", "size", "count", "val", NULL };
-
-static int parse_kvm_pio(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
-{
-	uint64_t rw, port, size, count, val = 0;
-
-	(void)s;
-	if (strncmp(f, "pio_read ", 9) == 0)
-		rw = 0;
-	else if (strncmp(f, "pio_write ", 10) == 0)
-		rw = 1;
-	else
-		return -1;
-	if (key_u64(f, "at ", 0, &port) < 0 || key_u64(f, "size ", 10, &size) < 0 ||
-	    key_u64(f, "count ", 10, &count) < 0)
-		return -1;
-	key_u64(f, "val ", 0, &val);
-	put_u(p, &sl[0], rw);
-	put_u(p, &sl[1], port);
-	put_u(p, &sl[2], size);
-	put_u(p, &sl[3], count);
-	put_u(p, &sl[4], val);
-	return 0;
-}
-
-static const char *const kvm_msr_names[] = { "write", "ecx", "data", "exception", NULL };
-
-/* "msr_write 6e0 = 0x2aa2a8403b1c[ (#GP)]" */
-static int parse_kvm_msr(struct text_source *s, const char *f, uint8_t *p, const struct slot *sl)
-{
-	uint64_t write, ecx, data;
-	const char *e;
-
-	(void)s;
-	if (strncmp(f, "msr_read ", 9) == 0)
-		write = 0;
-	else if (strncmp(f, "msr_write ", 10) == 0)
-		write = 1;
-	else
-		return -1;
-	if (parse_u64(f + 9 + write, 16, &ecx, &e) < 0 || strncmp(e, " = ", 3) != 0 ||
-	    parse_u64(e + 3, 0, &data, NULL) < 0)
-		return -1;
-	put_u(p, &sl[0], write);
-	put_u(p, &sl[1], ecx);
-	put_u(p, &sl[2], data);
-	put_u(p, &sl[3], strstr(e, "(#GP)") != NULL);
-	return 0;
-}
-
-static const char *const kvm_userspace_exit_names[] = { "reason", "errno", NULL };
-
-/* "reason KVM_EXIT_MMIO (6)", "reason restart (4)", "reason error (14)" */
-static int parse_kvm_userspace_exit(struct text_source *s, const char *f, uint8_t *p,
-				    const struct slot *sl)
-{
-	const char *r = find_key(f, "reason "), *paren;
-	int64_t num;
-	uint64_t reason = 0;
-	int64_t err = 0;
-
-	(void)s;
-	if (!r || !(paren = strrchr(r, '(')) || parse_i64(paren + 1, &num, NULL) < 0)
-		return -1;
-	if (strncmp(r, "restart ", 8) == 0 || strncmp(r, "error ", 6) == 0)
-		err = -num;
-	else
-		reason = (uint64_t)num;
-	put_u(p, &sl[0], reason);
-	put_u(p, &sl[1], (uint64_t)err);
-	return 0;
-}
-
-static const char *const kvm_write_tsc_offset_names[] = { "vcpu_id", "previous_tsc_offset",
-	"next_tsc_offset", NULL };
-
-static int parse_kvm_write_tsc_offset(struct text_source *s, const char *f, uint8_t *p,
-				      const struct slot *sl)
-{
-	uint64_t vcpu, prev, next;
-
-	(void)s;
-	if (key_u64(f, "vcpu=", 10, &vcpu) < 0 || key_u64(f, "prev=", 10, &prev) < 0 ||
-	    key_u64(f, "next=", 10, &next) < 0)
-		return -1;
-	put_u(p, &sl[0], vcpu);
-	put_u(p, &sl[1], prev);
-	put_u(p, &sl[2], next);
-	return 0;
-}
+/* Decoders of generic events' own texts                                */
 
 /* "S", "R+", "D|W", "I" -> 6.1 prev_state bits; -1 if not a state. */
 static int64_t parse_task_state(const char *s, size_t len)
@@ -472,117 +152,430 @@ static const char *parse_comm_pid_prio(const char *s, size_t len, const char **c
 
 static const char *const sched_switch_names[] = { "prev_comm", "prev_pid", "prev_prio",
 	"prev_state", "next_comm", "next_pid", "next_prio", NULL };
+enum { SW_PREV_COMM, SW_PREV_PID, SW_PREV_PRIO, SW_PREV_STATE, SW_NEXT_COMM, SW_NEXT_PID,
+       SW_NEXT_PRIO };
 
-static int parse_switch_kernel(const char *f, uint8_t *p, const struct slot *sl)
+/* The kernel's "prev_comm=X prev_pid=N prev_prio=N prev_state=S ==>
+ * next_comm=X next_pid=N next_prio=N" */
+static int parse_switch_kernel(const char *f, struct text_vals *v)
 {
 	const char *pc, *nc, *st;
 	size_t pcl, ncl, stl;
-	int64_t ppid, pprio, npid, nprio, state;
+	int64_t state;
 
 	if (!(pc = between(f, "prev_comm=", " prev_pid=", &pcl)) ||
 	    !(st = between(pc, "prev_state=", " ==> ", &stl)) ||
 	    !(nc = between(st, "next_comm=", " next_pid=", &ncl)) ||
-	    key_i64(pc, "prev_pid=", &ppid) < 0 || key_i64(pc, "prev_prio=", &pprio) < 0 ||
-	    key_i64(nc, "next_pid=", &npid) < 0 || key_i64(nc, "next_prio=", &nprio) < 0 ||
+	    key_i64(pc, "prev_pid=", val_i64(v, SW_PREV_PID)) < 0 ||
+	    key_i64(pc, "prev_prio=", val_i64(v, SW_PREV_PRIO)) < 0 ||
+	    key_i64(nc, "next_pid=", val_i64(v, SW_NEXT_PID)) < 0 ||
+	    key_i64(nc, "next_prio=", val_i64(v, SW_NEXT_PRIO)) < 0 ||
 	    (state = parse_task_state(st, stl)) < 0)
 		return -1;
-	put_str(p, &sl[0], pc, pcl);
-	put_u(p, &sl[1], (uint64_t)ppid);
-	put_u(p, &sl[2], (uint64_t)pprio);
-	put_u(p, &sl[3], (uint64_t)state);
-	put_str(p, &sl[4], nc, ncl);
-	put_u(p, &sl[5], (uint64_t)npid);
-	put_u(p, &sl[6], (uint64_t)nprio);
+	val_str(v, SW_PREV_COMM, pc, pcl);
+	v->u[SW_PREV_STATE] = (uint64_t)state;
+	val_str(v, SW_NEXT_COMM, nc, ncl);
 	return 0;
 }
 
 /* trace-cmd plugin: "prev:pid [prio] S ==> next:pid [prio]" */
-static int parse_switch_plugin(const char *f, uint8_t *p, const struct slot *sl)
+static int parse_switch_plugin(const char *f, struct text_vals *v)
 {
 	const char *arrow = strstr(f, " ==> "), *pc, *nc, *rest;
 	size_t pcl, ncl;
-	int64_t ppid, pprio, npid, nprio, state;
+	int64_t state;
 
 	if (!arrow)
 		return -1;
-	rest = parse_comm_pid_prio(f, (size_t)(arrow - f), &pc, &pcl, &ppid, &pprio);
+	rest = parse_comm_pid_prio(f, (size_t)(arrow - f), &pc, &pcl, val_i64(v, SW_PREV_PID),
+				   val_i64(v, SW_PREV_PRIO));
 	if (!rest)
 		return -1;
 	rest = skip_spaces(rest);
 	if ((state = parse_task_state(rest, (size_t)(arrow - rest))) < 0)
 		return -1;
-	if (!parse_comm_pid_prio(arrow + 5, strlen(arrow + 5), &nc, &ncl, &npid, &nprio))
+	if (!parse_comm_pid_prio(arrow + 5, strlen(arrow + 5), &nc, &ncl, val_i64(v, SW_NEXT_PID),
+				 val_i64(v, SW_NEXT_PRIO)))
 		return -1;
-	put_str(p, &sl[0], pc, pcl);
-	put_u(p, &sl[1], (uint64_t)ppid);
-	put_u(p, &sl[2], (uint64_t)pprio);
-	put_u(p, &sl[3], (uint64_t)state);
-	put_str(p, &sl[4], nc, ncl);
-	put_u(p, &sl[5], (uint64_t)npid);
-	put_u(p, &sl[6], (uint64_t)nprio);
+	val_str(v, SW_PREV_COMM, pc, pcl);
+	v->u[SW_PREV_STATE] = (uint64_t)state;
+	val_str(v, SW_NEXT_COMM, nc, ncl);
 	return 0;
 }
 
-static int parse_sched_switch(struct text_source *s, const char *f, uint8_t *p,
-			      const struct slot *sl)
+static int parse_sched_switch(const char *f, struct text_vals *v)
 {
-	(void)s;
 	if (strncmp(f, "prev_comm=", 10) == 0)
-		return parse_switch_kernel(f, p, sl);
-	return parse_switch_plugin(f, p, sl);
+		return parse_switch_kernel(f, v);
+	return parse_switch_plugin(f, v);
 }
 
 static const char *const sched_wakeup_names[] = { "comm", "pid", "prio", "target_cpu", NULL };
 
 /* "comm=X pid=N prio=N [success=1 ]target_cpu=NNN" or trace-cmd's
  * "X:N [prio] [success=1 ]CPU:NNN" */
-static int parse_sched_wakeup(struct text_source *s, const char *f, uint8_t *p,
-			      const struct slot *sl)
+static int parse_sched_wakeup(const char *f, struct text_vals *v)
 {
 	const char *comm, *cpu;
 	size_t comm_len;
-	int64_t pid, prio, target;
+	int64_t *pid = val_i64(v, 1), *prio = val_i64(v, 2), *target = val_i64(v, 3);
 
-	(void)s;
 	if (strncmp(f, "comm=", 5) == 0) {
 		if (!(comm = between(f, "comm=", " pid=", &comm_len)) ||
-		    key_i64(comm, "pid=", &pid) < 0 || key_i64(comm, "prio=", &prio) < 0 ||
-		    key_i64(comm, "target_cpu=", &target) < 0)
+		    key_i64(comm, "pid=", pid) < 0 || key_i64(comm, "prio=", prio) < 0 ||
+		    key_i64(comm, "target_cpu=", target) < 0)
 			return -1;
 	} else {
 		cpu = strstr(f, " CPU:");
-		if (!cpu || !parse_comm_pid_prio(f, (size_t)(cpu - f), &comm, &comm_len, &pid, &prio) ||
-		    parse_i64(cpu + 5, &target, NULL) < 0)
+		if (!cpu || !parse_comm_pid_prio(f, (size_t)(cpu - f), &comm, &comm_len, pid, prio) ||
+		    parse_i64(cpu + 5, target, NULL) < 0)
 			return -1;
 	}
-	put_str(p, &sl[0], comm, comm_len);
-	put_u(p, &sl[1], (uint64_t)pid);
-	put_u(p, &sl[2], (uint64_t)prio);
-	put_u(p, &sl[3], (uint64_t)target);
+	val_str(v, 0, comm, comm_len);
 	return 0;
 }
 
-/* An event of a built-in format gets the first parser here of its name whose
- * fields it has (x86 kvm_exit's parser does not fit arm64's kvm_exit), else
- * its print fmt read backwards. */
-static const struct text_parser text_parsers[] = {
-	{ NULL, NULL, kvm_exit_names, parse_kvm_exit }, /* the kvm plugin's exit: tables' */
-	{ "kvm", "kvm_entry", kvm_entry_names, parse_kvm_entry },
-	{ "kvm", "kvm_nested_vmexit", kvm_exit_names, parse_kvm_exit },
-	{ "kvm", "kvm_nested_vmexit_inject", kvm_nested_vmexit_inject_names,
-	  parse_kvm_nested_vmexit_inject },
-	{ "kvm", "kvm_nested_vmenter", kvm_nested_vmenter_names, parse_kvm_nested_vmenter },
-	{ "kvm", "kvm_vcpu_wakeup", kvm_vcpu_wakeup_names, parse_kvm_vcpu_wakeup },
-	{ "kvm", "kvm_halt_poll_ns", kvm_halt_poll_ns_names, parse_kvm_halt_poll_ns },
-	{ "kvm", "kvm_mmio", kvm_mmio_names, parse_kvm_mmio },
-	{ "kvm", "kvm_pio", kvm_pio_names, parse_kvm_pio },
-	{ "kvm", "kvm_msr", kvm_msr_names, parse_kvm_msr },
+static const char *const kvm_userspace_exit_names[] = { "reason", "errno", NULL };
+
+/* "reason KVM_EXIT_MMIO (6)", "reason restart (4)", "reason error (14)" */
+static int parse_kvm_userspace_exit(const char *f, struct text_vals *v)
+{
+	const char *r = find_key(f, "reason "), *paren;
+	int64_t num;
+
+	if (!r || !(paren = strrchr(r, '(')) || parse_i64(paren + 1, &num, NULL) < 0)
+		return -1;
+	if (strncmp(r, "restart ", 8) == 0 || strncmp(r, "error ", 6) == 0)
+		v->u[1] = (uint64_t)-num;
+	else
+		v->u[0] = (uint64_t)num;
+	return 0;
+}
+
+/* A decoder of the events whose text no layout says, with their fields in
+ * value order. */
+struct text_decoder {
+	const char *system, *name;
+	const char *const *fields;
+	fields_parser parse;
+};
+
+static const struct text_decoder text_decoders[] = {
 	{ "kvm", "kvm_userspace_exit", kvm_userspace_exit_names, parse_kvm_userspace_exit },
-	{ "kvm", "kvm_write_tsc_offset", kvm_write_tsc_offset_names, parse_kvm_write_tsc_offset },
 	{ "sched", "sched_switch", sched_switch_names, parse_sched_switch },
 	{ "sched", "sched_wakeup", sched_wakeup_names, parse_sched_wakeup },
 };
-#define NR_PARSERS (sizeof(text_parsers) / sizeof(text_parsers[0]))
+#define NR_DECODERS (sizeof(text_decoders) / sizeof(text_decoders[0]))
+
+/* ------------------------------------------------------------------ */
+/* Layouts of generic events (Linux 6.1, include/trace/events/kvm.h)   */
+
+static const char *const wait_words[] = { "poll time ", "wait time ", NULL };
+static const char *const valid_words[] = { "invalid", "valid", NULL };
+static const char *const grow_words[] = { "shrink ", "grow ", NULL };
+static const char *const mmio_words[] = { "unsatisfied-read ", "read ", "write ", NULL };
+
+/* "wait|poll time %lld ns, polling valid|invalid" */
+static const struct ks_text_field kvm_vcpu_wakeup_text[] = {
+	{ .field = "waited", .kind = KS_TEXT_WORD, .words = wait_words },
+	{ .field = "ns", .base = 10, .flags = KS_TEXT_FOLLOWS | KS_TEXT_SIGNED },
+	{ .field = "valid", .kind = KS_TEXT_WORD, .key = "polling ", .words = valid_words },
+	{ .field = NULL },
+};
+
+/* "vcpu %u: halt_poll_ns %u (grow|shrink %u)" */
+static const struct ks_text_field kvm_halt_poll_ns_text[] = {
+	{ .field = "vcpu_id", .key = "vcpu ", .base = 10 },
+	{ .field = "new", .key = "halt_poll_ns ", .base = 10 },
+	{ .field = "grow", .kind = KS_TEXT_WORD, .key = "(", .words = grow_words },
+	{ .field = "old", .base = 10, .flags = KS_TEXT_FOLLOWS },
+	{ .field = NULL },
+};
+
+/* "mmio read|write|unsatisfied-read|N len %u gpa 0x%llx val 0x%llx" */
+static const struct ks_text_field kvm_mmio_text[] = {
+	{ .field = "type", .kind = KS_TEXT_WORD, .key = "mmio ", .words = mmio_words,
+	  .flags = KS_TEXT_OR_NUMBER },
+	{ .field = "len", .key = "len ", .base = 10 },
+	{ .field = "gpa", .key = "gpa " },
+	{ .field = "val", .key = "val " },
+	{ .field = NULL },
+};
+
+static const struct ks_text_layout generic_layouts[] = {
+	{ .system = "kvm", .name = "kvm_vcpu_wakeup", .fields = kvm_vcpu_wakeup_text },
+	{ .system = "kvm", .name = "kvm_halt_poll_ns", .fields = kvm_halt_poll_ns_text },
+	{ .system = "kvm", .name = "kvm_mmio", .fields = kvm_mmio_text },
+	{ .name = NULL },
+};
+
+/* ------------------------------------------------------------------ */
+/* Reading a line by its layout                                         */
+
+/* What the rows of one line have read so far. */
+struct row_state {
+	const char *end;       /* after the last value read (KS_TEXT_FOLLOWS) */
+	int32_t sel;           /* the exit's selector (KS_TEXT_EXIT_SEL) */
+	bool exit;             /* a KS_TEXT_EXIT row read one */
+	int vcpu_set;          /* the KS_TEXT_VCPU_SET row, -1: none */
+};
+
+static int lookup_reason(struct text_source *s, const struct ks_arch *arch, const char *name,
+			 int32_t *sel, uint64_t *code)
+{
+	struct reason_cache_entry *c;
+
+	for (size_t i = 0; i < s->nr_reasons; i++) {
+		if (s->reasons[i].arch == arch && strcmp(s->reasons[i].name, name) == 0) {
+			*sel = s->reasons[i].sel;
+			*code = s->reasons[i].code;
+			return 0;
+		}
+	}
+	if (!ks_arch_exit_code(arch, name, sel, code))
+		return -1;
+	c = &s->reasons[s->nr_reasons < REASON_CACHE ? s->nr_reasons++ : REASON_CACHE - 1];
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->arch = arch;
+	c->sel = *sel;
+	c->code = *code;
+	return 0;
+}
+
+/* The code of NAME (LEN bytes) when it is a number: "UNKNOWN (N)", as
+ * trace-cmd's kvm plugin prints an unnamed code, or N. */
+static int unnamed_code(char *name, size_t len, uint64_t *code)
+{
+	const char *e;
+
+	if (!strncmp(name, "UNKNOWN (", 9) && name[len - 1] == ')') {
+		name[len - 1] = '\0';
+		return parse_u64(name + 9, 10, code, &e) < 0 || *e ? -1 : 0;
+	}
+	return parse_u64(name, 0, code, &e) < 0 || *e ? -1 : 0;
+}
+
+/* A KS_TEXT_EXIT row: "KEY NAME[SUFFIX]STOP..." -> code, st->sel. */
+static int read_exit(struct text_source *s, const struct text_event *te,
+		     const struct ks_text_field *row, const char *f, struct row_state *st,
+		     uint64_t *code)
+{
+	const struct ks_text_exit *x = row->exit;
+	const char *r = find_key(f, row->key), *e;
+	char name[40];
+	size_t len;
+	uint64_t flags = 0;
+
+	if (!r)
+		return -1;
+	e = strstr(r, row->stop);
+	len = e ? (size_t)(e - r) : strlen(r);
+	while (len && r[len - 1] == ' ')
+		len--;
+	for (size_t i = 0; x && i < x->nsuffixes; i++) {
+		size_t n = strlen(x->suffixes[i].name);
+
+		if (len >= n && memcmp(r + len - n, x->suffixes[i].name, n) == 0) {
+			flags |= x->suffixes[i].code;
+			len -= n;
+		}
+	}
+	if (len == 0 || len >= sizeof(name))
+		return -1;
+	memcpy(name, r, len);
+	name[len] = '\0';
+	if (lookup_reason(s, te->arch, name, &st->sel, code) < 0) {
+		const struct ks_text_sel *u = x ? x->unnamed : NULL;
+
+		if (unnamed_code(name, len, code) < 0)
+			return -1;
+		/* the input's last exit says which table, else the code */
+		while (u && u->min && *code < u->min)
+			u++;
+		st->sel = s->last_sel ? s->last_sel : u ? u->sel : 0;
+	}
+	*code |= flags;
+	st->exit = true;
+	return 0;
+}
+
+/* Where ROW's value starts in F; NULL if its key is not there. */
+static const char *row_at(const struct ks_text_field *row, const char *f, const struct row_state *st)
+{
+	const char *p, *last = NULL;
+
+	if (row->flags & KS_TEXT_FOLLOWS) {
+		p = st->end;
+		if (!p || (row->key && strncmp(p, row->key, strlen(row->key)) != 0))
+			return NULL;
+		return skip_spaces(row->key ? p + strlen(row->key) : p);
+	}
+	if (row->flags & KS_TEXT_LAST) {
+		for (p = f; (p = strstr(p, row->key)) != NULL; p++)
+			last = p;
+		return last ? skip_spaces(last + strlen(row->key)) : NULL;
+	}
+	return row->key ? find_key(f, row->key) : f;
+}
+
+/* A KS_TEXT_WORD row at AT: the index of its word (or the number there). */
+static int read_word(const struct ks_text_field *row, const char *at, struct row_state *st,
+		     uint64_t *v)
+{
+	for (uint64_t i = 0; row->words[i]; i++) {
+		size_t n = strlen(row->words[i]);
+
+		if (strncmp(at, row->words[i], n) == 0) {
+			*v = i;
+			st->end = at + n;
+			return 0;
+		}
+	}
+	if (row->flags & KS_TEXT_OR_NUMBER)
+		return parse_u64(at, row->base, v, &st->end);
+	return -1;
+}
+
+/* A KS_TEXT_NUM row at AT (NULL: its key is absent). */
+static int read_num(struct text_source *s, const struct ks_text_field *row, const char *at,
+		    struct row_state *st, uint64_t *v)
+{
+	int r = !at ? -1 : row->flags & KS_TEXT_SIGNED ? parse_i64(at, (int64_t *)v, &st->end)
+		       : parse_u64(at, row->base, v, &st->end);
+
+	if (r == 0)
+		return 0;
+	*v = 0;
+	if (row->flags & KS_TEXT_VCPU_GET) {
+		const int32_t *c = ks_hmap_get(&s->vcpus, (uint32_t)s->cur_tid);
+
+		*v = c ? (uint64_t)*c : 0;
+		return 0;
+	}
+	return row->flags & KS_TEXT_OPTIONAL ? 0 : -1;
+}
+
+static int read_row(struct text_source *s, const struct text_event *te,
+		    const struct ks_text_field *row, const char *f, struct row_state *st,
+		    uint64_t *v)
+{
+	const char *at;
+
+	switch (row->kind) {
+	case KS_TEXT_CONST:
+		*v = row->value;
+		return 0;
+	case KS_TEXT_FLAG:
+		*v = strstr(f, row->key) != NULL;
+		return 0;
+	case KS_TEXT_EXIT:
+		return read_exit(s, te, row, f, st, v);
+	case KS_TEXT_EXIT_SEL:
+		*v = (uint64_t)st->sel;
+		return 0;
+	case KS_TEXT_WORD:
+		at = row_at(row, f, st);
+		return at ? read_word(row, at, st, v) : -1;
+	case KS_TEXT_NUM:
+	default:
+		return read_num(s, row, row_at(row, f, st), st, v);
+	}
+}
+
+/* The thread of the line runs vCPU VCPU (its kvm_exit lines may not say;
+ * past limits.threads threads, which the reader then refuses anyway, not
+ * remembered). */
+static void remember_vcpu(struct text_source *s, uint64_t vcpu)
+{
+	int32_t *v = ks_hmap_get(&s->vcpus, (uint32_t)s->cur_tid);
+	bool created;
+
+	if (!v && ks_hmap_len(&s->vcpus) < s->base.limits.threads)
+		v = ks_hmap_put(&s->vcpus, (uint32_t)s->cur_tid, &created);
+	if (v)
+		*v = (int32_t)vcpu;
+}
+
+/* F by the first layout of TE's whose WHEN key F has. */
+static int read_layout(struct text_source *s, const struct text_event *te, const char *f,
+		       struct text_vals *v)
+{
+	const struct ks_text_layout *l = te->layout;
+	struct row_state st = { .vcpu_set = -1 };
+
+	while (l->when && !find_key(f, l->when) && l[1].name && !strcmp(l[1].name, l->name))
+		l++;
+	if (l->when && !find_key(f, l->when))
+		return -1;
+	for (int i = 0; l->fields[i].field; i++) {
+		if (read_row(s, te, &l->fields[i], f, &st, &v->u[i]) < 0)
+			return -1;
+		if (l->fields[i].flags & KS_TEXT_VCPU_SET)
+			st.vcpu_set = i;
+	}
+	if (st.exit)
+		s->last_sel = st.sel;
+	if (st.vcpu_set >= 0)
+		remember_vcpu(s, v->u[st.vcpu_set]);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Choosing a reader per event                                          */
+
+/* TE's slots for the fields NAMES (NULL ends); false unless TE has all.
+ * The names are a column of a table: each STRIDE bytes after the last (a
+ * decoder's names, or the field member of layout rows). */
+static bool take_slots(struct text_event *te, const char *const *names, size_t stride)
+{
+	int i;
+
+	for (i = 0; *names && i < MAX_FIELDS; i++) {
+		struct tep_format_field *f = tep_find_field(te->ev, *names);
+
+		if (!f)
+			return false;
+		te->slots[i].offset = f->offset;
+		te->slots[i].size = f->size;
+		names = (const char *const *)((const char *)names + stride);
+	}
+	te->nslots = i;
+	return !*names;
+}
+
+/* The layout in TABLE of TE's event whose fields TE has (set as TE's). */
+static bool take_layout(struct text_event *te, const struct ks_text_layout *table,
+			const struct ks_arch *arch)
+{
+	for (const struct ks_text_layout *l = table; l && l->name; l++) {
+		if (strcmp(l->system, te->system) || strcmp(l->name, te->name) ||
+		    !take_slots(te, &l->fields[0].field, sizeof(l->fields[0])))
+			continue;
+		te->layout = l;
+		te->arch = arch;
+		return true;
+	}
+	return false;
+}
+
+bool tx_take_parser(struct text_event *te)
+{
+	for (size_t k = 0; k < NR_DECODERS; k++) {
+		const struct text_decoder *d = &text_decoders[k];
+
+		if (!strcmp(d->system, te->system) && !strcmp(d->name, te->name) &&
+		    take_slots(te, d->fields, sizeof(d->fields[0]))) {
+			te->parse = d->parse;
+			return true;
+		}
+	}
+	if (take_layout(te, generic_layouts, NULL))
+		return true;
+	for (size_t a = 0; ks_arches[a]; a++)
+		if (take_layout(te, ks_arches[a]->text_layouts, ks_arches[a]))
+			return true;
+	return false;
+}
 
 /* What libtraceevent prints for a field a plugin's handler looks for and
  * the event lacks (trace-cmd report's kvm plugin on the kvm_exit and
@@ -603,43 +596,21 @@ static const char *skip_missing_field_notes(const char *f)
 
 /* The printed fields F of TE into the payload P; -1 if they do not parse. */
 int tx_parse_fields(struct text_source *s, const struct text_event *te, const char *f,
-			uint8_t *p)
+		    uint8_t *p)
 {
-	if (te->parse)
-		return te->parse(s, skip_missing_field_notes(f), p, te->slots);
+	struct text_vals v;
+
+	if (te->parse || te->layout) {
+		memset(v.u, 0, (size_t)te->nslots * sizeof(v.u[0]));
+		v.strs = 0;
+		f = skip_missing_field_notes(f);
+		if ((te->parse ? te->parse(f, &v) : read_layout(s, te, f, &v)) < 0)
+			return -1;
+		store_vals(p, te, &v);
+		return 0;
+	}
 	if (ks_plan_scan(te->plan, f, p, (int)te->size) == 0)
 		return 0;
 	f = skip_missing_field_notes(f);
 	return ks_plan_scan(te->plan, f, p, (int)te->size);
-}
-
-
-/* The first of text_parsers[] for TE whose fields TE has: its slots are
- * set; false if none. */
-bool tx_take_parser(struct text_event *te)
-{
-	for (size_t k = 0; k < NR_PARSERS; k++) {
-		const struct text_parser *tp = &text_parsers[k];
-		const struct ks_arch *a = tp->name ? NULL : ks_arch_tep_kvm_plugin();
-		const struct ks_match *x = a ? &a->classes[0].begin[0] : NULL;
-		const char *sys = x ? x->system : tp->system, *name = x ? x->name : tp->name;
-		int i;
-
-		if (!name || strcmp(sys, te->system) || strcmp(name, te->name))
-			continue;
-		for (i = 0; tp->fields[i] && i < MAX_FIELDS; i++) {
-			struct tep_format_field *f = tep_find_field(te->ev, tp->fields[i]);
-
-			if (!f)
-				break;
-			te->slots[i].offset = f->offset;
-			te->slots[i].size = f->size;
-		}
-		if (tp->fields[i])
-			continue;
-		te->fields = tp->fields;
-		te->parse = tp->parse;
-		return true;
-	}
-	return false;
 }

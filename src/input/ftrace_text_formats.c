@@ -161,7 +161,7 @@ static int add_event(struct tep_handle *tep, struct text_event *te,
 		ks_plan_free(te->plan);
 		te->plan = NULL;
 	}
-	r = te->parse || te->plan ? 0 : 1;
+	r = te->parse || te->layout || te->plan ? 0 : 1;
 out:
 	free(body);
 	ks_buf_free(&b);
@@ -327,7 +327,7 @@ static void choose_line(struct text_source *s, const struct builtin_set *sets, s
 		only = (ssize_t)i;
 		readers++;
 	}
-	s->last_isa = 0; /* a parser's memory of this line */
+	s->last_sel = 0; /* a layout's memory of this line */
 	if (readers == 1)
 		c->decided = only;
 }

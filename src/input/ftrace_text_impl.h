@@ -69,26 +69,32 @@ struct slot {
 	int32_t offset, size;
 };
 
-struct text_source;
-typedef int (*fields_parser)(struct text_source *s, const char *f, uint8_t *p,
-			     const struct slot *sl);
-
-/* A parser of the printed fields of one event, for texts that its print
- * fmt does not say (trace-cmd's plugins) or says with ternaries. */
-struct text_parser {
-	const char *system, *name;
-	const char *const *fields;   /* the slots it fills: the event must have all */
-	fields_parser parse;
+/* The values of an event's fields as its decoder or layout reads them,
+ * in the order of its slots: numbers, or strings (bit I of STRS: value I
+ * is STR[I], LEN[I] bytes) for char[N] fields. */
+struct text_vals {
+	uint64_t u[MAX_FIELDS];
+	const char *str[MAX_FIELDS];
+	size_t len[MAX_FIELDS];
+	uint32_t strs;
 };
+
+/* A decoder of the printed fields F of one event (ftrace_text_fields.c). */
+typedef int (*fields_parser)(const char *f, struct text_vals *v);
+
+struct ks_text_layout;
+struct ks_arch;
 
 struct text_event {
 	const char *system, *name;
-	const char *const *fields;   /* names of the slots the parser fills */
-	fields_parser parse;         /* NULL: PLAN reads the line */
-	struct ks_plan *plan;        /* the event's print fmt, read backwards */
+	fields_parser parse;         /* its own decoder, or */
+	const struct ks_text_layout *layout; /* its layout (of ARCH's; NULL: generic), */
+	const struct ks_arch *arch;
+	struct ks_plan *plan;        /* else its print fmt, read backwards */
 	bool arch_own;               /* the architecture's event, not a shared one */
 	struct tep_event *ev;        /* in the reader's tep */
 	uint32_t size;               /* payload size */
+	int nslots;                  /* the fields PARSE or LAYOUT fill */
 	struct slot slots[MAX_FIELDS];
 };
 
@@ -98,7 +104,8 @@ struct comm_entry {
 
 struct reason_cache_entry {
 	char name[40];
-	int isa;
+	const struct ks_arch *arch;
+	int32_t sel;
 	uint64_t code;
 };
 
@@ -122,7 +129,7 @@ struct text_source {
 	struct ks_record pending;
 	bool has_pending;
 	uint64_t last_ts;
-	int last_isa;
+	int32_t last_sel;            /* the table selector of the last exit */
 	uint64_t malformed, first_malformed;
 	struct reason_cache_entry reasons[REASON_CACHE];
 	size_t nr_reasons;
