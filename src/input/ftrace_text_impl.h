@@ -27,6 +27,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "kvmscope/limits.h"
 #include "source_impl.h"
 #include "util/hashmap.h"
 
@@ -185,20 +186,42 @@ static inline const char *skip_spaces(const char *p)
 	return p;
 }
 
-/* Unsigned number in BASE (0: C rules) at P; *end after it.  -1 if none. */
+static inline bool is_hex_digit(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* The length of the number in BASE (0: C's prefixes, 0x hex, 0 octal; 16:
+ * an 0x prefix allowed) at P: the part strtoull() would take. */
+static inline size_t number_len(const char *p, int base)
+{
+	size_t n = 0;
+
+	if ((base == 0 || base == 16) && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
+	    is_hex_digit(p[2])) {
+		base = 16;
+		n = 2;
+	} else if (base == 0) {
+		base = p[0] == '0' ? 8 : 10;
+	}
+	while (base == 16 ? is_hex_digit(p[n]) : is_digit(p[n]) && (base != 8 || p[n] < '8'))
+		n++;
+	return n;
+}
+
+/* Unsigned number in BASE (0: C rules) at P; *end after it.  -1 if none,
+ * or if it does not fit.  The checked parser of src/util reads it. */
 static inline int parse_u64(const char *p, int base, uint64_t *v, const char **end)
 {
-	char *e;
+	size_t n;
 
-	if (!p || !(is_digit(*p) || (base == 16 && ((*p >= 'a' && *p <= 'f') ||
-						   (*p >= 'A' && *p <= 'F')))))
+	if (!p || !(base == 16 ? is_hex_digit(*p) : is_digit(*p)))
 		return -1;
-	errno = 0;
-	*v = strtoull(p, &e, base);
-	if (errno || e == p)
+	n = number_len(p, base);
+	if (ks_parse_u64(p, n, base, v) < 0)
 		return -1;
 	if (end)
-		*end = e;
+		*end = p + n;
 	return 0;
 }
 
