@@ -156,58 +156,56 @@ enum { SW_PREV_COMM, SW_PREV_PID, SW_PREV_PRIO, SW_PREV_STATE, SW_NEXT_COMM, SW_
        SW_NEXT_PRIO };
 
 /* The kernel's "prev_comm=X prev_pid=N prev_prio=N prev_state=S ==>
- * next_comm=X next_pid=N next_prio=N" */
-static int parse_switch_kernel(const char *f, struct text_vals *v)
+ * next_comm=X next_pid=N next_prio=N" into V but the state; returns the
+ * state's text (*STL bytes), NULL if F is not such a text. */
+static const char *switch_kernel(const char *f, struct text_vals *v, size_t *stl)
 {
 	const char *pc, *nc, *st;
-	size_t pcl, ncl, stl;
-	int64_t state;
+	size_t pcl, ncl;
 
 	if (!(pc = between(f, "prev_comm=", " prev_pid=", &pcl)) ||
-	    !(st = between(pc, "prev_state=", " ==> ", &stl)) ||
+	    !(st = between(pc, "prev_state=", " ==> ", stl)) ||
 	    !(nc = between(st, "next_comm=", " next_pid=", &ncl)) ||
 	    key_i64(pc, "prev_pid=", val_i64(v, SW_PREV_PID)) < 0 ||
 	    key_i64(pc, "prev_prio=", val_i64(v, SW_PREV_PRIO)) < 0 ||
 	    key_i64(nc, "next_pid=", val_i64(v, SW_NEXT_PID)) < 0 ||
-	    key_i64(nc, "next_prio=", val_i64(v, SW_NEXT_PRIO)) < 0 ||
-	    (state = parse_task_state(st, stl)) < 0)
-		return -1;
+	    key_i64(nc, "next_prio=", val_i64(v, SW_NEXT_PRIO)) < 0)
+		return NULL;
 	val_str(v, SW_PREV_COMM, pc, pcl);
-	v->u[SW_PREV_STATE] = (uint64_t)state;
 	val_str(v, SW_NEXT_COMM, nc, ncl);
-	return 0;
+	return st;
 }
 
-/* trace-cmd plugin: "prev:pid [prio] S ==> next:pid [prio]" */
-static int parse_switch_plugin(const char *f, struct text_vals *v)
+/* ... and trace-cmd plugin's "prev:pid [prio] S ==> next:pid [prio]" */
+static const char *switch_plugin(const char *f, struct text_vals *v, size_t *stl)
 {
-	const char *arrow = strstr(f, " ==> "), *pc, *nc, *rest;
+	const char *arrow = strstr(f, " ==> "), *pc, *nc, *st;
 	size_t pcl, ncl;
-	int64_t state;
 
-	if (!arrow)
-		return -1;
-	rest = parse_comm_pid_prio(f, (size_t)(arrow - f), &pc, &pcl, val_i64(v, SW_PREV_PID),
-				   val_i64(v, SW_PREV_PRIO));
-	if (!rest)
-		return -1;
-	rest = skip_spaces(rest);
-	if ((state = parse_task_state(rest, (size_t)(arrow - rest))) < 0)
-		return -1;
-	if (!parse_comm_pid_prio(arrow + 5, strlen(arrow + 5), &nc, &ncl, val_i64(v, SW_NEXT_PID),
-				 val_i64(v, SW_NEXT_PRIO)))
-		return -1;
+	if (!arrow || !(st = parse_comm_pid_prio(f, (size_t)(arrow - f), &pc, &pcl,
+						 val_i64(v, SW_PREV_PID),
+						 val_i64(v, SW_PREV_PRIO))) ||
+	    !parse_comm_pid_prio(arrow + 5, strlen(arrow + 5), &nc, &ncl,
+				 val_i64(v, SW_NEXT_PID), val_i64(v, SW_NEXT_PRIO)))
+		return NULL;
+	st = skip_spaces(st);
+	*stl = st < arrow ? (size_t)(arrow - st) : 0;
 	val_str(v, SW_PREV_COMM, pc, pcl);
-	v->u[SW_PREV_STATE] = (uint64_t)state;
 	val_str(v, SW_NEXT_COMM, nc, ncl);
-	return 0;
+	return st;
 }
 
 static int parse_sched_switch(const char *f, struct text_vals *v)
 {
-	if (strncmp(f, "prev_comm=", 10) == 0)
-		return parse_switch_kernel(f, v);
-	return parse_switch_plugin(f, v);
+	size_t stl = 0;
+	const char *st = strncmp(f, "prev_comm=", 10) == 0 ? switch_kernel(f, v, &stl)
+							   : switch_plugin(f, v, &stl);
+	int64_t state = st ? parse_task_state(st, stl) : -1;
+
+	if (state < 0)
+		return -1;
+	v->u[SW_PREV_STATE] = (uint64_t)state;
+	return 0;
 }
 
 static const char *const sched_wakeup_names[] = { "comm", "pid", "prio", "target_cpu", NULL };
