@@ -351,6 +351,59 @@ static size_t choose_lines(struct text_source *s, const struct builtin_set *sets
 	return pos;
 }
 
+/* *SET: the built-in set of architecture NAME (the caller's choice, a
+ * name of ks_arches[]).  0, or -1 with ERR set. */
+static int choose_named(const struct builtin_sets *b, const char *name, ssize_t *set,
+			struct ks_error *err)
+{
+	const struct ks_arch *a = ks_arch_by_name(name);
+	char names[256];
+
+	for (size_t i = 0; a && i < b->n; i++)
+		if (ks_arches[i] == a)
+			*set = (ssize_t)i;
+	if (*set >= 0)
+		return 0;
+	ks_arch_name_list(names, sizeof(names));
+	return ks_error_set(err, "unknown architecture '%s' (%s)", name, names);
+}
+
+/* The lines of the file FD, chunk by chunk, to C until one decides (or
+ * CHOOSE_BYTES are read).  0, or -1 with ERR set. */
+static int choose_from_file(struct text_source *s, const struct builtin_set *sets,
+			    struct choice *c, int fd, struct ks_error *err)
+{
+	char *buf = malloc(CHOOSE_CHUNK);
+	uint64_t off = 0;
+	size_t have = 0;
+
+	if (!buf)
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
+	while (c->decided < 0 && off < CHOOSE_BYTES) {
+		ssize_t n = pread(fd, buf + have, CHOOSE_CHUNK - have, (off_t)(off + have));
+		size_t used;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return ks_error_code(err, KS_E_IO, "%s: cannot read: %s", s->base.path,
+					     strerror(errno));
+		}
+		have += (size_t)n;
+		used = choose_lines(s, sets, c, buf, have, n == 0);
+		if (n == 0)
+			break;
+		if (used == 0 && have == CHOOSE_CHUNK)
+			break; /* a line longer than a chunk: not text to choose by */
+		memmove(buf, buf + used, have - used);
+		have -= used;
+		off += used;
+	}
+	free(buf);
+	return 0;
+}
+
 /* *SET: the built-in set of architecture NAME (the caller's choice), else
  * of the one the text shows (TEXT, LEN: text in memory; else the file FD),
  * -1 when it shows none.  0, or -1 with ERR set. */
@@ -358,73 +411,28 @@ static int choose_set(struct text_source *s, const char *name, const char *text,
 		      int fd, ssize_t *set, struct ks_error *err)
 {
 	const struct builtin_sets *b = sets_of(s);
-	const struct builtin_set *sets = b ? b->set : NULL;
 	struct choice c = { .decided = -1 };
-	char *buf = NULL;
-	int r = -1;
+	int r = 0;
 
 	*set = -1;
-	if (!sets)
+	if (!b)
 		return ks_error_set(err, "%s: cannot set up the built-in event formats",
 				    s->base.path);
-	if (name) {
-		const struct ks_arch *a = ks_arch_by_name(name);
-
-		for (size_t i = 0; a && i < b->n; i++)
-			if (ks_arches[i] == a)
-				*set = (ssize_t)i;
-		if (*set < 0) {
-			char names[256];
-
-			ks_arch_name_list(names, sizeof(names));
-			return ks_error_set(err, "unknown architecture '%s' (%s)", name, names);
-		}
-		return 0;
-	}
+	if (name)
+		return choose_named(b, name, set, err);
 	c.n = b->n;
 	c.votes = calloc(c.n, sizeof(*c.votes));
 	c.line = malloc(LINE_MAX_LEN + 1);
 	if (!c.votes || !c.line)
-		goto nomem;
-	if (text) {
-		choose_lines(s, sets, &c, text, len < CHOOSE_BYTES ? len : CHOOSE_BYTES, true);
-	} else {
-		uint64_t off = 0;
-		size_t have = 0;
-
-		if (!(buf = malloc(CHOOSE_CHUNK)))
-			goto nomem;
-		while (c.decided < 0 && off < CHOOSE_BYTES) {
-			ssize_t n = pread(fd, buf + have, CHOOSE_CHUNK - have, (off_t)(off + have));
-			size_t used;
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				ks_error_code(err, KS_E_IO, "%s: cannot read: %s", s->base.path, strerror(errno));
-				goto out;
-			}
-			have += (size_t)n;
-			used = choose_lines(s, sets, &c, buf, have, n == 0);
-			if (n == 0)
-				break;
-			if (used == 0 && have == CHOOSE_CHUNK)
-				break; /* a line longer than a chunk: not text to choose by */
-			memmove(buf, buf + used, have - used);
-			have -= used;
-			off += used;
-		}
-	}
+		r = ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
+	else if (text)
+		choose_lines(s, b->set, &c, text, len < CHOOSE_BYTES ? len : CHOOSE_BYTES, true);
+	else
+		r = choose_from_file(s, b->set, &c, fd, err);
 	*set = c.decided;
-	for (size_t i = 0; *set < 0 && i < c.n; i++)
+	for (size_t i = 0; r == 0 && *set < 0 && i < c.n; i++)
 		if (c.votes[i] && (*set < 0 || c.votes[i] > c.votes[*set]))
 			*set = (ssize_t)i;
-	r = 0;
-	goto out;
-nomem:
-	ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
-out:
-	free(buf);
 	free(c.line);
 	free(c.votes);
 	return r;
