@@ -190,55 +190,49 @@ static const struct ks_text_exit x86_text_exit = {
 #define SEL_ROW { .field = "isa", .kind = KS_TEXT_EXIT_SEL }
 #define OPT_ROW(f, k) { .field = f, .key = k, .flags = KS_TEXT_OPTIONAL }
 #define HEX_ROW(f, k) { .field = f, .key = k, .base = 16 }
+#define NEXT_HEX_ROW(f) { .field = f, .base = 16, .flags = KS_TEXT_FOLLOWS }
 
 /* "vcpu %u reason %s rip 0x%lx info1 0x%016llx info2 0x%016llx intr_info
  * 0x%08x error_code 0x%08x"; the plugin's "reason %s rip 0x%lx info %llx
- * %llx" */
+ * %llx" (INFO1, INFO2: how each text says them) */
+#define EXIT_TEXT(info1, info2) \
+	EXIT_ROW("exit_reason", "reason ", " rip "), \
+	{ .field = "guest_rip", .key = "rip " }, \
+	SEL_ROW, \
+	info1, \
+	info2, \
+	OPT_ROW("intr_info", "intr_info "), \
+	OPT_ROW("error_code", "error_code "), \
+	{ .field = "vcpu_id", .key = "vcpu ", .base = 10, .flags = KS_TEXT_VCPU_GET }, \
+	{ .field = NULL }
+
 static const struct ks_text_field kvm_exit_plugin_text[] = {
-	EXIT_ROW("exit_reason", "reason ", " rip "),
-	{ .field = "guest_rip", .key = "rip " },
-	SEL_ROW,
-	HEX_ROW("info1", "info "),
-	{ .field = "info2", .base = 16, .flags = KS_TEXT_FOLLOWS },
-	OPT_ROW("intr_info", "intr_info "),
-	OPT_ROW("error_code", "error_code "),
-	{ .field = "vcpu_id", .key = "vcpu ", .base = 10, .flags = KS_TEXT_VCPU_GET },
-	{ .field = NULL },
+	EXIT_TEXT(HEX_ROW("info1", "info "), NEXT_HEX_ROW("info2")),
 };
 
 static const struct ks_text_field kvm_exit_text[] = {
-	EXIT_ROW("exit_reason", "reason ", " rip "),
-	{ .field = "guest_rip", .key = "rip " },
-	SEL_ROW,
-	OPT_ROW("info1", "info1 "),
-	OPT_ROW("info2", "info2 "),
-	OPT_ROW("intr_info", "intr_info "),
-	OPT_ROW("error_code", "error_code "),
-	{ .field = "vcpu_id", .key = "vcpu ", .base = 10, .flags = KS_TEXT_VCPU_GET },
-	{ .field = NULL },
+	EXIT_TEXT(OPT_ROW("info1", "info1 "), OPT_ROW("info2", "info2 ")),
 };
 
 /* "reason: %s ext_inf1: 0x%016llx ext_inf2: 0x%016llx ext_int: 0x%08x
  * ext_int_err: 0x%08x"; the plugin's "reason %s info1 %llx info2 %llx
- * int_info %llx int_info_err %llx" */
+ * int_info %llx int_info_err %llx" (the keys of each text) */
+#define INJECT_TEXT(reason, stop, info1, info2, intr, err) \
+	EXIT_ROW("exit_code", reason, stop), \
+	HEX_ROW("exit_info1", info1), \
+	HEX_ROW("exit_info2", info2), \
+	HEX_ROW("exit_int_info", intr), \
+	HEX_ROW("exit_int_info_err", err), \
+	SEL_ROW, \
+	{ .field = NULL }
+
 static const struct ks_text_field kvm_nested_vmexit_inject_text[] = {
-	EXIT_ROW("exit_code", "reason: ", " ext_inf1"),
-	HEX_ROW("exit_info1", "ext_inf1: "),
-	HEX_ROW("exit_info2", "ext_inf2: "),
-	HEX_ROW("exit_int_info", "ext_int: "),
-	HEX_ROW("exit_int_info_err", "ext_int_err: "),
-	SEL_ROW,
-	{ .field = NULL },
+	INJECT_TEXT("reason: ", " ext_inf1", "ext_inf1: ", "ext_inf2: ", "ext_int: ",
+		    "ext_int_err: "),
 };
 
 static const struct ks_text_field kvm_nested_vmexit_inject_plugin_text[] = {
-	EXIT_ROW("exit_code", "reason ", " info1 "),
-	HEX_ROW("exit_info1", "info1 "),
-	HEX_ROW("exit_info2", "info2 "),
-	HEX_ROW("exit_int_info", "int_info "),
-	HEX_ROW("exit_int_info_err", "int_info_err "),
-	SEL_ROW,
-	{ .field = NULL },
+	INJECT_TEXT("reason ", " info1 ", "info1 ", "info2 ", "int_info ", "int_info_err "),
 };
 
 /* "rip: 0x.. vmcs|vmcb: 0x.. nested_rip: 0x.. int_ctl: 0x.. event_inj: 0x..
@@ -325,5 +319,8 @@ const struct ks_text_layout ks_x86_text_layouts[] = {
 #undef SEL_ROW
 #undef OPT_ROW
 #undef HEX_ROW
+#undef NEXT_HEX_ROW
 #undef VMENTER_TEXT
+#undef EXIT_TEXT
+#undef INJECT_TEXT
 
