@@ -10,12 +10,14 @@
  * The formats are one architecture's KVM events (its table in src/arch, the
  * `formats` of struct ks_arch) and the events of generic code (sched,
  * KVM's common kvm_mmio, kvm_userspace_exit, kvm_vcpu_wakeup and
- * kvm_halt_poll_ns), 64-bit layout.  Which
- * architecture: the one named by the caller (kvmscope stat --arch), else
- * the one whose KVM events read the first KVM event lines of the text (see
- * ftrace_text_formats.c).  A line is read back by a parser of its own (the events
- * whose text trace-cmd's plugins or ternaries shape) or by the event's print
- * fmt read backwards (ks_plan_scan).  A KS_REC_COMM precedes the first event
+ * kvm_halt_poll_ns), 64-bit layout.  Which architecture: the one named by
+ * the caller (kvmscope stat --arch), else the one whose KVM events read the
+ * first KVM event lines of the text (see ftrace_text_formats.c).  A line is
+ * read back by its event's text layout (the architecture's table in
+ * src/arch, or the reader's for generic events: the events whose text
+ * trace-cmd's plugins or ternaries shape), a decoder of its own, or the
+ * event's print fmt read backwards (ks_plan_scan); see
+ * ftrace_text_fields.c.  A KS_REC_COMM precedes the first event
  * of every thread and every change of its name.  Lines of other events are
  * counted in stats.unknown_events, undecodable lines in stats.skipped.
  *
