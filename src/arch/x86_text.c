@@ -185,6 +185,12 @@ static const struct ks_text_exit x86_text_exit = {
 	.unnamed = x86_unnamed_exits,
 };
 
+/* The keys that pick a layout, one string each: the layout's WHEN and
+ * the row of that key are then the same, and the reader looks once. */
+static const char info_key[] = "info ";
+static const char reason_colon_key[] = "reason: ";
+static const char vmcs_key[] = "vmcs: ";
+
 #define EXIT_ROW(f, k, s) \
 	{ .field = f, .kind = KS_TEXT_EXIT, .key = k, .stop = s, .exit = &x86_text_exit }
 #define SEL_ROW { .field = "isa", .kind = KS_TEXT_EXIT_SEL }
@@ -207,7 +213,7 @@ static const struct ks_text_exit x86_text_exit = {
 	{ .field = NULL }
 
 static const struct ks_text_field kvm_exit_plugin_text[] = {
-	EXIT_TEXT(HEX_ROW("info1", "info "), NEXT_HEX_ROW("info2")),
+	EXIT_TEXT(HEX_ROW("info1", info_key), NEXT_HEX_ROW("info2")),
 };
 
 static const struct ks_text_field kvm_exit_text[] = {
@@ -227,7 +233,7 @@ static const struct ks_text_field kvm_exit_text[] = {
 	{ .field = NULL }
 
 static const struct ks_text_field kvm_nested_vmexit_inject_text[] = {
-	INJECT_TEXT("reason: ", " ext_inf1", "ext_inf1: ", "ext_inf2: ", "ext_int: ",
+	INJECT_TEXT(reason_colon_key, " ext_inf1", "ext_inf1: ", "ext_inf2: ", "ext_int: ",
 		    "ext_int_err: "),
 };
 
@@ -251,7 +257,7 @@ static const char *const yes_words[] = { "n", "y", NULL };
 	{ .field = NULL }
 
 static const struct ks_text_field kvm_nested_vmenter_vmx_text[] = {
-	VMENTER_TEXT("vmcs: ", "nested_ept=", KS_ISA_VMX),
+	VMENTER_TEXT(vmcs_key, "nested_ept=", KS_ISA_VMX),
 };
 
 static const struct ks_text_field kvm_nested_vmenter_svm_text[] = {
@@ -296,17 +302,17 @@ static const struct ks_text_field kvm_write_tsc_offset_text[] = {
 };
 
 const struct ks_text_layout ks_x86_text_layouts[] = {
-	{ .system = "kvm", .name = "kvm_exit", .when = "info ", .fields = kvm_exit_plugin_text },
+	{ .system = "kvm", .name = "kvm_exit", .when = info_key, .fields = kvm_exit_plugin_text },
 	{ .system = "kvm", .name = "kvm_exit", .fields = kvm_exit_text },
 	{ .system = "kvm", .name = "kvm_entry", .fields = kvm_entry_text },
-	{ .system = "kvm", .name = "kvm_nested_vmexit", .when = "info ",
+	{ .system = "kvm", .name = "kvm_nested_vmexit", .when = info_key,
 	  .fields = kvm_exit_plugin_text },
 	{ .system = "kvm", .name = "kvm_nested_vmexit", .fields = kvm_exit_text },
-	{ .system = "kvm", .name = "kvm_nested_vmexit_inject", .when = "reason: ",
+	{ .system = "kvm", .name = "kvm_nested_vmexit_inject", .when = reason_colon_key,
 	  .fields = kvm_nested_vmexit_inject_text },
 	{ .system = "kvm", .name = "kvm_nested_vmexit_inject",
 	  .fields = kvm_nested_vmexit_inject_plugin_text },
-	{ .system = "kvm", .name = "kvm_nested_vmenter", .when = "vmcs: ",
+	{ .system = "kvm", .name = "kvm_nested_vmenter", .when = vmcs_key,
 	  .fields = kvm_nested_vmenter_vmx_text },
 	{ .system = "kvm", .name = "kvm_nested_vmenter", .fields = kvm_nested_vmenter_svm_text },
 	{ .system = "kvm", .name = "kvm_pio", .fields = kvm_pio_text },

@@ -315,7 +315,9 @@ struct row_state {
 	const char *end;       /* after the last value read (KS_TEXT_FOLLOWS) */
 	int32_t sel;           /* the exit's selector (KS_TEXT_EXIT_SEL) */
 	bool exit;             /* a KS_TEXT_EXIT row read one */
-	int vcpu_set;          /* the KS_TEXT_VCPU_SET row, -1: none */
+	/* the layout's WHEN key and where its value starts: a row of that key
+	 * (the same string) need not look for it again */
+	const char *when, *when_at;
 };
 
 static int lookup_reason(struct text_source *s, const struct ks_arch *arch, const char *name,
@@ -413,6 +415,8 @@ static const char *row_at(const struct ks_text_field *row, const char *f, const 
 			last = p;
 		return last ? skip_spaces(last + strlen(row->key)) : NULL;
 	}
+	if (row->key && row->key == st->when)
+		return st->when_at;
 	return row->key ? find_key(f, row->key) : f;
 }
 
@@ -494,27 +498,35 @@ static void remember_vcpu(struct text_source *s, uint64_t vcpu)
 		*v = (int32_t)vcpu;
 }
 
-/* F by the first layout of TE's whose WHEN key F has. */
+/* F by the first layout of TE's whose WHEN key F has (NULL: any F), each
+ * value into the payload P as it is read (the caller drops P when F does
+ * not parse). */
 static int read_layout(struct text_source *s, const struct text_event *te, const char *f,
-		       struct text_vals *v)
+		       uint8_t *p)
 {
 	const struct ks_text_layout *l = te->layout;
-	struct row_state st = { .vcpu_set = -1 };
+	struct row_state st = { .sel = 0 };
+	uint64_t vcpu = UINT64_MAX;
 
-	while (l->when && !find_key(f, l->when) && l[1].name && !strcmp(l[1].name, l->name))
-		l++;
-	if (l->when && !find_key(f, l->when))
-		return -1;
-	for (int i = 0; l->fields[i].field; i++) {
-		if (read_row(s, te, &l->fields[i], f, &st, &v->u[i]) < 0)
+	while (l->when && !(st.when_at = find_key(f, l->when))) {
+		if (!l[1].name || strcmp(l[1].name, l->name))
 			return -1;
+		l++;
+	}
+	st.when = l->when;
+	for (int i = 0; l->fields[i].field; i++) {
+		uint64_t v;
+
+		if (read_row(s, te, &l->fields[i], f, &st, &v) < 0)
+			return -1;
+		put_u(p, &te->slots[i], v);
 		if (l->fields[i].flags & KS_TEXT_VCPU_SET)
-			st.vcpu_set = i;
+			vcpu = v;
 	}
 	if (st.exit)
 		s->last_sel = st.sel;
-	if (st.vcpu_set >= 0)
-		remember_vcpu(s, v->u[st.vcpu_set]);
+	if (vcpu != UINT64_MAX)
+		remember_vcpu(s, vcpu);
 	return 0;
 }
 
@@ -598,11 +610,12 @@ int tx_parse_fields(struct text_source *s, const struct text_event *te, const ch
 {
 	struct text_vals v;
 
-	if (te->parse || te->layout) {
+	if (te->layout)
+		return read_layout(s, te, skip_missing_field_notes(f), p);
+	if (te->parse) {
 		memset(v.u, 0, (size_t)te->nslots * sizeof(v.u[0]));
 		v.strs = 0;
-		f = skip_missing_field_notes(f);
-		if ((te->parse ? te->parse(f, &v) : read_layout(s, te, f, &v)) < 0)
+		if (te->parse(skip_missing_field_notes(f), &v) < 0)
 			return -1;
 		store_vals(p, te, &v);
 		return 0;

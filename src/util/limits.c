@@ -80,7 +80,7 @@ static int digit_value(char c, int base)
  * answers as strtoull() on the token would give. */
 static int parse_u64_fast(const char *s, size_t len, int base, uint64_t *out)
 {
-	uint64_t v = 0;
+	uint64_t v = 0, lim, rem;
 	size_t i = 0;
 
 	if ((base == 0 || base == 16) && len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -91,10 +91,13 @@ static int parse_u64_fast(const char *s, size_t len, int base, uint64_t *out)
 	}
 	if (i == len)
 		return -1;
+	/* v * base + d fits while v < lim, or v == lim and d <= rem */
+	lim = UINT64_MAX / (uint64_t)base;
+	rem = UINT64_MAX % (uint64_t)base;
 	for (; i < len; i++) {
 		int d = digit_value(s[i], base);
 
-		if (d < 0 || v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+		if (d < 0 || v > lim || (v == lim && (uint64_t)d > rem))
 			return -1;
 		v = v * (uint64_t)base + (uint64_t)d;
 	}
