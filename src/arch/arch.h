@@ -28,6 +28,7 @@
 #include "kvmscope/field.h"
 
 struct tep_handle;
+struct ks_text_layout;
 
 /* A code -> name table entry (exit reasons, trap codes, hcalls...). */
 struct ks_code_name {
@@ -209,6 +210,10 @@ struct ks_arch {
 	 * lines with; the events of generic code (sched, KVM's common
 	 * kvm_mmio...) are the reader's own.  NULL name ends; NULL: none. */
 	const struct ks_event_format *formats;
+	/* How the printed text of those events reads back into their fields
+	 * where their print fmt does not say it (text_layout.h).  NULL name
+	 * ends; NULL: none (the print fmts read every line). */
+	const struct ks_text_layout *text_layouts;
 };
 
 /* The key of one occurrence of rule M from its payload (DATA, SIZE): the

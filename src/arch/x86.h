@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "arch.h" /* KS_ISA_VMX, KS_ISA_SVM: kvm_exit's isa values */
+#include "text_layout.h"
 
 /* VMX exit_reason bit 31: the VM entry failed (printed as a flag). */
 #define KS_X86_VMX_FAILED_VMENTRY 0x80000000u
@@ -45,5 +46,10 @@ const char *ks_x86_exit_name(int isa, uint64_t code);
 /* Name -> ISA and code (exact, case-sensitive: VMX names are upper case,
  * SVM names lower case).  Returns 0, or -1 if the name is unknown. */
 int ks_x86_exit_code(const char *name, int *isa, uint64_t *code);
+
+/* x86's event formats and their text layouts (x86_text.c), for struct
+ * ks_arch's formats and text_layouts. */
+extern const struct ks_event_format ks_x86_formats[];
+extern const struct ks_text_layout ks_x86_text_layouts[];
 
 #endif

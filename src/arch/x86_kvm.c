@@ -9,9 +9,10 @@
  *   msr:    kvm_msr (key ecx, write) -> kvm_entry
  * Exit reason names come from the kernel's tables in x86_exit_reasons.c;
  * MSR rows carry the MSR's name (x86_msr.c) on top of perf's "%#x:R|W".
+ * The formats of x86's events and how their text reads back, for inputs
+ * that carry no formats (ftrace text), are in x86_text.c.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -314,149 +315,6 @@ static bool x86_exit_code(const char *name, int32_t *sel, uint64_t *code)
 	return true;
 }
 
-/* ---- event formats (the ftrace text reader's) ----
- * Written from the TRACE_EVENT definitions of Linux 6.1 (arch/x86/kvm/
- * trace.h), x86_64 layout; kvm_exit's print fmt is built from the exit
- * reason tables of x86_exit_reasons.c. */
-
-#define F KS_FORMAT_FIELD
-
-static void print_symbols(FILE *f, const struct ks_x86_exit_reason *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, ", { 0x%llx, \"%s\" }", (unsigned long long)t[i].code, t[i].name);
-}
-
-/* kvm_exit (and kvm_nested_vmexit, the same TRACE_EVENT) or, INJECT,
- * kvm_nested_vmexit_inject: an isa-dependent __print_symbolic of the exit
- * code. */
-static char *exit_format(bool inject)
-{
-	const char *c = inject ? "REC->exit_code" : "REC->exit_reason";
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	if (inject)
-		fputs(F("__u32 exit_code", 8, 4, 0)
-		      F("__u64 exit_info1", 16, 8, 0)
-		      F("__u64 exit_info2", 24, 8, 0)
-		      F("__u32 exit_int_info", 32, 4, 0)
-		      F("__u32 exit_int_info_err", 36, 4, 0)
-		      F("__u32 isa", 40, 4, 0)
-		      "\nprint fmt: \"reason: %s%s%s ext_inf1: 0x%016llx ext_inf2: 0x%016llx "
-		      "ext_int: 0x%08x ext_int_err: 0x%08x\", ", f);
-	else
-		fputs(F("unsigned int exit_reason", 8, 4, 0)
-		      F("unsigned long guest_rip", 16, 8, 0)
-		      F("u32 isa", 24, 4, 0)
-		      F("u64 info1", 32, 8, 0)
-		      F("u64 info2", 40, 8, 0)
-		      F("u32 intr_info", 48, 4, 0)
-		      F("u32 error_code", 52, 4, 0)
-		      F("unsigned int vcpu_id", 56, 4, 0)
-		      "\nprint fmt: \"vcpu %u reason %s%s%s rip 0x%lx info1 0x%016llx info2 0x%016llx "
-		      "intr_info 0x%08x error_code 0x%08x\", REC->vcpu_id, ", f);
-	fprintf(f, "(REC->isa == 1) ? __print_symbolic(%s & 0xffff", c);
-	print_symbols(f, ks_x86_vmx_exit_reasons, ks_x86_vmx_exit_reasons_count);
-	fprintf(f, ") : __print_symbolic(%s", c);
-	print_symbols(f, ks_x86_svm_exit_reasons, ks_x86_svm_exit_reasons_count);
-	fprintf(f, "), (REC->isa == 1 && %s & ~0xffff) ? \" \" : \"\", (REC->isa == 1) ? "
-		"__print_flags(%s & ~0xffff, \" \", { 0x80000000, \"FAILED_VMENTRY\" }) : \"\", ",
-		c, c);
-	fputs(inject ? "REC->exit_info1, REC->exit_info2, REC->exit_int_info, "
-		       "REC->exit_int_info_err\n" :
-		       "REC->guest_rip, REC->info1, REC->info2, REC->intr_info, REC->error_code\n", f);
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-static char *kvm_exit_format(void)
-{
-	return exit_format(false);
-}
-
-static char *kvm_nested_vmexit_inject_format(void)
-{
-	return exit_format(true);
-}
-
-/* kvm_vmgexit_enter and kvm_vmgexit_exit */
-#define VMGEXIT_FORMAT \
-	F("unsigned int vcpu_id", 8, 4, 0) \
-	F("u64 exit_reason", 16, 8, 0) \
-	F("u64 info1", 24, 8, 0) \
-	F("u64 info2", 32, 8, 0) \
-	"\nprint fmt: \"vcpu %u, exit_reason %llx, exit_info1 %llx, exit_info2 %llx\", " \
-	"REC->vcpu_id, REC->exit_reason, REC->info1, REC->info2\n"
-
-static const struct ks_event_format x86_formats[] = {
-	{ "kvm", "kvm_exit", NULL, kvm_exit_format },
-	{ "kvm", "kvm_entry",
-	  F("unsigned int vcpu_id", 8, 4, 0)
-	  F("unsigned long rip", 16, 8, 0)
-	  F("bool immediate_exit", 24, 1, 0)
-	  "\nprint fmt: \"vcpu %u, rip 0x%lx%s\", REC->vcpu_id, REC->rip, "
-	  "REC->immediate_exit ? \"[immediate exit]\" : \"\"\n", NULL },
-	{ "kvm", "kvm_pio",
-	  F("unsigned int rw", 8, 4, 0)
-	  F("unsigned int port", 12, 4, 0)
-	  F("unsigned int size", 16, 4, 0)
-	  F("unsigned int count", 20, 4, 0)
-	  F("unsigned int val", 24, 4, 0)
-	  "\nprint fmt: \"pio_%s at 0x%x size %d count %d val 0x%x %s\", REC->rw ? \"write\" : "
-	  "\"read\", REC->port, REC->size, REC->count, REC->val, "
-	  "REC->count > 1 ? \"(...)\" : \"\"\n", NULL },
-	{ "kvm", "kvm_msr",
-	  F("unsigned write", 8, 4, 0)
-	  F("u32 ecx", 12, 4, 0)
-	  F("u64 data", 16, 8, 0)
-	  F("u8 exception", 24, 1, 0)
-	  "\nprint fmt: \"msr_%s %x = 0x%llx%s\", REC->write ? \"write\" : \"read\", REC->ecx, "
-	  "REC->data, REC->exception ? \" (#GP)\" : \"\"\n", NULL },
-	/* nested virtualization (L0's view of an L1 hypervisor's L2) */
-	{ "kvm", "kvm_nested_vmexit", NULL, kvm_exit_format },
-	{ "kvm", "kvm_nested_vmexit_inject", NULL, kvm_nested_vmexit_inject_format },
-	{ "kvm", "kvm_nested_vmenter",
-	  F("__u64 rip", 8, 8, 0)
-	  F("__u64 vmcb", 16, 8, 0)
-	  F("__u64 nested_rip", 24, 8, 0)
-	  F("__u32 int_ctl", 32, 4, 0)
-	  F("__u32 event_inj", 36, 4, 0)
-	  F("bool tdp_enabled", 40, 1, 0)
-	  F("__u64 guest_pgd", 48, 8, 0)
-	  F("__u32 isa", 56, 4, 0)
-	  "\nprint fmt: \"rip: 0x%016llx %s: 0x%016llx nested_rip: 0x%016llx int_ctl: 0x%08x "
-	  "event_inj: 0x%08x nested_%s=%s %s: 0x%016llx\", REC->rip, REC->isa == 1 ? \"vmcs\" : "
-	  "\"vmcb\", REC->vmcb, REC->nested_rip, REC->int_ctl, REC->event_inj, REC->isa == 1 ? "
-	  "\"ept\" : \"npt\", REC->tdp_enabled ? \"y\" : \"n\", !REC->tdp_enabled ? \"guest_cr3\" : "
-	  "REC->isa == 1 ? \"nested_eptp\" : \"nested_cr3\", REC->guest_pgd\n", NULL },
-	{ "kvm", "kvm_nested_intr_vmexit",
-	  F("__u64 rip", 8, 8, 0)
-	  "\nprint fmt: \"rip: 0x%016llx\", REC->rip\n", NULL },
-	/* SEV-ES/SNP guests' exits */
-	{ "kvm", "kvm_vmgexit_enter", VMGEXIT_FORMAT, NULL },
-	{ "kvm", "kvm_vmgexit_exit", VMGEXIT_FORMAT, NULL },
-	{ "kvm", "kvm_vmgexit_msr_protocol_enter",
-	  F("unsigned int vcpu_id", 8, 4, 0)
-	  F("u64 ghcb_gpa", 16, 8, 0)
-	  "\nprint fmt: \"vcpu %u, ghcb_gpa %016llx\", REC->vcpu_id, REC->ghcb_gpa\n", NULL },
-	{ "kvm", "kvm_write_tsc_offset",
-	  F("unsigned int vcpu_id", 8, 4, 0)
-	  F("__u64 previous_tsc_offset", 16, 8, 0)
-	  F("__u64 next_tsc_offset", 24, 8, 0)
-	  "\nprint fmt: \"vcpu=%u prev=%llu next=%llu\", REC->vcpu_id, REC->previous_tsc_offset, "
-	  "REC->next_tsc_offset\n", NULL },
-	{ NULL, NULL, NULL, NULL },
-};
-
-#undef F
-
 /* Guest TSC offsets, for the time sync of guest traces. */
 static const char *const x86_extra_events[] = { "kvm:kvm_write_tsc_offset", NULL };
 
@@ -483,7 +341,8 @@ const struct ks_arch ks_arch_x86 = {
 	.exit_protected = x86_exit_protected,
 	.exit_code = x86_exit_code,
 	.tep_kvm_plugin = true,
-	.formats = x86_formats,
+	.formats = ks_x86_formats,
+	.text_layouts = ks_x86_text_layouts,
 	.live = {
 		.extra_events = x86_extra_events,
 		.trace_clock = "x86-tsc",

@@ -93,11 +93,54 @@ static int int_token(const char *s, size_t len, bool sign, char *buf, size_t siz
 	return isalnum((unsigned char)buf[at]) ? 0 : -1;
 }
 
+/* The value of digit C in BASE (8, 10 or 16), or -1. */
+static int digit_value(char c, int base)
+{
+	int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+	return d < base ? d : -1;
+}
+
+/* ks_parse_u64 for BASE 0, 8, 10 and 16 without copying the token: the
+ * readers of text call it for every field of every line.  The same
+ * answers as strtoull() on the token would give. */
+static int parse_u64_fast(const char *s, size_t len, int base, uint64_t *out)
+{
+	uint64_t v = 0, lim, rem;
+	size_t i = 0;
+
+	if ((base == 0 || base == 16) && len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		i = 2;
+	} else if (base == 0) {
+		base = len > 1 && s[0] == '0' ? 8 : 10;
+	}
+	if (i == len)
+		return -1;
+	/* v * base + d fits while v < lim, or v == lim and d <= rem */
+	lim = UINT64_MAX / (uint64_t)base;
+	rem = UINT64_MAX % (uint64_t)base;
+	for (; i < len; i++) {
+		int d = digit_value(s[i], base);
+
+		if (d < 0 || v > lim || (v == lim && (uint64_t)d > rem))
+			return -1;
+		v = v * (uint64_t)base + (uint64_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
 int ks_parse_u64(const char *s, size_t len, int base, uint64_t *out)
 {
 	char buf[72], *end;
 	unsigned long long v;
 
+	if (len >= sizeof(buf))
+		return -1; /* as long a token as the general case takes */
+	if (base == 0 || base == 8 || base == 10 || base == 16)
+		return parse_u64_fast(s, len, base, out);
 	if (int_token(s, len, false, buf, sizeof(buf)) < 0)
 		return -1;
 	errno = 0;
