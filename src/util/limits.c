@@ -94,12 +94,15 @@ static int int_token(const char *s, size_t len, bool sign, char *buf, size_t siz
 }
 
 /* The value of digit C in BASE (8, 10 or 16), or -1. */
-static int digit_value(char c, int base)
+static inline int digit_value(char c, int base)
 {
-	int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	unsigned d = (unsigned)(unsigned char)c - '0';
 
-	return d < base ? d : -1;
+	if (d > 9) { /* a letter: lower case it (an ASCII letter has bit 0x20) */
+		d = ((unsigned)(unsigned char)c | 0x20) - 'a';
+		d = d < 6 ? d + 10 : 99;
+	}
+	return d < (unsigned)base ? (int)d : -1;
 }
 
 /* ks_parse_u64 for BASE 0, 8, 10 and 16 without copying the token: the
@@ -118,6 +121,19 @@ static int parse_u64_fast(const char *s, size_t len, int base, uint64_t *out)
 	}
 	if (i == len)
 		return -1;
+	/* up to 21 octal, 19 decimal or 16 hex digits cannot overflow: no
+	 * check per digit (most numbers of a text line are that short) */
+	if (len - i <= (size_t)(base == 8 ? 21 : base == 10 ? 19 : 16)) {
+		for (; i < len; i++) {
+			int d = digit_value(s[i], base);
+
+			if (d < 0)
+				return -1;
+			v = v * (uint64_t)base + (uint64_t)d;
+		}
+		*out = v;
+		return 0;
+	}
 	/* v * base + d fits while v < lim, or v == lim and d <= rem */
 	lim = UINT64_MAX / (uint64_t)base;
 	rem = UINT64_MAX % (uint64_t)base;
