@@ -152,6 +152,7 @@ static void pd_close(struct ks_source *base)
 	free(s->ph);
 	free(s->ph_tmp);
 	free(s->seg);
+	pd_runs_free(s);
 	free(s->chain);
 	free(s->mem);
 	free(s->hdr);

@@ -5,7 +5,8 @@
  * budget, the stable sorts and merges, a FINISHED_ROUND's flush up to the
  * previous round's maximum time, the queueing of a run of frames from the
  * prefetch thread, and the pending segments (cursors into the file, kept
- * in a heap by time, then offset; see perfdata_frame.c).
+ * in a heap by time, then offset; see perfdata_frame.c).  A round's queue
+ * that would pass the budget is sorted and spilled (perfdata_spill.c).
  */
 #include <stdlib.h>
 
@@ -28,6 +29,15 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
+/* The bytes held for ordering with a queue of QCAP entries and a window of
+ * WIN bytes: both arrays of the queue and of the skipped samples, the
+ * window, the read buffers of the spilled runs. */
+static uint64_t ordering_held(const struct pd_source *s, uint64_t qcap, uint64_t win)
+{
+	return (qcap + s->ph_cap) * 2 * sizeof(struct pd_entry) + win +
+	       (uint64_t)s->nrun * RUN_CHUNK;
+}
+
 /* Whether holding a queue of QCAP entries and a window of WIN bytes for
  * ordering stays within limits.memory; else the error, at offset OFF.
  * perf queues every record until a FINISHED_ROUND (or the end): a file
@@ -35,7 +45,7 @@ static int queue_grow(struct pd_source *s)
 int pd_ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
 			   struct ks_error *err)
 {
-	uint64_t held = (qcap + s->ph_cap) * 2 * sizeof(struct pd_entry) + win;
+	uint64_t held = ordering_held(s, qcap, win);
 	uint64_t lim = s->base.limits.memory;
 	char hint[96];
 
@@ -63,7 +73,43 @@ static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err
 	return 0;
 }
 
-/* Room for N more entries: drop the delivered ones if needed, then grow. */
+static void sort_queue(struct pd_source *s);
+
+/* Whether the queue, grown to hold N more entries, would pass the budget:
+ * then a round's pending entries (none ready) go to a spilled run.  Not
+ * when what is held now is already past it (the window alone: the error
+ * says so), nor for fewer than SPILL_MIN entries (a run's read buffer
+ * would cost as much as they do). */
+#define SPILL_MIN (16 * RUN_CHUNK / sizeof(struct pd_entry))
+static bool queue_spills(const struct pd_source *s, uint64_t n)
+{
+	uint64_t cap = s->q_cap ? s->q_cap : 4096, win = pd_window_held(s);
+	uint64_t lim = s->base.limits.memory;
+
+	if (s->q_ready != s->q_head || s->q_n - s->q_head < SPILL_MIN ||
+	    ordering_held(s, s->q_cap, win) + RUN_CHUNK > lim)
+		return false;
+	while (cap < s->q_n + n)
+		cap *= 2;
+	return ordering_held(s, cap, win) > lim;
+}
+
+/* The pending entries sorted (stably, as the flush would) and written to a
+ * spilled run; the queue is empty again. */
+static int queue_spill(struct pd_source *s, struct ks_error *err)
+{
+	sort_queue(s);
+	if (pd_spill_run(s, s->q + s->q_head, s->q_n - s->q_head, err) < 0)
+		return -1;
+	s->q_n = s->q_head = s->q_ready = 0;
+	s->q_low = UINT64_MAX;
+	s->q_low_ok = true;
+	s->q_sorted = true;
+	return 0;
+}
+
+/* Room for N more entries: drop the delivered ones if needed, spill the
+ * pending ones past the budget, then grow. */
 __attribute__((noinline)) int pd_queue_reserve(struct pd_source *s, uint64_t n,
 						   struct ks_error *err)
 {
@@ -73,6 +119,8 @@ __attribute__((noinline)) int pd_queue_reserve(struct pd_source *s, uint64_t n,
 		s->q_ready -= s->q_head;
 		s->q_head = 0;
 	}
+	if (s->q_cap - s->q_n < n && queue_spills(s, n) && queue_spill(s, err) < 0)
+		return -1;
 	return queue_grow_to(s, s->q_n + n, err);
 }
 
@@ -342,24 +390,24 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 {
 	const struct pd_entry *f = &s->frames[s->fi + 1];
 	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), nskip = MARK_RUN_SKIP(s->frames[s->fi]);
-	uint64_t nk = n - nskip, run_max, pending = s->q_n - s->q_head;
+	uint64_t nk = n - nskip, run_max, pending, held;
 	const struct pd_entry *fs = f + nk;
-	bool idle = queue_idle(s), sorted = s->q_sorted || !pending;
-	uint64_t held;
+	bool idle = queue_idle(s), sorted;
 
+	/* first: room may be made by spilling the pending entries */
+	if (nk && pd_queue_reserve(s, nk, err) < 0)
+		return -1;
+	pending = s->q_n - s->q_head;
+	sorted = s->q_sorted || !pending;
 	if (!nk) {
 		/* only samples of events not selected: the queue is as it was */
 	} else if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
 		/* in place (no entry is ready: the frames are taken only
 		 * then) */
-		if (pd_queue_reserve(s, nk, err) < 0)
-			return -1;
 		merge_back(s->q + s->q_head, pending, f, nk);
 		s->q_ready = s->q_head;
 		s->q_sorted = true;
 	} else {
-		if (pd_queue_reserve(s, nk, err) < 0)
-			return -1;
 		memcpy(s->q + s->q_n, f, nk * sizeof(*f));
 		s->q_sorted = sorted;
 	}
