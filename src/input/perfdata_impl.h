@@ -400,8 +400,8 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err);
 int pd_queue_seg(struct pd_source *s, struct ks_error *err);
 
 /* perfdata_spill.c: the queue's runs in the spill file */
-int pd_spill_run(struct pd_source *s, const struct pd_entry *e, uint64_t n,
-		 struct ks_error *err);
+int pd_spill_run(struct pd_source *s, const struct pd_entry *a, uint64_t na,
+		 const struct pd_entry *b, uint64_t nb, struct ks_error *err);
 void pd_run_advance(struct pd_source *s);
 uint64_t pd_runs_low(const struct pd_source *s);
 void pd_runs_free(struct pd_source *s);

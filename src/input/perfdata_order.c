@@ -74,38 +74,66 @@ static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err
 }
 
 static void sort_queue(struct pd_source *s);
+static void sort_skipped(struct pd_source *s);
 
-/* Whether the queue, grown to hold N more entries, would pass the budget:
- * then a round's pending entries (none ready) go to a spilled run.  Not
- * when what is held now is already past it (the window alone: the error
- * says so), nor for fewer than SPILL_MIN entries (a run's read buffer
- * would cost as much as they do). */
+/* Whether the queue's arrays grown to QCAP entries and the skipped
+ * samples' to PHCAP would pass the budget, when N more entries are to be
+ * queued: then a round's pending entries (none ready) go to a spilled run
+ * (not fewer than SPILL_MIN: a run's read buffer would cost as much). */
 #define SPILL_MIN (16 * RUN_CHUNK / sizeof(struct pd_entry))
-static bool queue_spills(const struct pd_source *s, uint64_t n)
+static bool queue_spills(const struct pd_source *s, uint64_t qcap, uint64_t phcap)
 {
-	uint64_t cap = s->q_cap ? s->q_cap : 4096, win = pd_window_held(s);
-	uint64_t lim = s->base.limits.memory;
+	uint64_t pending = s->q_n - s->q_head + s->ph_n - s->ph_head;
+	uint64_t held = (qcap + phcap) * 2 * sizeof(struct pd_entry) + pd_window_held(s) +
+			((uint64_t)s->nrun + 1) * RUN_CHUNK;
 
-	if (s->q_ready != s->q_head || s->q_n - s->q_head < SPILL_MIN ||
-	    ordering_held(s, s->q_cap, win) + RUN_CHUNK > lim)
-		return false;
-	while (cap < s->q_n + n)
-		cap *= 2;
-	return ordering_held(s, cap, win) > lim;
+	return s->q_ready == s->q_head && pending >= SPILL_MIN && held > s->base.limits.memory;
 }
 
-/* The pending entries sorted (stably, as the flush would) and written to a
- * spilled run; the queue is empty again. */
+/* The queue's arrays (empty) cut to half while they pass the budget with
+ * one more run's buffer: the next run is then smaller. */
+static void queue_shrink(struct pd_source *s)
+{
+	uint64_t lim = s->base.limits.memory, win = pd_window_held(s);
+	struct pd_entry *q, *t;
+
+	while (s->q_cap > SPILL_MIN && ordering_held(s, s->q_cap, win) + RUN_CHUNK > lim) {
+		q = realloc(s->q, s->q_cap / 2 * sizeof(*q));
+		t = realloc(s->tmp, s->q_cap / 2 * sizeof(*t));
+		if (q)
+			s->q = q;
+		if (t)
+			s->tmp = t;
+		if (!q || !t)
+			break;
+		s->q_cap /= 2;
+	}
+}
+
+/* The pending entries and skipped samples sorted (stably, as the flush
+ * would) and written to a spilled run; both are empty again. */
 static int queue_spill(struct pd_source *s, struct ks_error *err)
 {
 	sort_queue(s);
-	if (pd_spill_run(s, s->q + s->q_head, s->q_n - s->q_head, err) < 0)
+	sort_skipped(s);
+	if (pd_spill_run(s, s->q + s->q_head, s->q_n - s->q_head, s->ph + s->ph_head,
+			 s->ph_n - s->ph_head, err) < 0)
 		return -1;
 	s->q_n = s->q_head = s->q_ready = 0;
+	s->ph_n = s->ph_head = 0;
 	s->q_low = UINT64_MAX;
 	s->q_low_ok = true;
-	s->q_sorted = true;
+	s->q_sorted = s->ph_sorted = true;
+	queue_shrink(s);
 	return 0;
+}
+
+/* The queue's capacity for N more entries (doubling from the current). */
+static uint64_t cap_for(uint64_t cap, uint64_t n)
+{
+	for (cap = cap ? cap : 4096; cap < n; cap *= 2)
+		;
+	return cap;
 }
 
 /* Room for N more entries: drop the delivered ones if needed, spill the
@@ -119,7 +147,8 @@ __attribute__((noinline)) int pd_queue_reserve(struct pd_source *s, uint64_t n,
 		s->q_ready -= s->q_head;
 		s->q_head = 0;
 	}
-	if (s->q_cap - s->q_n < n && queue_spills(s, n) && queue_spill(s, err) < 0)
+	if (s->q_cap - s->q_n < n && queue_spills(s, cap_for(s->q_cap, s->q_n + n), s->ph_cap) &&
+	    queue_spill(s, err) < 0)
 		return -1;
 	return queue_grow_to(s, s->q_n + n, err);
 }
@@ -136,10 +165,16 @@ static __attribute__((noinline)) int skipped_reserve(struct pd_source *s, uint64
 		s->ph_n -= s->ph_head;
 		s->ph_head = 0;
 	}
-	for (cap = s->ph_cap ? s->ph_cap : 4096; cap < s->ph_n + n; cap *= 2)
-		;
+	cap = cap_for(s->ph_cap, s->ph_n + n);
 	if (cap == s->ph_cap)
 		return 0;
+	if (queue_spills(s, s->q_cap, cap)) {
+		if (queue_spill(s, err) < 0)
+			return -1;
+		if (cap_for(s->ph_cap, n) == s->ph_cap)
+			return 0;
+		cap = cap_for(s->ph_cap, n);
+	}
 	if (pd_ordering_budget(s, s->q_cap + cap - s->ph_cap, pd_window_held(s), s->pos, err) < 0)
 		return -1;
 	p = realloc(s->ph, cap * sizeof(*p));
@@ -296,20 +331,29 @@ static void sort_queue(struct pd_source *s)
 	s->q_sorted = true;
 }
 
+/* The pending skipped samples sorted where they are (as sort_queue). */
+static void sort_skipped(struct pd_source *s)
+{
+	uint64_t h = s->ph_head;
+	struct pd_entry *t = s->ph;
+
+	if (!s->ph_sorted && s->ph_n > h &&
+	    pd_sort_entries(s->ph + h, s->ph_tmp + h, s->ph_n - h) != s->ph + h) {
+		s->ph = s->ph_tmp;
+		s->ph_tmp = t;
+	}
+	s->ph_sorted = true;
+}
+
 /* The skipped samples up to LIMIT leave the queue as if delivered:
  * counted, not decoded.  Returns the time of the last of them, 0 if none. */
 static uint64_t flush_skipped(struct pd_source *s, uint64_t limit)
 {
 	uint64_t h = s->ph_head, hi, last = 0, unknown = 0, i;
-	struct pd_entry *t = s->ph;
 
 	if (s->ph_n == h)
 		return 0;
-	if (!s->ph_sorted && pd_sort_entries(s->ph + h, s->ph_tmp + h, s->ph_n - h) != s->ph + h) {
-		s->ph = s->ph_tmp;
-		s->ph_tmp = t;
-	}
-	s->ph_sorted = true;
+	sort_skipped(s);
 	hi = limit ? bound(s->ph, h, s->ph_n, limit, true) : h;
 	for (i = h; i < hi; i++) {
 		const struct pd_attr *a = &s->attrs[(s->ph[i].key & KEY_ATTR) - 1];
@@ -395,6 +439,8 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 	bool idle = queue_idle(s), sorted;
 
 	/* first: room may be made by spilling the pending entries */
+	if (nskip && s->ph_cap - s->ph_n < nskip && skipped_reserve(s, nskip, err) < 0)
+		return -1;
 	if (nk && pd_queue_reserve(s, nk, err) < 0)
 		return -1;
 	pending = s->q_n - s->q_head;
@@ -412,8 +458,6 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 		s->q_sorted = sorted;
 	}
 	if (nskip) {
-		if (s->ph_cap - s->ph_n < nskip && skipped_reserve(s, nskip, err) < 0)
-			return -1;
 		held = s->ph_n - s->ph_head;
 		if (!held)
 			s->ph_sorted = true;

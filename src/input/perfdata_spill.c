@@ -87,32 +87,45 @@ static int run_heap_reserve(struct pd_source *s, struct ks_error *err)
 	return 0;
 }
 
-/* Write the sorted entries E[0, N) (N > 0) to the spill file as a run and
- * add it to the heap of pending runs. */
-int pd_spill_run(struct pd_source *s, const struct pd_entry *e, uint64_t n,
-		 struct ks_error *err)
+/* The sorted A[0, NA) and B[0, NB) merged by (time, file offset) into the
+ * run U's log; false if it cannot be written. */
+static bool run_write(struct pd_run *u, const struct pd_entry *a, uint64_t na,
+		      const struct pd_entry *b, uint64_t nb)
+{
+	uint64_t i = 0, j = 0;
+
+	u->low = UINT64_MAX;
+	while (i < na || j < nb) {
+		struct pd_entry *p = ks_rlog_push(&u->log);
+		bool from_a = j == nb || (i < na && (a[i].ts < b[j].ts ||
+						    (a[i].ts == b[j].ts && a[i].key < b[j].key)));
+
+		if (!p)
+			return false;
+		*p = from_a ? a[i++] : b[j++];
+		if ((p->key >> 16) < u->low)
+			u->low = p->key >> 16;
+	}
+	return ks_rlog_seal(&u->log) == 0;
+}
+
+/* Write the queue's sorted entries A[0, NA) and the skipped samples' B[0,
+ * NB) (NA + NB > 0) to the spill file as a run, merged by (time, offset),
+ * and add it to the heap of pending runs. */
+int pd_spill_run(struct pd_source *s, const struct pd_entry *a, uint64_t na,
+		 const struct pd_entry *b, uint64_t nb, struct ks_error *err)
 {
 	struct pd_run *u;
-	uint64_t i;
+	uint64_t n = na + nb;
 
 	if (run_heap_reserve(s, err) < 0)
 		return -1;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
-	ks_rlog_init(&u->log, &s->spill, sizeof(*e), RUN_CHUNK);
-	u->low = UINT64_MAX;
-	for (i = 0; i < n; i++) {
-		struct pd_entry *p = ks_rlog_push(&u->log);
-
-		if (!p)
-			break;
-		*p = e[i];
-		if ((e[i].key >> 16) < u->low)
-			u->low = e[i].key >> 16;
-	}
+	ks_rlog_init(&u->log, &s->spill, sizeof(*a), RUN_CHUNK);
 	ks_rlog_cur_init(&u->cur, &u->log);
-	if (i < n || ks_rlog_seal(&u->log) < 0 || !run_next(u)) {
+	if (!run_write(u, a, na, b, nb) || !run_next(u)) {
 		run_free(u);
 		if (!ks_spill_error(&s->spill, err))
 			ks_error_set(err, "%s: a spilled run reads back empty", s->base.path);
