@@ -323,7 +323,6 @@ struct pd_source {
 	uint32_t nrun, run_cap;
 	bool run_bad;
 	struct ks_spill spill; /* set up with the first run (run_cap) */
-	uint64_t spilled;      /* entries written to runs */
 	uint64_t trimmed; /* mapped pages below this were given back (pd_map_trim) */
 	uint32_t merges;  /* next_merged() calls since the last retrim_pending() */
 	uint64_t page;    /* the page size */

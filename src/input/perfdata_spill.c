@@ -116,7 +116,6 @@ int pd_spill_run(struct pd_source *s, const struct pd_entry *a, uint64_t na,
 		 const struct pd_entry *b, uint64_t nb, struct ks_error *err)
 {
 	struct pd_run *u;
-	uint64_t n = na + nb;
 
 	if (run_heap_reserve(s, err) < 0)
 		return -1;
@@ -133,7 +132,6 @@ int pd_spill_run(struct pd_source *s, const struct pd_entry *a, uint64_t na,
 	}
 	s->run[s->nrun++] = u;
 	run_up(s, s->nrun - 1);
-	s->spilled += n;
 	return 0;
 }
 
