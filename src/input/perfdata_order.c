@@ -99,14 +99,13 @@ static void queue_shrink(struct pd_source *s)
 
 	while (s->q_cap > SPILL_MIN && ordering_held(s, s->q_cap, win) + RUN_CHUNK > lim) {
 		q = realloc(s->q, s->q_cap / 2 * sizeof(*q));
-		t = realloc(s->tmp, s->q_cap / 2 * sizeof(*t));
-		if (q)
-			s->q = q;
+		if (!q)
+			break;
+		s->q = q;
+		s->q_cap /= 2; /* the scratch array, cut or not, holds as many */
+		t = realloc(s->tmp, s->q_cap * sizeof(*t));
 		if (t)
 			s->tmp = t;
-		if (!q || !t)
-			break;
-		s->q_cap /= 2;
 	}
 }
 
@@ -128,7 +127,7 @@ static int queue_spill(struct pd_source *s, struct ks_error *err)
 	return 0;
 }
 
-/* The queue's capacity for N more entries (doubling from the current). */
+/* The capacity, doubled from CAP (4096 at first), that holds N entries. */
 static uint64_t cap_for(uint64_t cap, uint64_t n)
 {
 	for (cap = cap ? cap : 4096; cap < n; cap *= 2)
