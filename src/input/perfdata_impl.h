@@ -402,6 +402,7 @@ int pd_queue_seg(struct pd_source *s, struct ks_error *err);
 int pd_spill_run(struct pd_source *s, const struct pd_entry *a, uint64_t na,
 		 const struct pd_entry *b, uint64_t nb, struct ks_error *err);
 void pd_run_advance(struct pd_source *s);
+int pd_spill_error(struct pd_source *s, uint64_t off, const char *what, struct ks_error *err);
 uint64_t pd_runs_low(const struct pd_source *s);
 void pd_runs_free(struct pd_source *s);
 

@@ -464,9 +464,7 @@ static __attribute__((noinline)) int merged_error(struct pd_source *s, struct ks
 {
 	if (s->seg_bad)
 		return ks_error_at(err, s->base.path, s->seg_bad, "record changed while being read");
-	if (!ks_spill_error(&s->spill, err))
-		ks_error_set(err, "%s: a spilled run cannot be read back", s->base.path);
-	return -1;
+	return pd_spill_error(s, s->pos, "a run cannot be read back", err);
 }
 
 /* Up to MAX records into RECS.  The queue's ready records are decoded in

@@ -69,6 +69,21 @@ static void run_free(struct pd_run *u)
 	free(u);
 }
 
+/* The spill file's failure (or WHAT) as the error at OFF, naming the input
+ * file: "FILE: offset N: spilling a round past the memory budget: cannot
+ * write a temporary file in DIR: REASON". */
+int pd_spill_error(struct pd_source *s, uint64_t off, const char *what, struct ks_error *err)
+{
+	struct ks_error e = { .msg = "" };
+
+	if (!ks_spill_error(&s->spill, &e))
+		ks_error_set(&e, "%s", what);
+	if (e.code == KS_E_NOMEM)
+		return ks_error_code(err, KS_E_NOMEM, "%s: out of memory", s->base.path);
+	return ks_error_at(err, s->base.path, off, "spilling a round past the memory budget: %s",
+			   e.msg);
+}
+
 /* Room for one more run in the heap, within the budget. */
 static int run_heap_reserve(struct pd_source *s, struct ks_error *err)
 {
@@ -126,9 +141,7 @@ int pd_spill_run(struct pd_source *s, const struct pd_entry *a, uint64_t na,
 	ks_rlog_cur_init(&u->cur, &u->log);
 	if (!run_write(u, a, na, b, nb) || !run_next(u)) {
 		run_free(u);
-		if (!ks_spill_error(&s->spill, err))
-			ks_error_set(err, "%s: a spilled run reads back empty", s->base.path);
-		return -1;
+		return pd_spill_error(s, s->pos, "a run reads back empty", err);
 	}
 	s->run[s->nrun++] = u;
 	run_up(s, s->nrun - 1);

@@ -14,7 +14,8 @@
 #    48 MB budget (160 MB under AddressSanitizer, whose shadow memory and
 #    quarantine add to every allocation, as stat_round_memory_test.sh);
 #  - with TMPDIR naming a directory that does not exist, it fails with one
-#    line naming that directory: the queue spills, where TMPDIR says.
+#    line naming the input, the offset and that directory: the queue
+#    spills, where TMPDIR says.
 # Before, stat failed: "a round between FINISHED_ROUND records holds more
 # than the memory budget" (or "no FINISHED_ROUND records", in the first).
 # timeout: 600
@@ -78,7 +79,7 @@ esac
 TMPDIR=$dir/missing "$ks" stat --format perf --limit memory=${budget_mb}M -i "$f" > /dev/null 2> "$dir/tmp.err"
 rc=$?
 if [ $rc = 1 ] && [ "$(wc -l < "$dir/tmp.err")" = 1 ] &&
-   grep -q "cannot write a temporary file in $dir/missing: No such file or directory" "$dir/tmp.err"; then
+   grep -q "^kvmscope: $f: offset [0-9]*: spilling a round past the memory budget: cannot write a temporary file in $dir/missing: No such file or directory$" "$dir/tmp.err"; then
 	echo "ok $name[TMPDIR]: the spill goes where TMPDIR says; its failure is one line"
 else
 	echo "not ok $name[TMPDIR]: exit $rc, $(head -c 300 "$dir/tmp.err")"
