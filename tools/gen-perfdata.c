@@ -38,6 +38,12 @@
  *                     the CPUs interleaved record by record (as perf record
  *                     writes them when it drains the ring buffers often, or
  *                     as a tool rewrites them), instead of per-CPU chunks
+ *   --shuffle N       with --rounds: a round's records (each CPU's chunk, or
+ *                     the whole round with --time-order) permuted at random
+ *                     within consecutive groups of N: no long stretch of them
+ *                     is sorted by time, and perf's ordering queue, which
+ *                     inserts each record searching from the last one, stays
+ *                     fast (a whole round shuffled costs it quadratic time)
  *   --cmdlines N      keep only the first N saved cmdlines of the template's
  *                     TRACING_DATA (a host's list is most of a small file's
  *                     bytes: fuzzing seeds use a few)
@@ -140,6 +146,7 @@ static void *xcalloc(size_t n, size_t size)
 struct options {
 	const char *template_path, *output_path;
 	bool amd, migrate, no_comm, unmatched, rounds, ooo, verbose, pmu_guest, time_order;
+	uint32_t shuffle;
 	uint64_t seed, pairs, unknown, lost;
 	int64_t cmdlines;            /* saved cmdlines to keep, -1 = all */
 	const char *extra_cmdline;   /* one more "PID COMM" line, or NULL */
@@ -515,6 +522,8 @@ struct writer {
 	const char *path;
 	uint64_t data_bytes;
 	bool rounds, ooo, time_order;
+	uint32_t shuffle;            /* --shuffle: group size, 0 = none */
+	uint64_t shuffle_state;     /* --shuffle's generator (xorshift) */
 	uint32_t ncpus;
 	struct bytes *slot[3];      /* [round % 3][cpu] */
 	uint64_t round, round_end, round_ns, nr_rounds;
@@ -528,11 +537,56 @@ static void out_raw(struct writer *w, const void *p, size_t n)
 	w->data_bytes += n;
 }
 
+/* --shuffle N: the records of B written permuted within groups of N (its
+ * own generator: the events generated do not change). */
+static void out_shuffled(struct writer *w, const struct bytes *b)
+{
+	uint64_t state = w->shuffle_state;
+	size_t n = 0, cap = 0, i;
+	size_t *at = NULL;
+
+	for (i = 0; i + 8 <= b->len; ) {
+		uint16_t size;
+
+		memcpy(&size, b->p + i + 6, 2);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			at = realloc(at, cap * sizeof(*at));
+			if (!at)
+				die("out of memory");
+		}
+		at[n++] = i;
+		i += size;
+	}
+	for (i = 0; i < n; i++) {
+		size_t g = i - i % w->shuffle, j, t;
+
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		j = g + (size_t)(state % (i - g + 1));
+		t = at[i];
+		at[i] = at[j];
+		at[j] = t;
+	}
+	for (i = 0; i < n; i++) {
+		uint16_t size;
+
+		memcpy(&size, b->p + at[i] + 6, 2);
+		out_raw(w, b->p + at[i], size);
+	}
+	w->shuffle_state = state;
+	free(at);
+}
+
 static void flush_slot(struct writer *w, struct bytes *set)
 {
 	bool any = false;
 	for (uint32_t c = 0; c < w->ncpus; c++) {
-		out_raw(w, set[c].p, set[c].len);
+		if (w->shuffle)
+			out_shuffled(w, &set[c]);
+		else
+			out_raw(w, set[c].p, set[c].len);
 		any |= set[c].len > 0;
 		set[c].len = 0;
 	}
@@ -1106,6 +1160,8 @@ static void run_scenario(struct ctx *x, bool finished_init)
 	}
 	x->w.rounds = x->o.rounds;
 	x->w.time_order = x->o.time_order;
+	x->w.shuffle = x->o.shuffle;
+	x->w.shuffle_state = 0x9e3779b97f4a7c15ull;
 	x->w.round_end = START_NS;
 	x->w.round_ns = x->o.round_ns ? x->o.round_ns : 1;
 	while (s.nheap) {
@@ -1285,7 +1341,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 	enum { O_TEMPLATE = 256, O_VENDOR, O_SEED, O_VMS, O_VCPUS, O_PAIRS, O_CPUS, O_MIGRATE,
 	       O_NOCOMM, O_UNKNOWN, O_UNMATCHED, O_LOST, O_ROUNDS, O_OOO, O_PMU_GUEST,
 	       O_CMDLINES, O_MORE_REASONS, O_TIME_ORDER, O_EXTRA_CMDLINE,
-	       O_ROUND_NS };
+	       O_ROUND_NS, O_SHUFFLE };
 	static const struct option lo[] = {
 		{ "template", 1, 0, O_TEMPLATE }, { "output", 1, 0, 'o' }, { "vendor", 1, 0, O_VENDOR },
 		{ "seed", 1, 0, O_SEED }, { "vms", 1, 0, O_VMS }, { "vcpus", 1, 0, O_VCPUS },
@@ -1296,7 +1352,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "pmu-guest", 0, 0, O_PMU_GUEST }, { "cmdlines", 1, 0, O_CMDLINES },
 		{ "more-reasons", 1, 0, O_MORE_REASONS },
 		{ "time-order", 0, 0, O_TIME_ORDER }, { "extra-cmdline", 1, 0, O_EXTRA_CMDLINE },
-		{ "round-ns", 1, 0, O_ROUND_NS },
+		{ "round-ns", 1, 0, O_ROUND_NS }, { "shuffle", 1, 0, O_SHUFFLE },
 		{ 0, 0, 0, 0 }
 	};
 	*o = (struct options){ .seed = 1, .pairs = 10000, .vms = 2, .vcpus = 2, .cmdlines = -1,
@@ -1330,6 +1386,10 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case O_ROUNDS: o->rounds = true; break;
 		case O_OOO: o->ooo = o->rounds = true; break;
 		case O_TIME_ORDER: o->time_order = o->rounds = true; break;
+		case O_SHUFFLE:
+			o->shuffle = (uint32_t)parse_num(optarg, "--shuffle", 1u << 30);
+			o->rounds = true;
+			break;
 		case O_ROUND_NS: o->round_ns = parse_num(optarg, "--round-ns", 1ull << 50); break;
 		case O_PMU_GUEST: o->pmu_guest = true; break;
 		case O_CMDLINES: o->cmdlines = (int64_t)parse_num(optarg, "--cmdlines", 1u << 30); break;

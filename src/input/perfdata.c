@@ -32,6 +32,10 @@
  * prefetch's tail switches a read data section to the mapping, whose pages
  * behind the read position and behind each cursor are given back and
  * fault in again when merged: memory does not grow with a round's size.
+ * A round sorted only in short stretches (CPUs interleaved, records
+ * shuffled) is all queue entries: when they would pass the memory budget
+ * they are sorted and spilled to a temporary file as a run, and a flush
+ * merges the runs in with the queue and the segments (perfdata_spill.c).
  *
  * Every header, record and sample field is read in the file's byte order
  * and converted to host order; tracepoint payloads are left as they are
@@ -152,6 +156,7 @@ static void pd_close(struct ks_source *base)
 	free(s->ph);
 	free(s->ph_tmp);
 	free(s->seg);
+	pd_runs_free(s);
 	free(s->chain);
 	free(s->mem);
 	free(s->hdr);

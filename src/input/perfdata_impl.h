@@ -5,7 +5,7 @@
  * queue entries and frames), the functions one file gives the others, and
  * the per-record steps both threads run, kept here as inline functions so
  * that the record path stays one compiled loop per byte order.  The reader
- * is eight rooms:
+ * is nine rooms:
  *   perfdata.c           opening and closing a source, reading the file
  *   perfdata_header.c    the file header, the attrs and their ids, features
  *   perfdata_window.c    the data window: heap buffer or mapping, refills
@@ -14,6 +14,8 @@
  *                        (runs sorted by time, segments)
  *   perfdata_order.c     perf's ordering queue (ordered_events: queueing,
  *                        sorting, flushing) and the segments' heap
+ *   perfdata_spill.c     the queue's sorted runs spilled to a temporary
+ *                        file when a round would pass the memory budget
  *   perfdata_decode.c    decoding records off the fast path (variable
  *                        samples, trailers, COMM, FORK/EXIT, LOST)
  *   perfdata_next.c      reading records and delivering them in perf's
@@ -31,6 +33,7 @@
 #include "util/byteorder.h"
 #include "source_impl.h"
 #include "util/hashmap.h"
+#include "util/spill.h"
 
 /* perf_event_attr.sample_type bits (include/uapi/linux/perf_event.h). */
 #define S_IP (1ull << 0)
@@ -254,6 +257,16 @@ struct pd_seg {
 	uint64_t ts, off, key, end, last, rel;
 };
 
+/* A spilled run (perfdata_spill.c): sorted queue entries in the spill
+ * file, read back RUN_CHUNK bytes at a time.  ts, key: its next entry;
+ * low: the lowest file offset of its records. */
+#define RUN_CHUNK (64u << 10)
+struct pd_run {
+	uint64_t ts, key, low;
+	struct ks_rlog log;
+	struct ks_rlog_cur cur;
+};
+
 struct pd_source {
 	struct ks_source base;
 	int fd;
@@ -303,6 +316,13 @@ struct pd_source {
 	uint32_t nseg, seg_cap;
 	uint64_t seg_limit;
 	bool flush_any;
+	/* Spilled runs (perfdata_spill.c): a min-heap by (time, offset) of
+	 * runs, each at its next entry; delivered up to seg_limit as the
+	 * segments.  run_bad: a run could not be read back. */
+	struct pd_run **run;
+	uint32_t nrun, run_cap;
+	bool run_bad;
+	struct ks_spill spill; /* set up with the first run (run_cap) */
 	uint64_t trimmed; /* mapped pages below this were given back (pd_map_trim) */
 	uint32_t merges;  /* next_merged() calls since the last retrim_pending() */
 	uint64_t page;    /* the page size */
@@ -378,6 +398,14 @@ void pd_flush_queue(struct pd_source *s, bool final);
 int pd_queue_run(struct pd_source *s, struct ks_error *err);
 int pd_queue_seg(struct pd_source *s, struct ks_error *err);
 
+/* perfdata_spill.c: the queue's runs in the spill file */
+int pd_spill_run(struct pd_source *s, const struct pd_entry *a, uint64_t na,
+		 const struct pd_entry *b, uint64_t nb, struct ks_error *err);
+void pd_run_advance(struct pd_source *s);
+int pd_spill_error(struct pd_source *s, uint64_t off, const char *what, struct ks_error *err);
+uint64_t pd_runs_low(const struct pd_source *s);
+void pd_runs_free(struct pd_source *s);
+
 /* perfdata_decode.c: decoding the records off the fast path */
 void pd_parse_trailer(struct pd_source *s, const struct pd_attr *a, const uint8_t *end,
 		      struct ks_record *r);
@@ -449,14 +477,15 @@ HOT int attr_of_id(const struct pd_source *s, struct pd_idcache *idc, uint64_t i
 /* Whether perf's queue would be empty: no record pending in either part. */
 static inline bool queue_idle(const struct pd_source *s)
 {
-	return s->q_n == s->q_head && s->ph_n == s->ph_head && !s->nseg;
+	return s->q_n == s->q_head && s->ph_n == s->ph_head && !s->nseg && !s->nrun;
 }
 
 /* Whether records are ready for delivery: queued ones up to q_ready, or
- * segments' up to seg_limit. */
+ * segments' or spilled runs' up to seg_limit. */
 static inline bool queue_ready(const struct pd_source *s)
 {
-	return s->q_head < s->q_ready || (s->nseg && s->seg[0].ts <= s->seg_limit);
+	return s->q_head < s->q_ready || (s->nseg && s->seg[0].ts <= s->seg_limit) ||
+	       (s->nrun && s->run[0]->ts <= s->seg_limit);
 }
 
 /* The next record after the frames up to FI. */

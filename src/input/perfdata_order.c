@@ -5,7 +5,8 @@
  * budget, the stable sorts and merges, a FINISHED_ROUND's flush up to the
  * previous round's maximum time, the queueing of a run of frames from the
  * prefetch thread, and the pending segments (cursors into the file, kept
- * in a heap by time, then offset; see perfdata_frame.c).
+ * in a heap by time, then offset; see perfdata_frame.c).  A round's queue
+ * that would pass the budget is sorted and spilled (perfdata_spill.c).
  */
 #include <stdlib.h>
 
@@ -28,6 +29,15 @@ static int queue_grow(struct pd_source *s)
 	return 0;
 }
 
+/* The bytes held for ordering with a queue of QCAP entries and a window of
+ * WIN bytes: both arrays of the queue and of the skipped samples, the
+ * window, the read buffers of the spilled runs. */
+static uint64_t ordering_held(const struct pd_source *s, uint64_t qcap, uint64_t win)
+{
+	return (qcap + s->ph_cap) * 2 * sizeof(struct pd_entry) + win +
+	       (uint64_t)s->nrun * RUN_CHUNK;
+}
+
 /* Whether holding a queue of QCAP entries and a window of WIN bytes for
  * ordering stays within limits.memory; else the error, at offset OFF.
  * perf queues every record until a FINISHED_ROUND (or the end): a file
@@ -35,7 +45,7 @@ static int queue_grow(struct pd_source *s)
 int pd_ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
 			   struct ks_error *err)
 {
-	uint64_t held = (qcap + s->ph_cap) * 2 * sizeof(struct pd_entry) + win;
+	uint64_t held = ordering_held(s, qcap, win);
 	uint64_t lim = s->base.limits.memory;
 	char hint[96];
 
@@ -63,7 +73,70 @@ static int queue_grow_to(struct pd_source *s, uint64_t cap, struct ks_error *err
 	return 0;
 }
 
-/* Room for N more entries: drop the delivered ones if needed, then grow. */
+static void sort_queue(struct pd_source *s);
+static void sort_skipped(struct pd_source *s);
+
+/* Whether the queue's arrays grown to QCAP entries and the skipped
+ * samples' to PHCAP would pass the budget, when N more entries are to be
+ * queued: then a round's pending entries (none ready) go to a spilled run
+ * (not fewer than SPILL_MIN: a run's read buffer would cost as much). */
+#define SPILL_MIN (16 * RUN_CHUNK / sizeof(struct pd_entry))
+static bool queue_spills(const struct pd_source *s, uint64_t qcap, uint64_t phcap)
+{
+	uint64_t pending = s->q_n - s->q_head + s->ph_n - s->ph_head;
+	uint64_t held = (qcap + phcap) * 2 * sizeof(struct pd_entry) + pd_window_held(s) +
+			((uint64_t)s->nrun + 1) * RUN_CHUNK;
+
+	return s->q_ready == s->q_head && pending >= SPILL_MIN && held > s->base.limits.memory;
+}
+
+/* The queue's arrays (empty) cut to half while they pass the budget with
+ * one more run's buffer: the next run is then smaller. */
+static void queue_shrink(struct pd_source *s)
+{
+	uint64_t lim = s->base.limits.memory, win = pd_window_held(s);
+	struct pd_entry *q, *t;
+
+	while (s->q_cap > SPILL_MIN && ordering_held(s, s->q_cap, win) + RUN_CHUNK > lim) {
+		q = realloc(s->q, s->q_cap / 2 * sizeof(*q));
+		if (!q)
+			break;
+		s->q = q;
+		s->q_cap /= 2; /* the scratch array, cut or not, holds as many */
+		t = realloc(s->tmp, s->q_cap * sizeof(*t));
+		if (t)
+			s->tmp = t;
+	}
+}
+
+/* The pending entries and skipped samples sorted (stably, as the flush
+ * would) and written to a spilled run; both are empty again. */
+static int queue_spill(struct pd_source *s, struct ks_error *err)
+{
+	sort_queue(s);
+	sort_skipped(s);
+	if (pd_spill_run(s, s->q + s->q_head, s->q_n - s->q_head, s->ph + s->ph_head,
+			 s->ph_n - s->ph_head, err) < 0)
+		return -1;
+	s->q_n = s->q_head = s->q_ready = 0;
+	s->ph_n = s->ph_head = 0;
+	s->q_low = UINT64_MAX;
+	s->q_low_ok = true;
+	s->q_sorted = s->ph_sorted = true;
+	queue_shrink(s);
+	return 0;
+}
+
+/* The capacity, doubled from CAP (4096 at first), that holds N entries. */
+static uint64_t cap_for(uint64_t cap, uint64_t n)
+{
+	for (cap = cap ? cap : 4096; cap < n; cap *= 2)
+		;
+	return cap;
+}
+
+/* Room for N more entries: drop the delivered ones if needed, spill the
+ * pending ones past the budget, then grow. */
 __attribute__((noinline)) int pd_queue_reserve(struct pd_source *s, uint64_t n,
 						   struct ks_error *err)
 {
@@ -73,6 +146,9 @@ __attribute__((noinline)) int pd_queue_reserve(struct pd_source *s, uint64_t n,
 		s->q_ready -= s->q_head;
 		s->q_head = 0;
 	}
+	if (s->q_cap - s->q_n < n && queue_spills(s, cap_for(s->q_cap, s->q_n + n), s->ph_cap) &&
+	    queue_spill(s, err) < 0)
+		return -1;
 	return queue_grow_to(s, s->q_n + n, err);
 }
 
@@ -88,10 +164,16 @@ static __attribute__((noinline)) int skipped_reserve(struct pd_source *s, uint64
 		s->ph_n -= s->ph_head;
 		s->ph_head = 0;
 	}
-	for (cap = s->ph_cap ? s->ph_cap : 4096; cap < s->ph_n + n; cap *= 2)
-		;
+	cap = cap_for(s->ph_cap, s->ph_n + n);
 	if (cap == s->ph_cap)
 		return 0;
+	if (queue_spills(s, s->q_cap, cap)) {
+		if (queue_spill(s, err) < 0)
+			return -1;
+		if (cap_for(s->ph_cap, n) == s->ph_cap)
+			return 0;
+		cap = cap_for(s->ph_cap, n);
+	}
 	if (pd_ordering_budget(s, s->q_cap + cap - s->ph_cap, pd_window_held(s), s->pos, err) < 0)
 		return -1;
 	p = realloc(s->ph, cap * sizeof(*p));
@@ -248,20 +330,29 @@ static void sort_queue(struct pd_source *s)
 	s->q_sorted = true;
 }
 
+/* The pending skipped samples sorted where they are (as sort_queue). */
+static void sort_skipped(struct pd_source *s)
+{
+	uint64_t h = s->ph_head;
+	struct pd_entry *t = s->ph;
+
+	if (!s->ph_sorted && s->ph_n > h &&
+	    pd_sort_entries(s->ph + h, s->ph_tmp + h, s->ph_n - h) != s->ph + h) {
+		s->ph = s->ph_tmp;
+		s->ph_tmp = t;
+	}
+	s->ph_sorted = true;
+}
+
 /* The skipped samples up to LIMIT leave the queue as if delivered:
  * counted, not decoded.  Returns the time of the last of them, 0 if none. */
 static uint64_t flush_skipped(struct pd_source *s, uint64_t limit)
 {
 	uint64_t h = s->ph_head, hi, last = 0, unknown = 0, i;
-	struct pd_entry *t = s->ph;
 
 	if (s->ph_n == h)
 		return 0;
-	if (!s->ph_sorted && pd_sort_entries(s->ph + h, s->ph_tmp + h, s->ph_n - h) != s->ph + h) {
-		s->ph = s->ph_tmp;
-		s->ph_tmp = t;
-	}
-	s->ph_sorted = true;
+	sort_skipped(s);
 	hi = limit ? bound(s->ph, h, s->ph_n, limit, true) : h;
 	for (i = h; i < hi; i++) {
 		const struct pd_attr *a = &s->attrs[(s->ph[i].key & KEY_ATTR) - 1];
@@ -342,30 +433,30 @@ int pd_queue_run(struct pd_source *s, struct ks_error *err)
 {
 	const struct pd_entry *f = &s->frames[s->fi + 1];
 	uint64_t n = MARK_RUN_LEN(s->frames[s->fi]), nskip = MARK_RUN_SKIP(s->frames[s->fi]);
-	uint64_t nk = n - nskip, run_max, pending = s->q_n - s->q_head;
+	uint64_t nk = n - nskip, run_max, pending, held;
 	const struct pd_entry *fs = f + nk;
-	bool idle = queue_idle(s), sorted = s->q_sorted || !pending;
-	uint64_t held;
+	bool idle = queue_idle(s), sorted;
 
+	/* first: room may be made by spilling the pending entries */
+	if (nskip && s->ph_cap - s->ph_n < nskip && skipped_reserve(s, nskip, err) < 0)
+		return -1;
+	if (nk && pd_queue_reserve(s, nk, err) < 0)
+		return -1;
+	pending = s->q_n - s->q_head;
+	sorted = s->q_sorted || !pending;
 	if (!nk) {
 		/* only samples of events not selected: the queue is as it was */
 	} else if (sorted && pending && s->q[s->q_n - 1].ts > f[0].ts) {
 		/* in place (no entry is ready: the frames are taken only
 		 * then) */
-		if (pd_queue_reserve(s, nk, err) < 0)
-			return -1;
 		merge_back(s->q + s->q_head, pending, f, nk);
 		s->q_ready = s->q_head;
 		s->q_sorted = true;
 	} else {
-		if (pd_queue_reserve(s, nk, err) < 0)
-			return -1;
 		memcpy(s->q + s->q_n, f, nk * sizeof(*f));
 		s->q_sorted = sorted;
 	}
 	if (nskip) {
-		if (s->ph_cap - s->ph_n < nskip && skipped_reserve(s, nskip, err) < 0)
-			return -1;
 		held = s->ph_n - s->ph_head;
 		if (!held)
 			s->ph_sorted = true;

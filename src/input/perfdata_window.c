@@ -54,6 +54,8 @@ static uint64_t pending_low(struct pd_source *s, uint64_t off)
 	for (i = 0; i < s->nseg; i++)
 		if (s->seg[i].off < low)
 			low = s->seg[i].off;
+	if (s->nrun && pd_runs_low(s) < low)
+		low = pd_runs_low(s);
 	return low;
 }
 
