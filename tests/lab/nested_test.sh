@@ -165,7 +165,7 @@ else nok top-csv-eq-record-stat "$why $(head -c 200 "$o/topcsv.err")"; fi
 # 5. the exporter, live, scraped by the guest's Prometheus: its counters'
 # last values per reason == perf's counts; its halt histogram counts the
 # VMM's halts
-if why=$(python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" 2>&1); then
+if why=$(python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" "$o/expo.metrics" 2>&1); then
 	ok "prometheus-eq-perf ($why)"
 else nok prometheus-eq-perf "$why $(tail -2 "$o/prom.err" "$o/expo.err" 2>/dev/null | tr '\n' ' ')"; fi
 
@@ -224,7 +224,7 @@ KS_LAB_PLANT=1 python3 "$CMP" hist "$o/expo.metrics" "$o/expo-tracefs.metrics" b
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
 KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
-KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" > "$o/plant4" 2>&1 || p4=failed
+KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" "$o/expo.metrics" > "$o/plant4" 2>&1 || p4=failed
 KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" > "$o/plant5" || p5=failed
 pid0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vms"][0]["pid"])' "$o/vmm.json" 2>/dev/null)
 KS_LAB_PLANT=1 python3 "$CMP" bpf "$o/hold.out" "$o/record-eq-perf-vm0-vcpu0.perf" "${pid0:-0}" 0 \
