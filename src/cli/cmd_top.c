@@ -200,6 +200,23 @@ static void free_state(struct top_state *s, struct ks_live *l)
 		regfree(&s->re);
 }
 
+/* The events the live engine could not count over the whole run (its
+ * maps full, or an insert the kernel refused): said once at the end, so
+ * that a CSV or a screen that showed them per interval is not the only
+ * place they stand. */
+static void say_overflow(const struct top_state *s)
+{
+	const struct ks_engine_snapshot *last = &s->snap[s->cur];
+	uint64_t n;
+
+	if (!s->eng)
+		return;
+	n = last->overflow_series + last->overflow_threads + last->overflow_procs;
+	if (n)
+		warnx_("top: the %s engine could not count %llu events: its maps were full or "
+		       "refused an insert", ks_engine_name(s->eng), (unsigned long long)n);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct top_args a = { 0 };
@@ -221,6 +238,7 @@ int cmd_top(int argc, char **argv)
 	else
 		top_replay(&s);
 	top_screen_end();
+	say_overflow(&s);
 	free_state(&s, l);
 	return 0;
 }

@@ -158,7 +158,7 @@ perf_eq stat-perf-format-eq-perf-msr --event msr
 if why=$(python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json"); then
 	ok "top-eq-record-stat ($why)"
 else nok top-eq-record-stat "$why"; fi
-if why=$(python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json"); then
+if why=$(python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" "$o/topcsv.err"); then
 	ok "top-csv-eq-record-stat ($why)"
 else nok top-csv-eq-record-stat "$why $(head -c 200 "$o/topcsv.err")"; fi
 
@@ -225,7 +225,7 @@ KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.p
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
 KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
 KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" "$o/expo.metrics" > "$o/plant4" 2>&1 || p4=failed
-KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" > "$o/plant5" || p5=failed
+KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" "$o/topcsv.err" > "$o/plant5" || p5=failed
 pid0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vms"][0]["pid"])' "$o/vmm.json" 2>/dev/null)
 KS_LAB_PLANT=1 python3 "$CMP" bpf "$o/hold.out" "$o/record-eq-perf-vm0-vcpu0.perf" "${pid0:-0}" 0 \
 	"$o/kvm_exit.format" > "$o/plant6" || p6=failed
