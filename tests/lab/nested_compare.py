@@ -217,15 +217,16 @@ def totals_differ(who, t_vcpu, t_reason, views, allow=0):
     return rc
 
 
-def top(topjs, statjs, vmmjs):
+def top(topjs, statjs, vmmjs, err_path=None):
     """top's running totals per VM+vCPU and VM+reason == stat of the
-    concurrent recording; VM names: stat's of the recording == top's live
-    == the VMM's process names."""
+    concurrent recording (or short by no more than the exits top's stderr,
+    ERR_PATH, says its engine could not count); VM names: stat's of the
+    recording == top's live == the VMM's process names."""
     last, live_names = last_top(topjs)
     views = stat_views(statjs)
     t_vcpu = {(r["vm"], r["vcpu"]): r["total"] for r in last["rows"] if r["level"] == "vcpu"}
     t_reason = {(r["vm"], r["reason"]): r["total"] for r in last["rows"] if r["level"] == "reason"}
-    rc = totals_differ("top", t_vcpu, t_reason, views)
+    rc = totals_differ("top", t_vcpu, t_reason, views, top_overflow(err_path))
     doc = json.load(open(vmmjs))
     names = []
     for vm in doc["vms"]:
@@ -546,7 +547,7 @@ def main():
         return counts(*a[1:])
     if len(a) == 5 and a[0] == "vmm":
         return vmm(*a[1:])
-    if len(a) == 4 and a[0] == "top":
+    if len(a) in (4, 5) and a[0] == "top":
         return top(*a[1:])
     if len(a) in (3, 4) and a[0] == "topcsv":
         return topcsv(*a[1:])

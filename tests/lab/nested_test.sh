@@ -155,7 +155,7 @@ perf_eq stat-perf-format-eq-perf-msr --event msr
 # 4. top's running totals == stat of the concurrent recording; the VM
 # names stat finds in the recording (record's task map) == top's live ones
 "$KVMSCOPE" stat -i "$o/rec.dat" --by vm --by vm,vcpu --by vm,reason --json > "$o/stat.json" 2> "$o/stat.err"
-if why=$(python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json"); then
+if why=$(python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" "$o/top.err"); then
 	ok "top-eq-record-stat ($why)"
 else nok top-eq-record-stat "$why"; fi
 if why=$(python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" "$o/topcsv.err"); then
@@ -223,7 +223,7 @@ KS_LAB_PLANT=1 python3 "$CMP" live "$o/live-bpf.json" "$o/live-tracefs.json" bpf
 KS_LAB_PLANT=1 python3 "$CMP" hist "$o/expo.metrics" "$o/expo-tracefs.metrics" bpf tracefs > "$o/plant8" 2>&1 || p8=failed
 KS_LAB_PLANT=1 python3 "$CMP" counts "$o/record-eq-perf.ks" "$o/record-eq-perf.perf" record perf > "$o/plant1" || p1=failed
 KS_LAB_PLANT=1 python3 "$CMP" vmm "$o/record-eq-perf-vm0-vcpu0.ks" "$o/vmm.json" 0 0 > "$o/plant2" || p2=failed
-KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" > "$o/plant3" || p3=failed
+KS_LAB_PLANT=1 python3 "$CMP" top "$o/top.json" "$o/stat.json" "$o/vmm.json" "$o/top.err" > "$o/plant3" || p3=failed
 KS_LAB_PLANT=1 python3 "$CMP" prom "$o/prom.exits" "$o/prom.halts" "$o/record-eq-perf.perf" "$o/vmm.json" "$o/expo.metrics" > "$o/plant4" 2>&1 || p4=failed
 KS_LAB_PLANT=1 python3 "$CMP" topcsv "$o/top.csv" "$o/stat.json" "$o/topcsv.err" > "$o/plant5" || p5=failed
 pid0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vms"][0]["pid"])' "$o/vmm.json" 2>/dev/null)
