@@ -182,13 +182,15 @@ static size_t run_emit(struct pd_entry *f, size_t i, size_t j, struct pd_entry *
  * past SEG_ROUND chunks (from the last FINISHED_ROUND this thread framed),
  * a stretch in time order of SEG_MIN entries or more goes as a segment
  * (MARK_SEG) instead: the main thread merges it from the file, so that a
- * long round's records need no memory of their own.  END: the file offset after the
- * last frame's record.  Returns the number of frames, 0 when memory for
+ * long round's records need no memory of their own.  The runs go to
+ * pf->frames_tmp from O on (a job's chunks one after the other; see
+ * pd_frames_publish).  END: the file offset after the last frame's record.
+ * Returns where the frames end in pf->frames_tmp, SIZE_MAX when memory for
  * them could not be had (the main thread then frames the chunk). */
-static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end)
+static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end, size_t o)
 {
 	struct pd_entry *f = pf->frames, *out;
-	size_t i, j, k, e, piece, o = 0, cap = 2 * n + 1, c;
+	size_t i, j, k, e, piece, cap = o + 2 * n + 1;
 	uint64_t big = SEG_ROUND * (pf->mapped ? pf->src->map_chunk : READ_SIZE);
 
 	if (big > pf->src->base.limits.memory / 8) /* a lowered budget */
@@ -197,15 +199,17 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end)
 	if (cap > pf->tmp_cap) { /* the frames and a head per run: a run per marker, one more */
 		out = realloc(pf->frames_tmp, cap * sizeof(*out));
 		if (!out)
-			return 0;
+			return SIZE_MAX;
 		pf->frames_tmp = out;
 		pf->tmp_cap = cap;
 	}
 	out = pf->frames_tmp;
 	for (i = 0; i < n; i = j) {
 		if (!(f[i].key & KEY_ATTR)) {
-			if (MARK_KIND(f[i]) == MARK_FLUSH)
+			if (MARK_KIND(f[i]) == MARK_FLUSH) {
 				pf->round_off = f[i].key >> 16;
+				pf->flushes++;
+			}
 			out[o++] = f[i];
 			j = i + 1;
 			continue;
@@ -228,19 +232,30 @@ static size_t runs_build(struct pd_prefetch *pf, size_t n, uint64_t end)
 			out[o++] = (struct pd_entry){ (uint64_t)(e - k) << 2 | MARK_SEG,
 						      f[k].key & ~0xffffull };
 			out[o++] = (struct pd_entry){ f[k].ts,
-						      (e < n ? f[e].key >> 16 : end) << 16 };
+						      (e < n ? f[e].key >> 16 : end) << 16 |
+						      (f[k].key & 0xffff) };
 			out[o++] = (struct pd_entry){ f[e - 1].ts, 0 };
 			piece = e;
 		}
 		if (piece < j)
 			o = run_emit(f, piece, j, out, o);
 	}
-	pf->frames_tmp = pf->frames;
-	pf->frames = out;
-	c = pf->tmp_cap;
+	return o;
+}
+
+/* The frames a job built (pf->frames_tmp) become pf->frames, as
+ * pd_frames_take() takes them; the raw frames' array is the next job's
+ * pf->frames_tmp. */
+void pd_frames_publish(struct pd_prefetch *pf)
+{
+	struct pd_entry *t = pf->frames;
+	size_t c = pf->tmp_cap;
+
+	pf->frames = pf->frames_tmp;
+	pf->frames_tmp = t;
 	pf->tmp_cap = pf->frames_cap;
 	pf->frames_cap = c;
-	return o;
+	pf->nframes = pf->nbuilt;
 }
 
 /* The frame of the record REC (SIZE bytes) at POS; *LEN its length with
@@ -295,16 +310,14 @@ HOT uint64_t frame_samples(const struct pd_source *s, struct pd_prefetch *pf, ui
 	return pos;
 }
 
-/* Frame the records from the first that does not end before the chunk up
- * to the first that does not end in it (or cannot be framed). */
-HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
+/* Frame the records from POS on up to the first that does not end in the
+ * job's bytes (or cannot be framed), their runs after the job's frames so
+ * far (pf->nbuilt); false when memory for them could not be had. */
+HOT bool frame_from(const struct pd_source *s, struct pd_prefetch *pf, uint64_t pos, bool swap)
 {
-	uint64_t pos = job_first(s, pf), len;
-	size_t n = 0;
+	uint64_t len;
+	size_t n = 0, o;
 
-	if (pos == UINT64_MAX)
-		return;
-	pf->frames_from = pos;
 	for (;;) {
 		const uint8_t *rec;
 		uint32_t size;
@@ -323,15 +336,34 @@ HOT void frame_job(const struct pd_source *s, struct pd_prefetch *pf, bool swap)
 		n++;
 		pos += len;
 	}
-	pf->nframes = runs_build(pf, n, pos);
+	o = runs_build(pf, n, pos, pf->nbuilt);
+	if (o == SIZE_MAX)
+		return false;
+	pf->nbuilt = o;
 	pf->frames_end = pos;
-	pf->framed = pf->nframes > 0 || n == 0;
+	return true;
 }
 
+/* Frame the records from the first that does not end before the chunk up
+ * to the first that does not end in it (or cannot be framed). */
 void pd_frame_job_any(struct pd_prefetch *pf)
 {
-	if (pf->src->swap)
-		frame_job(pf->src, pf, true);
-	else
-		frame_job(pf->src, pf, false);
+	uint64_t pos = job_first(pf->src, pf);
+
+	pf->nbuilt = 0;
+	pf->flushes = 0;
+	if (pos == UINT64_MAX)
+		return;
+	pf->frames_from = pf->frames_end = pos;
+	pf->framed = pf->src->swap ? frame_from(pf->src, pf, pos, true) :
+				     frame_from(pf->src, pf, pos, false);
+}
+
+/* The job's bytes made longer (pf->len): frame on from where its frames
+ * end.  False when memory for them could not be had (the frames then end
+ * where they did; the main thread frames the rest). */
+bool pd_frame_more_any(struct pd_prefetch *pf)
+{
+	return pf->src->swap ? frame_from(pf->src, pf, pf->frames_end, true) :
+			       frame_from(pf->src, pf, pf->frames_end, false);
 }

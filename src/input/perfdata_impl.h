@@ -199,6 +199,9 @@ struct pd_prefetch {
 	struct pd_entry *frames;     /* the records of [frames_from, frames_end) */
 	struct pd_entry *frames_tmp; /* where runs_build() puts them in runs */
 	size_t nframes, frames_cap, tmp_cap;
+	size_t nbuilt;               /* frames in frames_tmp (a job's so far) */
+	unsigned flushes;            /* FINISHED_ROUNDs among them */
+	bool stop;                   /* (under lock) the main thread waits for the job */
 	uint64_t frames_from, frames_end;
 	uint8_t *straddle;           /* a record across the chunk's start */
 	uint64_t round_off;          /* the last FINISHED_ROUND framed (runs_build) */
@@ -220,8 +223,11 @@ struct pd_prefetch {
  * order that is already in time order (a CPU's records of a round), sent
  * as three frames instead of its entries: the head {MARK_SEG | its length
  * as MARK_RUN_LEN, its first record's offset}, then {its first time, the
- * file offset after its last record}, {its last time, 0}.  The main thread
- * keeps it as a cursor into the file (struct pd_seg), not as entries. */
+ * file offset after its last record and its first record's key bits (the
+ * low 16 of a queue key)}, {its last time, 0}.  The main thread keeps it
+ * as a cursor into the file (struct pd_seg), not as entries, and reads
+ * its records only when they are delivered: a job framed far ahead
+ * (job_extend) leaves the pages of its segments given back. */
 #define MARK_SEG 3
 /* Segments only where a round has grown past SEG_ROUND chunks (16 MB by
  * default: rounds of 100k records are entries; an eighth of a memory
@@ -386,6 +392,8 @@ void pd_prefetch_stop(struct pd_prefetch *pf);
 
 /* perfdata_frame.c: framing a chunk's records in the prefetch thread */
 void pd_frame_job_any(struct pd_prefetch *pf);
+bool pd_frame_more_any(struct pd_prefetch *pf);
+void pd_frames_publish(struct pd_prefetch *pf);
 
 /* perfdata_order.c: perf's ordering queue and the segments */
 int pd_ordering_budget(struct pd_source *s, uint64_t qcap, uint64_t win, uint64_t off,
@@ -599,11 +607,15 @@ static inline bool seg_before(const struct pd_seg *a, const struct pd_seg *b)
 	return a->ts < b->ts || (a->ts == b->ts && a->off < b->off);
 }
 
-/* Restore the heap order of s->seg from I down. */
-static inline void seg_down(struct pd_source *s, uint32_t i)
+/* Put X at the root of s->seg's heap (its old root is gone) and restore
+ * the heap order: the hole moves down while a child comes first.  X is
+ * passed by value, not read back from the root: its time and key were
+ * just stored field by field, and a load of the whole would wait for
+ * them (10% of the delivery loop's time at rounds of a million records). */
+static inline void seg_sift_root(struct pd_source *s, struct pd_seg x)
 {
-	struct pd_seg *h = s->seg, x = h[i];
-	uint32_t n = s->nseg, c;
+	struct pd_seg *h = s->seg;
+	uint32_t n = s->nseg, i = 0, c;
 
 	while ((c = 2 * i + 1) < n) {
 		if (c + 1 < n && seg_before(&h[c + 1], &h[c]))
@@ -641,29 +653,31 @@ HOT bool seg_load(struct pd_source *s, struct pd_seg *g, bool swap)
  * mapped pages it has left behind, and restore the heap order. */
 HOT void seg_advance(struct pd_source *s, bool swap)
 {
-	struct pd_seg *g = &s->seg[0];
+	struct pd_seg g = s->seg[0];
 
-	g->off += ld16(s->buf + (g->off - s->win_off) + 6, swap);
+	g.off += ld16(s->buf + (g.off - s->win_off) + 6, swap);
 	/* not the block the cursor is in, nor the one before: a fault maps a
 	 * file's large folio, and its neighbours, at once (measured on kernel
 	 * 6.18: trimming up to the cursor's block kept about as much mapped
 	 * as not trimming) */
-	if (s->map && g->off - g->rel >= 2 * TRIM_STEP) {
-		uint64_t to = (g->off & ~(TRIM_STEP - 1)) - TRIM_STEP;
+	if (s->map && g.off - g.rel >= 2 * TRIM_STEP) {
+		uint64_t to = (g.off & ~(TRIM_STEP - 1)) - TRIM_STEP;
 
-		if (to > g->rel) {
-			pd_map_trim(s, g->rel, to);
-			g->rel = to;
+		if (to > g.rel) {
+			pd_map_trim(s, g.rel, to);
+			g.rel = to;
 		}
 	}
-	if (g->off < g->end && !seg_load(s, g, swap)) {
-		s->seg_bad = g->off;
-		g->off = g->end;
+	if (g.off < g.end && !seg_load(s, &g, swap)) {
+		s->seg_bad = g.off;
+		g.off = g.end;
 	}
-	if (g->off >= g->end)
-		s->seg[0] = s->seg[--s->nseg];
-	if (s->nseg > 1)
-		seg_down(s, 0);
+	if (g.off >= g.end) {
+		if (!--s->nseg)
+			return;
+		g = s->seg[s->nseg];
+	}
+	seg_sift_root(s, g);
 }
 
 #endif /* KVMSCOPE_PERFDATA_IMPL_H */

@@ -518,13 +518,15 @@ HOT int queue_seg(struct pd_source *s, struct ks_error *err, bool swap)
 {
 	const struct pd_entry *f = &s->frames[s->fi];
 	uint64_t n = MARK_RUN_LEN(f[0]), first = f[1].ts, last = f[2].ts;
-	struct pd_seg g = { .off = f[0].key >> 16, .end = f[1].key >> 16, .last = last };
+	struct pd_seg g = { .ts = first, .off = f[0].key >> 16, .end = f[1].key >> 16,
+			    .last = last };
 	bool idle = queue_idle(s);
 	struct pd_seg *h;
 	uint32_t i;
 
 	g.rel = g.off;
-	if (s->fi + 3 > s->nframes || !seg_load(s, &g, swap) || g.ts != first)
+	g.key = g.off << 16 | (f[1].key & 0xffff);
+	if (s->fi + 3 > s->nframes)
 		return ks_error_at(err, s->base.path, g.off, "record changed while being read");
 	if (first < s->last_flush)
 		s->base.stats.out_of_order += seg_count_before(s, g, s->last_flush, swap);

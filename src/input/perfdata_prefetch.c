@@ -32,6 +32,58 @@ static int populate(const uint8_t *p, uint64_t len, uint64_t off, uint64_t *fail
 	return -1;
 }
 
+/* Whether a job of a mapped data section goes on with the next chunk: a
+ * main thread busy with the rounds before it would otherwise find only
+ * one chunk framed when it comes back, and frame the rest of a long round
+ * itself, chunk by chunk, while this thread waits (rounds of a million
+ * records: 56 of 70 chunks).  So a job goes on until the main thread asks
+ * for it, while its frames hold fewer than two FINISHED_ROUNDs (with two,
+ * the main thread has a round to deliver; rounds within a chunk never make
+ * a job longer, so their records are still in the cache when delivered),
+ * and while its frames stay within 1/128 of the memory budget (2 MB by
+ * default: rounds of 100k records took 20% less wall time, and 7 MB more
+ * peak RSS, than with one chunk a job; a million records a round, 5%). */
+static bool job_goes_on(struct pd_prefetch *pf)
+{
+	const struct pd_source *s = pf->src;
+	bool stop;
+
+	if (!pf->mapped || !pf->framed || pf->flushes >= 2 ||
+	    pf->off + pf->len >= s->data_end || pf->frames_end + STRADDLE_MAX < pf->off + pf->len ||
+	    pf->nbuilt * sizeof(struct pd_entry) > s->base.limits.memory / 128)
+		return false;
+	pthread_mutex_lock(&pf->lock);
+	stop = pf->stop || pf->quit;
+	pthread_mutex_unlock(&pf->lock);
+	return !stop;
+}
+
+/* The job made longer by chunks (see job_goes_on) and each framed; the
+ * pages of the chunks before the last are given back (the main thread
+ * faults them in again when it gets to their records: segments are not
+ * read when queued), so that a long round framed ahead does not stay in
+ * memory. */
+static void job_extend(struct pd_prefetch *pf)
+{
+	const struct pd_source *s = pf->src;
+	uint64_t page = s->page, kept = (pf->off + page - 1) & ~(page - 1), end, n, to, fail;
+
+	while (job_goes_on(pf)) {
+		end = pf->off + pf->len;
+		n = s->data_end - end < s->map_chunk ? s->data_end - end : s->map_chunk;
+		if (populate(pf->dst + pf->len, n, end, &fail) < 0)
+			break;
+		pf->len += n;
+		if (!pd_frame_more_any(pf))
+			break;
+		to = end & ~(page - 1);
+		if (to > kept) {
+			madvise(pf->dst + (kept - pf->off), to - kept, MADV_DONTNEED);
+			kept = to;
+		}
+	}
+}
+
 /* A posted job: the read, then the framing if asked for. */
 static int run_job(struct pd_prefetch *pf, uint64_t *fail_off)
 {
@@ -45,8 +97,11 @@ static int run_job(struct pd_prefetch *pf, uint64_t *fail_off)
 			      pd_read_full(pf->fd, pf->off, pf->dst, pf->len, fail_off);
 
 	pf->framed = false;
-	if (!result && pf->straddle)
+	if (!result && pf->straddle) {
 		pd_frame_job_any(pf);
+		job_extend(pf);
+		pd_frames_publish(pf);
+	}
 	return result;
 }
 
@@ -157,6 +212,7 @@ void pd_prefetch_next(struct pd_source *s)
 	pf->win_buf = s->buf;
 	pf->win_off = s->win_off;
 	pf->request = true;
+	pf->stop = false;
 	pthread_cond_signal(&pf->cond);
 	pthread_mutex_unlock(&pf->lock);
 	pf->posted = true;
@@ -173,6 +229,7 @@ int pd_prefetch_finish(struct pd_prefetch *pf, bool use)
 	pthread_mutex_lock(&pf->lock);
 	steal = pf->request;
 	pf->request = false;
+	pf->stop = true;
 	while (pf->busy)
 		pthread_cond_wait(&pf->cond, &pf->lock);
 	result = pf->result;
