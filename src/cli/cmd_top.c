@@ -201,9 +201,9 @@ static void free_state(struct top_state *s, struct ks_live *l)
 }
 
 /* The events the live engine could not count over the whole run (its
- * maps full, or an insert the kernel refused): said once at the end, so
- * that a CSV or a screen that showed them per interval is not the only
- * place they stand. */
+ * maps full, and the ring that takes what they refuse): said once at the
+ * end, so that a CSV or a screen that showed them per interval is not the
+ * only place they stand. */
 static void say_overflow(const struct top_state *s)
 {
 	const struct ks_engine_snapshot *last = &s->snap[s->cur];
@@ -213,8 +213,8 @@ static void say_overflow(const struct top_state *s)
 		return;
 	n = last->overflow_series + last->overflow_threads + last->overflow_procs;
 	if (n)
-		warnx_("top: the %s engine could not count %llu events: its maps were full or "
-		       "refused an insert", ks_engine_name(s->eng), (unsigned long long)n);
+		warnx_("top: the %s engine could not count %llu events: its maps were full",
+		       ks_engine_name(s->eng), (unsigned long long)n);
 }
 
 int cmd_top(int argc, char **argv)

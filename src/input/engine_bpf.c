@@ -63,6 +63,13 @@ _Static_assert(sizeof(((struct ks_bpf_exit_val *)0)->bucket) ==
 #define DEF_PROCS 1024
 #define MAX_LINKS 256
 
+/* A process's count of one kvm:* event that came through the ring. */
+struct sp_tp {
+	int32_t pid;
+	uint32_t idx;
+	uint64_t count;
+};
+
 struct bpf_engine {
 	struct ks_engine base;          /* first: engine_impl.h */
 	struct ks_exits_bpf *skel;
@@ -78,6 +85,12 @@ struct bpf_engine {
 	bool batch_ok;                  /* the kernel has batched lookups */
 	uint64_t last_sweep;            /* CLOCK_MONOTONIC of sweep_pending's last walk */
 	char *log;                      /* the verifier's log of a failed load */
+	struct ring_buffer *spill_rb;   /* the ring "spilled" (exits_bpf.h) */
+	struct ks_engine_exit *sp_exits; /* what came through it, sorted (cmp_exit) */
+	size_t nsp_exits, cap_sp_exits;
+	struct sp_tp *sp_tps;           /* sorted by (pid, idx) */
+	size_t nsp_tps, cap_sp_tps;
+	uint64_t sp_ovf_series, sp_ovf_procs; /* spilled with no room left here */
 	struct ks_bpf_field f_reason, f_isa, f_exit_vcpu, f_entry_vcpu;
 };
 
@@ -482,6 +495,159 @@ static int read_tps(struct bpf_engine *b, struct ks_engine_snapshot *s, struct k
 	return 0;
 }
 
+/* ---- the ring "spilled": exits and events the kernel had no element for ---- */
+
+/* Index of the first of A[0, N) (sorted by CMP) not before KEY. */
+static size_t lower(const void *a, size_t n, size_t size, const void *key,
+		    int (*cmp)(const void *, const void *))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp((const char *)a + mid * size, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_sp_tp(const void *x, const void *y)
+{
+	const struct sp_tp *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The element of KEY in the sorted array *A (N, CAP; of SIZE bytes),
+ * inserted zeroed (its key copied) where absent; NULL when it would pass
+ * MAX elements or memory cannot be had. */
+static void *sp_slot(void **a, size_t *n, size_t *cap, size_t size, const void *key, size_t max,
+		     int (*cmp)(const void *, const void *))
+{
+	size_t i = lower(*a, *n, size, key, cmp);
+	char *p;
+
+	if (i < *n && !cmp((char *)*a + i * size, key))
+		return (char *)*a + i * size;
+	if (*n >= max || grow(a, cap, *n + 1, size) < 0)
+		return NULL;
+	p = (char *)*a + i * size;
+	memmove(p + size, p, (*n - i) * size);
+	memcpy(p, key, size);
+	(*n)++;
+	return p;
+}
+
+static void add_one(struct ks_engine_exit *x, uint64_t ns, uint32_t b)
+{
+	if (!x->count || ns < x->min_ns)
+		x->min_ns = ns;
+	if (ns > x->max_ns)
+		x->max_ns = ns;
+	x->count++;
+	x->sum_ns += ns;
+	if (b <= KS_BPF_NBUCKETS)
+		x->bucket[b]++;
+}
+
+static uint32_t tp_entries(const struct bpf_engine *b);
+
+static int on_spill(void *ctx, void *data, size_t size)
+{
+	struct bpf_engine *b = ctx;
+	const struct ks_bpf_spill *sp = data;
+
+	if (size < sizeof(*sp))
+		return 0;
+	if (sp->kind == KS_BPF_SPILL_EXIT) {
+		struct ks_engine_exit k = { .pid = sp->exit.pid, .tid = sp->exit.tid,
+					    .vcpu = sp->exit.vcpu, .isa = sp->exit.isa,
+					    .level = sp->exit.level, .reason = sp->exit.reason };
+		struct ks_engine_exit *x = sp_slot((void **)&b->sp_exits, &b->nsp_exits,
+						   &b->cap_sp_exits, sizeof(k), &k, b->max_series,
+						   cmp_exit);
+
+		if (x)
+			add_one(x, sp->ns, sp->bucket);
+		else
+			b->sp_ovf_series++;
+	} else if (sp->kind == KS_BPF_SPILL_TP) {
+		struct sp_tp k = { .pid = sp->tp.pid, .idx = sp->tp.idx };
+		struct sp_tp *t = sp_slot((void **)&b->sp_tps, &b->nsp_tps, &b->cap_sp_tps,
+					  sizeof(k), &k, tp_entries(b), cmp_sp_tp);
+
+		if (t)
+			t->count++;
+		else
+			b->sp_ovf_procs++;
+	}
+	return 0;
+}
+
+/* What came through the ring added to the snapshot read from the maps
+ * (both sorted): to its series or event counts, or as ones of its own. */
+static int add_spilled(struct bpf_engine *b, struct ks_engine_snapshot *s, struct ks_error *err)
+{
+	size_t i, n = s->nexits, m = s->ntps;
+	int c;
+
+	for (i = 0; i < b->nsp_exits; i++) {
+		const struct ks_engine_exit *y = &b->sp_exits[i];
+		size_t j = lower(s->exits, n, sizeof(*y), y, cmp_exit);
+		struct ks_engine_exit *x;
+
+		if (j < n && !cmp_exit(&s->exits[j], y)) {
+			x = &s->exits[j];
+		} else {
+			if (grow((void **)&s->exits, &s->cap_exits, s->nexits + 1, sizeof(*y)) < 0)
+				return ks_error_set(err, "BPF engine: out of memory");
+			x = &s->exits[s->nexits++];
+			*x = (struct ks_engine_exit){ .pid = y->pid, .tid = y->tid, .vcpu = y->vcpu,
+						      .isa = y->isa, .level = y->level,
+						      .reason = y->reason };
+		}
+		if (!x->count || (y->count && y->min_ns < x->min_ns))
+			x->min_ns = y->min_ns;
+		if (y->max_ns > x->max_ns)
+			x->max_ns = y->max_ns;
+		x->count += y->count;
+		x->sum_ns += y->sum_ns;
+		for (c = 0; c <= KS_BPF_NBUCKETS; c++)
+			x->bucket[c] += y->bucket[c];
+	}
+	for (i = 0; i < b->nsp_tps; i++) {
+		const struct sp_tp *y = &b->sp_tps[i];
+		struct ks_engine_tp k = { .pid = y->pid }, *t = NULL;
+		size_t j;
+
+		if (y->idx >= b->ntp)
+			continue;
+		snprintf(k.name, sizeof(k.name), "%s", b->tp_names[y->idx]);
+		j = lower(s->tps, m, sizeof(k), &k, cmp_tp);
+		if (j < m && !cmp_tp(&s->tps[j], &k))
+			t = &s->tps[j];
+		if (!t) {
+			if (grow((void **)&s->tps, &s->cap_tps, s->ntps + 1, sizeof(*t)) < 0)
+				return ks_error_set(err, "BPF engine: out of memory");
+			t = &s->tps[s->ntps++];
+			memset(t, 0, sizeof(*t));
+			t->pid = y->pid;
+			snprintf(t->name, sizeof(t->name), "%s", b->tp_names[y->idx]);
+		}
+		t->count += y->count;
+	}
+	if (s->nexits > n)
+		qsort(s->exits, s->nexits, sizeof(*s->exits), cmp_exit);
+	if (s->ntps > m)
+		qsort(s->tps, s->ntps, sizeof(*s->tps), cmp_tp);
+	return 0;
+}
+
 static int bpf_read(struct ks_engine *e, struct ks_engine_snapshot *s, struct ks_error *err)
 {
 	struct bpf_engine *b = B(e);
@@ -500,9 +666,11 @@ static int bpf_read(struct ks_engine *e, struct ks_engine_snapshot *s, struct ks
 			st[i] += v[c];
 	}
 	sweep_pending(b);
+	if (b->spill_rb && ring_buffer__consume(b->spill_rb) < 0)
+		return ks_error_set(err, "BPF engine: cannot read its ring: %s", strerror(errno));
 	s->nexits = 0;
 	s->ntps = 0;
-	if (read_exits(b, s, err) < 0 || read_tps(b, s, err) < 0)
+	if (read_exits(b, s, err) < 0 || read_tps(b, s, err) < 0 || add_spilled(b, s, err) < 0)
 		return -1;
 	snprintf(s->engine, sizeof(s->engine), "bpf");
 	snprintf(s->arch, sizeof(s->arch), "%s", b->arch ? b->arch->name : "");
@@ -515,8 +683,8 @@ static int bpf_read(struct ks_engine *e, struct ks_engine_snapshot *s, struct ks
 				snprintf(s->isa, sizeof(s->isa), "%s",
 					 ks_x86_isa_name(s->exits[k].isa));
 	s->overflow_threads = st[KS_BPF_OVF_THREADS];
-	s->overflow_series = st[KS_BPF_OVF_SERIES];
-	s->overflow_procs = st[KS_BPF_OVF_PROCS];
+	s->overflow_series = st[KS_BPF_OVF_SERIES] + b->sp_ovf_series;
+	s->overflow_procs = st[KS_BPF_OVF_PROCS] + b->sp_ovf_procs;
 	s->unpaired = st[KS_BPF_UNPAIRED];
 	s->lost = 0;
 	s->ts_ns = now_ns();
@@ -532,7 +700,10 @@ static void bpf_close(struct ks_engine *e)
 		return;
 	for (i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
+	ring_buffer__free(b->spill_rb);
 	ks_exits_bpf__destroy(b->skel);
+	free(b->sp_exits);
+	free(b->sp_tps);
 	for (i = 0; b->tp_names && i < b->ntp; i++)
 		free(b->tp_names[i]);
 	free(b->tp_names);
@@ -570,6 +741,7 @@ static int load(struct bpf_engine *b, const struct ks_engine_config *cfg,
 	int r;
 
 	s->rodata->cfg_pid = cfg->pid;
+	s->rodata->cfg_spill_all = o->spill_all;
 	s->rodata->cfg_default_isa = KS_ISA_UNKNOWN;
 	s->rodata->f_exit_reason = b->f_reason;
 	s->rodata->f_exit_isa = b->f_isa;
@@ -606,6 +778,9 @@ static int load(struct bpf_engine *b, const struct ks_engine_config *cfg,
 				    strerror(e), b->log[0] ? ": " : "",
 				    b->log[0] ? log_reason(b->log, why, sizeof(why)) : "");
 	}
+	b->spill_rb = ring_buffer__new(bpf_map__fd(s->maps.spilled), on_spill, b, NULL);
+	if (!b->spill_rb)
+		return ks_error_set(err, "BPF engine: cannot open its ring: %s", strerror(errno));
 	return 0;
 }
 

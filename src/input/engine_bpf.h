@@ -19,6 +19,9 @@
 struct ks_engine_bpf_opts {
 	bool test_prog;     /* also load the SEC("syscall") program ks_test_feed */
 	bool no_attach;     /* attach nothing (synthetic events only) */
+	bool spill_all;     /* no new element is ever had: every exit and event
+			     * of a new series goes through the ring "spilled",
+			     * as when the kernel cannot allocate one */
 };
 
 int ks_engine_bpf_open_opts(struct ks_engine **out, const struct ks_engine_config *cfg,

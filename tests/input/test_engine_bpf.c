@@ -476,11 +476,104 @@ static void t_percpu(void)
 	e->ops->close(e);
 }
 
+/* The scenario of t_keys and some kvm:* events, fed to engine E. */
+static bool feed_mix(struct ks_engine *e, const struct layout *l, size_t ntp)
+{
+	static const uint64_t d[] = { 100, 700, 5000, 40, 123456 };
+	uint64_t t = T0;
+	size_t i;
+
+	for (i = 0; i < 5; i++, t += 10000)
+		if (!feed(e, l, KS_BPF_EV_EXIT, 500, 501, t, 0x7b, 2, 3) ||
+		    !feed(e, l, KS_BPF_EV_ENTRY, 500, 501, t + d[i], 0, 0, 3) ||
+		    !feed(e, l, KS_BPF_EV_EXIT, 500, 502, t, i % 2 ? 0x78 : 1, 1, 1) ||
+		    !feed(e, l, KS_BPF_EV_ENTRY, 500, 502, t + 3 * d[i], 0, 0, 1))
+			return false;
+	if (!feed(e, l, KS_BPF_EV_EXIT, 500, 501, t, 0x7b, 2, 3) ||
+	    !feed(e, l, KS_BPF_EV_NESTED, 500, 501, t + 10, 0, 0, 0) ||
+	    !feed(e, l, KS_BPF_EV_ENTRY, 500, 501, t + 300, 0, 0, 3))
+		return false;
+	for (i = 0; i < 3 * ntp; i++)
+		if (!feed(e, l, KS_BPF_EV_TP, 500 + (int32_t)(i % 2), 501, t, i % ntp, 0, 0))
+			return false;
+	return true;
+}
+
+/* Every new series and (process, event) pair through the ring, as when the
+ * kernel cannot allocate their elements: the snapshot equals the maps'
+ * one of the same events, and nothing is counted as an overflow.  With
+ * room for 4 series, the 6 more that come through the ring are. */
+static void t_spill(void)
+{
+	struct ks_engine_config cfg = KS_ENGINE_CONFIG_INIT;
+	struct ks_engine_bpf_opts o = { .test_prog = true, .no_attach = true, .spill_all = true };
+	struct ks_engine_snapshot want = { 0 }, got = { 0 };
+	struct ks_engine *e = NULL, *sp = NULL;
+	struct ks_error err;
+	struct layout l;
+	size_t i, ntp;
+	int k;
+
+	if (!(e = open_test(&cfg, &l)))
+		return;
+	if (ks_engine_bpf_open_opts(&sp, &cfg, &o, &err) < 0) {
+		kt_fail(__FILE__, __LINE__, "%s", err.msg);
+		goto out;
+	}
+	ntp = ks_engine_bpf_ntp(e);
+	KT_REQUIRE(ntp > 1 && ks_engine_bpf_ntp(sp) == ntp);
+	if (!feed_mix(e, &l, ntp) || !feed_mix(sp, &l, ntp) || !snap(e, &want) || !snap(sp, &got))
+		goto out;
+	KT_EQ_U64(got.nexits, want.nexits);
+	KT_EXPECT(want.nexits >= 4);
+	for (i = 0; i < want.nexits && i < got.nexits; i++)
+		if (memcmp(&got.exits[i], &want.exits[i], sizeof(got.exits[i])))
+			kt_fail(__FILE__, __LINE__, "series %zu (tid %d reason %llu) differs", i,
+				want.exits[i].tid, (unsigned long long)want.exits[i].reason);
+	KT_EQ_U64(got.ntps, want.ntps);
+	KT_EXPECT(want.ntps == 2 * ntp);
+	for (i = 0; i < want.ntps && i < got.ntps; i++) {
+		KT_EQ_STR(got.tps[i].name, want.tps[i].name);
+		KT_EQ_U64(got.tps[i].pid, want.tps[i].pid);
+		KT_EQ_U64(got.tps[i].count, want.tps[i].count);
+	}
+	KT_EQ_U64(got.overflow_series + got.overflow_procs + got.overflow_threads, 0);
+	KT_EQ_U64(got.unpaired, want.unpaired);
+	/* read again: the ring's part is counted once */
+	snap_free(&got);
+	if (!snap(sp, &got))
+		goto out;
+	KT_EQ_U64(got.nexits, want.nexits);
+	KT_EXPECT(got.nexits && got.exits[0].count == want.exits[0].count);
+	sp->ops->close(sp);
+	snap_free(&got);
+	cfg.max_series = 4;
+	if (ks_engine_bpf_open_opts(&sp, &cfg, &o, &err) < 0) {
+		sp = NULL;
+		kt_fail(__FILE__, __LINE__, "%s", err.msg);
+		goto out;
+	}
+	for (k = 0; k < 10; k++)
+		if (!feed(sp, &l, KS_BPF_EV_EXIT, 500, 600 + k, T0, (uint64_t)k, 2, 0) ||
+		    !feed(sp, &l, KS_BPF_EV_ENTRY, 500, 600 + k, T0 + 1000, 0, 0, 0))
+			goto out;
+	if (!snap(sp, &got))
+		goto out;
+	KT_EQ_U64(got.nexits, 4);
+	KT_EQ_U64(got.overflow_series, 6);
+out:
+	snap_free(&want);
+	snap_free(&got);
+	if (sp)
+		sp->ops->close(sp);
+	e->ops->close(e);
+}
+
 int main(void)
 {
 	static const struct kt_case cases[] = {
 		KT_CASE(t_layout), KT_CASE(t_buckets), KT_CASE(t_keys), KT_CASE(t_sweep),
-		KT_CASE(t_pid_filter), KT_CASE(t_overflow), KT_CASE(t_percpu),
+		KT_CASE(t_pid_filter), KT_CASE(t_overflow), KT_CASE(t_percpu), KT_CASE(t_spill),
 		{ 0 },
 	};
 	return kt_main(cases);

@@ -68,10 +68,11 @@ def plant(rows, key=None, n=1):
 
 
 def engine_overflow(metrics_path):
-    """The exits a BPF engine's exporter says it could not count: its
-    series map refused an insert (kvmscope_engine_overflow_total
-    {map="series"}; the map is not preallocated, and under the lab's TCG
-    the kernel's allocator now and then has no element at hand)."""
+    """The exits a BPF engine's exporter says it could not count
+    (kvmscope_engine_overflow_total{map="series"}): its series map was
+    full, or the ring that takes what the map refuses (the map is not
+    preallocated, and under the lab's TCG the kernel's allocator now and
+    then has no element at hand) was full too."""
     if not metrics_path or not os.path.exists(metrics_path):
         return 0
     for line in open(metrics_path):

@@ -29,7 +29,10 @@
  * thread's pending exit; the entry looks the exit up, deletes it and
  * counts.  An entry with no pending exit (or one of another process: a
  * reused thread id) is counted in KS_BPF_UNPAIRED.  Full maps are counted
- * in the KS_BPF_OVF_* counters, never dropped silently.
+ * in the KS_BPF_OVF_* counters, never dropped silently; an element the
+ * kernel cannot allocate at the moment (under load, or slow virtual CPUs)
+ * sends the exit or event through the ring "spilled", whose reader adds
+ * it in (exits_bpf.h).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -39,9 +42,13 @@
 #ifndef EEXIST
 #define EEXIST 17
 #endif
+#ifndef E2BIG
+#define E2BIG 7
+#endif
 
 /* ---- configuration, written by the loader before load ---- */
 const volatile __s32 cfg_pid = 0;              /* only this process; 0 = all */
+const volatile __u8 cfg_spill_all = 0;         /* tests: no element is ever had */
 const volatile __u16 cfg_default_isa = 0;      /* when the exit has no ISA field */
 const volatile struct ks_bpf_field f_exit_reason = { 0 };
 const volatile struct ks_bpf_field f_exit_isa = { 0 };
@@ -73,6 +80,12 @@ struct {
 	__type(key, struct ks_bpf_tp_key);
 	__type(value, __u64);
 } tp_counts SEC(".maps");
+
+/* the exits and events no element could be had for (exits_bpf.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} spilled SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -190,6 +203,16 @@ static __always_inline void add(struct ks_bpf_exit_val *v, __u64 ns, __u32 b)
 		v->bucket[b]++;
 }
 
+/* The exit KEY of NS (bucket B) through the ring (exits_bpf.h); nonzero
+ * when the ring is full too. */
+static __always_inline long spill_exit(const struct ks_bpf_exit_key *key, __u64 ns, __u32 b)
+{
+	struct ks_bpf_spill sp = { .kind = KS_BPF_SPILL_EXIT, .bucket = b, .ns = ns };
+
+	sp.exit = *key;
+	return bpf_ringbuf_output(&spilled, &sp, sizeof(sp), 0);
+}
+
 static __always_inline int do_entry(const void *rec, __u64 pid_tgid, __u64 ts)
 {
 	__u32 tid = (__u32)pid_tgid, b;
@@ -226,7 +249,7 @@ static __always_inline int do_entry(const void *rec, __u64 pid_tgid, __u64 ts)
 		return 0;
 	}
 	add(&nv, ns, b);
-	err = bpf_map_update_elem(&series, &key, &nv, BPF_NOEXIST);
+	err = cfg_spill_all ? -12 : bpf_map_update_elem(&series, &key, &nv, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* another CPU made it meanwhile: this CPU's copy is zero */
 		v = bpf_map_lookup_elem(&series, &key);
@@ -235,7 +258,7 @@ static __always_inline int do_entry(const void *rec, __u64 pid_tgid, __u64 ts)
 			return 0;
 		}
 	}
-	if (err)
+	if (err && (err == -E2BIG || spill_exit(&key, ns, b)))
 		stat_inc(KS_BPF_OVF_SERIES);
 	return 0;
 }
@@ -253,13 +276,19 @@ static __always_inline int do_count(__u64 pid_tgid, __u32 idx)
 		(*v)++;
 		return 0;
 	}
-	err = bpf_map_update_elem(&tp_counts, &key, &one, BPF_NOEXIST);
+	err = cfg_spill_all ? -12 : bpf_map_update_elem(&tp_counts, &key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		v = bpf_map_lookup_elem(&tp_counts, &key);
 		if (v) {
 			(*v)++;
 			return 0;
 		}
+	}
+	if (err && err != -E2BIG) {
+		struct ks_bpf_spill sp = { .kind = KS_BPF_SPILL_TP, .tp = key };
+
+		if (!bpf_ringbuf_output(&spilled, &sp, sizeof(sp), 0))
+			return 0;
 	}
 	if (err)
 		stat_inc(KS_BPF_OVF_PROCS);

@@ -57,6 +57,22 @@ struct ks_bpf_tp_key {
 	__u32 idx;
 };
 
+/* An exit or an event the kernel could not give an element for (a
+ * per-CPU hash's element is allocated when first used, and the allocator's
+ * per-CPU cache can be empty for a moment: -ENOMEM, or -EBUSY while
+ * another program of the same CPU holds the bucket), sent through the ring
+ * "spilled" instead; the loader adds it to what it reads from the maps.
+ * A full map (-E2BIG) is an overflow, never spilled. */
+enum { KS_BPF_SPILL_EXIT = 1, KS_BPF_SPILL_TP = 2 };
+
+struct ks_bpf_spill {
+	__u32 kind;
+	__u32 bucket;                /* KS_BPF_SPILL_EXIT: the time's bucket */
+	__u64 ns;                    /* KS_BPF_SPILL_EXIT: the handling time */
+	struct ks_bpf_exit_key exit; /* KS_BPF_SPILL_EXIT */
+	struct ks_bpf_tp_key tp;     /* KS_BPF_SPILL_TP */
+};
+
 /* The per-CPU counters (map "stats", an array indexed by these). */
 enum {
 	KS_BPF_OVF_THREADS = 0,   /* an exit not kept: "pending" full */
