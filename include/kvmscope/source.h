@@ -53,6 +53,7 @@ struct ks_source_stats {
 	uint64_t skipped;        /* records of kinds the reader does not decode */
 	uint64_t filtered;       /* samples of events not selected */
 	uint64_t outside_window; /* events before the time window (ks_source_set_window) */
+	uint64_t not_counted;    /* events a live engine could not count: its maps were full */
 };
 
 /* Open PATH with the defaults: no flags, the default budgets, no library

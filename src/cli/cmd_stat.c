@@ -599,6 +599,7 @@ static int stat_live(struct stat_args *a)
 		       snap.engine, (unsigned long long)snap.overflow_series,
 		       (unsigned long long)snap.overflow_threads);
 	stats.lost_events = snap.lost;
+	stats.not_counted = snap.overflow_series + snap.overflow_threads;
 	snprintf(label, sizeof(label), "live (%s engine)", snap.engine);
 	a->report.input = label;
 	a->report.vcpu = a->cfg.vcpu;

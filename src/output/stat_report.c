@@ -251,6 +251,8 @@ static size_t footer_items(const struct ks_stat *st, const struct ks_stat_report
 		{ "end events earlier than their begin (ignored)", a->end_before_begin },
 		{ "occurrences with an exit code not in the table", unknown },
 		{ "lost events", s ? s->lost_events : 0 },
+		{ "exits the live engine could not count (its maps were full)",
+		  s ? s->not_counted : 0 },
 		{ "lost-event records", s ? s->lost_records : 0 },
 		{ "records out of time order", s ? s->out_of_order : 0 },
 		{ "events with no format in the input", s ? s->unknown_events : 0 },
