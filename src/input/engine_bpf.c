@@ -419,13 +419,31 @@ static int map_each(struct bpf_engine *b, int fd, size_t ksz, size_t vsz, elem_f
 	return 0;
 }
 
+/* COUNT times (SUM in all, MIN to MAX, BUCKET[] the histogram) added to X. */
+static void merge_times(struct ks_engine_exit *x, uint64_t count, uint64_t sum, uint64_t min,
+			uint64_t max, const uint64_t *bucket)
+{
+	int i;
+
+	if (!count)
+		return;
+	if (!x->count || min < x->min_ns)
+		x->min_ns = min;
+	if (max > x->max_ns)
+		x->max_ns = max;
+	x->count += count;
+	x->sum_ns += sum;
+	for (i = 0; i <= KS_BPF_NBUCKETS; i++)
+		x->bucket[i] += bucket[i];
+}
+
 static int add_exit(struct bpf_engine *b, struct ks_engine_snapshot *s, const void *k,
 		    const void *vals, struct ks_error *err)
 {
 	const struct ks_bpf_exit_key *key = k;
 	const struct ks_bpf_exit_val *v = vals;
 	struct ks_engine_exit *x;
-	int c, i;
+	int c;
 
 	if (grow((void **)&s->exits, &s->cap_exits, s->nexits + 1, sizeof(*s->exits)) < 0)
 		return ks_error_set(err, "BPF engine: out of memory");
@@ -437,20 +455,9 @@ static int add_exit(struct bpf_engine *b, struct ks_engine_snapshot *s, const vo
 	x->isa = key->isa;
 	x->level = key->level;
 	x->reason = key->reason;
-	for (c = 0; c < b->ncpus; c++) {
-		const struct ks_bpf_exit_val *cv = &v[c];
-
-		if (!cv->count)
-			continue;
-		if (!x->count || cv->min_ns < x->min_ns)
-			x->min_ns = cv->min_ns;
-		if (cv->max_ns > x->max_ns)
-			x->max_ns = cv->max_ns;
-		x->count += cv->count;
-		x->sum_ns += cv->sum_ns;
-		for (i = 0; i <= KS_BPF_NBUCKETS; i++)
-			x->bucket[i] += cv->bucket[i];
-	}
+	for (c = 0; c < b->ncpus; c++)
+		merge_times(x, v[c].count, v[c].sum_ns, v[c].min_ns, v[c].max_ns,
+			    (const uint64_t *)v[c].bucket);
 	return 0;
 }
 
@@ -594,7 +601,6 @@ static int on_spill(void *ctx, void *data, size_t size)
 static int add_spilled(struct bpf_engine *b, struct ks_engine_snapshot *s, struct ks_error *err)
 {
 	size_t i, n = s->nexits, m = s->ntps;
-	int c;
 
 	for (i = 0; i < b->nsp_exits; i++) {
 		const struct ks_engine_exit *y = &b->sp_exits[i];
@@ -611,14 +617,7 @@ static int add_spilled(struct bpf_engine *b, struct ks_engine_snapshot *s, struc
 						      .isa = y->isa, .level = y->level,
 						      .reason = y->reason };
 		}
-		if (!x->count || (y->count && y->min_ns < x->min_ns))
-			x->min_ns = y->min_ns;
-		if (y->max_ns > x->max_ns)
-			x->max_ns = y->max_ns;
-		x->count += y->count;
-		x->sum_ns += y->sum_ns;
-		for (c = 0; c <= KS_BPF_NBUCKETS; c++)
-			x->bucket[c] += y->bucket[c];
+		merge_times(x, y->count, y->sum_ns, y->min_ns, y->max_ns, y->bucket);
 	}
 	for (i = 0; i < b->nsp_tps; i++) {
 		const struct sp_tp *y = &b->sp_tps[i];
