@@ -57,10 +57,14 @@ void ks_top_report_csv_lines(FILE *out, long interval, const struct ks_top_cols 
 			     const struct ks_top_line *lines, size_t n);
 /* ... and the exits view's: its head line, and row R of LEVEL ("vm",
  * "vcpu", "reason", "vcpu_reason") with its VM's LABEL and REASON (""
- * for the VM and vCPU levels), at END_S seconds into the trace. */
+ * for the VM and vCPU levels), at END_S seconds into the trace, and the
+ * events the live engine could not count in the interval, OVERFLOW (its
+ * maps full; the same in every row of the interval; < 0: no live engine,
+ * an empty cell). */
 void ks_top_report_csv_exit_head(FILE *out);
 void ks_top_report_csv_exit(FILE *out, long interval, double end_s, const char *level,
-			    const struct ks_top_row *r, const char *label, const char *reason);
+			    const struct ks_top_row *r, const char *label, const char *reason,
+			    int64_t overflow);
 
 /* JSON objects: a table line with its VM's name (""; null), each cell
  * a number, true/false or null; an exit row of LEVEL (REASON: the row's

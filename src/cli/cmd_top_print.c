@@ -125,6 +125,8 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 	size_t n, i;
 	struct ks_top_row *rows = top_sorted_copy(s, lv, &n);
 	double end = (double)(s->end_ns - ks_top_first_ts(s->top)) / 1e9;
+	int64_t over = s->eng ? (int64_t)(s->delta.overflow_series + s->delta.overflow_threads +
+					  s->delta.overflow_procs) : -1;
 	char label[128], safe[256];
 
 	for (i = 0; i < n; i++) {
@@ -137,7 +139,7 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 			continue;
 		top_vm_label(s, r->vm, known, label, sizeof(label));
 		ks_top_report_csv_exit(stdout, s->interval, end, level, r, label,
-				       reason ? ks_term_escape(safe, sizeof(safe), r->name) : "");
+				       reason ? ks_term_escape(safe, sizeof(safe), r->name) : "", over);
 	}
 	free(rows);
 }

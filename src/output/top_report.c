@@ -87,18 +87,22 @@ void ks_top_report_csv_lines(FILE *out, long interval, const struct ks_top_cols 
 void ks_top_report_csv_exit_head(FILE *out)
 {
 	fputs("interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,p99_ns,"
-	      "total\n", out);
+	      "total,overflow\n", out);
 }
 
 void ks_top_report_csv_exit(FILE *out, long interval, double end_s, const char *level,
-			    const struct ks_top_row *r, const char *label, const char *reason)
+			    const struct ks_top_row *r, const char *label, const char *reason,
+			    int64_t overflow)
 {
 	fprintf(out, "%ld,%.6f,%s,%d,", interval, end_s, level, r->vm);
 	ks_csv_field(out, label);
 	fprintf(out, ",%d,", r->vcpu);
 	ks_csv_field(out, reason);
-	fprintf(out, ",%llu,%.3f,%.4f,%llu,%llu\n", (unsigned long long)r->count, r->rate,
+	fprintf(out, ",%llu,%.3f,%.4f,%llu,%llu,", (unsigned long long)r->count, r->rate,
 		r->time_pct, (unsigned long long)r->p99_ns, (unsigned long long)r->total);
+	if (overflow >= 0)
+		fprintf(out, "%lld", (long long)overflow);
+	fputc('\n', out);
 }
 
 /* "vm" and "vm_name" (null when unknown) of every JSON object */

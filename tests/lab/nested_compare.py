@@ -258,10 +258,12 @@ def topcsv(topcsv_path, statjs, err_path=None):
     VM+vCPU and VM+reason == stat of the concurrent recording, as top
     --json's are: the CSV is the same engine's other format.  Short by no
     more than the exits top's stderr (ERR_PATH) says its engine could not
-    count passes, and says so."""
+    count passes, and says so.  The CSV's "overflow" column (the events
+    the engine could not count in each interval, the same in each of its
+    rows) adds up to no more than that: a live engine's, never empty."""
     import csv
     views = stat_views(statjs)
-    t_vcpu, t_reason = {}, {}
+    t_vcpu, t_reason, over = {}, {}, {}
     with open(topcsv_path) as f:
         for r in csv.DictReader(f):
             vm, total = int(r["vm"]), int(r["total"])
@@ -269,7 +271,15 @@ def topcsv(topcsv_path, statjs, err_path=None):
                 t_vcpu[(vm, int(r["vcpu"]))] = total    # later intervals win
             elif r["level"] == "reason":
                 t_reason[(vm, r["reason"])] = total
+            if r.get("overflow", "") == "":
+                print("top --csv: a row has no overflow count: %s" % r)
+                return 1
+            over[r["interval"]] = int(r["overflow"])
     allow = top_overflow(err_path)
+    if sum(over.values()) > allow:
+        print("top --csv's overflow column adds up to %d, more than the %d top said at the end"
+              % (sum(over.values()), allow))
+        return 1
     rc = totals_differ("top --csv", t_vcpu, t_reason, views, allow)
     if rc == 0:
         print("%d exits, %d vCPU and %d reason totals equal%s" % (

@@ -77,10 +77,15 @@ static void t_csv_exit(void)
 
 	snprintf(r.name, sizeof(r.name), "HLT");
 	CAPTURE(got, (ks_top_report_csv_exit_head(out),
-		      ks_top_report_csv_exit(out, 2, 1.5, "vcpu_reason", &r, "42(x,y)", "HLT")));
+		      ks_top_report_csv_exit(out, 2, 1.5, "vcpu_reason", &r, "42(x,y)", "HLT", -1),
+		      ks_top_report_csv_exit(out, 3, 2.5, "vm", &r, "42(x,y)", "", 0),
+		      ks_top_report_csv_exit(out, 4, 3.5, "vm", &r, "42(x,y)", "", 7)));
+	/* overflow: empty without a live engine, else the interval's count */
 	KT_EQ_STR(got, "interval,end_s,level,vm,vm_name,vcpu,reason,exits,exits_per_s,time_pct,"
-		  "p99_ns,total\n"
-		  "2,1.500000,vcpu_reason,42,\"42(x,y)\",1,HLT,10,20.000,1.2500,3000,99\n");
+		  "p99_ns,total,overflow\n"
+		  "2,1.500000,vcpu_reason,42,\"42(x,y)\",1,HLT,10,20.000,1.2500,3000,99,\n"
+		  "3,2.500000,vm,42,\"42(x,y)\",1,,10,20.000,1.2500,3000,99,0\n"
+		  "4,3.500000,vm,42,\"42(x,y)\",1,,10,20.000,1.2500,3000,99,7\n");
 	free(got);
 }
 
