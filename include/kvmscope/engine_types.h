@@ -82,6 +82,9 @@ struct ks_engine_snapshot {
 /* Free the buffers of SNAP (a snapshot filled by ks_engine_read()). */
 void ks_engine_snapshot_free(struct ks_engine_snapshot *snap);
 
+/* The events SNAP's engine could not count: its three overflow counters. */
+uint64_t ks_engine_snapshot_overflow(const struct ks_engine_snapshot *snap);
+
 /* The name of an exit series' reason as the architecture's tables name it
  * (ARCH: the snapshot's arch; "" when unknown: x86), and whether it
  * halts the vCPU (HALTS may be NULL). */

@@ -592,14 +592,15 @@ static int stat_live(struct stat_args *a)
 	if (snap.lost)
 		warnx_("stat --live: the kernel lost %llu events (%s engine): counts are low",
 		       (unsigned long long)snap.lost, snap.engine);
-	if (snap.overflow_series || snap.overflow_threads)
+	/* exits only: overflow_procs counts the engine's other events */
+	stats.not_counted = snap.overflow_series + snap.overflow_threads;
+	if (stats.not_counted)
 		warnx_("stat --live: %llu exits not counted: the %s engine's maps were full "
 		       "(series %llu, threads %llu)",
-		       (unsigned long long)(snap.overflow_series + snap.overflow_threads),
+		       (unsigned long long)stats.not_counted,
 		       snap.engine, (unsigned long long)snap.overflow_series,
 		       (unsigned long long)snap.overflow_threads);
 	stats.lost_events = snap.lost;
-	stats.not_counted = snap.overflow_series + snap.overflow_threads;
 	snprintf(label, sizeof(label), "live (%s engine)", snap.engine);
 	a->report.input = label;
 	a->report.vcpu = a->cfg.vcpu;

@@ -211,7 +211,7 @@ static void say_overflow(const struct top_state *s)
 
 	if (!s->eng)
 		return;
-	n = last->overflow_series + last->overflow_threads + last->overflow_procs;
+	n = ks_engine_snapshot_overflow(last);
 	if (n)
 		warnx_("top: the %s engine could not count %llu events: its maps were full",
 		       ks_engine_name(s->eng), (unsigned long long)n);

@@ -60,7 +60,7 @@ const char *top_overflow_text(const struct top_state *s)
 
 	if (!s->eng)
 		return "";
-	n = s->delta.overflow_series + s->delta.overflow_threads + s->delta.overflow_procs;
+	n = ks_engine_snapshot_overflow(&s->delta);
 	if (!n)
 		return "";
 	snprintf(buf, sizeof(buf), "overflow %llu (maps full), ", (unsigned long long)n);
@@ -125,8 +125,7 @@ static void csv_exit_rows(struct top_state *s, enum ks_top_level lv, const char 
 	size_t n, i;
 	struct ks_top_row *rows = top_sorted_copy(s, lv, &n);
 	double end = (double)(s->end_ns - ks_top_first_ts(s->top)) / 1e9;
-	int64_t over = s->eng ? (int64_t)(s->delta.overflow_series + s->delta.overflow_threads +
-					  s->delta.overflow_procs) : -1;
+	int64_t over = s->eng ? (int64_t)ks_engine_snapshot_overflow(&s->delta) : -1;
 	char label[128], safe[256];
 
 	for (i = 0; i < n; i++) {
@@ -217,8 +216,7 @@ static void json_interval(struct ks_json *j, const struct top_state *s)
 	ks_json_kv_string(j, "arch", ks_top_arch(s->top));
 	if (s->eng) {
 		ks_json_kv_string(j, "engine", ks_engine_name(s->eng));
-		ks_json_kv_u64(j, "overflow", s->delta.overflow_series +
-			       s->delta.overflow_threads + s->delta.overflow_procs);
+		ks_json_kv_u64(j, "overflow", ks_engine_snapshot_overflow(&s->delta));
 	}
 }
 

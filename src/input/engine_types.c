@@ -22,6 +22,11 @@ void ks_engine_snapshot_free(struct ks_engine_snapshot *snap)
 	memset(snap, 0, sizeof(*snap));
 }
 
+uint64_t ks_engine_snapshot_overflow(const struct ks_engine_snapshot *snap)
+{
+	return snap->overflow_series + snap->overflow_threads + snap->overflow_procs;
+}
+
 void ks_engine_reason_name(const char *arch_name, const struct ks_engine_exit *x, char *buf,
 			   size_t len, bool *halts)
 {
