@@ -314,34 +314,30 @@ struct pd_entry *pd_sort_entries(struct pd_entry *a, struct pd_entry *b, uint64_
 	return a;
 }
 
-/* The pending entries sorted where they are (the queue and its scratch
- * array swap when the result is in the scratch array: outside the pending
- * entries neither holds anything). */
-static void sort_queue(struct pd_source *s)
+/* The entries *A[HEAD, N) sorted where they are (*A and its scratch array
+ * *TMP swap when the result is in the scratch array: outside the pending
+ * entries neither holds anything); *SORTED says they are. */
+static void sort_pending(struct pd_entry **a, struct pd_entry **tmp, uint64_t head, uint64_t n,
+			 bool *sorted)
 {
-	uint64_t h = s->q_head;
-	struct pd_entry *t = s->q;
+	struct pd_entry *t = *a;
 
-	if (!s->q_sorted && s->q_n > h &&
-	    pd_sort_entries(s->q + h, s->tmp + h, s->q_n - h) != s->q + h) {
-		s->q = s->tmp;
-		s->tmp = t;
+	if (!*sorted && n > head && pd_sort_entries(*a + head, *tmp + head, n - head) != *a + head) {
+		*a = *tmp;
+		*tmp = t;
 	}
-	s->q_sorted = true;
+	*sorted = true;
 }
 
-/* The pending skipped samples sorted where they are (as sort_queue). */
+/* The pending entries, and the pending skipped samples, sorted. */
+static void sort_queue(struct pd_source *s)
+{
+	sort_pending(&s->q, &s->tmp, s->q_head, s->q_n, &s->q_sorted);
+}
+
 static void sort_skipped(struct pd_source *s)
 {
-	uint64_t h = s->ph_head;
-	struct pd_entry *t = s->ph;
-
-	if (!s->ph_sorted && s->ph_n > h &&
-	    pd_sort_entries(s->ph + h, s->ph_tmp + h, s->ph_n - h) != s->ph + h) {
-		s->ph = s->ph_tmp;
-		s->ph_tmp = t;
-	}
-	s->ph_sorted = true;
+	sort_pending(&s->ph, &s->ph_tmp, s->ph_head, s->ph_n, &s->ph_sorted);
 }
 
 /* The skipped samples up to LIMIT leave the queue as if delivered:
