@@ -22,18 +22,8 @@
 # timeout: 300
 set -u
 ks=${KVMSCOPE:?}
-gen=${KS_BUILD:?}/tools/gen-perfdata
-measure=$KS_BUILD/bench/measure
-dir=${KS_TMP:?}/memory-budget
-mkdir -p "$dir"
-if [ ! -x "$measure" ] || [ ! -x "$gen" ]; then
-	echo "skip memory_budget: $measure or $gen not built (make tests)"
-	exit 0
-fi
-if ! command -v perf >/dev/null || ! perf kvm stat record -a -o "$dir/tmpl.data" sleep 0.1 >/dev/null 2>&1; then
-	echo "skip memory_budget: no perf to record a template"
-	exit 0
-fi
+. "$(dirname "$0")/../lib/gen.sh"
+gen_setup memory-budget memory_budget
 for n in 125000 500000; do
 	if ! "$gen" --template "$dir/tmpl.data" -o "$dir/$n.data" --pairs $n --vms 2 --vcpus 4 --rounds ||
 	   ! "$ks" convert -q -i "$dir/$n.data" -o "$dir/$n.dat"; then
@@ -47,8 +37,7 @@ small=$dir/125000.dat big=$dir/500000.dat
 # quarantine, which would count as growth: measured without it.  Its
 # shadow memory and redzones add about half to the default-budget bound.
 export ASAN_OPTIONS="quarantine_size_mb=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-bound_mb=96
-grep -q __asan_init "$ks" 2>/dev/null && bound_mb=160
+bound_mb=$(asan_bound 96)
 
 # rss FILE ARGS...: peak RSS in KB of kvmscope ARGS with @IN = FILE
 rss() {

@@ -14,20 +14,9 @@
 # timeout: 600
 set -u
 ks=${KVMSCOPE:?}
-gen=${KS_BUILD:?}/tools/gen-perfdata
-measure=$KS_BUILD/bench/measure
-dir=${KS_TMP:?}/stat-round-memory
-mkdir -p "$dir"
-if [ ! -x "$measure" ] || [ ! -x "$gen" ]; then
-	echo "skip stat_round_memory: $measure or $gen not built (make tests)"
-	exit 0
-fi
-if ! command -v perf >/dev/null || ! perf kvm stat record -a -o "$dir/tmpl.data" sleep 0.1 >/dev/null 2>&1; then
-	echo "skip stat_round_memory: no perf to record a template"
-	exit 0
-fi
-bound_mb=64
-grep -q __asan_init "$ks" 2>/dev/null && bound_mb=160
+. "$(dirname "$0")/../lib/gen.sh"
+gen_setup stat-round-memory stat_round_memory
+bound_mb=$(asan_bound 64)
 f=$dir/rounds.data
 for order in --rounds --time-order; do
 	name=stat_round_memory[${order#--}]

@@ -21,21 +21,10 @@
 # timeout: 600
 set -u
 ks=${KVMSCOPE:?}
-gen=${KS_BUILD:?}/tools/gen-perfdata
-measure=$KS_BUILD/bench/measure
-dir=${KS_TMP:?}/stat-round-spill
-mkdir -p "$dir"
-if [ ! -x "$measure" ] || [ ! -x "$gen" ]; then
-	echo "skip stat_round_spill: $measure or $gen not built (make tests)"
-	exit 0
-fi
-if ! command -v perf >/dev/null || ! perf kvm stat record -a -o "$dir/tmpl.data" sleep 0.1 >/dev/null 2>&1; then
-	echo "skip stat_round_spill: no perf to record a template"
-	exit 0
-fi
+. "$(dirname "$0")/../lib/gen.sh"
+gen_setup stat-round-spill stat_round_spill
 budget_mb=48
-bound_mb=$budget_mb
-grep -q __asan_init "$ks" 2>/dev/null && bound_mb=160
+bound_mb=$(asan_bound $budget_mb)
 f=$dir/shuffled.data
 name=stat_round_spill
 # 2 VMs of 4 vCPUs on 8 CPUs, rounds of 3 s of trace time: about 720,000
