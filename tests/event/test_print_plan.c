@@ -139,6 +139,21 @@ static void lib_text(struct tep_handle *tep, struct trace_seq *s, void *data, in
 	trace_seq_terminate(s);
 }
 
+/* The demo event with print format FMT, parsed into TEP as a 64-bit
+ * little-endian machine's; NULL if it does not parse. */
+static struct tep_event *demo_event(struct tep_handle *tep, const char *fmt)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), "%s%s\n", HEAD, fmt);
+	tep_set_long_size(tep, 8);
+	tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
+	if (tep_parse_event(tep, text, strlen(text), "demo") != 0)
+		return NULL;
+	return tep_find_event(tep, 7);
+}
+
 /* Whether the plan wrote what the library did. */
 static bool same_text(const struct ks_tbuf *b, const struct trace_seq *s)
 {
@@ -151,19 +166,13 @@ static void t_plan_matches_library(void)
 
 	for (k = 0; k < sizeof(formats) / sizeof(formats[0]); k++) {
 		struct tep_handle *tep = tep_alloc();
-		char text[2048];
 		struct tep_event *ev;
 		struct ks_plan *plan;
 		struct ks_tbuf b = { 0 };
 		struct trace_seq s;
 		int n, r, planned = 0;
 
-		snprintf(text, sizeof(text), "%s%s\n", HEAD, formats[k].fmt);
-		tep_set_long_size(tep, 8);
-		tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
-		tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
-		KT_REQUIRE(tep_parse_event(tep, text, strlen(text), "demo") == 0);
-		ev = tep_find_event(tep, 7);
+		ev = demo_event(tep, formats[k].fmt);
 		KT_REQUIRE(ev != NULL);
 		plan = ks_plan_compile(ev);
 		if ((plan != NULL) != formats[k].compiles)
@@ -215,19 +224,13 @@ static void t_scan_reads_back(void)
 
 	for (k = 0; k < sizeof(formats) / sizeof(formats[0]); k++) {
 		struct tep_handle *tep = tep_alloc();
-		char text[2048];
 		struct tep_event *ev;
 		struct ks_plan *plan;
 		struct ks_tbuf b = { 0 }, again = { 0 };
 		bool dynamic = strstr(formats[k].fmt, "__get_str") != NULL || !formats[k].scans;
 		int n, read = 0;
 
-		snprintf(text, sizeof(text), "%s%s\n", HEAD, formats[k].fmt);
-		tep_set_long_size(tep, 8);
-		tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
-		tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
-		KT_REQUIRE(tep_parse_event(tep, text, strlen(text), "demo") == 0);
-		ev = tep_find_event(tep, 7);
+		ev = demo_event(tep, formats[k].fmt);
 		KT_REQUIRE(ev != NULL);
 		plan = ks_plan_compile(ev);
 		for (n = 0; plan && n < 3000; n++) {
@@ -296,16 +299,12 @@ static void t_scan_rejects(void)
 
 	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		struct tep_handle *tep = tep_alloc();
-		char text[2048];
+		struct tep_event *ev = demo_event(tep, cases[k].fmt);
 		unsigned char data[64] = { 0 };
 		struct ks_plan *plan;
 
-		snprintf(text, sizeof(text), "%s%s\n", HEAD, cases[k].fmt);
-		tep_set_long_size(tep, 8);
-		tep_set_file_bigendian(tep, TEP_LITTLE_ENDIAN);
-		tep_set_local_bigendian(tep, TEP_LITTLE_ENDIAN);
-		KT_REQUIRE(tep_parse_event(tep, text, strlen(text), "demo") == 0);
-		plan = ks_plan_compile(tep_find_event(tep, 7));
+		KT_REQUIRE(ev != NULL);
+		plan = ks_plan_compile(ev);
 		KT_REQUIRE(plan != NULL);
 		if (ks_plan_scan(plan, cases[k].text, data, 64) != cases[k].ok)
 			kt_fail(__FILE__, __LINE__, "case %zu: \"%s\" read: %d", k, cases[k].text,
