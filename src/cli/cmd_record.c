@@ -321,19 +321,26 @@ static void who_start(struct who *w, struct tep_handle *tep)
 }
 
 /* Name process TGID while it runs, again when it renamed itself (prctl,
- * exec: its -name is read again then); a process gone keeps its names. */
+ * exec: its -name is read again then), and its -name again while it has
+ * none: an exec sets the new comm before the new command line, which
+ * /proc/PID/cmdline reads empty meanwhile (a QEMU seen then kept its comm
+ * for a name).  A process gone keeps its names. */
 static void who_name(struct who *w, int32_t tgid)
 {
 	const struct ks_source_proc *p = ks_vmident_proc(&w->v, tgid);
 	char comm[64], name[256];
+	bool same;
 
 	if (ks_read_proc(tgid, "comm", comm, sizeof(comm)) <= 0)
 		return;
 	comm[strcspn(comm, "\n")] = 0;
-	if (p && !strcmp(p->comm, comm))
+	same = p && !strcmp(p->comm, comm);
+	if (same && p->name[0])
 		return;
 	if (!ks_qemu_name(tgid, name, sizeof(name)))
 		name[0] = 0;
+	if (same && !name[0])
+		return;
 	if (ks_vmident_add_proc(&w->v, tgid, comm, name) < 0)
 		die("out of memory");
 }

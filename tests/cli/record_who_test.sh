@@ -11,6 +11,12 @@
 # share one name without debug-threads, these share "whothread"); one has
 # "-name guest=whovm,debug-threads=on" on its command line; the first one
 # renames itself after it started (record must name it by its latest name).
+# A third one is first seen as an exec leaves a QEMU for a moment: its comm
+# already "qemu-system-x86", no -name on its command line yet (an exec
+# sets the comm before the command line); then its command line says
+# "-name guest=whovm2" (written over its last argument in place): record
+# must read the -name again.  Before, it kept the comm for the name, and
+# the nested lab's QEMU was now and then named so.
 #
 # record leaves tracefs's global options/record-tgid as it found it, also
 # when it is killed by SIGKILL (it takes the map from /proc, not from
@@ -47,6 +53,34 @@ ts = [threading.Thread(target=work) for _ in range(3)]
 for t in ts: t.start()
 for t in ts: t.join()
 print(json.dumps({"pid": os.getpid(), "comm": sys.argv[1], "tids": tids}))
+PY
+cat > "$dir/x.py" <<'PY'
+import ctypes, json, os, sys, threading, time
+libc = ctypes.CDLL(None)
+def set_name(n):
+    buf = ctypes.create_string_buffer(n)
+    libc.prctl(15, ctypes.addressof(buf), 0, 0, 0)  # PR_SET_NAME
+set_name(b"qemu-system-x86")
+tids = []
+def work():
+    set_name(b"whothread")
+    tids.append(threading.get_native_id())
+    end = time.time() + 4
+    while time.time() < end:
+        time.sleep(0.002)
+ts = [threading.Thread(target=work) for _ in range(2)]
+for t in ts: t.start()
+time.sleep(1.5)  # seen (a poll each second) with no -name
+# the command line's last argument (a placeholder) overwritten in place:
+# /proc/PID/cmdline reads this very memory
+stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+start = int(stat[45])  # arg_start (field 48 of proc(5))
+line = open("/proc/self/cmdline", "rb").read()
+at = line.index(sys.argv[1].encode())
+new = b"-name\0guest=whovm2"
+ctypes.memmove(start + at, new + b"\0" * (len(sys.argv[1]) - len(new)), len(sys.argv[1]))
+for t in ts: t.join()
+print(json.dumps({"pid": os.getpid(), "tids": tids}))
 PY
 # other_kvmscope PID [any]: whether a kvmscope-PID-... instance of a live
 # process other than PID exists, not of this very binary (the tests beside
@@ -139,20 +173,20 @@ esac
 
 before=$(cat "$T/options/record-tgid")
 "$ks" record -q -e sched:sched_switch -o "$dir/who.dat" -- bash -c \
-	"python3 $dir/w.py whoproc > $dir/a.json & python3 $dir/w.py whoqemu -name guest=whovm,debug-threads=on > $dir/b.json & wait" \
+	"python3 $dir/w.py whoproc > $dir/a.json & python3 $dir/w.py whoqemu -name guest=whovm,debug-threads=on > $dir/b.json & python3 $dir/x.py ____________________________ > $dir/c.json & wait" \
 	2> "$dir/rec.err" || { echo "not ok record_who: record failed: $(tail -2 "$dir/rec.err")"; exit 0; }
 after=$(cat "$T/options/record-tgid")
 echo "# record-tgid was $before, is $after"
 
 "$ks" top -i "$dir/who.dat" --fast -t --json > "$dir/top.json" 2> "$dir/top.err"
-python3 - "$dir/top.json" "$dir/a.json" "$dir/b.json" <<'PY'
+python3 - "$dir/top.json" "$dir/a.json" "$dir/b.json" "$dir/c.json" <<'PY'
 import json, sys
 vms = {}
 for line in open(sys.argv[1]):
     for r in json.loads(line)["rows"]:
         if r["depth"] == 0:
             vms[r["vm"]] = r["vm_name"]
-for path, want in ((sys.argv[2], "whoproc"), (sys.argv[3], "whovm")):
+for path, want in ((sys.argv[2], "whoproc"), (sys.argv[3], "whovm"), (sys.argv[4], "whovm2")):
     w = json.load(open(path))
     strays = [t for t in w["tids"] if t in vms]
     if w["pid"] not in vms or vms[w["pid"]] != want or strays:
